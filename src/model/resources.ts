@@ -225,6 +225,7 @@ export const PropertyType = obj(
 );
 
 export const PropertyDefinitionType = obj('propertyDefinition', 'PropertyDefinition', [
+  attr('id', 'long'),
   list('property', PropertyType, { xml: 'Property', required: true }),
 ]);
 

@@ -1,0 +1,127 @@
+/**
+ * What every CLI command shares: the global options, reading an input document, running a request against the
+ * operation table and printing its outcome, and turning an operation of the table into a subcommand.
+ */
+import { readFile } from 'node:fs/promises';
+import { Command, Option } from 'commander';
+import { EXIT, exitCodeFor } from '../model/errors.js';
+import type { Format } from '../model/schema.js';
+import { execute, type Outcome, type Request } from '../ops/operation.js';
+import { render } from '../ops/render.js';
+import { OPERATIONS, operationNamed } from '../ops/table.js';
+import { Workspace, resolveWorkspaceDir } from '../store/workspace.js';
+import { isInteractive, say, sayError, tableOfOutcome, writeData, type OutputFormat } from './output.js';
+
+export interface GlobalOptions {
+  workspace?: string;
+  format?: OutputFormat;
+  in?: Format;
+}
+
+/** The exit code of the command that ran; commands set it, `run` returns it. */
+export const state = { exitCode: 0 as number };
+
+export const globals = (cmd: Command) => cmd.optsWithGlobals<GlobalOptions>();
+export const workspaceOf = (cmd: Command) => new Workspace(resolveWorkspaceDir(globals(cmd).workspace));
+
+export function addGlobalOptions(program: Command): Command {
+  return program
+    .option('-w, --workspace <dir>', 'workspace folder (default $NFV_WORKSPACE or ./workspaces/default)')
+    .addOption(new Option('--format <format>', 'output format (default: table on a terminal, json when piped)').choices(['xml', 'json', 'table']))
+    .addOption(new Option('--in <format>', 'input format (default: detected)').choices(['xml', 'json']));
+}
+
+/** Reads an input document from a file, or from stdin for `-` or when no file is given and stdin is not a terminal. */
+export async function readInput(file: string | undefined): Promise<string> {
+  if (file && file !== '-') {
+    try {
+      return await readFile(file.startsWith('@') ? file.slice(1) : file, 'utf8');
+    } catch (e) {
+      throw new UsageError(`cannot read ${file}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+    }
+  }
+  if (process.stdin.isTTY) throw new UsageError('no input: give -f FILE or pipe a document to stdin');
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+/** A mistake in how the command was called (exit 2). */
+export class UsageError extends Error {}
+
+export const outputFormat = (cmd: Command): OutputFormat => globals(cmd).format ?? (process.stdout.isTTY ? 'table' : 'json');
+
+/** Prints an outcome: data on stdout in the chosen format, failures as one line on stderr. Returns the exit code. */
+export function printOutcome(cmd: Command, outcome: Outcome, options: { bodyOnError?: boolean } = {}): number {
+  const format = outputFormat(cmd);
+  if (outcome.error) {
+    if (options.bodyOnError && format !== 'table') writeData(render(outcome, format).body);
+    if (outcome.status === 304) {
+      say(outcome.error);
+      return EXIT.ok;
+    }
+    sayError(`${outcome.error} (${outcome.status})`);
+    return exitCodeFor(outcome.status);
+  }
+  if (format === 'table') writeData(tableOfOutcome(outcome));
+  else writeData(render(outcome, format).body);
+  if (outcome.op?.reply === 'none' && process.stderr.isTTY) say(`done (${outcome.status})`);
+  return EXIT.ok;
+}
+
+export async function runRequest(cmd: Command, request: Request, options: { bodyOnError?: boolean } = {}): Promise<number> {
+  const outcome = await execute(OPERATIONS, workspaceOf(cmd), { format: globals(cmd).in, ...request });
+  return printOutcome(cmd, outcome, options);
+}
+
+const PARAM_HELP: Record<string, string> = {
+  gid: 'graph id',
+  nid: 'node id',
+  noid: 'node id',
+  neid: 'neighbour id',
+  cid: 'configuration id',
+  rid: 'requirement set id',
+  pid: 'property id',
+  sid: 'substrate id',
+  hid: 'host name',
+  smid: 'simulation id',
+  eid: 'rule id',
+};
+
+/** Asks before a bulk delete on a terminal; elsewhere requires --yes. */
+async function confirmed(question: string, yes: boolean | undefined): Promise<boolean> {
+  if (yes) return true;
+  if (!isInteractive()) throw new UsageError(`${question} Pass --yes to confirm when not on a terminal.`);
+  const { default: inquirer } = await import('inquirer');
+  const answer = await inquirer.prompt<{ ok: boolean }>([{ type: 'confirm', name: 'ok', message: question, default: false }]);
+  return answer.ok;
+}
+
+/** A subcommand for one operation of the table: its path parameters become arguments, its body `-f FILE`. */
+export function opCommand(name: string, opName: string, options: { confirm?: string; description?: string } = {}): Command {
+  const op = operationNamed(opName);
+  const params = [...op.path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]!);
+  const cmd = new Command(name).description(options.description ?? op.summary);
+  for (const p of params) cmd.argument(`<${p}>`, PARAM_HELP[p] ?? p);
+  if (op.body) cmd.option('-f, --file <file>', 'input document, XML or JSON (- or none: stdin)');
+  if (options.confirm) cmd.option('-y, --yes', 'do not ask for confirmation');
+  cmd.action(async (...args: unknown[]) => {
+    const self = args.at(-1) as Command;
+    const opts = self.opts<{ file?: string; yes?: boolean }>();
+    if (options.confirm && !(await confirmed(options.confirm, opts.yes))) {
+      say('cancelled');
+      return;
+    }
+    const target = params.reduce((path, p, k) => path.replace(`{${p}}`, encodeURIComponent(String(args[k]))), op.path);
+    const body = op.body ? await readInput(opts.file) : undefined;
+    state.exitCode = await runRequest(self, { method: op.method, target, body });
+  });
+  return cmd;
+}
+
+/** A command group: `nfv graphs ...`. */
+export function group(name: string, description: string, commands: Command[]): Command {
+  const g = new Command(name).description(description);
+  for (const c of commands) g.addCommand(c);
+  return g;
+}

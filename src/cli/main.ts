@@ -1,0 +1,69 @@
+/**
+ * The nfv command line: a thin adapter that turns argv into requests on the operation table.
+ */
+import { readFileSync } from 'node:fs';
+import { Command, CommanderError } from 'commander';
+import { NfvError, EXIT, exitCodeFor } from '../model/errors.js';
+import { configurationCommand, constraintsCommand, graphsCommand, neighboursCommand, nodesCommand } from './commands/graphs.js';
+import { requestCommand } from './commands/request.js';
+import { propertiesCommand, requirementsCommand } from './commands/requirements.js';
+import { serveCommand } from './commands/serve.js';
+import { substratesCommand } from './commands/substrates.js';
+import { UsageError, addGlobalOptions, state } from './context.js';
+import { sayError } from './output.js';
+
+const VERSION = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+
+export function buildProgram(): Command {
+  const program = addGlobalOptions(new Command('nfv'))
+    .description('Network workspace, firewall allocation and verification, inventory queries')
+    .version(VERSION)
+    .showHelpAfterError('(run with --help for usage)');
+  for (const cmd of [
+    graphsCommand,
+    nodesCommand,
+    neighboursCommand,
+    configurationCommand,
+    constraintsCommand,
+    requirementsCommand,
+    propertiesCommand,
+    substratesCommand,
+    requestCommand,
+    serveCommand,
+  ]) {
+    program.addCommand(cmd);
+  }
+  // One exit path: commander must throw instead of exiting, on every (sub)command.
+  const overrideAll = (c: Command) => {
+    c.exitOverride();
+    c.commands.forEach(overrideAll);
+  };
+  overrideAll(program);
+  return program;
+}
+
+/** Runs the CLI and returns its exit code. */
+export async function run(argv: string[]): Promise<number> {
+  state.exitCode = EXIT.ok;
+  try {
+    await buildProgram().parseAsync(argv);
+    return state.exitCode;
+  } catch (e) {
+    if (e instanceof CommanderError) {
+      if (e.code === 'commander.helpDisplayed' || e.code === 'commander.version' || e.code === 'commander.help') return EXIT.ok;
+      // A group called without a subcommand shows its help and is a usage error.
+      return EXIT.invalid;
+    }
+    if (e instanceof UsageError) {
+      sayError(e.message);
+      return EXIT.invalid;
+    }
+    if (e instanceof NfvError) {
+      sayError(`${e.message} (${e.status})`);
+      return exitCodeFor(e.status);
+    }
+    if ((e as Error)?.name === 'ExitPromptError') return 130;
+    sayError(`internal error: ${(e as Error)?.message ?? String(e)}`);
+    return EXIT.internal;
+  }
+}

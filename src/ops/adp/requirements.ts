@@ -1,0 +1,175 @@
+/**
+ * `/adp/requirements`: requirement sets (PropertyDefinition) and their properties (interface section 4).
+ */
+import { NfvError, conflict, notFound } from '../../model/errors.js';
+import { PropertyDefinitionType, PropertyType } from '../../model/resources.js';
+import type { Property, PropertyDefinition } from '../../model/types.js';
+import type { Input, Operation } from '../operation.js';
+import { ADP_AREA, checkPropertyGraphs, findRequirementSet, nextId, type AdpData } from './data.js';
+
+const rid = (i: Input) => i.params.rid as number;
+
+function findProperty(set: PropertyDefinition, pid: number): Property {
+  const p = set.property.find((x) => x.id === pid);
+  if (!p) throw notFound(`property ${pid} does not exist in requirement set ${set.id}`);
+  return p;
+}
+
+/** Properties get ids; on replacement, a property keeps the id of the one it replaces at the same position. */
+function withIds(data: AdpData, properties: Property[], previous: Property[] = []): Property[] {
+  return properties.map((p, k) => ({ ...p, id: previous[k]?.id ?? nextId(data, 'property') }));
+}
+
+export const requirementOperations: Operation[] = [
+  {
+    name: 'requirements.list',
+    method: 'GET',
+    path: '/adp/requirements',
+    summary: 'List all requirement sets',
+    reply: { envelope: { item: PropertyDefinitionType, many: true } },
+    status: 200,
+    errors: [404, 400],
+    handler: async ({ ws }) => {
+      const data = await ws.read(ADP_AREA);
+      if (data.requirementSets.length === 0) throw notFound('the workspace holds no requirement sets');
+      return { content: [data.requirementSets] };
+    },
+  },
+  {
+    name: 'requirements.create',
+    method: 'POST',
+    path: '/adp/requirements',
+    summary: 'Create a requirement set',
+    body: PropertyDefinitionType,
+    reply: { envelope: { item: 'id' } },
+    status: 201,
+    errors: [400, 424],
+    handler: async (i: Input<PropertyDefinition>) =>
+      i.ws.mutate(ADP_AREA, (data) => {
+        checkPropertyGraphs(data, i.body);
+        const set = { id: nextId(data, 'requirementSet'), property: withIds(data, i.body.property) };
+        data.requirementSets.push(set);
+        return { content: [set.id] };
+      }),
+  },
+  {
+    name: 'requirements.deleteAll',
+    method: 'DELETE',
+    path: '/adp/requirements',
+    summary: 'Delete all requirement sets',
+    reply: 'none',
+    status: 200,
+    errors: [304, 400],
+    handler: async ({ ws }) =>
+      ws.mutate(ADP_AREA, (data) => {
+        if (data.requirementSets.length === 0) throw new NfvError(304, 'there are no requirement sets to delete');
+        data.requirementSets = [];
+        return {};
+      }),
+  },
+  {
+    name: 'requirements.get',
+    method: 'GET',
+    path: '/adp/requirements/{rid}',
+    summary: 'Get a requirement set',
+    reply: { envelope: { item: PropertyDefinitionType } },
+    status: 200,
+    errors: [404, 400],
+    handler: async (i) => ({ content: [findRequirementSet(await i.ws.read(ADP_AREA), rid(i))] }),
+  },
+  {
+    name: 'requirements.update',
+    method: 'PUT',
+    path: '/adp/requirements/{rid}',
+    summary: 'Replace the properties of a requirement set',
+    body: PropertyDefinitionType,
+    reply: 'none',
+    status: 200,
+    errors: [404, 400, 424],
+    handler: async (i: Input<PropertyDefinition>) =>
+      i.ws.mutate(ADP_AREA, (data) => {
+        const set = findRequirementSet(data, rid(i));
+        checkPropertyGraphs(data, i.body);
+        set.property = withIds(data, i.body.property, set.property);
+        return {};
+      }),
+  },
+  {
+    name: 'requirements.delete',
+    method: 'DELETE',
+    path: '/adp/requirements/{rid}',
+    summary: 'Delete a requirement set',
+    reply: 'none',
+    status: 200,
+    errors: [404, 400],
+    handler: async (i) =>
+      i.ws.mutate(ADP_AREA, (data) => {
+        const set = findRequirementSet(data, rid(i));
+        data.requirementSets = data.requirementSets.filter((s) => s !== set);
+        return {};
+      }),
+  },
+  {
+    name: 'properties.create',
+    method: 'POST',
+    path: '/adp/requirements/{rid}/properties',
+    summary: 'Add a property to a requirement set',
+    body: PropertyType,
+    reply: { envelope: { item: 'id' } },
+    status: 201,
+    errors: [404, 400, 424],
+    handler: async (i: Input<Property>) =>
+      i.ws.mutate(ADP_AREA, (data) => {
+        const set = findRequirementSet(data, rid(i));
+        checkPropertyGraphs(data, { property: [i.body] });
+        const [p] = withIds(data, [i.body]);
+        set.property.push(p!);
+        return { content: [p!.id] };
+      }),
+  },
+  {
+    name: 'properties.get',
+    method: 'GET',
+    path: '/adp/requirements/{rid}/properties/{pid}',
+    summary: 'Get a property',
+    reply: { envelope: { item: PropertyType } },
+    status: 200,
+    errors: [404, 400],
+    handler: async (i) => ({ content: [findProperty(findRequirementSet(await i.ws.read(ADP_AREA), rid(i)), i.params.pid as number)] }),
+  },
+  {
+    name: 'properties.update',
+    method: 'PUT',
+    path: '/adp/requirements/{rid}/properties/{pid}',
+    summary: 'Replace a property',
+    body: PropertyType,
+    reply: 'none',
+    status: 200,
+    errors: [424, 404, 400],
+    handler: async (i: Input<Property>) =>
+      i.ws.mutate(ADP_AREA, (data) => {
+        const set = findRequirementSet(data, rid(i));
+        const old = findProperty(set, i.params.pid as number);
+        checkPropertyGraphs(data, { property: [i.body] });
+        set.property[set.property.indexOf(old)] = { ...i.body, id: old.id };
+        return {};
+      }),
+  },
+  {
+    name: 'properties.delete',
+    method: 'DELETE',
+    path: '/adp/requirements/{rid}/properties/{pid}',
+    summary: 'Delete a property',
+    reply: 'none',
+    status: 200,
+    errors: [404, 400, 409],
+    handler: async (i) =>
+      i.ws.mutate(ADP_AREA, (data) => {
+        const set = findRequirementSet(data, rid(i));
+        const p = findProperty(set, i.params.pid as number);
+        if (set.property.length === 1) throw conflict(`property ${p.id} is the last of requirement set ${set.id}; delete the set instead`);
+        set.property = set.property.filter((x) => x !== p);
+        return {};
+      }),
+  },
+];

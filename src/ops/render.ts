@@ -1,0 +1,38 @@
+/**
+ * Renders an outcome as the body of an answer, in XML or JSON: the one place that decides what a response looks
+ * like, for serve mode and for the CLI alike.
+ */
+import { encodeEnvelope, encodeError } from '../model/codec.js';
+import type { Format } from '../model/schema.js';
+import { envelopeOf, type Outcome } from './operation.js';
+
+export interface Rendered {
+  status: number;
+  mediaType: string;
+  body: string;
+  headers: Record<string, string>;
+}
+
+export const MEDIA_TYPES: Record<Format, string> = { json: 'application/json', xml: 'application/xml' };
+
+export function render(outcome: Outcome, format: Format): Rendered {
+  const { op, reply } = outcome;
+  const headers = { ...(reply.headers ?? {}) };
+  const kind = op?.reply;
+  if (kind !== undefined && typeof kind === 'object' && (!outcome.error || outcome.links)) {
+    return { status: outcome.status, mediaType: MEDIA_TYPES[format], body: encodeEnvelope(envelopeOf(outcome), kind.envelope, format), headers };
+  }
+  if (outcome.error) {
+    // /fwd and /v4 speak JSON only.
+    const fmt = kind === 'json' || kind === 'text' ? 'json' : format;
+    return { status: outcome.status, mediaType: MEDIA_TYPES[fmt], body: encodeError(outcome.status, outcome.error, fmt), headers };
+  }
+  if (reply.text) {
+    headers['Content-Disposition'] = `attachment; filename="${reply.text.filename}"`;
+    return { status: outcome.status, mediaType: reply.text.mediaType, body: reply.text.body, headers };
+  }
+  if (kind === 'json') {
+    return { status: outcome.status, mediaType: MEDIA_TYPES.json, body: `${JSON.stringify(reply.value, null, 2)}\n`, headers };
+  }
+  return { status: outcome.status, mediaType: MEDIA_TYPES[format], body: '', headers };
+}

@@ -1,0 +1,15 @@
+/**
+ * The operation table: every `/adp`, `/fwd` and `/v4` operation, in one list that the CLI and serve mode share.
+ */
+import { graphOperations } from './adp/graphs.js';
+import { requirementOperations } from './adp/requirements.js';
+import { substrateOperations } from './adp/substrates.js';
+import type { Operation } from './operation.js';
+
+export const OPERATIONS: readonly Operation[] = [...requirementOperations, ...substrateOperations, ...graphOperations];
+
+export function operationNamed(name: string): Operation {
+  const op = OPERATIONS.find((o) => o.name === name);
+  if (!op) throw new Error(`no operation named ${name}`);
+  return op;
+}
