@@ -1,0 +1,72 @@
+/** Shared test helpers: temporary workspaces, a real listener on 127.0.0.1, the CLI binary as a child process. */
+import { spawn } from 'node:child_process';
+import { mkdtemp, readFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { listen } from '../src/http/server.js';
+import { Workspace } from '../src/store/workspace.js';
+
+export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+export const BIN = path.join(ROOT, 'bin', 'nfv');
+export const SHARED = path.resolve(ROOT, '..', 'shared');
+
+export const fixture = (name: string) => readFile(path.join(ROOT, 'test', 'fixtures', name), 'utf8');
+export const tempDir = (prefix = 'nfv-test-') => mkdtemp(path.join(tmpdir(), prefix));
+
+export interface Server {
+  url: string;
+  dir: string;
+  close: () => Promise<void>;
+}
+
+export async function startServer(dir?: string): Promise<Server> {
+  const workspaceDir = dir ?? (await tempDir());
+  const { server, url } = await listen(new Workspace(workspaceDir), '127.0.0.1', 0);
+  return { url, dir: workspaceDir, close: () => new Promise((resolve) => server.close(() => resolve())) };
+}
+
+export interface HttpAnswer {
+  status: number;
+  text: string;
+  json: any;
+  headers: Headers;
+}
+
+/** One real HTTP request; JSON bodies by default. */
+export async function request(base: string, method: string, target: string, body?: string, headers: Record<string, string> = {}): Promise<HttpAnswer> {
+  const contentType = body === undefined ? {} : { 'Content-Type': body.trimStart().startsWith('<') ? 'application/xml' : 'application/json' };
+  const res = await fetch(base + target, { method, body, headers: { Accept: 'application/json', ...contentType, ...headers } });
+  const text = await res.text();
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    json = undefined;
+  }
+  return { status: res.status, text, json, headers: res.headers };
+}
+
+export interface CliResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs bin/nfv with a workspace, feeding `input` on stdin. */
+export function cli(args: string[], options: { workspace?: string; input?: string; env?: Record<string, string> } = {}): Promise<CliResult> {
+  return new Promise((resolve, reject) => {
+    // The binary runs as a user runs it: without the test runner's TypeScript loader hooks.
+    const inherited = Object.fromEntries(Object.entries(process.env).filter(([k]) => k !== 'NODE_OPTIONS' && !k.startsWith('_TAPJS_')));
+    const env = { ...inherited, NO_COLOR: '1', ...(options.workspace ? { NFV_WORKSPACE: options.workspace } : {}), ...options.env };
+    // tap's process-info hook re-adds its loader to node children; env -u drops it right before exec.
+    const child = spawn('/usr/bin/env', ['-u', 'NODE_OPTIONS', BIN, ...args], { env, stdio: ['pipe', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => (stdout += d));
+    child.stderr.on('data', (d) => (stderr += d));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr }));
+    child.stdin.end(options.input ?? '');
+  });
+}
