@@ -1,0 +1,228 @@
+/**
+ * Where firewalls go and what they drop, as MaxSAT (engine.md B 2.8, B 2.9, A.2).
+ *
+ * Variables: `used(n)` for allocation places and optional firewalls; `drop(n, c)` for each class c entering a node n
+ * whose rules we synthesise; `whitelist(n)` when its default action is free; `rule(n, c)` when c needs a rule at n.
+ * Requirements become clauses over the atomic flows: isolation, every flow dropped somewhere; reachability, some
+ * flow dropped nowhere; complete reachability, some path whose flows are all dropped nowhere. Objectives, in order:
+ * most requirements satisfied (only when not all can be), fewest new firewalls, fewest rules.
+ *
+ * Before Z3 is called the problem is cut into independent components (requirements that share no decision), the
+ * components without decisions are evaluated directly, and allocation places that see exactly the same flows are
+ * collapsed into one.
+ */
+import type { AtomicFlow, FlowModel, Requirement } from './flows.js';
+import { conflictCore, solveMaxSat, type Lit, type MaxSatProblem } from './maxsat.js';
+import type { NetNode } from './network.js';
+import { contains, type PacketClass } from './space.js';
+import { ruleBox } from './flows.js';
+
+export interface Decisions {
+  satisfied: boolean[];
+  /** Decision nodes in use (mandatory ones included). */
+  used: Set<number>;
+  /** For nodes whose rules we synthesise: which entering classes they drop. */
+  drops: Map<number, Map<number, boolean>>;
+  /** For nodes whose rules we synthesise: default DENY (true) or ALLOW (false). */
+  whitelist: Map<number, boolean>;
+  /** For each failed requirement, the requirements it conflicts with. */
+  conflicts: Map<number, number[]>;
+}
+
+type Term = Lit | boolean;
+
+/** Does a configured firewall drop a class (first match in list order; DENY when no action or default is given)? */
+export function firstMatchDrops(node: NetNode, cls: PacketClass): boolean {
+  for (const rule of node.rules ?? []) {
+    if (contains(ruleBox(rule), cls.boxes[0]!)) return (rule.action ?? 'DENY') !== 'ALLOW';
+  }
+  return node.defaultAction !== 'ALLOW';
+}
+
+class Builder {
+  variables = 0;
+  hard: Lit[][] = [];
+  soft: Lit[][] = [[], [], [], []];
+  fresh(): Lit {
+    return ++this.variables;
+  }
+  /** Adds a clause, simplified: true terms satisfy it, false terms vanish. */
+  clause(terms: Term[]): void {
+    if (terms.some((t) => t === true)) return;
+    this.hard.push(terms.filter((t): t is Lit => typeof t === 'number'));
+  }
+  problem(withRequirements: boolean): MaxSatProblem {
+    return { variables: this.variables, hard: this.hard, soft: withRequirements ? this.soft : this.soft.slice(1) };
+  }
+}
+
+const not = (t: Term): Term => (typeof t === 'boolean' ? !t : -t);
+
+interface Encoding {
+  builder: Builder;
+  used: Map<number, Term>;
+  drop: Map<string, Term>;
+  white: Map<number, Term>;
+  selector: Map<number, Lit>;
+}
+
+function encode(net: NetNode[], model: FlowModel, reqs: Requirement[], members: number[], selectors: boolean): Encoding {
+  const b = new Builder();
+  const used = new Map<number, Term>();
+  const drop = new Map<string, Term>();
+  const white = new Map<number, Term>();
+  const selector = new Map<number, Lit>();
+  const flowsOf = (r: number) => model.flows[r]!.flat();
+
+  // Allocation places that see exactly the same flows are interchangeable: keep the first.
+  const signature = new Map<number, string[]>();
+  for (const r of members) {
+    flowsOf(r).forEach((f, k) => f.hops.forEach((h) => (signature.get(h.node) ?? signature.set(h.node, []).get(h.node)!).push(`${r}/${f.path}/${k}:${h.cls}`)));
+  }
+  const representative = new Map<string, number>();
+  const collapsed = new Set<number>();
+  for (const [node, sig] of [...signature].sort((x, y) => x[0] - y[0])) {
+    if (net[node]!.role !== 'place') continue;
+    const key = sig.sort().join(' ');
+    if (representative.has(key)) collapsed.add(node);
+    else representative.set(key, node);
+  }
+
+  const usedTerm = (n: number): Term => {
+    let t = used.get(n);
+    if (t === undefined) {
+      const node = net[n]!;
+      t = collapsed.has(n) ? false : node.optional ? b.fresh() : true;
+      used.set(n, t);
+      if (typeof t === 'number') b.soft[node.costly ? 1 : 3]!.push(-t);
+    }
+    return t;
+  };
+  const hopTerm = (n: number, cls: number): Term => {
+    const node = net[n]!;
+    if (!node.configurable) return firstMatchDrops(node, model.classes[cls]!) ? usedTerm(n) : false;
+    const key = `${n}:${cls}`;
+    let t = drop.get(key);
+    if (t === undefined) {
+      const u = usedTerm(n);
+      t = u === false ? false : b.fresh();
+      drop.set(key, t);
+      if (typeof t === 'number') {
+        b.clause([-t, u]);
+        let w = white.get(n);
+        if (w === undefined) {
+          w = node.defaultAction === 'DENY' ? true : node.defaultAction === 'ALLOW' ? false : b.fresh();
+          white.set(n, w);
+        }
+        // A class needs a rule when it is allowed under a default DENY, or dropped under a default ALLOW.
+        const rule = b.fresh();
+        b.clause([not(u), t, not(w), rule]);
+        b.clause([-t, w, rule]);
+        b.soft[2]!.push(-rule);
+      }
+    }
+    return t;
+  };
+  const passes = (f: AtomicFlow): Term => {
+    const terms = f.hops.map((h) => hopTerm(h.node, h.cls));
+    if (terms.some((t) => t === true)) return false;
+    const live = terms.filter((t): t is Lit => typeof t === 'number');
+    if (live.length === 0) return true;
+    const p = b.fresh();
+    for (const t of live) b.clause([-p, -t]);
+    return p;
+  };
+
+  for (const r of members) {
+    const req = reqs[r]!;
+    const guard: Term[] = [];
+    if (selectors) {
+      const s = b.fresh();
+      selector.set(r, s);
+      b.soft[0]!.push(s);
+      guard.push(-s);
+    }
+    const paths = model.flows[r]!;
+    if (req.kind === 'isolation') {
+      for (const f of paths.flat()) b.clause([...guard, ...f.hops.map((h) => hopTerm(h.node, h.cls))]);
+    } else if (req.kind === 'reachability') {
+      b.clause([...guard, ...paths.flat().map(passes)]);
+    } else {
+      const options = paths.map((flows) => {
+        if (flows.length === 0) return false;
+        const parts = flows.map(passes);
+        if (parts.some((p) => p === false)) return false;
+        const live = parts.filter((p): p is Lit => typeof p === 'number');
+        if (live.length === 0) return true;
+        const q = b.fresh();
+        for (const p of live) b.clause([-q, p]);
+        return q;
+      });
+      b.clause([...guard, ...options]);
+    }
+  }
+  return { builder: b, used, drop, white, selector };
+}
+
+const value = (t: Term | undefined, v: boolean[]) => (typeof t === 'boolean' ? t : t === undefined ? false : t > 0 ? v[t]! : !v[-t]);
+
+/** Requirements that share a decision node solve together; the others are independent. */
+function components(net: NetNode[], model: FlowModel, count: number): number[][] {
+  const parent = Array.from({ length: count }, (_, k) => k);
+  const find = (x: number): number => (parent[x] === x ? x : (parent[x] = find(parent[x]!)));
+  const owner = new Map<number, number>();
+  for (let r = 0; r < count; r++) {
+    for (const f of model.flows[r]!.flat()) {
+      for (const h of f.hops) {
+        const node = net[h.node]!;
+        if (!node.configurable && !node.optional) continue;
+        const o = owner.get(h.node);
+        if (o === undefined) owner.set(h.node, r);
+        else parent[find(r)] = find(o);
+      }
+    }
+  }
+  const groups = new Map<number, number[]>();
+  for (let r = 0; r < count; r++) (groups.get(find(r)) ?? groups.set(find(r), []).get(find(r))!).push(r);
+  return [...groups.values()];
+}
+
+export async function allocatePlaces(net: NetNode[], reqs: Requirement[], model: FlowModel, timeoutMs: number): Promise<Decisions> {
+  const decisions: Decisions = {
+    satisfied: reqs.map(() => true),
+    used: new Set(),
+    drops: new Map(),
+    whitelist: new Map(),
+    conflicts: new Map(),
+  };
+  const deadline = Date.now() + timeoutMs;
+  for (const members of components(net, model, reqs.length)) {
+    let enc = encode(net, model, reqs, members, false);
+    if (enc.builder.variables === 0) {
+      // Nothing to decide (a verification): each requirement holds or not on its own, no solver needed.
+      for (const r of members) decisions.satisfied[r] = !encode(net, model, reqs, [r], false).builder.hard.some((c) => c.length === 0);
+      for (const [n, t] of enc.used) if (t === true) decisions.used.add(n);
+      continue;
+    }
+    let answer = await solveMaxSat(enc.builder.problem(false), deadline - Date.now());
+    if (answer.status === 'unsat') {
+      enc = encode(net, model, reqs, members, true);
+      answer = await solveMaxSat(enc.builder.problem(true), deadline - Date.now());
+      const v = answer.value;
+      const kept = members.filter((r) => value(enc.selector.get(r), v));
+      for (const r of members.filter((m) => !kept.includes(m))) {
+        decisions.satisfied[r] = false;
+        const core = await conflictCore(enc.builder.problem(true), [enc.selector.get(r)!, ...kept.map((k) => enc.selector.get(k)!)], deadline - Date.now());
+        decisions.conflicts.set(r, members.filter((k) => k !== r && core.includes(enc.selector.get(k)!)));
+      }
+    }
+    const v = answer.value;
+    for (const [n, t] of enc.used) if (value(t, v)) decisions.used.add(n);
+    for (const [key, t] of enc.drop) {
+      const [n, c] = key.split(':').map(Number) as [number, number];
+      (decisions.drops.get(n) ?? decisions.drops.set(n, new Map()).get(n)!).set(c, value(t, v));
+    }
+    for (const [n, t] of enc.white) decisions.whitelist.set(n, value(t, v));
+  }
+  return decisions;
+}

@@ -1,0 +1,89 @@
+/**
+ * A weighted partial MaxSAT problem in clause form, solved by Z3's Optimize (npm z3-solver). The problem goes to
+ * Z3 as one SMT-LIB text (one call instead of one per term) and the model comes back as one s-expression. Soft
+ * constraints form lexicographic objectives in the order of their groups. Z3 is loaded and initialised lazily,
+ * on the first solve, so that commands that do not solve start fast.
+ */
+import { NfvError } from '../model/errors.js';
+
+/** A literal: +v or -v for variable v >= 1. */
+export type Lit = number;
+
+export interface MaxSatProblem {
+  variables: number;
+  hard: Lit[][];
+  /** Objectives in priority order; each soft literal of a group costs 1 when false. */
+  soft: Lit[][];
+}
+
+export interface MaxSatAnswer {
+  status: 'sat' | 'unsat';
+  /** value[v] for v in 1..variables. */
+  value: boolean[];
+}
+
+type Z3Api = Awaited<ReturnType<(typeof import('z3-solver'))['init']>>;
+let api: Promise<Z3Api> | undefined;
+
+async function z3(): Promise<Z3Api> {
+  api ??= import('z3-solver').then((m) => m.init());
+  return api;
+}
+
+const lit = (l: Lit) => (l > 0 ? `v${l}` : `(not v${-l})`);
+const clause = (c: Lit[]) => (c.length === 1 ? lit(c[0]!) : `(or ${c.map(lit).join(' ')})`);
+
+function smtlib(p: MaxSatProblem, softs: boolean): string {
+  const lines: string[] = [];
+  for (let v = 1; v <= p.variables; v++) lines.push(`(declare-const v${v} Bool)`);
+  for (const c of p.hard) lines.push(c.length === 0 ? '(assert false)' : `(assert ${clause(c)})`);
+  if (softs) p.soft.forEach((group, g) => group.forEach((l) => lines.push(`(assert-soft ${lit(l)} :weight 1 :id g${g})`)));
+  return lines.join('\n');
+}
+
+function readModel(sexpr: string, variables: number): boolean[] {
+  const value = new Array<boolean>(variables + 1).fill(false);
+  for (const m of sexpr.matchAll(/\(define-fun v(\d+) \(\) Bool\s+(true|false)\)/g)) value[Number(m[1])] = m[2] === 'true';
+  return value;
+}
+
+export class SolverTimeout extends NfvError {
+  constructor(seconds: number) {
+    super(504, `the solver did not finish within the time limit of ${seconds} s; nothing was stored as satisfied (raise --timeout)`);
+  }
+}
+
+/** Solves the problem optimally, or throws SolverTimeout. */
+export async function solveMaxSat(p: MaxSatProblem, timeoutMs: number): Promise<MaxSatAnswer> {
+  const { Context } = await z3();
+  const ctx = new Context('nfv');
+  const opt = new ctx.Optimize();
+  try {
+    opt.set('timeout', Math.max(1, Math.round(timeoutMs)));
+    opt.fromString(smtlib(p, true));
+    const status = await opt.check();
+    if (status === 'unknown') throw new SolverTimeout(timeoutMs / 1000);
+    if (status === 'unsat') return { status, value: [] };
+    return { status, value: readModel(opt.model().sexpr(), p.variables) };
+  } finally {
+    opt.release();
+  }
+}
+
+/** Which of the assumption literals together with the hard clauses are unsatisfiable (an unsat core), or none. */
+export async function conflictCore(p: MaxSatProblem, assumptions: Lit[], timeoutMs: number): Promise<Lit[]> {
+  const { Context } = await z3();
+  const ctx = new Context('nfv');
+  const solver = new ctx.Solver();
+  try {
+    solver.set('timeout', Math.max(1, Math.round(timeoutMs)));
+    solver.fromString(smtlib(p, false));
+    const consts = assumptions.map((l) => (l > 0 ? ctx.Bool.const(`v${l}`) : ctx.Not(ctx.Bool.const(`v${-l}`))));
+    const status = await solver.check(...consts);
+    if (status !== 'unsat') return [];
+    const core = new Set(solver.unsatCore().sexpr().match(/v\d+/g) ?? []);
+    return assumptions.filter((l) => core.has(`v${Math.abs(l)}`));
+  } finally {
+    solver.release();
+  }
+}

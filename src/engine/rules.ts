@@ -1,0 +1,144 @@
+/**
+ * Rule synthesis for a firewall whose rules we choose: the classes that need an exception to the default action
+ * become rules, each widened as far as it can go without touching a class that needs the default, then rules
+ * contained in others are dropped and neighbours merged. Every rule is deployable: an explicit action, addresses
+ * with trailing -1 octets only (so each is one CIDR), ports `*`, `N` or `A-B`, one protocol or ANY.
+ */
+import type { Elements } from '../model/types.js';
+import { DIMS, DPORT, DST, PROTO, PROTOCOLS, SPORT, SRC, UNIVERSE, contains, intersect, type Box, type PacketClass } from './space.js';
+
+const full = (b: Box, d: number) => b[2 * d] === UNIVERSE[2 * d] && b[2 * d + 1] === UNIVERSE[2 * d + 1];
+const single = (b: Box, d: number) => b[2 * d] === b[2 * d + 1];
+const widen = (b: Box, dims: number[]): Box => {
+  const out = [...b];
+  for (const d of dims) {
+    out[2 * d] = UNIVERSE[2 * d]!;
+    out[2 * d + 1] = UNIVERSE[2 * d + 1]!;
+  }
+  return out;
+};
+const setDim = (b: Box, d: number, v: number): Box => {
+  const out = [...b];
+  out[2 * d] = v;
+  out[2 * d + 1] = v;
+  return out;
+};
+
+/** Can every packet of `box` take the exception without touching a class that needs the default? */
+const clear = (box: Box, avoid: Box[]) => !avoid.some((a) => intersect(a, box));
+
+/** Splits a box into representable rules, widening each dimension when that hits no avoided class. */
+function representable(box: Box, avoid: Box[]): Box[] {
+  for (const at of [SRC, DST]) {
+    for (let k = 0; k < 4; k++) {
+      const d = at + k;
+      const tail = [0, 1, 2, 3].slice(k).map((j) => at + j);
+      if (tail.every((j) => full(box, j))) break;
+      if (single(box, d)) continue;
+      // A partial octet: make it and everything after it a wildcard, or list its values.
+      const wide = widen(box, tail);
+      if (clear(wide, avoid)) return representable(wide, avoid);
+      const parts: Box[] = [];
+      for (let v = box[2 * d]!; v <= box[2 * d + 1]!; v++) parts.push(...representable(setDim(box, d, v), avoid));
+      return parts;
+    }
+  }
+  if (!single(box, PROTO) && !full(box, PROTO)) {
+    const wide = widen(box, [PROTO]);
+    if (clear(wide, avoid)) return representable(wide, avoid);
+    const parts: Box[] = [];
+    for (let v = box[2 * PROTO]!; v <= box[2 * PROTO + 1]!; v++) parts.push(...representable(setDim(box, PROTO, v), avoid));
+    return parts;
+  }
+  return [grow(box, avoid)];
+}
+
+/** Widens a representable rule: protocol, ports, then address octets from the last one back. */
+function grow(box: Box, avoid: Box[]): Box {
+  let b = box;
+  for (const d of [PROTO, SPORT, DPORT]) {
+    const wide = widen(b, [d]);
+    if (!full(b, d) && clear(wide, avoid)) b = wide;
+  }
+  for (const at of [DST, SRC]) {
+    for (let k = 3; k >= 0; k--) {
+      const tail = [0, 1, 2, 3].slice(k).map((j) => at + j);
+      const wide = widen(b, tail);
+      if (clear(wide, avoid)) b = wide;
+      else break;
+    }
+  }
+  return b;
+}
+
+/** Merges two rules that differ in one port range (adjacent or overlapping) or cover all protocols together. */
+function merge(a: Box, b: Box): Box | undefined {
+  let diff = -1;
+  for (let d = 0; d < DIMS; d++) {
+    if (a[2 * d] === b[2 * d] && a[2 * d + 1] === b[2 * d + 1]) continue;
+    if (diff >= 0) return undefined;
+    diff = d;
+  }
+  if (diff < 0) return a;
+  const lo = Math.min(a[2 * diff]!, b[2 * diff]!);
+  const hi = Math.max(a[2 * diff + 1]!, b[2 * diff + 1]!);
+  const touching = Math.max(a[2 * diff]!, b[2 * diff]!) <= Math.min(a[2 * diff + 1]!, b[2 * diff + 1]!) + 1;
+  if (!touching) return undefined;
+  const merged = [...a];
+  merged[2 * diff] = lo;
+  merged[2 * diff + 1] = hi;
+  // Address octets must stay single or whole.
+  if (diff < SPORT && !full(merged, diff)) return undefined;
+  return merged;
+}
+
+function simplify(rules: Box[]): Box[] {
+  let list = rules.filter((r, k) => !rules.some((o, j) => j !== k && contains(o, r) && (!contains(r, o) || j < k)));
+  let changed = true;
+  while (changed) {
+    changed = false;
+    outer: for (let i = 0; i < list.length; i++) {
+      for (let j = i + 1; j < list.length; j++) {
+        const m = merge(list[i]!, list[j]!);
+        if (m) {
+          list = [...list.slice(0, i), m, ...list.slice(i + 1, j), ...list.slice(j + 1)];
+          changed = true;
+          break outer;
+        }
+      }
+    }
+  }
+  return list;
+}
+
+function address(b: Box, at: number): string {
+  return [0, 1, 2, 3].map((k) => (full(b, at + k) ? '-1' : String(b[2 * (at + k)]))).join('.');
+}
+
+function ports(b: Box, d: number): string {
+  if (full(b, d)) return '*';
+  return single(b, d) ? String(b[2 * d]) : `${b[2 * d]}-${b[2 * d + 1]}`;
+}
+
+export function ruleOf(b: Box, action: 'ALLOW' | 'DENY'): Elements {
+  return {
+    action,
+    source: address(b, SRC),
+    destination: address(b, DST),
+    protocol: full(b, PROTO) ? 'ANY' : PROTOCOLS[b[2 * PROTO]!],
+    srcPort: ports(b, SPORT),
+    dstPort: ports(b, DPORT),
+  };
+}
+
+/**
+ * The rules of a firewall: `entering` are the classes that reach it, with whether it must drop them; `whitelist`
+ * means default DENY with ALLOW rules, otherwise default ALLOW with DENY rules.
+ */
+export function synthesiseRules(entering: { cls: PacketClass; drop: boolean }[], whitelist: boolean): Elements[] {
+  const exception = (e: { drop: boolean }) => (whitelist ? !e.drop : e.drop);
+  const avoid = entering.filter((e) => !exception(e)).flatMap((e) => e.cls.boxes);
+  const wanted = entering.filter(exception).flatMap((e) => e.cls.boxes);
+  const rules = simplify(wanted.flatMap((b) => representable(b, avoid)));
+  return rules.map((b) => ruleOf(b, whitelist ? 'ALLOW' : 'DENY'));
+}
