@@ -8,6 +8,7 @@ import { configurationCommand, constraintsCommand, graphsCommand, neighboursComm
 import { requestCommand } from './commands/request.js';
 import { propertiesCommand, requirementsCommand } from './commands/requirements.js';
 import { serveCommand } from './commands/serve.js';
+import { simulateCommand, simulationsCommand } from './commands/simulate.js';
 import { substratesCommand } from './commands/substrates.js';
 import { UsageError, addGlobalOptions, state } from './context.js';
 import { sayError } from './output.js';
@@ -20,6 +21,8 @@ export function buildProgram(): Command {
     .version(VERSION)
     .showHelpAfterError('(run with --help for usage)');
   for (const cmd of [
+    simulateCommand,
+    simulationsCommand,
     graphsCommand,
     nodesCommand,
     neighboursCommand,

@@ -66,7 +66,7 @@ interface Encoding {
   selector: Map<number, Lit>;
 }
 
-function encode(net: NetNode[], model: FlowModel, reqs: Requirement[], members: number[], selectors: boolean): Encoding {
+function encode(net: NetNode[], model: FlowModel, reqs: Requirement[], members: number[], selectors: boolean, collapse = true): Encoding {
   const b = new Builder();
   const used = new Map<number, Term>();
   const drop = new Map<string, Term>();
@@ -82,7 +82,7 @@ function encode(net: NetNode[], model: FlowModel, reqs: Requirement[], members: 
   const representative = new Map<string, number>();
   const collapsed = new Set<number>();
   for (const [node, sig] of [...signature].sort((x, y) => x[0] - y[0])) {
-    if (net[node]!.role !== 'place') continue;
+    if (!collapse || net[node]!.role !== 'place') continue;
     const key = sig.sort().join(' ');
     if (representative.has(key)) collapsed.add(node);
     else representative.set(key, node);
@@ -187,7 +187,21 @@ function components(net: NetNode[], model: FlowModel, count: number): number[][]
   return [...groups.values()];
 }
 
-export async function allocatePlaces(net: NetNode[], reqs: Requirement[], model: FlowModel, timeoutMs: number): Promise<Decisions> {
+/** Tuning switches, for the benchmark's same-run baseline: the plain encoding without them. */
+export interface AllocationTuning {
+  /** Solve independent components apart (and decision-free ones without Z3). */
+  decompose: boolean;
+  /** Collapse allocation places that see exactly the same flows. */
+  collapse: boolean;
+}
+
+export async function allocatePlaces(
+  net: NetNode[],
+  reqs: Requirement[],
+  model: FlowModel,
+  timeoutMs: number,
+  tuning: AllocationTuning = { decompose: true, collapse: true },
+): Promise<Decisions> {
   const decisions: Decisions = {
     satisfied: reqs.map(() => true),
     used: new Set(),
@@ -196,9 +210,10 @@ export async function allocatePlaces(net: NetNode[], reqs: Requirement[], model:
     conflicts: new Map(),
   };
   const deadline = Date.now() + timeoutMs;
-  for (const members of components(net, model, reqs.length)) {
-    let enc = encode(net, model, reqs, members, false);
-    if (enc.builder.variables === 0) {
+  const groups = tuning.decompose ? components(net, model, reqs.length) : [reqs.map((_, k) => k)];
+  for (const members of groups) {
+    let enc = encode(net, model, reqs, members, false, tuning.collapse);
+    if (enc.builder.variables === 0 && tuning.decompose) {
       // Nothing to decide (a verification): each requirement holds or not on its own, no solver needed.
       for (const r of members) decisions.satisfied[r] = !encode(net, model, reqs, [r], false).builder.hard.some((c) => c.length === 0);
       for (const [n, t] of enc.used) if (t === true) decisions.used.add(n);
@@ -206,7 +221,7 @@ export async function allocatePlaces(net: NetNode[], reqs: Requirement[], model:
     }
     let answer = await solveMaxSat(enc.builder.problem(false), deadline - Date.now());
     if (answer.status === 'unsat') {
-      enc = encode(net, model, reqs, members, true);
+      enc = encode(net, model, reqs, members, true, tuning.collapse);
       answer = await solveMaxSat(enc.builder.problem(true), deadline - Date.now());
       const v = answer.value;
       const kept = members.filter((r) => value(enc.selector.get(r), v));

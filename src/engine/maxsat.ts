@@ -22,12 +22,17 @@ export interface MaxSatAnswer {
   value: boolean[];
 }
 
-type Z3Api = Awaited<ReturnType<(typeof import('z3-solver'))['init']>>;
-let api: Promise<Z3Api> | undefined;
+const makeContext = async () => {
+  const { init } = await import('z3-solver');
+  const { Context } = await init();
+  return new Context('nfv');
+};
+let context: ReturnType<typeof makeContext> | undefined;
 
-async function z3(): Promise<Z3Api> {
-  api ??= import('z3-solver').then((m) => m.init());
-  return api;
+/** One Z3 context per process: the wasm build never frees a context, so a fresh one per solve leaks until OOM. */
+function z3(): ReturnType<typeof makeContext> {
+  context ??= makeContext();
+  return context;
 }
 
 const lit = (l: Lit) => (l > 0 ? `v${l}` : `(not v${-l})`);
@@ -55,8 +60,7 @@ export class SolverTimeout extends NfvError {
 
 /** Solves the problem optimally, or throws SolverTimeout. */
 export async function solveMaxSat(p: MaxSatProblem, timeoutMs: number): Promise<MaxSatAnswer> {
-  const { Context } = await z3();
-  const ctx = new Context('nfv');
+  const ctx = await z3();
   const opt = new ctx.Optimize();
   try {
     opt.set('timeout', Math.max(1, Math.round(timeoutMs)));
@@ -72,8 +76,7 @@ export async function solveMaxSat(p: MaxSatProblem, timeoutMs: number): Promise<
 
 /** Which of the assumption literals together with the hard clauses are unsatisfiable (an unsat core), or none. */
 export async function conflictCore(p: MaxSatProblem, assumptions: Lit[], timeoutMs: number): Promise<Lit[]> {
-  const { Context } = await z3();
-  const ctx = new Context('nfv');
+  const ctx = await z3();
   const solver = new ctx.Solver();
   try {
     solver.set('timeout', Math.max(1, Math.round(timeoutMs)));

@@ -5,7 +5,7 @@
 import { parseAddress } from '../model/address.js';
 import { badRequest } from '../model/errors.js';
 import type { Graph, NFV, Node, Property } from '../model/types.js';
-import { allocatePlaces, type Decisions } from './allocate.js';
+import { allocatePlaces, type AllocationTuning, type Decisions } from './allocate.js';
 import { computeFlows, type FlowModel, type Requirement, type RequirementKind } from './flows.js';
 import { buildNetwork, expandServiceGraph, expandWildcards, pathsBetween, type NetNode } from './network.js';
 import { synthesiseRules } from './rules.js';
@@ -19,6 +19,8 @@ export interface SimulateOptions {
   timeoutSeconds?: number;
   /** Told the name of each phase as it starts (for a spinner). */
   onPhase?: (phase: string) => void;
+  /** Benchmark baseline only: switch off the problem reductions. */
+  tuning?: AllocationTuning;
 }
 
 export interface RequirementReport {
@@ -178,7 +180,7 @@ export async function simulate(input: NFV, options: SimulateOptions = {}): Promi
     phase('flows');
     const model = computeFlows(net, reqs);
     phase('solving');
-    const decisions = await allocatePlaces(net, reqs, model, Math.max(1, deadline - Date.now()));
+    const decisions = await allocatePlaces(net, reqs, model, Math.max(1, deadline - Date.now()), options.tuning);
     phase('writing');
     placements.push(...writeGraph(graph, net, reqs, model, decisions));
     const offset = properties.length;

@@ -18,6 +18,8 @@ export interface Input<B = unknown> {
   /** Format of the request body, when there was one. */
   format?: Format;
   ws: Workspace;
+  /** Told what a long operation is doing (the CLI shows it in a spinner; serve mode passes nothing). */
+  progress?: (phase: string) => void;
 }
 
 /** What a handler returns: the data of the answer; the operation's entry says how it is represented. */
@@ -30,6 +32,10 @@ export interface Reply {
   /** A text file (deployment output). */
   text?: { body: string; filename: string; mediaType: string };
   headers?: Record<string, string>;
+  /** Links beyond self and collection (the stored simulation of a run). */
+  links?: Link[];
+  /** Facts for the front ends that are not part of the representation (a simulation's report). */
+  meta?: Record<string, unknown>;
 }
 
 /** How the answer of an operation is represented. */
@@ -132,6 +138,7 @@ export interface Request {
   body?: string;
   /** Format of the body, when known (from Content-Type or `--in`); otherwise detected. */
   format?: Format;
+  progress?: (phase: string) => void;
 }
 
 /** Links of an `/adp` answer: the resource itself and the collection it belongs to. */
@@ -162,9 +169,9 @@ export async function execute(table: readonly Operation[], ws: Workspace, reques
       }
       body = op.body === 'json' ? parseJson(request.body) : decodeDocument(op.body, request.body, format);
     }
-    const reply = await op.handler({ params, query: url.searchParams, body, format, ws });
+    const reply = await op.handler({ params, query: url.searchParams, body, format, ws, progress: request.progress });
     const status = reply.status ?? op.status;
-    return { status, op, reply, links: typeof op.reply === 'object' ? linksFor(op, url.pathname) : undefined };
+    return { status, op, reply, links: typeof op.reply === 'object' ? [...linksFor(op, url.pathname), ...(reply.links ?? [])] : undefined };
   } catch (e) {
     const status = e instanceof NfvError ? e.status : 500;
     const message = e instanceof NfvError ? e.message : `internal error: ${(e as Error)?.message ?? String(e)}`;

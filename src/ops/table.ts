@@ -3,10 +3,16 @@
  */
 import { graphOperations } from './adp/graphs.js';
 import { requirementOperations } from './adp/requirements.js';
+import { simulationOperations } from './adp/simulations.js';
 import { substrateOperations } from './adp/substrates.js';
 import type { Operation } from './operation.js';
 
-export const OPERATIONS: readonly Operation[] = [...requirementOperations, ...substrateOperations, ...graphOperations];
+export const OPERATIONS: readonly Operation[] = [
+  ...requirementOperations,
+  ...simulationOperations,
+  ...substrateOperations,
+  ...graphOperations,
+];
 
 export function operationNamed(name: string): Operation {
   const op = OPERATIONS.find((o) => o.name === name);

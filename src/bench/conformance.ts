@@ -1,0 +1,69 @@
+/**
+ * npm run conformance [DIR]: every XML input under DIR (default ../shared/verefoo-testfile), our answer beside
+ * VEREFOO AP's recorded one. Passes when verdicts agree wherever VEREFOO decided (and we decide where it timed out),
+ * inputs it rejected get a 400 or an answer from us, and we never use more firewalls or rules than it did.
+ */
+import path from 'node:path';
+import Table from 'cli-table3';
+import { TESTFILES, answer, referenceRows, xmlFilesUnder, type Answer, type ReferenceRow } from './reference.js';
+
+/** Inputs where engine.md A.2 makes us answer differently on purpose. */
+const ON_PURPOSE: Record<string, string> = {
+  'NewFunctions/DPI01.xml':
+    'A.2: a DPI is transparent; VEREFOO silently uses it as a hidden firewall to isolate 10.0.0.1 from 20.0.0.1',
+};
+
+function judge(rel: string, ours: Answer, ref: ReferenceRow | undefined): string[] {
+  const problems: string[] = [];
+  if (ours.verdict === 'CRASH') problems.push(`crashed: ${ours.message}`);
+  if (ours.verdict === 'TIMEOUT') problems.push('no verdict (timeout)');
+  if (!ref || ON_PURPOSE[rel]) return problems;
+  if ((ref.status === 'SAT' || ref.status === 'UNSAT') && ours.verdict !== ref.status) problems.push(`verdict ${ours.verdict}, VEREFOO ${ref.status}`);
+  if (ref.status === 'SAT' && ours.verdict === 'SAT') {
+    if (ours.firewalls > ref.firewalls) problems.push(`${ours.firewalls} firewalls > ${ref.firewalls}`);
+    if (ours.rules > ref.rules) problems.push(`${ours.rules} rules > ${ref.rules}`);
+  }
+  return problems;
+}
+
+const dir = path.resolve(process.argv[2] ?? TESTFILES);
+const refs = referenceRows('AP');
+const table = new Table({
+  head: ['input', 'ours', 'fw', 'rules', 's', 'VEREFOO AP', 'fw', 'rules', 's', 'check'],
+  style: { head: [], border: [] },
+});
+const failures: string[] = [];
+const purposeful: string[] = [];
+let compared = 0;
+let decidedWhereItTimedOut = 0;
+for (const file of xmlFilesUnder(dir)) {
+  const rel = path.relative(dir, file).split(path.sep).join('/');
+  const ref = refs.get(rel);
+  process.stderr.write(`${rel} `);
+  const ours = await answer(file);
+  process.stderr.write(`${ours.verdict} ${ours.seconds.toFixed(2)}\n`);
+  const problems = judge(rel, ours, ref);
+  if (ref) compared++;
+  if (ref?.status === 'TIMEOUT' && (ours.verdict === 'SAT' || ours.verdict === 'UNSAT')) decidedWhereItTimedOut++;
+  if (ON_PURPOSE[rel]) purposeful.push(`${rel}: ours ${ours.verdict}, VEREFOO ${ref?.status ?? '-'}; ${ON_PURPOSE[rel]}`);
+  if (problems.length) failures.push(`${rel}: ${problems.join('; ')}`);
+  const n = (x: number) => (x < 0 ? '' : String(x));
+  table.push([
+    rel,
+    ours.verdict === 'REJECTED' ? `400` : ours.verdict,
+    n(ours.firewalls),
+    n(ours.rules),
+    ours.seconds.toFixed(3),
+    ref?.status ?? '',
+    ref ? n(ref.firewalls) : '',
+    ref ? n(ref.rules) : '',
+    ref && Number.isFinite(ref.solveSeconds) ? ref.solveSeconds.toFixed(3) : '',
+    problems.length ? 'FAIL' : ON_PURPOSE[rel] ? 'differs on purpose' : 'ok',
+  ]);
+}
+process.stdout.write(`${table.toString()}\n`);
+process.stdout.write(`\ninputs with a VEREFOO AP row: ${compared}; decided where VEREFOO timed out: ${decidedWhereItTimedOut}\n`);
+for (const p of purposeful) process.stdout.write(`differs on purpose: ${p}\n`);
+for (const f of failures) process.stdout.write(`FAIL ${f}\n`);
+process.stdout.write(`conformance: ${failures.length === 0 ? 'passed' : `${failures.length} failures`}\n`);
+process.exit(failures.length === 0 ? 0 : 1);

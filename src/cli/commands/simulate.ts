@@ -1,0 +1,88 @@
+import { Command, Option } from 'commander';
+import ora from 'ora';
+import { encodeDocument, detectFormat } from '../../model/codec.js';
+import { EXIT } from '../../model/errors.js';
+import { NfvType } from '../../model/resources.js';
+import type { Report } from '../../engine/simulate.js';
+import { execute, type Outcome } from '../../ops/operation.js';
+import { OPERATIONS } from '../../ops/table.js';
+import { globals, group, opCommand, printOutcome, readInput, state, workspaceOf } from '../context.js';
+import { say, tableOf, writeData } from '../output.js';
+
+interface SimulateOptions {
+  gid?: string;
+  rid?: string;
+  sid?: string;
+  algorithm: string;
+  timeout: string;
+  fid: string[];
+  store?: boolean;
+}
+
+/** One line for stderr: the verdict, what was placed, how long it took; then the requirements that failed. */
+function summarise(report: Report, seconds: number): void {
+  const r = report;
+  say(`${r.verdict}: ${r.satisfied}/${r.properties} requirements hold; ${r.firewalls} firewalls (${r.allocated} placed); ${r.rules} rules; ${seconds.toFixed(2)} s`);
+  const failed = r.requirements.filter((q) => !q.isSat);
+  for (const q of failed.slice(0, 10)) say(`  not enforceable: #${q.index} ${q.name} ${q.src} -> ${q.dst}: ${q.reason}`);
+  if (failed.length > 10) say(`  ... and ${failed.length - 10} more (nfv simulations report)`);
+}
+
+export const simulateCommand = new Command('simulate')
+  .description('place and configure firewalls so that the requirements hold, or verify configured ones')
+  .argument('[file]', 'NFV document, XML or JSON (- or none: stdin); or use --gid')
+  .option('--gid <gid>', 'simulate a stored graph instead of a document')
+  .option('--rid <rid>', 'with --gid: the requirement set (default: the properties that refer to the graph)')
+  .option('--sid <sid>', 'with --gid: the substrate')
+  .addOption(new Option('--algorithm <name>', 'algorithm').choices(['AP', 'MF']).default('AP'))
+  .option('--timeout <seconds>', 'solver time limit', '60')
+  .option('--fid <type...>', 'functional types of interest (checked, informative)', [])
+  .option('--store', 'also store the inputs and the result in the workspace')
+  .action(async (file: string | undefined, opts: SimulateOptions, self: Command) => {
+    const query = new URLSearchParams({ algorithm: opts.algorithm, timeout: opts.timeout });
+    for (const f of opts.fid) query.append('fid', f);
+    const started = performance.now();
+    const spinner = ora({ text: 'simulating', isSilent: !process.stderr.isTTY, stream: process.stderr });
+    const progress = (phase: string) => {
+      spinner.text = `${phase} (${((performance.now() - started) / 1000).toFixed(1)} s)`;
+    };
+    let outcome: Outcome;
+    let inputFormat: 'xml' | 'json' | undefined;
+    spinner.start();
+    try {
+      if (opts.gid !== undefined) {
+        for (const k of ['gid', 'rid', 'sid'] as const) if (opts[k] !== undefined) query.set(k, opts[k]!);
+        outcome = await execute(OPERATIONS, workspaceOf(self), { method: 'POST', target: `/adp/simulations/byParams?${query}`, progress });
+      } else {
+        const body = await readInput(file);
+        inputFormat = globals(self).in ?? detectFormat(body);
+        query.set('store', opts.store ? 'true' : 'false');
+        outcome = await execute(OPERATIONS, workspaceOf(self), { method: 'POST', target: `/adp/simulations?${query}`, body, format: inputFormat, progress });
+      }
+    } finally {
+      spinner.stop();
+    }
+    const report = outcome.reply.meta?.report as Report | undefined;
+    if (outcome.error || !report) {
+      state.exitCode = printOutcome(self, outcome);
+      return;
+    }
+    if (opts.gid !== undefined) printOutcome(self, outcome);
+    else {
+      const format = globals(self).format ?? inputFormat ?? 'json';
+      if (format === 'table') writeData(tableOf({ requirements: report.requirements.map(({ conflictsWith: _c, ...q }) => q) }));
+      else writeData(encodeDocument(NfvType, outcome.reply.content![0], format));
+      const stored = outcome.reply.links?.find((l) => l.rel === 'simulation');
+      if (stored) say(`stored as ${stored.href}`);
+    }
+    summarise(report, (performance.now() - started) / 1000);
+    state.exitCode = report.verdict === 'SAT' ? EXIT.ok : EXIT.unsatisfied;
+  });
+
+export const simulationsCommand = group('simulations', 'stored simulation results', [
+  opCommand('list', 'simulations.list'),
+  opCommand('get', 'simulations.get'),
+  opCommand('report', 'simulations.report'),
+  opCommand('delete', 'simulations.delete'),
+  opCommand('delete-all', 'simulations.deleteAll', { confirm: 'Delete all simulation results?' }),
+]);

@@ -1,0 +1,208 @@
+/**
+ * `/adp/simulations`: run the engine on an NFV (all-in-one) or on stored resources (byParams), store the results,
+ * read and delete them. Reads never solve.
+ */
+import { NfvError, badRequest, notFound } from '../../model/errors.js';
+import { NfvType } from '../../model/resources.js';
+import { FUNCTIONAL_TYPES, type Graph, type NFV, type Property } from '../../model/types.js';
+import { ALGORITHMS, simulate, type Algorithm, type SimulationResult } from '../../engine/simulate.js';
+import type { Input, Operation, Reply } from '../operation.js';
+import { ADP_AREA, addGraph, findGraph, findRequirementSet, findSubstrate, nextId, type AdpData, type SimulationRecord } from './data.js';
+
+const nfvReply = { envelope: { item: NfvType } } as const;
+
+interface SimulationQuery {
+  algorithm: Algorithm;
+  timeoutSeconds: number;
+  store: boolean;
+}
+
+/** Checks the query of a simulation: fid values are functional types, algorithm AP or MF, timeout in seconds. */
+function simulationQuery(query: URLSearchParams): SimulationQuery {
+  for (const fid of query.getAll('fid')) {
+    if (!(FUNCTIONAL_TYPES as readonly string[]).includes(fid)) throw badRequest(`fid: ${JSON.stringify(fid)} is not a functional type`);
+  }
+  const algorithm = (query.get('algorithm') ?? query.get('Algorithm') ?? 'AP').toUpperCase();
+  if (!ALGORITHMS.includes(algorithm as Algorithm)) throw badRequest(`algorithm: ${JSON.stringify(algorithm)} is not AP or MF`);
+  const timeoutText = query.get('timeout') ?? '60';
+  const timeoutSeconds = Number(timeoutText);
+  if (!Number.isFinite(timeoutSeconds) || timeoutSeconds <= 0) throw badRequest(`timeout: ${JSON.stringify(timeoutText)} is not a positive number of seconds`);
+  const store = query.get('store') ?? 'true';
+  if (store !== 'true' && store !== 'false') throw badRequest(`store: ${JSON.stringify(store)} is not true or false`);
+  return { algorithm: algorithm as Algorithm, timeoutSeconds, store: store === 'true' };
+}
+
+/** The reply of a simulation: the result NFV, and a summary the front ends show (HTTP as X-Nfv-* headers). */
+function resultReply(result: SimulationResult, extra: Partial<Reply> = {}): Reply {
+  const r = result.report;
+  return {
+    content: [result.nfv],
+    headers: {
+      'X-Nfv-Verdict': r.verdict,
+      'X-Nfv-Summary': `${r.satisfied}/${r.properties} requirements hold; ${r.firewalls} firewalls (${r.allocated} placed); ${r.rules} rules`,
+    },
+    meta: { report: r },
+    ...extra,
+  };
+}
+
+function storeResult(data: AdpData, result: SimulationResult, source: SimulationRecord['source']): number {
+  const id = nextId(data, 'simulation');
+  data.simulations.push({ id, result: result.nfv, report: result.report, source });
+  return id;
+}
+
+function findSimulation(data: AdpData, smid: number): SimulationRecord {
+  const s = data.simulations.find((x) => x.id === smid);
+  if (!s) throw notFound(`simulation ${smid} does not exist`);
+  return s;
+}
+
+/** Stores what an all-in-one simulation needs: its graphs (new ids), constraints, requirement set and substrate. */
+function storeInputs(data: AdpData, nfv: NFV): SimulationRecord['source'] {
+  const idMap = new Map<number | undefined, number>();
+  for (const g of nfv.graphs.graph ?? []) {
+    const copy: Graph = structuredClone(g);
+    idMap.set(g.id, addGraph(data, copy));
+    if (nfv.constraints) data.constraints.push({ graph: copy.id!, constraints: structuredClone(nfv.constraints) });
+  }
+  const rid = nextId(data, 'requirementSet');
+  data.requirementSets.push({
+    id: rid,
+    property: nfv.propertyDefinition.property.map((p) => ({ ...p, graph: idMap.get(p.graph) ?? p.graph, id: nextId(data, 'property') })),
+  });
+  let sid: number | undefined;
+  if (nfv.hosts?.host?.length || nfv.connections?.connection?.length) {
+    sid = nextId(data, 'substrate');
+    data.substrates.push({ id: sid, hosts: nfv.hosts?.host ?? [], connections: nfv.connections?.connection ?? [] });
+  }
+  return { gids: [...idMap.values()], rid, sid };
+}
+
+export const simulationOperations: Operation[] = [
+  {
+    name: 'simulations.list',
+    method: 'GET',
+    path: '/adp/simulations',
+    summary: 'List the stored simulation results',
+    reply: { envelope: { item: NfvType, many: true } },
+    status: 200,
+    errors: [400, 404],
+    handler: async ({ ws }) => {
+      const data = await ws.read(ADP_AREA);
+      if (data.simulations.length === 0) throw notFound('the workspace holds no simulations');
+      return { content: [data.simulations.map((s) => s.result)] };
+    },
+  },
+  {
+    name: 'simulations.run',
+    method: 'POST',
+    path: '/adp/simulations',
+    summary: 'Simulate an NFV: place and configure firewalls, or verify them; stores inputs and result',
+    body: NfvType,
+    reply: nfvReply,
+    status: 200,
+    errors: [400, 504],
+    handler: async (i: Input<NFV>) => {
+      const q = simulationQuery(i.query);
+      const result = await simulate(i.body, { algorithm: q.algorithm, timeoutSeconds: q.timeoutSeconds, onPhase: i.progress });
+      if (!q.store) return resultReply(result);
+      const id = await i.ws.mutate(ADP_AREA, (data) => storeResult(data, result, storeInputs(data, i.body)));
+      return resultReply(result, { links: [{ rel: 'simulation', href: `/adp/simulations/${id}` }] });
+    },
+  },
+  {
+    name: 'simulations.deleteAll',
+    method: 'DELETE',
+    path: '/adp/simulations',
+    summary: 'Delete all stored simulation results',
+    reply: 'none',
+    status: 200,
+    errors: [400, 304],
+    handler: async ({ ws }) =>
+      ws.mutate(ADP_AREA, (data) => {
+        if (data.simulations.length === 0) throw new NfvError(304, 'there are no simulations to delete');
+        data.simulations = [];
+        return {};
+      }),
+  },
+  {
+    name: 'simulations.byParams',
+    method: 'POST',
+    path: '/adp/simulations/byParams',
+    summary: 'Simulate stored resources: graph gid, requirement set rid, substrate sid; answers the simulation id',
+    reply: { envelope: { item: 'id' } },
+    status: 200,
+    errors: [400, 404, 504],
+    handler: async (i) => {
+      const q = simulationQuery(i.query);
+      const gidText = i.query.get('gid');
+      if (gidText === null) throw badRequest('gid: the graph to simulate is required');
+      const ids = Object.fromEntries(
+        (['gid', 'rid', 'sid'] as const).map((name) => {
+          const text = i.query.get(name);
+          if (text !== null && !/^\d{1,15}$/.test(text)) throw badRequest(`${name}: ${JSON.stringify(text)} is not an int64 id`);
+          return [name, text === null ? undefined : Number(text)];
+        }),
+      ) as { gid: number; rid?: number; sid?: number };
+      const data = await i.ws.read(ADP_AREA);
+      const graph = findGraph(data, ids.gid);
+      const properties: Property[] =
+        ids.rid !== undefined
+          ? findRequirementSet(data, ids.rid).property.map((p) => ({ ...p, graph: ids.gid }))
+          : data.requirementSets.flatMap((s) => s.property.filter((p) => p.graph === ids.gid));
+      if (properties.length === 0) throw badRequest(`rid: no requirement set given, and no property refers to graph ${ids.gid}`);
+      const substrate = ids.sid !== undefined ? findSubstrate(data, ids.sid) : undefined;
+      const nfv: NFV = {
+        graphs: { graph: [structuredClone(graph)] },
+        constraints: structuredClone(data.constraints.find((c) => c.graph === ids.gid)?.constraints),
+        propertyDefinition: { property: properties.map(({ id: _id, ...p }) => p) },
+        ...(substrate ? { hosts: { host: substrate.hosts }, connections: { connection: substrate.connections } } : {}),
+      };
+      const result = await simulate(nfv, { algorithm: q.algorithm, timeoutSeconds: q.timeoutSeconds, onPhase: i.progress });
+      const id = await i.ws.mutate(ADP_AREA, (d) => {
+        findGraph(d, ids.gid); // it may have been deleted while we solved
+        return storeResult(d, result, { gids: [ids.gid], rid: ids.rid, sid: ids.sid });
+      });
+      return { ...resultReply(result), content: [id], links: [{ rel: 'simulation', href: `/adp/simulations/${id}` }] };
+    },
+  },
+  {
+    name: 'simulations.get',
+    method: 'GET',
+    path: '/adp/simulations/{smid}',
+    summary: 'Get a stored simulation result',
+    reply: nfvReply,
+    status: 200,
+    errors: [404, 400],
+    handler: async (i) => ({ content: [findSimulation(await i.ws.read(ADP_AREA), i.params.smid as number).result] }),
+  },
+  {
+    name: 'simulations.delete',
+    method: 'DELETE',
+    path: '/adp/simulations/{smid}',
+    summary: 'Delete a stored simulation result',
+    reply: 'none',
+    status: 200,
+    errors: [404, 400],
+    handler: async (i) =>
+      i.ws.mutate(ADP_AREA, (data) => {
+        const s = findSimulation(data, i.params.smid as number);
+        data.simulations = data.simulations.filter((x) => x !== s);
+        return {};
+      }),
+  },
+  {
+    name: 'simulations.report',
+    method: 'GET',
+    path: '/adp/simulations/{smid}/report',
+    summary: 'The report of a stored simulation: verdict, per-requirement answers and conflicts, placements',
+    reply: 'json',
+    status: 200,
+    errors: [404, 400],
+    handler: async (i) => {
+      const s = findSimulation(await i.ws.read(ADP_AREA), i.params.smid as number);
+      return { value: { simulation: s.id, source: s.source, ...(s.report as object) } };
+    },
+  },
+];
