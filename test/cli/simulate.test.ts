@@ -1,0 +1,55 @@
+/** nfv simulate and nfv simulations through the binary. */
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { decodeDocument, encodeDocument } from '../../src/model/codec.js';
+import { NfvType } from '../../src/model/resources.js';
+import type { NFV } from '../../src/model/types.js';
+import t from 'tap';
+import { cli, fixture, tempDir } from '../helpers.js';
+
+const ws = await tempDir();
+const run = (args: string[], input?: string) => cli(args, { workspace: ws, input });
+const office = path.join('samples', 'office-nat.xml');
+
+t.test('a document in, the result out in the same format, a summary on stderr', async (t) => {
+  const r = await run(['simulate', office]);
+  t.equal(r.code, 0, r.stderr);
+  t.match(r.stdout, /^<\?xml[\s\S]*<NFV>[\s\S]*functional_type="FIREWALL"/);
+  t.match(r.stderr, /^SAT: 3\/3 requirements hold; 1 firewalls \(1 placed\); 1 rules; [\d.]+ s\n$/);
+  t.equal((await run(['simulations', 'list'])).code, 3, 'nothing stored without --store');
+});
+
+t.test('the same input gives the same bytes', async (t) => {
+  const a = await run(['simulate', path.join('samples', 'web-farm.xml')]);
+  const b = await run(['simulate', path.join('samples', 'web-farm.xml')]);
+  t.equal(a.stdout, b.stdout);
+});
+
+t.test('JSON in, JSON out; unsatisfiable requirements exit 1 with the reasons', async (t) => {
+  const doc = decodeDocument<NFV>(NfvType, await readFile(office, 'utf8'));
+  doc.propertyDefinition.property[1]!.src = '192.168.1.10';
+  const r = await run(['simulate', '-'], encodeDocument(NfvType, doc, 'json'));
+  t.equal(r.code, 1);
+  t.doesNotThrow(() => JSON.parse(r.stdout));
+  t.match(r.stderr, /^UNSAT: 2\/3 requirements hold/);
+  t.match(r.stderr, /not enforceable: #[01] \w+ 192\.168\.1\.10 -> 198\.51\.100\.80: conflicts with requirement [01]\n/);
+});
+
+t.test('--store, then the stored result, its report, and byParams', async (t) => {
+  const stored = await run(['simulate', office, '--store']);
+  t.equal(stored.code, 0);
+  t.match(stored.stderr, /stored as \/adp\/simulations\/1/);
+  const report = JSON.parse((await run(['simulations', 'report', '1'])).stdout);
+  t.equal(report.verdict, 'SAT');
+  const by = await run(['simulate', '--gid', '1', '--rid', '1']);
+  t.equal(by.code, 0, by.stderr);
+  t.same(JSON.parse(by.stdout).content, [2]);
+  t.equal((await run(['simulations', 'delete', '2'])).code, 0);
+  t.equal((await run(['simulations', 'get', '2'])).code, 3);
+});
+
+t.test('bad input: exit 2 and one line', async (t) => {
+  const r = await run(['simulate', '-'], await fixture('graphs.xml'));
+  t.equal(r.code, 2);
+  t.match(r.stderr, /^nfv: XML: expected a <NFV> document, got <graphs> \(400\)\n$/);
+});
