@@ -1,9 +1,9 @@
 /**
  * The `/adp` area of the workspace (`adp.json`) and the lookups and reference rules the handlers share.
  */
-import { failedDependency, notFound } from '../../model/errors.js';
+import { NfvError, failedDependency, notFound } from '../../model/errors.js';
 import type { Connection, Constraints, Graph, Host, Node, PropertyDefinition } from '../../model/types.js';
-import type { AreaSpec } from '../../store/workspace.js';
+import type { AreaSpec, Workspace } from '../../store/workspace.js';
 
 export interface Substrate {
   id: number;
@@ -136,3 +136,12 @@ export function checkPropertyGraphs(data: AdpData, set: PropertyDefinition): voi
 }
 
 export const describeRefs = (refs: string[]) => `${refs.slice(0, 3).join(', ')}${refs.length > 3 ? ` and ${refs.length - 3} more` : ''}`;
+
+/** Bulk delete of a whole collection: 304 when there is nothing to delete (interface section 7). */
+export function clearCollection(ws: Workspace, key: 'requirementSets' | 'substrates' | 'simulations', label: string) {
+  return ws.mutate(ADP_AREA, (data) => {
+    if (data[key].length === 0) throw new NfvError(304, `there are no ${label} to delete`);
+    data[key] = [];
+    return {};
+  });
+}

@@ -1,11 +1,11 @@
 /**
  * `/adp/requirements`: requirement sets (PropertyDefinition) and their properties (interface section 4).
  */
-import { NfvError, conflict, notFound } from '../../model/errors.js';
+import { conflict, notFound } from '../../model/errors.js';
 import { PropertyDefinitionType, PropertyType } from '../../model/resources.js';
 import type { Property, PropertyDefinition } from '../../model/types.js';
 import type { Input, Operation } from '../operation.js';
-import { ADP_AREA, checkPropertyGraphs, findRequirementSet, nextId, type AdpData } from './data.js';
+import { ADP_AREA, clearCollection, checkPropertyGraphs, findRequirementSet, nextId, type AdpData } from './data.js';
 
 const rid = (i: Input) => i.params.rid as number;
 
@@ -60,12 +60,7 @@ export const requirementOperations: Operation[] = [
     reply: 'none',
     status: 200,
     errors: [304, 400],
-    handler: async ({ ws }) =>
-      ws.mutate(ADP_AREA, (data) => {
-        if (data.requirementSets.length === 0) throw new NfvError(304, 'there are no requirement sets to delete');
-        data.requirementSets = [];
-        return {};
-      }),
+    handler: async ({ ws }) => clearCollection(ws, 'requirementSets', 'requirement sets'),
   },
   {
     name: 'requirements.get',

@@ -2,12 +2,12 @@
  * `/adp/simulations`: run the engine on an NFV (all-in-one) or on stored resources (byParams), store the results,
  * read and delete them. Reads never solve.
  */
-import { NfvError, badRequest, notFound } from '../../model/errors.js';
+import { badRequest, notFound } from '../../model/errors.js';
 import { NfvType } from '../../model/resources.js';
 import { FUNCTIONAL_TYPES, type Graph, type NFV, type Property } from '../../model/types.js';
 import { ALGORITHMS, simulate, type Algorithm, type SimulationResult } from '../../engine/simulate.js';
 import type { Input, Operation, Reply } from '../operation.js';
-import { ADP_AREA, addGraph, findGraph, findRequirementSet, findSubstrate, nextId, type AdpData, type SimulationRecord } from './data.js';
+import { ADP_AREA, clearCollection, addGraph, findGraph, findRequirementSet, findSubstrate, nextId, type AdpData, type SimulationRecord } from './data.js';
 
 const nfvReply = { envelope: { item: NfvType } } as const;
 
@@ -119,12 +119,7 @@ export const simulationOperations: Operation[] = [
     reply: 'none',
     status: 200,
     errors: [400, 304],
-    handler: async ({ ws }) =>
-      ws.mutate(ADP_AREA, (data) => {
-        if (data.simulations.length === 0) throw new NfvError(304, 'there are no simulations to delete');
-        data.simulations = [];
-        return {};
-      }),
+    handler: async ({ ws }) => clearCollection(ws, 'simulations', 'simulations'),
   },
   {
     name: 'simulations.byParams',

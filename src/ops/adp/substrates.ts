@@ -1,11 +1,11 @@
 /**
  * `/adp/substrates`: substrates with their hosts and connections (interface section 4, "Substrates").
  */
-import { NfvError, badRequest, conflict, failedDependency, notFound } from '../../model/errors.js';
+import { badRequest, conflict, failedDependency, notFound } from '../../model/errors.js';
 import { ConnectionsType, HostType, HostsType } from '../../model/resources.js';
 import type { Connection, Connections, Host, Hosts } from '../../model/types.js';
 import type { Input, Operation } from '../operation.js';
-import { ADP_AREA, checkHostNodes, findSubstrate, nextId, type Substrate } from './data.js';
+import { ADP_AREA, clearCollection, checkHostNodes, findSubstrate, nextId, type Substrate } from './data.js';
 
 const sid = (i: Input) => i.params.sid as number;
 
@@ -68,12 +68,7 @@ export const substrateOperations: Operation[] = [
     reply: 'none',
     status: 200,
     errors: [400, 304],
-    handler: async ({ ws }) =>
-      ws.mutate(ADP_AREA, (data) => {
-        if (data.substrates.length === 0) throw new NfvError(304, 'there are no substrates to delete');
-        data.substrates = [];
-        return {};
-      }),
+    handler: async ({ ws }) => clearCollection(ws, 'substrates', 'substrates'),
   },
   {
     name: 'substrates.delete',
