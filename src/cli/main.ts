@@ -5,6 +5,7 @@ import { readFileSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
 import { NfvError, EXIT, exitCodeFor } from '../model/errors.js';
 import { configurationCommand, constraintsCommand, graphsCommand, neighboursCommand, nodesCommand } from './commands/graphs.js';
+import { deployCommand, fwdCommand, generateFilesCommand } from './commands/fwd.js';
 import { requestCommand } from './commands/request.js';
 import { propertiesCommand, requirementsCommand } from './commands/requirements.js';
 import { serveCommand } from './commands/serve.js';
@@ -31,6 +32,9 @@ export function buildProgram(): Command {
     requirementsCommand,
     propertiesCommand,
     substratesCommand,
+    fwdCommand,
+    deployCommand,
+    generateFilesCommand,
     requestCommand,
     serveCommand,
   ]) {

@@ -308,3 +308,14 @@ export const NfvType = obj(
   ],
   checkNfv,
 );
+
+/** The answer of POST /adp/venvironment/generateFiles: the files generated for each firewall node. */
+export const GeneratedFilesType = obj('generatedFiles', 'generatedFiles', [
+  list('file', obj('file', 'file', [
+    attr('node', 'string', { required: true }),
+    attr('id', 'long'),
+    attr('format', 'string', { required: true }),
+    attr('name', 'string', { required: true }),
+    elem('content', 'string', { required: true }),
+  ])),
+]);

@@ -15,6 +15,9 @@ export interface Rendered {
 
 export const MEDIA_TYPES: Record<Format, string> = { json: 'application/json', xml: 'application/xml' };
 
+/** /fwd and /v4 speak JSON only (interface documents); /adp answers in XML or JSON. */
+const speaksJsonOnly = (outcome: Outcome) => outcome.op?.path.startsWith('/fwd') || outcome.op?.path.startsWith('/v4') || outcome.op?.reply === 'json';
+
 export function render(outcome: Outcome, format: Format): Rendered {
   const { op, reply } = outcome;
   const headers = { ...(reply.headers ?? {}) };
@@ -23,8 +26,7 @@ export function render(outcome: Outcome, format: Format): Rendered {
     return { status: outcome.status, mediaType: MEDIA_TYPES[format], body: encodeEnvelope(envelopeOf(outcome), kind.envelope, format), headers };
   }
   if (outcome.error) {
-    // /fwd and /v4 speak JSON only.
-    const fmt = kind === 'json' || kind === 'text' ? 'json' : format;
+    const fmt = speaksJsonOnly(outcome) ? 'json' : format;
     return { status: outcome.status, mediaType: MEDIA_TYPES[fmt], body: encodeError(outcome.status, outcome.error, fmt), headers };
   }
   if (reply.text) {

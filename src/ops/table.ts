@@ -1,10 +1,12 @@
 /**
  * The operation table: every `/adp`, `/fwd` and `/v4` operation, in one list that the CLI and serve mode share.
  */
+import { generateOperations } from './adp/generate.js';
 import { graphOperations } from './adp/graphs.js';
 import { requirementOperations } from './adp/requirements.js';
 import { simulationOperations } from './adp/simulations.js';
 import { substrateOperations } from './adp/substrates.js';
+import { fwdOperations } from './fwd.js';
 import type { Operation } from './operation.js';
 
 export const OPERATIONS: readonly Operation[] = [
@@ -12,6 +14,8 @@ export const OPERATIONS: readonly Operation[] = [
   ...simulationOperations,
   ...substrateOperations,
   ...graphOperations,
+  ...generateOperations,
+  ...fwdOperations,
 ];
 
 export function operationNamed(name: string): Operation {

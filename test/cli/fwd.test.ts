@@ -1,0 +1,48 @@
+/** From a simulation to device configuration through the CLI: simulate --store, fwd import, deploy. */
+import { spawnSync } from 'node:child_process';
+import { readFile, readdir } from 'node:fs/promises';
+import path from 'node:path';
+import t from 'tap';
+import { cli, tempDir } from '../helpers.js';
+
+const ws = await tempDir();
+const run = (args: string[], input?: string) => cli(args, { workspace: ws, input });
+const have = (tool: string) => spawnSync('sh', ['-c', `command -v ${tool}`]).status === 0;
+
+t.test('simulation -> import -> deploy', async (t) => {
+  t.equal((await run(['simulate', '--store', path.join('samples', 'office-nat.xml')])).code, 0);
+  const imported = await run(['fwd', 'import', '--simulation', '1']);
+  t.equal(imported.code, 0, imported.stderr);
+  const [first] = JSON.parse(imported.stdout);
+  t.same(first, { id: 1, name: '10.255.0.1', graph: 0 }, 'the new id with the node name it came from');
+  const rules = await run(['deploy', 'iptables', '1']);
+  t.equal(rules.code, 0);
+  t.match(rules.stdout, /-A FORWARD -s 192\.168\.1\.10\/32 -j ACCEPT/);
+  if (have('iptables-restore')) t.equal(spawnSync('iptables-restore', ['--test'], { input: rules.stdout }).status, 0, 'iptables-restore --test');
+  const out = path.join(await tempDir(), 'fw.flows');
+  const ovs = await run(['deploy', 'ovs', '1', '-o', out]);
+  t.equal(ovs.code, 0);
+  t.match(await readFile(out, 'utf8'), /priority=60000,ip,nw_src=192\.168\.1\.10\/32,actions=NORMAL/);
+  t.equal((await run(['deploy', 'vendor', '9'])).code, 3);
+  t.equal((await run(['deploy', 'pf', '1'])).code, 2);
+});
+
+t.test('fwd nodes and rules', async (t) => {
+  const list = JSON.parse((await run(['fwd', 'nodes', 'list', '--from', '1', '--to', '5'])).stdout);
+  t.equal(list.length, 1);
+  const eid = list[0].configuration.firewall.elements[0].id;
+  t.equal(JSON.parse((await run(['fwd', 'rules', 'get', '1', String(eid)])).stdout).action, 'ALLOW');
+  const upd = await run(['fwd', 'rules', 'update', '1', String(eid)], '{"action":"DENY","source":"192.168.1.10","destination":"*"}');
+  t.equal(upd.code, 0, upd.stderr);
+  t.equal((await run(['fwd', 'rules', 'delete', '1', '99'])).code, 3);
+  const bad = await run(['fwd', 'nodes', 'add'], '{"name":"x","functionalType":"NAT"}');
+  t.equal(bad.code, 2);
+  t.match(bad.stderr, /is not FIREWALL/);
+});
+
+t.test('generate-files writes one file per firewall and format', async (t) => {
+  const dir = await tempDir();
+  const r = await run(['generate-files', path.join('samples', 'web-farm.xml'), '--type', 'all', '-o', dir]);
+  t.equal(r.code, 0, r.stderr);
+  t.same((await readdir(dir)).sort(), ['fortios_dbfw_1.conf', 'ipfw_dbfw_1.sh', 'iptables_dbfw_1.rules', 'ovs_dbfw_1.flows']);
+});

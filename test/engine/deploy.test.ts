@@ -1,0 +1,124 @@
+/** The translators on a table of rules; iptables and Open vSwitch output fed to the real tools. */
+import { execFileSync, spawnSync } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import path from 'node:path';
+import t from 'tap';
+import { deployFile, fortios, ipfw, iptables, normalisedRules, openVswitch, portMasks } from '../../src/engine/deploy.js';
+import { ruleBox } from '../../src/engine/flows.js';
+import { contains } from '../../src/engine/space.js';
+import type { Elements, Node } from '../../src/model/types.js';
+import { tempDir } from '../helpers.js';
+
+const firewall = (defaultAction: 'ALLOW' | 'DENY', elements: Elements[], description = 'fw1'): Node => ({
+  id: 7,
+  name: '30.0.0.1',
+  functionalType: 'FIREWALL',
+  configuration: { name: 'c', description, firewall: { defaultAction, elements } },
+});
+
+const TABLE: Elements[] = [
+  { action: 'ALLOW', source: '10.0.0.-1', destination: '20.0.0.1', protocol: 'TCP', dstPort: '80' },
+  { action: 'DENY', source: '10.0.1.5', destination: '-1.-1.-1.-1', protocol: 'UDP', srcPort: '1000-2000' },
+  { action: 'ALLOW', source: '*', destination: '20.0.-1.-1', protocol: 'ANY', dstPort: '0-1023' },
+  { action: 'DENY', source: '10.-1.0.1', destination: '20.0.0.2', protocol: 'OTHER' },
+  { source: '192.168.0.-1', destination: '*', directional: true, dstPort: '443' },
+  { action: 'ALLOW', source: '1.2.3.4', destination: '5.6.7.8', priority: '5' },
+];
+
+const have = (tool: string) => spawnSync('sh', ['-c', `command -v ${tool}`]).status === 0;
+
+t.test('port ranges become exact value/mask pairs, ranges from 0 included', async (t) => {
+  t.same(portMasks(80, 80), ['0x50']);
+  t.same(portMasks(0, 65535), []);
+  t.same(portMasks(1000, 2000), ['0x3e8/0xfff8', '0x3f0/0xfff0', '0x400/0xfe00', '0x600/0xff00', '0x700/0xff80', '0x780/0xffc0', '0x7c0/0xfff0', '0x7d0']);
+  for (const [lo, hi] of [[0, 79], [0, 0], [81, 65535], [1, 65534], [22, 23]] as const) {
+    const covered = new Set<number>();
+    for (const m of portMasks(lo, hi)) {
+      const [v, mask] = m.split('/').map((x) => parseInt(x, 16)) as [number, number | undefined];
+      for (let p = 0; p <= 65535; p++) if ((p & (mask ?? 0xffff)) === v) covered.add(p);
+    }
+    t.equal(covered.size, hi - lo + 1, `${lo}-${hi}: no port more, none less`);
+    t.ok([...covered].every((p) => p >= lo && p <= hi));
+  }
+});
+
+t.test('normalisation keeps first-match semantics while removing protocol OTHER', async (t) => {
+  const node = firewall('ALLOW', TABLE);
+  const { rules, defaultAllow } = normalisedRules(node);
+  t.notOk(rules.some((r) => r.box[20] === 2 && r.box[21] === 2), 'no rule for OTHER alone is left');
+  const listed = TABLE.flatMap((e) => {
+    const box = ruleBox(e);
+    const rule = { allow: e.action === 'ALLOW', box: e.protocol === 'OTHER' ? [...box.slice(0, 16), 0, 65535, 0, 65535, 2, 2] : box };
+    return e.directional ? [rule, { allow: rule.allow, box: [...box.slice(8, 16), ...box.slice(0, 8), box[18]!, box[19]!, box[16]!, box[17]!, box[20]!, box[21]!] }] : [rule];
+  });
+  const decide = (list: { allow: boolean; box: readonly number[] }[], packet: number[]) => {
+    const p = packet.flatMap((v) => [v, v]);
+    return list.find((r) => contains(r.box, p))?.allow ?? defaultAllow;
+  };
+  let seed = 42;
+  const rand = (n: number) => ((seed = (seed * 1103515245 + 12345) & 0x7fffffff) % n);
+  const pick = (choices: number[]) => choices[rand(choices.length)]!;
+  let disagreements = 0;
+  for (let k = 0; k < 20000; k++) {
+    const packet = [
+      pick([10, 192, 1, 20]), pick([0, 168, 2]), pick([0, 1, 3]), pick([1, 5, 4, 9]),
+      pick([20, 5, 10]), pick([0, 6]), pick([0, 7, 1]), pick([1, 2, 8, 3]),
+      pick([0, 443, 1000, 1500, 2001]), pick([0, 80, 443, 1023, 1024]), rand(3),
+    ];
+    if (decide(rules, packet) !== decide(listed, packet)) disagreements++;
+  }
+  t.equal(disagreements, 0, 'the deployed list decides every sampled packet as the original does');
+});
+
+t.test('iptables: CIDRs, masks for non-trailing wildcards, ranges, protocols, directional, default', async (t) => {
+  const text = iptables(firewall('DENY', TABLE), 7);
+  t.match(text, /^# nfv: firewall 30\.0\.0\.1 \(node 7\)/);
+  t.match(text, /:FORWARD DROP \[0:0\]/);
+  t.match(text, /-A FORWARD -s 10\.0\.0\.0\/24 -d 20\.0\.0\.1\/32 -p tcp --dport 80 -j ACCEPT/);
+  t.match(text, /-A FORWARD -s 10\.0\.1\.5\/32 -p udp --sport 1000:2000 -j DROP/);
+  t.match(text, /-A FORWARD -d 20\.0\.0\.0\/16 -p tcp --dport 0:1023 -j ACCEPT\n-A FORWARD -d 20\.0\.0\.0\/16 -p udp --dport 0:1023 -j ACCEPT/);
+  t.match(text, /-s 10\.0\.0\.1\/255\.0\.255\.255 -d 20\.0\.0\.2\/32 -j DROP/, 'OTHER: after the TCP/UDP part, an all-protocols rule');
+  t.match(text, /-s 192\.168\.0\.0\/24 -p tcp --dport 443 -j DROP\n-A FORWARD -s 192\.168\.0\.0\/24 -p udp --dport 443 -j DROP\n-A FORWARD -d 192\.168\.0\.0\/24 -p tcp --sport 443 -j DROP/, 'directional adds the reverse');
+  t.match(text, /COMMIT\n$/);
+  if (!have('iptables-restore')) return t.skip('iptables-restore not installed (.ci/run installs it)');
+  const check = spawnSync('iptables-restore', ['--test'], { input: text });
+  t.equal(check.status, 0, `iptables-restore --test: ${check.stderr}`);
+});
+
+t.test('Open vSwitch: priorities in list order, port masks, default flow', async (t) => {
+  const text = openVswitch(firewall('ALLOW', TABLE, 'br-edge:port1'), 7);
+  t.match(text, /add-flows br-edge FILE/);
+  t.match(text, /priority=60000,tcp,nw_src=10\.0\.0\.0\/24,nw_dst=20\.0\.0\.1\/32,tp_dst=0x50,actions=NORMAL/);
+  t.match(text, /udp,nw_src=10\.0\.1\.5\/32,tp_src=0x3e8\/0xfff8,actions=drop/);
+  t.match(text, /tcp,nw_dst=20\.0\.0\.0\/16,tp_dst=0x0\/0xfc00,actions=NORMAL/, 'a range from 0 keeps its port match');
+  t.match(text, /priority=0,actions=NORMAL\n$/);
+  const priorities = [...text.matchAll(/priority=(\d+)/g)].map((m) => Number(m[1]));
+  t.same(priorities, [...priorities].sort((a, b) => b - a), 'earlier rules have higher priorities');
+  if (!have('ovs-ofctl')) return t.skip('ovs-ofctl not installed (.ci/run installs it)');
+  const file = path.join(await tempDir(), 'flows');
+  writeFileSync(file, text);
+  t.doesNotThrow(() => execFileSync('ovs-ofctl', ['parse-flows', file], { stdio: 'pipe' }), 'ovs-ofctl parse-flows accepts the file');
+});
+
+t.test('ipfw and FortiOS', async (t) => {
+  const script = ipfw(firewall('DENY', TABLE), 7);
+  t.match(script, /^#!\/bin\/sh\n/);
+  t.match(script, /\$\{cmd\} add 100 allow tcp from 10\.0\.0\.0\/24 to 20\.0\.0\.1\/32 80\n/);
+  t.match(script, /deny udp from 10\.0\.1\.5\/32 1000-2000 to any\n/);
+  t.match(script, /from 10\.0\.0\.1:255\.0\.255\.255 to 20\.0\.0\.2\/32/);
+  t.match(script, /\$\{cmd\} add 65534 deny ip from any to any\n$/);
+  const conf = fortios(firewall('ALLOW', TABLE), 7);
+  t.match(conf, /set subnet 10\.0\.0\.0 255\.255\.255\.0/);
+  t.match(conf, /set type wildcard\n\s+set wildcard 10\.0\.0\.1 255\.0\.255\.255/);
+  t.match(conf, /set tcp-portrange 80-80:1-65535/);
+  t.match(conf, /set udp-portrange 1-65535:1000-2000/);
+  t.match(conf, /set name "nfv-7-default"[\s\S]*set action accept/);
+  t.notMatch(conf, /uuid/, 'no random ids: the same node gives the same file');
+});
+
+t.test('file names, and rules that cannot be deployed', async (t) => {
+  t.equal(deployFile(firewall('DENY', TABLE), 7, 'iptables').filename, 'iptables_fw1_7.rules');
+  t.equal(deployFile(firewall('DENY', TABLE, ''), 7, 'ovs').filename, 'ovs_30.0.0.1_7.flows');
+  t.throws(() => iptables(firewall('DENY', [{ action: 'ALLOW_COND', source: '*', destination: '*' }]), 1), /ALLOW_COND cannot be deployed/);
+  t.throws(() => iptables({ name: 'x', functionalType: 'NAT' }, 1), /not a firewall/);
+});
