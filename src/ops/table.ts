@@ -8,6 +8,7 @@ import { simulationOperations } from './adp/simulations.js';
 import { substrateOperations } from './adp/substrates.js';
 import { fwdOperations } from './fwd.js';
 import type { Operation } from './operation.js';
+import { inventoryOperations } from './v4.js';
 
 export const OPERATIONS: readonly Operation[] = [
   ...requirementOperations,
@@ -16,6 +17,7 @@ export const OPERATIONS: readonly Operation[] = [
   ...graphOperations,
   ...generateOperations,
   ...fwdOperations,
+  ...inventoryOperations,
 ];
 
 export function operationNamed(name: string): Operation {

@@ -1,0 +1,245 @@
+/**
+ * The queryable entities: resources, reports and events (plus catalogs, for implicit subqueries). For each, its
+ * rows (built once per stored inventory and reused while the file is unchanged), its fields with their kinds, and
+ * the record a row is answered as.
+ */
+import type { EventRow, InventoryData, ResourceRow, StoredReport } from './ingest.js';
+import { pgJsonTime, utc } from './values.js';
+
+export type Kind = 'string' | 'number' | 'timestamp' | 'boolean' | 'array' | 'json' | 'tag' | 'parameters' | 'node_state' | 'latest';
+
+export interface Field {
+  kind: Kind;
+  get: (row: any) => unknown;
+  /** Fields that only filter (tag, latest_report?) are neither extracted nor answered. */
+  filterOnly?: boolean;
+  /** Not usable in queries (report events, metrics, logs). */
+  answerOnly?: boolean;
+}
+
+export interface Entity {
+  name: string;
+  fields: Record<string, Field>;
+  /** Fields accepted in order_by. */
+  orderable: string[];
+  rows: (index: Index) => any[];
+  record: (row: any) => Record<string, unknown>;
+}
+
+export interface ResourceItem extends ResourceRow {
+  active: boolean;
+}
+export interface ReportItem extends StoredReport {
+  latest: boolean;
+}
+export interface EventItem extends EventRow {
+  report: ReportItem;
+}
+
+export interface Index {
+  resources: ResourceItem[];
+  reports: ReportItem[];
+  events: EventItem[];
+  byHash: Map<string, ReportItem>;
+  catalogs: { certname: string; environment: string | null; version: string | null; producer_timestamp: number }[];
+}
+
+const indexes = new WeakMap<InventoryData, Index>();
+
+/** Rows of every entity for one stored inventory, computed once (latest reports, node activity, event context). */
+export function indexOf(data: InventoryData): Index {
+  let index = indexes.get(data);
+  if (index) return index;
+  const latest = new Map<string, StoredReport>();
+  for (const r of data.reports) {
+    if (r.type === 'plan') continue;
+    const cur = latest.get(r.certname);
+    if (!cur || r.producer_timestamp > cur.producer_timestamp) latest.set(r.certname, r);
+  }
+  const reports = data.reports.map((r) => ({ ...r, latest: latest.get(r.certname) === r }));
+  const resources: ResourceItem[] = [];
+  for (const [certname, catalog] of Object.entries(data.catalogs)) {
+    const active = (data.nodes[certname]?.deactivated ?? null) === null;
+    for (const r of catalog.resources) resources.push({ ...r, active });
+  }
+  index = {
+    resources,
+    reports,
+    events: reports.flatMap((report) => report.events.map((e) => ({ ...e, report }))),
+    byHash: new Map(reports.map((r) => [r.hash, r])),
+    catalogs: Object.entries(data.catalogs).map(([certname, c]) => ({ certname, environment: c.environment, version: c.version, producer_timestamp: c.producer_timestamp })),
+  };
+  indexes.set(data, index);
+  return index;
+}
+
+const f = (kind: Kind, get: (row: any) => unknown, more: Partial<Field> = {}): Field => ({ kind, get, ...more });
+const prop = (kind: Kind, key: string, more: Partial<Field> = {}) => f(kind, (row) => row[key], more);
+
+export const resources: Entity = {
+  name: 'resources',
+  fields: {
+    certname: prop('string', 'certname'),
+    environment: prop('string', 'environment'),
+    resource: prop('string', 'resource'),
+    type: prop('string', 'type'),
+    title: prop('string', 'title'),
+    exported: prop('boolean', 'exported'),
+    file: prop('string', 'file'),
+    line: prop('number', 'line'),
+    tag: f('tag', (row) => row.tags, { filterOnly: true }),
+    tags: prop('array', 'tags'),
+    parameters: prop('parameters', 'parameters'),
+  },
+  orderable: ['certname', 'environment', 'resource', 'type', 'title', 'tag', 'tags', 'exported', 'file', 'line', 'parameters'],
+  rows: (index) => index.resources,
+  record: (r: ResourceItem) => ({
+    certname: r.certname,
+    resource: r.resource,
+    type: r.type,
+    title: r.title,
+    exported: r.exported,
+    tags: r.tags,
+    file: r.file,
+    line: r.line,
+    environment: r.environment,
+    parameters: r.parameters,
+  }),
+};
+
+const href = (hash: string, what: string) => `/pdb/query/v4/reports/${hash}/${what}`;
+
+export function reportEventData(e: EventRow): Record<string, unknown> {
+  return {
+    status: e.status,
+    timestamp: pgJsonTime(e.timestamp),
+    resource_type: e.resource_type,
+    resource_title: e.resource_title,
+    property: e.property,
+    name: e.name,
+    new_value: e.new_value,
+    old_value: e.old_value,
+    message: e.message,
+    file: e.file,
+    line: e.line,
+    containment_path: e.containment_path,
+    containing_class: e.containing_class,
+    corrective_change: null,
+  };
+}
+
+const REPORT_STRINGS = ['hash', 'certname', 'puppet_version', 'configuration_version', 'transaction_uuid', 'catalog_uuid', 'code_id', 'job_id', 'cached_catalog_status', 'status', 'environment', 'producer', 'type'];
+const REPORT_TIMES = ['start_time', 'end_time', 'producer_timestamp', 'receive_time'];
+
+export const reports: Entity = {
+  name: 'reports',
+  fields: {
+    ...Object.fromEntries(REPORT_STRINGS.map((k) => [k, prop('string', k)])),
+    report_format: prop('number', 'report_format'),
+    ...Object.fromEntries(REPORT_TIMES.map((k) => [k, f('timestamp', (row) => row[k])])),
+    noop: prop('boolean', 'noop'),
+    noop_pending: prop('boolean', 'noop_pending'),
+    corrective_change: f('boolean', () => null),
+    'latest_report?': f('latest', (row) => row.latest, { filterOnly: true }),
+    resource_events: f('json', (row) => ({ href: href(row.hash, 'events'), data: row.events.length ? row.events.map(reportEventData) : null }), { answerOnly: true }),
+    metrics: f('json', (row) => ({ href: href(row.hash, 'metrics'), data: row.metrics }), { answerOnly: true }),
+    logs: f('json', (row) => ({ href: href(row.hash, 'logs'), data: row.logs }), { answerOnly: true }),
+  },
+  orderable: [...REPORT_STRINGS, 'report_format', ...REPORT_TIMES, 'noop', 'noop_pending', 'corrective_change', 'latest_report?'],
+  rows: (index) => index.reports,
+  record: (r: ReportItem) => ({
+    hash: r.hash,
+    certname: r.certname,
+    agent_version: r.puppet_version,
+    report_format: r.report_format,
+    configuration_version: r.configuration_version,
+    start_time: utc(r.start_time),
+    end_time: utc(r.end_time),
+    producer_timestamp: utc(r.producer_timestamp),
+    receive_time: utc(r.receive_time),
+    producer: r.producer,
+    transaction_uuid: r.transaction_uuid,
+    catalog_uuid: r.catalog_uuid,
+    code_id: r.code_id,
+    job_id: r.job_id,
+    cached_catalog_status: r.cached_catalog_status,
+    status: r.status,
+    noop: r.noop,
+    noop_pending: r.noop_pending,
+    corrective_change: null,
+    environment: r.environment,
+    type: r.type,
+    resource_events: reports.fields.resource_events!.get(r),
+    metrics: reports.fields.metrics!.get(r),
+    logs: reports.fields.logs!.get(r),
+  }),
+};
+// The interface document's name for puppet_version.
+reports.fields.agent_version = reports.fields.puppet_version!;
+
+const EVENT_STRINGS = ['status', 'resource_type', 'resource_title', 'property', 'name', 'message', 'file', 'containing_class'];
+
+export const events: Entity = {
+  name: 'events',
+  fields: {
+    certname: f('string', (e: EventItem) => e.report.certname),
+    report: f('string', (e: EventItem) => e.report.hash),
+    configuration_version: f('string', (e: EventItem) => e.report.configuration_version),
+    environment: f('string', (e: EventItem) => e.report.environment),
+    ...Object.fromEntries(EVENT_STRINGS.map((k) => [k, prop('string', k)])),
+    new_value: prop('json', 'new_value'),
+    old_value: prop('json', 'old_value'),
+    line: prop('number', 'line'),
+    timestamp: prop('timestamp', 'timestamp'),
+    run_start_time: f('timestamp', (e: EventItem) => e.report.start_time),
+    run_end_time: f('timestamp', (e: EventItem) => e.report.end_time),
+    report_receive_time: f('timestamp', (e: EventItem) => e.report.receive_time),
+    containment_path: prop('array', 'containment_path'),
+    corrective_change: f('boolean', () => null),
+    'latest_report?': f('latest', (e: EventItem) => e.report.latest, { filterOnly: true }),
+  },
+  orderable: [
+    'certname', 'report', 'status', 'timestamp', 'run_start_time', 'run_end_time', 'report_receive_time', 'resource_type', 'resource_title',
+    'property', 'name', 'new_value', 'old_value', 'message', 'file', 'line', 'containment_path', 'containing_class', 'corrective_change',
+    'environment', 'configuration_version', 'latest_report?',
+  ],
+  rows: (index) => index.events,
+  record: (e: EventItem) => ({
+    certname: e.report.certname,
+    report: e.report.hash,
+    configuration_version: e.report.configuration_version,
+    run_start_time: utc(e.report.start_time),
+    run_end_time: utc(e.report.end_time),
+    report_receive_time: utc(e.report.receive_time),
+    environment: e.report.environment,
+    status: e.status,
+    timestamp: utc(e.timestamp),
+    resource_type: e.resource_type,
+    resource_title: e.resource_title,
+    property: e.property,
+    name: e.name,
+    new_value: e.new_value,
+    old_value: e.old_value,
+    message: e.message,
+    file: e.file,
+    line: e.line,
+    containment_path: e.containment_path,
+    containing_class: e.containing_class,
+    corrective_change: null,
+  }),
+};
+
+export const catalogs: Entity = {
+  name: 'catalogs',
+  fields: {
+    certname: prop('string', 'certname'),
+    environment: prop('string', 'environment'),
+    version: prop('string', 'version'),
+    producer_timestamp: prop('timestamp', 'producer_timestamp'),
+  },
+  orderable: ['certname', 'environment', 'version', 'producer_timestamp'],
+  rows: (index) => index.catalogs,
+  record: (c) => ({ certname: c.certname, environment: c.environment, version: c.version, producer_timestamp: utc(c.producer_timestamp) }),
+};
+
+export const ENTITIES: Record<string, Entity> = { resources, reports, events, catalogs };

@@ -1,0 +1,317 @@
+/**
+ * The three commands that feed the inventory (PuppetDB's command API): replace catalog (wire format v9), store
+ * report (v8) and deactivate node (v3), with PuppetDB's staleness rules. Payloads are checked field by field; a
+ * malformed one is a 400 naming the field and stores nothing.
+ */
+import { badRequest } from '../model/errors.js';
+import { canonicalJson, parseInstant, sha1, utc } from './values.js';
+
+export interface ResourceRow {
+  certname: string;
+  resource: string;
+  type: string;
+  title: string;
+  exported: boolean;
+  tags: string[];
+  file: string | null;
+  line: number | null;
+  environment: string | null;
+  parameters: Record<string, unknown>;
+}
+
+export interface EventRow {
+  status: string | null;
+  timestamp: number;
+  resource_type: string;
+  resource_title: string;
+  property: string | null;
+  name: string | null;
+  new_value: unknown;
+  old_value: unknown;
+  message: string | null;
+  file: string | null;
+  line: number | null;
+  containment_path: string[] | null;
+  containing_class: string | null;
+}
+
+export interface StoredReport {
+  hash: string;
+  certname: string;
+  puppet_version: string;
+  report_format: number;
+  configuration_version: string;
+  start_time: number;
+  end_time: number;
+  producer_timestamp: number;
+  receive_time: number;
+  producer: string | null;
+  transaction_uuid: string | null;
+  catalog_uuid: string | null;
+  code_id: string | null;
+  job_id: string | null;
+  cached_catalog_status: string | null;
+  status: string | null;
+  noop: boolean | null;
+  noop_pending: boolean | null;
+  environment: string | null;
+  type: string;
+  events: EventRow[];
+  metrics: unknown[] | null;
+  logs: unknown[] | null;
+}
+
+export interface NodeRecord {
+  deactivated: number | null;
+  /** Newest producer_timestamp of anything received from the node. */
+  lastSeen: number;
+}
+
+export interface InventoryData {
+  nodes: Record<string, NodeRecord>;
+  catalogs: Record<string, { producer_timestamp: number; environment: string | null; version: string | null; resources: ResourceRow[] }>;
+  reports: StoredReport[];
+}
+
+export const emptyInventory = (): InventoryData => ({ nodes: {}, catalogs: {}, reports: [] });
+
+// ---- field checks -------------------------------------------------------------------------------------------------
+
+type Obj = Record<string, unknown>;
+const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+function need(o: Obj, path: string, key: string): unknown {
+  if (!(key in o) || o[key] === undefined) throw badRequest(`${path}.${key}: is required`);
+  return o[key];
+}
+function str(o: Obj, path: string, key: string, nullable = false): string | null {
+  const v = nullable ? (o[key] ?? null) : need(o, path, key);
+  if (v === null && nullable) return null;
+  if (typeof v !== 'string') throw badRequest(`${path}.${key}: expected a string${nullable ? ' or null' : ''}`);
+  return v;
+}
+function time(o: Obj, path: string, key: string): number {
+  const v = need(o, path, key);
+  const ms = parseInstant(v);
+  if (ms === undefined || typeof v !== 'string') throw badRequest(`${path}.${key}: ${JSON.stringify(v)} is not an ISO-8601 timestamp`);
+  return ms;
+}
+function bool(o: Obj, path: string, key: string, nullable = true): boolean | null {
+  const v = o[key] ?? null;
+  if (v === null && nullable) return null;
+  if (typeof v !== 'boolean') throw badRequest(`${path}.${key}: expected a boolean`);
+  return v;
+}
+function int(o: Obj, path: string, key: string, nullable: boolean): number | null {
+  const v = nullable ? (o[key] ?? null) : need(o, path, key);
+  if (v === null && nullable) return null;
+  if (typeof v !== 'number' || !Number.isInteger(v)) throw badRequest(`${path}.${key}: expected an integer`);
+  return v;
+}
+function list(o: Obj, path: string, key: string, nullable = false): unknown[] | null {
+  const v = o[key] ?? null;
+  if (v === null && nullable) return null;
+  if (!Array.isArray(v)) throw badRequest(`${path}.${key}: expected an array`);
+  return v;
+}
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+function uuid(o: Obj, path: string, key: string): string | null {
+  const v = str(o, path, key, true);
+  if (v !== null && !UUID.test(v)) throw badRequest(`${path}.${key}: ${JSON.stringify(v)} is not a UUID`);
+  return v?.toLowerCase() ?? null;
+}
+/** Tags: no upper-case letter; a letter, digit or _ first; then also : . - (PuppetDB's tag pattern, Unicode-aware). */
+const TAG = /^(?!.*\p{Lu})[\p{L}\p{N}_][\p{L}\p{M}\p{N}_:.-]*$/u;
+
+function touch(data: InventoryData, certname: string, at: number): void {
+  const node = (data.nodes[certname] ??= { deactivated: null, lastSeen: at });
+  node.lastSeen = Math.max(node.lastSeen, at);
+  // Anything newer than the deactivation reactivates the node.
+  if (node.deactivated !== null && at > node.deactivated) node.deactivated = null;
+}
+
+/** Replace catalog v9. Returns false when the catalog is older than the stored one (ignored as stale). */
+export function replaceCatalog(data: InventoryData, payload: unknown): boolean {
+  if (!isObj(payload)) throw badRequest('payload: expected a catalog object');
+  const p = 'payload';
+  const certname = str(payload, p, 'certname')!;
+  const at = time(payload, p, 'producer_timestamp');
+  const environment = str(payload, p, 'environment', true);
+  const resources = list(payload, p, 'resources')!;
+  const rows = new Map<string, ResourceRow>();
+  resources.forEach((r, k) => {
+    const rp = `${p}.resources[${k}]`;
+    if (!isObj(r)) throw badRequest(`${rp}: expected a resource object`);
+    const type = str(r, rp, 'type')!;
+    const title = str(r, rp, 'title')!;
+    const tags = list(r, rp, 'tags')!;
+    tags.forEach((t, j) => {
+      if (typeof t !== 'string' || !TAG.test(t)) throw badRequest(`${rp}.tags[${j}]: ${JSON.stringify(t)} is not a valid tag`);
+    });
+    const parameters = r.parameters ?? {};
+    if (!isObj(parameters)) throw badRequest(`${rp}.parameters: expected an object`);
+    const exported = r.exported ?? false;
+    if (typeof exported !== 'boolean') throw badRequest(`${rp}.exported: expected a boolean`);
+    rows.set(canonicalJson([type, title]), {
+      certname,
+      resource: sha1(canonicalJson([type, title, parameters])),
+      type,
+      title,
+      exported,
+      tags: [...new Set(tags as string[])].sort(),
+      file: str(r, rp, 'file', true),
+      line: int(r, rp, 'line', true),
+      environment,
+      parameters,
+    });
+  });
+  const current = data.catalogs[certname];
+  if (current && at < current.producer_timestamp) return false;
+  data.catalogs[certname] = { producer_timestamp: at, environment, version: str(payload, p, 'version', true), resources: [...rows.values()] };
+  touch(data, certname, at);
+  return true;
+}
+
+/** The report hash of PuppetDB 7+: SHA-1 of eight header fields, timestamps in UTC with milliseconds. */
+export function reportHash(r: { certname: string; configuration_version: string; end_time: number; producer_timestamp: number; puppet_version: string; report_format: number; start_time: number; transaction_uuid: string | null }): string {
+  return sha1(
+    canonicalJson({
+      certname: r.certname,
+      configuration_version: r.configuration_version,
+      end_time: utc(r.end_time),
+      producer_timestamp: utc(r.producer_timestamp),
+      puppet_version: r.puppet_version,
+      report_format: r.report_format,
+      start_time: utc(r.start_time),
+      transaction_uuid: r.transaction_uuid,
+    }),
+  );
+}
+
+const containingClass = (path: string[] | null) => [...(path ?? [])].reverse().find((s) => s !== '' && !s.includes('[')) ?? null;
+
+function eventsOf(resources: unknown[], p: string): EventRow[] {
+  const out = new Map<string, EventRow>();
+  resources.forEach((r, k) => {
+    const rp = `${p}.resources[${k}]`;
+    if (!isObj(r)) throw badRequest(`${rp}: expected a resource object`);
+    const base = {
+      resource_type: str(r, rp, 'resource_type')!,
+      resource_title: str(r, rp, 'resource_title')!,
+      file: str(r, rp, 'file', true),
+      line: int(r, rp, 'line', true),
+      containment_path: (list(r, rp, 'containment_path', true) as string[] | null),
+    };
+    const stamp = time(r, rp, 'timestamp');
+    const events: EventRow[] = [];
+    if (r.skipped === true) {
+      events.push({ ...base, status: 'skipped', timestamp: stamp, property: null, name: null, new_value: null, old_value: null, message: null, containing_class: containingClass(base.containment_path) });
+    } else {
+      (list(r, rp, 'events') ?? []).forEach((e, j) => {
+        const ep = `${rp}.events[${j}]`;
+        if (!isObj(e)) throw badRequest(`${ep}: expected an event object`);
+        const status = str(e, ep, 'status', true);
+        if (status !== null && !['success', 'failure', 'noop', 'skipped'].includes(status)) throw badRequest(`${ep}.status: ${JSON.stringify(status)} is not success, failure, noop or skipped`);
+        events.push({
+          ...base,
+          status,
+          timestamp: time(e, ep, 'timestamp'),
+          property: str(e, ep, 'property', true),
+          name: str(e, ep, 'name', true),
+          new_value: e.new_value ?? null,
+          old_value: e.old_value ?? null,
+          message: str(e, ep, 'message', true),
+          containing_class: containingClass(base.containment_path),
+        });
+      });
+    }
+    for (const ev of events) out.set(canonicalJson({ ...ev }), ev);
+  });
+  return [...out.values()];
+}
+
+/** Store report v8. Returns false when a report with the same hash is already stored. */
+export function storeReport(data: InventoryData, payload: unknown, receivedAt: number): { stored: boolean; hash: string } {
+  if (!isObj(payload)) throw badRequest('payload: expected a report object');
+  const p = 'payload';
+  const header = {
+    certname: str(payload, p, 'certname')!,
+    puppet_version: str({ puppet_version: payload.puppet_version ?? payload.agent_version }, p, 'puppet_version')!,
+    report_format: int(payload, p, 'report_format', false)!,
+    configuration_version: str(payload, p, 'configuration_version')!,
+    start_time: time(payload, p, 'start_time'),
+    end_time: time(payload, p, 'end_time'),
+    producer_timestamp: time(payload, p, 'producer_timestamp'),
+    transaction_uuid: uuid(payload, p, 'transaction_uuid'),
+  };
+  const type = payload.type ?? 'agent';
+  if (type !== 'agent' && type !== 'plan') throw badRequest(`${p}.type: ${JSON.stringify(type)} is not agent or plan`);
+  const report: StoredReport = {
+    hash: reportHash(header),
+    ...header,
+    receive_time: receivedAt,
+    producer: str(payload, p, 'producer', true),
+    catalog_uuid: uuid(payload, p, 'catalog_uuid'),
+    code_id: str(payload, p, 'code_id', true),
+    job_id: str(payload, p, 'job_id', true),
+    cached_catalog_status: str(payload, p, 'cached_catalog_status', true),
+    status: str(payload, p, 'status', true),
+    noop: bool(payload, p, 'noop'),
+    noop_pending: bool(payload, p, 'noop_pending'),
+    environment: str(payload, p, 'environment', true),
+    type,
+    events: eventsOf(list(payload, p, 'resources') ?? [], p),
+    metrics: list(payload, p, 'metrics', true),
+    logs: list(payload, p, 'logs', true),
+  };
+  if (data.reports.some((r) => r.hash === report.hash)) return { stored: false, hash: report.hash };
+  data.reports.push(report);
+  touch(data, report.certname, report.producer_timestamp);
+  return { stored: true, hash: report.hash };
+}
+
+/** Deactivate node v3; ignored as stale when the node sent something newer. */
+export function deactivateNode(data: InventoryData, payload: unknown): boolean {
+  if (!isObj(payload)) throw badRequest('payload: expected {certname, producer_timestamp}');
+  const certname = str(payload, 'payload', 'certname')!;
+  const at = time(payload, 'payload', 'producer_timestamp');
+  const node = (data.nodes[certname] ??= { deactivated: null, lastSeen: Number.NEGATIVE_INFINITY });
+  if (node.lastSeen > at) return false;
+  node.deactivated = at;
+  return true;
+}
+
+export interface Command {
+  command: string;
+  version: number;
+  payload: unknown;
+  /** When the command was received; defaults to now (PuppetDB's `received`). */
+  received?: string;
+}
+
+/** Applies one command; answers what happened. */
+export function applyCommand(data: InventoryData, body: unknown, now: number): Record<string, unknown> {
+  if (!isObj(body)) throw badRequest('expected a command object {command, version, payload}');
+  const name = String(need(body, 'command', 'command')).replace(/[_-]/g, ' ').toLowerCase();
+  const version = need(body, 'command', 'version');
+  const received = body.received === undefined ? now : parseInstant(body.received);
+  if (received === undefined) throw badRequest(`command.received: ${JSON.stringify(body.received)} is not a timestamp`);
+  const expect = (v: number) => {
+    if (version !== v) throw badRequest(`command.version: ${JSON.stringify(version)} is not supported for ${name} (use ${v})`);
+  };
+  switch (name) {
+    case 'replace catalog':
+      expect(9);
+      return { command: name, applied: replaceCatalog(data, body.payload) };
+    case 'store report': {
+      expect(8);
+      const r = storeReport(data, body.payload, received);
+      return { command: name, applied: r.stored, hash: r.hash };
+    }
+    case 'deactivate node':
+      expect(3);
+      return { command: name, applied: deactivateNode(data, body.payload) };
+    default:
+      throw badRequest(`command.command: ${JSON.stringify(body.command)} is not replace catalog, store report or deactivate node`);
+  }
+}

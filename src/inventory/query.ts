@@ -1,0 +1,534 @@
+/**
+ * PuppetDB's v4 query language (AST in prefix notation): parsed and checked against the fields and operators of an
+ * entity, then compiled into a predicate over rows with SQL's three-valued logic (a comparison with null is
+ * unknown, `not` of unknown is unknown, and a row is kept only when the predicate is true). Errors are 400s with
+ * PuppetDB's one-line messages.
+ */
+import { badRequest } from '../model/errors.js';
+import { ENTITIES, indexOf, type Entity, type Field, type Index } from './entities.js';
+import type { InventoryData } from './ingest.js';
+import { canonicalJson, parseInstant } from './values.js';
+
+export type Truth = boolean | null;
+export type Predicate = (row: any) => Truth;
+
+const quoteList = (names: string[]) => {
+  const q = names.map((n) => `'${n}'`);
+  return q.length <= 2 ? q.join(' and ') : `${q.slice(0, -1).join(', ')}, and ${q.at(-1)}`;
+};
+
+const queryableNames = (e: Entity) => Object.keys(e.fields).filter((k) => !e.fields[k]!.answerOnly).sort();
+const extractableNames = (e: Entity) => Object.keys(e.fields).filter((k) => !e.fields[k]!.filterOnly).sort();
+
+/** A field as used in a query: regular, `["parameter", name]`, dotted `parameters.a.b`, or `node_state`. */
+interface QueryField {
+  name: string;
+  kind: Field['kind'] | 'parameter' | 'dotted';
+  get: (row: any) => unknown;
+}
+
+/** `parameters.a."b.c"` -> ['a', 'b.c'] */
+function dottedPath(name: string): string[] {
+  const rest = name.slice('parameters.'.length);
+  const parts: string[] = [];
+  for (const m of rest.matchAll(/"((?:[^"\\]|\\.)*)"|([^.]+)/g)) parts.push(m[1] !== undefined ? m[1].replace(/\\(.)/g, '$1') : m[2]!);
+  return parts;
+}
+
+const MISSING = Symbol('missing');
+function atPath(value: unknown, path: string[]): unknown {
+  let v = value;
+  for (const k of path) {
+    if (typeof v !== 'object' || v === null || Array.isArray(v) || !(k in (v as object))) return MISSING;
+    v = (v as Record<string, unknown>)[k];
+  }
+  return v;
+}
+
+function queryField(entity: Entity, raw: unknown, purpose: 'query' | 'in'): QueryField {
+  if (Array.isArray(raw) && raw[0] === 'parameter' && entity.name === 'resources' && typeof raw[1] === 'string') {
+    const name = raw[1];
+    return { name: `parameter ${name}`, kind: 'parameter', get: (row) => (name in row.parameters ? row.parameters[name] : MISSING) };
+  }
+  if (typeof raw !== 'string') throw badRequest(`${JSON.stringify(raw)} is not a valid field`);
+  if (entity.name === 'resources' && raw.startsWith('parameters.')) {
+    const path = dottedPath(raw);
+    return { name: raw, kind: 'dotted', get: (row) => atPath(row.parameters, path) };
+  }
+  if (entity.name === 'resources' && raw === 'node_state') return { name: raw, kind: 'node_state', get: (row) => row.active };
+  const field = entity.fields[raw];
+  if (!field || field.answerOnly) {
+    if (purpose === 'in') {
+      throw badRequest(`Can't match on unknown '${entity.name}' field '${raw}' for 'in'. Acceptable fields are ${quoteList(queryableNames(entity))}`);
+    }
+    throw badRequest(`'${raw}' is not a queryable object for ${entity.name}. Known queryable objects are ${quoteList(queryableNames(entity))}`);
+  }
+  return { name: raw, kind: field.kind, get: field.get };
+}
+
+/** PostgreSQL advanced regular expressions as JavaScript ones, for what users meet: (?i), \m \M \y, bracket rules. */
+export function pgRegex(pattern: string): RegExp {
+  let flags = '';
+  let p = pattern;
+  if (p.startsWith('(?i)')) {
+    flags = 'i';
+    p = p.slice(4);
+  }
+  const fail = (why: string) => badRequest(`ERROR: invalid regular expression: ${why}`);
+  if (/^[*+?{]/.test(p)) throw fail('quantifier operand invalid');
+  let out = '';
+  for (let i = 0; i < p.length; i++) {
+    const c = p[i]!;
+    if (c === '\\') {
+      const n = p[i + 1];
+      if (n === undefined) throw fail('invalid escape \\ sequence');
+      out += n === 'm' || n === 'M' || n === 'y' ? '\\b' : `\\${n}`;
+      i++;
+      continue;
+    }
+    if (c === '[') {
+      // In POSIX brackets a ] right after [ or [^ is a literal, and backslashes are literal too.
+      let j = i + 1;
+      let cls = '[';
+      if (p[j] === '^') {
+        cls += '^';
+        j++;
+      }
+      if (p[j] === ']') {
+        cls += '\\]';
+        j++;
+      }
+      while (j < p.length && p[j] !== ']') {
+        cls += p[j] === '\\' ? '\\\\' : p[j];
+        j++;
+      }
+      if (j >= p.length) throw fail('brackets [] not balanced');
+      out += `${cls}]`;
+      i = j;
+      continue;
+    }
+    out += c;
+  }
+  try {
+    return new RegExp(out, flags);
+  } catch (e) {
+    throw fail((e as Error).message.replace(/^Invalid regular expression: /, ''));
+  }
+}
+
+const show = (v: unknown) => (typeof v === 'string' ? v : JSON.stringify(v));
+
+function timestampValue(v: unknown): number {
+  const ms = parseInstant(v);
+  if (ms === undefined) throw badRequest(`'${show(v)}' is not a valid timestamp value`);
+  return ms;
+}
+
+const and = (parts: Predicate[]): Predicate => (row) => {
+  let unknown = false;
+  for (const p of parts) {
+    const v = p(row);
+    if (v === false) return false;
+    if (v === null) unknown = true;
+  }
+  return unknown ? null : true;
+};
+const or = (parts: Predicate[]): Predicate => (row) => {
+  let unknown = false;
+  for (const p of parts) {
+    const v = p(row);
+    if (v === true) return true;
+    if (v === null) unknown = true;
+  }
+  return unknown ? null : false;
+};
+
+export interface Compiler {
+  entity: Entity;
+  index: Index;
+  /** Field names the query mentions (default restrictions apply only when it does not). */
+  mentions: Set<string>;
+}
+
+function equality(c: Compiler, f: QueryField, value: unknown): Predicate {
+  const { get } = f;
+  if (value === null && f.kind !== 'json' && f.kind !== 'parameter' && f.kind !== 'dotted') return (row) => get(row) === null;
+  switch (f.kind) {
+    case 'string':
+      if (typeof value !== 'string') throw badRequest(`Argument "${show(value)}" is incompatible with string field "${f.name}".`);
+      return (row) => {
+        const v = get(row);
+        return v === null ? null : v === value;
+      };
+    case 'number':
+      if (typeof value !== 'number') throw badRequest(`Argument "${show(value)}" is incompatible with numeric field "${f.name}".`);
+      return (row) => {
+        const v = get(row);
+        return v === null ? null : v === value;
+      };
+    case 'timestamp': {
+      const ms = timestampValue(value);
+      return (row) => {
+        const v = get(row);
+        return v === null ? null : v === ms;
+      };
+    }
+    case 'boolean':
+    case 'latest': {
+      const b = f.kind === 'latest' && typeof value === 'string' ? value.toLowerCase() === 'true' : value;
+      if (typeof b !== 'boolean') throw badRequest(`Argument "${show(value)}" is incompatible with boolean field "${f.name}".`);
+      return (row) => {
+        const v = get(row);
+        return v === null ? null : v === b;
+      };
+    }
+    case 'array':
+    case 'tag': {
+      if (typeof value !== 'string') throw badRequest(`Argument "${show(value)}" is incompatible with array field "${f.name}".`);
+      const wanted = f.kind === 'tag' ? value.toLowerCase() : value;
+      return (row) => {
+        const v = get(row) as string[] | null;
+        return v === null ? null : v.includes(wanted);
+      };
+    }
+    case 'node_state': {
+      const state = String(value).toLowerCase();
+      if (!['active', 'inactive', 'any'].includes(state)) throw badRequest(`node_state: '${show(value)}' is not active, inactive or any`);
+      return (row) => state === 'any' || (state === 'active') === row.active;
+    }
+    case 'parameter':
+    case 'dotted':
+    case 'json':
+    case 'parameters': {
+      const text = canonicalJson(value);
+      return (row) => {
+        const v = get(row);
+        return v === MISSING ? false : canonicalJson(v) === text;
+      };
+    }
+  }
+}
+
+function inequality(f: QueryField, op: string, value: unknown): Predicate {
+  const cmp: (a: number, b: number) => boolean =
+    op === '<' ? (a, b) => a < b : op === '>' ? (a, b) => a > b : op === '<=' ? (a, b) => a <= b : (a, b) => a >= b;
+  let bound: number;
+  if (f.kind === 'number' || f.kind === 'dotted') {
+    if (typeof value !== 'number') throw badRequest(`Argument "${show(value)}" and operator "${op}" have incompatible types.`);
+    bound = value;
+  } else if (f.kind === 'timestamp') bound = timestampValue(value);
+  else throw badRequest(`Query operators >,>=,<,<= are not allowed on field ${f.name}`);
+  return (row) => {
+    const v = f.get(row);
+    return typeof v === 'number' ? cmp(v, bound) : null;
+  };
+}
+
+function regexMatch(f: QueryField, value: unknown): Predicate {
+  if (typeof value !== 'string') throw badRequest('Invalid ~ clause');
+  switch (f.kind) {
+    case 'string': {
+      const re = pgRegex(value);
+      return (row) => {
+        const v = f.get(row) as string | null;
+        return v === null ? null : re.test(v);
+      };
+    }
+    case 'array':
+    case 'tag': {
+      const re = pgRegex(f.kind === 'tag' ? value.toLowerCase() : value);
+      return (row) => {
+        const v = f.get(row) as string[] | null;
+        return v === null ? null : v.some((x) => re.test(x));
+      };
+    }
+    case 'parameter':
+    case 'json': {
+      // PuppetDB JSON-encodes the pattern too, so it must cover a whole JSON string token (a quirk kept on purpose).
+      const re = pgRegex(JSON.stringify(value));
+      return (row) => {
+        const v = f.get(row);
+        return v === MISSING ? false : re.test(canonicalJson(v));
+      };
+    }
+    case 'dotted': {
+      const re = pgRegex(value);
+      return (row) => {
+        const v = f.get(row);
+        if (v === MISSING || v === null) return null;
+        return re.test(typeof v === 'string' ? v : canonicalJson(v));
+      };
+    }
+    default:
+      throw badRequest(`Query operator ~ is not allowed on field ${f.name}`);
+  }
+}
+
+function nullCheck(f: QueryField, value: unknown): Predicate {
+  if (typeof value !== 'boolean') throw badRequest(`null? takes a boolean, not ${show(value)}`);
+  if (f.kind === 'json') return () => false; // PuppetDB compares the JSON text with SQL NULL: never true (quirk kept)
+  if (f.kind === 'dotted' || f.kind === 'parameter') {
+    return (row) => {
+      const v = f.get(row);
+      return v === MISSING ? false : (v === null) === value;
+    };
+  }
+  return (row) => (f.get(row) === null) === value;
+}
+
+/** Entities related implicitly: which outer field matches which inner one. */
+function implicitJoin(outer: Entity, inner: Entity): [string, string] {
+  if (outer.name === 'events' && inner.name === 'reports') return ['report', 'hash'];
+  if (outer.name === 'reports' && inner.name === 'events') return ['hash', 'report'];
+  if (outer.fields.certname && inner.fields.certname) return ['certname', 'certname'];
+  throw badRequest(`No implicit relationship for entity '${inner.name}'`);
+}
+
+function entityNamed(name: unknown): Entity {
+  const e = typeof name === 'string' ? ENTITIES[name] : undefined;
+  if (!e) throw badRequest(`No implicit relationship for entity '${show(name)}'`);
+  return e;
+}
+
+/** The tuples a subquery extracts, as canonical JSON keys of the fields' raw values. */
+function extractedTuples(index: Index, node: unknown): { width: number; keys: Set<string> } {
+  if (!Array.isArray(node)) throw badRequest(`${JSON.stringify(node)} is not a valid subquery`);
+  let entity: Entity;
+  let fields: unknown;
+  let where: unknown;
+  const head = String(node[0]).toLowerCase();
+  if (head === 'extract') {
+    const select = node[2];
+    if (!Array.isArray(select) || typeof select[0] !== 'string' || !select[0].startsWith('select_')) {
+      throw badRequest('extract in a subquery needs ["select_<entity>", query]');
+    }
+    entity = entityNamed(select[0].slice('select_'.length));
+    fields = node[1];
+    where = select[1];
+  } else if (head === 'from') {
+    entity = entityNamed(node[1]);
+    const inner = node[2];
+    if (!Array.isArray(inner) || String(inner[0]).toLowerCase() !== 'extract') throw badRequest('from in an in clause needs an extract');
+    fields = inner[1];
+    where = inner[2];
+  } else throw badRequest(`${JSON.stringify(node[0])} is not a valid subquery for 'in'`);
+  const names = Array.isArray(fields) ? fields : [fields];
+  const unknown = names.filter((n) => typeof n !== 'string' || !entity.fields[n] || entity.fields[n]!.filterOnly);
+  if (unknown.length) throw badRequest(extractError(entity, unknown as string[]));
+  const filter = compileFilter(entity, index, where);
+  const getters = (names as string[]).map((n) => entity.fields[n]!.get);
+  const keys = new Set<string>();
+  for (const row of entity.rows(index)) if (filter(row) === true) keys.add(canonicalJson(getters.map((g) => g(row))));
+  return { width: names.length, keys };
+}
+
+function extractError(entity: Entity, unknown: string[]): string {
+  const what = unknown.length === 1 ? `field '${unknown[0]}'` : `fields ${quoteList(unknown)}`;
+  return `Can't extract unknown '${entity.name}' ${what}. Acceptable fields are ${quoteList(extractableNames(entity))}`;
+}
+
+function membership(c: Compiler, node: unknown[]): Predicate {
+  if (node.length !== 3) throw badRequest('in requires exactly two arguments');
+  const rawFields = Array.isArray(node[1]) && node[1][0] !== 'parameter' ? node[1] : [node[1]];
+  const fields = rawFields.map((f) => queryField(c.entity, f, 'in'));
+  fields.forEach((f) => c.mentions.add(f.name));
+  const sub = node[2];
+  if (Array.isArray(sub) && String(sub[0]).toLowerCase() === 'array') {
+    if (fields.length !== 1) throw badRequest('in with an array takes one field');
+    const f = fields[0]!;
+    if (f.kind === 'array' || f.kind === 'tag') throw badRequest('Operator in...array is not supported on array types');
+    const values = sub[1];
+    if (!Array.isArray(values)) throw badRequest('array takes a list of values');
+    return or(values.map((v) => equality(c, f, v)));
+  }
+  const { width, keys } = extractedTuples(c.index, sub);
+  if (width !== fields.length) throw badRequest(`in: ${fields.length} fields cannot match ${width} extracted fields`);
+  return (row) => keys.has(canonicalJson(fields.map((f) => f.get(row))));
+}
+
+function compileNode(c: Compiler, node: unknown): Predicate {
+  if (!Array.isArray(node) || node.length === 0 || typeof node[0] !== 'string') throw badRequest(`${JSON.stringify(node)} is not a valid query`);
+  const op = node[0].toLowerCase();
+  const args = node.slice(1);
+  switch (op) {
+    case 'and':
+    case 'or':
+      if (args.length === 0) throw badRequest(`'${op}' takes at least one argument, but none were supplied`);
+      return (op === 'and' ? and : or)(args.map((a) => compileNode(c, a)));
+    case 'not': {
+      if (args.length !== 1) throw badRequest(`'not' takes exactly one argument, but ${args.length} were supplied`);
+      const p = compileNode(c, args[0]);
+      return (row) => {
+        const v = p(row);
+        return v === null ? null : !v;
+      };
+    }
+    case '=':
+    case '<':
+    case '>':
+    case '<=':
+    case '>=':
+    case '~':
+    case '~>':
+    case 'null?': {
+      if (args.length !== 2) throw badRequest(`${op} requires exactly two arguments`);
+      const f = queryField(c.entity, args[0], 'query');
+      c.mentions.add(f.name);
+      if (op === '=') return equality(c, f, args[1]);
+      if (op === '~') return regexMatch(f, args[1]);
+      if (op === 'null?') return nullCheck(f, args[1]);
+      if (op === '~>') throw badRequest(`Query operator ~> is not allowed on field ${f.name}`);
+      return inequality(f, op, args[1]);
+    }
+    case 'in':
+      return membership(c, node);
+    case 'subquery': {
+      if (args.length !== 2) throw badRequest('subquery requires an entity and a query');
+      const inner = entityNamed(args[0]);
+      const [outerField, innerField] = implicitJoin(c.entity, inner);
+      return membership(c, ['in', outerField, ['from', inner.name, ['extract', innerField, args[1]]]]);
+    }
+    default:
+      throw badRequest(`'${node[0]}' is not a known query operator`);
+  }
+}
+
+/** Default restrictions: resources of active nodes only; reports of agent runs only (unless the query says). */
+function withDefaults(c: Compiler, p: Predicate): Predicate {
+  if (c.entity.name === 'resources' && !c.mentions.has('node_state')) return (row) => (row.active ? p(row) : false);
+  if (c.entity.name === 'reports' && !c.mentions.has('type')) return (row) => (row.type === 'agent' ? p(row) : false);
+  return p;
+}
+
+export function compileFilter(entity: Entity, index: Index, node: unknown): Predicate {
+  const c: Compiler = { entity, index, mentions: new Set() };
+  if (node === undefined || node === null) return withDefaults(c, () => true);
+  // ["=", "type", "any"] on reports shows every type.
+  const p = compileNode(c, anyType(entity, node));
+  return withDefaults(c, p);
+}
+
+function anyType(entity: Entity, node: unknown): unknown {
+  if (entity.name !== 'reports' || !Array.isArray(node)) return node;
+  if (node[0] === '=' && node[1] === 'type' && node[2] === 'any') return ['or', ['=', 'type', 'agent'], ['=', 'type', 'plan']];
+  return node.map((n) => anyType(entity, n));
+}
+
+// ---- top-level extract ---------------------------------------------------------------------------------------------
+
+export interface Column {
+  name: string;
+  /** A field's answer value for a row. */
+  value?: (row: any) => unknown;
+  fn?: { name: string; field?: (row: any) => unknown };
+}
+
+export interface Extraction {
+  columns: Column[];
+  groupBy: string[];
+}
+
+export interface CompiledQuery {
+  filter: Predicate;
+  extract?: Extraction;
+}
+
+const FUNCTIONS = ['count', 'avg', 'sum', 'min', 'max'];
+
+function column(entity: Entity, raw: unknown, unknown: string[]): Column | undefined {
+  if (Array.isArray(raw) && raw[0] === 'function') {
+    const name = String(raw[1]).toLowerCase();
+    if (!FUNCTIONS.includes(name)) throw badRequest(`function ${show(raw[1])} is not supported (count, avg, sum, min, max)`);
+    if (raw[2] === undefined) {
+      if (name !== 'count') throw badRequest(`function ${name} needs a field`);
+      return { name, fn: { name } };
+    }
+    const f = queryField(entity, raw[2], 'query');
+    return { name, fn: { name, field: f.get } };
+  }
+  if (typeof raw !== 'string') throw badRequest(`${JSON.stringify(raw)} is not a valid extract field`);
+  if (entity.name === 'resources' && raw.startsWith('parameters.')) {
+    const path = dottedPath(raw);
+    return { name: raw, value: (row) => {
+      const v = atPath(row.parameters, path);
+      return v === MISSING ? null : v;
+    } };
+  }
+  const field = entity.fields[raw];
+  if (!field || field.filterOnly) {
+    unknown.push(raw);
+    return undefined;
+  }
+  return { name: raw, value: (row) => entity.record(row)[raw] ?? (field.kind === 'timestamp' ? null : field.get(row)) };
+}
+
+/** Compiles a query; `fixed` are criteria of the route (`/resources/<type>`), ANDed onto the query's filter. */
+export function compileQuery(entity: Entity, data: InventoryData, node: unknown, fixed: unknown[] = []): CompiledQuery {
+  const index = indexOf(data);
+  const narrowed = (where: unknown) => (fixed.length === 0 ? where : ['and', ...fixed, ...(where === undefined ? [] : [where])]);
+  if (!Array.isArray(node) || String(node[0]).toLowerCase() !== 'extract') return { filter: compileFilter(entity, index, narrowed(node)) };
+  const [, fields, ...rest] = node;
+  const group = rest.find((r) => Array.isArray(r) && String(r[0]).toLowerCase() === 'group_by') as unknown[] | undefined;
+  const where = rest.find((r) => r !== group);
+  const unknown: string[] = [];
+  const columns = (Array.isArray(fields) && fields[0] !== 'function' ? fields : [fields]).map((f) => column(entity, f, unknown));
+  const groupBy = (group?.slice(1) ?? []).map(String);
+  for (const g of groupBy) if (!entity.fields[g] || entity.fields[g]!.filterOnly) unknown.push(g);
+  if (unknown.length) throw badRequest(extractError(entity, [...new Set(unknown)]));
+  return { filter: compileFilter(entity, index, narrowed(where)), extract: { columns: columns as Column[], groupBy } };
+}
+
+/** Applies an extraction: a projection, or aggregates per group. */
+export function project(rows: any[], x: Extraction, entity: Entity): Record<string, unknown>[] {
+  const plain = x.columns.filter((c) => c.value);
+  const functions = x.columns.filter((c) => c.fn);
+  if (functions.length === 0 && x.groupBy.length === 0) {
+    return rows.map((row) => Object.fromEntries(plain.map((c) => [c.name, c.value!(row)])));
+  }
+  const groups = new Map<string, any[]>();
+  const groupValue = (row: any) => canonicalJson(x.groupBy.map((g) => entity.record(row)[g] ?? entity.fields[g]!.get(row)));
+  for (const row of rows) {
+    const key = groupValue(row);
+    (groups.get(key) ?? groups.set(key, []).get(key)!).push(row);
+  }
+  if (groups.size === 0 && x.groupBy.length === 0) groups.set('[]', []);
+  return [...groups.values()].map((members) => {
+    const out: Record<string, unknown> = {};
+    for (const c of x.columns) {
+      if (c.value) out[c.name] = members.length ? c.value(members[0]) : null;
+      else out[c.name] = aggregate(c.fn!, members);
+    }
+    return out;
+  });
+}
+
+function aggregate(fn: { name: string; field?: (row: any) => unknown }, rows: any[]): unknown {
+  if (fn.name === 'count') return fn.field ? rows.filter((r) => fn.field!(r) !== null && fn.field!(r) !== MISSING).length : rows.length;
+  const values = rows.map((r) => fn.field!(r)).filter((v): v is number => typeof v === 'number');
+  if (values.length === 0) return null;
+  switch (fn.name) {
+    case 'sum':
+      return values.reduce((a, b) => a + b, 0);
+    case 'avg':
+      return values.reduce((a, b) => a + b, 0) / values.length;
+    case 'min':
+      return Math.min(...values);
+    default:
+      return Math.max(...values);
+  }
+}
+
+/** The `query` URL parameter: JSON, or nothing. Parse errors in PuppetDB's words. */
+export function parseQueryParameter(text: string | null): unknown {
+  if (text === null || text.trim() === '') return undefined;
+  try {
+    return JSON.parse(text);
+  } catch (e) {
+    const m = /position (\d+)/.exec((e as Error).message);
+    const pos = m ? Number(m[1]) : text.length;
+    const before = text.slice(0, pos);
+    const line = before.split('\n').length;
+    const column = pos - before.lastIndexOf('\n');
+    throw badRequest(`Json parse error at line ${line}, column ${column}: ${(e as Error).message}`);
+  }
+}

@@ -1,0 +1,152 @@
+/**
+ * The inventory endpoints as functions of the stored data and the URL parameters: resources, reports, events,
+ * event counts and aggregate event counts, with paging. The ops layer maps paths onto these.
+ */
+import { badRequest } from '../model/errors.js';
+import { events as eventEntity, indexOf, type Entity, type EventItem } from './entities.js';
+import type { InventoryData } from './ingest.js';
+import { PAGING_PARAMETERS, page, param, parsePaging, rejectUnknown, sortRows } from './paging.js';
+import { compileFilter, compileQuery, parseQueryParameter, project } from './query.js';
+import { parseInstant } from './values.js';
+
+export interface Answer {
+  rows: unknown[];
+  /** Set when include_total was asked for. */
+  total?: number;
+}
+
+const DISTINCT = ['distinct_resources', 'distinct_start_time', 'distinct_end_time'];
+
+/** distinct_resources: per (certname, type, title, property, name) only the newest event inside the time window. */
+function distinctEvents(query: URLSearchParams, rows: EventItem[]): EventItem[] {
+  const on = param(query, 'distinct_resources');
+  const start = param(query, 'distinct_start_time');
+  const end = param(query, 'distinct_end_time');
+  if (on === null && start === null && end === null) return rows;
+  if (on === null) throw badRequest("'distinct_resources' query parameter must accompany parameters 'distinct_start_time' and 'distinct_end_time'");
+  if (start === null || end === null) throw badRequest("'distinct_resources' query parameter requires accompanying parameters 'distinct_start_time' and 'distinct_end_time'");
+  const from = parseInstant(start);
+  const to = parseInstant(end);
+  if (from === undefined || to === undefined) {
+    throw badRequest(`query parameters 'distinct_start_time' and 'distinct_end_time' must be valid datetime strings: ${start} ${end}`);
+  }
+  if (on.toLowerCase() !== 'true') return rows;
+  const newest = new Map<string, EventItem>();
+  for (const e of rows) {
+    if (e.timestamp < from || e.timestamp > to) continue;
+    const key = JSON.stringify([e.report.certname, e.resource_type, e.resource_title, e.property, e.name]);
+    const cur = newest.get(key);
+    if (!cur || e.timestamp > cur.timestamp) newest.set(key, e);
+  }
+  return [...newest.values()];
+}
+
+/**
+ * Answers a query on an entity. `fixed` adds criteria of the route (`/resources/<type>`, `/reports/<hash>/events`).
+ */
+export function queryEntity(entity: Entity, data: InventoryData, query: URLSearchParams, fixed: unknown[] = []): Answer {
+  rejectUnknown(query, ['query', ...PAGING_PARAMETERS, ...(entity === eventEntity ? DISTINCT : [])]);
+  const paging = parsePaging(query, entity.orderable);
+  const compiled = compileQuery(entity, data, parseQueryParameter(param(query, 'query')), fixed);
+  let rows = entity.rows(indexOf(data));
+  if (entity === eventEntity) rows = distinctEvents(query, rows);
+  rows = rows.filter((row) => compiled.filter(row) === true);
+  if (compiled.extract) {
+    const projected = project(rows, compiled.extract, entity);
+    const sorted = sortRows(projected, paging.orderBy, (r, f) => r[f]);
+    const paged = page(sorted, paging);
+    return { rows: paged.rows, total: paging.includeTotal ? paged.total : undefined };
+  }
+  const sorted = sortRows(rows, paging.orderBy, (row, f) => entity.fields[f]!.get(row));
+  const paged = page(sorted, paging);
+  return { rows: paged.rows.map(entity.record), total: paging.includeTotal ? paged.total : undefined };
+}
+
+// ---- event counts ------------------------------------------------------------------------------------------------
+
+const SUMMARIES = ['resource', 'containing_class', 'certname'];
+const COUNT_FIELDS: Record<string, string> = { failures: 'failure', successes: 'success', noops: 'noop', skips: 'skipped' };
+
+interface CountRow {
+  subject_type: string;
+  subject: Record<string, unknown>;
+  failures: number;
+  successes: number;
+  noops: number;
+  skips: number;
+  [key: string]: unknown;
+}
+
+function countsFilter(text: string | null): (row: CountRow) => boolean {
+  if (text === null || text.trim() === '') return () => true;
+  let f: unknown;
+  try {
+    f = JSON.parse(text);
+  } catch {
+    throw badRequest(`Illegal value '${text}' for :counts_filter; expected JSON`);
+  }
+  if (!Array.isArray(f) || f.length !== 3) throw badRequest(`${text} is not well-formed: counts_filter takes one comparison [op, field, number]`);
+  const [op, field, value] = f;
+  if (!['=', '>', '<', '>=', '<='].includes(String(op))) throw badRequest(`${text} is not well-formed: query operator '${op}' is unknown`);
+  if (typeof field !== 'string' || !(field in COUNT_FIELDS)) throw badRequest(`${field} is not a queryable object for event counts`);
+  if (typeof value !== 'number') throw badRequest(`Argument "${value}" and operator "${op}" have incompatible types.`);
+  return (row) => {
+    const v = row[field] as number;
+    return op === '=' ? v === value : op === '>' ? v > value : op === '<' ? v < value : op === '>=' ? v >= value : v <= value;
+  };
+}
+
+function countRows(data: InventoryData, query: URLSearchParams, summarizeBy: string): CountRow[] {
+  if (!SUMMARIES.includes(summarizeBy)) throw badRequest(`Unsupported value for 'summarize_by': '${summarizeBy}'`);
+  const countBy = param(query, 'count_by') ?? 'resource';
+  if (countBy !== 'resource' && countBy !== 'certname') throw badRequest(`Unsupported value for 'count_by': '${countBy}'`);
+  const filter = compileFilter(eventEntity, indexOf(data), parseQueryParameter(param(query, 'query')));
+  const keep = countsFilter(param(query, 'counts_filter'));
+  const rows = distinctEvents(query, indexOf(data).events).filter((e) => filter(e) === true);
+  const subjectOf = (e: EventItem): Record<string, unknown> =>
+    summarizeBy === 'resource' ? { type: e.resource_type, title: e.resource_title } : { title: summarizeBy === 'certname' ? e.report.certname : e.containing_class };
+  const groups = new Map<string, CountRow>();
+  const seen = new Set<string>();
+  for (const e of rows) {
+    const subject = subjectOf(e);
+    const key = JSON.stringify(subject);
+    if (countBy === 'certname') {
+      const once = JSON.stringify([key, e.report.certname, e.status]);
+      if (seen.has(once)) continue;
+      seen.add(once);
+    }
+    let g = groups.get(key);
+    if (!g) {
+      g = { subject_type: summarizeBy, subject, failures: 0, successes: 0, noops: 0, skips: 0 };
+      groups.set(key, g);
+    }
+    for (const [name, status] of Object.entries(COUNT_FIELDS)) if (e.status === status) (g[name] as number)++;
+  }
+  return [...groups.values()].filter(keep);
+}
+
+export function eventCounts(data: InventoryData, query: URLSearchParams): Answer {
+  rejectUnknown(query, ['query', 'summarize_by', 'count_by', 'counts_filter', ...DISTINCT, ...PAGING_PARAMETERS]);
+  const summarizeBy = param(query, 'summarize_by');
+  if (summarizeBy === null) throw badRequest("Missing required query parameter 'summarize_by'");
+  const grouping = summarizeBy === 'resource' ? ['resource_type', 'resource_title'] : [summarizeBy];
+  const paging = parsePaging(query, ['failures', 'successes', 'noops', 'skips', ...grouping]);
+  const rows = countRows(data, query, summarizeBy);
+  const get = (r: CountRow, f: string) =>
+    f === 'resource_type' ? r.subject.type : f === 'resource_title' || f === 'certname' || f === 'containing_class' ? r.subject.title : r[f];
+  const paged = page(sortRows(rows, paging.orderBy, get), paging);
+  return { rows: paged.rows, total: paging.includeTotal ? paged.total : undefined };
+}
+
+export function aggregateEventCounts(data: InventoryData, query: URLSearchParams): Answer {
+  rejectUnknown(query, ['query', 'summarize_by', 'count_by', 'counts_filter', ...DISTINCT]);
+  const summarizeBy = param(query, 'summarize_by');
+  if (summarizeBy === null) throw badRequest("Missing required query parameter 'summarize_by'");
+  return {
+    rows: summarizeBy.split(',').map((s) => {
+      const rows = countRows(data, query, s.trim());
+      const having = (f: keyof CountRow) => rows.filter((r) => (r[f] as number) > 0).length;
+      return { summarize_by: s.trim(), successes: having('successes'), failures: having('failures'), noops: having('noops'), skips: having('skips'), total: rows.length };
+    }),
+  };
+}

@@ -1,0 +1,68 @@
+/**
+ * `/v4`: the inventory query service (resources, reports, events, event counts) and the ingest commands that feed
+ * it, over the workspace's `inventory.json`. Answers are JSON; errors are PuppetDB's one-line texts.
+ */
+import { applyCommand, emptyInventory, type InventoryData } from '../inventory/ingest.js';
+import { events, indexOf, reports, resources } from '../inventory/entities.js';
+import { rejectUnknown } from '../inventory/paging.js';
+import { aggregateEventCounts, eventCounts, queryEntity, type Answer } from '../inventory/service.js';
+import { notFound } from '../model/errors.js';
+import type { AreaSpec } from '../store/workspace.js';
+import type { Input, Operation, Reply } from './operation.js';
+
+export const INVENTORY_AREA: AreaSpec<InventoryData> = { name: 'inventory', initial: emptyInventory, pretty: false };
+
+const answer = (a: Answer): Reply => ({ value: a.rows, headers: a.total === undefined ? undefined : { 'X-Records': String(a.total) } });
+
+function query(name: string, path: string, summary: string, run: (data: InventoryData, i: Input) => Answer): Operation {
+  return {
+    name,
+    method: 'GET',
+    path,
+    summary,
+    reply: 'json',
+    status: 200,
+    errors: [400],
+    handler: async (i) => answer(run(await i.ws.read(INVENTORY_AREA), i)),
+  };
+}
+
+function reportPart(part: 'metrics' | 'logs'): Operation {
+  return query(`v4.reports.${part}`, `/v4/reports/{hash}/${part}`, `The ${part} of a report`, (data, i) => {
+    rejectUnknown(i.query, []);
+    const report = indexOf(data).byHash.get(i.params.hash as string);
+    if (!report) throw notFound(`No information is known about report ${i.params.hash}`);
+    return { rows: report[part] ?? [] };
+  });
+}
+
+export const inventoryOperations: Operation[] = [
+  {
+    name: 'v4.commands',
+    method: 'POST',
+    path: '/v4/commands',
+    summary: 'Ingest: replace catalog (v9), store report (v8) or deactivate node (v3)',
+    body: 'json',
+    reply: 'json',
+    status: 200,
+    errors: [400],
+    handler: async (i) => ({ value: await i.ws.mutate(INVENTORY_AREA, (data) => applyCommand(data, i.body, Date.now())) }),
+  },
+  query('v4.resources', '/v4/resources', 'Resources of active nodes', (data, i) => queryEntity(resources, data, i.query)),
+  query('v4.resources.type', '/v4/resources/{type}', 'Resources of one type', (data, i) =>
+    queryEntity(resources, data, i.query, [['=', 'type', i.params.type]]),
+  ),
+  query('v4.resources.title', '/v4/resources/{type}/{title}', 'Resources of one type and title', (data, i) =>
+    queryEntity(resources, data, i.query, [['=', 'type', i.params.type], ['=', 'title', i.params.title]]),
+  ),
+  query('v4.reports', '/v4/reports', 'Run reports', (data, i) => queryEntity(reports, data, i.query)),
+  query('v4.reports.events', '/v4/reports/{hash}/events', 'The events of a report', (data, i) => {
+    if (!indexOf(data).byHash.has(i.params.hash as string)) throw notFound(`No information is known about report ${i.params.hash}`);
+    return queryEntity(events, data, i.query, [['=', 'report', i.params.hash]]);
+  }),
+  reportPart('metrics'),
+  reportPart('logs'),
+  query('v4.events', '/v4/events', 'Resource events of reports', (data, i) => queryEntity(events, data, i.query)),
+  query('v4.eventCounts', '/v4/event-counts', 'Event counts per resource, class or node', (data, i) => eventCounts(data, i.query)),
+  query('v4.aggregateEventCounts', '/v4/aggregate-event-counts', 'Event counts summed over subjects', (data, i) => aggregateEventCounts(data, i.query)),
+];
