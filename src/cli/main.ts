@@ -6,6 +6,7 @@ import { Command, CommanderError } from 'commander';
 import { NfvError, EXIT, exitCodeFor } from '../model/errors.js';
 import { configurationCommand, constraintsCommand, graphsCommand, neighboursCommand, nodesCommand } from './commands/graphs.js';
 import { deployCommand, fwdCommand, generateFilesCommand } from './commands/fwd.js';
+import { inventoryCommand } from './commands/inventory.js';
 import { requestCommand } from './commands/request.js';
 import { propertiesCommand, requirementsCommand } from './commands/requirements.js';
 import { serveCommand } from './commands/serve.js';
@@ -35,6 +36,7 @@ export function buildProgram(): Command {
     fwdCommand,
     deployCommand,
     generateFilesCommand,
+    inventoryCommand,
     requestCommand,
     serveCommand,
   ]) {

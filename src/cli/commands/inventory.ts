@@ -1,0 +1,125 @@
+import Table from 'cli-table3';
+import { Command } from 'commander';
+import chalk from 'chalk';
+import { execute } from '../../ops/operation.js';
+import { OPERATIONS } from '../../ops/table.js';
+import { group, outputFormat, printOutcome, readInput, state, workspaceOf } from '../context.js';
+import { say, writeData } from '../output.js';
+
+const VERSIONS = { catalog: ['replace catalog', 9], report: ['store report', 8], deactivate: ['deactivate node', 3] } as const;
+
+const ingest = new Command('ingest')
+  .description('feed the inventory: a catalog (wire format v9), a report (v8) or a node deactivation (v3)')
+  .argument('<kind>', 'catalog, report or deactivate')
+  .argument('[file]', 'the payload as JSON (- or none: stdin)')
+  .action(async (kind: string, file: string | undefined, _opts: unknown, self: Command) => {
+    const spec = VERSIONS[kind as keyof typeof VERSIONS];
+    if (!spec) {
+      self.error(`error: kind must be catalog, report or deactivate, not '${kind}'`, { exitCode: 2 });
+    }
+    const text = await readInput(file);
+    let payload: unknown;
+    try {
+      payload = JSON.parse(text);
+    } catch (e) {
+      self.error(`error: the payload is not JSON: ${(e as Error).message}`, { exitCode: 2 });
+    }
+    const body = JSON.stringify({ command: spec[0], version: spec[1], payload });
+    const outcome = await execute(OPERATIONS, workspaceOf(self), { method: 'POST', target: '/v4/commands', body, format: 'json' });
+    state.exitCode = printOutcome(self, outcome);
+  });
+
+interface QueryOptions {
+  query?: string;
+  limit?: string;
+  offset?: string;
+  orderBy?: string;
+  total?: boolean;
+  summarizeBy?: string;
+  countBy?: string;
+  countsFilter?: string;
+}
+
+/** Readable columns per endpoint, for a terminal. */
+const COLUMNS: Record<string, [string, (r: any) => unknown][]> = {
+  resources: [
+    ['certname', (r) => r.certname],
+    ['type', (r) => r.type],
+    ['title', (r) => r.title],
+    ['file:line', (r) => (r.file ? `${r.file}${r.line === null ? '' : `:${r.line}`}` : '')],
+  ],
+  reports: [
+    ['certname', (r) => r.certname],
+    ['status', (r) => r.status],
+    ['end time', (r) => r.end_time],
+    ['hash', (r) => r.hash],
+  ],
+  events: [
+    ['certname', (r) => r.certname],
+    ['status', (r) => r.status],
+    ['resource', (r) => `${r.resource_type}[${r.resource_title}]`],
+    ['timestamp', (r) => r.timestamp],
+  ],
+};
+
+function table(endpoint: string, rows: any[]): string {
+  const plain = chalk.level === 0 || !process.stdout.isTTY;
+  const extracted = rows.length > 0 && !COLUMNS[endpoint]?.every(([, get]) => get(rows[0]) !== undefined);
+  const cols: [string, (r: any) => unknown][] =
+    COLUMNS[endpoint] && !extracted ? COLUMNS[endpoint]! : [...new Set(rows.flatMap((r) => Object.keys(r)))].map((k) => [k, (r: any) => r[k]]);
+  const t = new Table({ head: cols.map(([h]) => h), style: plain ? { head: [], border: [] } : undefined });
+  for (const r of rows) t.push(cols.map(([, get]) => {
+    const v = get(r);
+    return v === null || v === undefined ? '' : typeof v === 'object' ? JSON.stringify(v) : String(v);
+  }));
+  return rows.length ? t.toString() : `(no ${endpoint})`;
+}
+
+function queryCommand(endpoint: string, description: string, path: (args: string[]) => string, args: string[] = [], counts = false): Command {
+  const cmd = new Command(endpoint).description(description);
+  for (const a of args) cmd.argument(`[${a}]`);
+  cmd
+    .option('-q, --query <json>', 'a v4 query (AST), e.g. \'["=","type","File"]\'')
+    .option('--limit <n>', 'at most N rows')
+    .option('--offset <n>', 'skip N rows')
+    .option('--order-by <json>', 'e.g. \'[{"field":"title","order":"desc"}]\'')
+    .option('--total', 'report the number of matching rows (X-Records) on stderr');
+  if (counts) {
+    cmd.requiredOption('--summarize-by <what>', 'resource, containing_class or certname').option('--count-by <what>', 'resource or certname').option('--counts-filter <json>', 'e.g. \'[">","failures",0]\'');
+  }
+  cmd.action(async (...all: unknown[]) => {
+    const self = all.at(-1) as Command;
+    const opts = self.opts<QueryOptions>();
+    const values = all.slice(0, args.length).filter((x): x is string => typeof x === 'string');
+    const q = new URLSearchParams();
+    const set = (k: string, v: string | undefined) => v !== undefined && q.set(k, v);
+    set('query', opts.query);
+    set('limit', opts.limit);
+    set('offset', opts.offset);
+    set('order_by', opts.orderBy);
+    if (opts.total) q.set('include_total', 'true');
+    set('summarize_by', opts.summarizeBy);
+    set('count_by', opts.countBy);
+    set('counts_filter', opts.countsFilter);
+    const target = `${path(values)}${q.size ? `?${q}` : ''}`;
+    const outcome = await execute(OPERATIONS, workspaceOf(self), { method: 'GET', target });
+    if (outcome.error || outputFormat(self) !== 'table') {
+      state.exitCode = printOutcome(self, outcome);
+    } else writeData(table(endpoint, outcome.reply.value as any[]));
+    const total = outcome.reply.headers?.['X-Records'];
+    if (total !== undefined) say(`total: ${total}`);
+  });
+  return cmd;
+}
+
+const segment = (s: string) => encodeURIComponent(s);
+
+export const inventoryCommand = group('inventory', 'resources and run reports of configuration-managed nodes (PuppetDB v4 queries)', [
+  ingest,
+  queryCommand('resources', 'resources of active nodes, optionally of one TYPE (and TITLE)', ([type, title]) =>
+    ['/v4/resources', ...(type ? [segment(type)] : []), ...(title ? [segment(title)] : [])].join('/'), ['type', 'title']),
+  queryCommand('reports', 'run reports', () => '/v4/reports'),
+  queryCommand('events', 'resource events of the reports', () => '/v4/events'),
+  queryCommand('event-counts', 'event counts per resource, class or node', () => '/v4/event-counts', [], true),
+  queryCommand('aggregate-event-counts', 'event counts summed over subjects', () => '/v4/aggregate-event-counts', [], true),
+]);

@@ -1,0 +1,29 @@
+/** nfv inventory through the binary. */
+import t from 'tap';
+import { cli, tempDir } from '../helpers.js';
+import { catalog, changed, report, web } from '../inventory/data.js';
+
+const ws = await tempDir();
+const run = (args: string[], input?: string) => cli(args, { workspace: ws, input });
+
+t.test('ingest and query', async (t) => {
+  const c = await run(['inventory', 'ingest', 'catalog', '-'], JSON.stringify(catalog('a.example', '2025-01-01T00:00:00Z', [web])));
+  t.equal(c.code, 0, c.stderr);
+  t.equal((await run(['inventory', 'ingest', 'report'], JSON.stringify(report('a.example', '2025-01-01T10:00:00Z', [changed('nginx')])))).code, 0);
+  const rows = JSON.parse((await run(['inventory', 'resources', 'Service', '--query', '["=","tag","web"]'])).stdout);
+  t.equal(rows[0].title, 'nginx');
+  const table = await run(['inventory', 'resources', '--format', 'table']);
+  t.match(table.stdout, /a\.example\s*│ Service\s*│ nginx\s*│ \/site\.pp:10/);
+  const reports = await run(['inventory', 'reports', '--format', 'table', '--total']);
+  t.match(reports.stdout, /a\.example\s*│ changed\s*│ 2025-01-01T10:00:00\.000Z/);
+  t.match(reports.stderr, /total: 1/);
+  t.equal(JSON.parse((await run(['inventory', 'event-counts', '--summarize-by', 'certname'])).stdout)[0].successes, 1);
+});
+
+t.test('errors', async (t) => {
+  const bad = await run(['inventory', 'resources', '--query', '["=","nope",1]']);
+  t.equal(bad.code, 2);
+  t.match(bad.stderr, /^nfv: 'nope' is not a queryable object for resources/);
+  t.equal((await run(['inventory', 'ingest', 'catalog'], '{"certname": 1}')).code, 2);
+  t.equal((await run(['inventory', 'ingest', 'facts'], '{}')).code, 2);
+});
