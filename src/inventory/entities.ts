@@ -38,6 +38,8 @@ export interface EventItem extends EventRow {
 
 export interface Index {
   resources: ResourceItem[];
+  /** Resources of active nodes: what resource queries see unless they ask for node_state. */
+  activeResources: ResourceItem[];
   reports: ReportItem[];
   events: EventItem[];
   byHash: Map<string, ReportItem>;
@@ -56,16 +58,39 @@ export function indexOf(data: InventoryData): Index {
     const cur = latest.get(r.certname);
     if (!cur || r.producer_timestamp > cur.producer_timestamp) latest.set(r.certname, r);
   }
-  const reports = data.reports.map((r) => ({ ...r, latest: latest.get(r.certname) === r }));
+  // Rows are built as object literals with a fixed shape: spreading parsed JSON objects gives V8 dictionary-mode
+  // objects, which made a scan of 100,000 rows 30 times slower.
+  const reports: ReportItem[] = data.reports.map((r) => ({
+    hash: r.hash, certname: r.certname, puppet_version: r.puppet_version, report_format: r.report_format,
+    configuration_version: r.configuration_version, start_time: r.start_time, end_time: r.end_time,
+    producer_timestamp: r.producer_timestamp, receive_time: r.receive_time, producer: r.producer,
+    transaction_uuid: r.transaction_uuid, catalog_uuid: r.catalog_uuid, code_id: r.code_id, job_id: r.job_id,
+    cached_catalog_status: r.cached_catalog_status, status: r.status, noop: r.noop, noop_pending: r.noop_pending,
+    environment: r.environment, type: r.type, events: r.events, metrics: r.metrics, logs: r.logs,
+    latest: latest.get(r.certname) === r,
+  }));
   const resources: ResourceItem[] = [];
   for (const [certname, catalog] of Object.entries(data.catalogs)) {
     const active = (data.nodes[certname]?.deactivated ?? null) === null;
-    for (const r of catalog.resources) resources.push({ ...r, active });
+    for (const r of catalog.resources) {
+      resources.push({
+        certname: r.certname, resource: r.resource, type: r.type, title: r.title, exported: r.exported, tags: r.tags,
+        file: r.file, line: r.line, environment: r.environment, parameters: r.parameters, active,
+      });
+    }
   }
+  const events: EventItem[] = reports.flatMap((report) =>
+    report.events.map((e) => ({
+      status: e.status, timestamp: e.timestamp, resource_type: e.resource_type, resource_title: e.resource_title,
+      property: e.property, name: e.name, new_value: e.new_value, old_value: e.old_value, message: e.message,
+      file: e.file, line: e.line, containment_path: e.containment_path, containing_class: e.containing_class, report,
+    })),
+  );
   index = {
     resources,
+    activeResources: resources.filter((r) => r.active),
     reports,
-    events: reports.flatMap((report) => report.events.map((e) => ({ ...e, report }))),
+    events,
     byHash: new Map(reports.map((r) => [r.hash, r])),
     catalogs: Object.entries(data.catalogs).map(([certname, c]) => ({ certname, environment: c.environment, version: c.version, producer_timestamp: c.producer_timestamp })),
   };
@@ -74,7 +99,12 @@ export function indexOf(data: InventoryData): Index {
 }
 
 const f = (kind: Kind, get: (row: any) => unknown, more: Partial<Field> = {}): Field => ({ kind, get, ...more });
-const prop = (kind: Kind, key: string, more: Partial<Field> = {}) => f(kind, (row) => row[key], more);
+/**
+ * A getter for one property. Generated so that V8 sees a fixed property name (a monomorphic load) instead of a
+ * keyed load through a shared closure, which halves the cost of scanning rows.
+ */
+const getter = (key: string) => new Function('row', `return row[${JSON.stringify(key)}];`) as (row: any) => unknown;
+const prop = (kind: Kind, key: string, more: Partial<Field> = {}) => f(kind, getter(key), more);
 
 export const resources: Entity = {
   name: 'resources',

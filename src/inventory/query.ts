@@ -124,23 +124,50 @@ function timestampValue(v: unknown): number {
   return ms;
 }
 
-const and = (parts: Predicate[]): Predicate => (row) => {
-  let unknown = false;
-  for (const p of parts) {
-    const v = p(row);
-    if (v === false) return false;
-    if (v === null) unknown = true;
+// Two-argument forms are unrolled: they are the common case and the loop costs a third of a scan.
+const and = (parts: Predicate[]): Predicate => {
+  if (parts.length === 1) return parts[0]!;
+  if (parts.length === 2) {
+    const [a, b] = parts as [Predicate, Predicate];
+    return (row) => {
+      const x = a(row);
+      if (x === false) return false;
+      const y = b(row);
+      if (y === false) return false;
+      return x === null || y === null ? null : true;
+    };
   }
-  return unknown ? null : true;
+  return (row) => {
+    let unknown = false;
+    for (const p of parts) {
+      const v = p(row);
+      if (v === false) return false;
+      if (v === null) unknown = true;
+    }
+    return unknown ? null : true;
+  };
 };
-const or = (parts: Predicate[]): Predicate => (row) => {
-  let unknown = false;
-  for (const p of parts) {
-    const v = p(row);
-    if (v === true) return true;
-    if (v === null) unknown = true;
+const or = (parts: Predicate[]): Predicate => {
+  if (parts.length === 1) return parts[0]!;
+  if (parts.length === 2) {
+    const [a, b] = parts as [Predicate, Predicate];
+    return (row) => {
+      const x = a(row);
+      if (x === true) return true;
+      const y = b(row);
+      if (y === true) return true;
+      return x === null || y === null ? null : false;
+    };
   }
-  return unknown ? null : false;
+  return (row) => {
+    let unknown = false;
+    for (const p of parts) {
+      const v = p(row);
+      if (v === true) return true;
+      if (v === null) unknown = true;
+    }
+    return unknown ? null : false;
+  };
 };
 
 export interface Compiler {
@@ -200,10 +227,12 @@ function equality(c: Compiler, f: QueryField, value: unknown): Predicate {
     case 'dotted':
     case 'json':
     case 'parameters': {
+      // Deep equality of JSON values; a scalar needs no canonical text.
+      if (value === null || typeof value !== 'object') return (row) => get(row) === value;
       const text = canonicalJson(value);
       return (row) => {
         const v = get(row);
-        return v === MISSING ? false : canonicalJson(v) === text;
+        return v !== MISSING && typeof v === 'object' && v !== null && canonicalJson(v) === text;
       };
     }
   }
@@ -315,10 +344,9 @@ function extractedTuples(index: Index, node: unknown): { width: number; keys: Se
   const names = Array.isArray(fields) ? fields : [fields];
   const unknown = names.filter((n) => typeof n !== 'string' || !entity.fields[n] || entity.fields[n]!.filterOnly);
   if (unknown.length) throw badRequest(extractError(entity, unknown as string[]));
-  const filter = compileFilter(entity, index, where);
   const getters = (names as string[]).map((n) => entity.fields[n]!.get);
   const keys = new Set<string>();
-  for (const row of entity.rows(index)) if (filter(row) === true) keys.add(canonicalJson(getters.map((g) => g(row))));
+  for (const row of select(compileFilter(entity, index, where))) keys.add(canonicalJson(getters.map((g) => g(row))));
   return { width: names.length, keys };
 }
 
@@ -393,20 +421,33 @@ function compileNode(c: Compiler, node: unknown): Predicate {
   }
 }
 
-/** Default restrictions: resources of active nodes only; reports of agent runs only (unless the query says). */
-function withDefaults(c: Compiler, p: Predicate): Predicate {
-  if (c.entity.name === 'resources' && !c.mentions.has('node_state')) return (row) => (row.active ? p(row) : false);
-  if (c.entity.name === 'reports' && !c.mentions.has('type')) return (row) => (row.type === 'agent' ? p(row) : false);
-  return p;
+/**
+ * Default restrictions: resources of active nodes only (as a smaller row set, not a test per row); reports of
+ * agent runs only. Both apply unless the query mentions node_state or type.
+ */
+function withDefaults(c: Compiler, p: Predicate): Filter {
+  const all = c.entity.rows(c.index);
+  if (c.entity.name === 'resources' && !c.mentions.has('node_state')) return { rows: c.index.activeResources, test: p };
+  if (c.entity.name === 'reports' && !c.mentions.has('type')) return { rows: all, test: (row) => (row.type === 'agent' ? p(row) : false) };
+  return { rows: all, test: p };
 }
 
-export function compileFilter(entity: Entity, index: Index, node: unknown): Predicate {
+/** A compiled filter: the rows it draws from and the test each must pass. */
+export interface Filter {
+  rows: any[];
+  test: Predicate;
+}
+
+export function compileFilter(entity: Entity, index: Index, node: unknown): Filter {
   const c: Compiler = { entity, index, mentions: new Set() };
   if (node === undefined || node === null) return withDefaults(c, () => true);
   // ["=", "type", "any"] on reports shows every type.
   const p = compileNode(c, anyType(entity, node));
   return withDefaults(c, p);
 }
+
+/** The rows a filter keeps. */
+export const select = (f: Filter, rows: any[] = f.rows) => rows.filter((row) => f.test(row) === true);
 
 function anyType(entity: Entity, node: unknown): unknown {
   if (entity.name !== 'reports' || !Array.isArray(node)) return node;
@@ -429,7 +470,7 @@ export interface Extraction {
 }
 
 export interface CompiledQuery {
-  filter: Predicate;
+  filter: Filter;
   extract?: Extraction;
 }
 

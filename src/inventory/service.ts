@@ -6,7 +6,7 @@ import { badRequest } from '../model/errors.js';
 import { events as eventEntity, indexOf, type Entity, type EventItem } from './entities.js';
 import type { InventoryData } from './ingest.js';
 import { PAGING_PARAMETERS, page, param, parsePaging, rejectUnknown, sortRows } from './paging.js';
-import { compileFilter, compileQuery, parseQueryParameter, project } from './query.js';
+import { compileFilter, compileQuery, parseQueryParameter, project, select } from './query.js';
 import { parseInstant } from './values.js';
 
 export interface Answer {
@@ -48,9 +48,7 @@ export function queryEntity(entity: Entity, data: InventoryData, query: URLSearc
   rejectUnknown(query, ['query', ...PAGING_PARAMETERS, ...(entity === eventEntity ? DISTINCT : [])]);
   const paging = parsePaging(query, entity.orderable);
   const compiled = compileQuery(entity, data, parseQueryParameter(param(query, 'query')), fixed);
-  let rows = entity.rows(indexOf(data));
-  if (entity === eventEntity) rows = distinctEvents(query, rows);
-  rows = rows.filter((row) => compiled.filter(row) === true);
+  const rows = select(compiled.filter, entity === eventEntity ? distinctEvents(query, compiled.filter.rows) : compiled.filter.rows);
   if (compiled.extract) {
     const projected = project(rows, compiled.extract, entity);
     const sorted = sortRows(projected, paging.orderBy, (r, f) => r[f]);
@@ -102,7 +100,7 @@ function countRows(data: InventoryData, query: URLSearchParams, summarizeBy: str
   if (countBy !== 'resource' && countBy !== 'certname') throw badRequest(`Unsupported value for 'count_by': '${countBy}'`);
   const filter = compileFilter(eventEntity, indexOf(data), parseQueryParameter(param(query, 'query')));
   const keep = countsFilter(param(query, 'counts_filter'));
-  const rows = distinctEvents(query, indexOf(data).events).filter((e) => filter(e) === true);
+  const rows = select(filter, distinctEvents(query, filter.rows)) as EventItem[];
   const subjectOf = (e: EventItem): Record<string, unknown> =>
     summarizeBy === 'resource' ? { type: e.resource_type, title: e.resource_title } : { title: summarizeBy === 'certname' ? e.report.certname : e.containing_class };
   const groups = new Map<string, CountRow>();

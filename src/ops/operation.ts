@@ -29,6 +29,8 @@ export interface Reply {
   content?: unknown[];
   /** A JSON value (`/fwd`, `/v4`). */
   value?: unknown;
+  /** Write the JSON value without indentation (large `/v4` answers, as PuppetDB does unless `pretty`). */
+  compact?: boolean;
   /** A text file (deployment output). */
   text?: { body: string; filename: string; mediaType: string };
   headers?: Record<string, string>;

@@ -39,7 +39,7 @@ export function render(outcome: Outcome, format: Format): Rendered {
     return { status: outcome.status, mediaType: reply.text.mediaType, body: reply.text.body, headers };
   }
   if (kind === 'json') {
-    return { status: outcome.status, mediaType: MEDIA_TYPES.json, body: `${JSON.stringify(reply.value, null, 2)}\n`, headers };
+    return { status: outcome.status, mediaType: MEDIA_TYPES.json, body: `${JSON.stringify(reply.value, null, reply.compact ? undefined : 2)}\n`, headers };
   }
   return { status: outcome.status, mediaType: MEDIA_TYPES[format], body: '', headers };
 }

@@ -12,7 +12,11 @@ import type { Input, Operation, Reply } from './operation.js';
 
 export const INVENTORY_AREA: AreaSpec<InventoryData> = { name: 'inventory', initial: emptyInventory, pretty: false };
 
-const answer = (a: Answer): Reply => ({ value: a.rows, headers: a.total === undefined ? undefined : { 'X-Records': String(a.total) } });
+const answer = (a: Answer, query: URLSearchParams): Reply => ({
+  value: a.rows,
+  compact: (query.get('pretty') ?? '').toLowerCase() !== 'true',
+  headers: a.total === undefined ? undefined : { 'X-Records': String(a.total) },
+});
 
 function query(name: string, path: string, summary: string, run: (data: InventoryData, i: Input) => Answer): Operation {
   return {
@@ -23,7 +27,7 @@ function query(name: string, path: string, summary: string, run: (data: Inventor
     reply: 'json',
     status: 200,
     errors: [400],
-    handler: async (i) => answer(run(await i.ws.read(INVENTORY_AREA), i)),
+    handler: async (i) => answer(run(await i.ws.read(INVENTORY_AREA), i), i.query),
   };
 }
 
