@@ -5,7 +5,8 @@
 import { badRequest, notFound } from '../../model/errors.js';
 import { NfvType } from '../../model/resources.js';
 import { FUNCTIONAL_TYPES, type Graph, type NFV, type Property } from '../../model/types.js';
-import { ALGORITHMS, simulate, type Algorithm, type SimulationResult } from '../../engine/simulate.js';
+import { runSimulation } from '../../engine/pool.js';
+import { ALGORITHMS, type Algorithm, type SimulationResult } from '../../engine/simulate.js';
 import type { Input, Operation, Reply } from '../operation.js';
 import { ADP_AREA, clearCollection, addGraph, findGraph, findRequirementSet, findSubstrate, nextId, type AdpData, type SimulationRecord } from './data.js';
 
@@ -105,7 +106,7 @@ export const simulationOperations: Operation[] = [
     errors: [400, 504],
     handler: async (i: Input<NFV>) => {
       const q = simulationQuery(i.query);
-      const result = await simulate(i.body, { algorithm: q.algorithm, timeoutSeconds: q.timeoutSeconds, onPhase: i.progress });
+      const result = await runSimulation(i.body, { algorithm: q.algorithm, timeoutSeconds: q.timeoutSeconds, onPhase: i.progress });
       if (!q.store) return resultReply(result);
       const id = await i.ws.mutate(ADP_AREA, (data) => storeResult(data, result, storeInputs(data, i.body)));
       return resultReply(result, { links: [{ rel: 'simulation', href: `/adp/simulations/${id}` }] });
@@ -154,7 +155,7 @@ export const simulationOperations: Operation[] = [
         propertyDefinition: { property: properties.map(({ id: _id, ...p }) => p) },
         ...(substrate ? { hosts: { host: substrate.hosts }, connections: { connection: substrate.connections } } : {}),
       };
-      const result = await simulate(nfv, { algorithm: q.algorithm, timeoutSeconds: q.timeoutSeconds, onPhase: i.progress });
+      const result = await runSimulation(nfv, { algorithm: q.algorithm, timeoutSeconds: q.timeoutSeconds, onPhase: i.progress });
       const id = await i.ws.mutate(ADP_AREA, (d) => {
         findGraph(d, ids.gid); // it may have been deleted while we solved
         return storeResult(d, result, { gids: [ids.gid], rid: ids.rid, sid: ids.sid });
