@@ -139,10 +139,11 @@ export const resources: Entity = {
 
 const href = (hash: string, what: string) => `/pdb/query/v4/reports/${hash}/${what}`;
 
-export function reportEventData(e: EventRow): Record<string, unknown> {
+/** The fields of an event itself; `time` renders its timestamp (PostgreSQL's JSON style inside reports). */
+function eventFields(e: EventRow, time: (ms: number) => string): Record<string, unknown> {
   return {
     status: e.status,
-    timestamp: pgJsonTime(e.timestamp),
+    timestamp: time(e.timestamp),
     resource_type: e.resource_type,
     resource_title: e.resource_title,
     property: e.property,
@@ -157,6 +158,8 @@ export function reportEventData(e: EventRow): Record<string, unknown> {
     corrective_change: null,
   };
 }
+
+export const reportEventData = (e: EventRow) => eventFields(e, pgJsonTime);
 
 const REPORT_STRINGS = ['hash', 'certname', 'puppet_version', 'configuration_version', 'transaction_uuid', 'catalog_uuid', 'code_id', 'job_id', 'cached_catalog_status', 'status', 'environment', 'producer', 'type'];
 const REPORT_TIMES = ['start_time', 'end_time', 'producer_timestamp', 'receive_time'];
@@ -242,20 +245,7 @@ export const events: Entity = {
     run_end_time: utc(e.report.end_time),
     report_receive_time: utc(e.report.receive_time),
     environment: e.report.environment,
-    status: e.status,
-    timestamp: utc(e.timestamp),
-    resource_type: e.resource_type,
-    resource_title: e.resource_title,
-    property: e.property,
-    name: e.name,
-    new_value: e.new_value,
-    old_value: e.old_value,
-    message: e.message,
-    file: e.file,
-    line: e.line,
-    containment_path: e.containment_path,
-    containing_class: e.containing_class,
-    corrective_change: null,
+    ...eventFields(e, utc),
   }),
 };
 
