@@ -52,9 +52,10 @@ function readModel(sexpr: string, variables: number): boolean[] {
   return value;
 }
 
+/** The solver's time ran out; `seconds` is the limit the user set, when known. */
 export class SolverTimeout extends NfvError {
-  constructor(seconds: number) {
-    super(504, `the solver did not finish within the time limit of ${seconds} s; nothing was stored as satisfied (raise --timeout)`);
+  constructor(seconds?: number) {
+    super(504, `the solver did not finish within the time limit${seconds === undefined ? '' : ` of ${seconds} s`}; nothing was stored as satisfied (raise --timeout)`);
   }
 }
 
@@ -66,7 +67,7 @@ export async function solveMaxSat(p: MaxSatProblem, timeoutMs: number): Promise<
     opt.set('timeout', Math.max(1, Math.round(timeoutMs)));
     opt.fromString(smtlib(p, true));
     const status = await opt.check();
-    if (status === 'unknown') throw new SolverTimeout(timeoutMs / 1000);
+    if (status === 'unknown') throw new SolverTimeout();
     if (status === 'unsat') return { status, value: [] };
     return { status, value: readModel(opt.model().sexpr(), p.variables) };
   } finally {

@@ -6,6 +6,7 @@ import { parseAddress } from '../model/address.js';
 import { badRequest } from '../model/errors.js';
 import type { Graph, NFV, Node, Property } from '../model/types.js';
 import { allocatePlaces, type AllocationTuning, type Decisions } from './allocate.js';
+import { SolverTimeout } from './maxsat.js';
 import { computeFlows, type FlowModel, type Requirement, type RequirementKind } from './flows.js';
 import { buildNetwork, expandServiceGraph, expandWildcards, pathsBetween, type NetNode } from './network.js';
 import { synthesiseRules } from './rules.js';
@@ -180,7 +181,9 @@ export async function simulate(input: NFV, options: SimulateOptions = {}): Promi
     phase('flows');
     const model = computeFlows(net, reqs);
     phase('solving');
-    const decisions = await allocatePlaces(net, reqs, model, Math.max(1, deadline - Date.now()), options.tuning);
+    const decisions = await allocatePlaces(net, reqs, model, Math.max(1, deadline - Date.now()), options.tuning).catch((e: unknown) => {
+      throw e instanceof SolverTimeout ? new SolverTimeout(timeoutMs / 1000) : e;
+    });
     phase('writing');
     placements.push(...writeGraph(graph, net, reqs, model, decisions));
     const offset = properties.length;

@@ -214,3 +214,16 @@ t.test('bad inputs are 400s with a message', async (t) => {
   const e = await simulate(network(base, [isolation('10.0.0.1', '1.0.0.1')]), { algorithm: 'XY' as 'AP' }).catch((x: unknown) => x);
   t.match((e as Error).message, /algorithm/);
 });
+
+t.test('a solver time limit that runs out is a 504, not a success', async (t) => {
+  const { readFile } = await import('node:fs/promises');
+  const { existsSync } = await import('node:fs');
+  const { decodeDocument } = await import('../../src/model/codec.js');
+  const { SHARED } = await import('../helpers.js');
+  const file = `${SHARED}/verefoo-testfile/NetworkTopology/Geant.xml`;
+  if (!existsSync(file)) return t.skip('needs ../shared/verefoo-testfile');
+  const nfv = decodeDocument<NFV>(NfvType, await readFile(file, 'utf8'));
+  const e = await simulate(nfv, { timeoutSeconds: 0.001 }).catch((x: unknown) => x);
+  t.ok(e instanceof NfvError && e.status === 504);
+  t.match((e as Error).message, /time limit of 0\.001 s; nothing was stored as satisfied/);
+});
