@@ -6,7 +6,7 @@ import { applyCommand, emptyInventory, type InventoryData } from '../inventory/i
 import { events, indexOf, reports, resources } from '../inventory/entities.js';
 import { rejectUnknown } from '../inventory/paging.js';
 import { aggregateEventCounts, eventCounts, queryEntity, type Answer } from '../inventory/service.js';
-import { notFound } from '../model/errors.js';
+import { badRequest, notFound } from '../model/errors.js';
 import type { AreaSpec } from '../store/workspace.js';
 import type { Input, Operation, Reply } from './operation.js';
 
@@ -18,8 +18,17 @@ const answer = (a: Answer, query: URLSearchParams): Reply => ({
   headers: a.total === undefined ? undefined : { 'X-Records': String(a.total) },
 });
 
-function query(name: string, path: string, summary: string, run: (data: InventoryData, i: Input) => Answer): Operation {
-  return {
+/** A POST body `{"query": [...], "limit": 10, ...}` as the URL parameters of the GET form. */
+function bodyParameters(body: unknown, query: URLSearchParams): URLSearchParams {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw badRequest('the body must be a JSON object of query parameters');
+  const params = new URLSearchParams(query);
+  for (const [k, v] of Object.entries(body)) params.set(k, typeof v === 'string' ? v : JSON.stringify(v));
+  return params;
+}
+
+/** A query endpoint: GET with URL parameters, and POST with the same parameters in a JSON body (PuppetDB 3.0+). */
+function query(name: string, path: string, summary: string, run: (data: InventoryData, i: Input) => Answer): Operation[] {
+  const get: Operation = {
     name,
     method: 'GET',
     path,
@@ -29,9 +38,20 @@ function query(name: string, path: string, summary: string, run: (data: Inventor
     errors: [400],
     handler: async (i) => answer(run(await i.ws.read(INVENTORY_AREA), i), i.query),
   };
+  const post: Operation = {
+    ...get,
+    name: `${name}.post`,
+    method: 'POST',
+    body: 'json',
+    handler: async (i) => {
+      const params = bodyParameters(i.body, i.query);
+      return answer(run(await i.ws.read(INVENTORY_AREA), { ...i, query: params }), params);
+    },
+  };
+  return [get, post];
 }
 
-function reportPart(part: 'metrics' | 'logs'): Operation {
+function reportPart(part: 'metrics' | 'logs'): Operation[] {
   return query(`v4.reports.${part}`, `/v4/reports/{hash}/${part}`, `The ${part} of a report`, (data, i) => {
     rejectUnknown(i.query, []);
     const report = indexOf(data).byHash.get(i.params.hash as string);
@@ -52,21 +72,21 @@ export const inventoryOperations: Operation[] = [
     errors: [400],
     handler: async (i) => ({ value: await i.ws.mutate(INVENTORY_AREA, (data) => applyCommand(data, i.body, Date.now())) }),
   },
-  query('v4.resources', '/v4/resources', 'Resources of active nodes', (data, i) => queryEntity(resources, data, i.query)),
-  query('v4.resources.type', '/v4/resources/{type}', 'Resources of one type', (data, i) =>
+  ...query('v4.resources', '/v4/resources', 'Resources of active nodes', (data, i) => queryEntity(resources, data, i.query)),
+  ...query('v4.resources.type', '/v4/resources/{type}', 'Resources of one type', (data, i) =>
     queryEntity(resources, data, i.query, [['=', 'type', i.params.type]]),
   ),
-  query('v4.resources.title', '/v4/resources/{type}/{title}', 'Resources of one type and title', (data, i) =>
+  ...query('v4.resources.title', '/v4/resources/{type}/{title}', 'Resources of one type and title', (data, i) =>
     queryEntity(resources, data, i.query, [['=', 'type', i.params.type], ['=', 'title', i.params.title]]),
   ),
-  query('v4.reports', '/v4/reports', 'Run reports', (data, i) => queryEntity(reports, data, i.query)),
-  query('v4.reports.events', '/v4/reports/{hash}/events', 'The events of a report', (data, i) => {
+  ...query('v4.reports', '/v4/reports', 'Run reports', (data, i) => queryEntity(reports, data, i.query)),
+  ...query('v4.reports.events', '/v4/reports/{hash}/events', 'The events of a report', (data, i) => {
     if (!indexOf(data).byHash.has(i.params.hash as string)) throw notFound(`No information is known about report ${i.params.hash}`);
     return queryEntity(events, data, i.query, [['=', 'report', i.params.hash]]);
   }),
-  reportPart('metrics'),
-  reportPart('logs'),
-  query('v4.events', '/v4/events', 'Resource events of reports', (data, i) => queryEntity(events, data, i.query)),
-  query('v4.eventCounts', '/v4/event-counts', 'Event counts per resource, class or node', (data, i) => eventCounts(data, i.query)),
-  query('v4.aggregateEventCounts', '/v4/aggregate-event-counts', 'Event counts summed over subjects', (data, i) => aggregateEventCounts(data, i.query)),
+  ...reportPart('metrics'),
+  ...reportPart('logs'),
+  ...query('v4.events', '/v4/events', 'Resource events of reports', (data, i) => queryEntity(events, data, i.query)),
+  ...query('v4.eventCounts', '/v4/event-counts', 'Event counts per resource, class or node', (data, i) => eventCounts(data, i.query)),
+  ...query('v4.aggregateEventCounts', '/v4/aggregate-event-counts', 'Event counts summed over subjects', (data, i) => aggregateEventCounts(data, i.query)),
 ];

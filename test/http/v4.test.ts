@@ -58,6 +58,16 @@ t.test('reports, their parts, events and counts', async (t) => {
   ]);
 });
 
+t.test('POST queries: the parameters in a JSON body', async (t) => {
+  const r = await request(s.url, 'POST', '/v4/resources', JSON.stringify({ query: ['=', 'type', 'User'], limit: 5, include_total: true }));
+  t.equal(r.status, 200);
+  t.same(r.json.map((x: { title: string }) => x.title), ['alice']);
+  t.equal(r.headers.get('x-records'), '1');
+  const bad = await request(s.url, 'POST', '/v4/resources', '["=", "type", "User"]');
+  t.equal(bad.status, 400);
+  t.match(bad.text, /the body must be a JSON object of query parameters/);
+});
+
 t.test('errors: one-line text/plain 400s', async (t) => {
   const cases: [string, Record<string, unknown>, RegExp][] = [
     ['/v4/resources', { query: ['=', 'nope', 1] }, /'nope' is not a queryable object for resources/],
