@@ -42,10 +42,17 @@ export const simulateCommand = new Command('simulate')
     const query = new URLSearchParams({ algorithm: opts.algorithm, timeout: opts.timeout });
     for (const f of opts.fid) query.append('fid', f);
     const started = performance.now();
-    const spinner = ora({ text: 'simulating', isSilent: !process.stderr.isTTY, stream: process.stderr });
-    const progress = (phase: string) => {
+    const spinner = ora({ text: 'reading', isSilent: !process.stderr.isTTY, stream: process.stderr });
+    let phase = 'reading';
+    const show = () => {
       spinner.text = `${phase} (${((performance.now() - started) / 1000).toFixed(1)} s)`;
     };
+    const progress = (next: string) => {
+      phase = next;
+      show();
+    };
+    // The elapsed time keeps counting while Z3 works, between phase changes.
+    const ticker = process.stderr.isTTY ? setInterval(show, 100) : undefined;
     let outcome: Outcome;
     let inputFormat: 'xml' | 'json' | undefined;
     spinner.start();
@@ -60,6 +67,7 @@ export const simulateCommand = new Command('simulate')
         outcome = await execute(OPERATIONS, workspaceOf(self), { method: 'POST', target: `/adp/simulations?${query}`, body, format: inputFormat, progress });
       }
     } finally {
+      clearInterval(ticker);
       spinner.stop();
     }
     const report = outcome.reply.meta?.report as Report | undefined;
