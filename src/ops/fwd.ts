@@ -9,7 +9,7 @@ import { ConfigurationType, ElementsType, NodeType } from '../model/resources.js
 import type { Configuration, Elements, NFV, Node } from '../model/types.js';
 import type { AreaSpec } from '../store/workspace.js';
 import { ADP_AREA } from './adp/data.js';
-import type { Input, Operation } from './operation.js';
+import { parseId, type Input, type Operation } from './operation.js';
 
 interface FwdData {
   counters: { node?: number; rule?: number };
@@ -125,8 +125,9 @@ export const fwdOperations: Operation[] = [
     status: 201,
     errors: [400, 404],
     handler: async (i) => {
-      const smid = intQuery(i.query, 'simulation', -1);
-      if (smid < 0) throw badRequest('simulation: the id of a stored simulation is required');
+      const text = i.query.get('simulation');
+      if (text === null) throw badRequest('simulation: the id of a stored simulation is required');
+      const smid = parseId('simulation', text);
       const sim = (await i.ws.read(ADP_AREA)).simulations.find((s) => s.id === smid);
       if (!sim) throw notFound(`simulation ${smid} does not exist`);
       const result = sim.result as NFV;

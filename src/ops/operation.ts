@@ -120,17 +120,14 @@ export function route(table: readonly Operation[], method: string, pathname: str
   throw new NfvError(404, `no operation at ${pathname}`);
 }
 
+/** An int64 id given in a path segment or a query parameter; 400 naming the parameter otherwise. */
+export function parseId(name: string, text: string): number {
+  if (!/^\d{1,19}$/.test(text) || !Number.isSafeInteger(Number(text))) throw badRequest(`${name}: ${JSON.stringify(text)} is not an int64 id`);
+  return Number(text);
+}
+
 function typedParams(params: Record<string, string>): Record<string, string | number> {
-  const out: Record<string, string | number> = {};
-  for (const [name, raw] of Object.entries(params)) {
-    if (STRING_PARAMS.has(name)) {
-      out[name] = raw;
-      continue;
-    }
-    if (!/^\d{1,19}$/.test(raw) || !Number.isSafeInteger(Number(raw))) throw badRequest(`${name}: ${JSON.stringify(raw)} is not an int64 id`);
-    out[name] = Number(raw);
-  }
-  return out;
+  return Object.fromEntries(Object.entries(params).map(([name, raw]) => [name, STRING_PARAMS.has(name) ? raw : parseId(name, raw)]));
 }
 
 export interface Request {

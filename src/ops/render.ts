@@ -15,8 +15,8 @@ export interface Rendered {
 
 export const MEDIA_TYPES: Record<Format, string> = { json: 'application/json', xml: 'application/xml' };
 
-/** /fwd and /v4 speak JSON only (interface documents); /adp answers in XML or JSON. */
-const speaksJsonOnly = (outcome: Outcome) => outcome.op?.path.startsWith('/fwd') || outcome.op?.path.startsWith('/v4') || outcome.op?.reply === 'json';
+/** /fwd speaks JSON only (interface document), as do JSON replies; /adp answers in XML or JSON. (/v4 errors come first.) */
+const speaksJsonOnly = (outcome: Outcome) => outcome.op?.path.startsWith('/fwd') || outcome.op?.reply === 'json';
 
 export function render(outcome: Outcome, format: Format): Rendered {
   const { op, reply } = outcome;

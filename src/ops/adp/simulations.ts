@@ -7,7 +7,7 @@ import { NfvType } from '../../model/resources.js';
 import { FUNCTIONAL_TYPES, type Graph, type NFV, type Property } from '../../model/types.js';
 import { runSimulation } from '../../engine/pool.js';
 import { ALGORITHMS, type Algorithm, type SimulationResult } from '../../engine/simulate.js';
-import type { Input, Operation, Reply } from '../operation.js';
+import { parseId, type Input, type Operation, type Reply } from '../operation.js';
 import { ADP_AREA, clearCollection, addGraph, findGraph, findRequirementSet, findSubstrate, nextId, type AdpData, type SimulationRecord } from './data.js';
 
 const nfvReply = { envelope: { item: NfvType } } as const;
@@ -132,15 +132,13 @@ export const simulationOperations: Operation[] = [
     errors: [400, 404, 504],
     handler: async (i) => {
       const q = simulationQuery(i.query);
-      const gidText = i.query.get('gid');
-      if (gidText === null) throw badRequest('gid: the graph to simulate is required');
-      const ids = Object.fromEntries(
-        (['gid', 'rid', 'sid'] as const).map((name) => {
-          const text = i.query.get(name);
-          if (text !== null && !/^\d{1,15}$/.test(text)) throw badRequest(`${name}: ${JSON.stringify(text)} is not an int64 id`);
-          return [name, text === null ? undefined : Number(text)];
-        }),
-      ) as { gid: number; rid?: number; sid?: number };
+      const optionalId = (name: string) => {
+        const text = i.query.get(name);
+        return text === null ? undefined : parseId(name, text);
+      };
+      const gid = optionalId('gid');
+      if (gid === undefined) throw badRequest('gid: the graph to simulate is required');
+      const ids = { gid, rid: optionalId('rid'), sid: optionalId('sid') };
       const data = await i.ws.read(ADP_AREA);
       const graph = findGraph(data, ids.gid);
       const properties: Property[] =
