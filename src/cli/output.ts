@@ -22,7 +22,8 @@ export function sayError(message: string): void {
   process.stderr.write(`${chalk.red('nfv:')} ${message.split('\n')[0]}\n`);
 }
 
-const plainStyle = () => (chalk.level === 0 || !process.stdout.isTTY ? { head: [], border: [] } : undefined);
+/** cli-table3 colours its borders even when piped or under NO_COLOR; this turns that off. */
+export const plainStyle = () => (chalk.level === 0 || !process.stdout.isTTY ? { head: [], border: [] } : undefined);
 
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 

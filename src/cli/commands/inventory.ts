@@ -1,10 +1,9 @@
 import Table from 'cli-table3';
 import { Command } from 'commander';
-import chalk from 'chalk';
 import { execute } from '../../ops/operation.js';
 import { OPERATIONS } from '../../ops/table.js';
 import { group, outputFormat, printOutcome, readInput, state, workspaceOf } from '../context.js';
-import { say, writeData } from '../output.js';
+import { plainStyle, say, writeData } from '../output.js';
 
 const VERSIONS = { catalog: ['replace catalog', 9], report: ['store report', 8], deactivate: ['deactivate node', 3] } as const;
 
@@ -63,11 +62,10 @@ const COLUMNS: Record<string, [string, (r: any) => unknown][]> = {
 };
 
 function table(endpoint: string, rows: any[]): string {
-  const plain = chalk.level === 0 || !process.stdout.isTTY;
   const extracted = rows.length > 0 && !COLUMNS[endpoint]?.every(([, get]) => get(rows[0]) !== undefined);
   const cols: [string, (r: any) => unknown][] =
     COLUMNS[endpoint] && !extracted ? COLUMNS[endpoint]! : [...new Set(rows.flatMap((r) => Object.keys(r)))].map((k) => [k, (r: any) => r[k]]);
-  const t = new Table({ head: cols.map(([h]) => h), style: plain ? { head: [], border: [] } : undefined });
+  const t = new Table({ head: cols.map(([h]) => h), style: plainStyle() });
   for (const r of rows) t.push(cols.map(([, get]) => {
     const v = get(r);
     return v === null || v === undefined ? '' : typeof v === 'object' ? JSON.stringify(v) : String(v);
