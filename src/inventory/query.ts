@@ -459,8 +459,8 @@ function anyType(entity: Entity, node: unknown): unknown {
 
 export interface Column {
   name: string;
-  /** A field's answer value for a row. */
-  value?: (row: any) => unknown;
+  /** A field's answer value for a row, given the row's answer record. */
+  value?: (row: any, record: Record<string, unknown>) => unknown;
   fn?: { name: string; field?: (row: any) => unknown };
 }
 
@@ -500,7 +500,7 @@ function column(entity: Entity, raw: unknown, unknown: string[]): Column | undef
     unknown.push(raw);
     return undefined;
   }
-  return { name: raw, value: (row) => entity.record(row)[raw] ?? (field.kind === 'timestamp' ? null : field.get(row)) };
+  return { name: raw, value: (row, record) => answerValue(entity, row, record, raw) };
 }
 
 /** Compiles a query; `fixed` are criteria of the route (`/resources/<type>`), ANDed onto the query's filter. */
@@ -519,15 +519,26 @@ export function compileQuery(entity: Entity, data: InventoryData, node: unknown,
   return { filter: compileFilter(entity, index, narrowed(where)), extract: { columns: columns as Column[], groupBy } };
 }
 
-/** Applies an extraction: a projection, or aggregates per group. */
+/** What a field is answered as: its value in the record, or the raw value of a field the record names otherwise. */
+function answerValue(entity: Entity, row: any, record: Record<string, unknown>, name: string): unknown {
+  return record[name] ?? (entity.fields[name]!.kind === 'timestamp' ? null : entity.fields[name]!.get(row));
+}
+
+/** Applies an extraction: a projection, or aggregates per group. Each row's record is built once. */
 export function project(rows: any[], x: Extraction, entity: Entity): Record<string, unknown>[] {
   const plain = x.columns.filter((c) => c.value);
   const functions = x.columns.filter((c) => c.fn);
   if (functions.length === 0 && x.groupBy.length === 0) {
-    return rows.map((row) => Object.fromEntries(plain.map((c) => [c.name, c.value!(row)])));
+    return rows.map((row) => {
+      const record = entity.record(row);
+      return Object.fromEntries(plain.map((c) => [c.name, c.value!(row, record)]));
+    });
   }
   const groups = new Map<string, any[]>();
-  const groupValue = (row: any) => canonicalJson(x.groupBy.map((g) => entity.record(row)[g] ?? entity.fields[g]!.get(row)));
+  const groupValue = (row: any) => {
+    const record = entity.record(row);
+    return canonicalJson(x.groupBy.map((g) => answerValue(entity, row, record, g)));
+  };
   for (const row of rows) {
     const key = groupValue(row);
     (groups.get(key) ?? groups.set(key, []).get(key)!).push(row);
@@ -536,7 +547,7 @@ export function project(rows: any[], x: Extraction, entity: Entity): Record<stri
   return [...groups.values()].map((members) => {
     const out: Record<string, unknown> = {};
     for (const c of x.columns) {
-      if (c.value) out[c.name] = members.length ? c.value(members[0]) : null;
+      if (c.value) out[c.name] = members.length ? c.value(members[0], entity.record(members[0])) : null;
       else out[c.name] = aggregate(c.fn!, members);
     }
     return out;
