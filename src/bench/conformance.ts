@@ -39,9 +39,9 @@ let decidedWhereItTimedOut = 0;
 for (const file of xmlFilesUnder(dir)) {
   const rel = path.relative(dir, file).split(path.sep).join('/');
   const ref = refs.get(rel);
-  process.stderr.write(`${rel} `);
+  // Progress on a terminal only (the table on stdout is the result).
+  if (process.stderr.isTTY) process.stderr.write(`\r\x1b[K${rel}`);
   const ours = await answer(file);
-  process.stderr.write(`${ours.verdict} ${ours.seconds.toFixed(2)}\n`);
   const problems = judge(rel, ours, ref);
   if (ref) compared++;
   if (ref?.status === 'TIMEOUT' && (ours.verdict === 'SAT' || ours.verdict === 'UNSAT')) decidedWhereItTimedOut++;
@@ -61,6 +61,7 @@ for (const file of xmlFilesUnder(dir)) {
     problems.length ? 'FAIL' : ON_PURPOSE[rel] ? 'differs on purpose' : 'ok',
   ]);
 }
+if (process.stderr.isTTY) process.stderr.write('\r\x1b[K');
 process.stdout.write(`${table.toString()}\n`);
 process.stdout.write(`\ninputs with a VEREFOO AP row: ${compared}; decided where VEREFOO timed out: ${decidedWhereItTimedOut}\n`);
 for (const p of purposeful) process.stdout.write(`differs on purpose: ${p}\n`);

@@ -40,9 +40,9 @@ for (const file of inputs) {
     referenceStatus: ref?.status,
     verdict: ours.verdict,
   });
-  process.stderr.write('.');
+  if (process.stderr.isTTY) process.stderr.write('.');
 }
-process.stderr.write('\n');
+if (process.stderr.isTTY) process.stderr.write('\n');
 
 const fmt = (x: number | undefined) => (x === undefined ? '' : x.toFixed(3));
 const ratio = (a: number | undefined, b: number) => (a === undefined ? '' : `${(a / b).toFixed(1)}x`);

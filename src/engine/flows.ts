@@ -14,6 +14,7 @@ import {
   DST,
   Partition,
   SRC,
+  UNIVERSE,
   boxOf,
   intersect,
   regionIntersect,
@@ -55,11 +56,8 @@ export interface FlowModel {
 
 const ANY_ADDRESS = [0, 255, 0, 255, 0, 255, 0, 255];
 
-function addressBox(bounds: number[], at: number): Box {
-  const b = [0, 255, 0, 255, 0, 255, 0, 255, 0, 255, 0, 255, 0, 255, 0, 255, 0, 65535, 0, 65535, 0, 2];
-  for (let k = 0; k < 8; k++) b[2 * at + k] = bounds[k]!;
-  return b;
-}
+/** All packets whose source (at = SRC) or destination (at = DST) address lies in the given octet bounds. */
+const addressBox = (bounds: number[], at: number): Box => rewrite(UNIVERSE, at, bounds);
 
 /** What happens to a region of packets as it passes an intermediate node. */
 function passNode(n: NetNode, region: Box[]): Box[] {
