@@ -121,7 +121,6 @@ started = performance.now();
 const data: InventoryData = await ws.read(INVENTORY_AREA);
 const index = indexOf(data);
 const loadSeconds = (performance.now() - started) / 1000;
-process.stderr.write(`ingested ${all.length} commands in ${ingestSeconds.toFixed(1)} s; loaded and indexed ${index.resources.length} resources, ${index.reports.length} reports, ${index.events.length} events in ${loadSeconds.toFixed(1)} s\n`);
 
 const { server, url } = await listen(ws, '127.0.0.1', 0);
 const table = new Table({ head: ['query', 'rows', 'baseline ms', 'evaluator ms', 'evaluator/baseline', 'HTTP ms', 'HTTP/baseline'], style: { head: [], border: [] } });
