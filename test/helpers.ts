@@ -1,6 +1,7 @@
 /** Shared test helpers: temporary workspaces, a real listener on 127.0.0.1, the CLI binary as a child process. */
 import { spawn } from 'node:child_process';
-import { mkdtemp, readFile } from 'node:fs/promises';
+import http from 'node:http';
+import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -69,4 +70,49 @@ export function cli(args: string[], options: { workspace?: string; input?: strin
     child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr }));
     child.stdin.end(options.input ?? '');
   });
+}
+
+/**
+ * One HTTP request whose target is sent byte for byte (fetch would resolve `%2e%2e` and `..` first), with a body
+ * of raw bytes when given.
+ */
+export function rawRequest(base: string, method: string, target: string, body?: Buffer | string, headers: Record<string, string> = {}): Promise<HttpAnswer> {
+  const { hostname, port } = new URL(base);
+  return new Promise((resolve, reject) => {
+    const req = http.request({ host: hostname, port, method, path: target, headers: { Accept: 'application/json', ...headers } }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => {
+        const text = Buffer.concat(chunks).toString('utf8');
+        let json: unknown;
+        try {
+          json = JSON.parse(text);
+        } catch {
+          json = undefined;
+        }
+        const h = new Headers();
+        for (const [k, v] of Object.entries(res.headers)) if (typeof v === 'string') h.set(k, v);
+        resolve({ status: res.statusCode ?? 0, text, json, headers: h });
+      });
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+/** Every file of a workspace folder with its bytes, to check that a refused request changed nothing. */
+export async function snapshot(dir: string): Promise<Map<string, string>> {
+  const out = new Map<string, string>();
+  for (const name of await readdir(dir).catch(() => [] as string[])) {
+    if (name.endsWith('.lock')) continue;
+    out.set(name, (await readFile(path.join(dir, name))).toString('base64'));
+  }
+  return out;
+}
+
+/** A fresh temporary folder removed when the test ends. */
+export async function scratch(t: { teardown: (fn: () => unknown) => void }, prefix = 'nfv-test-'): Promise<string> {
+  const dir = await tempDir(prefix);
+  t.teardown(() => rm(dir, { recursive: true, force: true }));
+  return dir;
 }

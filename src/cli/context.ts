@@ -4,7 +4,9 @@
  */
 import { readFile } from 'node:fs/promises';
 import { Command, Option } from 'commander';
+import { decodeUtf8 } from '../model/codec.js';
 import { EXIT, exitCodeFor } from '../model/errors.js';
+import { parseParam } from '../model/ids.js';
 import type { Format } from '../model/schema.js';
 import { execute, type Outcome, type Request } from '../ops/operation.js';
 import { render } from '../ops/render.js';
@@ -14,6 +16,7 @@ import { isInteractive, say, sayError, tableOfOutcome, writeData, type OutputFor
 
 export interface GlobalOptions {
   workspace?: string;
+  lockTimeout?: number;
   format?: OutputFormat;
   in?: Format;
 }
@@ -22,11 +25,43 @@ export interface GlobalOptions {
 export const state = { exitCode: 0 as number };
 
 export const globals = (cmd: Command) => cmd.optsWithGlobals<GlobalOptions>();
-export const workspaceOf = (cmd: Command) => new Workspace(resolveWorkspaceDir(globals(cmd).workspace));
+export const workspaceOf = (cmd: Command) => {
+  const g = globals(cmd);
+  const seconds = g.lockTimeout ?? (process.env.NFV_LOCK_TIMEOUT ? lockSeconds('NFV_LOCK_TIMEOUT', process.env.NFV_LOCK_TIMEOUT) : undefined);
+  return new Workspace(resolveWorkspaceDir(g.workspace), { lockTimeoutMs: seconds === undefined ? undefined : seconds * 1000 });
+};
+
+/** A lock wait in seconds, 0 to 600, from a flag or the environment. */
+function lockSeconds(name: string, text: string): number {
+  const n = Number(text);
+  if (!/^\d+(\.\d+)?$/.test(text) || n > 600) throw new UsageError(`${name}: ${JSON.stringify(text).slice(0, 40)} is not a number of seconds from 0 to 600`);
+  return n;
+}
+
+let interruption: AbortController | undefined;
+
+/**
+ * Aborted on Ctrl-C: the running request stops (a simulation's solver thread is terminated) and stores nothing. If
+ * the command has not ended a second later, or on a second Ctrl-C, the process exits 130 at once.
+ */
+export function interruptSignal(): AbortSignal {
+  if (!interruption) {
+    const controller = (interruption = new AbortController());
+    process.once('SIGINT', () => {
+      controller.abort();
+      setTimeout(() => process.exit(EXIT.interrupted), 1000).unref();
+      process.once('SIGINT', () => process.exit(EXIT.interrupted));
+    });
+  }
+  return interruption.signal;
+}
 
 export function addGlobalOptions(program: Command): Command {
   return program
     .option('-w, --workspace <dir>', 'workspace folder (default $NFV_WORKSPACE or ./workspaces/default)')
+    .option('--lock-timeout <seconds>', 'how long to wait for another process holding the workspace lock (default 5, $NFV_LOCK_TIMEOUT)', (v) =>
+      lockSeconds('--lock-timeout', v),
+    )
     .addOption(new Option('--format <format>', 'output format (default: table on a terminal, json when piped)').choices(['xml', 'json', 'table']))
     .addOption(new Option('--in <format>', 'input format (default: detected)').choices(['xml', 'json']));
 }
@@ -34,16 +69,19 @@ export function addGlobalOptions(program: Command): Command {
 /** Reads an input document from a file, or from stdin for `-` or when no file is given and stdin is not a terminal. */
 export async function readInput(file: string | undefined): Promise<string> {
   if (file && file !== '-') {
+    const name = file.startsWith('@') ? file.slice(1) : file;
+    let bytes: Buffer;
     try {
-      return await readFile(file.startsWith('@') ? file.slice(1) : file, 'utf8');
+      bytes = await readFile(name);
     } catch (e) {
       throw new UsageError(`cannot read ${file}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
     }
+    return decodeUtf8(bytes, name);
   }
   if (process.stdin.isTTY) throw new UsageError('no input: give -f FILE or pipe a document to stdin');
   const chunks: Buffer[] = [];
   for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks).toString('utf8');
+  return decodeUtf8(Buffer.concat(chunks), 'standard input');
 }
 
 /** A mistake in how the command was called (exit 2). */
@@ -70,7 +108,7 @@ export function printOutcome(cmd: Command, outcome: Outcome, options: { bodyOnEr
 }
 
 export async function runRequest(cmd: Command, request: Request, options: { bodyOnError?: boolean } = {}): Promise<number> {
-  const outcome = await execute(OPERATIONS, workspaceOf(cmd), { format: globals(cmd).in, ...request });
+  const outcome = await execute(OPERATIONS, workspaceOf(cmd), { format: globals(cmd).in, signal: interruptSignal(), ...request });
   return printOutcome(cmd, outcome, options);
 }
 
@@ -112,6 +150,8 @@ export function opCommand(name: string, opName: string, options: { confirm?: str
       say('cancelled');
       return;
     }
+    // Arguments go through the same parser as path segments, so that '' or '..' is refused here, by name.
+    params.forEach((p, k) => parseParam(p, String(args[k])));
     const target = params.reduce((path, p, k) => path.replace(`{${p}}`, encodeURIComponent(String(args[k]))), op.path);
     const body = op.body ? await readInput(opts.file) : undefined;
     state.exitCode = await runRequest(self, { method: op.method, target, body });

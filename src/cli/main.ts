@@ -51,6 +51,29 @@ export function buildProgram(): Command {
   return program;
 }
 
+/** Resolves once everything written to a stream so far has been handed to the operating system. */
+function drained(stream: NodeJS.WriteStream): Promise<void> {
+  if (stream.destroyed || !stream.writable) return Promise.resolve();
+  return new Promise((resolve) => stream.write('', () => resolve()));
+}
+
+/**
+ * The process entry point: runs the CLI, waits until stdout and stderr have drained (a 5 MB answer through a pipe
+ * arrives whole), then exits explicitly, since z3-solver keeps emscripten threads alive. A reader that closes the
+ * pipe early (`| head`) ends the process quietly.
+ */
+export async function main(argv: string[]): Promise<never> {
+  for (const stream of [process.stdout, process.stderr]) {
+    stream.on('error', (e: NodeJS.ErrnoException) => {
+      if (e.code === 'EPIPE') process.exit(process.exitCode ?? 0);
+    });
+  }
+  const code = await run(argv);
+  await drained(process.stdout);
+  await drained(process.stderr);
+  process.exit(code);
+}
+
 /** Runs the CLI and returns its exit code. */
 export async function run(argv: string[]): Promise<number> {
   state.exitCode = EXIT.ok;

@@ -3,7 +3,7 @@
  * expansion (B 2.3), what each node does (A.2), and the paths of each requirement (B 2.5, B 1.8).
  */
 import { parseAddress } from '../model/address.js';
-import { badRequest } from '../model/errors.js';
+import { badRequest, quote } from '../model/errors.js';
 import type { Constraints, Elements, ForwardingPath, Graph, Node, Property } from '../model/types.js';
 import { octetBounds } from './space.js';
 
@@ -80,7 +80,7 @@ export function expandWildcards(graph: Graph, properties: Property[]): Property[
     list.flatMap((p) => {
       if (!p[side].includes('-1')) return [p];
       const net = parseAddress(p[side]);
-      if (!net) throw badRequest(`property ${side} ${JSON.stringify(p[side])} is not an address pattern`);
+      if (!net) throw badRequest(`property ${side} ${quote(p[side])} is not an address pattern`);
       const inside = graph.node.filter((n) => {
         const a = parseAddress(n.name);
         return n.functionalType && WILDCARD_TARGETS.has(n.functionalType) && a && a.every((o, k) => net[k] === -1 || net[k] === o);
@@ -115,7 +115,7 @@ export function buildNetwork(graph: Graph, constraints: Constraints | undefined)
     if (END_HOSTS.has(type)) return { ...base, role: 'endhost' };
     if (type === 'NAT') {
       const sources = node.configuration?.nat?.source ?? [];
-      for (const s of sources) if (!parseAddress(s)) throw badRequest(`NAT ${node.name}: source ${JSON.stringify(s)} is not an address pattern`);
+      for (const s of sources) if (!parseAddress(s)) throw badRequest(`NAT ${node.name}: source ${quote(s)} is not an address pattern`);
       return { ...base, role: 'nat', natSources: sources.map(octetBounds) };
     }
     if (type === 'FIREWALL') {

@@ -1,86 +1,148 @@
 /**
- * Where simulations run. By default in this thread (the CLI solves one problem and exits). Serve mode calls
- * `useSolverWorkers`: then each simulation runs in a worker thread with its own Z3, at most `size` at once and the
- * rest queued, because Z3's wasm build serialises every call of one instance behind a global lock (toolchain.md §1)
- * and a solve would otherwise also stall the event loop for every other request.
+ * Where simulations run: in worker threads, each with its own Z3, at most `size` at once and at most `maxQueue`
+ * waiting (more are refused with 503). Z3's wasm build serialises every call of one instance behind a global lock
+ * (toolchain.md §1), a solve in the main thread would stall the event loop for every other request, and only a
+ * worker can be stopped at once: a cancelled simulation (client gone, Ctrl-C) terminates its worker, and a worker
+ * that crashes (a wasm trap, an abort inside Z3) is replaced and its job tried once more in the fresh worker.
  */
 import { Worker } from 'node:worker_threads';
-import { NfvError } from '../model/errors.js';
+import { NfvError, interrupted } from '../model/errors.js';
+import { MAX_QUEUED_SOLVES } from '../model/limits.js';
 import type { NFV } from '../model/types.js';
-import { simulate, type SimulateOptions, type SimulationResult } from './simulate.js';
+import type { SimulateOptions, SimulationResult } from './simulate.js';
 
 interface Job {
   id: number;
   nfv: NFV;
-  options: SimulateOptions;
+  options: Omit<SimulateOptions, 'onPhase'>;
+  onPhase?: (phase: string) => void;
   resolve: (r: SimulationResult) => void;
   reject: (e: Error) => void;
+  /** Runs so far; a job whose worker crashed runs once more in a fresh worker. */
+  attempts: number;
+  worker?: Worker;
+  settled?: boolean;
 }
+
+type WorkerMessage =
+  | { id: number; phase: string }
+  | { id: number; result: SimulationResult }
+  | { id: number; error: { status: number; message: string } };
+
+const MAX_ATTEMPTS = 2;
 
 class SolverPool {
   private readonly idle: Worker[] = [];
   private readonly busy = new Map<Worker, Job>();
+  /** Workers we stopped on purpose: their exit is not a crash. */
+  private readonly retired = new WeakSet<Worker>();
   private readonly queue: Job[] = [];
-  private started = 0;
   private nextId = 1;
 
-  constructor(private readonly size: number) {}
+  constructor(
+    private readonly size: number,
+    private readonly maxQueue: number,
+  ) {}
 
-  run(nfv: NFV, options: SimulateOptions): Promise<SimulationResult> {
-    const { onPhase: _progress, ...portable } = options;
+  run(nfv: NFV, options: SimulateOptions, signal?: AbortSignal): Promise<SimulationResult> {
+    const { onPhase, ...portable } = options;
     return new Promise((resolve, reject) => {
-      this.queue.push({ id: this.nextId++, nfv, options: portable, resolve, reject });
+      if (signal?.aborted) return reject(interrupted());
+      if (this.queue.length >= this.maxQueue) {
+        return reject(new NfvError(503, `${this.busy.size} simulations are being solved and ${this.queue.length} wait; try again shortly`));
+      }
+      const job: Job = { id: this.nextId++, nfv, options: portable, onPhase, resolve, reject, attempts: 0 };
+      signal?.addEventListener('abort', () => this.cancel(job), { once: true });
+      this.queue.push(job);
       this.dispatch();
     });
   }
 
+  private settle(job: Job, outcome: { result?: SimulationResult; error?: Error }): void {
+    if (job.settled) return;
+    job.settled = true;
+    if (outcome.error) job.reject(outcome.error);
+    else job.resolve(outcome.result!);
+  }
+
+  /** Stops a job: out of the queue, or its worker terminated (a fresh one is started when needed). */
+  private cancel(job: Job): void {
+    const k = this.queue.indexOf(job);
+    if (k >= 0) this.queue.splice(k, 1);
+    if (job.worker) this.retire(job.worker);
+    this.settle(job, { error: interrupted() });
+    this.dispatch();
+  }
+
+  private retire(worker: Worker): void {
+    this.retired.add(worker);
+    this.busy.delete(worker);
+    const k = this.idle.indexOf(worker);
+    if (k >= 0) this.idle.splice(k, 1);
+    void worker.terminate();
+  }
+
+  private crashed(worker: Worker, why: string): void {
+    if (this.retired.has(worker)) return;
+    const job = this.busy.get(worker);
+    this.retire(worker);
+    if (job && !job.settled) {
+      job.worker = undefined;
+      if (job.attempts < MAX_ATTEMPTS) this.queue.unshift(job);
+      else this.settle(job, { error: new NfvError(500, `the solver crashed twice on this input (${why}); nothing was stored`) });
+    }
+    this.dispatch();
+  }
+
   private spawn(): Worker {
     const worker = new Worker(new URL('./solve-worker.js', import.meta.url));
-    worker.unref();
-    worker.on('message', (msg: { id: number; result?: SimulationResult; error?: { status: number; message: string } }) => {
+    worker.on('message', (msg: WorkerMessage) => {
       const job = this.busy.get(worker);
+      if (!job || job.id !== msg.id) return;
+      if ('phase' in msg) return job.onPhase?.(msg.phase);
       this.busy.delete(worker);
       this.idle.push(worker);
-      if (job) {
-        if (msg.error) job.reject(new NfvError(msg.error.status, msg.error.message));
-        else job.resolve(msg.result!);
-      }
+      worker.unref();
+      job.worker = undefined;
+      if ('error' in msg) this.settle(job, { error: new NfvError(msg.error.status, msg.error.message) });
+      else this.settle(job, { result: msg.result });
       this.dispatch();
     });
-    worker.on('error', (e) => {
-      const job = this.busy.get(worker);
-      this.busy.delete(worker);
-      this.started--;
-      job?.reject(new NfvError(500, `solver worker failed: ${e.message}`));
-      this.dispatch();
-    });
-    this.started++;
+    worker.on('error', (e) => this.crashed(worker, e.message));
+    worker.on('exit', (code) => this.crashed(worker, `the solver thread exited with code ${code}`));
     return worker;
   }
 
   private dispatch(): void {
     while (this.queue.length) {
-      const worker = this.idle.pop() ?? (this.started < this.size ? this.spawn() : undefined);
+      const worker = this.idle.pop() ?? (this.busy.size < this.size ? this.spawn() : undefined);
       if (!worker) return;
       const job = this.queue.shift()!;
+      job.attempts++;
+      job.worker = worker;
       this.busy.set(worker, job);
-      worker.postMessage({ id: job.id, nfv: job.nfv, options: job.options });
+      // A busy worker keeps the process alive; an idle one does not (unref after the listeners, which ref it).
+      worker.ref();
+      worker.postMessage({ id: job.id, nfv: job.nfv, options: job.options, progress: job.onPhase !== undefined });
     }
   }
 
   async close(): Promise<void> {
-    await Promise.all([...this.idle, ...this.busy.keys()].map((w) => w.terminate()));
+    const workers = [...this.idle, ...this.busy.keys()];
+    for (const job of [...this.busy.values(), ...this.queue]) this.settle(job, { error: new NfvError(503, 'the server is stopping') });
+    this.queue.length = 0;
+    workers.forEach((w) => this.retired.add(w));
     this.idle.length = 0;
     this.busy.clear();
-    this.started = 0;
+    await Promise.all(workers.map((w) => w.terminate()));
   }
 }
 
 let pool: SolverPool | undefined;
 
-/** Serve mode: solve in up to `size` worker threads. */
-export function useSolverWorkers(size: number): void {
-  pool = new SolverPool(size);
+/** Serve mode: solve in up to `size` worker threads, with at most `maxQueue` simulations waiting. */
+export function useSolverWorkers(size: number, maxQueue = MAX_QUEUED_SOLVES): void {
+  pool = new SolverPool(size, maxQueue);
 }
 
 export async function stopSolverWorkers(): Promise<void> {
@@ -88,7 +150,8 @@ export async function stopSolverWorkers(): Promise<void> {
   pool = undefined;
 }
 
-/** Runs a simulation where this process solves: in a worker when serving, else in this thread. */
-export function runSimulation(nfv: NFV, options: SimulateOptions = {}): Promise<SimulationResult> {
-  return pool ? pool.run(nfv, options) : simulate(nfv, options);
+/** Runs a simulation in a solver worker (one, unless serve mode asked for more). Rejects with 499 when aborted. */
+export function runSimulation(nfv: NFV, options: SimulateOptions = {}, signal?: AbortSignal): Promise<SimulationResult> {
+  pool ??= new SolverPool(1, MAX_QUEUED_SOLVES);
+  return pool.run(nfv, options, signal);
 }

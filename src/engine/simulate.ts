@@ -3,16 +3,18 @@
  * property, and a report of what could not be enforced and why.
  */
 import { parseAddress } from '../model/address.js';
-import { badRequest } from '../model/errors.js';
+import { badRequest, quote } from '../model/errors.js';
 import type { Graph, NFV, Node, Property } from '../model/types.js';
 import { allocatePlaces, type AllocationTuning, type Decisions } from './allocate.js';
 import { SolverTimeout } from './maxsat.js';
+import { DEFAULT_TIMEOUT_SECONDS } from '../model/limits.js';
 import { computeFlows, type FlowModel, type Requirement, type RequirementKind } from './flows.js';
 import { buildNetwork, expandServiceGraph, expandWildcards, pathsBetween, type NetNode } from './network.js';
 import { synthesiseRules } from './rules.js';
 
 export type Algorithm = 'AP' | 'MF';
 export const ALGORITHMS: readonly Algorithm[] = ['AP', 'MF'];
+
 
 export interface SimulateOptions {
   algorithm?: Algorithm;
@@ -78,8 +80,8 @@ function requirementsOf(graph: Graph, net: NetNode[], props: Property[], nfv: NF
   const forwarding = nfv.networkForwardingPaths?.path ?? [];
   return props.map((p, k) => {
     for (const side of ['src', 'dst'] as const) {
-      if (!index.has(p[side])) throw badRequest(`property ${side} ${JSON.stringify(p[side])} is not a node of graph ${graph.id}`);
-      if (!parseAddress(p[side])) throw badRequest(`property ${side} ${JSON.stringify(p[side])} is not an IPv4 address pattern`);
+      if (!index.has(p[side])) throw badRequest(`property ${side} ${quote(p[side])} is not a node of graph ${graph.id}`);
+      if (!parseAddress(p[side])) throw badRequest(`property ${side} ${quote(p[side])} is not an IPv4 address pattern`);
     }
     const src = index.get(p.src)!;
     const dst = index.get(p.dst)!;
@@ -87,7 +89,7 @@ function requirementsOf(graph: Graph, net: NetNode[], props: Property[], nfv: NF
     if (paths.length === 0) throw badRequest(`there is no path between ${p.src} and ${p.dst} in graph ${graph.id}`);
     for (const path of paths) {
       for (const n of path.slice(1, -1)) {
-        if (!net[n]!.address && net[n]!.role === 'nat') throw badRequest(`NAT node ${JSON.stringify(net[n]!.name)} is not named by an IPv4 address`);
+        if (!net[n]!.address && net[n]!.role === 'nat') throw badRequest(`NAT node ${quote(net[n]!.name)} is not named by an IPv4 address`);
       }
     }
     return { index: k, property: p, kind: KINDS[p.name], src, dst, paths };
@@ -160,8 +162,8 @@ function reasonFor(r: Requirement, d: Decisions): string | undefined {
 
 export async function simulate(input: NFV, options: SimulateOptions = {}): Promise<SimulationResult> {
   const algorithm = options.algorithm ?? 'AP';
-  if (!ALGORITHMS.includes(algorithm)) throw badRequest(`algorithm: ${JSON.stringify(algorithm)} is not AP or MF`);
-  const timeoutMs = (options.timeoutSeconds ?? 60) * 1000;
+  if (!ALGORITHMS.includes(algorithm)) throw badRequest(`algorithm: ${quote(algorithm)} is not AP or MF`);
+  const timeoutMs = (options.timeoutSeconds ?? DEFAULT_TIMEOUT_SECONDS) * 1000;
   const phase = options.onPhase ?? (() => undefined);
   const nfv = structuredClone(input);
   const properties: Property[] = [];

@@ -1,11 +1,15 @@
 /**
  * Serve mode: an HTTP listener on node:http that routes every request to the operation table, with content
- * negotiation (Content-Type for the body, Accept for the answer) and a body size limit.
+ * negotiation (Content-Type for the body, Accept for the answer), a body size limit, a bound on body bytes buffered
+ * at once, optional bearer-token authentication, an access log, and cancellation when a client goes away.
  */
+import { createHash, timingSafeEqual } from 'node:crypto';
 import http from 'node:http';
-import { MAX_DOCUMENT_BYTES } from '../model/codec.js';
+import { decodeUtf8 } from '../model/codec.js';
 import { NfvError } from '../model/errors.js';
+import { MAX_BUFFERED_BODY_BYTES, MAX_DOCUMENT_BYTES } from '../model/limits.js';
 import type { Format } from '../model/schema.js';
+import { parseTarget } from '../model/target.js';
 import { allowedMethods, execute, type Operation, type Outcome } from '../ops/operation.js';
 import { render } from '../ops/render.js';
 import { OPERATIONS } from '../ops/table.js';
@@ -27,44 +31,118 @@ function acceptedFormat(accept: string | undefined, fallback: Format | undefined
   return fallback ?? 'json';
 }
 
-function readBody(req: http.IncomingMessage, limit: number): Promise<string> {
+export interface ServerOptions {
+  table?: readonly Operation[];
+  maxBodyBytes?: number;
+  /** Body bytes buffered at once over all requests; a request that would pass it gets 503. */
+  maxBufferedBytes?: number;
+  /** When set, every request needs `Authorization: Bearer <token>`. */
+  token?: string;
+  /** Where one access-log line per request goes (serve --log: stderr). */
+  log?: (line: string) => void;
+}
+
+/** Counts body bytes held by all requests, so that many large bodies at once are refused rather than buffered. */
+class BodyBudget {
+  private used = 0;
+  constructor(private readonly limit: number) {}
+  take(n: number): boolean {
+    if (this.used + n > this.limit) return false;
+    this.used += n;
+    return true;
+  }
+  give(n: number): void {
+    this.used -= n;
+  }
+}
+
+function readBody(req: http.IncomingMessage, limit: number, budget: BodyBudget): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
+    let failed = false;
+    const fail = (e: NfvError) => {
+      failed = true;
+      budget.give(size);
+      chunks.length = 0;
+      req.resume();
+      reject(e);
+    };
     req.on('data', (chunk: Buffer) => {
+      if (failed) return;
+      if (size + chunk.length > limit) return fail(new NfvError(413, `request body larger than ${limit} bytes`));
+      if (!budget.take(chunk.length)) return fail(new NfvError(503, 'the server is busy reading other large requests; try again shortly'));
       size += chunk.length;
-      if (size > limit) {
-        reject(new NfvError(413, `request body larger than ${limit} bytes`));
-        req.resume();
-        return;
-      }
       chunks.push(chunk);
     });
-    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
-    req.on('error', reject);
+    req.on('end', () => {
+      if (failed) return;
+      const body = Buffer.concat(chunks);
+      budget.give(size);
+      resolve(body);
+    });
+    req.on('error', (e) => {
+      if (!failed) fail(new NfvError(400, `the request body could not be read: ${e.message}`));
+    });
   });
 }
 
-export function createServer(ws: Workspace, table: readonly Operation[] = OPERATIONS, maxBodyBytes = MAX_DOCUMENT_BYTES): http.Server {
+const digest = (text: string) => createHash('sha256').update(text).digest();
+
+/** Compares a bearer token in constant time (over digests, so the lengths need not match). */
+function authorised(header: string | undefined, token: string): boolean {
+  const m = /^Bearer\s+(\S+)\s*$/i.exec(header ?? '');
+  return m !== null && timingSafeEqual(digest(m[1]!), digest(token));
+}
+
+function allowHeader(table: readonly Operation[], target: string): string {
+  try {
+    return allowedMethods(table, parseTarget(target).segments).join(', ');
+  } catch {
+    return '';
+  }
+}
+
+export function createServer(ws: Workspace, options: ServerOptions = {}): http.Server {
+  const table = options.table ?? OPERATIONS;
+  const budget = new BodyBudget(options.maxBufferedBytes ?? MAX_BUFFERED_BODY_BYTES);
   return http.createServer(async (req, res) => {
+    const started = performance.now();
+    const target = req.url ?? '/';
     const requestFormat = formatOf(req.headers['content-type']);
     const answerFormat = acceptedFormat(req.headers.accept, requestFormat);
+    // A client that goes away before its answer cancels the work (a running simulation stops, nothing is stored).
+    const gone = new AbortController();
+    res.on('close', () => {
+      if (!res.writableFinished) gone.abort();
+    });
     let outcome: Outcome;
     try {
-      const body = await readBody(req, maxBodyBytes);
-      outcome = await execute(table, ws, { method: req.method ?? 'GET', target: req.url ?? '/', body: body || undefined, format: requestFormat });
+      if (options.token !== undefined && !authorised(req.headers.authorization, options.token)) {
+        throw new NfvError(401, 'a bearer token is required (Authorization: Bearer TOKEN)');
+      }
+      const bytes = await readBody(req, options.maxBodyBytes ?? MAX_DOCUMENT_BYTES, budget);
+      const body = bytes.length ? decodeUtf8(bytes, 'the request body') : undefined;
+      outcome = await execute(table, ws, { method: req.method ?? 'GET', target, body, format: requestFormat, signal: gone.signal });
     } catch (e) {
       const status = e instanceof NfvError ? e.status : 500;
-      outcome = { status, reply: {}, error: (e as Error).message };
+      outcome = { status, reply: {}, error: e instanceof NfvError ? e.message : `internal error: ${(e as Error).message}` };
     }
     const rendered = render(outcome, answerFormat);
     const noBody = rendered.status === 304 || rendered.status === 204 || rendered.body === '';
-    res.writeHead(rendered.status, {
-      ...rendered.headers,
-      ...(noBody ? {} : { 'Content-Type': `${rendered.mediaType}; charset=utf-8`, 'Content-Length': Buffer.byteLength(rendered.body) }),
-      ...(outcome.status === 405 ? { Allow: allowedMethods(table, new URL(req.url ?? '/', 'http://nfv.invalid').pathname).join(', ') } : {}),
-    });
-    res.end(noBody ? undefined : rendered.body);
+    const length = noBody ? 0 : Buffer.byteLength(rendered.body);
+    if (!res.destroyed) {
+      res.writeHead(rendered.status, {
+        ...rendered.headers,
+        ...(noBody ? {} : { 'Content-Type': `${rendered.mediaType}; charset=utf-8`, 'Content-Length': length }),
+        ...(outcome.status === 405 ? { Allow: allowHeader(table, target) } : {}),
+        ...(outcome.status === 503 ? { 'Retry-After': '1' } : {}),
+        ...(outcome.status === 401 ? { 'WWW-Authenticate': 'Bearer' } : {}),
+      });
+      res.end(noBody ? undefined : rendered.body);
+    }
+    const ms = (performance.now() - started).toFixed(1);
+    options.log?.(`${new Date().toISOString()} ${req.socket.remoteAddress ?? '-'} ${req.method} ${target.slice(0, 200)} ${rendered.status} ${length} ${ms}ms`);
   });
 }
 
@@ -73,9 +151,14 @@ export interface Listening {
   url: string;
 }
 
+/** Whether an address to bind reaches only this machine. */
+export function isLoopback(host: string): boolean {
+  return host === 'localhost' || host === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
+}
+
 /** Starts listening; binds to loopback unless told otherwise. Port 0 picks a free port. */
-export function listen(ws: Workspace, host = '127.0.0.1', port = 8085): Promise<Listening> {
-  const server = createServer(ws);
+export function listen(ws: Workspace, host = '127.0.0.1', port = 8085, options: ServerOptions = {}): Promise<Listening> {
+  const server = createServer(ws, options);
   return new Promise((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, host, () => {

@@ -98,6 +98,9 @@ export function indexOf(data: InventoryData): Index {
   return index;
 }
 
+/** A lookup table that query text indexes: no prototype, so `constructor` or `__proto__` find nothing. */
+export const lookup = <T>(entries: Record<string, T>): Record<string, T> => Object.assign(Object.create(null) as Record<string, T>, entries);
+
 const f = (kind: Kind, get: (row: any) => unknown, more: Partial<Field> = {}): Field => ({ kind, get, ...more });
 /**
  * A getter for one property. Generated so that V8 sees a fixed property name (a monomorphic load) instead of a
@@ -108,7 +111,7 @@ const prop = (kind: Kind, key: string, more: Partial<Field> = {}) => f(kind, get
 
 export const resources: Entity = {
   name: 'resources',
-  fields: {
+  fields: lookup({
     certname: prop('string', 'certname'),
     environment: prop('string', 'environment'),
     resource: prop('string', 'resource'),
@@ -120,7 +123,7 @@ export const resources: Entity = {
     tag: f('tag', (row) => row.tags, { filterOnly: true }),
     tags: prop('array', 'tags'),
     parameters: prop('parameters', 'parameters'),
-  },
+  }),
   orderable: ['certname', 'environment', 'resource', 'type', 'title', 'tag', 'tags', 'exported', 'file', 'line', 'parameters'],
   rows: (index) => index.resources,
   record: (r: ResourceItem) => ({
@@ -166,7 +169,7 @@ const REPORT_TIMES = ['start_time', 'end_time', 'producer_timestamp', 'receive_t
 
 export const reports: Entity = {
   name: 'reports',
-  fields: {
+  fields: lookup({
     ...Object.fromEntries(REPORT_STRINGS.map((k) => [k, prop('string', k)])),
     report_format: prop('number', 'report_format'),
     ...Object.fromEntries(REPORT_TIMES.map((k) => [k, f('timestamp', (row) => row[k])])),
@@ -177,7 +180,7 @@ export const reports: Entity = {
     resource_events: f('json', (row) => ({ href: href(row.hash, 'events'), data: row.events.length ? row.events.map(reportEventData) : null }), { answerOnly: true }),
     metrics: f('json', (row) => ({ href: href(row.hash, 'metrics'), data: row.metrics }), { answerOnly: true }),
     logs: f('json', (row) => ({ href: href(row.hash, 'logs'), data: row.logs }), { answerOnly: true }),
-  },
+  }),
   orderable: [...REPORT_STRINGS, 'report_format', ...REPORT_TIMES, 'noop', 'noop_pending', 'corrective_change', 'latest_report?'],
   rows: (index) => index.reports,
   record: (r: ReportItem) => ({
@@ -214,7 +217,7 @@ const EVENT_STRINGS = ['status', 'resource_type', 'resource_title', 'property', 
 
 export const events: Entity = {
   name: 'events',
-  fields: {
+  fields: lookup({
     certname: f('string', (e: EventItem) => e.report.certname),
     report: f('string', (e: EventItem) => e.report.hash),
     configuration_version: f('string', (e: EventItem) => e.report.configuration_version),
@@ -230,7 +233,7 @@ export const events: Entity = {
     containment_path: prop('array', 'containment_path'),
     corrective_change: f('boolean', () => null),
     'latest_report?': f('latest', (e: EventItem) => e.report.latest, { filterOnly: true }),
-  },
+  }),
   orderable: [
     'certname', 'report', 'status', 'timestamp', 'run_start_time', 'run_end_time', 'report_receive_time', 'resource_type', 'resource_title',
     'property', 'name', 'new_value', 'old_value', 'message', 'file', 'line', 'containment_path', 'containing_class', 'corrective_change',
@@ -251,15 +254,15 @@ export const events: Entity = {
 
 export const catalogs: Entity = {
   name: 'catalogs',
-  fields: {
+  fields: lookup({
     certname: prop('string', 'certname'),
     environment: prop('string', 'environment'),
     version: prop('string', 'version'),
     producer_timestamp: prop('timestamp', 'producer_timestamp'),
-  },
+  }),
   orderable: ['certname', 'environment', 'version', 'producer_timestamp'],
   rows: (index) => index.catalogs,
   record: (c) => ({ certname: c.certname, environment: c.environment, version: c.version, producer_timestamp: utc(c.producer_timestamp) }),
 };
 
-export const ENTITIES: Record<string, Entity> = { resources, reports, events, catalogs };
+export const ENTITIES: Record<string, Entity> = lookup({ resources, reports, events, catalogs });

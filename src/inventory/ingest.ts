@@ -3,7 +3,8 @@
  * report (v8) and deactivate node (v3), with PuppetDB's staleness rules. Payloads are checked field by field; a
  * malformed one is a 400 naming the field and stores nothing.
  */
-import { badRequest } from '../model/errors.js';
+import { badRequest, quote } from '../model/errors.js';
+import { array, dictionary, object } from '../store/shape.js';
 import { canonicalJson, parseInstant, sha1, utc } from './values.js';
 
 export interface ResourceRow {
@@ -67,13 +68,43 @@ export interface NodeRecord {
   lastSeen: number;
 }
 
+/** Nodes and catalogs are keyed by certname: null-prototype records, so no certname can reach Object.prototype. */
 export interface InventoryData {
   nodes: Record<string, NodeRecord>;
   catalogs: Record<string, { producer_timestamp: number; environment: string | null; version: string | null; resources: ResourceRow[] }>;
   reports: StoredReport[];
 }
 
-export const emptyInventory = (): InventoryData => ({ nodes: {}, catalogs: {}, reports: [] });
+export const emptyInventory = (): InventoryData => ({ nodes: Object.create(null), catalogs: Object.create(null), reports: [] });
+
+const stamp = (v: unknown, where: string): number => {
+  if (typeof v !== 'number' || Number.isNaN(v)) throw new Error(`${where} is not a time`);
+  return v;
+};
+
+/** Checks the structure of `inventory.json` and gives its certname-keyed parts null prototypes. */
+export function decodeInventory(raw: unknown): InventoryData {
+  const d = object(raw, 'the file');
+  const nodes = dictionary(d.nodes, 'nodes', (v, w) => {
+    const n = object(v, w);
+    // -Infinity (a node known only by a deactivation) is written to JSON as null.
+    const lastSeen = n.lastSeen === null ? Number.NEGATIVE_INFINITY : stamp(n.lastSeen, `${w}.lastSeen`);
+    return { deactivated: n.deactivated === null ? null : stamp(n.deactivated, `${w}.deactivated`), lastSeen };
+  });
+  const catalogs = dictionary(d.catalogs, 'catalogs', (v, w) => {
+    const c = object(v, w);
+    stamp(c.producer_timestamp, `${w}.producer_timestamp`);
+    array(c.resources, `${w}.resources`);
+    return c as unknown as InventoryData['catalogs'][string];
+  });
+  const reports = array(d.reports, 'reports').map((r, i) => {
+    const report = object(r, `reports[${i}]`);
+    if (typeof report.hash !== 'string' || typeof report.certname !== 'string') throw new Error(`reports[${i}] has no hash or certname`);
+    array(report.events, `reports[${i}].events`);
+    return report as unknown as StoredReport;
+  });
+  return { nodes, catalogs, reports };
+}
 
 // ---- field checks -------------------------------------------------------------------------------------------------
 
@@ -93,7 +124,7 @@ function str(o: Obj, path: string, key: string, nullable = false): string | null
 function time(o: Obj, path: string, key: string): number {
   const v = need(o, path, key);
   const ms = parseInstant(v);
-  if (ms === undefined || typeof v !== 'string') throw badRequest(`${path}.${key}: ${JSON.stringify(v)} is not an ISO-8601 timestamp`);
+  if (ms === undefined || typeof v !== 'string') throw badRequest(`${path}.${key}: ${quote(v)} is not an ISO-8601 timestamp`);
   return ms;
 }
 function bool(o: Obj, path: string, key: string, nullable = true): boolean | null {
@@ -114,10 +145,74 @@ function list(o: Obj, path: string, key: string, nullable = false): unknown[] | 
   if (!Array.isArray(v)) throw badRequest(`${path}.${key}: expected an array`);
   return v;
 }
+/**
+ * Refuses fields a payload object does not have. PuppetDB drops unknown resource keys silently; nfv refuses them so
+ * that a misspelt field is seen. Fields PuppetDB accepts and does not store are accepted and checked by type only
+ * (see IGNORED_FIELDS).
+ */
+function onlyKnown(o: Obj, path: string, known: readonly string[]): void {
+  for (const key of Object.keys(o)) {
+    if (!known.includes(key)) throw badRequest(`${path}.${quote(key).slice(1, -1)}: is not a field of this payload (known: ${known.join(', ')})`);
+  }
+}
+
+/** Fields accepted and not stored, as in PuppetDB (edges are served by /edges, out of scope; corrective_change is Enterprise-only). */
+export const IGNORED_FIELDS = {
+  catalog: ['edges', 'transaction_uuid', 'catalog_uuid', 'code_id', 'job_id', 'producer'],
+  catalogResource: ['aliases'],
+  report: ['corrective_change'],
+  reportResource: ['corrective_change'],
+  event: ['corrective_change'],
+} as const;
+
+const CATALOG_FIELDS = ['certname', 'version', 'environment', 'producer_timestamp', 'resources', ...IGNORED_FIELDS.catalog];
+const CATALOG_RESOURCE_FIELDS = ['type', 'title', 'exported', 'file', 'line', 'tags', 'parameters', ...IGNORED_FIELDS.catalogResource];
+const REPORT_FIELDS = [
+  'certname', 'puppet_version', 'agent_version', 'report_format', 'configuration_version', 'start_time', 'end_time',
+  'producer_timestamp', 'producer', 'transaction_uuid', 'catalog_uuid', 'code_id', 'job_id', 'cached_catalog_status',
+  'status', 'noop', 'noop_pending', 'environment', 'type', 'metrics', 'logs', 'resources', ...IGNORED_FIELDS.report,
+];
+const REPORT_RESOURCE_FIELDS = [
+  'resource_type', 'resource_title', 'timestamp', 'skipped', 'file', 'line', 'containment_path', 'events',
+  ...IGNORED_FIELDS.reportResource,
+];
+const EVENT_FIELDS = ['status', 'timestamp', 'property', 'name', 'new_value', 'old_value', 'message', ...IGNORED_FIELDS.event];
+
+/** A list of strings, or null when `nullable`. */
+function strings(o: Obj, path: string, key: string, nullable: boolean): string[] | null {
+  const v = list(o, path, key, nullable);
+  v?.forEach((x, k) => {
+    if (typeof x !== 'string') throw badRequest(`${path}.${key}[${k}]: expected a string`);
+  });
+  return v as string[] | null;
+}
+
+/** Checks the edges of a catalog by shape (they are not stored). */
+function checkEdges(o: Obj, path: string): void {
+  (list(o, path, 'edges', true) ?? []).forEach((e, k) => {
+    const ep = `${path}.edges[${k}]`;
+    if (!isObj(e)) throw badRequest(`${ep}: expected an edge object`);
+    onlyKnown(e, ep, ['source', 'target', 'relationship']);
+    for (const end of ['source', 'target']) {
+      const r = e[end];
+      if (!isObj(r)) throw badRequest(`${ep}.${end}: expected {type, title}`);
+      onlyKnown(r, `${ep}.${end}`, ['type', 'title']);
+      str(r, `${ep}.${end}`, 'type');
+      str(r, `${ep}.${end}`, 'title');
+    }
+    str(e, ep, 'relationship');
+  });
+}
+
+/** A boolean or null that is checked and not stored. */
+function ignoredBool(o: Obj, path: string, key: string): void {
+  bool(o, path, key);
+}
+
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 function uuid(o: Obj, path: string, key: string): string | null {
   const v = str(o, path, key, true);
-  if (v !== null && !UUID.test(v)) throw badRequest(`${path}.${key}: ${JSON.stringify(v)} is not a UUID`);
+  if (v !== null && !UUID.test(v)) throw badRequest(`${path}.${key}: ${quote(v)} is not a UUID`);
   return v?.toLowerCase() ?? null;
 }
 /** Tags: no upper-case letter; a letter, digit or _ first; then also : . - (PuppetDB's tag pattern, Unicode-aware). */
@@ -134,19 +229,27 @@ function touch(data: InventoryData, certname: string, at: number): void {
 export function replaceCatalog(data: InventoryData, payload: unknown): boolean {
   if (!isObj(payload)) throw badRequest('payload: expected a catalog object');
   const p = 'payload';
+  onlyKnown(payload, p, CATALOG_FIELDS);
   const certname = str(payload, p, 'certname')!;
   const at = time(payload, p, 'producer_timestamp');
   const environment = str(payload, p, 'environment', true);
+  const version = str(payload, p, 'version', true);
   const resources = list(payload, p, 'resources')!;
+  uuid(payload, p, 'transaction_uuid');
+  uuid(payload, p, 'catalog_uuid');
+  for (const k of ['code_id', 'job_id', 'producer']) str(payload, p, k, true);
+  checkEdges(payload, p);
   const rows = new Map<string, ResourceRow>();
   resources.forEach((r, k) => {
     const rp = `${p}.resources[${k}]`;
     if (!isObj(r)) throw badRequest(`${rp}: expected a resource object`);
+    onlyKnown(r, rp, CATALOG_RESOURCE_FIELDS);
     const type = str(r, rp, 'type')!;
     const title = str(r, rp, 'title')!;
     const tags = list(r, rp, 'tags')!;
+    strings(r, rp, 'aliases', true);
     tags.forEach((t, j) => {
-      if (typeof t !== 'string' || !TAG.test(t)) throw badRequest(`${rp}.tags[${j}]: ${JSON.stringify(t)} is not a valid tag`);
+      if (typeof t !== 'string' || !TAG.test(t)) throw badRequest(`${rp}.tags[${j}]: ${quote(t)} is not a valid tag`);
     });
     const parameters = r.parameters ?? {};
     if (!isObj(parameters)) throw badRequest(`${rp}.parameters: expected an object`);
@@ -167,7 +270,7 @@ export function replaceCatalog(data: InventoryData, payload: unknown): boolean {
   });
   const current = data.catalogs[certname];
   if (current && at < current.producer_timestamp) return false;
-  data.catalogs[certname] = { producer_timestamp: at, environment, version: str(payload, p, 'version', true), resources: [...rows.values()] };
+  data.catalogs[certname] = { producer_timestamp: at, environment, version, resources: [...rows.values()] };
   touch(data, certname, at);
   return true;
 }
@@ -195,23 +298,29 @@ function eventsOf(resources: unknown[], p: string): EventRow[] {
   resources.forEach((r, k) => {
     const rp = `${p}.resources[${k}]`;
     if (!isObj(r)) throw badRequest(`${rp}: expected a resource object`);
+    onlyKnown(r, rp, REPORT_RESOURCE_FIELDS);
     const base = {
       resource_type: str(r, rp, 'resource_type')!,
       resource_title: str(r, rp, 'resource_title')!,
       file: str(r, rp, 'file', true),
       line: int(r, rp, 'line', true),
-      containment_path: (list(r, rp, 'containment_path', true) as string[] | null),
+      containment_path: strings(r, rp, 'containment_path', true),
     };
     const stamp = time(r, rp, 'timestamp');
+    ignoredBool(r, rp, 'corrective_change');
     const events: EventRow[] = [];
-    if (r.skipped === true) {
+    const skipped = bool(r, rp, 'skipped') === true;
+    const listed = list(r, rp, 'events', true) ?? [];
+    if (skipped) {
       events.push({ ...base, status: 'skipped', timestamp: stamp, property: null, name: null, new_value: null, old_value: null, message: null, containing_class: containingClass(base.containment_path) });
     } else {
-      (list(r, rp, 'events') ?? []).forEach((e, j) => {
+      listed.forEach((e, j) => {
         const ep = `${rp}.events[${j}]`;
         if (!isObj(e)) throw badRequest(`${ep}: expected an event object`);
+        onlyKnown(e, ep, EVENT_FIELDS);
+        ignoredBool(e, ep, 'corrective_change');
         const status = str(e, ep, 'status', true);
-        if (status !== null && !['success', 'failure', 'noop', 'skipped'].includes(status)) throw badRequest(`${ep}.status: ${JSON.stringify(status)} is not success, failure, noop or skipped`);
+        if (status !== null && !['success', 'failure', 'noop', 'skipped'].includes(status)) throw badRequest(`${ep}.status: ${quote(status)} is not success, failure, noop or skipped`);
         events.push({
           ...base,
           status,
@@ -234,6 +343,8 @@ function eventsOf(resources: unknown[], p: string): EventRow[] {
 export function storeReport(data: InventoryData, payload: unknown, receivedAt: number): { stored: boolean; hash: string } {
   if (!isObj(payload)) throw badRequest('payload: expected a report object');
   const p = 'payload';
+  onlyKnown(payload, p, REPORT_FIELDS);
+  ignoredBool(payload, p, 'corrective_change');
   const header = {
     certname: str(payload, p, 'certname')!,
     puppet_version: str({ puppet_version: payload.puppet_version ?? payload.agent_version }, p, 'puppet_version')!,
@@ -245,7 +356,7 @@ export function storeReport(data: InventoryData, payload: unknown, receivedAt: n
     transaction_uuid: uuid(payload, p, 'transaction_uuid'),
   };
   const type = payload.type ?? 'agent';
-  if (type !== 'agent' && type !== 'plan') throw badRequest(`${p}.type: ${JSON.stringify(type)} is not agent or plan`);
+  if (type !== 'agent' && type !== 'plan') throw badRequest(`${p}.type: ${quote(type)} is not agent or plan`);
   const report: StoredReport = {
     hash: reportHash(header),
     ...header,
@@ -273,6 +384,7 @@ export function storeReport(data: InventoryData, payload: unknown, receivedAt: n
 /** Deactivate node v3; ignored as stale when the node sent something newer. */
 export function deactivateNode(data: InventoryData, payload: unknown): boolean {
   if (!isObj(payload)) throw badRequest('payload: expected {certname, producer_timestamp}');
+  onlyKnown(payload, 'payload', ['certname', 'producer_timestamp']);
   const certname = str(payload, 'payload', 'certname')!;
   const at = time(payload, 'payload', 'producer_timestamp');
   const node = (data.nodes[certname] ??= { deactivated: null, lastSeen: Number.NEGATIVE_INFINITY });
@@ -292,12 +404,14 @@ export interface Command {
 /** Applies one command; answers what happened. */
 export function applyCommand(data: InventoryData, body: unknown, now: number): Record<string, unknown> {
   if (!isObj(body)) throw badRequest('expected a command object {command, version, payload}');
-  const name = String(need(body, 'command', 'command')).replace(/[_-]/g, ' ').toLowerCase();
+  onlyKnown(body, 'command', ['command', 'version', 'payload', 'received']);
+  if (typeof need(body, 'command', 'command') !== 'string') throw badRequest('command.command: expected a string');
+  const name = String(body.command).replace(/[_-]/g, ' ').toLowerCase();
   const version = need(body, 'command', 'version');
   const received = body.received === undefined ? now : parseInstant(body.received);
-  if (received === undefined) throw badRequest(`command.received: ${JSON.stringify(body.received)} is not a timestamp`);
+  if (received === undefined) throw badRequest(`command.received: ${quote(body.received)} is not a timestamp`);
   const expect = (v: number) => {
-    if (version !== v) throw badRequest(`command.version: ${JSON.stringify(version)} is not supported for ${name} (use ${v})`);
+    if (version !== v) throw badRequest(`command.version: ${quote(version)} is not supported for ${name} (use ${v})`);
   };
   switch (name) {
     case 'replace catalog':
@@ -312,6 +426,6 @@ export function applyCommand(data: InventoryData, body: unknown, now: number): R
       expect(3);
       return { command: name, applied: deactivateNode(data, body.payload) };
     default:
-      throw badRequest(`command.command: ${JSON.stringify(body.command)} is not replace catalog, store report or deactivate node`);
+      throw badRequest(`command.command: ${quote(body.command)} is not replace catalog, store report or deactivate node`);
   }
 }

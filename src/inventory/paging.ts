@@ -2,7 +2,7 @@
  * Paging URL parameters (limit, offset, order_by, include_total) with PuppetDB's validation messages, the check for
  * unknown parameters, and ordering with PostgreSQL's rules (nulls last ascending, first descending).
  */
-import { badRequest } from '../model/errors.js';
+import { badRequest, clip, quote } from '../model/errors.js';
 import { canonicalJson } from './values.js';
 
 export interface Paging {
@@ -22,25 +22,29 @@ const IGNORED = ['pretty', 'explain', 'timeout', 'origin', 'optimize_drop_unused
 
 export function rejectUnknown(query: URLSearchParams, allowed: string[]): void {
   const ok = new Set([...allowed, ...IGNORED].flatMap((a) => [a, a.replace(/_/g, '-')]));
-  for (const key of query.keys()) if (!ok.has(key)) throw badRequest(`Unsupported query parameter '${key}'`);
+  for (const key of query.keys()) if (!ok.has(key)) throw badRequest(`Unsupported query parameter '${clip(key)}'`);
 }
 
 export const PAGING_PARAMETERS = ['limit', 'offset', 'order_by', 'include_total'];
 
 /** Clojure's rendering of a map in PuppetDB's messages: {:field "title", :order "asc"}. */
-const clj = (o: Record<string, unknown>) => `{${Object.entries(o).map(([k, v]) => `:${k} ${JSON.stringify(v)}`).join(', ')}}`;
+const clj = (o: Record<string, unknown>) => clip(`{${Object.entries(o).map(([k, v]) => `:${k} ${quote(v)}`).join(', ')}}`);
 
 export function parsePaging(query: URLSearchParams, orderable: string[]): Paging {
   const limitText = param(query, 'limit');
   const offsetText = param(query, 'offset');
   let limit: number | undefined;
   if (limitText !== null) {
-    if (!/^\d+$/.test(limitText) || Number(limitText) <= 0) throw badRequest(`Illegal value '${limitText}' for :limit; expected a positive non-zero integer.`);
+    if (!/^\d{1,16}$/.test(limitText) || !Number.isSafeInteger(Number(limitText)) || Number(limitText) <= 0) {
+      throw badRequest(`Illegal value '${clip(limitText)}' for :limit; expected a positive non-zero integer.`);
+    }
     limit = Number(limitText);
   }
   let offset = 0;
   if (offsetText !== null) {
-    if (!/^\d+$/.test(offsetText)) throw badRequest(`Illegal value '${offsetText}' for :offset; expected a non-negative integer.`);
+    if (!/^\d{1,16}$/.test(offsetText) || !Number.isSafeInteger(Number(offsetText))) {
+      throw badRequest(`Illegal value '${clip(offsetText)}' for :offset; expected a non-negative integer.`);
+    }
     offset = Number(offsetText);
   }
   const orderBy: Paging['orderBy'] = [];
@@ -50,20 +54,20 @@ export function parsePaging(query: URLSearchParams, orderable: string[]): Paging
     try {
       parsed = JSON.parse(orderText);
     } catch {
-      throw badRequest(`Illegal value '${orderText}' for :order_by; expected a JSON array of maps.`);
+      throw badRequest(`Illegal value '${clip(orderText)}' for :order_by; expected a JSON array of maps.`);
     }
     if (!Array.isArray(parsed) || !parsed.every((x) => typeof x === 'object' && x !== null && !Array.isArray(x))) {
-      throw badRequest(`Illegal value '${orderText}' for :order_by; expected an array of maps.`);
+      throw badRequest(`Illegal value '${clip(orderText)}' for :order_by; expected an array of maps.`);
     }
     for (const o of parsed as Record<string, unknown>[]) {
       const extra = Object.keys(o).find((k) => k !== 'field' && k !== 'order');
-      if (extra) throw badRequest(`Illegal value '${clj(o)}' in :order_by; unknown key '${extra}'.`);
+      if (extra) throw badRequest(`Illegal value '${clj(o)}' in :order_by; unknown key '${clip(extra)}'.`);
       if (o.field === undefined) throw badRequest(`Illegal value '${clj(o)}' in :order_by; missing required key field.`);
       const order = o.order === undefined ? 'asc' : String(o.order).toLowerCase();
       if (order !== 'asc' && order !== 'desc') throw badRequest(`Illegal value '${clj(o)}' in :order_by; 'order' must be either 'asc' or 'desc'`);
       const field = String(o.field);
       if (!orderable.includes(field)) {
-        throw badRequest(`Unrecognized column '${field}' specified in :order_by; Supported columns are ${orderable.map((c) => `'${c}'`).join(', ')}`);
+        throw badRequest(`Unrecognized column '${clip(field)}' specified in :order_by; Supported columns are ${orderable.map((c) => `'${c}'`).join(', ')}`);
       }
       orderBy.push({ field, desc: order === 'desc' });
     }

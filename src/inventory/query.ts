@@ -4,7 +4,10 @@
  * unknown, `not` of unknown is unknown, and a row is kept only when the predicate is true). Errors are 400s with
  * PuppetDB's one-line messages.
  */
-import { badRequest } from '../model/errors.js';
+import { RE2JS, RE2JSSyntaxException } from 're2js';
+import { NfvError, badRequest, clip, quote } from '../model/errors.js';
+import { checkDepth } from '../model/codec.js';
+import { MAX_REGEX_LENGTH } from '../model/limits.js';
 import { ENTITIES, indexOf, type Entity, type Field, type Index } from './entities.js';
 import type { InventoryData } from './ingest.js';
 import { canonicalJson, parseInstant } from './values.js';
@@ -13,7 +16,7 @@ export type Truth = boolean | null;
 export type Predicate = (row: any) => Truth;
 
 const quoteList = (names: string[]) => {
-  const q = names.map((n) => `'${n}'`);
+  const q = names.map((n) => `'${clip(n)}'`);
   return q.length <= 2 ? q.join(' and ') : `${q.slice(0, -1).join(', ')}, and ${q.at(-1)}`;
 };
 
@@ -39,7 +42,7 @@ const MISSING = Symbol('missing');
 function atPath(value: unknown, path: string[]): unknown {
   let v = value;
   for (const k of path) {
-    if (typeof v !== 'object' || v === null || Array.isArray(v) || !(k in (v as object))) return MISSING;
+    if (typeof v !== 'object' || v === null || Array.isArray(v) || !Object.hasOwn(v, k)) return MISSING;
     v = (v as Record<string, unknown>)[k];
   }
   return v;
@@ -48,9 +51,9 @@ function atPath(value: unknown, path: string[]): unknown {
 function queryField(entity: Entity, raw: unknown, purpose: 'query' | 'in'): QueryField {
   if (Array.isArray(raw) && raw[0] === 'parameter' && entity.name === 'resources' && typeof raw[1] === 'string') {
     const name = raw[1];
-    return { name: `parameter ${name}`, kind: 'parameter', get: (row) => (name in row.parameters ? row.parameters[name] : MISSING) };
+    return { name: `parameter ${name}`, kind: 'parameter', get: (row) => (Object.hasOwn(row.parameters, name) ? row.parameters[name] : MISSING) };
   }
-  if (typeof raw !== 'string') throw badRequest(`${JSON.stringify(raw)} is not a valid field`);
+  if (typeof raw !== 'string') throw badRequest(`${quote(raw)} is not a valid field`);
   if (entity.name === 'resources' && raw.startsWith('parameters.')) {
     const path = dottedPath(raw);
     return { name: raw, kind: 'dotted', get: (row) => atPath(row.parameters, path) };
@@ -59,22 +62,32 @@ function queryField(entity: Entity, raw: unknown, purpose: 'query' | 'in'): Quer
   const field = entity.fields[raw];
   if (!field || field.answerOnly) {
     if (purpose === 'in') {
-      throw badRequest(`Can't match on unknown '${entity.name}' field '${raw}' for 'in'. Acceptable fields are ${quoteList(queryableNames(entity))}`);
+      throw badRequest(`Can't match on unknown '${entity.name}' field '${clip(raw)}' for 'in'. Acceptable fields are ${quoteList(queryableNames(entity))}`);
     }
-    throw badRequest(`'${raw}' is not a queryable object for ${entity.name}. Known queryable objects are ${quoteList(queryableNames(entity))}`);
+    throw badRequest(`'${clip(raw)}' is not a queryable object for ${entity.name}. Known queryable objects are ${quoteList(queryableNames(entity))}`);
   }
   return { name: raw, kind: field.kind, get: field.get };
 }
 
-/** PostgreSQL advanced regular expressions as JavaScript ones, for what users meet: (?i), \m \M \y, bracket rules. */
-export function pgRegex(pattern: string): RegExp {
-  let flags = '';
+/** A compiled query regular expression. */
+export interface Matcher {
+  test(text: string): boolean;
+}
+
+/**
+ * PostgreSQL advanced regular expressions, for what users meet ((?i), \m \M \y, bracket rules), run by RE2 (re2js):
+ * matching takes time linear in the text whatever the pattern, so no query can freeze the server by backtracking.
+ * What RE2 does not have (backreferences, lookaround) is refused with a 400.
+ */
+export function pgRegex(pattern: string): Matcher {
+  const fail = (why: string) => badRequest(`ERROR: invalid regular expression: ${why}`);
+  if (pattern.length > MAX_REGEX_LENGTH) throw fail(`longer than ${MAX_REGEX_LENGTH} characters`);
+  let flags = 0;
   let p = pattern;
   if (p.startsWith('(?i)')) {
-    flags = 'i';
+    flags = RE2JS.CASE_INSENSITIVE;
     p = p.slice(4);
   }
-  const fail = (why: string) => badRequest(`ERROR: invalid regular expression: ${why}`);
   if (/^[*+?{]/.test(p)) throw fail('quantifier operand invalid');
   let out = '';
   for (let i = 0; i < p.length; i++) {
@@ -110,9 +123,10 @@ export function pgRegex(pattern: string): RegExp {
     out += c;
   }
   try {
-    return new RegExp(out, flags);
+    return RE2JS.compile(out, flags);
   } catch (e) {
-    throw fail((e as Error).message.replace(/^Invalid regular expression: /, ''));
+    const why = e instanceof RE2JSSyntaxException ? e.getDescription() : (e as Error).message;
+    throw fail(why.slice(0, 200));
   }
 }
 
@@ -321,7 +335,7 @@ function entityNamed(name: unknown): Entity {
 
 /** The tuples a subquery extracts, as canonical JSON keys of the fields' raw values. */
 function extractedTuples(index: Index, node: unknown): { width: number; keys: Set<string> } {
-  if (!Array.isArray(node)) throw badRequest(`${JSON.stringify(node)} is not a valid subquery`);
+  if (!Array.isArray(node)) throw badRequest(`${quote(node)} is not a valid subquery`);
   let entity: Entity;
   let fields: unknown;
   let where: unknown;
@@ -340,7 +354,7 @@ function extractedTuples(index: Index, node: unknown): { width: number; keys: Se
     if (!Array.isArray(inner) || String(inner[0]).toLowerCase() !== 'extract') throw badRequest('from in an in clause needs an extract');
     fields = inner[1];
     where = inner[2];
-  } else throw badRequest(`${JSON.stringify(node[0])} is not a valid subquery for 'in'`);
+  } else throw badRequest(`${quote(node[0])} is not a valid subquery for 'in'`);
   const names = Array.isArray(fields) ? fields : [fields];
   const unknown = names.filter((n) => typeof n !== 'string' || !entity.fields[n] || entity.fields[n]!.filterOnly);
   if (unknown.length) throw badRequest(extractError(entity, unknown as string[]));
@@ -375,7 +389,7 @@ function membership(c: Compiler, node: unknown[]): Predicate {
 }
 
 function compileNode(c: Compiler, node: unknown): Predicate {
-  if (!Array.isArray(node) || node.length === 0 || typeof node[0] !== 'string') throw badRequest(`${JSON.stringify(node)} is not a valid query`);
+  if (!Array.isArray(node) || node.length === 0 || typeof node[0] !== 'string') throw badRequest(`${quote(node)} is not a valid query`);
   const op = node[0].toLowerCase();
   const args = node.slice(1);
   switch (op) {
@@ -487,7 +501,7 @@ function column(entity: Entity, raw: unknown, unknown: string[]): Column | undef
     const f = queryField(entity, raw[2], 'query');
     return { name, fn: { name, field: f.get } };
   }
-  if (typeof raw !== 'string') throw badRequest(`${JSON.stringify(raw)} is not a valid extract field`);
+  if (typeof raw !== 'string') throw badRequest(`${quote(raw)} is not a valid extract field`);
   if (entity.name === 'resources' && raw.startsWith('parameters.')) {
     const path = dottedPath(raw);
     return { name: raw, value: (row) => {
@@ -574,8 +588,11 @@ function aggregate(fn: { name: string; field?: (row: any) => unknown }, rows: an
 export function parseQueryParameter(text: string | null): unknown {
   if (text === null || text.trim() === '') return undefined;
   try {
-    return JSON.parse(text);
+    const ast: unknown = JSON.parse(text);
+    checkDepth(ast, 'query');
+    return ast;
   } catch (e) {
+    if (e instanceof NfvError) throw e;
     const m = /position (\d+)/.exec((e as Error).message);
     const pos = m ? Number(m[1]) : text.length;
     const before = text.slice(0, pos);

@@ -2,8 +2,8 @@
  * The inventory endpoints as functions of the stored data and the URL parameters: resources, reports, events,
  * event counts and aggregate event counts, with paging. The ops layer maps paths onto these.
  */
-import { badRequest } from '../model/errors.js';
-import { events as eventEntity, indexOf, type Entity, type EventItem } from './entities.js';
+import { badRequest, clip } from '../model/errors.js';
+import { events as eventEntity, indexOf, lookup, type Entity, type EventItem } from './entities.js';
 import type { InventoryData } from './ingest.js';
 import { PAGING_PARAMETERS, page, param, parsePaging, rejectUnknown, sortRows } from './paging.js';
 import { compileFilter, compileQuery, parseQueryParameter, project, select } from './query.js';
@@ -63,7 +63,7 @@ export function queryEntity(entity: Entity, data: InventoryData, query: URLSearc
 // ---- event counts ------------------------------------------------------------------------------------------------
 
 const SUMMARIES = ['resource', 'containing_class', 'certname'];
-const COUNT_FIELDS: Record<string, string> = { failures: 'failure', successes: 'success', noops: 'noop', skips: 'skipped' };
+const COUNT_FIELDS: Record<string, string> = lookup({ failures: 'failure', successes: 'success', noops: 'noop', skips: 'skipped' });
 
 interface CountRow {
   subject_type: string;
@@ -81,13 +81,13 @@ function countsFilter(text: string | null): (row: CountRow) => boolean {
   try {
     f = JSON.parse(text);
   } catch {
-    throw badRequest(`Illegal value '${text}' for :counts_filter; expected JSON`);
+    throw badRequest(`Illegal value '${clip(text)}' for :counts_filter; expected JSON`);
   }
-  if (!Array.isArray(f) || f.length !== 3) throw badRequest(`${text} is not well-formed: counts_filter takes one comparison [op, field, number]`);
+  if (!Array.isArray(f) || f.length !== 3) throw badRequest(`${clip(text)} is not well-formed: counts_filter takes one comparison [op, field, number]`);
   const [op, field, value] = f;
-  if (!['=', '>', '<', '>=', '<='].includes(String(op))) throw badRequest(`${text} is not well-formed: query operator '${op}' is unknown`);
-  if (typeof field !== 'string' || !(field in COUNT_FIELDS)) throw badRequest(`${field} is not a queryable object for event counts`);
-  if (typeof value !== 'number') throw badRequest(`Argument "${value}" and operator "${op}" have incompatible types.`);
+  if (!['=', '>', '<', '>=', '<='].includes(String(op))) throw badRequest(`${clip(text)} is not well-formed: query operator '${clip(String(op))}' is unknown`);
+  if (typeof field !== 'string' || COUNT_FIELDS[field] === undefined) throw badRequest(`${clip(String(field))} is not a queryable object for event counts`);
+  if (typeof value !== 'number') throw badRequest(`Argument "${clip(String(value))}" and operator "${op}" have incompatible types.`);
   return (row) => {
     const v = row[field] as number;
     return op === '=' ? v === value : op === '>' ? v > value : op === '<' ? v < value : op === '>=' ? v >= value : v <= value;
@@ -95,9 +95,9 @@ function countsFilter(text: string | null): (row: CountRow) => boolean {
 }
 
 function countRows(data: InventoryData, query: URLSearchParams, summarizeBy: string): CountRow[] {
-  if (!SUMMARIES.includes(summarizeBy)) throw badRequest(`Unsupported value for 'summarize_by': '${summarizeBy}'`);
+  if (!SUMMARIES.includes(summarizeBy)) throw badRequest(`Unsupported value for 'summarize_by': '${clip(summarizeBy)}'`);
   const countBy = param(query, 'count_by') ?? 'resource';
-  if (countBy !== 'resource' && countBy !== 'certname') throw badRequest(`Unsupported value for 'count_by': '${countBy}'`);
+  if (countBy !== 'resource' && countBy !== 'certname') throw badRequest(`Unsupported value for 'count_by': '${clip(countBy)}'`);
   const filter = compileFilter(eventEntity, indexOf(data), parseQueryParameter(param(query, 'query')));
   const keep = countsFilter(param(query, 'counts_filter'));
   const rows = select(filter, distinctEvents(query, filter.rows)) as EventItem[];

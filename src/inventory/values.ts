@@ -26,13 +26,26 @@ export function parseInstant(value: unknown): number | undefined {
   if (typeof value !== 'string') return undefined;
   const t = value.trim();
   if (/^\d{4}$/.test(t)) return Date.UTC(Number(t), 0, 1);
-  if (/^\d{4}-\d{2}(-\d{2})?$/.test(t)) return Date.parse(`${t.length === 7 ? `${t}-01` : t}T00:00:00Z`);
-  const m = /^(\d{4}-\d{2}-\d{2})[T ](\d{2}:\d{2}(?::\d{2})?)(\.\d+)?(Z|[+-]\d{2}:?\d{2})?$/i.exec(t);
+  const m = /^(\d{4})-(\d{2})(?:-(\d{2}))?(?:[T ](\d{2}):(\d{2})(?::(\d{2}))?(\.\d+)?(Z|[+-]\d{2}:?\d{2})?)?$/i.exec(t);
   if (!m) return undefined;
-  const fraction = m[3] ? `.${m[3].slice(1, 4).padEnd(3, '0')}` : '';
-  const zone = !m[4] || m[4].toUpperCase() === 'Z' ? 'Z' : m[4].includes(':') ? m[4] : `${m[4].slice(0, 3)}:${m[4].slice(3)}`;
-  const ms = Date.parse(`${m[1]}T${m[2]!.length === 5 ? `${m[2]}:00` : m[2]}${fraction}${zone}`);
-  return Number.isNaN(ms) ? undefined : ms;
+  const [year, month, day, hour, minute, second] = [1, 2, 3, 4, 5, 6].map((k) => (m[k] === undefined ? undefined : Number(m[k])));
+  const d = day ?? 1;
+  // A real calendar date and time of day: Date.parse would take 2021-02-30 as 2 March.
+  const date = new Date(Date.UTC(year!, month! - 1, d));
+  if (month! < 1 || month! > 12 || d < 1 || date.getUTCMonth() !== month! - 1 || date.getUTCDate() !== d) return undefined;
+  if (hour === undefined) return date.getTime();
+  if (day === undefined) return undefined;
+  if (hour > 23 || minute! > 59 || (second ?? 0) > 59) return undefined;
+  const zoneText = m[8];
+  let offset = 0;
+  if (zoneText && zoneText.toUpperCase() !== 'Z') {
+    const hh = Number(zoneText.slice(1, 3));
+    const mm = Number(zoneText.slice(-2));
+    if (hh > 23 || mm > 59) return undefined;
+    offset = (zoneText[0] === '-' ? -1 : 1) * (hh * 60 + mm) * 60_000;
+  }
+  const ms = m[7] ? Number(m[7].slice(1, 4).padEnd(3, '0')) : 0;
+  return Date.UTC(year!, month! - 1, d, hour, minute, second ?? 0, ms) - offset;
 }
 
 /** `2011-01-01T15:00:00.000Z` */

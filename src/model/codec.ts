@@ -4,10 +4,33 @@
  */
 import { XMLBuilder, XMLParser, XMLValidator } from 'fast-xml-parser';
 import { badRequest } from './errors.js';
+import { MAX_DEPTH, MAX_DOCUMENT_BYTES } from './limits.js';
 import { Reporter, decodeValue, toJson, toXmlTree, type Format, type ObjectType } from './schema.js';
 
-/** Largest document accepted, XML or JSON. */
-export const MAX_DOCUMENT_BYTES = 32 * 1024 * 1024;
+
+/** Throws a 400 when a parsed JSON value nests deeper than MAX_DEPTH (checked without recursion). */
+export function checkDepth(value: unknown, what: string): void {
+  const stack: [unknown, number][] = [[value, 1]];
+  while (stack.length) {
+    const [v, depth] = stack.pop()!;
+    if (typeof v !== 'object' || v === null) continue;
+    if (depth > MAX_DEPTH) throw badRequest(`${what}: nested deeper than ${MAX_DEPTH} levels`);
+    for (const child of Array.isArray(v) ? v : Object.values(v)) {
+      if (typeof child === 'object' && child !== null) stack.push([child, depth + 1]);
+    }
+  }
+}
+
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+/** Bytes as UTF-8 text; invalid UTF-8 is refused, never replaced by U+FFFD. A leading BOM is dropped. */
+export function decodeUtf8(bytes: Uint8Array, what: string): string {
+  try {
+    return utf8.decode(bytes);
+  } catch {
+    throw badRequest(`${what} is not valid UTF-8`);
+  }
+}
 
 export function detectFormat(text: string): Format | undefined {
   const first = text.trimStart()[0];
@@ -25,6 +48,7 @@ const parser = new XMLParser({
   ignoreDeclaration: true,
   ignorePiTags: true,
   trimValues: true,
+  maxNestedTags: MAX_DEPTH,
 });
 
 const builder = new XMLBuilder({
@@ -43,16 +67,24 @@ export function parseXml(text: string): Record<string, unknown> {
   if (/<!DOCTYPE/i.test(text)) throw badRequest('XML: a DOCTYPE is not accepted (no DTDs or entities)');
   const valid = XMLValidator.validate(text);
   if (valid !== true) throw badRequest(`XML: ${valid.err.msg} (line ${valid.err.line}, column ${valid.err.col})`);
-  return parser.parse(text) as Record<string, unknown>;
+  try {
+    return parser.parse(text) as Record<string, unknown>;
+  } catch (e) {
+    const deep = /nested/i.test((e as Error).message);
+    throw badRequest(deep ? `XML: nested deeper than ${MAX_DEPTH} levels` : `XML: ${(e as Error).message}`);
+  }
 }
 
 export function parseJson(text: string): unknown {
   if (Buffer.byteLength(text) > MAX_DOCUMENT_BYTES) throw badRequest(`document larger than ${MAX_DOCUMENT_BYTES} bytes`);
+  let value: unknown;
   try {
-    return JSON.parse(text);
+    value = JSON.parse(text);
   } catch (e) {
     throw badRequest(`JSON: ${(e as Error).message}`);
   }
+  checkDepth(value, 'JSON');
+  return value;
 }
 
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);

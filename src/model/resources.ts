@@ -2,6 +2,8 @@
  * Schema descriptions of every resource of the interface document, with the XML names of `../xsd/nfvSchema.xsd`
  * and the JSON names VEREFOO's Jackson uses (engine.md B 1.11).
  */
+import { quote } from './errors.js';
+import { nameProblem } from './ids.js';
 import { ADDRESS_HINT, PORT_HINT, isAddressPattern, parsePorts } from './address.js';
 import { enumType, type FieldSpec, type ObjectType, type Reporter } from './schema.js';
 import { FUNCTIONAL_TYPES } from './types.js';
@@ -41,7 +43,7 @@ const named = (name: string, xml = name) => obj(name, xml, [elem('name', 'string
 function checkPorts(v: Record<string, unknown>, report: Reporter, keys: [string, string][]): void {
   for (const [key, label] of keys) {
     const text = v[key];
-    if (typeof text === 'string' && !parsePorts(text)) report.add(label, `${JSON.stringify(text)} ${PORT_HINT}`);
+    if (typeof text === 'string' && !parsePorts(text)) report.add(label, `${quote(text)} ${PORT_HINT}`);
   }
 }
 
@@ -61,7 +63,7 @@ export const ElementsType = obj(
   ],
   (v, report) => {
     for (const key of ['source', 'destination']) {
-      if (!isAddressPattern(String(v[key]))) report.add(key, `${JSON.stringify(v[key])} ${ADDRESS_HINT}`);
+      if (!isAddressPattern(String(v[key]))) report.add(key, `${quote(v[key])} ${ADDRESS_HINT}`);
     }
     checkPorts(v, report, [['srcPort', 'src_port'], ['dstPort', 'dst_port']]);
   },
@@ -148,12 +150,12 @@ function checkGraph(v: Record<string, unknown>, report: Reporter): void {
   const nodes = (v.node as { name: string; neighbour?: { name: string }[] }[]) ?? [];
   const names = new Set<string>();
   nodes.forEach((n, i) => {
-    if (names.has(n.name)) report.add(`node[${i}].name`, `${JSON.stringify(n.name)} is used by another node of the graph`);
+    if (names.has(n.name)) report.add(`node[${i}].name`, `${quote(n.name)} is used by another node of the graph`);
     names.add(n.name);
   });
   nodes.forEach((n, i) =>
     (n.neighbour ?? []).forEach((nb, j) => {
-      if (!names.has(nb.name)) report.add(`node[${i}].neighbour[${j}].name`, `${JSON.stringify(nb.name)} is not a node of the graph`);
+      if (!names.has(nb.name)) report.add(`node[${i}].neighbour[${j}].name`, `${quote(nb.name)} is not a node of the graph`);
     }),
   );
 }
@@ -243,12 +245,16 @@ export const HostType = obj('host', 'Host', [
     xml: 'SupportedVNF',
   }),
   list('nodeRef', obj('nodeRef', 'NodeRef', [attr('node', 'string', { required: true })]), { xml: 'NodeRef' }),
-]);
+], (v, report) => {
+  // A host is addressed by its name in paths (/adp/substrates/{sid}/hosts/{hid}).
+  const problem = nameProblem(v.name as string);
+  if (problem) report.add('name', problem);
+});
 
 export const HostsType = obj('hosts', 'Hosts', [list('host', HostType, { xml: 'Host' })], (v, report) => {
   const seen = new Set<string>();
   ((v.host as { name: string }[]) ?? []).forEach((h, i) => {
-    if (seen.has(h.name)) report.add(`host[${i}].name`, `${JSON.stringify(h.name)} names another host too`);
+    if (seen.has(h.name)) report.add(`host[${i}].name`, `${quote(h.name)} names another host too`);
     seen.add(h.name);
   });
 });
@@ -280,13 +286,13 @@ function checkNfv(v: Record<string, unknown>, report: Reporter): void {
   const hosts = new Set(((v.hosts as { host?: { name: string }[] })?.host ?? []).map((h) => h.name));
   ((v.connections as { connection?: { sourceHost: string; destHost: string }[] })?.connection ?? []).forEach((c, i) => {
     for (const end of ['sourceHost', 'destHost'] as const) {
-      if (!hosts.has(c[end])) report.add(`connections.connection[${i}].${end}`, `${JSON.stringify(c[end])} is not a host`);
+      if (!hosts.has(c[end])) report.add(`connections.connection[${i}].${end}`, `${quote(c[end])} is not a host`);
     }
   });
   const nodeNames = new Set(graphs.flatMap((g) => g.node.map((n) => n.name)));
   ((v.networkForwardingPaths as { path?: { pathNode: { name: string }[] }[] })?.path ?? []).forEach((p, i) =>
     p.pathNode.forEach((n, j) => {
-      if (!nodeNames.has(n.name)) report.add(`networkForwardingPaths.path[${i}].pathNode[${j}].name`, `${JSON.stringify(n.name)} is not a node`);
+      if (!nodeNames.has(n.name)) report.add(`networkForwardingPaths.path[${i}].pathNode[${j}].name`, `${quote(n.name)} is not a node`);
     }),
   );
 }

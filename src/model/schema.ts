@@ -3,7 +3,7 @@
  * drives decoding from XML and JSON (accepting both the interface's and VEREFOO's spellings), validation with a path
  * and a reason, and encoding back to XML or JSON in schema order, so the two formats cannot drift apart.
  */
-import { badRequest } from './errors.js';
+import { badRequest, quote } from './errors.js';
 
 export type Format = 'xml' | 'json';
 export type ScalarType = 'string' | 'int' | 'long' | 'boolean';
@@ -97,7 +97,7 @@ function decodeScalar(type: ScalarType | EnumType, raw: unknown, path: string, r
   if (typeof type === 'object') {
     if (typeof raw !== 'string') return report.add(path, `expected one of ${type.values.map((v) => v[0]).join(', ')}`);
     const v = enumValue(type, raw.trim());
-    if (v === undefined) report.add(path, `${JSON.stringify(raw)} is not ${article(type.label)} ${type.label}`);
+    if (v === undefined) report.add(path, `${quote(raw)} is not ${article(type.label)} ${type.label}`);
     return v;
   }
   switch (type) {
@@ -110,12 +110,12 @@ function decodeScalar(type: ScalarType | EnumType, raw: unknown, path: string, r
       if (typeof raw === 'boolean') return raw;
       if (raw === 'true' || raw === '1') return true;
       if (raw === 'false' || raw === '0') return false;
-      return report.add(path, `${JSON.stringify(raw)} is not a boolean`);
+      return report.add(path, `${quote(raw)} is not a boolean`);
     case 'int':
     case 'long': {
       const n = typeof raw === 'number' ? raw : typeof raw === 'string' && /^\s*[-+]?\d+\s*$/.test(raw) ? Number(raw) : NaN;
       const ok = Number.isSafeInteger(n) && (type === 'long' || (n >= -INT32 && n < INT32));
-      if (!ok) return report.add(path, `${JSON.stringify(raw)} is not ${type === 'int' ? 'an int32' : 'an int64'}`);
+      if (!ok) return report.add(path, `${quote(raw)} is not ${type === 'int' ? 'an int32' : 'an int64'}`);
       return n;
     }
   }

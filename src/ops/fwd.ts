@@ -4,19 +4,37 @@
  * place in the list (its first-match position) across updates and deletes of other rules.
  */
 import { deployFile, type DeployFormat } from '../engine/deploy.js';
-import { badRequest, notFound } from '../model/errors.js';
+import { badRequest, notFound, quote } from '../model/errors.js';
 import { ConfigurationType, ElementsType, NodeType } from '../model/resources.js';
 import type { Configuration, Elements, NFV, Node } from '../model/types.js';
+import { IdLedger, array, object } from '../store/shape.js';
 import type { AreaSpec } from '../store/workspace.js';
 import { ADP_AREA } from './adp/data.js';
-import { parseId, type Input, type Operation } from './operation.js';
+import { parseCount, parseId } from '../model/ids.js';
+import type { Input, Operation } from './operation.js';
 
 interface FwdData {
   counters: { node?: number; rule?: number };
   nodes: Node[];
 }
 
-export const FWD_AREA: AreaSpec<FwdData> = { name: 'fwd', initial: () => ({ counters: {}, nodes: [] }) };
+/** Checks the structure of `fwd.json`: node and rule ids unique and not above their counters. */
+function decodeFwd(raw: unknown): FwdData {
+  const d = object(raw, 'the file');
+  const ids = new IdLedger();
+  array(d.nodes, 'nodes').forEach((n, i) => {
+    const node = object(n, `nodes[${i}]`);
+    ids.add('node', node.id, `nodes[${i}]`);
+    const fw = object(object(node.configuration, `nodes[${i}].configuration`).firewall, `nodes[${i}].configuration.firewall`);
+    array(fw.elements ?? [], `nodes[${i}].configuration.firewall.elements`).forEach((e, k) => {
+      ids.add('rule', object(e, `nodes[${i}] rule ${k}`).id, `nodes[${i}] rule ${k}`);
+    });
+  });
+  ids.check(d.counters);
+  return d as unknown as FwdData;
+}
+
+export const FWD_AREA: AreaSpec<FwdData> = { name: 'fwd', initial: () => ({ counters: {}, nodes: [] }), decode: decodeFwd };
 
 const json = ['json'] as const;
 
@@ -49,7 +67,7 @@ function withRuleIds(data: FwdData, configuration: Configuration, previous?: Nod
 }
 
 function asFirewall(data: FwdData, node: Node, previous?: Node): Node {
-  if (node.functionalType !== 'FIREWALL') throw badRequest(`node.functional_type: ${JSON.stringify(node.functionalType ?? null)} is not FIREWALL`);
+  if (node.functionalType !== 'FIREWALL') throw badRequest(`node.functional_type: ${quote(node.functionalType ?? null)} is not FIREWALL`);
   if (!node.configuration) throw badRequest('node.configuration: a firewall node needs a configuration');
   const { neighbour: _links, ...rest } = node;
   return { ...rest, configuration: withRuleIds(data, node.configuration, previous) };
@@ -61,11 +79,9 @@ function addNode(data: FwdData, node: Node): number {
   return id;
 }
 
-function intQuery(query: URLSearchParams, name: string, fallback: number): number {
+function countQuery(query: URLSearchParams, name: string, fallback: number): number {
   const text = query.get(name);
-  if (text === null) return fallback;
-  if (!/^-?\d{1,10}$/.test(text)) throw badRequest(`${name}: ${JSON.stringify(text)} is not an integer`);
-  return Number(text);
+  return text === null ? fallback : parseCount(name, text);
 }
 
 const nid = (i: Input) => i.params.nid as number;
@@ -97,8 +113,8 @@ export const fwdOperations: Operation[] = [
     status: 200,
     errors: [400],
     handler: async (i) => {
-      const from = intQuery(i.query, 'beforeInclusive', 1);
-      const to = intQuery(i.query, 'afterInclusive', 10);
+      const from = countQuery(i.query, 'beforeInclusive', 1);
+      const to = countQuery(i.query, 'afterInclusive', 10);
       if (from > to) throw badRequest(`beforeInclusive (${from}) is above afterInclusive (${to})`);
       const data = await i.ws.read(FWD_AREA);
       return { value: data.nodes.filter((n) => n.id! >= from && n.id! <= to) };

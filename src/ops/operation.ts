@@ -4,7 +4,9 @@
  * listener both call `execute`; neither knows more about an operation than its table entry.
  */
 import { decodeDocument, detectFormat, parseJson, type ContentType, type Envelope, type Link } from '../model/codec.js';
-import { NfvError, badRequest } from '../model/errors.js';
+import { NfvError, badRequest, quote } from '../model/errors.js';
+import { parseParam } from '../model/ids.js';
+import { parseTarget } from '../model/target.js';
 import type { Format, ObjectType } from '../model/schema.js';
 import type { Workspace } from '../store/workspace.js';
 
@@ -12,6 +14,7 @@ export type Method = 'GET' | 'POST' | 'PUT' | 'DELETE';
 
 /** What a handler gets: typed path parameters, the query, and the decoded body. */
 export interface Input<B = unknown> {
+  /** Path parameters, parsed: ids are numbers, names strings (a null-prototype record). */
   params: Record<string, string | number>;
   query: URLSearchParams;
   body: B;
@@ -20,6 +23,8 @@ export interface Input<B = unknown> {
   ws: Workspace;
   /** Told what a long operation is doing (the CLI shows it in a spinner; serve mode passes nothing). */
   progress?: (phase: string) => void;
+  /** Aborted when the caller no longer wants the answer; long operations stop and store nothing. */
+  signal?: AbortSignal;
 }
 
 /** What a handler returns: the data of the answer; the operation's entry says how it is represented. */
@@ -71,63 +76,46 @@ export interface Outcome {
   links?: Link[];
 }
 
-/** Types of path parameters: ids are int64, host names, resource types and titles are strings. */
-const STRING_PARAMS = new Set(['hid', 'type', 'title', 'hash']);
-
 export interface Route {
   op: Operation;
-  params: Record<string, string>;
+  params: Record<string, string | number>;
 }
 
-const compiled = new WeakMap<Operation, RegExp>();
-function pattern(op: Operation): RegExp {
-  let re = compiled.get(op);
-  if (!re) {
-    const source = op.path
-      .split('/')
-      .map((seg) => (seg.startsWith('{') ? `(?<${seg.slice(1, -1)}>[^/]+)` : seg.replace(/[.*+?^$()|[\]\\]/g, '\\$&')))
-      .join('/');
-    re = new RegExp(`^${source}/?$`);
-    compiled.set(op, re);
-  }
-  return re;
+const templates = new WeakMap<Operation, string[]>();
+function templateOf(op: Operation): string[] {
+  let t = templates.get(op);
+  if (!t) templates.set(op, (t = op.path.slice(1).split('/')));
+  return t;
 }
 
-function decodeSegment(segment: string): string {
-  try {
-    return decodeURIComponent(segment);
-  } catch {
-    throw badRequest(`malformed path segment ${JSON.stringify(segment)}`);
-  }
+/** Whether the decoded segments have the shape of the operation's path (parameters not yet checked). */
+function fits(op: Operation, segments: string[]): boolean {
+  const t = templateOf(op);
+  return t.length === segments.length && t.every((seg, k) => seg.startsWith('{') || seg === segments[k]);
 }
 
 /** The methods the table offers on a path. */
-export function allowedMethods(table: readonly Operation[], pathname: string): Method[] {
-  return [...new Set(table.filter((op) => pattern(op).test(pathname)).map((op) => op.method))];
+export function allowedMethods(table: readonly Operation[], segments: string[]): Method[] {
+  return [...new Set(table.filter((op) => fits(op, segments)).map((op) => op.method))];
 }
 
-/** Finds the operation for a method and path: 404 when no path matches, 405 when only other methods do. */
-export function route(table: readonly Operation[], method: string, pathname: string): Route {
-  for (const op of table) {
-    const m = op.method === method ? pattern(op).exec(pathname) : null;
-    if (m) {
-      const params = Object.fromEntries(Object.entries(m.groups ?? {}).map(([k, v]) => [k, decodeSegment(v)]));
-      return { op, params };
-    }
+/**
+ * Finds the operation for a method and decoded path segments and parses its parameters (ids and names, each in the
+ * one way of `model/ids`): 404 when no path matches, 405 when only other methods do, 400 for a malformed parameter.
+ */
+export function route(table: readonly Operation[], method: string, segments: string[]): Route {
+  const op = table.find((o) => o.method === method && fits(o, segments));
+  if (op) {
+    const params: Record<string, string | number> = Object.create(null);
+    templateOf(op).forEach((seg, k) => {
+      if (seg.startsWith('{')) params[seg.slice(1, -1)] = parseParam(seg.slice(1, -1), segments[k]!);
+    });
+    return { op, params };
   }
-  const allowed = allowedMethods(table, pathname);
-  if (allowed.length) throw new NfvError(405, `${method} is not allowed on ${pathname} (allowed: ${allowed.join(', ')})`);
-  throw new NfvError(404, `no operation at ${pathname}`);
-}
-
-/** An int64 id given in a path segment or a query parameter; 400 naming the parameter otherwise. */
-export function parseId(name: string, text: string): number {
-  if (!/^\d{1,19}$/.test(text) || !Number.isSafeInteger(Number(text))) throw badRequest(`${name}: ${JSON.stringify(text)} is not an int64 id`);
-  return Number(text);
-}
-
-function typedParams(params: Record<string, string>): Record<string, string | number> {
-  return Object.fromEntries(Object.entries(params).map(([name, raw]) => [name, STRING_PARAMS.has(name) ? raw : parseId(name, raw)]));
+  const shown = `/${segments.join('/')}`;
+  const allowed = allowedMethods(table, segments);
+  if (allowed.length) throw new NfvError(405, `${method} is not allowed on ${quote(shown)} (allowed: ${allowed.join(', ')})`);
+  throw new NfvError(404, `no operation at ${quote(shown)}`);
 }
 
 export interface Request {
@@ -138,6 +126,8 @@ export interface Request {
   /** Format of the body, when known (from Content-Type or `--in`); otherwise detected. */
   format?: Format;
   progress?: (phase: string) => void;
+  /** Aborted when the client went away (serve) or the user pressed Ctrl-C (CLI). */
+  signal?: AbortSignal;
 }
 
 /** Links of an `/adp` answer: the resource itself and the collection it belongs to. */
@@ -152,12 +142,14 @@ function linksFor(op: Operation, pathname: string): Link[] {
 
 /** Runs one request against the operation table. Never throws: failures become outcomes with a status. */
 export async function execute(table: readonly Operation[], ws: Workspace, request: Request): Promise<Outcome> {
-  const url = new URL(request.target, 'http://nfv.invalid');
   let op: Operation | undefined;
+  let path = '/';
   try {
-    const found = route(table, request.method.toUpperCase(), url.pathname);
+    const target = parseTarget(request.target);
+    path = target.path;
+    const found = route(table, request.method.toUpperCase(), target.segments);
     op = found.op;
-    const params = typedParams(found.params);
+    const params = found.params;
     let body: unknown;
     let format: Format | undefined;
     if (op.body) {
@@ -168,15 +160,15 @@ export async function execute(table: readonly Operation[], ws: Workspace, reques
       }
       body = op.body === 'json' ? parseJson(request.body) : decodeDocument(op.body, request.body, format);
     }
-    const reply = await op.handler({ params, query: url.searchParams, body, format, ws, progress: request.progress });
+    const reply = await op.handler({ params, query: target.query, body, format, ws, progress: request.progress, signal: request.signal });
     const status = reply.status ?? op.status;
-    return { status, op, reply, links: typeof op.reply === 'object' ? [...linksFor(op, url.pathname), ...(reply.links ?? [])] : undefined };
+    return { status, op, reply, links: typeof op.reply === 'object' ? [...linksFor(op, path), ...(reply.links ?? [])] : undefined };
   } catch (e) {
     const status = e instanceof NfvError ? e.status : 500;
     const message = e instanceof NfvError ? e.message : `internal error: ${(e as Error)?.message ?? String(e)}`;
     // Failed /adp reads and creates answer with the envelope kind of their success (interface section 7).
     const enveloped = op && typeof op.reply === 'object' && (op.method === 'GET' || op.method === 'POST');
-    return { status, op, reply: enveloped ? { content: [] } : {}, error: message, links: enveloped ? linksFor(op!, url.pathname) : undefined };
+    return { status, op, reply: enveloped ? { content: [] } : {}, error: message, links: enveloped ? linksFor(op!, path) : undefined };
   }
 }
 

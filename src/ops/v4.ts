@@ -2,7 +2,7 @@
  * `/v4`: the inventory query service (resources, reports, events, event counts) and the ingest commands that feed
  * it, over the workspace's `inventory.json`. Answers are JSON; errors are PuppetDB's one-line texts.
  */
-import { applyCommand, emptyInventory, type InventoryData } from '../inventory/ingest.js';
+import { applyCommand, decodeInventory, emptyInventory, type InventoryData } from '../inventory/ingest.js';
 import { events, indexOf, reports, resources } from '../inventory/entities.js';
 import { rejectUnknown } from '../inventory/paging.js';
 import { aggregateEventCounts, eventCounts, queryEntity, type Answer } from '../inventory/service.js';
@@ -10,7 +10,7 @@ import { badRequest, notFound } from '../model/errors.js';
 import type { AreaSpec } from '../store/workspace.js';
 import type { Input, Operation, Reply } from './operation.js';
 
-export const INVENTORY_AREA: AreaSpec<InventoryData> = { name: 'inventory', initial: emptyInventory, pretty: false };
+export const INVENTORY_AREA: AreaSpec<InventoryData> = { name: 'inventory', initial: emptyInventory, decode: decodeInventory, pretty: false };
 
 const answer = (a: Answer, query: URLSearchParams): Reply => ({
   value: a.rows,

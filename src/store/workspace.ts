@@ -4,53 +4,114 @@
  * Every change is a locked read-modify-write: a cross-process lock (proper-lockfile) and an in-process mutex are
  * held while the file is read afresh, changed and written. The write goes to a unique temporary file that is
  * fsynced and renamed over the old one, so a process killed at any moment leaves either the old or the new
- * contents, never a mix; readers need no lock. A change whose function throws writes nothing.
+ * contents, never a mix; readers need no lock. A change whose function throws writes nothing, and a write that
+ * fails removes its temporary file at once.
+ *
+ * Waiting for another process's lock is bounded (5 s unless told otherwise; then 503). A file that is not what nfv
+ * wrote (bad JSON, wrong shape, counters behind the ids) is refused with its name and what is wrong, and never
+ * overwritten. Operating-system failures on the folder become sentences (read-only, full disk, not a folder).
  */
 import { randomBytes } from 'node:crypto';
 import { mkdir, open, readFile, readdir, rename, stat, unlink } from 'node:fs/promises';
 import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Low, type Adapter } from 'lowdb';
 import lockfile from 'proper-lockfile';
+import { NfvError } from '../model/errors.js';
+import { DEFAULT_LOCK_TIMEOUT_MS } from '../model/limits.js';
 
 /** Resolves the workspace folder: `--workspace DIR`, else `NFV_WORKSPACE`, else `./workspaces/default`. */
 export function resolveWorkspaceDir(option?: string): string {
   return path.resolve(option ?? process.env.NFV_WORKSPACE ?? path.join('workspaces', 'default'));
 }
 
-/** A lowdb adapter that writes atomically and durably: unique temp file, fsync, rename. */
+export interface AreaSpec<T> {
+  /** File name without `.json`. */
+  name: string;
+  /** Contents of an area that was never written. */
+  initial: () => T;
+  /** Checks what was read and gives it its in-memory form; throws an Error saying what is wrong otherwise. */
+  decode: (raw: unknown) => T;
+  /** Indented JSON (readable) or compact (large areas). */
+  pretty?: boolean;
+}
+
+/** A sentence for an operating-system failure on the workspace; other errors pass through. */
+function storageError(e: unknown, dir: string): unknown {
+  const code = (e as NodeJS.ErrnoException | undefined)?.code;
+  switch (code) {
+    case 'EACCES':
+    case 'EPERM':
+      return new NfvError(503, `the workspace ${dir} cannot be written or read: permission denied`);
+    case 'EROFS':
+      return new NfvError(503, `the workspace ${dir} cannot be written: it is on a read-only file system`);
+    case 'ENOSPC':
+    case 'EDQUOT':
+      return new NfvError(507, `the workspace ${dir} cannot be written: no space left on its device; nothing was changed`);
+    case 'ENOTDIR':
+    case 'EEXIST':
+      return new NfvError(400, `the workspace ${dir} is not a folder`);
+    default:
+      return e;
+  }
+}
+
+const damaged = (file: string, problem: string) =>
+  new NfvError(409, `the workspace file ${file} is damaged: ${problem}; nfv leaves it untouched (repair it or move it away)`);
+
+/** Reads and decodes an area's file, or null when there is none. A UTF-8 BOM is accepted. */
+async function readArea<T>(file: string, area: AreaSpec<T>): Promise<T | null> {
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    if ((e as NodeJS.ErrnoException).code === 'EISDIR') throw damaged(file, 'it is a folder');
+    throw storageError(e, path.dirname(file));
+  }
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text);
+  } catch (e) {
+    throw damaged(file, `it is not valid JSON (${(e as Error).message.slice(0, 80)})`);
+  }
+  try {
+    return area.decode(raw);
+  } catch (e) {
+    throw damaged(file, (e as Error).message);
+  }
+}
+
+/** A lowdb adapter that reads through the area's decoder and writes atomically and durably. */
 class DurableJsonFile<T> implements Adapter<T> {
   constructor(
     private readonly file: string,
-    private readonly pretty: boolean,
+    private readonly area: AreaSpec<T>,
+    /** Called right before the new contents replace the old; throwing there writes nothing. */
+    private readonly beforeCommit: () => void,
   ) {}
 
-  async read(): Promise<T | null> {
-    let text: string;
-    try {
-      text = await readFile(this.file, 'utf8');
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code === 'ENOENT') return null;
-      throw e;
-    }
-    try {
-      return JSON.parse(text) as T;
-    } catch {
-      throw new Error(`workspace file ${this.file} is not valid JSON`);
-    }
+  read(): Promise<T | null> {
+    return readArea(this.file, this.area);
   }
 
   async write(data: T): Promise<void> {
     const dir = path.dirname(this.file);
-    await mkdir(dir, { recursive: true });
     const tmp = path.join(dir, `.${path.basename(this.file)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
-    const handle = await open(tmp, 'w');
     try {
-      await handle.writeFile(this.pretty ? `${JSON.stringify(data, null, 1)}\n` : JSON.stringify(data));
-      await handle.sync();
-    } finally {
-      await handle.close();
+      const handle = await open(tmp, 'w');
+      try {
+        await handle.writeFile(this.area.pretty === false ? JSON.stringify(data) : `${JSON.stringify(data, null, 1)}\n`);
+        await handle.sync();
+      } finally {
+        await handle.close();
+      }
+      this.beforeCommit();
+      await rename(tmp, this.file);
+    } catch (e) {
+      await unlink(tmp).catch(() => undefined);
+      throw e;
     }
-    await rename(tmp, this.file);
   }
 }
 
@@ -67,19 +128,15 @@ function serialise<R>(key: string, fn: () => Promise<R>): Promise<R> {
   return run;
 }
 
-const LOCK_OPTIONS = {
-  realpath: false,
-  stale: 5_000,
-  retries: { retries: 2_000, minTimeout: 2, maxTimeout: 40, factor: 1.3 },
-};
+/**
+ * A lock whose holder stops refreshing it for this long is taken over as stale (a killed process). The holder
+ * refreshes it every half of that; an event loop stalled longer loses the lock (the change then fails, see below).
+ */
+const STALE_MS = 4_000;
 
-export interface AreaSpec<T> {
-  /** File name without `.json`. */
-  name: string;
-  /** Contents of an area that was never written. */
-  initial: () => T;
-  /** Indented JSON (readable) or compact (large areas). */
-  pretty?: boolean;
+export interface WorkspaceOptions {
+  /** How long a writer waits for another process's lock (default 5 s). */
+  lockTimeoutMs?: number;
 }
 
 interface CachedRead {
@@ -90,8 +147,14 @@ interface CachedRead {
 export class Workspace {
   private readonly cache = new Map<string, CachedRead>();
   private readonly swept = new Set<string>();
+  readonly lockTimeoutMs: number;
 
-  constructor(readonly dir: string) {}
+  constructor(
+    readonly dir: string,
+    options: WorkspaceOptions = {},
+  ) {
+    this.lockTimeoutMs = options.lockTimeoutMs ?? DEFAULT_LOCK_TIMEOUT_MS;
+  }
 
   private file(area: AreaSpec<unknown>): string {
     return path.join(this.dir, `${area.name}.json`);
@@ -107,12 +170,13 @@ export class Workspace {
     try {
       const s = await stat(file, { bigint: true });
       key = `${s.ino}:${s.size}:${s.mtimeNs}`;
-    } catch {
-      return area.initial();
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === 'ENOENT') return area.initial();
+      throw storageError(e, this.dir);
     }
     const hit = this.cache.get(file);
     if (hit?.key === key) return hit.data as T;
-    const data = (await new DurableJsonFile<T>(file, false).read()) ?? area.initial();
+    const data = (await readArea(file, area)) ?? area.initial();
     this.cache.set(file, { key, data });
     return data;
   }
@@ -121,20 +185,48 @@ export class Workspace {
   async mutate<T, R>(area: AreaSpec<T>, change: (data: T) => R | Promise<R>): Promise<R> {
     const file = this.file(area);
     return serialise(file, async () => {
-      await mkdir(this.dir, { recursive: true });
-      const release = await lockfile.lock(file, { ...LOCK_OPTIONS, lockfilePath: `${file}.lock` });
+      let lost: Error | undefined;
+      let release: (() => Promise<void>) | undefined;
       try {
+        await mkdir(this.dir, { recursive: true });
+        release = await this.lock(file, (e) => (lost = e));
         await this.sweepTemporaries(file);
-        const db = new Low<T>(new DurableJsonFile<T>(file, area.pretty ?? true), area.initial());
+        const guard = () => {
+          if (lost) {
+            throw new NfvError(503, `another process took the lock of the workspace ${this.dir} while this change was made; nothing was written`);
+          }
+        };
+        const db = new Low<T>(new DurableJsonFile<T>(file, area, guard), area.initial());
         await db.read();
         const result = await change(db.data);
         await db.write();
         this.cache.delete(file);
         return result;
+      } catch (e) {
+        throw storageError(e, this.dir);
       } finally {
-        await release();
+        await release?.().catch(() => undefined);
       }
     });
+  }
+
+  /** Takes the cross-process lock of a file, waiting at most `lockTimeoutMs` for another holder. */
+  private async lock(file: string, onCompromised: (e: Error) => void): Promise<() => Promise<void>> {
+    const deadline = Date.now() + this.lockTimeoutMs;
+    let pause = 5;
+    for (;;) {
+      try {
+        return await lockfile.lock(file, { realpath: false, stale: STALE_MS, retries: 0, lockfilePath: `${file}.lock`, onCompromised });
+      } catch (e) {
+        if ((e as NodeJS.ErrnoException).code !== 'ELOCKED') throw e;
+        const left = deadline - Date.now();
+        if (left <= 0) {
+          throw new NfvError(503, `the workspace ${this.dir} is locked by another nfv process (waited ${this.lockTimeoutMs / 1000} s; see --lock-timeout)`);
+        }
+        await sleep(Math.min(pause, left));
+        pause = Math.min(pause * 1.5, 50);
+      }
+    }
   }
 
   /** Removes temporary files left by a process that was killed mid-write (once per file and process). */

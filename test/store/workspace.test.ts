@@ -10,7 +10,7 @@ interface Counter {
   n: number;
   items: number[];
 }
-const AREA = { name: 'counter', initial: (): Counter => ({ n: 0, items: [] }) };
+const AREA = { name: 'counter', initial: (): Counter => ({ n: 0, items: [] }), decode: (raw: unknown) => raw as Counter };
 const WORKER = path.join(ROOT, 'test', 'fixtures', 'create-worker.mjs');
 
 function runWorker(dir: string, count: number, kind = 'substrates') {
@@ -66,18 +66,26 @@ t.test('4 processes, 200 creates each: all 800 ids present', async (t) => {
 t.test('a process killed with SIGKILL while writing leaves a loadable workspace', async (t) => {
   const dir = await tempDir();
   const ws = new Workspace(dir);
+  const graphsNow = async () => {
+    const text = await readFile(path.join(dir, 'adp.json'), 'utf8').catch(() => '{"graphs":[]}');
+    return (JSON.parse(text) as { graphs: unknown[] }).graphs.length;
+  };
+  let before = 0;
   for (let round = 0; round < 4; round++) {
     const child = runWorker(dir, 100_000, 'graphs');
-    await new Promise((r) => setTimeout(r, 300 + 150 * round));
+    // Kill once this writer has written something (it may first wait for a lock its killed predecessor left).
+    const deadline = Date.now() + 15_000;
+    while ((await graphsNow()) <= before && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    await new Promise((r) => setTimeout(r, 30 * round));
     child.kill('SIGKILL');
     await exited(child);
-    const text = await readFile(path.join(dir, 'adp.json'), 'utf8').catch(() => '{"graphs":[]}');
-    const data = JSON.parse(text);
-    t.ok(Array.isArray(data.graphs), `round ${round}: the file parses (${data.graphs.length} graphs)`);
+    const count = await graphsNow();
+    t.ok(count > before, `round ${round}: the file parses and grew (${count} graphs)`);
+    before = count;
   }
   // The killed writer's lock goes stale and its temporary files are swept: the next change succeeds.
-  const count = await ws.mutate({ name: 'adp', initial: () => ({ graphs: [] as unknown[] }) }, (d) => d.graphs.length);
-  t.ok(count > 0, 'writes went through before the kills');
+  const AdpLike = { name: 'adp', initial: () => ({ graphs: [] as unknown[] }), decode: (raw: unknown) => raw as { graphs: unknown[] } };
+  t.equal(await ws.mutate(AdpLike, (d) => d.graphs.length), before, 'the next change sees every completed write');
   t.same((await readdir(dir)).filter((f) => f.endsWith('.tmp')), [], 'no temporary files left');
 });
 

@@ -4,9 +4,10 @@ import { encodeDocument, detectFormat } from '../../model/codec.js';
 import { EXIT } from '../../model/errors.js';
 import { NfvType } from '../../model/resources.js';
 import type { Report } from '../../engine/simulate.js';
+import { DEFAULT_TIMEOUT_SECONDS, MAX_TIMEOUT_SECONDS } from '../../model/limits.js';
 import { execute, type Outcome } from '../../ops/operation.js';
 import { OPERATIONS } from '../../ops/table.js';
-import { globals, group, opCommand, printOutcome, readInput, state, workspaceOf } from '../context.js';
+import { globals, group, interruptSignal, opCommand, printOutcome, readInput, state, workspaceOf } from '../context.js';
 import { say, tableOf, writeData } from '../output.js';
 
 interface SimulateOptions {
@@ -35,7 +36,7 @@ export const simulateCommand = new Command('simulate')
   .option('--rid <rid>', 'with --gid: the requirement set (default: the properties that refer to the graph)')
   .option('--sid <sid>', 'with --gid: the substrate')
   .addOption(new Option('--algorithm <name>', 'algorithm').choices(['AP', 'MF']).default('AP'))
-  .option('--timeout <seconds>', 'solver time limit', '60')
+  .option('--timeout <seconds>', `solver time limit, at most ${MAX_TIMEOUT_SECONDS}`, String(DEFAULT_TIMEOUT_SECONDS))
   .option('--fid <type...>', 'functional types of interest (checked, informative)', [])
   .option('--store', 'also store the inputs and the result in the workspace')
   .action(async (file: string | undefined, opts: SimulateOptions, self: Command) => {
@@ -53,18 +54,19 @@ export const simulateCommand = new Command('simulate')
     };
     // The elapsed time keeps counting while Z3 works, between phase changes.
     const ticker = process.stderr.isTTY ? setInterval(show, 100) : undefined;
+    const signal = interruptSignal();
     let outcome: Outcome;
     let inputFormat: 'xml' | 'json' | undefined;
     spinner.start();
     try {
       if (opts.gid !== undefined) {
         for (const k of ['gid', 'rid', 'sid'] as const) if (opts[k] !== undefined) query.set(k, opts[k]!);
-        outcome = await execute(OPERATIONS, workspaceOf(self), { method: 'POST', target: `/adp/simulations/byParams?${query}`, progress });
+        outcome = await execute(OPERATIONS, workspaceOf(self), { method: 'POST', target: `/adp/simulations/byParams?${query}`, progress, signal });
       } else {
         const body = await readInput(file);
         inputFormat = globals(self).in ?? detectFormat(body);
         query.set('store', opts.store ? 'true' : 'false');
-        outcome = await execute(OPERATIONS, workspaceOf(self), { method: 'POST', target: `/adp/simulations?${query}`, body, format: inputFormat, progress });
+        outcome = await execute(OPERATIONS, workspaceOf(self), { method: 'POST', target: `/adp/simulations?${query}`, body, format: inputFormat, progress, signal });
       }
     } finally {
       clearInterval(ticker);

@@ -3,6 +3,7 @@
  */
 import { NfvError, failedDependency, notFound } from '../../model/errors.js';
 import type { Connection, Constraints, Graph, Host, Node, PropertyDefinition } from '../../model/types.js';
+import { IdLedger, array, id, object } from '../../store/shape.js';
 import type { AreaSpec, Workspace } from '../../store/workspace.js';
 
 export interface Substrate {
@@ -31,9 +32,42 @@ export interface AdpData {
   simulations: SimulationRecord[];
 }
 
+/** Checks the structure of `adp.json`: every list present, ids unique per kind and not above their counters. */
+function decodeAdp(raw: unknown): AdpData {
+  const d = object(raw, 'the file');
+  const ids = new IdLedger();
+  array(d.graphs, 'graphs').forEach((g, i) => {
+    const graph = object(g, `graphs[${i}]`);
+    ids.add('graph', graph.id, `graphs[${i}]`);
+    array(graph.node, `graphs[${i}].node`).forEach((n, j) => {
+      const w = `graphs[${i}].node[${j}]`;
+      const node = object(n, w);
+      ids.add('node', node.id, w);
+      array(node.neighbour ?? [], `${w}.neighbour`).forEach((nb, k) => ids.add('neighbour', object(nb, `${w}.neighbour[${k}]`).id, `${w}.neighbour[${k}]`));
+      if (node.configuration !== undefined) ids.add('configuration', object(node.configuration, `${w}.configuration`).id, `${w}.configuration`);
+    });
+  });
+  array(d.constraints, 'constraints').forEach((c, i) => id(object(c, `constraints[${i}]`).graph, `constraints[${i}].graph`));
+  array(d.requirementSets, 'requirementSets').forEach((r, i) => {
+    const set = object(r, `requirementSets[${i}]`);
+    ids.add('requirementSet', set.id, `requirementSets[${i}]`);
+    array(set.property, `requirementSets[${i}].property`).forEach((p, j) => ids.add('property', object(p, `requirementSets[${i}].property[${j}]`).id, `requirementSets[${i}].property[${j}]`));
+  });
+  array(d.substrates, 'substrates').forEach((s, i) => {
+    const substrate = object(s, `substrates[${i}]`);
+    ids.add('substrate', substrate.id, `substrates[${i}]`);
+    array(substrate.hosts, `substrates[${i}].hosts`);
+    array(substrate.connections, `substrates[${i}].connections`);
+  });
+  array(d.simulations, 'simulations').forEach((s, i) => ids.add('simulation', object(s, `simulations[${i}]`).id, `simulations[${i}]`));
+  ids.check(d.counters);
+  return d as unknown as AdpData;
+}
+
 export const ADP_AREA: AreaSpec<AdpData> = {
   name: 'adp',
   initial: () => ({ counters: {}, graphs: [], constraints: [], requirementSets: [], substrates: [], simulations: [] }),
+  decode: decodeAdp,
 };
 
 export function nextId(data: AdpData, kind: string): number {

@@ -3,7 +3,7 @@
  * every format. Nodes without an id are numbered by their position among the firewalls (1, 2, ...).
  */
 import { DEPLOY_FORMATS, deployFile } from '../../engine/deploy.js';
-import { badRequest } from '../../model/errors.js';
+import { badRequest, quote } from '../../model/errors.js';
 import { GeneratedFilesType, NfvType } from '../../model/resources.js';
 import type { NFV } from '../../model/types.js';
 import type { Input, Operation } from '../operation.js';
@@ -22,7 +22,7 @@ export const generateOperations: Operation[] = [
     handler: async (i: Input<NFV>) => {
       const type = i.query.get('firewallType');
       if (type === null) throw badRequest('firewallType: required, IPTABLES or ALL');
-      if (type !== 'IPTABLES' && type !== 'ALL') throw badRequest(`firewallType: ${JSON.stringify(type)} is not IPTABLES or ALL`);
+      if (type !== 'IPTABLES' && type !== 'ALL') throw badRequest(`firewallType: ${quote(type)} is not IPTABLES or ALL`);
       const formats = type === 'ALL' ? DEPLOY_FORMATS : (['iptables'] as const);
       const firewalls = (i.body.graphs.graph ?? []).flatMap((g) => g.node).filter((n) => n.functionalType === 'FIREWALL');
       if (firewalls.length === 0) throw badRequest('the NFV has no FIREWALL node');

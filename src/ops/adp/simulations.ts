@@ -2,12 +2,14 @@
  * `/adp/simulations`: run the engine on an NFV (all-in-one) or on stored resources (byParams), store the results,
  * read and delete them. Reads never solve.
  */
-import { badRequest, notFound } from '../../model/errors.js';
+import { badRequest, interrupted, notFound, quote } from '../../model/errors.js';
 import { NfvType } from '../../model/resources.js';
 import { FUNCTIONAL_TYPES, type Graph, type NFV, type Property } from '../../model/types.js';
 import { runSimulation } from '../../engine/pool.js';
 import { ALGORITHMS, type Algorithm, type SimulationResult } from '../../engine/simulate.js';
-import { parseId, type Input, type Operation, type Reply } from '../operation.js';
+import { DEFAULT_TIMEOUT_SECONDS, MAX_TIMEOUT_SECONDS } from '../../model/limits.js';
+import { parseId } from '../../model/ids.js';
+import type { Input, Operation, Reply } from '../operation.js';
 import { ADP_AREA, clearCollection, addGraph, findGraph, findRequirementSet, findSubstrate, nextId, type AdpData, type SimulationRecord } from './data.js';
 
 const nfvReply = { envelope: { item: NfvType } } as const;
@@ -21,15 +23,17 @@ interface SimulationQuery {
 /** Checks the query of a simulation: fid values are functional types, algorithm AP or MF, timeout in seconds. */
 function simulationQuery(query: URLSearchParams): SimulationQuery {
   for (const fid of query.getAll('fid')) {
-    if (!(FUNCTIONAL_TYPES as readonly string[]).includes(fid)) throw badRequest(`fid: ${JSON.stringify(fid)} is not a functional type`);
+    if (!(FUNCTIONAL_TYPES as readonly string[]).includes(fid)) throw badRequest(`fid: ${quote(fid)} is not a functional type`);
   }
   const algorithm = (query.get('algorithm') ?? query.get('Algorithm') ?? 'AP').toUpperCase();
-  if (!ALGORITHMS.includes(algorithm as Algorithm)) throw badRequest(`algorithm: ${JSON.stringify(algorithm)} is not AP or MF`);
-  const timeoutText = query.get('timeout') ?? '60';
+  if (!ALGORITHMS.includes(algorithm as Algorithm)) throw badRequest(`algorithm: ${quote(algorithm)} is not AP or MF`);
+  const timeoutText = query.get('timeout') ?? String(DEFAULT_TIMEOUT_SECONDS);
   const timeoutSeconds = Number(timeoutText);
-  if (!Number.isFinite(timeoutSeconds) || timeoutSeconds <= 0) throw badRequest(`timeout: ${JSON.stringify(timeoutText)} is not a positive number of seconds`);
+  if (!/^\d{1,6}(\.\d{1,3})?$/.test(timeoutText) || timeoutSeconds <= 0 || timeoutSeconds > MAX_TIMEOUT_SECONDS) {
+    throw badRequest(`timeout: ${quote(timeoutText)} is not a number of seconds above 0 and at most ${MAX_TIMEOUT_SECONDS}`);
+  }
   const store = query.get('store') ?? 'true';
-  if (store !== 'true' && store !== 'false') throw badRequest(`store: ${JSON.stringify(store)} is not true or false`);
+  if (store !== 'true' && store !== 'false') throw badRequest(`store: ${quote(store)} is not true or false`);
   return { algorithm: algorithm as Algorithm, timeoutSeconds, store: store === 'true' };
 }
 
@@ -106,7 +110,8 @@ export const simulationOperations: Operation[] = [
     errors: [400, 504],
     handler: async (i: Input<NFV>) => {
       const q = simulationQuery(i.query);
-      const result = await runSimulation(i.body, { algorithm: q.algorithm, timeoutSeconds: q.timeoutSeconds, onPhase: i.progress });
+      const result = await runSimulation(i.body, { algorithm: q.algorithm, timeoutSeconds: q.timeoutSeconds, onPhase: i.progress }, i.signal);
+      if (i.signal?.aborted) throw interrupted();
       if (!q.store) return resultReply(result);
       const id = await i.ws.mutate(ADP_AREA, (data) => storeResult(data, result, storeInputs(data, i.body)));
       return resultReply(result, { links: [{ rel: 'simulation', href: `/adp/simulations/${id}` }] });
@@ -153,7 +158,8 @@ export const simulationOperations: Operation[] = [
         propertyDefinition: { property: properties.map(({ id: _id, ...p }) => p) },
         ...(substrate ? { hosts: { host: substrate.hosts }, connections: { connection: substrate.connections } } : {}),
       };
-      const result = await runSimulation(nfv, { algorithm: q.algorithm, timeoutSeconds: q.timeoutSeconds, onPhase: i.progress });
+      const result = await runSimulation(nfv, { algorithm: q.algorithm, timeoutSeconds: q.timeoutSeconds, onPhase: i.progress }, i.signal);
+      if (i.signal?.aborted) throw interrupted();
       const id = await i.ws.mutate(ADP_AREA, (d) => {
         findGraph(d, ids.gid); // it may have been deleted while we solved
         return storeResult(d, result, { gids: [ids.gid], rid: ids.rid, sid: ids.sid });

@@ -1,7 +1,7 @@
 /**
  * `/adp/substrates`: substrates with their hosts and connections (interface section 4, "Substrates").
  */
-import { badRequest, conflict, failedDependency, notFound } from '../../model/errors.js';
+import { badRequest, conflict, failedDependency, notFound, quote } from '../../model/errors.js';
 import { ConnectionsType, HostType, HostsType } from '../../model/resources.js';
 import type { Connection, Connections, Host, Hosts } from '../../model/types.js';
 import type { Input, Operation } from '../operation.js';
@@ -154,7 +154,7 @@ export const substrateOperations: Operation[] = [
       i.ws.mutate(ADP_AREA, (data) => {
         const s = findSubstrate(data, sid(i));
         const old = findHost(s, i.params.hid as string);
-        if (i.body.name !== old.name) throw badRequest(`host.name: ${JSON.stringify(i.body.name)} differs from the host in the path (${old.name})`);
+        if (i.body.name !== old.name) throw badRequest(`host.name: ${quote(i.body.name)} differs from the host in the path (${old.name})`);
         checkHostNodes(data, [i.body]);
         s.hosts[s.hosts.indexOf(old)] = i.body;
         return {};

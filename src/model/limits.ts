@@ -1,0 +1,29 @@
+/**
+ * Every bound on what a user can make nfv do, in one place (the README's "Limits" table lists the same): nothing a
+ * request sends can stall a process or grow its memory without limit.
+ */
+
+/** Largest document accepted, XML or JSON, and largest request body in serve mode. */
+export const MAX_DOCUMENT_BYTES = 32 * 1024 * 1024;
+
+/**
+ * Deepest nesting accepted in any document, XML or JSON, and in query ASTs. NFV documents are about 8 levels deep and
+ * inventory payloads rarely pass 20; the limit keeps recursive code far from the stack's end.
+ */
+export const MAX_DEPTH = 64;
+
+/** The solver's time limit unless one is given, and the largest one accepted (a solve never runs unbounded). */
+export const DEFAULT_TIMEOUT_SECONDS = 60;
+export const MAX_TIMEOUT_SECONDS = 600;
+
+/** How long a writer waits for another process's workspace lock before giving up (503 / exit 4). */
+export const DEFAULT_LOCK_TIMEOUT_MS = 5_000;
+
+/** Serve mode: simulations waiting for a solver beyond those being solved; more are refused with 503. */
+export const MAX_QUEUED_SOLVES = 8;
+
+/** Serve mode: request body bytes buffered at once over all requests; more are refused with 503. */
+export const MAX_BUFFERED_BODY_BYTES = 96 * 1024 * 1024;
+
+/** A query regular expression longer than this is refused (matching itself is linear in the text, RE2). */
+export const MAX_REGEX_LENGTH = 4_096;
