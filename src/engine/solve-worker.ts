@@ -1,9 +1,10 @@
 /**
  * A solver worker thread: runs simulations sent by the pool in `pool.ts`, each with its own Z3 instance.
  *
- * `NFV_SOLVER_FAULT=throw|exit[:ONCE_FILE]` makes the worker crash on a job the way a wasm trap or an abort inside
- * Z3 does (an uncaught error, or the thread exiting), so that the tests can check the pool's recovery; with
- * ONCE_FILE only the first job crashes (the file records that it happened).
+ * For the tests of the pool's recovery and of cancellation, `NFV_SOLVER_FAULT` injects a fault into every job:
+ * `throw[:ONCE_FILE]` and `exit[:ONCE_FILE]` crash the way a wasm trap or an abort inside Z3 does (an uncaught error,
+ * or the thread exiting; with ONCE_FILE only the first job, the file recording that it happened), and `delay:MS`
+ * makes each job take MS milliseconds longer, as a large input would.
  */
 import { existsSync, writeFileSync } from 'node:fs';
 import { parentPort } from 'node:worker_threads';
@@ -11,10 +12,12 @@ import { NfvError } from '../model/errors.js';
 import type { NFV } from '../model/types.js';
 import { simulate, type SimulateOptions } from './simulate.js';
 
-function injectedFault(): void {
+async function injectedFault(): Promise<void> {
   const spec = process.env.NFV_SOLVER_FAULT;
   if (!spec) return;
-  const [mode, once] = spec.split(':');
+  const [mode, arg] = spec.split(':');
+  if (mode === 'delay') return new Promise((resolve) => setTimeout(resolve, Number(arg)));
+  const once = arg;
   if (once) {
     if (existsSync(once)) return;
     writeFileSync(once, 'crashed\n');
@@ -26,8 +29,8 @@ function injectedFault(): void {
 }
 
 parentPort!.on('message', async (job: { id: number; nfv: NFV; options: SimulateOptions; progress: boolean }) => {
-  injectedFault();
   try {
+    await injectedFault();
     const onPhase = job.progress ? (phase: string) => parentPort!.postMessage({ id: job.id, phase }) : undefined;
     parentPort!.postMessage({ id: job.id, result: await simulate(job.nfv, { ...job.options, onPhase }) });
   } catch (e) {

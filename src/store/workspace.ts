@@ -56,6 +56,32 @@ function storageError(e: unknown, dir: string): unknown {
   }
 }
 
+/**
+ * Creates the workspace folder and its missing parents one by one. (`mkdir -p` in Node 20 loops forever where the
+ * file system answers ENOENT to a mkdir whose parent exists, as /proc does.)
+ */
+async function ensureFolder(dir: string): Promise<void> {
+  const missing: string[] = [];
+  for (let cur = dir; ; cur = path.dirname(cur)) {
+    try {
+      if (!(await stat(cur)).isDirectory()) throw Object.assign(new Error(`${cur} is not a folder`), { code: 'ENOTDIR' });
+      break;
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'ENOENT' || path.dirname(cur) === cur) throw e;
+      missing.push(cur);
+    }
+  }
+  for (const folder of missing.reverse()) {
+    try {
+      await mkdir(folder);
+    } catch (e) {
+      const code = (e as NodeJS.ErrnoException).code;
+      if (code === 'ENOENT') throw new NfvError(503, `the workspace ${dir} cannot be created: ${path.dirname(folder)} takes no folders`);
+      if (code !== 'EEXIST') throw e;
+    }
+  }
+}
+
 const damaged = (file: string, problem: string) =>
   new NfvError(409, `the workspace file ${file} is damaged: ${problem}; nfv leaves it untouched (repair it or move it away)`);
 
@@ -188,7 +214,7 @@ export class Workspace {
       let lost: Error | undefined;
       let release: (() => Promise<void>) | undefined;
       try {
-        await mkdir(this.dir, { recursive: true });
+        await ensureFolder(this.dir);
         release = await this.lock(file, (e) => (lost = e));
         await this.sweepTemporaries(file);
         const guard = () => {

@@ -35,9 +35,6 @@ export const serveCommand = new Command('serve')
     if (!isLoopback(opts.host) && token === undefined && !opts.insecure) {
       throw new UsageError(`--host ${opts.host} is reachable from other machines: give --token (or NFV_TOKEN), or --insecure`);
     }
-    if (!isLoopback(opts.host) && token === undefined) {
-      say(`warning: serving ${opts.host} without authentication (--insecure): anyone who reaches it can change the workspace`);
-    }
     useSolverWorkers(opts.solvers, opts.queue);
     let listening;
     try {
@@ -51,6 +48,9 @@ export const serveCommand = new Command('serve')
     }
     const { server, url } = listening;
     say(`listening on ${url}`);
+    if (!isLoopback(opts.host) && token === undefined) {
+      say(`warning: serving ${opts.host} without authentication (--insecure): anyone who reaches it can change the workspace`);
+    }
     // Serve until told to stop; then close and leave (solver threads must not keep the process alive).
     await new Promise<void>((resolve) => {
       const stop = () => {
