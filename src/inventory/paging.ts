@@ -3,7 +3,7 @@
  * unknown parameters, and ordering with PostgreSQL's rules (nulls last ascending, first descending).
  */
 import { badRequest, clip, quote } from '../model/errors.js';
-import { canonicalJson } from './values.js';
+import { canonicalJson, text } from './values.js';
 
 export interface Paging {
   limit?: number;
@@ -63,9 +63,9 @@ export function parsePaging(query: URLSearchParams, orderable: string[]): Paging
       const extra = Object.keys(o).find((k) => k !== 'field' && k !== 'order');
       if (extra) throw badRequest(`Illegal value '${clj(o)}' in :order_by; unknown key '${clip(extra)}'.`);
       if (o.field === undefined) throw badRequest(`Illegal value '${clj(o)}' in :order_by; missing required key field.`);
-      const order = o.order === undefined ? 'asc' : String(o.order).toLowerCase();
+      const order = o.order === undefined ? 'asc' : text(o.order).toLowerCase();
       if (order !== 'asc' && order !== 'desc') throw badRequest(`Illegal value '${clj(o)}' in :order_by; 'order' must be either 'asc' or 'desc'`);
-      const field = String(o.field);
+      const field = text(o.field);
       if (!orderable.includes(field)) {
         throw badRequest(`Unrecognized column '${clip(field)}' specified in :order_by; Supported columns are ${orderable.map((c) => `'${c}'`).join(', ')}`);
       }

@@ -10,7 +10,7 @@ import { checkDepth } from '../model/codec.js';
 import { MAX_REGEX_LENGTH } from '../model/limits.js';
 import { ENTITIES, indexOf, type Entity, type Field, type Index } from './entities.js';
 import type { InventoryData } from './ingest.js';
-import { canonicalJson, parseInstant } from './values.js';
+import { canonicalJson, parseInstant, text } from './values.js';
 
 export type Truth = boolean | null;
 export type Predicate = (row: any) => Truth;
@@ -233,7 +233,7 @@ function equality(c: Compiler, f: QueryField, value: unknown): Predicate {
       };
     }
     case 'node_state': {
-      const state = String(value).toLowerCase();
+      const state = text(value).toLowerCase();
       if (!['active', 'inactive', 'any'].includes(state)) throw badRequest(`node_state: '${show(value)}' is not active, inactive or any`);
       return (row) => state === 'any' || (state === 'active') === row.active;
     }
@@ -339,7 +339,7 @@ function extractedTuples(index: Index, node: unknown): { width: number; keys: Se
   let entity: Entity;
   let fields: unknown;
   let where: unknown;
-  const head = String(node[0]).toLowerCase();
+  const head = text(node[0]).toLowerCase();
   if (head === 'extract') {
     const select = node[2];
     if (!Array.isArray(select) || typeof select[0] !== 'string' || !select[0].startsWith('select_')) {
@@ -351,7 +351,7 @@ function extractedTuples(index: Index, node: unknown): { width: number; keys: Se
   } else if (head === 'from') {
     entity = entityNamed(node[1]);
     const inner = node[2];
-    if (!Array.isArray(inner) || String(inner[0]).toLowerCase() !== 'extract') throw badRequest('from in an in clause needs an extract');
+    if (!Array.isArray(inner) || text(inner[0]).toLowerCase() !== 'extract') throw badRequest('from in an in clause needs an extract');
     fields = inner[1];
     where = inner[2];
   } else throw badRequest(`${quote(node[0])} is not a valid subquery for 'in'`);
@@ -375,7 +375,7 @@ function membership(c: Compiler, node: unknown[]): Predicate {
   const fields = rawFields.map((f) => queryField(c.entity, f, 'in'));
   fields.forEach((f) => c.mentions.add(f.name));
   const sub = node[2];
-  if (Array.isArray(sub) && String(sub[0]).toLowerCase() === 'array') {
+  if (Array.isArray(sub) && text(sub[0]).toLowerCase() === 'array') {
     if (fields.length !== 1) throw badRequest('in with an array takes one field');
     const f = fields[0]!;
     if (f.kind === 'array' || f.kind === 'tag') throw badRequest('Operator in...array is not supported on array types');
@@ -492,7 +492,7 @@ const FUNCTIONS = ['count', 'avg', 'sum', 'min', 'max'];
 
 function column(entity: Entity, raw: unknown, unknown: string[]): Column | undefined {
   if (Array.isArray(raw) && raw[0] === 'function') {
-    const name = String(raw[1]).toLowerCase();
+    const name = text(raw[1]).toLowerCase();
     if (!FUNCTIONS.includes(name)) throw badRequest(`function ${show(raw[1])} is not supported (count, avg, sum, min, max)`);
     if (raw[2] === undefined) {
       if (name !== 'count') throw badRequest(`function ${name} needs a field`);
@@ -521,9 +521,9 @@ function column(entity: Entity, raw: unknown, unknown: string[]): Column | undef
 export function compileQuery(entity: Entity, data: InventoryData, node: unknown, fixed: unknown[] = []): CompiledQuery {
   const index = indexOf(data);
   const narrowed = (where: unknown) => (fixed.length === 0 ? where : ['and', ...fixed, ...(where === undefined ? [] : [where])]);
-  if (!Array.isArray(node) || String(node[0]).toLowerCase() !== 'extract') return { filter: compileFilter(entity, index, narrowed(node)) };
+  if (!Array.isArray(node) || text(node[0]).toLowerCase() !== 'extract') return { filter: compileFilter(entity, index, narrowed(node)) };
   const [, fields, ...rest] = node;
-  const group = rest.find((r) => Array.isArray(r) && String(r[0]).toLowerCase() === 'group_by') as unknown[] | undefined;
+  const group = rest.find((r) => Array.isArray(r) && text(r[0]).toLowerCase() === 'group_by') as unknown[] | undefined;
   const where = rest.find((r) => r !== group);
   const unknown: string[] = [];
   const columns = (Array.isArray(fields) && fields[0] !== 'function' ? fields : [fields]).map((f) => column(entity, f, unknown));

@@ -7,7 +7,7 @@ import { events as eventEntity, indexOf, lookup, type Entity, type EventItem } f
 import type { InventoryData } from './ingest.js';
 import { PAGING_PARAMETERS, page, param, parsePaging, rejectUnknown, sortRows } from './paging.js';
 import { compileFilter, compileQuery, parseQueryParameter, project, select } from './query.js';
-import { parseInstant } from './values.js';
+import { parseInstant, text as asText } from './values.js';
 
 export interface Answer {
   rows: unknown[];
@@ -85,9 +85,9 @@ function countsFilter(text: string | null): (row: CountRow) => boolean {
   }
   if (!Array.isArray(f) || f.length !== 3) throw badRequest(`${clip(text)} is not well-formed: counts_filter takes one comparison [op, field, number]`);
   const [op, field, value] = f;
-  if (!['=', '>', '<', '>=', '<='].includes(String(op))) throw badRequest(`${clip(text)} is not well-formed: query operator '${clip(String(op))}' is unknown`);
-  if (typeof field !== 'string' || COUNT_FIELDS[field] === undefined) throw badRequest(`${clip(String(field))} is not a queryable object for event counts`);
-  if (typeof value !== 'number') throw badRequest(`Argument "${clip(String(value))}" and operator "${op}" have incompatible types.`);
+  if (!['=', '>', '<', '>=', '<='].includes(asText(op))) throw badRequest(`${clip(text)} is not well-formed: query operator '${clip(asText(op))}' is unknown`);
+  if (typeof field !== 'string' || COUNT_FIELDS[field] === undefined) throw badRequest(`${clip(asText(field))} is not a queryable object for event counts`);
+  if (typeof value !== 'number') throw badRequest(`Argument "${clip(asText(value))}" and operator "${clip(asText(op))}" have incompatible types.`);
   return (row) => {
     const v = row[field] as number;
     return op === '=' ? v === value : op === '>' ? v > value : op === '<' ? v < value : op === '>=' ? v >= value : v <= value;

@@ -15,6 +15,9 @@ export function canonicalJson(value: unknown): string {
     .join(',')}}`;
 }
 
+/** A user's value as text: strings as they are, anything else as JSON (String() throws on {"toString": 1}). */
+export const text = (value: unknown): string => (typeof value === 'string' ? value : (JSON.stringify(value) ?? String(value)));
+
 export const sha1 = (text: string) => createHash('sha1').update(text, 'utf8').digest('hex');
 
 /**

@@ -1,10 +1,11 @@
 /** The workspace store on real files: atomic changes, several processes at once, and a process killed mid-write. */
 import { spawn } from 'node:child_process';
-import { readFile, readdir, writeFile } from 'node:fs/promises';
+import { readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import t from 'tap';
 import { Workspace, resolveWorkspaceDir } from '../../src/store/workspace.js';
-import { ROOT, tempDir } from '../helpers.js';
+import { ADP_AREA } from '../../src/ops/adp/data.js';
+import { BIN, ROOT, tempDir } from '../helpers.js';
 
 interface Counter {
   n: number;
@@ -107,4 +108,24 @@ t.test('workspace folder resolution', async (t) => {
   t.equal(resolveWorkspaceDir(), '/from/env');
   delete process.env.NFV_WORKSPACE;
   t.equal(resolveWorkspaceDir(), path.resolve('workspaces/default'));
+});
+
+t.test('a lock taken over while this process stalled fails the change, never the process', async (t) => {
+  const dir = await tempDir();
+  t.teardown(() => rm(dir, { recursive: true, force: true }));
+  const ws = new Workspace(dir);
+  let childDone: Promise<number | null> | undefined;
+  const change = ws.mutate(ADP_AREA, (data) => {
+    // Another writer starts while this one holds the lock; this one then stalls past the stale time.
+    childDone = exited(spawn('/usr/bin/env', ['-u', 'NODE_OPTIONS', BIN, 'substrates', 'create', '--lock-timeout', '20', '--workspace', dir], { stdio: 'ignore' }));
+    const until = Date.now() + 6_000;
+    while (Date.now() < until);
+    data.substrates.push({ id: 99, hosts: [], connections: [] });
+  });
+  await t.rejects(change, { status: 503, message: /another process took the lock of the workspace .* nothing was written/ });
+  t.equal(await childDone, 0, 'the other writer went ahead');
+  const data = JSON.parse(await readFile(path.join(dir, 'adp.json'), 'utf8'));
+  t.same(data.substrates.map((s: { id: number }) => s.id), [1], "only the other writer's change is stored");
+  t.same((await readdir(dir)).filter((f) => f.endsWith('.tmp')), [], 'the failed write left no temporary file');
+  t.equal((await ws.mutate(ADP_AREA, (d) => d.substrates.length)), 1, 'this process goes on writing');
 });
