@@ -1,157 +1,246 @@
 /**
- * npm run bench:inventory: a synthetic inventory (1,000 nodes x 100 resources, 10,000 reports with events) is
- * ingested through the ingest commands, then representative queries are timed through the evaluator and through
- * HTTP (nfv's listener on 127.0.0.1), each beside a baseline measured in the same run: a plain JavaScript filter
- * over the same rows (the resources of active nodes) with the same predicate (plus the same sort and slice for
- * the paging query).
- * Prints a table and writes bench-results/inventory.{md,json}.
+ * npm run bench:inventory: the inventory store at 1k, 10k and 100k resources, with the fleet generator and the
+ * operator query set of ../shared/bench/inventory (the material of the PuppetDB comparison), each figure beside a
+ * plain-JavaScript baseline measured in the same run:
+ * - batch load (`nfv inventory ingest commands`), and commands posted one after another to `nfv serve`
+ *   (POST /v4/commands; each durable when answered) beside a plain durable append (write + fsync) of the same bytes;
+ * - the 17 queries over HTTP at 100k beside a plain scan of the entity's rows plus JSON encoding of the same answer;
+ * - the longest a query waits while commands are written;
+ * - serve's memory beside a plain process holding the parsed commands;
+ * - one CLI query and one CLI ingest, end to end, beside `node -e 0`.
+ * Prints tables and writes bench-results/inventory.{md,json}.
  */
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import { closeSync, fsyncSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import Table from 'cli-table3';
-import { listen } from '../http/server.js';
-import { indexOf, resources, type ResourceItem } from '../inventory/entities.js';
-import { applyCommand, type InventoryData } from '../inventory/ingest.js';
-import { queryEntity } from '../inventory/service.js';
-import { INVENTORY_AREA } from '../ops/v4.js';
-import { Workspace } from '../store/workspace.js';
-import { REPO, median } from './reference.js';
+import { REPO, SHARED, median } from './reference.js';
 
-const NODES = 1000;
-const PER_NODE = 100;
-const REPORTS = 10_000;
-const TYPES = ['File', 'Service', 'Package', 'User', 'Exec'];
+const GENERATOR = path.join(SHARED, 'bench', 'inventory');
+const BIN = path.join(REPO, 'bin', 'nfv');
+const SIZES = (process.env.NFV_BENCH_NODES ?? '10,100,1000').split(',').map(Number);
+const POSTS = 40;
+const work = mkdtempSync(path.join(tmpdir(), 'nfv-bench-inventory-'));
+const progress = (text: string) => process.stderr.isTTY && process.stderr.write(`\r\x1b[K${text}`);
 
-let seed = 7;
-const rand = (n: number) => ((seed = (Math.imul(seed, 1103515245) + 12345) & 0x7fffffff) >>> 8) % n;
-const node = (k: number) => `node-${String(k).padStart(4, '0')}.example`;
-const ts = (day: number, minute = 0) => new Date(Date.UTC(2025, 0, 1 + day, 0, minute)).toISOString();
+const lines = (file: string) => readFileSync(file, 'utf8').split('\n').filter((l) => l.trim() !== '');
 
-function commands(): unknown[] {
-  const out: unknown[] = [];
-  for (let n = 0; n < NODES; n++) {
-    const res = Array.from({ length: PER_NODE }, (_, k) => {
-      const type = TYPES[k % TYPES.length]!;
-      return {
-        type,
-        title: type === 'File' ? `/etc/conf.d/app-${k}` : `${type.toLowerCase()}-${k}`,
-        exported: rand(50) === 0,
-        tags: [`role-${rand(20)}`, type.toLowerCase(), 'managed'],
-        file: `/etc/puppet/manifests/site-${n % 10}.pp`,
-        line: 1 + rand(400),
-        parameters: { ensure: rand(10) === 0 ? 'absent' : 'present', owner: `u${rand(5)}`, size: rand(10_000) },
-      };
-    });
-    out.push({ command: 'replace catalog', version: 9, payload: { certname: node(n), version: '1', environment: n % 3 ? 'PROD' : 'DEV', producer_timestamp: ts(0), resources: res } });
-  }
-  for (let r = 0; r < REPORTS; r++) {
-    const certname = node(r % NODES);
-    const day = Math.floor(r / NODES);
-    out.push({
-      command: 'store report',
-      version: 8,
-      received: ts(day, 5),
-      payload: {
-        certname, puppet_version: '8.1.0', report_format: 12, configuration_version: `c${day}`, start_time: ts(day), end_time: ts(day, 2),
-        producer_timestamp: ts(day, 3), transaction_uuid: null, environment: 'PROD', status: rand(10) === 0 ? 'failed' : 'changed', noop: false,
-        metrics: [{ category: 'time', name: 'total', value: rand(100) / 10 }], logs: [],
-        resources: Array.from({ length: 3 }, (_, k) => ({
-          resource_type: 'Service', resource_title: `service-${k * 5 + 1}`, timestamp: ts(day, 1), skipped: false, file: null, line: null,
-          containment_path: ['Stage[main]', 'Role', `Service[service-${k}]`],
-          events: [{ status: rand(8) === 0 ? 'failure' : 'success', timestamp: ts(day, 1), property: 'ensure', name: null, new_value: 'running', old_value: 'stopped', message: null }],
-        })),
-      },
-    });
-  }
-  return out;
+function generate(nodes: number): string {
+  const dir = path.join(work, `gen-${nodes}`);
+  execFileSync('python3', [path.join(GENERATOR, 'gen_dataset.py'), dir, '--nodes', String(nodes), '--per-node', '100', '--reports-per-node', '10'], { stdio: 'ignore' });
+  return dir;
 }
 
-interface Case {
-  name: string;
-  params: Record<string, unknown>;
-  baseline: (rows: ResourceItem[]) => ResourceItem[];
+function seconds(fn: () => void): number {
+  const t0 = performance.now();
+  fn();
+  return (performance.now() - t0) / 1000;
 }
 
-const CASES: Case[] = [
-  { name: 'type and title equality', params: { query: ['and', ['=', 'type', 'File'], ['=', 'title', '/etc/conf.d/app-40']] }, baseline: (rows) => rows.filter((r) => r.type === 'File' && r.title === '/etc/conf.d/app-40') },
-  { name: 'tag', params: { query: ['=', 'tag', 'role-7'] }, baseline: (rows) => rows.filter((r) => r.tags.includes('role-7')) },
-  { name: 'parameter', params: { query: ['=', ['parameter', 'ensure'], 'absent'] }, baseline: (rows) => rows.filter((r) => r.parameters.ensure === 'absent') },
-  { name: 'regex on title', params: { query: ['~', 'title', '^/etc/conf\\.d/app-1[0-9]$'] }, baseline: (rows) => rows.filter((r) => /^\/etc\/conf\.d\/app-1[0-9]$/.test(r.title)) },
-  { name: 'line range', params: { query: ['and', ['>=', 'line', 100], ['<', 'line', 104]] }, baseline: (rows) => rows.filter((r) => r.line !== null && r.line >= 100 && r.line < 104) },
-  {
-    name: 'and/or/not nesting',
-    params: { query: ['and', ['or', ['=', 'type', 'Service'], ['=', 'type', 'User']], ['not', ['=', 'environment', 'PROD']], ['=', 'exported', true]] },
-    baseline: (rows) => rows.filter((r) => (r.type === 'Service' || r.type === 'User') && r.environment !== null && r.environment !== 'PROD' && r.exported),
-  },
-  {
-    name: 'paging with order_by',
-    params: { query: ['=', 'type', 'Package'], order_by: [{ field: 'title', order: 'desc' }, { field: 'certname' }], limit: '50', offset: '100' },
-    baseline: (rows) =>
-      rows
-        .filter((r) => r.type === 'Package')
-        .sort((a, b) => (a.title < b.title ? 1 : a.title > b.title ? -1 : a.certname < b.certname ? -1 : a.certname > b.certname ? 1 : 0))
-        .slice(100, 150),
-  },
-];
+interface Serve {
+  url: string;
+  pid: number;
+  stop: () => Promise<void>;
+}
 
-const search = (params: Record<string, unknown>) =>
-  new URLSearchParams(Object.entries(params).map(([k, v]) => [k, typeof v === 'string' ? v : JSON.stringify(v)]));
+async function serve(workspace: string): Promise<Serve> {
+  const child = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--workspace', workspace], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const url = await new Promise<string>((resolve, reject) => {
+    let err = '';
+    child.stderr.on('data', (d) => {
+      err += d;
+      const m = /listening on (\S+)/.exec(err);
+      if (m) resolve(m[1]!);
+    });
+    child.on('exit', () => reject(new Error(err)));
+  });
+  return { url, pid: child.pid!, stop: () => new Promise((r) => (child.on('exit', () => r()), child.kill('SIGTERM'))) };
+}
 
-function timed<T>(fn: () => T, runs = 15): { ms: number; result: T } {
-  const times: number[] = [];
-  let result!: T;
-  for (let k = 0; k < runs; k++) {
+const rssMb = (pid: number) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) / 1024;
+
+async function post(url: string, body: string): Promise<number> {
+  const t0 = performance.now();
+  const res = await fetch(`${url}/v4/commands`, { method: 'POST', body, headers: { 'Content-Type': 'application/json' } });
+  const text = await res.text();
+  const answer = (res.status === 200 ? JSON.parse(text) : { error: text }) as { applied?: boolean };
+  if (res.status !== 200 || !answer.applied) throw new Error(`command not applied: ${res.status} ${JSON.stringify(answer)} for ${body.slice(0, 200)}`);
+  return performance.now() - t0;
+}
+
+/** Fresh commands for nodes of the dataset: catalogs with a newer timestamp, reports of a later run. */
+function freshCommands(dir: string, kind: 'catalogs' | 'reports', n: number): string[] {
+  return lines(path.join(dir, `${kind}.jsonl`))
+    .slice(0, n)
+    .map((line, k) => {
+      const c = JSON.parse(line) as { payload: Record<string, unknown> };
+      c.payload.producer_timestamp = new Date(Date.UTC(2030, 0, 1, 0, k)).toISOString();
+      if (kind === 'reports') c.payload.configuration_version = `bench-${k}`;
+      return JSON.stringify(c);
+    });
+}
+
+/** The plain baseline of a durable command: append the same bytes to a file and fsync, one after another. */
+function plainAppend(bodies: string[]): number[] {
+  const file = path.join(work, 'plain.log');
+  const fd = openSync(file, 'a');
+  const times = bodies.map((b) => {
     const t0 = performance.now();
-    result = fn();
-    times.push(performance.now() - t0);
-  }
-  return { ms: median(times), result };
+    writeSync(fd, `${b}\n`);
+    fsyncSync(fd);
+    return performance.now() - t0;
+  });
+  closeSync(fd);
+  rmSync(file);
+  return times;
 }
 
-const dir = mkdtempSync(path.join(tmpdir(), 'nfv-bench-inventory-'));
-const ws = new Workspace(dir);
-const all = commands();
-let started = performance.now();
-await ws.mutate(INVENTORY_AREA, (data) => {
-  for (const c of all) applyCommand(data, c, Date.now());
+const ingestTable = new Table({
+  head: ['resources', 'batch load s', 'catalog ms', 'plain append ms', 'resources/s', 'report ms', 'plain append ms', 'reports/s'],
+  style: { head: [], border: [] },
 });
-const ingestSeconds = (performance.now() - started) / 1000;
-started = performance.now();
-const data: InventoryData = await ws.read(INVENTORY_AREA);
-const index = indexOf(data);
-const loadSeconds = (performance.now() - started) / 1000;
+const ingestRows: Record<string, unknown>[] = [];
+let big: { dir: string; workspace: string } | undefined;
+for (const nodes of SIZES) {
+  progress(`generating ${nodes * 100} resources`);
+  const dir = generate(nodes);
+  const workspace = path.join(work, `ws-${nodes}`);
+  const files = ['catalogs', 'reports', 'deactivations'].map((k) => path.join(dir, `${k}.jsonl`));
+  progress(`loading ${nodes * 100} resources`);
+  const load = seconds(() => execFileSync(process.execPath, [BIN, 'inventory', 'ingest', 'commands', ...files, '--workspace', workspace], { stdio: 'ignore' }));
+  const s = await serve(workspace);
+  await fetch(`${s.url}/v4/resources?limit=1`); // the server reads the journal once
+  const catalogs = freshCommands(dir, 'catalogs', POSTS);
+  const reports = freshCommands(dir, 'reports', POSTS);
+  const catalogMs: number[] = [];
+  for (const c of catalogs) catalogMs.push(await post(s.url, c));
+  const reportMs: number[] = [];
+  for (const r of reports) reportMs.push(await post(s.url, r));
+  await s.stop();
+  const resourcesPerCatalog = catalogs.map((c) => (JSON.parse(c) as { payload: { resources: unknown[] } }).payload.resources.length);
+  const perCatalog = resourcesPerCatalog.reduce((a, b) => a + b, 0) / POSTS;
+  const row = {
+    resources: nodes * 100,
+    loadSeconds: load,
+    catalogMs: median(catalogMs),
+    catalogBaselineMs: median(plainAppend(catalogs)),
+    resourcesPerSecond: (perCatalog * POSTS) / (catalogMs.reduce((a, b) => a + b, 0) / 1000),
+    reportMs: median(reportMs),
+    reportBaselineMs: median(plainAppend(reports)),
+    reportsPerSecond: POSTS / (reportMs.reduce((a, b) => a + b, 0) / 1000),
+  };
+  ingestRows.push(row);
+  ingestTable.push([
+    row.resources, row.loadSeconds.toFixed(1), row.catalogMs.toFixed(1), row.catalogBaselineMs.toFixed(1), row.resourcesPerSecond.toFixed(0),
+    row.reportMs.toFixed(1), row.reportBaselineMs.toFixed(1), row.reportsPerSecond.toFixed(0),
+  ]);
+  big = { dir, workspace };
+}
+const flat = {
+  catalog: (ingestRows.at(-1)!.catalogMs as number) / (ingestRows[0]!.catalogMs as number),
+  report: (ingestRows.at(-1)!.reportMs as number) / (ingestRows[0]!.reportMs as number),
+};
 
-const { server, url } = await listen(ws, '127.0.0.1', 0);
-const table = new Table({ head: ['query', 'rows', 'baseline ms', 'evaluator ms', 'evaluator/baseline', 'HTTP ms', 'HTTP/baseline'], style: { head: [], border: [] } });
-const results: Record<string, unknown>[] = [];
-for (const c of CASES) {
-  const base = timed(() => c.baseline(index.activeResources));
-  const ours = timed(() => queryEntity(resources, data, search(c.params)));
-  if (ours.result.rows.length !== base.result.length) throw new Error(`${c.name}: ${ours.result.rows.length} rows, baseline ${base.result.length}`);
+// ---- the query set at 100k ------------------------------------------------------------------------------------------
+const meta = JSON.parse(readFileSync(path.join(big!.dir, 'meta.json'), 'utf8')) as Record<string, unknown>;
+const querySet = JSON.parse(
+  execFileSync('python3', ['-c', `import json,sys; sys.path.insert(0, ${JSON.stringify(GENERATOR)}); from queries import query_set; print(json.dumps(query_set(json.load(open(${JSON.stringify(path.join(big!.dir, 'meta.json'))})))))`], { encoding: 'utf8' }),
+) as [string, string, Record<string, unknown>, boolean][];
+const s = await serve(big!.workspace);
+const target = (p: string, params: Record<string, unknown>) =>
+  `${s.url}/v4${p}?${new URLSearchParams(Object.entries(params).map(([k, v]) => [k, typeof v === 'string' ? v : JSON.stringify(v)]))}`;
+// The baseline's rows: the entity's rows as plain objects, from the same commands.
+const plainRows = {
+  resources: lines(path.join(big!.dir, 'catalogs.jsonl')).flatMap((l) => (JSON.parse(l) as { payload: { resources: unknown[] } }).payload.resources),
+  reports: lines(path.join(big!.dir, 'reports.jsonl')).map((l) => (JSON.parse(l) as { payload: unknown }).payload),
+};
+const eventRows = plainRows.reports.flatMap((r) => (r as { resources: { events: unknown[] }[] }).resources.flatMap((x) => x.events));
+const rowsOf = (p: string) => (p.startsWith('/resources') ? plainRows.resources : p.startsWith('/reports') ? plainRows.reports : eventRows);
+const queryTable = new Table({ head: ['query', 'rows', 'nfv HTTP ms', 'plain scan + encode ms', 'ratio'], style: { head: [], border: [] } });
+const queryRows: Record<string, unknown>[] = [];
+for (const [name, p, params] of querySet) {
+  progress(name);
   const times: number[] = [];
+  let answer: unknown[] = [];
   for (let k = 0; k < 5; k++) {
     const t0 = performance.now();
-    const res = await fetch(`${url}/v4/resources?${search(c.params)}`);
-    await res.json();
+    answer = (await (await fetch(target(p, params))).json()) as unknown[];
     times.push(performance.now() - t0);
   }
-  const http = median(times);
-  const ratio = ours.ms / base.ms;
-  results.push({ query: c.name, rows: base.result.length, baselineMs: base.ms, evaluatorMs: ours.ms, ratio, httpMs: http, httpRatio: http / base.ms });
-  table.push([c.name, base.result.length, base.ms.toFixed(2), ours.ms.toFixed(2), `${ratio.toFixed(2)}x`, http.toFixed(1), `${(http / base.ms).toFixed(1)}x`]);
+  const rows = rowsOf(p);
+  const base: number[] = [];
+  for (let k = 0; k < 5; k++) {
+    const t0 = performance.now();
+    const scanned = rows.filter((r) => r !== null);
+    if (JSON.stringify(answer).length < 0 || scanned.length < 0) throw new Error('unreachable');
+    base.push(performance.now() - t0);
+  }
+  const row = { query: name, rows: answer.length, ms: median(times), baselineMs: median(base) };
+  queryRows.push(row);
+  queryTable.push([name, row.rows, row.ms.toFixed(1), row.baselineMs.toFixed(1), `${(row.ms / row.baselineMs).toFixed(1)}x`]);
 }
-server.close();
-const within = results.filter((r) => (r.ratio as number) <= 3).length;
-const lines = [
-  `inventory: ${NODES} nodes x ${PER_NODE} resources (${index.resources.length}), ${REPORTS} reports, ${index.events.length} events`,
-  `ingest ${ingestSeconds.toFixed(1)} s (one locked write); load + index ${loadSeconds.toFixed(1)} s`,
-  table.toString(),
-  `evaluator within 3x of the plain filter on ${within} of ${results.length} queries (medians of 15 runs; HTTP: medians of 5, JSON encoding and transfer included)`,
+const serveRss = rssMb(s.pid);
+
+// A query while commands are written: how much longer than alone.
+const small = target('/resources/Package/openssh-server', {});
+const alone: number[] = [];
+for (let k = 0; k < 20; k++) {
+  const t0 = performance.now();
+  await (await fetch(small)).text();
+  alone.push(performance.now() - t0);
+}
+const during: number[] = [];
+let writing = true;
+const writer = (async () => {
+  for (const c of freshCommands(big!.dir, 'catalogs', 30).map((c) => c.replace('"2030-', '"2031-'))) await post(s.url, c);
+  writing = false;
+})();
+while (writing) {
+  const t0 = performance.now();
+  await (await fetch(small)).text();
+  during.push(performance.now() - t0);
+}
+await writer;
+await s.stop();
+
+// Memory baseline: a plain process holding the same commands parsed.
+const plainRss = Number(
+  execFileSync(process.execPath, ['-e', `const fs=require('fs');const d=['catalogs','reports'].map(k=>fs.readFileSync(${JSON.stringify(big!.dir)}+'/'+k+'.jsonl','utf8').split('\\n').filter(Boolean).map(l=>JSON.parse(l)));console.log(process.memoryUsage().rss/1048576)`], { encoding: 'utf8' }),
+);
+
+// The CLI end to end at 100k, beside node -e 0.
+const processSeconds = (args: string[], runs = 3) => median(Array.from({ length: runs }, () => seconds(() => spawnSync(process.execPath, args, { stdio: 'ignore' }))));
+const nodeStart = processSeconds(['-e', '0'], 5);
+const cliQuery = processSeconds([BIN, 'inventory', 'resources', '--query', '["=","type","Service"]', '--format', 'json', '--workspace', big!.workspace]);
+const catalogFiles = freshCommands(big!.dir, 'catalogs', 20).map((c, k) => {
+  const file = path.join(work, `catalog-${k}.json`);
+  writeFileSync(file, JSON.stringify((JSON.parse(c.replace('"2030-', '"2032-')) as { payload: unknown }).payload));
+  return file;
+});
+const loop = seconds(() => catalogFiles.forEach((f) => spawnSync(process.execPath, [BIN, 'inventory', 'ingest', 'catalog', f, '--workspace', big!.workspace], { stdio: 'ignore' })));
+const loopBaseline = seconds(() => catalogFiles.forEach(() => spawnSync(process.execPath, ['-e', '0'], { stdio: 'ignore' })));
+progress('');
+
+const report = [
+  `inventory: generator ${path.relative(REPO, GENERATOR)} (100 resources and 10 reports per node); ${POSTS} commands posted one after another per size`,
+  ingestTable.toString(),
+  `flatness, 100k over 1k: catalog ${flat.catalog.toFixed(2)}x, report ${flat.report.toFixed(2)}x (medians per command)`,
+  '',
+  `query set at ${(meta.resources as number) ?? 100_000} resources, over HTTP (medians of 5):`,
+  queryTable.toString(),
+  `a small query alone: median ${median(alone).toFixed(1)} ms; while catalogs are written: median ${median(during).toFixed(1)} ms, longest ${Math.max(...during).toFixed(1)} ms`,
+  `serve RSS after the query set: ${serveRss.toFixed(0)} MB (plain process holding the parsed commands: ${plainRss.toFixed(0)} MB)`,
+  `one CLI query end to end: ${cliQuery.toFixed(2)} s (node -e 0: ${nodeStart.toFixed(2)} s)`,
+  `CLI ingest from a shell loop: ${(catalogFiles.length / loop).toFixed(1)} catalogs/s (${catalogFiles.length} processes; node -e 0 in the same loop: ${(catalogFiles.length / loopBaseline).toFixed(1)}/s)`,
 ];
-process.stdout.write(`${lines.join('\n')}\n`);
+process.stdout.write(`${report.join('\n')}\n`);
 const out = path.join(REPO, 'bench-results');
 mkdirSync(out, { recursive: true });
-writeFileSync(path.join(out, 'inventory.md'), `# Inventory benchmark (${new Date().toISOString()})\n\n\`\`\`\n${lines.join('\n')}\n\`\`\`\n`);
-writeFileSync(path.join(out, 'inventory.json'), `${JSON.stringify({ ingestSeconds, loadSeconds, results }, null, 2)}\n`);
+writeFileSync(path.join(out, 'inventory.md'), `# Inventory benchmark (${new Date().toISOString()})\n\n\`\`\`\n${report.join('\n')}\n\`\`\`\n`);
+writeFileSync(
+  path.join(out, 'inventory.json'),
+  `${JSON.stringify({ ingest: ingestRows, flat, queries: queryRows, during: { alone: median(alone), median: median(during), max: Math.max(...during) }, serveRss, plainRss, cliQuery, nodeStart, cliLoopPerSecond: catalogFiles.length / loop }, null, 2)}\n`,
+);
+rmSync(work, { recursive: true, force: true });
 process.exit(0);

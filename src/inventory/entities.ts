@@ -46,29 +46,20 @@ export interface Index {
   catalogs: { certname: string; environment: string | null; version: string | null; producer_timestamp: number }[];
 }
 
-const indexes = new WeakMap<InventoryData, Index>();
+interface CachedParts {
+  /** Catalog revision and node activity together: both change which resources answer. */
+  catalogsRevision: string;
+  reportsRevision: number;
+  resourcePart?: Pick<Index, 'resources' | 'activeResources' | 'catalogs'>;
+  reportPart?: Pick<Index, 'reports' | 'events' | 'byHash'>;
+  index?: Index;
+}
+const indexes = new WeakMap<InventoryData, CachedParts>();
 
-/** Rows of every entity for one stored inventory, computed once (latest reports, node activity, event context). */
-export function indexOf(data: InventoryData): Index {
-  let index = indexes.get(data);
-  if (index) return index;
-  const latest = new Map<string, StoredReport>();
-  for (const r of data.reports) {
-    if (r.type === 'plan') continue;
-    const cur = latest.get(r.certname);
-    if (!cur || r.producer_timestamp > cur.producer_timestamp) latest.set(r.certname, r);
-  }
+/** Resource rows of every node with its activity, and catalog rows; rebuilt only when catalogs or nodes change. */
+function resourcePart(data: InventoryData): NonNullable<CachedParts['resourcePart']> {
   // Rows are built as object literals with a fixed shape: spreading parsed JSON objects gives V8 dictionary-mode
   // objects, which made a scan of 100,000 rows 30 times slower.
-  const reports: ReportItem[] = data.reports.map((r) => ({
-    hash: r.hash, certname: r.certname, puppet_version: r.puppet_version, report_format: r.report_format,
-    configuration_version: r.configuration_version, start_time: r.start_time, end_time: r.end_time,
-    producer_timestamp: r.producer_timestamp, receive_time: r.receive_time, producer: r.producer,
-    transaction_uuid: r.transaction_uuid, catalog_uuid: r.catalog_uuid, code_id: r.code_id, job_id: r.job_id,
-    cached_catalog_status: r.cached_catalog_status, status: r.status, noop: r.noop, noop_pending: r.noop_pending,
-    environment: r.environment, type: r.type, events: r.events, metrics: r.metrics, logs: r.logs,
-    latest: latest.get(r.certname) === r,
-  }));
   const resources: ResourceItem[] = [];
   for (const [certname, catalog] of Object.entries(data.catalogs)) {
     const active = (data.nodes[certname]?.deactivated ?? null) === null;
@@ -79,6 +70,30 @@ export function indexOf(data: InventoryData): Index {
       });
     }
   }
+  return {
+    resources,
+    activeResources: resources.filter((r) => r.active),
+    catalogs: Object.entries(data.catalogs).map(([certname, c]) => ({ certname, environment: c.environment, version: c.version, producer_timestamp: c.producer_timestamp })),
+  };
+}
+
+/** Report rows with their latest flag, event rows with their report; rebuilt only when reports change. */
+function reportPart(data: InventoryData): NonNullable<CachedParts['reportPart']> {
+  const latest = new Map<string, StoredReport>();
+  for (const r of data.reports) {
+    if (r.type === 'plan') continue;
+    const cur = latest.get(r.certname);
+    if (!cur || r.producer_timestamp > cur.producer_timestamp) latest.set(r.certname, r);
+  }
+  const reports: ReportItem[] = data.reports.map((r) => ({
+    hash: r.hash, certname: r.certname, puppet_version: r.puppet_version, report_format: r.report_format,
+    configuration_version: r.configuration_version, start_time: r.start_time, end_time: r.end_time,
+    producer_timestamp: r.producer_timestamp, receive_time: r.receive_time, producer: r.producer,
+    transaction_uuid: r.transaction_uuid, catalog_uuid: r.catalog_uuid, code_id: r.code_id, job_id: r.job_id,
+    cached_catalog_status: r.cached_catalog_status, status: r.status, noop: r.noop, noop_pending: r.noop_pending,
+    environment: r.environment, type: r.type, events: r.events, metrics: r.metrics, logs: r.logs,
+    latest: latest.get(r.certname) === r,
+  }));
   const events: EventItem[] = reports.flatMap((report) =>
     report.events.map((e) => ({
       status: e.status, timestamp: e.timestamp, resource_type: e.resource_type, resource_title: e.resource_title,
@@ -86,16 +101,48 @@ export function indexOf(data: InventoryData): Index {
       file: e.file, line: e.line, containment_path: e.containment_path, containing_class: e.containing_class, report,
     })),
   );
-  index = {
-    resources,
-    activeResources: resources.filter((r) => r.active),
-    reports,
-    events,
-    byHash: new Map(reports.map((r) => [r.hash, r])),
-    catalogs: Object.entries(data.catalogs).map(([certname, c]) => ({ certname, environment: c.environment, version: c.version, producer_timestamp: c.producer_timestamp })),
+  return { reports, events, byHash: new Map(reports.map((r) => [r.hash, r])) };
+}
+
+/**
+ * Rows of every entity for the stored inventory (latest reports, node activity, event context), kept while the
+ * data's revision is unchanged. Each half is built on first use, so a resource query never builds event rows.
+ */
+export function indexOf(data: InventoryData): Index {
+  let cached = indexes.get(data);
+  const catalogsRevision = `${data.revision.catalogs}:${data.activity}`;
+  if (!cached || cached.catalogsRevision !== catalogsRevision || cached.reportsRevision !== data.revision.reports) {
+    const keep = cached;
+    cached = { catalogsRevision, reportsRevision: data.revision.reports };
+    if (keep?.catalogsRevision === catalogsRevision) cached.resourcePart = keep.resourcePart;
+    if (keep?.reportsRevision === data.revision.reports) cached.reportPart = keep.reportPart;
+    indexes.set(data, cached);
+  }
+  if (cached.index) return cached.index;
+  const parts = cached;
+  const resources = () => (parts.resourcePart ??= resourcePart(data));
+  const reports = () => (parts.reportPart ??= reportPart(data));
+  cached.index = {
+    get resources() {
+      return resources().resources;
+    },
+    get activeResources() {
+      return resources().activeResources;
+    },
+    get catalogs() {
+      return resources().catalogs;
+    },
+    get reports() {
+      return reports().reports;
+    },
+    get events() {
+      return reports().events;
+    },
+    get byHash() {
+      return reports().byHash;
+    },
   };
-  indexes.set(data, index);
-  return index;
+  return cached.index;
 }
 
 /** A lookup table that query text indexes: no prototype, so `constructor` or `__proto__` find nothing. */

@@ -68,14 +68,36 @@ export interface NodeRecord {
   lastSeen: number;
 }
 
-/** Nodes and catalogs are keyed by certname: null-prototype records, so no certname can reach Object.prototype. */
-export interface InventoryData {
-  nodes: Record<string, NodeRecord>;
-  catalogs: Record<string, { producer_timestamp: number; environment: string | null; version: string | null; resources: ResourceRow[] }>;
-  reports: StoredReport[];
+export interface CatalogRecord {
+  producer_timestamp: number;
+  environment: string | null;
+  version: string | null;
+  resources: ResourceRow[];
 }
 
-export const emptyInventory = (): InventoryData => ({ nodes: Object.create(null), catalogs: Object.create(null), reports: [] });
+/**
+ * What the staleness rules need to decide a command, small enough to keep for any store size: node activity, the
+ * time of each node's catalog, the hashes of stored reports. Keyed by certname in null-prototype records, so that
+ * no certname reaches Object.prototype.
+ */
+export interface IngestState {
+  nodes: Record<string, NodeRecord>;
+  catalogTimes: Record<string, number>;
+  hashes: Set<string>;
+  /** Counts changes of node activity (deactivations, reactivations): they change which resources answer. */
+  activity: number;
+}
+
+/** The stored inventory as the queries see it. `revision` changes with every applied change (for cached indexes). */
+export interface InventoryData extends IngestState {
+  catalogs: Record<string, CatalogRecord>;
+  reports: StoredReport[];
+  revision: { catalogs: number; reports: number };
+}
+
+export const emptyIngestState = (): IngestState => ({ nodes: Object.create(null), catalogTimes: Object.create(null), hashes: new Set(), activity: 0 });
+
+export const emptyInventory = (): InventoryData => ({ ...emptyIngestState(), catalogs: Object.create(null), reports: [], revision: { catalogs: 0, reports: 0 } });
 
 const stamp = (v: unknown, where: string): number => {
   if (typeof v !== 'number' || Number.isNaN(v)) throw new Error(`${where} is not a time`);
@@ -103,7 +125,11 @@ export function decodeInventory(raw: unknown): InventoryData {
     array(report.events, `reports[${i}].events`);
     return report as unknown as StoredReport;
   });
-  return { nodes, catalogs, reports };
+  const data = emptyInventory();
+  data.nodes = nodes;
+  for (const [certname, c] of Object.entries(catalogs)) materialise(data, { kind: 'catalog', certname, at: c.producer_timestamp, catalog: c });
+  for (const report of reports) materialise(data, { kind: 'report', certname: report.certname, at: report.producer_timestamp, report });
+  return data;
 }
 
 // ---- field checks -------------------------------------------------------------------------------------------------
@@ -218,15 +244,24 @@ function uuid(o: Obj, path: string, key: string): string | null {
 /** Tags: no upper-case letter; a letter, digit or _ first; then also : . - (PuppetDB's tag pattern, Unicode-aware). */
 const TAG = /^(?!.*\p{Lu})[\p{L}\p{N}_][\p{L}\p{M}\p{N}_:.-]*$/u;
 
-function touch(data: InventoryData, certname: string, at: number): void {
+function touch(data: IngestState, certname: string, at: number): void {
   const node = (data.nodes[certname] ??= { deactivated: null, lastSeen: at });
   node.lastSeen = Math.max(node.lastSeen, at);
   // Anything newer than the deactivation reactivates the node.
-  if (node.deactivated !== null && at > node.deactivated) node.deactivated = null;
+  if (node.deactivated !== null && at > node.deactivated) {
+    node.deactivated = null;
+    data.activity++;
+  }
 }
 
-/** Replace catalog v9. Returns false when the catalog is older than the stored one (ignored as stale). */
-export function replaceCatalog(data: InventoryData, payload: unknown): boolean {
+/** A checked command in its stored form, before the staleness rules decide whether it applies. */
+export type Prepared =
+  | { kind: 'catalog'; certname: string; at: number; catalog: CatalogRecord }
+  | { kind: 'report'; certname: string; at: number; report: StoredReport }
+  | { kind: 'deactivate'; certname: string; at: number };
+
+/** Checks a replace catalog v9 payload and gives its stored form. */
+function prepareCatalog(payload: unknown): Prepared {
   if (!isObj(payload)) throw badRequest('payload: expected a catalog object');
   const p = 'payload';
   onlyKnown(payload, p, CATALOG_FIELDS);
@@ -268,11 +303,7 @@ export function replaceCatalog(data: InventoryData, payload: unknown): boolean {
       parameters,
     });
   });
-  const current = data.catalogs[certname];
-  if (current && at < current.producer_timestamp) return false;
-  data.catalogs[certname] = { producer_timestamp: at, environment, version, resources: [...rows.values()] };
-  touch(data, certname, at);
-  return true;
+  return { kind: 'catalog', certname, at, catalog: { producer_timestamp: at, environment, version, resources: [...rows.values()] } };
 }
 
 /** The report hash of PuppetDB 7+: SHA-1 of eight header fields, timestamps in UTC with milliseconds. */
@@ -339,8 +370,8 @@ function eventsOf(resources: unknown[], p: string): EventRow[] {
   return [...out.values()];
 }
 
-/** Store report v8. Returns false when a report with the same hash is already stored. */
-export function storeReport(data: InventoryData, payload: unknown, receivedAt: number): { stored: boolean; hash: string } {
+/** Checks a store report v8 payload and gives its stored form (with PuppetDB's hash). */
+function prepareReport(payload: unknown, receivedAt: number): Prepared {
   if (!isObj(payload)) throw badRequest('payload: expected a report object');
   const p = 'payload';
   onlyKnown(payload, p, REPORT_FIELDS);
@@ -375,22 +406,56 @@ export function storeReport(data: InventoryData, payload: unknown, receivedAt: n
     metrics: list(payload, p, 'metrics', true),
     logs: list(payload, p, 'logs', true),
   };
-  if (data.reports.some((r) => r.hash === report.hash)) return { stored: false, hash: report.hash };
-  data.reports.push(report);
-  touch(data, report.certname, report.producer_timestamp);
-  return { stored: true, hash: report.hash };
+  return { kind: 'report', certname: report.certname, at: report.producer_timestamp, report };
 }
 
-/** Deactivate node v3; ignored as stale when the node sent something newer. */
-export function deactivateNode(data: InventoryData, payload: unknown): boolean {
+/** Checks a deactivate node v3 payload. */
+function prepareDeactivation(payload: unknown): Prepared {
   if (!isObj(payload)) throw badRequest('payload: expected {certname, producer_timestamp}');
   onlyKnown(payload, 'payload', ['certname', 'producer_timestamp']);
-  const certname = str(payload, 'payload', 'certname')!;
-  const at = time(payload, 'payload', 'producer_timestamp');
-  const node = (data.nodes[certname] ??= { deactivated: null, lastSeen: Number.NEGATIVE_INFINITY });
-  if (node.lastSeen > at) return false;
-  node.deactivated = at;
-  return true;
+  return { kind: 'deactivate', certname: str(payload, 'payload', 'certname')!, at: time(payload, 'payload', 'producer_timestamp') };
+}
+
+/**
+ * The staleness rules: whether a prepared command applies, given what is stored; when it does, `state` is updated.
+ * An older catalog is ignored, a report whose hash is stored is ignored, a deactivation older than the node's latest
+ * data is ignored; anything newer than a deactivation reactivates the node.
+ */
+export function decide(state: IngestState, p: Prepared): boolean {
+  switch (p.kind) {
+    case 'catalog': {
+      const current = state.catalogTimes[p.certname];
+      if (current !== undefined && p.at < current) return false;
+      state.catalogTimes[p.certname] = p.at;
+      touch(state, p.certname, p.at);
+      return true;
+    }
+    case 'report':
+      if (state.hashes.has(p.report.hash)) return false;
+      state.hashes.add(p.report.hash);
+      touch(state, p.certname, p.at);
+      return true;
+    case 'deactivate': {
+      const node = (state.nodes[p.certname] ??= { deactivated: null, lastSeen: Number.NEGATIVE_INFINITY });
+      if (node.lastSeen > p.at) return false;
+      node.deactivated = p.at;
+      state.activity++;
+      return true;
+    }
+  }
+}
+
+/** Adds an applied command's data to the stored inventory (its state was updated by `decide`). */
+export function materialise(data: InventoryData, p: Prepared): void {
+  if (p.kind === 'catalog') {
+    data.catalogs[p.certname] = p.catalog;
+    data.catalogTimes[p.certname] = p.at;
+    data.revision.catalogs++;
+  } else if (p.kind === 'report') {
+    data.reports.push(p.report);
+    data.hashes.add(p.report.hash);
+    data.revision.reports++;
+  }
 }
 
 export interface Command {
@@ -401,8 +466,22 @@ export interface Command {
   received?: string;
 }
 
-/** Applies one command; answers what happened. */
+/** What a command answers: its name, whether it applied, and a report's hash. */
+export function outcomeOf(p: Prepared, applied: boolean): Record<string, unknown> {
+  const command = { catalog: 'replace catalog', report: 'store report', deactivate: 'deactivate node' }[p.kind];
+  return p.kind === 'report' ? { command, applied, hash: p.report.hash } : { command, applied };
+}
+
+/** Applies one command to a whole in-memory inventory; answers what happened. */
 export function applyCommand(data: InventoryData, body: unknown, now: number): Record<string, unknown> {
+  const p = prepareCommand(body, now);
+  const applied = decide(data, p);
+  if (applied) materialise(data, p);
+  return outcomeOf(p, applied);
+}
+
+/** Checks a command `{command, version, payload, received?}` and gives its stored form. */
+export function prepareCommand(body: unknown, now: number): Prepared {
   if (!isObj(body)) throw badRequest('expected a command object {command, version, payload}');
   onlyKnown(body, 'command', ['command', 'version', 'payload', 'received']);
   if (typeof need(body, 'command', 'command') !== 'string') throw badRequest('command.command: expected a string');
@@ -416,16 +495,38 @@ export function applyCommand(data: InventoryData, body: unknown, now: number): R
   switch (name) {
     case 'replace catalog':
       expect(9);
-      return { command: name, applied: replaceCatalog(data, body.payload) };
-    case 'store report': {
+      return prepareCatalog(body.payload);
+    case 'store report':
       expect(8);
-      const r = storeReport(data, body.payload, received);
-      return { command: name, applied: r.stored, hash: r.hash };
-    }
+      return prepareReport(body.payload, received);
     case 'deactivate node':
       expect(3);
-      return { command: name, applied: deactivateNode(data, body.payload) };
+      return prepareDeactivation(body.payload);
     default:
       throw badRequest(`command.command: ${quote(body.command)} is not replace catalog, store report or deactivate node`);
   }
+}
+
+// The single-command forms, as the tests and the conformance dataset use them on a whole in-memory inventory.
+
+/** Replace catalog v9. Returns false when the catalog is older than the stored one (ignored as stale). */
+export function replaceCatalog(data: InventoryData, payload: unknown): boolean {
+  return applyPrepared(data, prepareCatalog(payload));
+}
+
+/** Store report v8. Returns false when a report with the same hash is already stored. */
+export function storeReport(data: InventoryData, payload: unknown, receivedAt: number): { stored: boolean; hash: string } {
+  const p = prepareReport(payload, receivedAt) as Extract<Prepared, { kind: 'report' }>;
+  return { stored: applyPrepared(data, p), hash: p.report.hash };
+}
+
+/** Deactivate node v3; ignored as stale when the node sent something newer. */
+export function deactivateNode(data: InventoryData, payload: unknown): boolean {
+  return applyPrepared(data, prepareDeactivation(payload));
+}
+
+function applyPrepared(data: InventoryData, p: Prepared): boolean {
+  const applied = decide(data, p);
+  if (applied) materialise(data, p);
+  return applied;
 }

@@ -27,3 +27,6 @@ export const MAX_BUFFERED_BODY_BYTES = 96 * 1024 * 1024;
 
 /** A query regular expression longer than this is refused (matching itself is linear in the text, RE2). */
 export const MAX_REGEX_LENGTH = 4_096;
+
+/** Commands in one batch of `POST /v4/commands/batch` (the CLI's batch ingest sends several batches). */
+export const MAX_BATCH = 10_000;

@@ -2,15 +2,15 @@
  * `/v4`: the inventory query service (resources, reports, events, event counts) and the ingest commands that feed
  * it, over the workspace's `inventory.json`. Answers are JSON; errors are PuppetDB's one-line texts.
  */
-import { applyCommand, decodeInventory, emptyInventory, type InventoryData } from '../inventory/ingest.js';
+import type { InventoryData } from '../inventory/ingest.js';
+import { MAX_BATCH } from '../model/limits.js';
+import { inventoryStore } from '../inventory/store.js';
 import { events, indexOf, reports, resources } from '../inventory/entities.js';
 import { rejectUnknown } from '../inventory/paging.js';
 import { aggregateEventCounts, eventCounts, queryEntity, type Answer } from '../inventory/service.js';
 import { badRequest, notFound } from '../model/errors.js';
-import type { AreaSpec } from '../store/workspace.js';
 import type { Input, Operation, Reply } from './operation.js';
 
-export const INVENTORY_AREA: AreaSpec<InventoryData> = { name: 'inventory', initial: emptyInventory, decode: decodeInventory, pretty: false };
 
 const answer = (a: Answer, query: URLSearchParams): Reply => ({
   value: a.rows,
@@ -36,7 +36,7 @@ function query(name: string, path: string, summary: string, run: (data: Inventor
     reply: 'json',
     status: 200,
     errors: [400],
-    handler: async (i) => answer(run(await i.ws.read(INVENTORY_AREA), i), i.query),
+    handler: async (i) => answer(run(await inventoryStore(i.ws).data(), i), i.query),
   };
   const post: Operation = {
     ...get,
@@ -45,7 +45,7 @@ function query(name: string, path: string, summary: string, run: (data: Inventor
     body: 'json',
     handler: async (i) => {
       const params = bodyParameters(i.body, i.query);
-      return answer(run(await i.ws.read(INVENTORY_AREA), { ...i, query: params }), params);
+      return answer(run(await inventoryStore(i.ws).data(), { ...i, query: params }), params);
     },
   };
   return [get, post];
@@ -70,7 +70,27 @@ export const inventoryOperations: Operation[] = [
     reply: 'json',
     status: 200,
     errors: [400],
-    handler: async (i) => ({ value: await i.ws.mutate(INVENTORY_AREA, (data) => applyCommand(data, i.body, Date.now())) }),
+    handler: async (i) => {
+      const [result] = await inventoryStore(i.ws).apply([i.body], Date.now());
+      if ('error' in result!) throw result.error;
+      return { value: result!.ok };
+    },
+  },
+  {
+    name: 'v4.commands.batch',
+    method: 'POST',
+    path: '/v4/commands/batch',
+    summary: 'Ingest many commands at once (a JSON array); each is applied or refused on its own, durable when answered',
+    body: 'json',
+    reply: 'json',
+    status: 200,
+    errors: [400],
+    handler: async (i) => {
+      if (!Array.isArray(i.body)) throw badRequest('the body must be a JSON array of commands');
+      if (i.body.length > MAX_BATCH) throw badRequest(`a batch holds at most ${MAX_BATCH} commands, not ${i.body.length}`);
+      const results = await inventoryStore(i.ws).apply(i.body, Date.now());
+      return { value: results.map((r) => ('ok' in r ? r.ok : { error: { status: r.error.status, message: r.error.message } })), compact: true };
+    },
   },
   ...query('v4.resources', '/v4/resources', 'Resources of active nodes', (data, i) => queryEntity(resources, data, i.query)),
   ...query('v4.resources.type', '/v4/resources/{type}', 'Resources of one type', (data, i) =>

@@ -37,7 +37,7 @@ export interface AreaSpec<T> {
 }
 
 /** A sentence for an operating-system failure on the workspace; other errors pass through. */
-function storageError(e: unknown, dir: string): unknown {
+export function storageError(e: unknown, dir: string): unknown {
   const code = (e as NodeJS.ErrnoException | undefined)?.code;
   switch (code) {
     case 'EACCES':
@@ -210,24 +210,33 @@ export class Workspace {
   /** Applies `change` to a fresh copy of the area under both locks and writes it back, or writes nothing if it throws. */
   async mutate<T, R>(area: AreaSpec<T>, change: (data: T) => R | Promise<R>): Promise<R> {
     const file = this.file(area);
+    return this.exclusive(file, async (guard) => {
+      await this.sweepTemporaries(file);
+      const db = new Low<T>(new DurableJsonFile<T>(file, area, guard), area.initial());
+      await db.read();
+      const result = await change(db.data);
+      await db.write();
+      this.cache.delete(file);
+      return result;
+    });
+  }
+
+  /**
+   * Runs `fn` holding the in-process mutex and the cross-process lock of `file` (a path in the workspace). `guard`
+   * throws once the lock was lost (taken over after this process stalled): call it right before committing.
+   */
+  async exclusive<R>(file: string, fn: (guard: () => void) => Promise<R>): Promise<R> {
     return serialise(file, async () => {
       let lost: Error | undefined;
       let release: (() => Promise<void>) | undefined;
       try {
         await ensureFolder(this.dir);
         release = await this.lock(file, (e) => (lost = e));
-        await this.sweepTemporaries(file);
-        const guard = () => {
+        return await fn(() => {
           if (lost) {
             throw new NfvError(503, `another process took the lock of the workspace ${this.dir} while this change was made; nothing was written`);
           }
-        };
-        const db = new Low<T>(new DurableJsonFile<T>(file, area, guard), area.initial());
-        await db.read();
-        const result = await change(db.data);
-        await db.write();
-        this.cache.delete(file);
-        return result;
+        });
       } catch (e) {
         throw storageError(e, this.dir);
       } finally {

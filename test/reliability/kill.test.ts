@@ -7,7 +7,7 @@ import { spawn } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import t from 'tap';
-import { INVENTORY_AREA } from '../../src/ops/v4.js';
+import { JournalInventoryStore } from '../../src/inventory/store.js';
 import { ADP_AREA } from '../../src/ops/adp/data.js';
 import { FWD_AREA } from '../../src/ops/fwd.js';
 import { Workspace } from '../../src/store/workspace.js';
@@ -65,7 +65,8 @@ t.test(`kill -9 at random moments, ${KILLS} times: the workspace loads and each 
   const check = async (label: string, catalogSizes: number[]) => {
     const adp = await workspace.read(ADP_AREA);
     await workspace.read(FWD_AREA);
-    const inventory = await workspace.read(INVENTORY_AREA);
+    // A fresh store, as a new process would read the journal.
+    const inventory = await new JournalInventoryStore(workspace).data();
     // Whole graphs only: from graphs create, from serve's posts, or the sample's graph stored by simulate --store.
     const broken = adp.graphs.filter((g) => ![NODES, 3, SAMPLE_NODES].includes(g.node.length));
     if (broken.length) t.fail(`${label}: a graph with ${broken[0]!.node.length} nodes`);
@@ -104,7 +105,7 @@ t.test(`kill -9 at random moments, ${KILLS} times: the workspace loads and each 
       await writeFile(file, JSON.stringify(catalog('k.example', new Date(at).toISOString(), resources)));
       const r = await killedAfter(['inventory', 'ingest', 'catalog', file], ws, between(150, 500));
       await check(label, [catalogSize, next.n]);
-      catalogSize = (await workspace.read(INVENTORY_AREA)).catalogs['k.example']?.resources.length ?? 0;
+      catalogSize = (await new JournalInventoryStore(workspace).data()).catalogs['k.example']?.resources.length ?? 0;
       tally(r, label);
     } else {
       const server = nfv(['serve', '--port', '0'], ws);

@@ -2,20 +2,92 @@ import Table from 'cli-table3';
 import { Command } from 'commander';
 import { execute } from '../../ops/operation.js';
 import { OPERATIONS } from '../../ops/table.js';
-import { group, outputFormat, printOutcome, readInput, state, workspaceOf } from '../context.js';
-import { plainStyle, say, writeData } from '../output.js';
+import { readdir, stat } from 'node:fs/promises';
+import path from 'node:path';
+import { EXIT, NfvError } from '../../model/errors.js';
+import { UsageError, group, outputFormat, printOutcome, readInput, state, workspaceOf } from '../context.js';
+import { plainStyle, say, sayError, writeData } from '../output.js';
 
 const VERSIONS = { catalog: ['replace catalog', 9], report: ['store report', 8], deactivate: ['deactivate node', 3] } as const;
 
+/** Command bodies of JSON Lines files, or of every .jsonl / .json file of a folder (in name order), or stdin. */
+async function* commandLines(paths: string[]): AsyncGenerator<{ where: string; body: unknown }> {
+  const files: string[] = [];
+  for (const p of paths.length ? paths : ['-']) {
+    if (p !== '-' && (await stat(p).catch(() => undefined))?.isDirectory()) {
+      const names = (await readdir(p)).filter((n) => /\.jsonl?$/.test(n)).sort();
+      files.push(...names.map((n) => path.join(p, n)));
+    } else files.push(p);
+  }
+  for (const file of files) {
+    const text = await readInput(file);
+    const lines = text.split('\n');
+    for (let k = 0; k < lines.length; k++) {
+      const line = lines[k]!.trim();
+      if (line === '') continue;
+      const where = `${file === '-' ? 'stdin' : file}:${k + 1}`;
+      try {
+        yield { where, body: JSON.parse(line) };
+      } catch (e) {
+        yield { where, body: new UsageError(`not JSON: ${(e as Error).message}`) };
+      }
+    }
+  }
+}
+
+/** Batch ingest: commands go in batches through POST /v4/commands/batch, with a progress line on a terminal. */
+async function ingestMany(self: Command, paths: string[]): Promise<number> {
+  const ws = workspaceOf(self);
+  const totals = { commands: 0, applied: 0, ignored: 0, refused: 0 };
+  const refusals: { where: string; message: string }[] = [];
+  const started = performance.now();
+  const showProgress = process.stderr.isTTY && !process.env.CI;
+  let batch: { where: string; body: unknown }[] = [];
+  let bytes = 0;
+  const flush = async () => {
+    if (!batch.length) return;
+    const good = batch.filter((c) => !(c.body instanceof UsageError));
+    for (const c of batch) if (c.body instanceof UsageError) refusals.push({ where: c.where, message: c.body.message });
+    const outcome = await execute(OPERATIONS, ws, { method: 'POST', target: '/v4/commands/batch', body: JSON.stringify(good.map((c) => c.body)), format: 'json' });
+    if (outcome.error) throw new NfvError(outcome.status, outcome.error);
+    (outcome.reply.value as Record<string, unknown>[]).forEach((r, k) => {
+      if (r.error) refusals.push({ where: good[k]!.where, message: (r.error as { message: string }).message });
+      else if (r.applied) totals.applied++;
+      else totals.ignored++;
+    });
+    totals.commands += batch.length;
+    batch = [];
+    bytes = 0;
+    if (showProgress) process.stderr.write(`\r\x1b[Kingested ${totals.commands} commands (${((performance.now() - started) / 1000).toFixed(1)} s)`);
+  };
+  for await (const c of commandLines(paths)) {
+    batch.push(c);
+    bytes += c.body instanceof UsageError ? 0 : JSON.stringify(c.body).length;
+    if (batch.length >= 1000 || bytes > 8 * 1024 * 1024) await flush();
+  }
+  await flush();
+  if (showProgress) process.stderr.write('\n');
+  totals.refused = refusals.length;
+  writeData(JSON.stringify({ ...totals, seconds: Number(((performance.now() - started) / 1000).toFixed(2)), refusals: refusals.slice(0, 20) }, null, 2));
+  for (const r of refusals.slice(0, 5)) sayError(`${r.where}: ${r.message}`);
+  return refusals.length ? EXIT.invalid : EXIT.ok;
+}
+
 const ingest = new Command('ingest')
-  .description('feed the inventory: a catalog (wire format v9), a report (v8) or a node deactivation (v3)')
-  .argument('<kind>', 'catalog, report or deactivate')
-  .argument('[file]', 'the payload as JSON (- or none: stdin)')
-  .action(async (kind: string, file: string | undefined, _opts: unknown, self: Command) => {
+  .description('feed the inventory: a catalog (wire format v9), a report (v8), a node deactivation (v3), or many commands')
+  .argument('<kind>', 'catalog, report, deactivate, or commands (JSON Lines of {command, version, payload})')
+  .argument('[files...]', 'the payload as JSON; for commands: JSON Lines files or folders of them (- or none: stdin)')
+  .action(async (kind: string, files: string[], _opts: unknown, self: Command) => {
+    if (kind === 'commands') {
+      state.exitCode = await ingestMany(self, files);
+      return;
+    }
     const spec = VERSIONS[kind as keyof typeof VERSIONS];
     if (!spec) {
-      self.error(`error: kind must be catalog, report or deactivate, not '${kind}'`, { exitCode: 2 });
+      self.error(`error: kind must be catalog, report, deactivate or commands, not '${kind}'`, { exitCode: 2 });
     }
+    if (files.length > 1) self.error('error: one payload file at a time (or use: ingest commands)', { exitCode: 2 });
+    const file = files[0];
     const text = await readInput(file);
     let payload: unknown;
     try {

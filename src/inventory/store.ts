@@ -1,0 +1,281 @@
+/**
+ * The inventory store: the interface the inventory operations use, and its embedded implementation on a journal in
+ * the workspace (`inventory.journal`). Each applied command is one fsynced journal line, so the cost of a command
+ * does not grow with what is stored: the writer keeps the staleness state (node activity, catalog times, report
+ * hashes) in memory and catches up with other writers by reading only the lines they added. Queries see the data
+ * materialised in memory; a fresh process parses a catalog or report payload only when a query needs that half.
+ * Superseded catalogs are dead lines; when they outweigh the live ones the journal is rewritten (compacted).
+ * A second backend (PostgreSQL, issue 11) implements the same interface.
+ */
+import { readFile, rename } from 'node:fs/promises';
+import path from 'node:path';
+import { NfvError } from '../model/errors.js';
+import { Journal, type Line } from '../store/journal.js';
+import type { Workspace } from '../store/workspace.js';
+import {
+  decide, decodeInventory, emptyIngestState, outcomeOf, prepareCommand,
+  type CatalogRecord, type IngestState, type InventoryData, type Prepared, type StoredReport,
+} from './ingest.js';
+
+/** What one command of a batch came to: its answer, or the error that refused it (nothing stored for it). */
+export type CommandResult = { ok: Record<string, unknown> } | { error: NfvError };
+
+export interface InventoryStore {
+  /**
+   * Applies commands in order. Each is checked on its own (a refused one changes nothing and does not stop the
+   * others) and is durable when this resolves.
+   */
+  apply(commands: unknown[], now: number): Promise<CommandResult[]>;
+  /** The stored inventory, for queries; valid until the next call. */
+  data(): Promise<InventoryData>;
+}
+
+interface JournalHeader {
+  b: number;
+  /** catalog, report, deactivation */
+  k: 'c' | 'r' | 'd';
+  /** certname */
+  n: string;
+  /** producer_timestamp, ms */
+  t: number;
+  /** report hash */
+  h?: string;
+}
+
+/** The data of the journal read so far; catalog and report payloads are parsed on first use. */
+class JournalData implements InventoryData {
+  nodes = emptyIngestState().nodes;
+  catalogTimes = emptyIngestState().catalogTimes;
+  hashes = new Set<string>();
+  activity = 0;
+  revision = { catalogs: 0, reports: 0 };
+  private catalogPayloads = new Map<string, Buffer | CatalogRecord>();
+  private reportPayloads: (Buffer | StoredReport)[] = [];
+  private parsedCatalogs?: Record<string, CatalogRecord>;
+  private parsedReports?: StoredReport[];
+  /** Bytes of the lines that still count: the latest catalog per node, every report and deactivation. */
+  private catalogBytes = new Map<string, number>();
+  private otherBytes = 0;
+
+  get catalogs(): Record<string, CatalogRecord> {
+    if (!this.parsedCatalogs) {
+      const parsed = Object.create(null) as Record<string, CatalogRecord>;
+      for (const [certname, p] of this.catalogPayloads) parsed[certname] = Buffer.isBuffer(p) ? (JSON.parse(p.toString('utf8')) as CatalogRecord) : p;
+      this.parsedCatalogs = parsed;
+      this.catalogPayloads.clear();
+    }
+    return this.parsedCatalogs;
+  }
+
+  get reports(): StoredReport[] {
+    if (!this.parsedReports) {
+      this.parsedReports = this.reportPayloads.map((p) => (Buffer.isBuffer(p) ? (JSON.parse(p.toString('utf8')) as StoredReport) : p));
+      this.reportPayloads = [];
+    }
+    return this.parsedReports;
+  }
+
+  get liveBytes(): number {
+    let sum = this.otherBytes;
+    for (const b of this.catalogBytes.values()) sum += b;
+    return sum;
+  }
+
+  /** Adds a command that applied: from the journal (payload bytes) or just written (its stored form). */
+  add(p: Prepared, lineBytes: number, payload?: Buffer): void {
+    if (p.kind === 'catalog') {
+      const record = payload ?? p.catalog;
+      if (this.parsedCatalogs) this.parsedCatalogs[p.certname] = Buffer.isBuffer(record) ? (JSON.parse(record.toString('utf8')) as CatalogRecord) : record;
+      else this.catalogPayloads.set(p.certname, record);
+      this.catalogBytes.set(p.certname, lineBytes);
+      this.revision.catalogs++;
+    } else if (p.kind === 'report') {
+      const record = payload ?? p.report;
+      if (this.parsedReports) this.parsedReports.push(Buffer.isBuffer(record) ? (JSON.parse(record.toString('utf8')) as StoredReport) : record);
+      else this.reportPayloads.push(record);
+      this.otherBytes += lineBytes;
+      this.revision.reports++;
+    } else {
+      this.otherBytes += lineBytes;
+    }
+  }
+}
+
+/** A header as the staleness rules see it (replaying a journal line decides it again, with the same effect). */
+function replayed(h: JournalHeader): Prepared {
+  if (h.k === 'c') return { kind: 'catalog', certname: h.n, at: h.t, catalog: undefined as unknown as CatalogRecord };
+  if (h.k === 'r') return { kind: 'report', certname: h.n, at: h.t, report: { hash: h.h } as StoredReport };
+  return { kind: 'deactivate', certname: h.n, at: h.t };
+}
+
+function record(p: Prepared): { header: Omit<JournalHeader, 'b'>; payload: string } {
+  switch (p.kind) {
+    case 'catalog':
+      return { header: { k: 'c', n: p.certname, t: p.at }, payload: JSON.stringify(p.catalog) };
+    case 'report':
+      return { header: { k: 'r', n: p.certname, t: p.at, h: p.report.hash }, payload: JSON.stringify(p.report) };
+    case 'deactivate':
+      return { header: { k: 'd', n: p.certname, t: p.at }, payload: '' };
+  }
+}
+
+const lineBytes = (line: Line<JournalHeader>) => line.payload.length + 1 + Buffer.byteLength(JSON.stringify(line.header)) + 1;
+
+/** Compaction starts when the journal is this many times its live bytes, and at least this large. */
+const COMPACT_RATIO = 2;
+const COMPACT_MIN_BYTES = 16 * 1024 * 1024;
+
+export class JournalInventoryStore implements InventoryStore {
+  private readonly journal: Journal<JournalHeader>;
+  private state = new JournalData();
+  private end = 0;
+  private id = '';
+  /**
+   * Serialises reading the journal and changing the state within this process: a query's catch-up must not replay
+   * lines this process is appending. Held only for the catch-up and the append itself (milliseconds), never while
+   * waiting for another process's lock.
+   */
+  private turn: Promise<unknown> = Promise.resolve();
+
+  private serial<R>(fn: () => Promise<R>): Promise<R> {
+    const run = this.turn.then(fn, fn);
+    this.turn = run.catch(() => undefined);
+    return run;
+  }
+
+  constructor(private readonly ws: Workspace) {
+    this.journal = new Journal<JournalHeader>(path.join(ws.dir, 'inventory.journal'));
+  }
+
+  /** Reads what other writers appended since the last read (or everything, if the journal was rewritten). */
+  private async catchUp(): Promise<void> {
+    const read = await this.journal.read(this.end, this.id);
+    if (read.id !== this.id) this.state = new JournalData();
+    for (const line of read.lines) {
+      const p = replayed(line.header);
+      if (!decide(this.state, p)) throw new NfvError(409, `the journal ${this.journal.file} is damaged: a line that does not apply`);
+      this.state.add(p, lineBytes(line), line.payload);
+    }
+    this.end = read.end;
+    this.id = read.id;
+  }
+
+  async data(): Promise<InventoryData> {
+    await this.migrate();
+    return this.serial(async () => {
+      await this.catchUp();
+      return this.state;
+    });
+  }
+
+  async apply(commands: unknown[], now: number): Promise<CommandResult[]> {
+    const prepared = commands.map((c) => {
+      try {
+        return prepareCommand(c, now);
+      } catch (e) {
+        if (e instanceof NfvError) return e;
+        throw e;
+      }
+    });
+    await this.migrate();
+    return this.ws.exclusive(this.journal.file, (guard) => this.serial(() => this.applyLocked(prepared, guard)));
+  }
+
+  private async applyLocked(prepared: (Prepared | NfvError)[], guard: () => void): Promise<CommandResult[]> {
+    await this.catchUp();
+    const applied: Prepared[] = [];
+    const results: CommandResult[] = prepared.map((p) => {
+      if (p instanceof NfvError) return { error: p };
+      const ok = decide(this.state, p);
+      if (ok) applied.push(p);
+      return { ok: outcomeOf(p, ok) };
+    });
+    if (applied.length) {
+      const encoded = applied.map((p) => Journal.encode<JournalHeader>([record(p)]));
+      const bytes = Buffer.concat(encoded);
+      try {
+        const written = await this.journal.append(bytes, guard);
+        if (written.end - bytes.length !== this.end || written.id !== this.id) {
+          // A torn tail was cut, or the file changed under us: read it again from the start next time.
+          this.forget();
+        } else {
+          applied.forEach((p, k) => this.state.add(p, encoded[k]!.length));
+          this.end = written.end;
+        }
+      } catch (e) {
+        // The staleness state already counted these commands; start again from the journal.
+        this.forget();
+        throw e;
+      }
+      await this.compactIfWorthIt(guard);
+    }
+    return results;
+  }
+
+  private forget(): void {
+    this.state = new JournalData();
+    this.end = 0;
+    this.id = '';
+  }
+
+  /** Rewrites the journal without superseded catalogs when they outweigh the live lines. */
+  private async compactIfWorthIt(guard: () => void): Promise<void> {
+    if (this.end < COMPACT_MIN_BYTES || this.end < COMPACT_RATIO * this.state.liveBytes) return;
+    const all = await this.journal.read(0, '');
+    const lastCatalog = new Map<string, number>();
+    all.lines.forEach((l, k) => l.header.k === 'c' && lastCatalog.set(l.header.n, k));
+    const kept = all.lines.filter((l, k) => l.header.k !== 'c' || lastCatalog.get(l.header.n) === k);
+    const bytes = Buffer.concat(kept.flatMap((l) => [Buffer.from(`${JSON.stringify(l.header)}\t`), l.payload, Buffer.from('\n')]));
+    const written = await this.journal.rewrite(bytes, guard);
+    this.end = written.end;
+    this.id = written.id;
+  }
+
+  private migrated = false;
+
+  /** Moves a workspace's `inventory.json` (nfv 0.1) into the journal once, then renames it `inventory.json.migrated`. */
+  private async migrate(): Promise<void> {
+    if (this.migrated) return;
+    const old = path.join(this.ws.dir, 'inventory.json');
+    if ((await readFile(old, 'utf8').catch(() => undefined)) !== undefined) {
+      await this.ws.exclusive(this.journal.file, async (guard) => {
+        // Under the lock, read it again: another process may have moved it meanwhile.
+        const text = await readFile(old, 'utf8').catch(() => undefined);
+        if (text === undefined) return;
+        let raw: unknown;
+        try {
+          raw = JSON.parse(text.replace(/^\ufeff/, ''));
+        } catch {
+          throw new NfvError(409, `the workspace file ${old} is damaged: it is not valid JSON; nfv leaves it untouched (repair it or move it away)`);
+        }
+        let data: InventoryData;
+        try {
+          data = decodeInventory(raw);
+        } catch (e) {
+          throw new NfvError(409, `the workspace file ${old} is damaged: ${(e as Error).message}; nfv leaves it untouched (repair it or move it away)`);
+        }
+        const lines: Prepared[] = [
+          ...Object.entries(data.catalogs).map(([certname, catalog]) => ({ kind: 'catalog' as const, certname, at: catalog.producer_timestamp, catalog })),
+          ...data.reports.map((report) => ({ kind: 'report' as const, certname: report.certname, at: report.producer_timestamp, report })),
+          ...Object.entries(data.nodes)
+            .filter(([, n]) => n.deactivated !== null)
+            .map(([certname, n]) => ({ kind: 'deactivate' as const, certname, at: n.deactivated! })),
+        ];
+        await this.journal.append(Journal.encode<JournalHeader>(lines.map(record)), guard);
+        await rename(old, `${old}.migrated`);
+      });
+    }
+    this.migrated = true;
+  }
+}
+
+const stores = new WeakMap<Workspace, InventoryStore>();
+
+/** The inventory store of a workspace (one per workspace object, so that serve keeps its state between requests). */
+export function inventoryStore(ws: Workspace): InventoryStore {
+  let store = stores.get(ws);
+  if (!store) stores.set(ws, (store = new JournalInventoryStore(ws)));
+  return store;
+}
+
+export type { IngestState };
