@@ -143,7 +143,11 @@ export class JournalInventoryStore implements InventoryStore {
     return run;
   }
 
-  constructor(private readonly ws: Workspace) {
+  constructor(
+    private readonly ws: Workspace,
+    /** The journal is compacted when at least this large and dead lines outweigh live ones (16 MiB; tests use less). */
+    private readonly compactMinBytes = COMPACT_MIN_BYTES,
+  ) {
     this.journal = new Journal<JournalHeader>(path.join(ws.dir, 'inventory.journal'));
   }
 
@@ -220,7 +224,7 @@ export class JournalInventoryStore implements InventoryStore {
 
   /** Rewrites the journal without superseded catalogs when they outweigh the live lines. */
   private async compactIfWorthIt(guard: () => void): Promise<void> {
-    if (this.end < COMPACT_MIN_BYTES || this.end < COMPACT_RATIO * this.state.liveBytes) return;
+    if (this.end < this.compactMinBytes || this.end < COMPACT_RATIO * this.state.liveBytes) return;
     const all = await this.journal.read(0, '');
     const lastCatalog = new Map<string, number>();
     all.lines.forEach((l, k) => l.header.k === 'c' && lastCatalog.set(l.header.n, k));

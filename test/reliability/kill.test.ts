@@ -75,6 +75,9 @@ t.test(`kill -9 at random moments, ${KILLS} times: the workspace loads and each 
     }
     const resources = inventory.catalogs['k.example']?.resources.length ?? 0;
     if (!catalogSizes.includes(resources)) t.fail(`${label}: catalog of ${resources} resources, expected one of ${catalogSizes}`);
+    for (const [certname, c] of Object.entries(inventory.catalogs)) {
+      if (![100, 400].includes(c.resources.length)) t.fail(`${label}: the catalog of ${certname} has ${c.resources.length} resources`);
+    }
     return adp;
   };
 
@@ -103,7 +106,12 @@ t.test(`kill -9 at random moments, ${KILLS} times: the workspace loads and each 
       at += 60_000;
       const resources = Array.from({ length: next.n }, (_, k) => ({ ...web, title: `svc-${k}` }));
       await writeFile(file, JSON.stringify(catalog('k.example', new Date(at).toISOString(), resources)));
-      const r = await killedAfter(['inventory', 'ingest', 'catalog', file], ws, between(150, 500));
+      // Every other round, a batch: the same catalog plus catalogs of other nodes, as JSON Lines.
+      const batch = path.join(dir, `batch-${round}.jsonl`);
+      const others = Array.from({ length: 8 }, (_, k) => ({ command: 'replace catalog', version: 9, payload: catalog(`b${k}.example`, new Date(at).toISOString(), resources) }));
+      await writeFile(batch, [{ command: 'replace catalog', version: 9, payload: catalog('k.example', new Date(at).toISOString(), resources) }, ...others].map((c) => JSON.stringify(c)).join('\n'));
+      const args = round % 2 ? ['inventory', 'ingest', 'commands', batch] : ['inventory', 'ingest', 'catalog', file];
+      const r = await killedAfter(args, ws, between(150, 500));
       await check(label, [catalogSize, next.n]);
       catalogSize = (await new JournalInventoryStore(workspace).data()).catalogs['k.example']?.resources.length ?? 0;
       tally(r, label);
