@@ -74,6 +74,24 @@ export interface Matcher {
   test(text: string): boolean;
 }
 
+/** Distinct texts whose answers one query remembers (certnames, types, environments repeat across many rows). */
+const MEMO_LIMIT = 100_000;
+
+/** A matcher that remembers its answer per distinct text, so a scan pays RE2's cost once per distinct value. */
+function remembering(m: Matcher): Matcher {
+  const seen = new Map<string, boolean>();
+  return {
+    test(text: string): boolean {
+      let hit = seen.get(text);
+      if (hit === undefined) {
+        hit = m.test(text);
+        if (seen.size < MEMO_LIMIT) seen.set(text, hit);
+      }
+      return hit;
+    },
+  };
+}
+
 /**
  * PostgreSQL advanced regular expressions, for what users meet ((?i), \m \M \y, bracket rules), run by RE2 (re2js):
  * matching takes time linear in the text whatever the pattern, so no query can freeze the server by backtracking.
@@ -123,7 +141,7 @@ export function pgRegex(pattern: string): Matcher {
     out += c;
   }
   try {
-    return RE2JS.compile(out, flags);
+    return remembering(RE2JS.compile(out, flags));
   } catch (e) {
     const why = e instanceof RE2JSSyntaxException ? e.getDescription() : (e as Error).message;
     throw fail(why.slice(0, 200));
