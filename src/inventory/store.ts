@@ -7,7 +7,7 @@
  * Superseded catalogs are dead lines; when they outweigh the live ones the journal is rewritten (compacted).
  * A second backend (PostgreSQL, issue 11) implements the same interface.
  */
-import { readFile, rename } from 'node:fs/promises';
+import { readFile, readdir, rename, stat, unlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { NfvError } from '../model/errors.js';
 import { Journal, type Line } from '../store/journal.js';
@@ -29,6 +29,25 @@ export interface InventoryStore {
   /** The stored inventory, for queries; valid until the next call. */
   data(): Promise<InventoryData>;
 }
+
+/**
+ * The staleness state at a journal offset, so that a fresh writer (one CLI ingest) reads a small file and the lines
+ * after `end` instead of the whole journal. Only a cache: a missing, damaged or outdated one is ignored.
+ */
+interface Checkpoint {
+  /** Identity of the journal it belongs to, and the offset it describes. */
+  id: string;
+  end: number;
+  nodes: Record<string, { deactivated: number | null; lastSeen: number | null }>;
+  catalogTimes: Record<string, number>;
+  hashes: string[];
+  activity: number;
+  catalogBytes: Record<string, number>;
+  otherBytes: number;
+}
+
+/** A checkpoint is written once this many journal bytes were appended since the last one. */
+const CHECKPOINT_EVERY = 4 * 1024 * 1024;
 
 interface JournalHeader {
   b: number;
@@ -56,6 +75,32 @@ class JournalData implements InventoryData {
   /** Bytes of the lines that still count: the latest catalog per node, every report and deactivation. */
   private catalogBytes = new Map<string, number>();
   private otherBytes = 0;
+  /** Loaded from a checkpoint: the staleness state only, without the payloads (enough for a writer). */
+  partial = false;
+
+  /** The staleness state and live-byte counts, for a checkpoint. */
+  toCheckpoint(): Omit<Checkpoint, 'id' | 'end'> {
+    return {
+      nodes: this.nodes,
+      catalogTimes: this.catalogTimes,
+      hashes: [...this.hashes],
+      activity: this.activity,
+      catalogBytes: Object.fromEntries(this.catalogBytes),
+      otherBytes: this.otherBytes,
+    };
+  }
+
+  static fromCheckpoint(c: Checkpoint): JournalData {
+    const d = new JournalData();
+    for (const [certname, n] of Object.entries(c.nodes)) d.nodes[certname] = { deactivated: n.deactivated, lastSeen: n.lastSeen ?? Number.NEGATIVE_INFINITY };
+    for (const [certname, t] of Object.entries(c.catalogTimes)) d.catalogTimes[certname] = t;
+    d.hashes = new Set(c.hashes);
+    d.activity = c.activity;
+    d.catalogBytes = new Map(Object.entries(c.catalogBytes));
+    d.otherBytes = c.otherBytes;
+    d.partial = true;
+    return d;
+  }
 
   get catalogs(): Record<string, CatalogRecord> {
     if (!this.parsedCatalogs) {
@@ -127,6 +172,9 @@ const COMPACT_MIN_BYTES = 16 * 1024 * 1024;
 
 export class JournalInventoryStore implements InventoryStore {
   private readonly journal: Journal<JournalHeader>;
+  private readonly checkpointFile: string;
+  private checkpointEnd = 0;
+  private swept = false;
   private state = new JournalData();
   private end = 0;
   private id = '';
@@ -143,12 +191,54 @@ export class JournalInventoryStore implements InventoryStore {
     return run;
   }
 
+  private readonly compactMinBytes: number;
+  private readonly checkpointEvery: number;
+
   constructor(
     private readonly ws: Workspace,
-    /** The journal is compacted when at least this large and dead lines outweigh live ones (16 MiB; tests use less). */
-    private readonly compactMinBytes = COMPACT_MIN_BYTES,
+    /** Smaller thresholds for the tests: compaction from this journal size (16 MiB), checkpoints every N bytes (4 MiB). */
+    options: { compactMinBytes?: number; checkpointEvery?: number } = {},
   ) {
+    this.compactMinBytes = options.compactMinBytes ?? COMPACT_MIN_BYTES;
+    this.checkpointEvery = options.checkpointEvery ?? CHECKPOINT_EVERY;
     this.journal = new Journal<JournalHeader>(path.join(ws.dir, 'inventory.journal'));
+    this.checkpointFile = path.join(ws.dir, 'inventory.checkpoint.json');
+  }
+
+  /** Starts a writer from the checkpoint when it belongs to the journal as it is now. */
+  private async fromCheckpoint(): Promise<void> {
+    const [text, journal] = await Promise.all([
+      readFile(this.checkpointFile, 'utf8').catch(() => undefined),
+      stat(this.journal.file, { bigint: true }).catch(() => undefined),
+    ]);
+    if (text === undefined || journal === undefined) return;
+    try {
+      const c = JSON.parse(text) as Checkpoint;
+      if (c.id !== `${journal.dev}:${journal.ino}` || c.end > Number(journal.size)) return;
+      this.state = JournalData.fromCheckpoint(c);
+      this.end = c.end;
+      this.id = c.id;
+      this.checkpointEnd = c.end;
+    } catch {
+      // Not what nfv wrote: read the journal instead.
+    }
+  }
+
+  /** Writes a checkpoint (temporary file and rename; a lost one only costs the next writer a full read). */
+  private async checkpoint(): Promise<void> {
+    const tmp = `${this.checkpointFile}.${process.pid}.tmp`;
+    await writeFile(tmp, JSON.stringify({ id: this.id, end: this.end, ...this.state.toCheckpoint() }));
+    await rename(tmp, this.checkpointFile);
+    this.checkpointEnd = this.end;
+  }
+
+  /** Removes temporary files of writers that were killed (under the lock, so none is being written). */
+  private async sweep(): Promise<void> {
+    if (this.swept) return;
+    this.swept = true;
+    const names = await readdir(this.ws.dir).catch(() => [] as string[]);
+    const stale = names.filter((n) => /^inventory\.(journal|checkpoint\.json)\.\d+(\.[0-9a-f]+)?\.tmp$/.test(n));
+    await Promise.all(stale.map((n) => unlink(path.join(this.ws.dir, n)).catch(() => undefined)));
   }
 
   /** Reads what other writers appended since the last read (or everything, if the journal was rewritten). */
@@ -167,6 +257,8 @@ export class JournalInventoryStore implements InventoryStore {
   async data(): Promise<InventoryData> {
     await this.migrate();
     return this.serial(async () => {
+      // A writer started from a checkpoint has no payloads: queries read the whole journal.
+      if (this.state.partial) this.forget();
       await this.catchUp();
       return this.state;
     });
@@ -186,6 +278,8 @@ export class JournalInventoryStore implements InventoryStore {
   }
 
   private async applyLocked(prepared: (Prepared | NfvError)[], guard: () => void): Promise<CommandResult[]> {
+    await this.sweep();
+    if (this.id === '') await this.fromCheckpoint();
     await this.catchUp();
     const applied: Prepared[] = [];
     const results: CommandResult[] = prepared.map((p) => {
@@ -199,12 +293,14 @@ export class JournalInventoryStore implements InventoryStore {
       const bytes = Buffer.concat(encoded);
       try {
         const written = await this.journal.append(bytes, guard);
-        if (written.end - bytes.length !== this.end || written.id !== this.id) {
+        const sameFile = written.id === this.id || (this.id === '' && this.end === 0);
+        if (written.end - bytes.length !== this.end || !sameFile) {
           // A torn tail was cut, or the file changed under us: read it again from the start next time.
           this.forget();
         } else {
           applied.forEach((p, k) => this.state.add(p, encoded[k]!.length));
           this.end = written.end;
+          this.id = written.id;
         }
       } catch (e) {
         // The staleness state already counted these commands; start again from the journal.
@@ -212,6 +308,7 @@ export class JournalInventoryStore implements InventoryStore {
         throw e;
       }
       await this.compactIfWorthIt(guard);
+      if (this.end - this.checkpointEnd >= this.checkpointEvery || this.end < this.checkpointEnd) await this.checkpoint();
     }
     return results;
   }
@@ -233,6 +330,7 @@ export class JournalInventoryStore implements InventoryStore {
     const written = await this.journal.rewrite(bytes, guard);
     this.end = written.end;
     this.id = written.id;
+    await this.checkpoint();
   }
 
   private migrated = false;

@@ -66,7 +66,7 @@ t.test('a damaged line inside the journal is refused by name and left untouched'
 t.test('superseded catalogs are compacted away; the data stays the same', async (t) => {
   const dir = await scratch(t);
   const ws = new Workspace(dir);
-  const store = new JournalInventoryStore(ws, 1);
+  const store = new JournalInventoryStore(ws, { compactMinBytes: 1 });
   for (let day = 1; day <= 6; day++) await store.apply([cmd('store report', 8, report('b.example', `2025-01-0${day}T10:00:00Z`, []))], Date.now());
   // Once the superseded catalogs weigh as much as the live lines, the journal is rewritten without them.
   for (let day = 1; day <= 9; day++) await store.apply([catalogAt('a.example', `2025-01-0${day}T00:00:00Z`)], Date.now());
@@ -127,4 +127,24 @@ t.test('batch ingest: JSON Lines files and folders; a bad line is refused alone'
   const data = await new JournalInventoryStore(new Workspace(dir)).data();
   t.equal(data.reports.length, 1);
   t.equal(Object.keys(data.catalogs).length, 2);
+});
+
+t.test('a fresh writer starts from the checkpoint and reads only the lines after it; queries read everything', async (t) => {
+  const dir = await scratch(t);
+  const ws = new Workspace(dir);
+  const writer = new JournalInventoryStore(ws, { checkpointEvery: 1 });
+  await writer.apply([catalogAt('a.example', '2025-01-01T00:00:00Z'), cmd('store report', 8, report('a.example', '2025-01-02T10:00:00Z', [changed('nginx')]))], Date.now());
+  const checkpoint = JSON.parse(await readFile(path.join(dir, 'inventory.checkpoint.json'), 'utf8'));
+  t.equal(checkpoint.end, (await stat(path.join(dir, 'inventory.journal'))).size, 'the checkpoint describes the whole journal');
+  t.equal(checkpoint.hashes.length, 1);
+  // Lines after the checkpoint, written by a writer that makes no checkpoint.
+  await new JournalInventoryStore(ws, { checkpointEvery: 1e12 }).apply([cmd('deactivate node', 3, { certname: 'a.example', producer_timestamp: '2025-02-01T00:00:00Z' })], Date.now());
+  const fresh = new JournalInventoryStore(ws, { checkpointEvery: 1e12 });
+  const again = await fresh.apply([cmd('store report', 8, report('a.example', '2025-01-02T10:00:00Z', [changed('nginx')])), catalogAt('a.example', '2024-12-01T00:00:00Z')], Date.now());
+  t.same(again.map((r) => 'ok' in r && r.ok.applied), [false, false], 'the known report and the stale catalog, decided from the checkpoint');
+  const data = await fresh.data();
+  t.equal(data.nodes['a.example']!.deactivated, Date.parse('2025-02-01T00:00:00Z'), 'the line after the checkpoint counted');
+  t.equal(data.catalogs['a.example']!.resources.length, 2, 'a query reads the payloads');
+  await writeFile(path.join(dir, 'inventory.checkpoint.json'), '{"id": "nonsense"');
+  t.equal((await new JournalInventoryStore(ws).apply([catalogAt('b.example', '2025-01-01T00:00:00Z')], Date.now()))[0]!.hasOwnProperty('ok'), true, 'a damaged checkpoint is ignored');
 });
