@@ -2,13 +2,14 @@
  * What every CLI command shares: the global options, reading an input document, running a request against the
  * operation table and printing its outcome, and turning an operation of the table into a subcommand.
  */
-import { readFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { Command, Option } from 'commander';
 import { decodeUtf8 } from '../model/codec.js';
 import { EXIT, exitCodeFor } from '../model/errors.js';
 import { parseParam } from '../model/ids.js';
 import type { Format } from '../model/schema.js';
-import { execute, type Outcome, type Request } from '../ops/operation.js';
+import { execute, route, type Operation, type Outcome, type Request } from '../ops/operation.js';
+import { parseTarget } from '../model/target.js';
 import { render } from '../ops/render.js';
 import { OPERATIONS, operationNamed } from '../ops/table.js';
 import { Workspace, resolveWorkspaceDir } from '../store/workspace.js';
@@ -16,6 +17,8 @@ import { isInteractive, say, sayError, tableOfOutcome, writeData, type OutputFor
 
 export interface GlobalOptions {
   workspace?: string;
+  quiet?: boolean;
+  verbose?: boolean;
   lockTimeout?: number;
   format?: OutputFormat;
   in?: Format;
@@ -28,7 +31,9 @@ export const globals = (cmd: Command) => cmd.optsWithGlobals<GlobalOptions>();
 export const workspaceOf = (cmd: Command) => {
   const g = globals(cmd);
   const seconds = g.lockTimeout ?? (process.env.NFV_LOCK_TIMEOUT ? lockSeconds('NFV_LOCK_TIMEOUT', process.env.NFV_LOCK_TIMEOUT) : undefined);
-  return new Workspace(resolveWorkspaceDir(g.workspace), { lockTimeoutMs: seconds === undefined ? undefined : seconds * 1000 });
+  // A workspace the user named (-w, NFV_WORKSPACE) must exist to be read; the default one reads as empty.
+  const named = g.workspace !== undefined || process.env.NFV_WORKSPACE !== undefined;
+  return new Workspace(resolveWorkspaceDir(g.workspace), { lockTimeoutMs: seconds === undefined ? undefined : seconds * 1000, mustExist: named });
 };
 
 /** A lock wait in seconds, 0 to 600, from a flag or the environment. */
@@ -63,7 +68,43 @@ export function addGlobalOptions(program: Command): Command {
       lockSeconds('--lock-timeout', v),
     )
     .addOption(new Option('--format <format>', 'output format (default: table on a terminal, json when piped)').choices(['xml', 'json', 'table']))
-    .addOption(new Option('--in <format>', 'input format (default: detected)').choices(['xml', 'json']));
+    .addOption(new Option('--in <format>', 'input format (default: detected)').choices(['xml', 'json']))
+    .option('-q, --quiet', 'no messages on stderr but errors')
+    .option('-v, --verbose', 'also say each request to the operation table, its status and time, on stderr');
+}
+
+/** Why the operating system refused a path the user gave, in words. */
+function pathProblem(e: unknown): string {
+  const code = (e as NodeJS.ErrnoException)?.code;
+  const words: Record<string, string> = {
+    ENOENT: 'no such file or folder',
+    EISDIR: 'it is a folder',
+    ENOTDIR: 'a part of the path is not a folder',
+    EACCES: 'permission denied',
+    EPERM: 'permission denied',
+    EROFS: 'read-only file system',
+    ENOSPC: 'no space left on the device',
+    EEXIST: 'it exists and is not a folder',
+  };
+  return (code && Object.hasOwn(words, code) ? words[code] : undefined) ?? (e as Error).message;
+}
+
+/** Writes a file the user named (`what` is the flag, e.g. `-o`); the OS's refusal is a usage error naming it. */
+export async function writeUserFile(what: string, file: string, content: string): Promise<void> {
+  try {
+    await writeFile(file, content);
+  } catch (e) {
+    throw new UsageError(`${what} ${file}: ${pathProblem(e)}`);
+  }
+}
+
+/** Creates a folder the user named, with its parents. */
+export async function makeUserFolder(what: string, dir: string): Promise<void> {
+  try {
+    await mkdir(dir, { recursive: true });
+  } catch (e) {
+    throw new UsageError(`${what} ${dir}: ${pathProblem(e)}`);
+  }
 }
 
 /** Reads an input document from a file, or from stdin for `-` or when no file is given and stdin is not a terminal. */
@@ -74,7 +115,7 @@ export async function readInput(file: string | undefined): Promise<string> {
     try {
       bytes = await readFile(name);
     } catch (e) {
-      throw new UsageError(`cannot read ${file}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+      throw new UsageError(`cannot read ${file}: ${pathProblem(e)}`);
     }
     return decodeUtf8(bytes, name);
   }
@@ -89,9 +130,17 @@ export class UsageError extends Error {}
 
 export const outputFormat = (cmd: Command): OutputFormat => globals(cmd).format ?? (process.stdout.isTTY ? 'table' : 'json');
 
-/** Prints an outcome: data on stdout in the chosen format, failures as one line on stderr. Returns the exit code. */
+/**
+ * Prints an outcome: data on stdout in the chosen format, failures as one line on stderr. Returns the exit code.
+ * A list of an empty collection is an empty list here (exit 0); serve keeps the interface's 404.
+ */
 export function printOutcome(cmd: Command, outcome: Outcome, options: { bodyOnError?: boolean } = {}): number {
   const format = outputFormat(cmd);
+  if (outcome.empty !== undefined) {
+    if (format === 'table') writeData(`no ${outcome.empty}`);
+    else writeData(render({ ...outcome, status: 200, error: undefined, reply: { content: [emptyItem(outcome.op)] } }, format).body);
+    return EXIT.ok;
+  }
   if (outcome.error) {
     if (options.bodyOnError && format !== 'table') writeData(render(outcome, format).body);
     if (outcome.status === 304) {
@@ -107,9 +156,39 @@ export function printOutcome(cmd: Command, outcome: Outcome, options: { bodyOnEr
   return EXIT.ok;
 }
 
-export async function runRequest(cmd: Command, request: Request, options: { bodyOnError?: boolean } = {}): Promise<number> {
+/** The empty answer of a list operation: an empty list, or its resource with every list field empty (`{graph: []}`). */
+function emptyItem(op: Operation | undefined): unknown {
+  const content = typeof op?.reply === 'object' ? op.reply.envelope : undefined;
+  if (!content || typeof content.item !== 'object' || ('many' in content && content.many)) return [];
+  return Object.fromEntries(content.item.fields.filter((f) => f.list).map((f) => [f.key, []]));
+}
+
+/** The formats an operation's answer has: XML only for the `/adp` envelopes, text for deployment files. */
+function refuseFormat(cmd: Command, op: Operation | undefined): void {
+  const format = globals(cmd).format;
+  if (format === 'xml' && op && typeof op.reply !== 'object') throw new UsageError('--format xml: this command answers in JSON (or a table)');
+}
+
+/**
+ * Runs one request of the CLI on the operation table: the workspace of the command, Ctrl-C as the abort signal,
+ * `--in` as the body format; with --verbose, says the request and its status. An output format the operation
+ * cannot give is refused before anything runs.
+ */
+export async function executeFor(cmd: Command, request: Request): Promise<Outcome> {
+  try {
+    refuseFormat(cmd, route(OPERATIONS, request.method, parseTarget(request.target).segments).op);
+  } catch (e) {
+    if (e instanceof UsageError) throw e;
+    // A malformed target or an unknown path: execute answers it as serve mode would.
+  }
+  const started = performance.now();
   const outcome = await execute(OPERATIONS, workspaceOf(cmd), { format: globals(cmd).in, signal: interruptSignal(), ...request });
-  return printOutcome(cmd, outcome, options);
+  if (globals(cmd).verbose) say(`${request.method} ${request.target}: ${outcome.status} in ${(performance.now() - started).toFixed(1)} ms`);
+  return outcome;
+}
+
+export async function runRequest(cmd: Command, request: Request, options: { bodyOnError?: boolean } = {}): Promise<number> {
+  return printOutcome(cmd, await executeFor(cmd, request), options);
 }
 
 const PARAM_HELP: Record<string, string> = {
@@ -126,6 +205,14 @@ const PARAM_HELP: Record<string, string> = {
   eid: 'rule id',
 };
 
+/** How many items a bulk delete would remove: the size of the collection it empties. */
+async function itemsAt(cmd: Command, path: string): Promise<number> {
+  const outcome = await execute(OPERATIONS, workspaceOf(cmd), { method: 'GET', target: path });
+  const first = outcome.reply.content?.[0] ?? outcome.reply.value;
+  if (outcome.error) return 0;
+  return Array.isArray(first) ? first.length : first && typeof first === 'object' ? Object.values(first).find(Array.isArray)?.length ?? 1 : 1;
+}
+
 /** Asks before a bulk delete on a terminal; elsewhere requires --yes. */
 async function confirmed(question: string, yes: boolean | undefined): Promise<boolean> {
   if (yes) return true;
@@ -136,7 +223,9 @@ async function confirmed(question: string, yes: boolean | undefined): Promise<bo
 }
 
 /** A subcommand for one operation of the table: its path parameters become arguments, its body `-f FILE`. */
-export function opCommand(name: string, opName: string, options: { confirm?: string; description?: string } = {}): Command {
+export function opCommand(name: string, opName: string, options: { confirm?: string; countAt?: string; description?: string } = {}): Command {
+  // options.confirm names the items a bulk delete removes ("simulation results"); the prompt says how many, counted
+  // by a GET of the same path (or of options.countAt).
   const op = operationNamed(opName);
   const params = [...op.path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]!);
   const cmd = new Command(name).description(options.description ?? op.summary);
@@ -146,13 +235,16 @@ export function opCommand(name: string, opName: string, options: { confirm?: str
   cmd.action(async (...args: unknown[]) => {
     const self = args.at(-1) as Command;
     const opts = self.opts<{ file?: string; yes?: boolean }>();
-    if (options.confirm && !(await confirmed(options.confirm, opts.yes))) {
-      say('cancelled');
-      return;
-    }
     // Arguments go through the same parser as path segments, so that '' or '..' is refused here, by name.
     params.forEach((p, k) => parseParam(p, String(args[k])));
     const target = params.reduce((path, p, k) => path.replace(`{${p}}`, encodeURIComponent(String(args[k]))), op.path);
+    if (options.confirm && !opts.yes) {
+      const count = await itemsAt(self, options.countAt ?? target);
+      if (count > 0 && !(await confirmed(`Delete all ${count} ${options.confirm}?`, opts.yes))) {
+        say('cancelled');
+        return;
+      }
+    }
     const body = op.body ? await readInput(opts.file) : undefined;
     state.exitCode = await runRequest(self, { method: op.method, target, body });
   });

@@ -13,7 +13,7 @@ import { serveCommand } from './commands/serve.js';
 import { simulateCommand, simulationsCommand } from './commands/simulate.js';
 import { substratesCommand } from './commands/substrates.js';
 import { UsageError, addGlobalOptions, state } from './context.js';
-import { sayError } from './output.js';
+import { messages, sayError } from './output.js';
 
 const VERSION = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
@@ -42,13 +42,34 @@ export function buildProgram(): Command {
   ]) {
     program.addCommand(cmd);
   }
-  // One exit path: commander must throw instead of exiting, on every (sub)command.
+  program.helpCommand(false).addCommand(helpCommand(program));
+  program.hook('preAction', (_program, action) => {
+    messages.quiet = Boolean(action.optsWithGlobals<{ quiet?: boolean }>().quiet);
+  });
+  // One exit path: commander must throw instead of exiting, on every (sub)command; one prefix for every error.
   const overrideAll = (c: Command) => {
     c.exitOverride();
+    c.configureOutput({ outputError: (text, write) => write(text.replace(/^error: /, 'nfv: ')) });
     c.commands.forEach(overrideAll);
   };
   overrideAll(program);
   return program;
+}
+
+/** `nfv help [COMMAND...]`: the help of a command, or exit 2 naming a command that does not exist. */
+function helpCommand(program: Command): Command {
+  return new Command('help')
+    .description('display help for a command')
+    .argument('[command...]', 'the command, e.g. graphs create')
+    .action((words: string[]) => {
+      let cmd = program;
+      for (const word of words) {
+        const next = cmd.commands.find((c) => c.name() === word || c.aliases().includes(word));
+        if (!next) throw new UsageError(`help: there is no command '${words.join(' ')}' (nfv --help lists them)`);
+        cmd = next;
+      }
+      cmd.outputHelp();
+    });
 }
 
 /** Resolves once everything written to a stream so far has been handed to the operating system. */

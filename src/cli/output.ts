@@ -13,9 +13,12 @@ export type OutputFormat = 'xml' | 'json' | 'table';
 
 export const isInteractive = () => Boolean(process.stdin.isTTY && process.stdout.isTTY && !process.env.CI);
 
-/** A one-line message on stderr. */
+/** -q: no messages on stderr but errors. */
+export const messages = { quiet: false };
+
+/** A one-line message on stderr (not under --quiet). */
 export function say(message: string): void {
-  process.stderr.write(`${message}\n`);
+  if (!messages.quiet) process.stderr.write(`${message}\n`);
 }
 
 export function sayError(message: string): void {

@@ -255,6 +255,7 @@ export class JournalInventoryStore implements InventoryStore {
   }
 
   async data(): Promise<InventoryData> {
+    await this.ws.checkExists();
     await this.migrate();
     return this.serial(async () => {
       // A writer started from a checkpoint has no payloads: queries read the whole journal.

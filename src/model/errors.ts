@@ -63,4 +63,14 @@ export const badRequest = (message: string) => new NfvError(400, message);
 export const notFound = (message: string) => new NfvError(404, message);
 export const conflict = (message: string) => new NfvError(409, message);
 export const failedDependency = (message: string) => new NfvError(424, message);
+/**
+ * A list read of a collection that is empty: the interface answers 404, the CLI prints an empty list and exits 0.
+ * `what` names the items ("graphs").
+ */
+export class EmptyCollection extends NfvError {
+  constructor(readonly what: string) {
+    super(404, `the workspace holds no ${what}`);
+  }
+}
+
 export const interrupted = () => new NfvError(CLIENT_GONE, 'interrupted: nothing was stored');

@@ -4,7 +4,7 @@
  * listener both call `execute`; neither knows more about an operation than its table entry.
  */
 import { decodeDocument, detectFormat, parseJson, type ContentType, type Envelope, type Link } from '../model/codec.js';
-import { NfvError, badRequest, quote } from '../model/errors.js';
+import { EmptyCollection, NfvError, badRequest, quote } from '../model/errors.js';
 import { parseParam } from '../model/ids.js';
 import { parseTarget } from '../model/target.js';
 import type { Format, ObjectType } from '../model/schema.js';
@@ -72,6 +72,8 @@ export interface Outcome {
   /** The answer's data, or the failure's message. */
   reply: Reply;
   error?: string;
+  /** Set when the error is a list read of an empty collection (the CLI prints an empty list). */
+  empty?: string;
   /** For envelopes: the links of the answer. */
   links?: Link[];
 }
@@ -168,7 +170,8 @@ export async function execute(table: readonly Operation[], ws: Workspace, reques
     const message = e instanceof NfvError ? e.message : `internal error: ${(e as Error)?.message ?? String(e)}`;
     // Failed /adp reads and creates answer with the envelope kind of their success (interface section 7).
     const enveloped = op && typeof op.reply === 'object' && (op.method === 'GET' || op.method === 'POST');
-    return { status, op, reply: enveloped ? { content: [] } : {}, error: message, links: enveloped ? linksFor(op!, path) : undefined };
+    const empty = e instanceof EmptyCollection ? e.what : undefined;
+    return { status, op, reply: enveloped ? { content: [] } : {}, error: message, empty, links: enveloped ? linksFor(op!, path) : undefined };
   }
 }
 

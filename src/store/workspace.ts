@@ -163,6 +163,8 @@ const STALE_MS = 4_000;
 export interface WorkspaceOptions {
   /** How long a writer waits for another process's lock (default 5 s). */
   lockTimeoutMs?: number;
+  /** Reads of a folder that does not exist fail (404) instead of reading as empty: a workspace the user named. */
+  mustExist?: boolean;
 }
 
 interface CachedRead {
@@ -174,12 +176,24 @@ export class Workspace {
   private readonly cache = new Map<string, CachedRead>();
   private readonly swept = new Set<string>();
   readonly lockTimeoutMs: number;
+  private readonly mustExist: boolean;
 
   constructor(
     readonly dir: string,
     options: WorkspaceOptions = {},
   ) {
     this.lockTimeoutMs = options.lockTimeoutMs ?? DEFAULT_LOCK_TIMEOUT_MS;
+    this.mustExist = options.mustExist ?? false;
+  }
+
+  /** For reads of something never written: a named workspace that does not exist is said as such. */
+  async checkExists(): Promise<void> {
+    if (!this.mustExist) return;
+    const s = await stat(this.dir).catch((e: NodeJS.ErrnoException) => {
+      if (e.code === 'ENOENT') throw new NfvError(404, `the workspace ${this.dir} does not exist`);
+      throw storageError(e, this.dir);
+    });
+    if (!s.isDirectory()) throw new NfvError(400, `the workspace ${this.dir} is not a folder`);
   }
 
   private file(area: AreaSpec<unknown>): string {
@@ -197,8 +211,9 @@ export class Workspace {
       const s = await stat(file, { bigint: true });
       key = `${s.ino}:${s.size}:${s.mtimeNs}`;
     } catch (e) {
-      if ((e as NodeJS.ErrnoException).code === 'ENOENT') return area.initial();
-      throw storageError(e, this.dir);
+      if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw storageError(e, this.dir);
+      await this.checkExists();
+      return area.initial();
     }
     const hit = this.cache.get(file);
     if (hit?.key === key) return hit.data as T;

@@ -1,18 +1,18 @@
-import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Command, Option } from 'commander';
 import { EXIT } from '../../model/errors.js';
-import { execute } from '../../ops/operation.js';
-import { OPERATIONS } from '../../ops/table.js';
-import { group, opCommand, printOutcome, readInput, runRequest, state, workspaceOf } from '../context.js';
+import { parseCount } from '../../model/ids.js';
+import { UsageError, executeFor, group, makeUserFolder, opCommand, printOutcome, readInput, runRequest, state, writeUserFile } from '../context.js';
 import { say, writeData } from '../output.js';
 
 const list = new Command('list')
   .description('firewall nodes with ids in a range')
-  .option('--from <id>', 'lowest id (beforeInclusive)', '1')
-  .option('--to <id>', 'highest id (afterInclusive)', '10')
+  .option('--from <id>', 'lowest id', '1')
+  .option('--to <id>', 'highest id', '10')
   .action(async (opts: { from: string; to: string }, self: Command) => {
-    const query = new URLSearchParams({ beforeInclusive: opts.from, afterInclusive: opts.to });
+    const [from, to] = [parseCount('--from', opts.from), parseCount('--to', opts.to)];
+    if (from > to) throw new UsageError(`--from ${from} is above --to ${to}`);
+    const query = new URLSearchParams({ beforeInclusive: String(from), afterInclusive: String(to) });
     state.exitCode = await runRequest(self, { method: 'GET', target: `/fwd/nodes?${query}` });
   });
 
@@ -30,7 +30,7 @@ export const fwdCommand = group('fwd', 'firewall nodes and policies kept for dep
     opCommand('get', 'fwd.nodes.get'),
     opCommand('update', 'fwd.nodes.update'),
     opCommand('delete', 'fwd.nodes.delete'),
-    opCommand('delete-all', 'fwd.nodes.deleteAll', { confirm: 'Delete all firewall nodes?' }),
+    opCommand('delete-all', 'fwd.nodes.deleteAll', { confirm: 'firewall nodes', countAt: `/fwd/nodes?beforeInclusive=0&afterInclusive=${Number.MAX_SAFE_INTEGER}` }),
   ]),
   importCommand,
   group('configuration', 'the policy of a firewall node', [opCommand('set', 'fwd.configuration.update')]),
@@ -49,14 +49,14 @@ export const deployCommand = new Command('deploy')
   .argument('<nid>', 'firewall node id')
   .option('-o, --output <file>', 'write to a file instead of stdout')
   .action(async (format: keyof typeof SEGMENTS, nid: string, opts: { output?: string }, self: Command) => {
-    const outcome = await execute(OPERATIONS, workspaceOf(self), { method: 'GET', target: `/fwd/deploy/${SEGMENTS[format]}/${encodeURIComponent(nid)}` });
+    const outcome = await executeFor(self, { method: 'GET', target: `/fwd/deploy/${SEGMENTS[format]}/${encodeURIComponent(nid)}` });
     const text = outcome.reply.text;
     if (outcome.error || !text) {
       state.exitCode = printOutcome(self, outcome);
       return;
     }
     if (opts.output) {
-      await writeFile(opts.output, text.body);
+      await writeUserFile('-o', opts.output, text.body);
       say(`wrote ${opts.output}`);
     } else writeData(text.body);
   });
@@ -69,15 +69,15 @@ export const generateFilesCommand = new Command('generate-files')
   .action(async (file: string | undefined, opts: { type: string; output: string }, self: Command) => {
     const body = await readInput(file);
     const target = `/adp/venvironment/generateFiles?firewallType=${opts.type === 'all' ? 'ALL' : 'IPTABLES'}`;
-    const outcome = await execute(OPERATIONS, workspaceOf(self), { method: 'POST', target, body, format: 'xml' });
+    const outcome = await executeFor(self, { method: 'POST', target, body, format: 'xml' });
     if (outcome.error) {
       state.exitCode = printOutcome(self, outcome);
       return;
     }
     const files = (outcome.reply.content![0] as { file: { name: string; content: string }[] }).file;
-    await mkdir(opts.output, { recursive: true });
+    await makeUserFolder('-o', opts.output);
     for (const f of files) {
-      await writeFile(path.join(opts.output, f.name), f.content);
+      await writeUserFile('-o', path.join(opts.output, f.name), f.content);
       writeData(path.join(opts.output, f.name));
     }
     state.exitCode = EXIT.ok;

@@ -6,7 +6,7 @@ export const graphsCommand = group('graphs', 'graphs of network functions', [
   opCommand('get', 'graphs.get'),
   opCommand('update', 'graphs.update'),
   opCommand('delete', 'graphs.delete'),
-  opCommand('delete-all', 'graphs.deleteAll', { confirm: 'Delete all graphs?' }),
+  opCommand('delete-all', 'graphs.deleteAll', { confirm: 'graphs' }),
 ]);
 
 export const nodesCommand = group('nodes', 'nodes of a graph', [

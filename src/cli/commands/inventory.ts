@@ -5,7 +5,8 @@ import { OPERATIONS } from '../../ops/table.js';
 import { readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { EXIT, NfvError } from '../../model/errors.js';
-import { UsageError, group, outputFormat, printOutcome, readInput, state, workspaceOf } from '../context.js';
+import { parseCount } from '../../model/ids.js';
+import { UsageError, executeFor, group, outputFormat, printOutcome, readInput, state, workspaceOf } from '../context.js';
 import { plainStyle, say, sayError, writeData } from '../output.js';
 
 const VERSIONS = { catalog: ['replace catalog', 9], report: ['store report', 8], deactivate: ['deactivate node', 3] } as const;
@@ -96,7 +97,7 @@ const ingest = new Command('ingest')
       self.error(`error: the payload is not JSON: ${(e as Error).message}`, { exitCode: 2 });
     }
     const body = JSON.stringify({ command: spec[0], version: spec[1], payload });
-    const outcome = await execute(OPERATIONS, workspaceOf(self), { method: 'POST', target: '/v4/commands', body, format: 'json' });
+    const outcome = await executeFor(self, { method: 'POST', target: '/v4/commands', body, format: 'json' });
     state.exitCode = printOutcome(self, outcome);
   });
 
@@ -160,6 +161,8 @@ function queryCommand(endpoint: string, description: string, path: (args: string
   cmd.action(async (...all: unknown[]) => {
     const self = all.at(-1) as Command;
     const opts = self.opts<QueryOptions>();
+    if (opts.limit !== undefined && parseCount('--limit', opts.limit) === 0) throw new UsageError('--limit 0: give at least 1');
+    if (opts.offset !== undefined) parseCount('--offset', opts.offset);
     const values = all.slice(0, args.length).filter((x): x is string => typeof x === 'string');
     const q = new URLSearchParams();
     const set = (k: string, v: string | undefined) => v !== undefined && q.set(k, v);
@@ -172,7 +175,7 @@ function queryCommand(endpoint: string, description: string, path: (args: string
     set('count_by', opts.countBy);
     set('counts_filter', opts.countsFilter);
     const target = `${path(values)}${q.size ? `?${q}` : ''}`;
-    const outcome = await execute(OPERATIONS, workspaceOf(self), { method: 'GET', target });
+    const outcome = await executeFor(self, { method: 'GET', target });
     if (outcome.error || outputFormat(self) !== 'table') {
       state.exitCode = printOutcome(self, outcome);
     } else writeData(table(endpoint, outcome.reply.value as any[]));

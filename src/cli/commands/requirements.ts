@@ -6,7 +6,7 @@ export const requirementsCommand = group('requirements', 'requirement sets (isol
   opCommand('get', 'requirements.get'),
   opCommand('update', 'requirements.update'),
   opCommand('delete', 'requirements.delete'),
-  opCommand('delete-all', 'requirements.deleteAll', { confirm: 'Delete all requirement sets?' }),
+  opCommand('delete-all', 'requirements.deleteAll', { confirm: 'requirement sets' }),
 ]);
 
 export const propertiesCommand = group('properties', 'properties of a requirement set', [

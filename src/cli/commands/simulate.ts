@@ -5,9 +5,8 @@ import { EXIT } from '../../model/errors.js';
 import { NfvType } from '../../model/resources.js';
 import type { Report } from '../../engine/simulate.js';
 import { DEFAULT_TIMEOUT_SECONDS, MAX_TIMEOUT_SECONDS } from '../../model/limits.js';
-import { execute, type Outcome } from '../../ops/operation.js';
-import { OPERATIONS } from '../../ops/table.js';
-import { globals, group, interruptSignal, opCommand, printOutcome, readInput, state, workspaceOf } from '../context.js';
+import type { Outcome } from '../../ops/operation.js';
+import { UsageError, executeFor, globals, group, interruptSignal, opCommand, printOutcome, readInput, state } from '../context.js';
 import { say, tableOf, writeData } from '../output.js';
 
 interface SimulateOptions {
@@ -40,6 +39,10 @@ export const simulateCommand = new Command('simulate')
   .option('--fid <type...>', 'functional types of interest (checked, informative)', [])
   .option('--store', 'also store the inputs and the result in the workspace')
   .action(async (file: string | undefined, opts: SimulateOptions, self: Command) => {
+    if (opts.gid !== undefined && file !== undefined) throw new UsageError(`give a document (${file}) or --gid, not both`);
+    if (opts.gid === undefined && (opts.rid !== undefined || opts.sid !== undefined)) {
+      throw new UsageError(`${opts.rid !== undefined ? '--rid' : '--sid'} goes with --gid (the stored graph to simulate)`);
+    }
     const query = new URLSearchParams({ algorithm: opts.algorithm, timeout: opts.timeout });
     for (const f of opts.fid) query.append('fid', f);
     const started = performance.now();
@@ -61,12 +64,12 @@ export const simulateCommand = new Command('simulate')
     try {
       if (opts.gid !== undefined) {
         for (const k of ['gid', 'rid', 'sid'] as const) if (opts[k] !== undefined) query.set(k, opts[k]!);
-        outcome = await execute(OPERATIONS, workspaceOf(self), { method: 'POST', target: `/adp/simulations/byParams?${query}`, progress, signal });
+        outcome = await executeFor(self, { method: 'POST', target: `/adp/simulations/byParams?${query}`, progress, signal });
       } else {
         const body = await readInput(file);
         inputFormat = globals(self).in ?? detectFormat(body);
         query.set('store', opts.store ? 'true' : 'false');
-        outcome = await execute(OPERATIONS, workspaceOf(self), { method: 'POST', target: `/adp/simulations?${query}`, body, format: inputFormat, progress, signal });
+        outcome = await executeFor(self, { method: 'POST', target: `/adp/simulations?${query}`, body, format: inputFormat, progress, signal });
       }
     } finally {
       clearInterval(ticker);
@@ -94,5 +97,5 @@ export const simulationsCommand = group('simulations', 'stored simulation result
   opCommand('get', 'simulations.get'),
   opCommand('report', 'simulations.report'),
   opCommand('delete', 'simulations.delete'),
-  opCommand('delete-all', 'simulations.deleteAll', { confirm: 'Delete all simulation results?' }),
+  opCommand('delete-all', 'simulations.deleteAll', { confirm: 'simulation results' }),
 ]);

@@ -4,19 +4,19 @@ export const substratesCommand = group('substrates', 'substrates: hosts and the 
   opCommand('list', 'substrates.list'),
   opCommand('create', 'substrates.create'),
   opCommand('delete', 'substrates.delete'),
-  opCommand('delete-all', 'substrates.deleteAll', { confirm: 'Delete all substrates?' }),
+  opCommand('delete-all', 'substrates.deleteAll', { confirm: 'substrates' }),
   group('hosts', 'hosts of a substrate', [
     opCommand('list', 'hosts.list'),
     opCommand('add', 'hosts.create'),
     opCommand('get', 'hosts.get'),
     opCommand('update', 'hosts.update'),
     opCommand('delete', 'hosts.delete'),
-    opCommand('delete-all', 'hosts.deleteAll', { confirm: 'Delete all hosts of the substrate?' }),
+    opCommand('delete-all', 'hosts.deleteAll', { confirm: 'hosts of the substrate' }),
   ]),
   group('connections', 'connections between the hosts of a substrate', [
     opCommand('list', 'connections.list'),
     opCommand('set', 'connections.replace'),
     opCommand('add', 'connections.create'),
-    opCommand('delete-all', 'connections.deleteAll', { confirm: 'Delete all connections of the substrate?' }),
+    opCommand('delete-all', 'connections.deleteAll', { confirm: 'connections of the substrate' }),
   ]),
 ]);

@@ -1,7 +1,7 @@
 /**
  * `/adp/graphs`: graphs, their nodes, neighbours, configurations and constraints (interface section 4, "Graphs").
  */
-import { NfvError, badRequest, conflict, failedDependency, notFound } from '../../model/errors.js';
+import { EmptyCollection, NfvError, badRequest, conflict, failedDependency, notFound } from '../../model/errors.js';
 import {
   ConfigurationType,
   ConstraintsType,
@@ -49,7 +49,7 @@ export const graphOperations: Operation[] = [
     errors: [404, 400],
     handler: async ({ ws }) => {
       const data = await ws.read(ADP_AREA);
-      if (data.graphs.length === 0) throw notFound('the workspace holds no graphs');
+      if (data.graphs.length === 0) throw new EmptyCollection('graphs');
       return { content: [{ graph: data.graphs } satisfies Graphs] };
     },
   },

@@ -1,7 +1,7 @@
 /**
  * `/adp/requirements`: requirement sets (PropertyDefinition) and their properties (interface section 4).
  */
-import { conflict, notFound } from '../../model/errors.js';
+import { EmptyCollection, conflict, notFound } from '../../model/errors.js';
 import { PropertyDefinitionType, PropertyType } from '../../model/resources.js';
 import type { Property, PropertyDefinition } from '../../model/types.js';
 import type { Input, Operation } from '../operation.js';
@@ -31,7 +31,7 @@ export const requirementOperations: Operation[] = [
     errors: [404, 400],
     handler: async ({ ws }) => {
       const data = await ws.read(ADP_AREA);
-      if (data.requirementSets.length === 0) throw notFound('the workspace holds no requirement sets');
+      if (data.requirementSets.length === 0) throw new EmptyCollection('requirement sets');
       return { content: [data.requirementSets] };
     },
   },

@@ -2,7 +2,7 @@
  * `/adp/simulations`: run the engine on an NFV (all-in-one) or on stored resources (byParams), store the results,
  * read and delete them. Reads never solve.
  */
-import { badRequest, interrupted, notFound, quote } from '../../model/errors.js';
+import { EmptyCollection, badRequest, interrupted, notFound, quote } from '../../model/errors.js';
 import { NfvType } from '../../model/resources.js';
 import { FUNCTIONAL_TYPES, type Graph, type NFV, type Property } from '../../model/types.js';
 import { runSimulation } from '../../engine/pool.js';
@@ -95,7 +95,7 @@ export const simulationOperations: Operation[] = [
     errors: [400, 404],
     handler: async ({ ws }) => {
       const data = await ws.read(ADP_AREA);
-      if (data.simulations.length === 0) throw notFound('the workspace holds no simulations');
+      if (data.simulations.length === 0) throw new EmptyCollection('simulations');
       return { content: [data.simulations.map((s) => s.result)] };
     },
   },

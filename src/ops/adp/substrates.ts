@@ -1,7 +1,7 @@
 /**
  * `/adp/substrates`: substrates with their hosts and connections (interface section 4, "Substrates").
  */
-import { badRequest, conflict, failedDependency, notFound, quote } from '../../model/errors.js';
+import { EmptyCollection, badRequest, conflict, failedDependency, notFound, quote } from '../../model/errors.js';
 import { ConnectionsType, HostType, HostsType } from '../../model/resources.js';
 import type { Connection, Connections, Host, Hosts } from '../../model/types.js';
 import type { Input, Operation } from '../operation.js';
@@ -41,7 +41,7 @@ export const substrateOperations: Operation[] = [
     errors: [404, 400],
     handler: async ({ ws }) => {
       const data = await ws.read(ADP_AREA);
-      if (data.substrates.length === 0) throw notFound('the workspace holds no substrates');
+      if (data.substrates.length === 0) throw new EmptyCollection('substrates');
       return { content: [data.substrates.map((s) => s.id)] };
     },
   },
