@@ -6,8 +6,10 @@ import { NfvType } from '../../model/resources.js';
 import type { Report } from '../../engine/simulate.js';
 import { DEFAULT_TIMEOUT_SECONDS, MAX_TIMEOUT_SECONDS } from '../../model/limits.js';
 import type { Outcome } from '../../ops/operation.js';
-import { UsageError, executeFor, globals, group, interruptSignal, opCommand, printOutcome, readInput, state } from '../context.js';
-import { say, tableOf, writeData } from '../output.js';
+import type { NFV } from '../../model/types.js';
+import { UsageError, executeFor, globals, group, interruptSignal, opCommand, printOutcome, readInput, state, writeUserFile } from '../context.js';
+import { say, writeData } from '../output.js';
+import { simulationSummary } from '../summary.js';
 
 interface SimulateOptions {
   gid?: string;
@@ -17,6 +19,7 @@ interface SimulateOptions {
   timeout: string;
   fid: string[];
   store?: boolean;
+  output?: string;
 }
 
 /** One line for stderr: the verdict, what was placed, how long it took; then the requirements that failed. */
@@ -38,6 +41,7 @@ export const simulateCommand = new Command('simulate')
   .option('--timeout <seconds>', `solver time limit, at most ${MAX_TIMEOUT_SECONDS}`, String(DEFAULT_TIMEOUT_SECONDS))
   .option('--fid <type...>', 'functional types of interest (checked, informative)', [])
   .option('--store', 'also store the inputs and the result in the workspace')
+  .option('-o, --output <file>', 'write the result document to FILE (in the input format unless --format says)')
   .action(async (file: string | undefined, opts: SimulateOptions, self: Command) => {
     if (opts.gid !== undefined && file !== undefined) throw new UsageError(`give a document (${file}) or --gid, not both`);
     if (opts.gid === undefined && (opts.rid !== undefined || opts.sid !== undefined)) {
@@ -80,15 +84,24 @@ export const simulateCommand = new Command('simulate')
       state.exitCode = printOutcome(self, outcome);
       return;
     }
-    if (opts.gid !== undefined) printOutcome(self, outcome);
-    else {
-      const format = globals(self).format ?? inputFormat ?? 'json';
-      if (format === 'table') writeData(tableOf({ requirements: report.requirements.map(({ conflictsWith: _c, ...q }) => q) }));
-      else writeData(encodeDocument(NfvType, outcome.reply.content![0], format));
+    const seconds = (performance.now() - started) / 1000;
+    if (opts.gid !== undefined) {
+      printOutcome(self, outcome);
+      summarise(report, seconds);
+    } else {
+      // A person gets the summary; a pipe, --format xml|json or -o FILE gets the result document.
+      const nfv = outcome.reply.content![0] as NFV;
+      const format = globals(self).format ?? (process.stdout.isTTY ? 'table' : (inputFormat ?? 'json'));
+      const documentFormat = format === 'table' ? (inputFormat ?? 'xml') : format;
+      if (opts.output) await writeUserFile('-o', opts.output, encodeDocument(NfvType, nfv, documentFormat));
+      if (format === 'table') writeData(`${simulationSummary(nfv, report)}\n(${seconds.toFixed(2)} s)`);
+      else {
+        if (!opts.output) writeData(encodeDocument(NfvType, nfv, format));
+        summarise(report, seconds);
+      }
       const stored = outcome.reply.links?.find((l) => l.rel === 'simulation');
       if (stored) say(`stored as ${stored.href}`);
     }
-    summarise(report, (performance.now() - started) / 1000);
     state.exitCode = report.verdict === 'SAT' ? EXIT.ok : EXIT.unsatisfied;
   });
 

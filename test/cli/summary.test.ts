@@ -1,0 +1,39 @@
+/** nfv simulate for a person: the verdict, each firewall's rules, each failed requirement's traffic and conflicts. */
+import { existsSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import t from 'tap';
+import { ROOT, SHARED, cli, scratch } from '../helpers.js';
+
+const SAMPLE = path.join(ROOT, 'samples', 'office-nat.xml');
+
+t.test('a satisfiable result: verdict, then each firewall with its default action and rules', async (t) => {
+  const r = await cli(['simulate', SAMPLE, '--format', 'table']);
+  t.equal(r.code, 0, r.stderr);
+  t.match(r.stdout, /^SAT: 3\/3 requirements hold; 1 firewall \(1 placed\); 1 rule\n/);
+  t.match(r.stdout, /firewall 10\.255\.0\.1 \(graph 0, placed here\): default DENY, 1 rule/);
+  t.match(r.stdout, /│ 1 │ ALLOW\s+│ 192\.168\.1\.10 │/);
+  t.notMatch(r.stdout, /<NFV>/, 'no result document on a terminal');
+  t.notMatch(r.stdout, /\u001b\[/, 'no colour under NO_COLOR');
+});
+
+t.test('-o FILE writes the result document; piped output stays the document', async (t) => {
+  const ws = await scratch(t);
+  const file = path.join(ws, 'result.xml');
+  const r = await cli(['simulate', SAMPLE, '--format', 'table', '-o', file]);
+  t.equal(r.code, 0);
+  t.match(await readFile(file, 'utf8'), /^<\?xml[\s\S]*<NFV>/);
+  t.match((await cli(['simulate', SAMPLE])).stdout, /^<\?xml[\s\S]*<NFV>/, 'piped: the document in the input format');
+  const json = path.join(ws, 'result.json');
+  await cli(['simulate', SAMPLE, '--format', 'json', '-o', json]);
+  t.ok(JSON.parse(await readFile(json, 'utf8')).graphs);
+});
+
+const unsat = path.join(SHARED, 'verefoo-testfile', 'RegressioneTestCases', 'Test3_6.xml');
+t.test('requirements that cannot hold: their traffic, why, and what they conflict with', { skip: !existsSync(unsat) && 'no ../shared here' }, async (t) => {
+  const r = await cli(['simulate', unsat, '--format', 'table']);
+  t.equal(r.code, 1, 'UNSAT exits 1');
+  t.match(r.stdout, /^UNSAT: 12\/16 requirements hold/);
+  t.match(r.stdout, /4 requirements cannot hold:/);
+  t.match(r.stdout, /│ 4 │ isolation\s+│ 40\.40\.41\.-1 │ 130\.10\.0\.1 │ any protocol │ conflicts with requirement 0\s+│ #0\s+│/);
+});
