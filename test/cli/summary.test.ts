@@ -37,3 +37,22 @@ t.test('requirements that cannot hold: their traffic, why, and what they conflic
   t.match(r.stdout, /4 requirements cannot hold:/);
   t.match(r.stdout, /│ 4 │ isolation\s+│ 40\.40\.41\.-1 │ 130\.10\.0\.1 │ any protocol │ conflicts with requirement 0\s+│ #0\s+│/);
 });
+
+t.test('simulations list tells stored results apart; the report carries traffic and rules', async (t) => {
+  const ws = await scratch(t);
+  t.equal((await cli(['simulate', '--store', SAMPLE], { workspace: ws })).code, 0);
+  t.equal((await cli(['simulate', '--store', path.join(ROOT, 'samples', 'web-farm.xml')], { workspace: ws })).code, 0);
+  const rows = JSON.parse((await cli(['simulations', 'list'], { workspace: ws })).stdout);
+  t.match(rows, [
+    { id: 1, verdict: 'SAT', held: 3, requirements: 3, firewalls: 1, placed: 1, rules: 1, algorithm: 'AP', origin: 'office-nat.xml' },
+    { id: 2, verdict: 'SAT', held: 7, requirements: 7, origin: 'web-farm.xml' },
+  ]);
+  t.match(rows[0].created, /^\d{4}-\d\d-\d\dT/);
+  t.type(rows[0].seconds, 'number');
+  const table = (await cli(['simulations', 'list', '--format', 'table'], { workspace: ws })).stdout;
+  t.match(table, /│ 1\s+│ SAT\s+│ 3\/3\s+│ 1 \(1 placed\)\s+│ 1\s+│ AP\s+│ [\d.]+\s+│ \d{4}-[^│]+│ office-nat\.xml\s+│/);
+  const report = JSON.parse((await cli(['simulations', 'report', '1'], { workspace: ws })).stdout);
+  t.match(report.requirements[0], { protocol: 'TCP', srcPort: '*', dstPort: '443' }, 'the port-443 requirement says so');
+  t.match(report.placements[0].elements, [{ action: 'ALLOW', source: '192.168.1.10' }]);
+  t.match(report.run, { algorithm: 'AP', origin: 'office-nat.xml' });
+});

@@ -1,3 +1,5 @@
+import path from 'node:path';
+import Table from 'cli-table3';
 import { Command, Option } from 'commander';
 import ora from 'ora';
 import { encodeDocument, detectFormat } from '../../model/codec.js';
@@ -7,8 +9,8 @@ import type { Report } from '../../engine/simulate.js';
 import { DEFAULT_TIMEOUT_SECONDS, MAX_TIMEOUT_SECONDS } from '../../model/limits.js';
 import type { Outcome } from '../../ops/operation.js';
 import type { NFV } from '../../model/types.js';
-import { UsageError, executeFor, globals, group, interruptSignal, opCommand, printOutcome, readInput, state, writeUserFile } from '../context.js';
-import { say, writeData } from '../output.js';
+import { UsageError, executeFor, globals, group, interruptSignal, opCommand, outputFormat, printOutcome, readInput, state, writeUserFile } from '../context.js';
+import { plainStyle, say, writeData } from '../output.js';
 import { simulationSummary } from '../summary.js';
 
 interface SimulateOptions {
@@ -73,6 +75,7 @@ export const simulateCommand = new Command('simulate')
         const body = await readInput(file);
         inputFormat = globals(self).in ?? detectFormat(body);
         query.set('store', opts.store ? 'true' : 'false');
+        if (file && file !== '-') query.set('origin', path.basename(file).slice(0, 200));
         outcome = await executeFor(self, { method: 'POST', target: `/adp/simulations?${query}`, body, format: inputFormat, progress, signal });
       }
     } finally {
@@ -105,8 +108,26 @@ export const simulateCommand = new Command('simulate')
     state.exitCode = report.verdict === 'SAT' ? EXIT.ok : EXIT.unsatisfied;
   });
 
+/** `simulations list`: one line per stored result, a table for a person, the JSON list when piped. */
+const listCommand = new Command('list').description('stored simulation results: id, verdict, requirements held, firewalls, rules, how and when').action(
+  async (_opts: unknown, self: Command) => {
+    const outcome = await executeFor(self, { method: 'GET', target: '/adp/simulations/summary' });
+    const rows = outcome.reply.value as Record<string, unknown>[] | undefined;
+    if (outcome.error || !rows || outputFormat(self) !== 'table') {
+      state.exitCode = printOutcome(self, outcome);
+      return;
+    }
+    if (rows.length === 0) return writeData('no simulations');
+    const table = new Table({ head: ['id', 'verdict', 'held', 'firewalls', 'rules', 'algorithm', 'seconds', 'created', 'origin'], style: plainStyle() });
+    for (const r of rows) {
+      table.push([r.id, r.verdict, `${r.held}/${r.requirements}`, `${r.firewalls} (${r.placed} placed)`, r.rules, r.algorithm ?? '', r.seconds ?? '', r.created ?? '', r.origin ?? ''].map((v) => String(v)));
+    }
+    writeData(table.toString());
+  },
+);
+
 export const simulationsCommand = group('simulations', 'stored simulation results', [
-  opCommand('list', 'simulations.list'),
+  listCommand,
   opCommand('get', 'simulations.get'),
   opCommand('report', 'simulations.report'),
   opCommand('delete', 'simulations.delete'),

@@ -20,6 +20,18 @@ export interface SimulationRecord {
   report: unknown;
   /** Where the inputs came from: the workspace resources it created or was given. */
   source: { gids: number[]; rid?: number; sid?: number };
+  /** How it was run (absent in results stored by nfv 0.1). */
+  run?: SimulationRun;
+}
+
+export interface SimulationRun {
+  algorithm: string;
+  /** Solving time, seconds. */
+  seconds: number;
+  /** When it was stored, ISO 8601. */
+  created: string;
+  /** What the client named its input (the CLI: the file name), when it did. */
+  origin?: string;
 }
 
 export interface AdpData {

@@ -6,11 +6,11 @@ import { EmptyCollection, badRequest, interrupted, notFound, quote } from '../..
 import { NfvType } from '../../model/resources.js';
 import { FUNCTIONAL_TYPES, type Graph, type NFV, type Property } from '../../model/types.js';
 import { runSimulation } from '../../engine/pool.js';
-import { ALGORITHMS, type Algorithm, type SimulationResult } from '../../engine/simulate.js';
+import { ALGORITHMS, type Algorithm, type Report, type SimulationResult } from '../../engine/simulate.js';
 import { DEFAULT_TIMEOUT_SECONDS, MAX_TIMEOUT_SECONDS } from '../../model/limits.js';
 import { parseId } from '../../model/ids.js';
 import type { Input, Operation, Reply } from '../operation.js';
-import { ADP_AREA, clearCollection, addGraph, findGraph, findRequirementSet, findSubstrate, nextId, type AdpData, type SimulationRecord } from './data.js';
+import { ADP_AREA, clearCollection, addGraph, findGraph, findRequirementSet, findSubstrate, nextId, type AdpData, type SimulationRecord, type SimulationRun } from './data.js';
 
 const nfvReply = { envelope: { item: NfvType } } as const;
 
@@ -18,7 +18,11 @@ interface SimulationQuery {
   algorithm: Algorithm;
   timeoutSeconds: number;
   store: boolean;
+  /** What the client calls its input (the CLI sends the file name), kept with a stored result. */
+  origin?: string;
 }
+
+const MAX_ORIGIN = 200;
 
 /** Checks the query of a simulation: fid values are functional types, algorithm AP or MF, timeout in seconds. */
 function simulationQuery(query: URLSearchParams): SimulationQuery {
@@ -34,7 +38,9 @@ function simulationQuery(query: URLSearchParams): SimulationQuery {
   }
   const store = query.get('store') ?? 'true';
   if (store !== 'true' && store !== 'false') throw badRequest(`store: ${quote(store)} is not true or false`);
-  return { algorithm: algorithm as Algorithm, timeoutSeconds, store: store === 'true' };
+  const origin = query.get('origin') ?? undefined;
+  if (origin !== undefined && (origin.length === 0 || origin.length > MAX_ORIGIN)) throw badRequest(`origin: give 1 to ${MAX_ORIGIN} characters`);
+  return { algorithm: algorithm as Algorithm, timeoutSeconds, store: store === 'true', origin };
 }
 
 /** The reply of a simulation: the result NFV, and a summary the front ends show (HTTP as X-Nfv-* headers). */
@@ -51,10 +57,56 @@ function resultReply(result: SimulationResult, extra: Partial<Reply> = {}): Repl
   };
 }
 
-function storeResult(data: AdpData, result: SimulationResult, source: SimulationRecord['source']): number {
+function storeResult(data: AdpData, result: SimulationResult, source: SimulationRecord['source'], run: SimulationRun): number {
   const id = nextId(data, 'simulation');
-  data.simulations.push({ id, result: result.nfv, report: result.report, source });
+  data.simulations.push({ id, result: result.nfv, report: result.report, source, run });
   return id;
+}
+
+/** Runs a simulation where this process solves, and says how it ran. */
+async function solve(i: Input, nfv: NFV, q: SimulationQuery): Promise<{ result: SimulationResult; run: SimulationRun }> {
+  const started = performance.now();
+  const result = await runSimulation(nfv, { algorithm: q.algorithm, timeoutSeconds: q.timeoutSeconds, onPhase: i.progress }, i.signal);
+  if (i.signal?.aborted) throw interrupted();
+  const seconds = Math.round(performance.now() - started) / 1000;
+  return { result, run: { algorithm: q.algorithm, seconds, created: new Date().toISOString(), ...(q.origin ? { origin: q.origin } : {}) } };
+}
+
+/** One line of `simulations summary`: what a person needs to tell stored results apart. */
+function summaryOf(s: SimulationRecord): Record<string, unknown> {
+  const r = s.report as Report;
+  return {
+    id: s.id,
+    verdict: r.verdict,
+    held: r.satisfied,
+    requirements: r.properties,
+    firewalls: r.firewalls,
+    placed: r.allocated,
+    rules: r.rules,
+    algorithm: s.run?.algorithm ?? null,
+    seconds: s.run?.seconds ?? null,
+    created: s.run?.created ?? null,
+    origin: s.run?.origin ?? (s.source.rid !== undefined || s.source.sid !== undefined ? `gid ${s.source.gids.join(',')}${s.source.rid === undefined ? '' : ` rid ${s.source.rid}`}${s.source.sid === undefined ? '' : ` sid ${s.source.sid}`}` : null),
+  };
+}
+
+/** The report of a stored result with each requirement's traffic and each firewall's rules. */
+function fullReport(s: SimulationRecord): Record<string, unknown> {
+  const r = s.report as Report;
+  const nfv = s.result as NFV;
+  const properties = nfv.propertyDefinition?.property ?? [];
+  const nodes = new Map((nfv.graphs?.graph ?? []).flatMap((g) => g.node.map((n) => [`${g.id ?? 0}/${n.name}`, n] as const)));
+  return {
+    simulation: s.id,
+    source: s.source,
+    ...(s.run ? { run: s.run } : {}),
+    ...r,
+    requirements: r.requirements.map((q) => {
+      const p = properties[q.index];
+      return { ...q, protocol: p?.lv4Proto ?? 'ANY', srcPort: p?.srcPort ?? '*', dstPort: p?.dstPort ?? '*' };
+    }),
+    placements: r.placements.map((f) => ({ ...f, elements: nodes.get(`${f.graph}/${f.node}`)?.configuration?.firewall?.elements ?? [] })),
+  };
 }
 
 function findSimulation(data: AdpData, smid: number): SimulationRecord {
@@ -110,10 +162,9 @@ export const simulationOperations: Operation[] = [
     errors: [400, 504],
     handler: async (i: Input<NFV>) => {
       const q = simulationQuery(i.query);
-      const result = await runSimulation(i.body, { algorithm: q.algorithm, timeoutSeconds: q.timeoutSeconds, onPhase: i.progress }, i.signal);
-      if (i.signal?.aborted) throw interrupted();
+      const { result, run } = await solve(i, i.body, q);
       if (!q.store) return resultReply(result);
-      const id = await i.ws.mutate(ADP_AREA, (data) => storeResult(data, result, storeInputs(data, i.body)));
+      const id = await i.ws.mutate(ADP_AREA, (data) => storeResult(data, result, storeInputs(data, i.body), run));
       return resultReply(result, { links: [{ rel: 'simulation', href: `/adp/simulations/${id}` }] });
     },
   },
@@ -158,14 +209,23 @@ export const simulationOperations: Operation[] = [
         propertyDefinition: { property: properties.map(({ id: _id, ...p }) => p) },
         ...(substrate ? { hosts: { host: substrate.hosts }, connections: { connection: substrate.connections } } : {}),
       };
-      const result = await runSimulation(nfv, { algorithm: q.algorithm, timeoutSeconds: q.timeoutSeconds, onPhase: i.progress }, i.signal);
-      if (i.signal?.aborted) throw interrupted();
+      const { result, run } = await solve(i, nfv, q);
       const id = await i.ws.mutate(ADP_AREA, (d) => {
         findGraph(d, ids.gid); // it may have been deleted while we solved
-        return storeResult(d, result, { gids: [ids.gid], rid: ids.rid, sid: ids.sid });
+        return storeResult(d, result, { gids: [ids.gid], rid: ids.rid, sid: ids.sid }, run);
       });
       return { ...resultReply(result), content: [id], links: [{ rel: 'simulation', href: `/adp/simulations/${id}` }] };
     },
+  },
+  {
+    name: 'simulations.summary',
+    method: 'GET',
+    path: '/adp/simulations/summary',
+    summary: 'One line per stored result: id, verdict, requirements held, firewalls, rules, algorithm, seconds, time, origin',
+    reply: 'json',
+    status: 200,
+    errors: [],
+    handler: async ({ ws }) => ({ value: (await ws.read(ADP_AREA)).simulations.map(summaryOf) }),
   },
   {
     name: 'simulations.get',
@@ -201,8 +261,7 @@ export const simulationOperations: Operation[] = [
     status: 200,
     errors: [404, 400],
     handler: async (i) => {
-      const s = findSimulation(await i.ws.read(ADP_AREA), i.params.smid as number);
-      return { value: { simulation: s.id, source: s.source, ...(s.report as object) } };
+      return { value: fullReport(findSimulation(await i.ws.read(ADP_AREA), i.params.smid as number)) };
     },
   },
 ];
