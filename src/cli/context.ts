@@ -5,7 +5,7 @@
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { Command, Option } from 'commander';
 import { decodeUtf8 } from '../model/codec.js';
-import { EXIT, exitCodeFor } from '../model/errors.js';
+import { CLIENT_GONE, EXIT, exitCodeFor } from '../model/errors.js';
 import { parseParam } from '../model/ids.js';
 import type { Format } from '../model/schema.js';
 import { execute, route, type Operation, type Outcome, type Request } from '../ops/operation.js';
@@ -147,7 +147,8 @@ export function printOutcome(cmd: Command, outcome: Outcome, options: { bodyOnEr
       say(outcome.error);
       return EXIT.ok;
     }
-    sayError(`${outcome.error} (${outcome.status})`);
+    // 499 is no HTTP status a user knows: an interruption says so in words.
+    sayError(outcome.status === CLIENT_GONE ? outcome.error : `${outcome.error} (${outcome.status})`);
     return exitCodeFor(outcome.status);
   }
   if (format === 'table') writeData(tableOfOutcome(outcome));

@@ -52,7 +52,8 @@ export const simulateCommand = new Command('simulate')
     const query = new URLSearchParams({ algorithm: opts.algorithm, timeout: opts.timeout });
     for (const f of opts.fid) query.append('fid', f);
     const started = performance.now();
-    const spinner = ora({ text: 'reading', isSilent: !process.stderr.isTTY, stream: process.stderr });
+    // discardStdin off: ora's raw-mode stdin never resumes a stream that was not read yet, so Ctrl-C was swallowed.
+    const spinner = ora({ text: 'reading', isSilent: !process.stderr.isTTY, stream: process.stderr, discardStdin: false });
     let phase = 'reading';
     const show = () => {
       spinner.text = `${phase} (${((performance.now() - started) / 1000).toFixed(1)} s)`;
