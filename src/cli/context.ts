@@ -209,9 +209,11 @@ const PARAM_HELP: Record<string, string> = {
 /** How many items a bulk delete would remove: the size of the collection it empties. */
 async function itemsAt(cmd: Command, path: string): Promise<number> {
   const outcome = await execute(OPERATIONS, workspaceOf(cmd), { method: 'GET', target: path });
-  const first = outcome.reply.content?.[0] ?? outcome.reply.value;
   if (outcome.error) return 0;
-  return Array.isArray(first) ? first.length : first && typeof first === 'object' ? Object.values(first).find(Array.isArray)?.length ?? 1 : 1;
+  // A list (simulations, firewall nodes), or a resource holding one (graphs: {graph: [...]}, hosts: {host: [...]}).
+  const answer = outcome.reply.content?.[0] ?? outcome.reply.value;
+  const list = Array.isArray(answer) ? answer : Object.values(answer as object).find(Array.isArray);
+  return list?.length ?? 0;
 }
 
 /** Asks before a bulk delete on a terminal; elsewhere requires --yes. */

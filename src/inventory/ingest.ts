@@ -416,12 +416,22 @@ function prepareDeactivation(payload: unknown): Prepared {
   return { kind: 'deactivate', certname: str(payload, 'payload', 'certname')!, at: time(payload, 'payload', 'producer_timestamp') };
 }
 
+/** What the staleness rules look at in a command: its kind, node, time and, for a report, its hash. */
+export interface Fact {
+  kind: Prepared['kind'];
+  certname: string;
+  at: number;
+  hash?: string;
+}
+
+export const factOf = (p: Prepared): Fact => ({ kind: p.kind, certname: p.certname, at: p.at, hash: p.kind === 'report' ? p.report.hash : undefined });
+
 /**
  * The staleness rules: whether a prepared command applies, given what is stored; when it does, `state` is updated.
  * An older catalog is ignored, a report whose hash is stored is ignored, a deactivation older than the node's latest
  * data is ignored; anything newer than a deactivation reactivates the node.
  */
-export function decide(state: IngestState, p: Prepared): boolean {
+export function decide(state: IngestState, p: Fact): boolean {
   switch (p.kind) {
     case 'catalog': {
       const current = state.catalogTimes[p.certname];
@@ -431,8 +441,8 @@ export function decide(state: IngestState, p: Prepared): boolean {
       return true;
     }
     case 'report':
-      if (state.hashes.has(p.report.hash)) return false;
-      state.hashes.add(p.report.hash);
+      if (state.hashes.has(p.hash!)) return false;
+      state.hashes.add(p.hash!);
       touch(state, p.certname, p.at);
       return true;
     case 'deactivate': {
@@ -475,7 +485,7 @@ export function outcomeOf(p: Prepared, applied: boolean): Record<string, unknown
 /** Applies one command to a whole in-memory inventory; answers what happened. */
 export function applyCommand(data: InventoryData, body: unknown, now: number): Record<string, unknown> {
   const p = prepareCommand(body, now);
-  const applied = decide(data, p);
+  const applied = decide(data, factOf(p));
   if (applied) materialise(data, p);
   return outcomeOf(p, applied);
 }
@@ -526,7 +536,7 @@ export function deactivateNode(data: InventoryData, payload: unknown): boolean {
 }
 
 function applyPrepared(data: InventoryData, p: Prepared): boolean {
-  const applied = decide(data, p);
+  const applied = decide(data, factOf(p));
   if (applied) materialise(data, p);
   return applied;
 }

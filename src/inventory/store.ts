@@ -13,8 +13,8 @@ import { NfvError } from '../model/errors.js';
 import { Journal, type Line } from '../store/journal.js';
 import type { Workspace } from '../store/workspace.js';
 import {
-  decide, decodeInventory, emptyIngestState, outcomeOf, prepareCommand,
-  type CatalogRecord, type IngestState, type InventoryData, type Prepared, type StoredReport,
+  decide, decodeInventory, emptyIngestState, factOf, outcomeOf, prepareCommand,
+  type CatalogRecord, type Fact, type IngestState, type InventoryData, type Prepared, type StoredReport,
 } from './ingest.js';
 
 /** What one command of a batch came to: its answer, or the error that refused it (nothing stored for it). */
@@ -126,18 +126,18 @@ class JournalData implements InventoryData {
     return sum;
   }
 
-  /** Adds a command that applied: from the journal (payload bytes) or just written (its stored form). */
-  add(p: Prepared, lineBytes: number, payload?: Buffer): void {
+  /** Adds a command that applied, with its data: payload bytes from the journal, or the stored form just written. */
+  add(p: Fact, lineBytes: number, record?: Buffer | CatalogRecord | StoredReport): void {
     if (p.kind === 'catalog') {
-      const record = payload ?? p.catalog;
-      if (this.parsedCatalogs) this.parsedCatalogs[p.certname] = Buffer.isBuffer(record) ? (JSON.parse(record.toString('utf8')) as CatalogRecord) : record;
-      else this.catalogPayloads.set(p.certname, record);
+      const catalog = record as Buffer | CatalogRecord;
+      if (this.parsedCatalogs) this.parsedCatalogs[p.certname] = Buffer.isBuffer(catalog) ? (JSON.parse(catalog.toString('utf8')) as CatalogRecord) : catalog;
+      else this.catalogPayloads.set(p.certname, catalog);
       this.catalogBytes.set(p.certname, lineBytes);
       this.revision.catalogs++;
     } else if (p.kind === 'report') {
-      const record = payload ?? p.report;
-      if (this.parsedReports) this.parsedReports.push(Buffer.isBuffer(record) ? (JSON.parse(record.toString('utf8')) as StoredReport) : record);
-      else this.reportPayloads.push(record);
+      const report = record as Buffer | StoredReport;
+      if (this.parsedReports) this.parsedReports.push(Buffer.isBuffer(report) ? (JSON.parse(report.toString('utf8')) as StoredReport) : report);
+      else this.reportPayloads.push(report);
       this.otherBytes += lineBytes;
       this.revision.reports++;
     } else {
@@ -146,12 +146,10 @@ class JournalData implements InventoryData {
   }
 }
 
+const KINDS = { c: 'catalog', r: 'report', d: 'deactivate' } as const;
+
 /** A header as the staleness rules see it (replaying a journal line decides it again, with the same effect). */
-function replayed(h: JournalHeader): Prepared {
-  if (h.k === 'c') return { kind: 'catalog', certname: h.n, at: h.t, catalog: undefined as unknown as CatalogRecord };
-  if (h.k === 'r') return { kind: 'report', certname: h.n, at: h.t, report: { hash: h.h } as StoredReport };
-  return { kind: 'deactivate', certname: h.n, at: h.t };
-}
+const replayed = (h: JournalHeader): Fact => ({ kind: KINDS[h.k], certname: h.n, at: h.t, hash: h.h });
 
 function record(p: Prepared): { header: Omit<JournalHeader, 'b'>; payload: string } {
   switch (p.kind) {
@@ -246,9 +244,9 @@ export class JournalInventoryStore implements InventoryStore {
     const read = await this.journal.read(this.end, this.id);
     if (read.id !== this.id) this.state = new JournalData();
     for (const line of read.lines) {
-      const p = replayed(line.header);
-      if (!decide(this.state, p)) throw new NfvError(409, `the journal ${this.journal.file} is damaged: a line that does not apply`);
-      this.state.add(p, lineBytes(line), line.payload);
+      const fact = replayed(line.header);
+      if (!decide(this.state, fact)) throw new NfvError(409, `the journal ${this.journal.file} is damaged: a line that does not apply`);
+      this.state.add(fact, lineBytes(line), line.payload);
     }
     this.end = read.end;
     this.id = read.id;
@@ -285,7 +283,7 @@ export class JournalInventoryStore implements InventoryStore {
     const applied: Prepared[] = [];
     const results: CommandResult[] = prepared.map((p) => {
       if (p instanceof NfvError) return { error: p };
-      const ok = decide(this.state, p);
+      const ok = decide(this.state, factOf(p));
       if (ok) applied.push(p);
       return { ok: outcomeOf(p, ok) };
     });
@@ -299,7 +297,7 @@ export class JournalInventoryStore implements InventoryStore {
           // A torn tail was cut, or the file changed under us: read it again from the start next time.
           this.forget();
         } else {
-          applied.forEach((p, k) => this.state.add(p, encoded[k]!.length));
+          applied.forEach((p, k) => this.state.add(factOf(p), encoded[k]!.length, p.kind === 'catalog' ? p.catalog : p.kind === 'report' ? p.report : undefined));
           this.end = written.end;
           this.id = written.id;
         }
