@@ -1,6 +1,6 @@
 /** nfv simulate for a person: the verdict, each firewall's rules, each failed requirement's traffic and conflicts. */
 import { existsSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import t from 'tap';
 import { ROOT, SHARED, cli, scratch } from '../helpers.js';
@@ -55,4 +55,26 @@ t.test('simulations list tells stored results apart; the report carries traffic 
   t.match(report.requirements[0], { protocol: 'TCP', srcPort: '*', dstPort: '443' }, 'the port-443 requirement says so');
   t.match(report.placements[0].elements, [{ action: 'ALLOW', source: '192.168.1.10' }]);
   t.match(report.run, { algorithm: 'AP', origin: 'office-nat.xml' });
+});
+
+t.test('simulations diff: verdicts that changed, rules added and removed per firewall', async (t) => {
+  const ws = await scratch(t);
+  const swapped = (await readFile(SAMPLE, 'utf8'))
+    .replace('name="ReachabilityProperty" src="192.168.1.10"', 'name="ReachabilityProperty" src="STAFF"')
+    .replace('name="IsolationProperty" src="192.168.1.11"', 'name="IsolationProperty" src="192.168.1.10"')
+    .replace('src="STAFF"', 'src="192.168.1.11"');
+  const file = path.join(ws, 'guest-online.xml');
+  await writeFile(file, swapped);
+  t.equal((await cli(['simulate', '--store', SAMPLE], { workspace: ws })).code, 0);
+  t.equal((await cli(['simulate', '--store', file], { workspace: ws })).code, 0);
+  const diff = JSON.parse((await cli(['simulations', 'diff', '1', '2'], { workspace: ws })).stdout);
+  t.same(diff.rules, [{ firewall: '10.255.0.1', added: ['ALLOW 192.168.1.11 -1.-1.-1.-1 ANY * *'], removed: ['ALLOW 192.168.1.10 -1.-1.-1.-1 ANY * *'] }]);
+  t.same(diff.firewalls, { added: [], removed: [] });
+  t.match(diff.requirements, [{ requirement: 'REACHABILITY_PROPERTY 192.168.1.10 -> 198.51.100.80 TCP * 443', from: true, to: null }]);
+  const table = (await cli(['simulations', 'diff', '1', '2', '--format', 'table'], { workspace: ws })).stdout;
+  t.match(table, /^simulation 1 -> 2\n/);
+  t.match(table, /rules of firewall 10\.255\.0\.1:\n {2}\+ ALLOW 192\.168\.1\.11 -1\.-1\.-1\.-1 ANY \* \*\n {2}- ALLOW 192\.168\.1\.10/);
+  t.equal((await cli(['simulations', 'diff', '1', '1', '--format', 'table'], { workspace: ws })).stdout, 'simulation 1 -> 1\nno change\n');
+  t.equal((await cli(['simulations', 'diff', '1', '9'], { workspace: ws })).code, 3);
+  t.equal((await cli(['simulations', 'diff', '1', ''], { workspace: ws })).code, 2);
 });

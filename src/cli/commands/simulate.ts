@@ -8,6 +8,7 @@ import { NfvType } from '../../model/resources.js';
 import type { Report } from '../../engine/simulate.js';
 import { DEFAULT_TIMEOUT_SECONDS, MAX_TIMEOUT_SECONDS } from '../../model/limits.js';
 import type { Outcome } from '../../ops/operation.js';
+import { parseParam } from '../../model/ids.js';
 import type { NFV } from '../../model/types.js';
 import { UsageError, executeFor, globals, group, interruptSignal, opCommand, outputFormat, printOutcome, readInput, state, writeUserFile } from '../context.js';
 import { plainStyle, say, writeData } from '../output.js';
@@ -127,8 +128,48 @@ const listCommand = new Command('list').description('stored simulation results: 
   },
 );
 
+interface Diff {
+  from: number;
+  to: number;
+  requirements: { requirement: string; from: boolean | null; to: boolean | null }[];
+  firewalls: { added: string[]; removed: string[] };
+  rules: { firewall: string; added: string[]; removed: string[] }[];
+}
+
+const held = (v: boolean | null) => (v === null ? '(absent)' : v ? 'holds' : 'cannot hold');
+
+/** `simulations diff A B`: what changed, as tables for a person, as JSON when piped. */
+const diffCommand = new Command('diff')
+  .description('what changed from stored result A to B: requirement verdicts, firewalls, rules')
+  .argument('<smid>', 'the earlier simulation id')
+  .argument('<other>', 'the later simulation id')
+  .action(async (a: string, b: string, _opts: unknown, self: Command) => {
+    parseParam('smid', a);
+    parseParam('other', b);
+    const outcome = await executeFor(self, { method: 'GET', target: `/adp/simulations/${a}/diff/${b}` });
+    if (outcome.error || outputFormat(self) !== 'table') {
+      state.exitCode = printOutcome(self, outcome);
+      return;
+    }
+    const d = outcome.reply.value as Diff;
+    const out = [`simulation ${d.from} -> ${d.to}`];
+    if (!d.requirements.length && !d.firewalls.added.length && !d.firewalls.removed.length && !d.rules.length) out.push('no change');
+    if (d.requirements.length) {
+      const table = new Table({ head: ['requirement', `in ${d.from}`, `in ${d.to}`], style: plainStyle() });
+      for (const r of d.requirements) table.push([r.requirement, held(r.from), held(r.to)]);
+      out.push('requirements whose verdict changed:', table.toString());
+    }
+    if (d.firewalls.added.length) out.push(`firewalls added: ${d.firewalls.added.join(', ')}`);
+    if (d.firewalls.removed.length) out.push(`firewalls removed: ${d.firewalls.removed.join(', ')}`);
+    for (const r of d.rules) {
+      out.push(`rules of firewall ${r.firewall}:`, ...r.added.map((x) => `  + ${x}`), ...r.removed.map((x) => `  - ${x}`));
+    }
+    writeData(out.join('\n'));
+  });
+
 export const simulationsCommand = group('simulations', 'stored simulation results', [
   listCommand,
+  diffCommand,
   opCommand('get', 'simulations.get'),
   opCommand('report', 'simulations.report'),
   opCommand('delete', 'simulations.delete'),

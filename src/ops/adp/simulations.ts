@@ -4,9 +4,9 @@
  */
 import { EmptyCollection, badRequest, interrupted, notFound, quote } from '../../model/errors.js';
 import { NfvType } from '../../model/resources.js';
-import { FUNCTIONAL_TYPES, type Graph, type NFV, type Property } from '../../model/types.js';
+import { FUNCTIONAL_TYPES, type Elements, type Graph, type NFV, type Property } from '../../model/types.js';
 import { runSimulation } from '../../engine/pool.js';
-import { ALGORITHMS, type Algorithm, type Report, type SimulationResult } from '../../engine/simulate.js';
+import { ALGORITHMS, type Algorithm, type FirewallReport, type Report, type RequirementReport, type SimulationResult } from '../../engine/simulate.js';
 import { DEFAULT_TIMEOUT_SECONDS, MAX_TIMEOUT_SECONDS } from '../../model/limits.js';
 import { parseId } from '../../model/ids.js';
 import type { Input, Operation, Reply } from '../operation.js';
@@ -90,8 +90,53 @@ function summaryOf(s: SimulationRecord): Record<string, unknown> {
   };
 }
 
-/** The report of a stored result with each requirement's traffic and each firewall's rules. */
-function fullReport(s: SimulationRecord): Record<string, unknown> {
+interface Traffic {
+  protocol: string;
+  srcPort: string;
+  dstPort: string;
+}
+
+/** A stored result's report with each requirement's traffic and each firewall's rules. */
+interface FullReport extends Omit<Report, 'requirements' | 'placements'> {
+  simulation: number;
+  source: SimulationRecord['source'];
+  run?: SimulationRun;
+  requirements: (RequirementReport & Traffic)[];
+  placements: (FirewallReport & { elements: Elements[] })[];
+}
+
+const requirementKey = (q: RequirementReport & Traffic) =>
+  `${q.name} ${q.src} -> ${q.dst} ${q.protocol} ${q.srcPort} ${q.dstPort}`;
+const ruleKey = (r: Elements) => `${r.action ?? 'DENY'} ${r.source} ${r.destination} ${r.protocol ?? 'ANY'} ${r.srcPort ?? '*'} ${r.dstPort ?? '*'}`;
+
+/**
+ * What changed from one stored result to another: requirements whose verdict changed (or that only one has),
+ * firewalls added or removed, rules added or removed per firewall. Graph ids differ between stored results, so
+ * requirements are matched by kind, ends and traffic, firewalls by node name, rules by their fields.
+ */
+function diffResults(a: SimulationRecord, b: SimulationRecord): Record<string, unknown> {
+  const [ra, rb] = [fullReport(a), fullReport(b)];
+  const verdicts = (r: FullReport) => new Map(r.requirements.map((q) => [requirementKey(q), q.isSat]));
+  const [va, vb] = [verdicts(ra), verdicts(rb)];
+  const requirements = [...new Set([...va.keys(), ...vb.keys()])]
+    .filter((k) => va.get(k) !== vb.get(k))
+    .map((k) => ({ requirement: k, from: va.get(k) ?? null, to: vb.get(k) ?? null }));
+  const firewalls = (r: FullReport) => new Map(r.placements.map((f) => [f.node, f.elements.map(ruleKey)]));
+  const [fa, fb] = [firewalls(ra), firewalls(rb)];
+  const rules = [...fa.keys()]
+    .filter((n) => fb.has(n))
+    .map((n) => ({ firewall: n, added: fb.get(n)!.filter((k) => !fa.get(n)!.includes(k)), removed: fa.get(n)!.filter((k) => !fb.get(n)!.includes(k)) }))
+    .filter((d) => d.added.length || d.removed.length);
+  return {
+    from: a.id,
+    to: b.id,
+    requirements,
+    firewalls: { added: [...fb.keys()].filter((n) => !fa.has(n)), removed: [...fa.keys()].filter((n) => !fb.has(n)) },
+    rules,
+  };
+}
+
+function fullReport(s: SimulationRecord): FullReport {
   const r = s.report as Report;
   const nfv = s.result as NFV;
   const properties = nfv.propertyDefinition?.property ?? [];
@@ -251,6 +296,19 @@ export const simulationOperations: Operation[] = [
         data.simulations = data.simulations.filter((x) => x !== s);
         return {};
       }),
+  },
+  {
+    name: 'simulations.diff',
+    method: 'GET',
+    path: '/adp/simulations/{smid}/diff/{other}',
+    summary: 'What changed from one stored result to another: verdicts, firewalls, rules (our addition)',
+    reply: 'json',
+    status: 200,
+    errors: [404, 400],
+    handler: async (i) => {
+      const data = await i.ws.read(ADP_AREA);
+      return { value: diffResults(findSimulation(data, i.params.smid as number), findSimulation(data, i.params.other as number)) };
+    },
   },
   {
     name: 'simulations.report',
