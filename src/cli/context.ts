@@ -217,7 +217,7 @@ async function itemsAt(cmd: Command, path: string): Promise<number> {
 }
 
 /** Asks before a bulk delete on a terminal; elsewhere requires --yes. */
-async function confirmed(question: string, yes: boolean | undefined): Promise<boolean> {
+export async function confirmed(question: string, yes: boolean | undefined): Promise<boolean> {
   if (yes) return true;
   if (!isInteractive()) throw new UsageError(`${question} Pass --yes to confirm when not on a terminal.`);
   const { default: inquirer } = await import('inquirer');

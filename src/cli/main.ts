@@ -6,6 +6,7 @@ import { Command, CommanderError } from 'commander';
 import { NfvError, EXIT, exitCodeFor } from '../model/errors.js';
 import { configurationCommand, constraintsCommand, graphsCommand, neighboursCommand, nodesCommand } from './commands/graphs.js';
 import { deployCommand, fwdCommand, generateFilesCommand } from './commands/fwd.js';
+import { initCommand } from './commands/init.js';
 import { inventoryCommand } from './commands/inventory.js';
 import { requestCommand } from './commands/request.js';
 import { propertiesCommand, requirementsCommand } from './commands/requirements.js';
@@ -23,6 +24,7 @@ export function buildProgram(): Command {
     .version(VERSION)
     .showHelpAfterError('(run with --help for usage)');
   for (const cmd of [
+    initCommand,
     simulateCommand,
     simulationsCommand,
     graphsCommand,

@@ -85,5 +85,11 @@ t.test('in a real terminal', { skip: !HAVE_TMUX && 'tmux is not installed here (
     term.run('clear');
     term.run(`${BIN} graphs list; echo EXIT=$?`);
     t.match(await term.until(/EXIT=\d+/), /no graphs[\s\S]*EXIT=0/, 'the graphs went');
+    term.run('clear');
+    term.run(`${BIN} init ${ws}; echo EXIT=$?`);
+    await term.until(/is not empty; add the samples to it\?/);
+    term.type('n');
+    term.keys('Enter');
+    t.match(await term.until(/EXIT=\d+/), /cancelled[\s\S]*EXIT=0/, 'init asks on a terminal before adding to a folder in use');
   });
 });
