@@ -6,6 +6,7 @@ import { Command, CommanderError } from 'commander';
 import { NfvError, EXIT, exitCodeFor } from '../model/errors.js';
 import { configurationCommand, constraintsCommand, graphsCommand, neighboursCommand, nodesCommand } from './commands/graphs.js';
 import { deployCommand, fwdCommand, generateFilesCommand } from './commands/fwd.js';
+import { completionCommand } from './commands/completion.js';
 import { initCommand } from './commands/init.js';
 import { inventoryCommand } from './commands/inventory.js';
 import { requestCommand } from './commands/request.js';
@@ -44,7 +45,7 @@ export function buildProgram(): Command {
   ]) {
     program.addCommand(cmd);
   }
-  program.helpCommand(false).addCommand(helpCommand(program));
+  program.helpCommand(false).addCommand(helpCommand(program)).addCommand(completionCommand(() => program));
   program.hook('preAction', (_program, action) => {
     messages.quiet = Boolean(action.optsWithGlobals<{ quiet?: boolean }>().quiet);
   });
