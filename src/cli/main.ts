@@ -7,6 +7,7 @@ import { NfvError, EXIT, exitCodeFor } from '../model/errors.js';
 import { configurationCommand, constraintsCommand, graphsCommand, neighboursCommand, nodesCommand } from './commands/graphs.js';
 import { deployCommand, fwdCommand, generateFilesCommand } from './commands/fwd.js';
 import { completionCommand } from './commands/completion.js';
+import { addExamples } from './examples.js';
 import { initCommand } from './commands/init.js';
 import { inventoryCommand } from './commands/inventory.js';
 import { requestCommand } from './commands/request.js';
@@ -46,6 +47,7 @@ export function buildProgram(): Command {
     program.addCommand(cmd);
   }
   program.helpCommand(false).addCommand(helpCommand(program)).addCommand(completionCommand(() => program));
+  addExamples(program);
   program.hook('preAction', (_program, action) => {
     messages.quiet = Boolean(action.optsWithGlobals<{ quiet?: boolean }>().quiet);
   });

@@ -1,0 +1,56 @@
+/**
+ * Examples at the end of every command's --help: written for the commands people start with, generated for the
+ * rest from the command's arguments and input file (so no command is without one).
+ */
+import type { Command } from 'commander';
+
+const WRITTEN: Record<string, string[]> = {
+  'nfv init': ['nfv init ~/nfv-demo'],
+  'nfv simulate': [
+    'nfv simulate samples/office-nat.xml                 # a summary on a terminal',
+    'nfv simulate samples/office-nat.xml > result.xml    # the result document when piped',
+    'nfv simulate --store samples/web-farm.xml -o out.xml',
+    'nfv simulate --gid 1 --rid 1 --timeout 120',
+  ],
+  'nfv simulations list': ['nfv simulations list', 'nfv simulations list --format json | jq ".[] | select(.verdict == \\"UNSAT\\")"'],
+  'nfv simulations diff': ['nfv simulations diff 1 2'],
+  'nfv deploy': ['nfv deploy iptables 1 | iptables-restore --test', 'nfv deploy ovs 1 -o br0.flows'],
+  'nfv generate-files': ['nfv generate-files result.xml --type all -o out/'],
+  'nfv fwd import': ['nfv fwd import --simulation 1'],
+  'nfv fwd nodes list': ['nfv fwd nodes list --from 1 --to 50'],
+  'nfv inventory ingest': ['nfv inventory ingest catalog catalog.json', 'nfv inventory ingest commands fleet/', 'cat commands.jsonl | nfv inventory ingest commands'],
+  'nfv inventory resources': ['nfv inventory resources File', 'nfv inventory resources --query \'["=","tag","web"]\' --limit 20 --total'],
+  'nfv inventory reports': ['nfv inventory reports --query \'["=","latest_report?",true]\''],
+  'nfv inventory events': ['nfv inventory events --query \'["=","status","failure"]\''],
+  'nfv inventory event-counts': ['nfv inventory event-counts --summarize-by resource --counts-filter \'[">","failures",0]\''],
+  'nfv inventory aggregate-event-counts': ['nfv inventory aggregate-event-counts --summarize-by certname'],
+  'nfv request': ['nfv request GET /adp/graphs/1', 'nfv request POST /adp/graphs -d @graphs.xml'],
+  'nfv serve': ['nfv serve --port 8085 --log', 'NFV_TOKEN=secret nfv serve --host 0.0.0.0'],
+  'nfv completion': ['source <(nfv completion bash)', 'nfv completion fish > ~/.config/fish/completions/nfv.fish'],
+  'nfv help': ['nfv help graphs create'],
+};
+
+const SAMPLE_VALUES: Record<string, string> = { hid: 'h1', type: 'File', title: 'nginx', format: 'iptables', kind: 'catalog', shell: 'bash' };
+
+const pathOf = (cmd: Command): string[] => (cmd.parent ? [...pathOf(cmd.parent), cmd.name()] : [cmd.name()]);
+
+/** The examples of one command: written ones, else one built from its arguments and its -f option. */
+export function examplesOf(cmd: Command): string[] {
+  const name = pathOf(cmd).join(' ');
+  if (WRITTEN[name]) return WRITTEN[name]!;
+  const args = cmd.registeredArguments.map((a) => SAMPLE_VALUES[a.name()] ?? (a.required ? '1' : '')).filter(Boolean);
+  const file = cmd.options.some((o) => o.long === '--file') ? ` -f ${cmd.parent?.name() ?? 'input'}.xml` : '';
+  const yes = cmd.options.some((o) => o.long === '--yes') ? ' --yes' : '';
+  return [`${[name, ...args].join(' ')}${file}${yes}`];
+}
+
+/** Adds the examples to every command's help, groups included (their subcommands' first examples). */
+export function addExamples(cmd: Command): void {
+  for (const c of cmd.commands) addExamples(c);
+  const examples = !cmd.parent
+    ? ['nfv init ~/nfv-demo', 'nfv simulate samples/office-nat.xml', 'nfv graphs list --format json', 'nfv serve --log', 'nfv help simulate']
+    : cmd.commands.length
+      ? cmd.commands.map((c) => examplesOf(c)[0]!)
+      : examplesOf(cmd);
+  cmd.addHelpText('after', `\nExamples:\n${examples.map((e) => `  $ ${e}`).join('\n')}\n`);
+}

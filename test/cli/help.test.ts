@@ -1,0 +1,42 @@
+/** Every command's --help ends with examples, and each example names a command that exists. */
+import t from 'tap';
+import type { Command } from 'commander';
+import { buildProgram } from '../../src/cli/main.js';
+import { cli } from '../helpers.js';
+
+function all(cmd: Command): Command[] {
+  return [cmd, ...cmd.commands.flatMap(all)];
+}
+
+t.test('every command\'s help ends with examples of existing commands', async (t) => {
+  const program = buildProgram();
+  const names = new Set(all(program).map((c) => {
+    const path: string[] = [];
+    for (let x: Command | null = c; x; x = x.parent) path.unshift(x.name());
+    return path.join(' ');
+  }));
+  let checked = 0;
+  for (const cmd of all(program)) {
+    let text = '';
+    cmd.configureOutput({ writeOut: (s) => (text += s), writeErr: (s) => (text += s) });
+    cmd.outputHelp();
+    const examples = /\nExamples:\n((?: {2}\$ .+\n)+)\n*$/.exec(text);
+    if (!examples) {
+      t.fail(`${cmd.name()}: no examples at the end of its help`);
+      continue;
+    }
+    for (const line of examples[1]!.split('\n').map((l) => l.trim()).filter(Boolean)) {
+      const words = line.replace(/^\$ /, '').replace(/^\S+=\S+ /, '').replace(/^cat \S+ \| /, '').replace(/^source <\((.*)\)$/, '$1').split(' ');
+      const known = [...Array(words.length).keys()].some((k) => names.has(words.slice(0, k + 1).join(' ')) && k > 0);
+      if (!known) t.fail(`${cmd.name()}: example "${line}" names no command`);
+    }
+    checked++;
+  }
+  t.ok(checked > 60, `${checked} commands checked`);
+});
+
+t.test('--help through the binary ends with the examples', async (t) => {
+  const r = await cli(['graphs', 'create', '--help']);
+  t.equal(r.code, 0);
+  t.match(r.stdout, /\nExamples:\n {2}\$ nfv graphs create -f graphs\.xml\n+$/);
+});
