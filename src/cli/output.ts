@@ -30,31 +30,93 @@ export const plainStyle = () => (chalk.level === 0 || !process.stdout.isTTY ? { 
 
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
-/** A cell: scalars as they are, lists of named things as their names, other lists as a count. */
+/** At most this many names in a cell; longer lists are summarised as a count (a graph of 241 nodes is "241"). */
+const MAX_NAMES = 3;
+
+/** A cell: scalars as they are; short lists as their names, longer ones as a count; objects as their scalar fields. */
 function cell(v: unknown): string {
   if (v === undefined || v === null) return '';
   if (Array.isArray(v)) {
-    if (v.every((x) => isRecord(x) && typeof x.name === 'string')) return v.map((x) => (x as { name: string }).name).join(', ');
-    if (v.every((x) => typeof x !== 'object')) return v.join(', ');
-    return `${v.length} items`;
+    const names = v.map((x) => (isRecord(x) ? (typeof x.name === 'string' ? x.name : undefined) : typeof x !== 'object' ? String(x) : undefined));
+    if (v.length <= MAX_NAMES && names.every((n) => n !== undefined)) return names.join(', ');
+    return String(v.length);
   }
-  if (isRecord(v)) return Object.keys(v).join(', ');
+  if (isRecord(v)) {
+    // Scalar fields as k=v, list fields as their length: {nodeMetrics: [...3]} is "nodeMetrics: 3".
+    const parts = Object.entries(v).flatMap(([k, x]) =>
+      x === null || x === undefined ? [] : Array.isArray(x) ? [`${k}: ${x.length}`] : typeof x === 'object' ? [k] : [`${k}=${String(x)}`],
+    );
+    return parts.join(' ');
+  }
   return String(v);
 }
 
-/** Tables for any resource: the rows are its first list of objects, the columns their fields. */
+type Row = Record<string, unknown>;
+type Column = [string, (r: Row) => unknown];
+
+const count = (v: unknown) => (Array.isArray(v) ? v.length : 0);
+const rulesOf = (r: Row) => ((r.configuration as Row | undefined)?.firewall as Row | undefined) ?? {};
+/** The kind of a node's configuration: its one non-id, non-name field (webclient, nat, firewall, ...). */
+const configurationKind = (r: Row) => Object.keys((r.configuration as Row | undefined) ?? {}).find((k) => k !== 'id' && k !== 'name' && k !== 'description') ?? '';
+
+/** Columns per kind of resource, recognised by its fields (the way `kubectl get` chooses columns per kind). */
+const KINDS: { is: (r: Row) => boolean; columns: Column[] }[] = [
+  {
+    is: (r) => r.functionalType === 'FIREWALL' && isRecord(r.configuration),
+    columns: [['id', (r) => r.id], ['name', (r) => r.name], ['default', (r) => rulesOf(r).defaultAction ?? 'DENY'], ['rules', (r) => count(rulesOf(r).elements)]],
+  },
+  { is: (r) => Array.isArray(r.node), columns: [['id', (r) => r.id], ['service graph', (r) => r.serviceGraph ?? false], ['nodes', (r) => count(r.node)]] },
+  {
+    is: (r) => typeof r.name === 'string' && ('functionalType' in r || 'neighbour' in r),
+    columns: [
+      ['id', (r) => r.id],
+      ['name', (r) => r.name],
+      ['function', (r) => r.functionalType ?? '(allocation place)'],
+      ['neighbours', (r) => r.neighbour],
+      ['configuration', (r) => configurationKind(r)],
+    ],
+  },
+  { is: (r) => Array.isArray(r.property), columns: [['id', (r) => r.id], ['properties', (r) => count(r.property)]] },
+  {
+    is: (r) => typeof r.src === 'string' && typeof r.dst === 'string',
+    columns: [
+      ['id', (r) => r.id],
+      ['requirement', (r) => r.name],
+      ['from', (r) => r.src],
+      ['to', (r) => r.dst],
+      ['protocol', (r) => r.lv4Proto ?? 'ANY'],
+      ['ports', (r) => `${r.srcPort ?? '*'} -> ${r.dstPort ?? '*'}`],
+      ['holds', (r) => r.isSat ?? ''],
+    ],
+  },
+  { is: (r) => Array.isArray(r.hosts) && Array.isArray(r.connections), columns: [['id', (r) => r.id], ['hosts', (r) => count(r.hosts)], ['connections', (r) => count(r.connections)]] },
+];
+
+function rulesTable(node: Row): string {
+  const rules = (rulesOf(node).elements as Row[] | undefined) ?? [];
+  if (!rules.length) return 'no rules';
+  const table = new Table({ head: ['rule', 'action', 'source', 'destination', 'protocol', 'src port', 'dst port'], style: plainStyle() });
+  for (const r of rules) table.push([r.id, r.action ?? 'DENY', r.source, r.destination, r.protocol ?? 'ANY', r.srcPort ?? '*', r.dstPort ?? '*'].map(cell));
+  return table.toString();
+}
+
+/** Tables for any resource: the rows are its first list of objects, the columns chosen per kind, or its fields. */
 export function tableOf(value: unknown): string {
+  if (Array.isArray(value) && value.every(isRecord)) return tableOf({ items: value });
   if (!isRecord(value)) return Array.isArray(value) ? value.map(cell).join('\n') : cell(value);
   const rowsKey = Object.keys(value).find((k) => Array.isArray(value[k]) && (value[k] as unknown[]).every(isRecord));
-  const rows = rowsKey ? (value[rowsKey] as Record<string, unknown>[]) : [value];
+  const rows = rowsKey ? (value[rowsKey] as Row[]) : [value];
   const header = Object.entries(value)
     .filter(([k, v]) => k !== rowsKey && (typeof v !== 'object' || v === null))
     .map(([k, v]) => `${k}: ${v}`)
     .join('  ');
-  const columns = [...new Set(rows.flatMap((r) => Object.keys(r)))];
-  const table = new Table({ head: columns, style: plainStyle() });
-  for (const r of rows) table.push(columns.map((c) => cell(r[c])));
-  return `${header ? `${header}\n` : ''}${rows.length ? table.toString() : `(no ${rowsKey ?? 'items'})`}`;
+  const kind = rows.length ? KINDS.find((k) => rows.every(k.is)) : undefined;
+  // One firewall node: its policy as well, rule by rule in first-match order.
+  if (rowsKey === undefined && kind === KINDS[0]) return `${tableOf([value])}\n${rulesTable(value)}`;
+  const columns: Column[] = kind?.columns ?? [...new Set(rows.flatMap((r) => Object.keys(r)))].map((c) => [c, (r: Row) => r[c]]);
+  const table = new Table({ head: columns.map(([h]) => h), style: plainStyle() });
+  for (const r of rows) table.push(columns.map(([, get]) => cell(get(r))));
+  return `${rowsKey === undefined && kind ? '' : header ? `${header}\n` : ''}${rows.length ? table.toString() : `(no ${rowsKey ?? 'items'})`}`;
 }
 
 /** The table form of an outcome's data, from its JSON model form. */
