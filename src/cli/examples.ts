@@ -14,6 +14,8 @@ const WRITTEN: Record<string, string[]> = {
   ],
   'nfv simulations list': ['nfv simulations list', 'nfv simulations list --format json | jq ".[] | select(.verdict == \\"UNSAT\\")"'],
   'nfv simulations diff': ['nfv simulations diff 1 2'],
+  'nfv simulations draw': ['nfv simulations draw 1 -o result.svg', 'nfv simulations draw 1 | dot -Tpng > result.png'],
+  'nfv graphs draw': ['nfv graphs draw 1 -o graph.svg'],
   'nfv deploy': ['nfv deploy iptables 1 | iptables-restore --test', 'nfv deploy ovs 1 -o br0.flows'],
   'nfv generate-files': ['nfv generate-files result.xml --type all -o out/'],
   'nfv fwd import': ['nfv fwd import --simulation 1'],

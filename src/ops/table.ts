@@ -1,6 +1,7 @@
 /**
  * The operation table: every `/adp`, `/fwd` and `/v4` operation, in one list that the CLI and serve mode share.
  */
+import { drawOperations } from './adp/draw.js';
 import { generateOperations } from './adp/generate.js';
 import { graphOperations } from './adp/graphs.js';
 import { requirementOperations } from './adp/requirements.js';
@@ -15,6 +16,7 @@ export const OPERATIONS: readonly Operation[] = [
   ...simulationOperations,
   ...substrateOperations,
   ...graphOperations,
+  ...drawOperations,
   ...generateOperations,
   ...fwdOperations,
   ...inventoryOperations,

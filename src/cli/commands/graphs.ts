@@ -1,4 +1,5 @@
 import { group, opCommand } from '../context.js';
+import { drawCommand } from '../draw.js';
 
 export const graphsCommand = group('graphs', 'graphs of network functions', [
   opCommand('list', 'graphs.list'),
@@ -7,6 +8,7 @@ export const graphsCommand = group('graphs', 'graphs of network functions', [
   opCommand('update', 'graphs.update'),
   opCommand('delete', 'graphs.delete'),
   opCommand('delete-all', 'graphs.deleteAll', { confirm: 'graphs' }),
+  drawCommand('graphs'),
 ]);
 
 export const nodesCommand = group('nodes', 'nodes of a graph', [

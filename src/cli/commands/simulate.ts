@@ -12,6 +12,7 @@ import { parseParam } from '../../model/ids.js';
 import type { NFV } from '../../model/types.js';
 import { UsageError, executeFor, globals, group, interruptSignal, opCommand, outputFormat, printOutcome, readInput, state, writeUserFile } from '../context.js';
 import { plainStyle, say, writeData } from '../output.js';
+import { drawCommand } from '../draw.js';
 import { simulationSummary } from '../summary.js';
 
 interface SimulateOptions {
@@ -170,6 +171,7 @@ const diffCommand = new Command('diff')
 export const simulationsCommand = group('simulations', 'stored simulation results', [
   listCommand,
   diffCommand,
+  drawCommand('simulations'),
   opCommand('get', 'simulations.get'),
   opCommand('report', 'simulations.report'),
   opCommand('delete', 'simulations.delete'),

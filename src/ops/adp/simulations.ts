@@ -9,6 +9,7 @@ import { runSimulation } from '../../engine/pool.js';
 import { ALGORITHMS, type Algorithm, type FirewallReport, type Report, type RequirementReport, type SimulationResult } from '../../engine/simulate.js';
 import { DEFAULT_TIMEOUT_SECONDS, MAX_TIMEOUT_SECONDS } from '../../model/limits.js';
 import { parseId } from '../../model/ids.js';
+import { dotOf } from './draw.js';
 import type { Input, Operation, Reply } from '../operation.js';
 import { ADP_AREA, clearCollection, addGraph, findGraph, findRequirementSet, findSubstrate, nextId, type AdpData, type SimulationRecord, type SimulationRun } from './data.js';
 
@@ -308,6 +309,26 @@ export const simulationOperations: Operation[] = [
     handler: async (i) => {
       const data = await i.ws.read(ADP_AREA);
       return { value: diffResults(findSimulation(data, i.params.smid as number), findSimulation(data, i.params.other as number)) };
+    },
+  },
+  {
+    name: 'simulations.draw',
+    method: 'GET',
+    path: '/adp/simulations/{smid}/draw',
+    summary: 'A picture of a stored result, as Graphviz DOT: placed firewalls, unused places, failed requirements (our addition)',
+    reply: 'text',
+    status: 200,
+    errors: [404, 400],
+    handler: async (i) => {
+      const data = await i.ws.read(ADP_AREA);
+      const s = findSimulation(data, i.params.smid as number);
+      const result = s.result as NFV;
+      const graph = result.graphs.graph?.[0];
+      if (!graph) throw notFound(`simulation ${s.id} holds no graph`);
+      // The stored input graph (its allocation places have no function), unless it was deleted since.
+      const input = data.graphs.find((g) => g.id === s.source.gids[0]);
+      const body = dotOf({ title: `simulation ${s.id}: ${(s.report as Report).verdict}`, graph, input, report: s.report as Report });
+      return { text: { body, filename: `simulation-${s.id}.dot`, mediaType: 'text/vnd.graphviz; charset=utf-8' } };
     },
   },
   {
