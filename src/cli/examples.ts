@@ -46,11 +46,20 @@ export function examplesOf(cmd: Command): string[] {
   return [`${[name, ...args].join(' ')}${file}${yes}`];
 }
 
+export const ROOT_EXAMPLES = [
+  'nfv init ~/nfv-demo',
+  'nfv simulate samples/office-nat.xml',
+  'nfv simulations draw 1 -o result.svg',
+  'nfv deploy iptables 1 | iptables-restore --test',
+  'nfv inventory ingest commands fleet/',
+  'nfv serve --log',
+];
+
 /** Adds the examples to every command's help, groups included (their subcommands' first examples). */
 export function addExamples(cmd: Command): void {
   for (const c of cmd.commands) addExamples(c);
   const examples = !cmd.parent
-    ? ['nfv init ~/nfv-demo', 'nfv simulate samples/office-nat.xml', 'nfv graphs list --format json', 'nfv serve --log', 'nfv help simulate']
+    ? ROOT_EXAMPLES
     : cmd.commands.length
       ? cmd.commands.map((c) => examplesOf(c)[0]!)
       : examplesOf(cmd);

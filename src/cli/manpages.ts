@@ -4,7 +4,7 @@
  * a test checks that the committed pages are what the table generates.
  */
 import type { Command, Option } from 'commander';
-import { examplesOf } from './examples.js';
+import { ROOT_EXAMPLES, examplesOf } from './examples.js';
 
 export const EXIT_STATUS = [
   '0 success (also an empty list); 1 some requirement cannot hold (simulate); 2 invalid input or usage; 3 not found;',
@@ -54,8 +54,51 @@ export function groupPage(group: Command, version: string): string {
   return `${lines.join('\n')}\n`;
 }
 
-/** Pages for every top-level command except help and completion, by file name. */
+const ENVIRONMENT: [string, string][] = [
+  ['NFV_WORKSPACE', 'Workspace folder when -w is not given (default ./workspaces/default).'],
+  ['NFV_LOCK_TIMEOUT', 'Seconds to wait for another process holding the workspace lock (default 5; also --lock-timeout).'],
+  ['NFV_TOKEN', 'Bearer token that serve requires.'],
+  ['NO_COLOR', 'Disables colour.'],
+];
+
+/** nfv.1: every top-level command (its group page has the details), the global options, environment, exit status. */
+export function mainPage(program: Command, version: string, groups: string[]): string {
+  const lines = [
+    `.TH NFV 1 "2026-11" "nfv ${version}" "User Commands"`,
+    '.SH NAME',
+    `nfv \\- ${roff(program.description())}`,
+    '.SH SYNOPSIS',
+    '.B nfv',
+    `[\\fIoptions\\fR] \\fIcommand\\fR ...`,
+    '.SH DESCRIPTION',
+    roff('nfv keeps a workspace of network graphs, requirement sets and substrates in local JSON files, places and configures'),
+    roff('firewalls so that isolation and reachability requirements hold (Z3 MaxSAT), keeps firewall nodes for deployment,'),
+    roff('answers PuppetDB v4 inventory queries, and serves the same operations over HTTP. Data goes to stdout, messages to stderr.'),
+    '.SH COMMANDS',
+    ...program.commands.flatMap((c) => {
+      const subs = c.commands.map((x) => x.name()).join('|');
+      const more = groups.includes(`nfv-${c.name()}.1`) ? ` See \\fBnfv\\-${roff(c.name())}\\fR(1).` : '';
+      return ['.TP', `.B ${roff(usage(c, subs ? `${c.name()} ${subs}` : c.name()))}`, `${roff(c.description())}.${more}`];
+    }),
+    '.SH OPTIONS',
+    ...optionLines(program.options),
+    '.SH ENVIRONMENT',
+    ...ENVIRONMENT.flatMap(([k, v]) => ['.TP', `.B ${k}`, roff(v)]),
+    '.SH EXIT STATUS',
+    roff(EXIT_STATUS),
+    '.SH EXAMPLES',
+    ...ROOT_EXAMPLES.flatMap((e) => ['.nf', roff(e), '.fi']),
+    '.SH FILES',
+    roff('workspaces/default/adp.json, fwd.json, inventory.journal: the workspace.'),
+    '.SH SEE ALSO',
+    ...groups.map((g) => `.BR ${roff(g.slice(0, -2))} (1)`),
+  ];
+  return `${lines.join('\n')}\n`;
+}
+
+/** nfv.1 and a page for every top-level command except help and completion, by file name. */
 export function manPages(program: Command, version: string): Map<string, string> {
   const skip = new Set(['help', 'completion']);
-  return new Map(program.commands.filter((c) => !skip.has(c.name())).map((c) => [`nfv-${c.name()}.1`, groupPage(c, version)]));
+  const groups = new Map(program.commands.filter((c) => !skip.has(c.name())).map((c) => [`nfv-${c.name()}.1`, groupPage(c, version)]));
+  return new Map([['nfv.1', mainPage(program, version, [...groups.keys()])], ...groups]);
 }

@@ -1,7 +1,6 @@
 import path from 'node:path';
 import Table from 'cli-table3';
 import { Command, Option } from 'commander';
-import ora from 'ora';
 import { encodeDocument, detectFormat } from '../../model/codec.js';
 import { EXIT } from '../../model/errors.js';
 import { NfvType } from '../../model/resources.js';
@@ -54,7 +53,9 @@ export const simulateCommand = new Command('simulate')
     const query = new URLSearchParams({ algorithm: opts.algorithm, timeout: opts.timeout });
     for (const f of opts.fid) query.append('fid', f);
     const started = performance.now();
-    // discardStdin off: ora's raw-mode stdin never resumes a stream that was not read yet, so Ctrl-C was swallowed.
+    // Loaded here, not at start-up: only simulate spins. discardStdin off: ora's raw-mode stdin never resumes a
+    // stream that was not read yet, so Ctrl-C was swallowed.
+    const { default: ora } = await import('ora');
     const spinner = ora({ text: 'reading', isSilent: !process.stderr.isTTY, stream: process.stderr, discardStdin: false });
     let phase = 'reading';
     const show = () => {
