@@ -16,8 +16,8 @@ t.test('bash completes commands, subcommands, options and option values', async 
     return r.stdout.trim();
   };
   t.equal(complete('gra'), 'graphs');
-  t.equal(complete('graphs', ''), 'list create get update delete delete-all');
-  t.equal(complete('simulations', 'd'), 'diff delete delete-all');
+  t.equal(complete('graphs', ''), 'list create get update delete delete-all draw');
+  t.equal(complete('simulations', 'd'), 'diff draw delete delete-all');
   t.equal(complete('fwd', 'nodes', 'l'), 'list');
   t.equal(complete('--format', ''), 'xml json table');
   t.equal(complete('graphs', 'list', '--fo'), '--format');
@@ -29,7 +29,7 @@ t.test('zsh and fish scripts; an unknown shell is exit 2', async (t) => {
   t.match((await cli(['completion', 'zsh'])).stdout, /^#compdef nfv\n#.*\nautoload -U \+X bashcompinit/);
   const fish = (await cli(['completion', 'fish'])).stdout;
   t.match(fish, /complete -c nfv -n '__fish_use_subcommand' -a graphs -d 'graphs of network functions'/);
-  t.match(fish, /complete -c nfv -n '__fish_seen_subcommand_from graphs; and not __fish_seen_subcommand_from list create get update delete delete-all' -a list/);
+  t.match(fish, /complete -c nfv -n '__fish_seen_subcommand_from graphs; and not __fish_seen_subcommand_from list create get update delete delete-all draw' -a list/);
   t.match(fish, /complete -c nfv -l format -xa 'xml json table'/);
   const bad = await cli(['completion', 'tcsh']);
   t.equal(bad.code, 2);
