@@ -7,13 +7,12 @@ import { badRequest, quote } from '../model/errors.js';
 import type { Graph, NFV, Node, Property } from '../model/types.js';
 import { allocatePlaces, type AllocationTuning, type Decisions } from './allocate.js';
 import { SolverTimeout } from './maxsat.js';
-import { DEFAULT_TIMEOUT_SECONDS } from '../model/limits.js';
+import { ALGORITHMS, DEFAULT_TIMEOUT_SECONDS, type Algorithm } from '../model/limits.js';
 import { computeFlows, type FlowModel, type Requirement, type RequirementKind } from './flows.js';
 import { buildNetwork, expandServiceGraph, expandWildcards, pathsBetween, type NetNode } from './network.js';
 import { synthesiseRules } from './rules.js';
 
-export type Algorithm = 'AP' | 'MF';
-export const ALGORITHMS: readonly Algorithm[] = ['AP', 'MF'];
+export { ALGORITHMS, type Algorithm } from '../model/limits.js';
 
 
 export interface SimulateOptions {

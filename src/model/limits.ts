@@ -30,3 +30,7 @@ export const MAX_REGEX_LENGTH = 4_096;
 
 /** Commands in one batch of `POST /v4/commands/batch` (the CLI's batch ingest sends several batches). */
 export const MAX_BATCH = 10_000;
+
+/** The allocation algorithms a simulation accepts (VEREFOO's names; both share one model here). */
+export const ALGORITHMS = ['AP', 'MF'] as const;
+export type Algorithm = (typeof ALGORITHMS)[number];

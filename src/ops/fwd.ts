@@ -3,7 +3,7 @@
  * Bodies are JSON. Node ids and rule ids are given by the service and never reused; a rule keeps its id and its
  * place in the list (its first-match position) across updates and deletes of other rules.
  */
-import { deployFile, type DeployFormat } from '../engine/deploy.js';
+import type { DeployFormat } from '../engine/deploy.js';
 import { badRequest, notFound, quote } from '../model/errors.js';
 import { ConfigurationType, ElementsType, NodeType } from '../model/resources.js';
 import type { Configuration, Elements, NFV, Node } from '../model/types.js';
@@ -97,6 +97,8 @@ function deployOperation(segment: string, format: DeployFormat, summary: string)
     errors: [404, 400],
     handler: async (i) => {
       const node = findFwdNode(await i.ws.read(FWD_AREA), nid(i));
+      // The translators load only when a configuration is asked for (not at every command's start).
+      const { deployFile } = await import('../engine/deploy.js');
       const file = deployFile(node, node.id!, format);
       return { text: { body: file.content, filename: file.filename, mediaType: 'text/plain; charset=utf-8' } };
     },

@@ -4,12 +4,13 @@
  */
 import type { InventoryData } from '../inventory/ingest.js';
 import { MAX_BATCH } from '../model/limits.js';
-import { inventoryStore } from '../inventory/store.js';
-import { events, indexOf, reports, resources } from '../inventory/entities.js';
-import { rejectUnknown } from '../inventory/paging.js';
-import { aggregateEventCounts, eventCounts, queryEntity, type Answer } from '../inventory/service.js';
+import type { Answer } from '../inventory/service.js';
 import { badRequest, notFound } from '../model/errors.js';
 import type { Input, Operation, Reply } from './operation.js';
+
+type Inventory = typeof import('../inventory/index.js');
+/** The inventory loads on the first inventory operation, not at every command's start. */
+const inventory = (): Promise<Inventory> => import('../inventory/index.js');
 
 
 const answer = (a: Answer, query: URLSearchParams): Reply => ({
@@ -27,7 +28,7 @@ function bodyParameters(body: unknown, query: URLSearchParams): URLSearchParams 
 }
 
 /** A query endpoint: GET with URL parameters, and POST with the same parameters in a JSON body (PuppetDB 3.0+). */
-function query(name: string, path: string, summary: string, run: (data: InventoryData, i: Input) => Answer): Operation[] {
+function query(name: string, path: string, summary: string, run: (inv: Inventory, data: InventoryData, i: Input) => Answer): Operation[] {
   const get: Operation = {
     name,
     method: 'GET',
@@ -36,7 +37,10 @@ function query(name: string, path: string, summary: string, run: (data: Inventor
     reply: 'json',
     status: 200,
     errors: [400],
-    handler: async (i) => answer(run(await inventoryStore(i.ws).data(), i), i.query),
+    handler: async (i) => {
+      const inv = await inventory();
+      return answer(run(inv, await inv.inventoryStore(i.ws).data(), i), i.query);
+    },
   };
   const post: Operation = {
     ...get,
@@ -45,16 +49,17 @@ function query(name: string, path: string, summary: string, run: (data: Inventor
     body: 'json',
     handler: async (i) => {
       const params = bodyParameters(i.body, i.query);
-      return answer(run(await inventoryStore(i.ws).data(), { ...i, query: params }), params);
+      const inv = await inventory();
+      return answer(run(inv, await inv.inventoryStore(i.ws).data(), { ...i, query: params }), params);
     },
   };
   return [get, post];
 }
 
 function reportPart(part: 'metrics' | 'logs'): Operation[] {
-  return query(`v4.reports.${part}`, `/v4/reports/{hash}/${part}`, `The ${part} of a report`, (data, i) => {
-    rejectUnknown(i.query, []);
-    const report = indexOf(data).byHash.get(i.params.hash as string);
+  return query(`v4.reports.${part}`, `/v4/reports/{hash}/${part}`, `The ${part} of a report`, (inv, data, i) => {
+    inv.rejectUnknown(i.query, []);
+    const report = inv.indexOf(data).byHash.get(i.params.hash as string);
     if (!report) throw notFound(`No information is known about report ${i.params.hash}`);
     return { rows: report[part] ?? [] };
   });
@@ -71,7 +76,7 @@ export const inventoryOperations: Operation[] = [
     status: 200,
     errors: [400],
     handler: async (i) => {
-      const [result] = await inventoryStore(i.ws).apply([i.body], Date.now());
+      const [result] = await (await inventory()).inventoryStore(i.ws).apply([i.body], Date.now());
       if ('error' in result!) throw result.error;
       return { value: result!.ok };
     },
@@ -88,25 +93,25 @@ export const inventoryOperations: Operation[] = [
     handler: async (i) => {
       if (!Array.isArray(i.body)) throw badRequest('the body must be a JSON array of commands');
       if (i.body.length > MAX_BATCH) throw badRequest(`a batch holds at most ${MAX_BATCH} commands, not ${i.body.length}`);
-      const results = await inventoryStore(i.ws).apply(i.body, Date.now());
+      const results = await (await inventory()).inventoryStore(i.ws).apply(i.body, Date.now());
       return { value: results.map((r) => ('ok' in r ? r.ok : { error: { status: r.error.status, message: r.error.message } })), compact: true };
     },
   },
-  ...query('v4.resources', '/v4/resources', 'Resources of active nodes', (data, i) => queryEntity(resources, data, i.query)),
-  ...query('v4.resources.type', '/v4/resources/{type}', 'Resources of one type', (data, i) =>
-    queryEntity(resources, data, i.query, [['=', 'type', i.params.type]]),
+  ...query('v4.resources', '/v4/resources', 'Resources of active nodes', (inv, data, i) => inv.queryEntity(inv.resources, data, i.query)),
+  ...query('v4.resources.type', '/v4/resources/{type}', 'Resources of one type', (inv, data, i) =>
+    inv.queryEntity(inv.resources, data, i.query, [['=', 'type', i.params.type]]),
   ),
-  ...query('v4.resources.title', '/v4/resources/{type}/{title}', 'Resources of one type and title', (data, i) =>
-    queryEntity(resources, data, i.query, [['=', 'type', i.params.type], ['=', 'title', i.params.title]]),
+  ...query('v4.resources.title', '/v4/resources/{type}/{title}', 'Resources of one type and title', (inv, data, i) =>
+    inv.queryEntity(inv.resources, data, i.query, [['=', 'type', i.params.type], ['=', 'title', i.params.title]]),
   ),
-  ...query('v4.reports', '/v4/reports', 'Run reports', (data, i) => queryEntity(reports, data, i.query)),
-  ...query('v4.reports.events', '/v4/reports/{hash}/events', 'The events of a report', (data, i) => {
-    if (!indexOf(data).byHash.has(i.params.hash as string)) throw notFound(`No information is known about report ${i.params.hash}`);
-    return queryEntity(events, data, i.query, [['=', 'report', i.params.hash]]);
+  ...query('v4.reports', '/v4/reports', 'Run reports', (inv, data, i) => inv.queryEntity(inv.reports, data, i.query)),
+  ...query('v4.reports.events', '/v4/reports/{hash}/events', 'The events of a report', (inv, data, i) => {
+    if (!inv.indexOf(data).byHash.has(i.params.hash as string)) throw notFound(`No information is known about report ${i.params.hash}`);
+    return inv.queryEntity(inv.events, data, i.query, [['=', 'report', i.params.hash]]);
   }),
   ...reportPart('metrics'),
   ...reportPart('logs'),
-  ...query('v4.events', '/v4/events', 'Resource events of reports', (data, i) => queryEntity(events, data, i.query)),
-  ...query('v4.eventCounts', '/v4/event-counts', 'Event counts per resource, class or node', (data, i) => eventCounts(data, i.query)),
-  ...query('v4.aggregateEventCounts', '/v4/aggregate-event-counts', 'Event counts summed over subjects', (data, i) => aggregateEventCounts(data, i.query)),
+  ...query('v4.events', '/v4/events', 'Resource events of reports', (inv, data, i) => inv.queryEntity(inv.events, data, i.query)),
+  ...query('v4.eventCounts', '/v4/event-counts', 'Event counts per resource, class or node', (inv, data, i) => inv.eventCounts(data, i.query)),
+  ...query('v4.aggregateEventCounts', '/v4/aggregate-event-counts', 'Event counts summed over subjects', (inv, data, i) => inv.aggregateEventCounts(data, i.query)),
 ];

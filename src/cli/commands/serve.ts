@@ -1,7 +1,6 @@
 import { Command, InvalidArgumentError } from 'commander';
 import { stopSolverWorkers, useSolverWorkers } from '../../engine/pool.js';
 import { MAX_QUEUED_SOLVES } from '../../model/limits.js';
-import { isLoopback, listen } from '../../http/server.js';
 import { UsageError, workspaceOf } from '../context.js';
 import { say } from '../output.js';
 
@@ -31,6 +30,7 @@ export const serveCommand = new Command('serve')
   .option('--insecure', 'allow a non-loopback --host without a token (prints a warning)')
   .option('--log', 'write one access-log line per request to stderr')
   .action(async (opts: ServeOptions, self: Command) => {
+    const { isLoopback, listen } = await import('../../http/server.js');
     const token = opts.token ?? (process.env.NFV_TOKEN || undefined);
     if (!isLoopback(opts.host) && token === undefined && !opts.insecure) {
       throw new UsageError(`--host ${opts.host} is reachable from other machines: give --token (or NFV_TOKEN), or --insecure`);

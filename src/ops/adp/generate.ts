@@ -2,7 +2,6 @@
  * `POST /adp/venvironment/generateFiles`: deployable files for every FIREWALL node of an NFV, iptables only or
  * every format. Nodes without an id are numbered by their position among the firewalls (1, 2, ...).
  */
-import { DEPLOY_FORMATS, deployFile } from '../../engine/deploy.js';
 import { badRequest, quote } from '../../model/errors.js';
 import { GeneratedFilesType, NfvType } from '../../model/resources.js';
 import type { NFV } from '../../model/types.js';
@@ -23,6 +22,7 @@ export const generateOperations: Operation[] = [
       const type = i.query.get('firewallType');
       if (type === null) throw badRequest('firewallType: required, IPTABLES or ALL');
       if (type !== 'IPTABLES' && type !== 'ALL') throw badRequest(`firewallType: ${quote(type)} is not IPTABLES or ALL`);
+      const { DEPLOY_FORMATS, deployFile } = await import('../../engine/deploy.js');
       const formats = type === 'ALL' ? DEPLOY_FORMATS : (['iptables'] as const);
       const firewalls = (i.body.graphs.graph ?? []).flatMap((g) => g.node).filter((n) => n.functionalType === 'FIREWALL');
       if (firewalls.length === 0) throw badRequest('the NFV has no FIREWALL node');

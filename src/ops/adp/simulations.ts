@@ -6,8 +6,8 @@ import { EmptyCollection, badRequest, interrupted, notFound, quote } from '../..
 import { NfvType } from '../../model/resources.js';
 import { FUNCTIONAL_TYPES, type Elements, type Graph, type NFV, type Property } from '../../model/types.js';
 import { runSimulation } from '../../engine/pool.js';
-import { ALGORITHMS, type Algorithm, type FirewallReport, type Report, type RequirementReport, type SimulationResult } from '../../engine/simulate.js';
-import { DEFAULT_TIMEOUT_SECONDS, MAX_TIMEOUT_SECONDS } from '../../model/limits.js';
+import type { FirewallReport, Report, RequirementReport, SimulationResult } from '../../engine/simulate.js';
+import { ALGORITHMS, DEFAULT_TIMEOUT_SECONDS, MAX_TIMEOUT_SECONDS, type Algorithm } from '../../model/limits.js';
 import { parseId } from '../../model/ids.js';
 import { dotOf } from './draw.js';
 import type { Input, Operation, Reply } from '../operation.js';
