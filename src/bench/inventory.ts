@@ -183,8 +183,8 @@ for (const [name, p, params] of querySet) {
   const base: number[] = [];
   for (let k = 0; k < 5; k++) {
     const t0 = performance.now();
-    const scanned = rows.filter((r) => r !== null);
-    if (JSON.stringify(answer).length < 0 || scanned.length < 0) throw new Error('unreachable');
+    void rows.filter((r) => r !== null);
+    void JSON.stringify(answer);
     base.push(performance.now() - t0);
   }
   const row = { query: name, rows: answer.length, ms: median(times), baselineMs: median(base) };

@@ -64,7 +64,8 @@ export function dotOf(p: Picture): string {
   return `${lines.join('\n')}\n`;
 }
 
-const dotReply = (body: string, name: string) => ({ text: { body, filename: `${name}.dot`, mediaType: 'text/vnd.graphviz; charset=utf-8' } });
+/** The answer of a draw operation: DOT text with a file name. */
+export const dotReply = (body: string, name: string) => ({ text: { body, filename: `${name}.dot`, mediaType: 'text/vnd.graphviz; charset=utf-8' } });
 
 export const drawOperations: Operation[] = [
   {

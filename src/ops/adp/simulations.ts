@@ -9,7 +9,7 @@ import { runSimulation } from '../../engine/pool.js';
 import type { FirewallReport, Report, RequirementReport, SimulationResult } from '../../engine/simulate.js';
 import { ALGORITHMS, DEFAULT_TIMEOUT_SECONDS, MAX_TIMEOUT_SECONDS, type Algorithm } from '../../model/limits.js';
 import { parseId } from '../../model/ids.js';
-import { dotOf } from './draw.js';
+import { dotOf, dotReply } from './draw.js';
 import type { Input, Operation, Reply } from '../operation.js';
 import { ADP_AREA, clearCollection, addGraph, findGraph, findRequirementSet, findSubstrate, nextId, type AdpData, type SimulationRecord, type SimulationRun } from './data.js';
 
@@ -328,7 +328,7 @@ export const simulationOperations: Operation[] = [
       // The stored input graph (its allocation places have no function), unless it was deleted since.
       const input = data.graphs.find((g) => g.id === s.source.gids[0]);
       const body = dotOf({ title: `simulation ${s.id}: ${(s.report as Report).verdict}`, graph, input, report: s.report as Report });
-      return { text: { body, filename: `simulation-${s.id}.dot`, mediaType: 'text/vnd.graphviz; charset=utf-8' } };
+      return dotReply(body, `simulation-${s.id}`);
     },
   },
   {
