@@ -35,9 +35,22 @@ export interface HttpAnswer {
 }
 
 /** One real HTTP request; JSON bodies by default. */
-export async function request(base: string, method: string, target: string, body?: string, headers: Record<string, string> = {}): Promise<HttpAnswer> {
-  const contentType = body === undefined ? {} : { 'Content-Type': body.trimStart().startsWith('<') ? 'application/xml' : 'application/json' };
-  const res = await fetch(base + target, { method, body, headers: { Accept: 'application/json', ...contentType, ...headers } });
+export async function request(
+  base: string,
+  method: string,
+  target: string,
+  body?: string,
+  headers: Record<string, string> = {},
+): Promise<HttpAnswer> {
+  const contentType =
+    body === undefined
+      ? {}
+      : { 'Content-Type': body.trimStart().startsWith('<') ? 'application/xml' : 'application/json' };
+  const res = await fetch(base + target, {
+    method,
+    body,
+    headers: { Accept: 'application/json', ...contentType, ...headers },
+  });
   const text = await res.text();
   let json: unknown;
   try {
@@ -55,11 +68,21 @@ export interface CliResult {
 }
 
 /** Runs bin/nfv with a workspace, feeding `input` on stdin. */
-export function cli(args: string[], options: { workspace?: string; input?: string; env?: Record<string, string> } = {}): Promise<CliResult> {
+export function cli(
+  args: string[],
+  options: { workspace?: string; input?: string; env?: Record<string, string> } = {},
+): Promise<CliResult> {
   return new Promise((resolve, reject) => {
     // The binary runs as a user runs it: without the test runner's TypeScript loader hooks.
-    const inherited = Object.fromEntries(Object.entries(process.env).filter(([k]) => k !== 'NODE_OPTIONS' && !k.startsWith('_TAPJS_')));
-    const env = { ...inherited, NO_COLOR: '1', ...(options.workspace ? { NFV_WORKSPACE: options.workspace } : {}), ...options.env };
+    const inherited = Object.fromEntries(
+      Object.entries(process.env).filter(([k]) => k !== 'NODE_OPTIONS' && !k.startsWith('_TAPJS_')),
+    );
+    const env = {
+      ...inherited,
+      NO_COLOR: '1',
+      ...(options.workspace ? { NFV_WORKSPACE: options.workspace } : {}),
+      ...options.env,
+    };
     // tap's process-info hook re-adds its loader to node children; env -u drops it right before exec.
     const child = spawn('/usr/bin/env', ['-u', 'NODE_OPTIONS', BIN, ...args], { env, stdio: ['pipe', 'pipe', 'pipe'] });
     let stdout = '';
@@ -76,25 +99,34 @@ export function cli(args: string[], options: { workspace?: string; input?: strin
  * One HTTP request whose target is sent byte for byte (fetch would resolve `%2e%2e` and `..` first), with a body
  * of raw bytes when given.
  */
-export function rawRequest(base: string, method: string, target: string, body?: Buffer | string, headers: Record<string, string> = {}): Promise<HttpAnswer> {
+export function rawRequest(
+  base: string,
+  method: string,
+  target: string,
+  body?: Buffer | string,
+  headers: Record<string, string> = {},
+): Promise<HttpAnswer> {
   const { hostname, port } = new URL(base);
   return new Promise((resolve, reject) => {
-    const req = http.request({ host: hostname, port, method, path: target, headers: { Accept: 'application/json', ...headers } }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => {
-        const text = Buffer.concat(chunks).toString('utf8');
-        let json: unknown;
-        try {
-          json = JSON.parse(text);
-        } catch {
-          json = undefined;
-        }
-        const h = new Headers();
-        for (const [k, v] of Object.entries(res.headers)) if (typeof v === 'string') h.set(k, v);
-        resolve({ status: res.statusCode ?? 0, text, json, headers: h });
-      });
-    });
+    const req = http.request(
+      { host: hostname, port, method, path: target, headers: { Accept: 'application/json', ...headers } },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => {
+          const text = Buffer.concat(chunks).toString('utf8');
+          let json: unknown;
+          try {
+            json = JSON.parse(text);
+          } catch {
+            json = undefined;
+          }
+          const h = new Headers();
+          for (const [k, v] of Object.entries(res.headers)) if (typeof v === 'string') h.set(k, v);
+          resolve({ status: res.statusCode ?? 0, text, json, headers: h });
+        });
+      },
+    );
     req.on('error', reject);
     req.end(body);
   });

@@ -18,7 +18,8 @@ function judge(rel: string, ours: Answer, ref: ReferenceRow | undefined): string
   if (ours.verdict === 'CRASH') problems.push(`crashed: ${ours.message}`);
   if (ours.verdict === 'TIMEOUT') problems.push('no verdict (timeout)');
   if (!ref || ON_PURPOSE[rel]) return problems;
-  if ((ref.status === 'SAT' || ref.status === 'UNSAT') && ours.verdict !== ref.status) problems.push(`verdict ${ours.verdict}, VEREFOO ${ref.status}`);
+  if ((ref.status === 'SAT' || ref.status === 'UNSAT') && ours.verdict !== ref.status)
+    problems.push(`verdict ${ours.verdict}, VEREFOO ${ref.status}`);
   if (ref.status === 'SAT' && ours.verdict === 'SAT') {
     if (ours.firewalls > ref.firewalls) problems.push(`${ours.firewalls} firewalls > ${ref.firewalls}`);
     if (ours.rules > ref.rules) problems.push(`${ours.rules} rules > ${ref.rules}`);
@@ -45,7 +46,8 @@ for (const file of xmlFilesUnder(dir)) {
   const problems = judge(rel, ours, ref);
   if (ref) compared++;
   if (ref?.status === 'TIMEOUT' && (ours.verdict === 'SAT' || ours.verdict === 'UNSAT')) decidedWhereItTimedOut++;
-  if (ON_PURPOSE[rel]) purposeful.push(`${rel}: ours ${ours.verdict}, VEREFOO ${ref?.status ?? '-'}; ${ON_PURPOSE[rel]}`);
+  if (ON_PURPOSE[rel])
+    purposeful.push(`${rel}: ours ${ours.verdict}, VEREFOO ${ref?.status ?? '-'}; ${ON_PURPOSE[rel]}`);
   if (problems.length) failures.push(`${rel}: ${problems.join('; ')}`);
   const n = (x: number) => (x < 0 ? '' : String(x));
   table.push([
@@ -63,7 +65,9 @@ for (const file of xmlFilesUnder(dir)) {
 }
 if (process.stderr.isTTY) process.stderr.write('\r\x1b[K');
 process.stdout.write(`${table.toString()}\n`);
-process.stdout.write(`\ninputs with a VEREFOO AP row: ${compared}; decided where VEREFOO timed out: ${decidedWhereItTimedOut}\n`);
+process.stdout.write(
+  `\ninputs with a VEREFOO AP row: ${compared}; decided where VEREFOO timed out: ${decidedWhereItTimedOut}\n`,
+);
 for (const p of purposeful) process.stdout.write(`differs on purpose: ${p}\n`);
 for (const f of failures) process.stdout.write(`FAIL ${f}\n`);
 process.stdout.write(`conformance: ${failures.length === 0 ? 'passed' : `${failures.length} failures`}\n`);

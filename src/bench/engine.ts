@@ -46,10 +46,21 @@ if (process.stderr.isTTY) process.stderr.write('\n');
 
 const fmt = (x: number | undefined) => (x === undefined ? '' : x.toFixed(3));
 const ratio = (a: number | undefined, b: number) => (a === undefined ? '' : `${(a / b).toFixed(1)}x`);
-const table = new Table({ head: ['input', 'verdict', 'ours s', 'baseline s', 'baseline/ours', 'VEREFOO AP s', 'VEREFOO/ours'], style: { head: [], border: [] } });
+const table = new Table({
+  head: ['input', 'verdict', 'ours s', 'baseline s', 'baseline/ours', 'VEREFOO AP s', 'VEREFOO/ours'],
+  style: { head: [], border: [] },
+});
 for (const r of rows) {
   const refText = r.referenceStatus === 'TIMEOUT' ? `>${fmt(r.reference)} (timeout)` : fmt(r.reference);
-  table.push([r.input, r.verdict, fmt(r.ours), fmt(r.baseline), ratio(r.baseline, r.ours), refText, ratio(r.reference, r.ours)]);
+  table.push([
+    r.input,
+    r.verdict,
+    fmt(r.ours),
+    fmt(r.baseline),
+    ratio(r.baseline, r.ours),
+    refText,
+    ratio(r.reference, r.ours),
+  ]);
 }
 const withRef = rows.filter((r) => r.reference !== undefined);
 const summary = {
@@ -77,7 +88,10 @@ const lines = [
 process.stdout.write(`${lines.join('\n')}\n`);
 const out = path.join(REPO, 'bench-results');
 mkdirSync(out, { recursive: true });
-writeFileSync(path.join(out, 'engine.md'), `# Engine benchmark (${new Date().toISOString()})\n\n\`\`\`\n${lines.join('\n')}\n\`\`\`\n`);
+writeFileSync(
+  path.join(out, 'engine.md'),
+  `# Engine benchmark (${new Date().toISOString()})\n\n\`\`\`\n${lines.join('\n')}\n\`\`\`\n`,
+);
 writeFileSync(path.join(out, 'engine.json'), `${JSON.stringify({ summary, rows }, null, 2)}\n`);
 process.stderr.write(`written to ${path.relative(process.cwd(), out)}/engine.md and engine.json\n`);
 process.exit(0);

@@ -31,7 +31,9 @@ interface Case {
 }
 
 /** Decisions of inventory.md that change what PuppetDB answers, applied to its recorded expectations. */
-const DECISIONS = ['reports answer agent_version where PuppetDB answers puppet_version (the interface document\'s name)'];
+const DECISIONS = [
+  "reports answer agent_version where PuppetDB answers puppet_version (the interface document's name)",
+];
 
 const file = path.resolve(process.argv[2] ?? path.join(SHARED, 'inventory-cases.json'));
 const { dataset, cases } = JSON.parse(readFileSync(file, 'utf8')) as { dataset: any; cases: Case[] };
@@ -39,7 +41,12 @@ const { dataset, cases } = JSON.parse(readFileSync(file, 'utf8')) as { dataset: 
 const dir = mkdtempSync(path.join(tmpdir(), 'nfv-inventory-'));
 const ws = new Workspace(dir);
 const ingest = async (body: unknown) => {
-  const o = await execute(OPERATIONS, ws, { method: 'POST', target: '/v4/commands', body: JSON.stringify(body), format: 'json' });
+  const o = await execute(OPERATIONS, ws, {
+    method: 'POST',
+    target: '/v4/commands',
+    body: JSON.stringify(body),
+    format: 'json',
+  });
   if (o.error) throw new Error(`ingest failed: ${o.error}`);
   return o.reply.value as { hash?: string };
 };
@@ -50,7 +57,9 @@ for (const r of dataset.reports) {
 }
 for (const d of dataset.deactivations) await ingest({ command: 'deactivate node', version: 3, payload: d });
 
-const server = spawn(process.execPath, [path.join(REPO, 'bin', 'nfv'), 'serve', '--port', '0', '--workspace', dir], { stdio: ['ignore', 'ignore', 'pipe'] });
+const server = spawn(process.execPath, [path.join(REPO, 'bin', 'nfv'), 'serve', '--port', '0', '--workspace', dir], {
+  stdio: ['ignore', 'ignore', 'pipe'],
+});
 const base = await new Promise<string>((resolve, reject) => {
   let err = '';
   server.stderr.on('data', (d: Buffer) => {
@@ -68,7 +77,11 @@ function normalise(row: any): any {
   const out: Record<string, unknown> = {};
   for (const k of Object.keys(row).sort()) out[k] = normalise(row[k]);
   const events = (out.resource_events as { data?: unknown[] } | undefined)?.data;
-  if (Array.isArray(events)) (out.resource_events as { data: unknown[] }).data = events.map((e) => JSON.stringify(e)).sort().map((e) => JSON.parse(e));
+  if (Array.isArray(events))
+    (out.resource_events as { data: unknown[] }).data = events
+      .map((e) => JSON.stringify(e))
+      .sort()
+      .map((e) => JSON.parse(e));
   return sortTags(out);
 }
 /** Our decisions applied to an expected row. */
@@ -91,9 +104,12 @@ for (const c of cases) {
   const problems: string[] = [];
   const e = c.expect;
   if (res.status !== e.status) problems.push(`status ${res.status}, expected ${e.status}`);
-  if (e.contentType && !(res.headers.get('content-type') ?? '').startsWith(e.contentType)) problems.push(`content type ${res.headers.get('content-type')}, expected ${e.contentType}`);
-  if (e.bodyContains && !text.includes(e.bodyContains)) problems.push(`body ${JSON.stringify(text.slice(0, 200))} lacks ${JSON.stringify(e.bodyContains)}`);
-  for (const [h, v] of Object.entries(e.headers ?? {})) if (res.headers.get(h) !== v) problems.push(`header ${h}: ${res.headers.get(h)}, expected ${v}`);
+  if (e.contentType && !(res.headers.get('content-type') ?? '').startsWith(e.contentType))
+    problems.push(`content type ${res.headers.get('content-type')}, expected ${e.contentType}`);
+  if (e.bodyContains && !text.includes(e.bodyContains))
+    problems.push(`body ${JSON.stringify(text.slice(0, 200))} lacks ${JSON.stringify(e.bodyContains)}`);
+  for (const [h, v] of Object.entries(e.headers ?? {}))
+    if (res.headers.get(h) !== v) problems.push(`header ${h}: ${res.headers.get(h)}, expected ${v}`);
   if (e.body || e.count !== undefined) {
     let actual: any[] = [];
     try {
@@ -106,15 +122,23 @@ for (const c of cases) {
       const project = (r: any) => (e.project ? Object.fromEntries(e.project.map((k) => [k, r[k]])) : r);
       const got = actual.map((r) => JSON.stringify(normalise(project(r))));
       const want = e.body.map((r) => JSON.stringify(normalise(project(decided(r)))));
-      const same = e.ordered ? got.join('\n') === want.join('\n') : [...got].sort().join('\n') === [...want].sort().join('\n');
+      const same = e.ordered
+        ? got.join('\n') === want.join('\n')
+        : [...got].sort().join('\n') === [...want].sort().join('\n');
       if (!same) {
         const missing = want.filter((w) => !got.includes(w));
         const extra = got.filter((g) => !want.includes(g));
-        problems.push(`rows differ${e.ordered ? ' (ordered)' : ''}: missing ${missing.slice(0, 2).join(' ')} extra ${extra.slice(0, 2).join(' ')}`.slice(0, 900));
+        problems.push(
+          `rows differ${e.ordered ? ' (ordered)' : ''}: missing ${missing.slice(0, 2).join(' ')} extra ${extra.slice(0, 2).join(' ')}`.slice(
+            0,
+            900,
+          ),
+        );
       }
     }
   }
-  if (problems.length) failures.push(`FAIL ${c.name} (${c.path} ${JSON.stringify(c.params).slice(0, 160)}): ${problems.join('; ')}`);
+  if (problems.length)
+    failures.push(`FAIL ${c.name} (${c.path} ${JSON.stringify(c.params).slice(0, 160)}): ${problems.join('; ')}`);
   else passed++;
 }
 server.kill();

@@ -11,7 +11,17 @@
  * Prints tables and writes bench-results/inventory.{md,json}.
  */
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
-import { closeSync, fsyncSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync, writeSync } from 'node:fs';
+import {
+  closeSync,
+  fsyncSync,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+  writeSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import Table from 'cli-table3';
@@ -24,11 +34,27 @@ const POSTS = 40;
 const work = mkdtempSync(path.join(tmpdir(), 'nfv-bench-inventory-'));
 const progress = (text: string) => process.stderr.isTTY && process.stderr.write(`\r\x1b[K${text}`);
 
-const lines = (file: string) => readFileSync(file, 'utf8').split('\n').filter((l) => l.trim() !== '');
+const lines = (file: string) =>
+  readFileSync(file, 'utf8')
+    .split('\n')
+    .filter((l) => l.trim() !== '');
 
 function generate(nodes: number): string {
   const dir = path.join(work, `gen-${nodes}`);
-  execFileSync('python3', [path.join(GENERATOR, 'gen_dataset.py'), dir, '--nodes', String(nodes), '--per-node', '100', '--reports-per-node', '10'], { stdio: 'ignore' });
+  execFileSync(
+    'python3',
+    [
+      path.join(GENERATOR, 'gen_dataset.py'),
+      dir,
+      '--nodes',
+      String(nodes),
+      '--per-node',
+      '100',
+      '--reports-per-node',
+      '10',
+    ],
+    { stdio: 'ignore' },
+  );
   return dir;
 }
 
@@ -45,7 +71,9 @@ interface Serve {
 }
 
 async function serve(workspace: string): Promise<Serve> {
-  const child = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--workspace', workspace], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--workspace', workspace], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
   const url = await new Promise<string>((resolve, reject) => {
     let err = '';
     child.stderr.on('data', (d) => {
@@ -62,10 +90,15 @@ const rssMb = (pid: number) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/
 
 async function post(url: string, body: string): Promise<number> {
   const t0 = performance.now();
-  const res = await fetch(`${url}/v4/commands`, { method: 'POST', body, headers: { 'Content-Type': 'application/json' } });
+  const res = await fetch(`${url}/v4/commands`, {
+    method: 'POST',
+    body,
+    headers: { 'Content-Type': 'application/json' },
+  });
   const text = await res.text();
   const answer = (res.status === 200 ? JSON.parse(text) : { error: text }) as { applied?: boolean };
-  if (res.status !== 200 || !answer.applied) throw new Error(`command not applied: ${res.status} ${JSON.stringify(answer)} for ${body.slice(0, 200)}`);
+  if (res.status !== 200 || !answer.applied)
+    throw new Error(`command not applied: ${res.status} ${JSON.stringify(answer)} for ${body.slice(0, 200)}`);
   return performance.now() - t0;
 }
 
@@ -97,7 +130,17 @@ function plainAppend(bodies: string[]): number[] {
 }
 
 const ingestTable = new Table({
-  head: ['resources', 'batch load s', 'catalog ms', 'plain append ms', 'resources/s', 'report ms', 'plain append ms', 'reports/s', 'CLI ingest s'],
+  head: [
+    'resources',
+    'batch load s',
+    'catalog ms',
+    'plain append ms',
+    'resources/s',
+    'report ms',
+    'plain append ms',
+    'reports/s',
+    'CLI ingest s',
+  ],
   style: { head: [], border: [] },
 });
 const ingestRows: Record<string, unknown>[] = [];
@@ -108,7 +151,11 @@ for (const nodes of SIZES) {
   const workspace = path.join(work, `ws-${nodes}`);
   const files = ['catalogs', 'reports', 'deactivations'].map((k) => path.join(dir, `${k}.jsonl`));
   progress(`loading ${nodes * 100} resources`);
-  const load = seconds(() => execFileSync(process.execPath, [BIN, 'inventory', 'ingest', 'commands', ...files, '--workspace', workspace], { stdio: 'ignore' }));
+  const load = seconds(() =>
+    execFileSync(process.execPath, [BIN, 'inventory', 'ingest', 'commands', ...files, '--workspace', workspace], {
+      stdio: 'ignore',
+    }),
+  );
   const s = await serve(workspace);
   await fetch(`${s.url}/v4/resources?limit=1`); // the server reads the journal once
   const catalogs = freshCommands(dir, 'catalogs', POSTS);
@@ -127,8 +174,18 @@ for (const nodes of SIZES) {
     writeFileSync(file, JSON.stringify((JSON.parse(c.replace('"2030-', '"2033-')) as { payload: unknown }).payload));
     return file;
   });
-  const cliIngest = median(cliCatalogs.map((f) => seconds(() => spawnSync(process.execPath, [BIN, 'inventory', 'ingest', 'catalog', f, '--workspace', workspace], { stdio: 'ignore' }))));
-  const resourcesPerCatalog = catalogs.map((c) => (JSON.parse(c) as { payload: { resources: unknown[] } }).payload.resources.length);
+  const cliIngest = median(
+    cliCatalogs.map((f) =>
+      seconds(() =>
+        spawnSync(process.execPath, [BIN, 'inventory', 'ingest', 'catalog', f, '--workspace', workspace], {
+          stdio: 'ignore',
+        }),
+      ),
+    ),
+  );
+  const resourcesPerCatalog = catalogs.map(
+    (c) => (JSON.parse(c) as { payload: { resources: unknown[] } }).payload.resources.length,
+  );
   const perCatalog = resourcesPerCatalog.reduce((a, b) => a + b, 0) / POSTS;
   const row = {
     resources: nodes * 100,
@@ -143,8 +200,15 @@ for (const nodes of SIZES) {
   };
   ingestRows.push(row);
   ingestTable.push([
-    row.resources, row.loadSeconds.toFixed(1), row.catalogMs.toFixed(1), row.catalogBaselineMs.toFixed(1), row.resourcesPerSecond.toFixed(0),
-    row.reportMs.toFixed(1), row.reportBaselineMs.toFixed(1), row.reportsPerSecond.toFixed(0), row.cliIngestSeconds.toFixed(2),
+    row.resources,
+    row.loadSeconds.toFixed(1),
+    row.catalogMs.toFixed(1),
+    row.catalogBaselineMs.toFixed(1),
+    row.resourcesPerSecond.toFixed(0),
+    row.reportMs.toFixed(1),
+    row.reportBaselineMs.toFixed(1),
+    row.reportsPerSecond.toFixed(0),
+    row.cliIngestSeconds.toFixed(2),
   ]);
   big = { dir, workspace };
 }
@@ -156,19 +220,34 @@ const flat = {
 // ---- the query set at 100k ------------------------------------------------------------------------------------------
 const meta = JSON.parse(readFileSync(path.join(big!.dir, 'meta.json'), 'utf8')) as Record<string, unknown>;
 const querySet = JSON.parse(
-  execFileSync('python3', ['-c', `import json,sys; sys.path.insert(0, ${JSON.stringify(GENERATOR)}); from queries import query_set; print(json.dumps(query_set(json.load(open(${JSON.stringify(path.join(big!.dir, 'meta.json'))})))))`], { encoding: 'utf8' }),
+  execFileSync(
+    'python3',
+    [
+      '-c',
+      `import json,sys; sys.path.insert(0, ${JSON.stringify(GENERATOR)}); from queries import query_set; print(json.dumps(query_set(json.load(open(${JSON.stringify(path.join(big!.dir, 'meta.json'))})))))`,
+    ],
+    { encoding: 'utf8' },
+  ),
 ) as [string, string, Record<string, unknown>, boolean][];
 const s = await serve(big!.workspace);
 const target = (p: string, params: Record<string, unknown>) =>
   `${s.url}/v4${p}?${new URLSearchParams(Object.entries(params).map(([k, v]) => [k, typeof v === 'string' ? v : JSON.stringify(v)]))}`;
 // The baseline's rows: the entity's rows as plain objects, from the same commands.
 const plainRows = {
-  resources: lines(path.join(big!.dir, 'catalogs.jsonl')).flatMap((l) => (JSON.parse(l) as { payload: { resources: unknown[] } }).payload.resources),
+  resources: lines(path.join(big!.dir, 'catalogs.jsonl')).flatMap(
+    (l) => (JSON.parse(l) as { payload: { resources: unknown[] } }).payload.resources,
+  ),
   reports: lines(path.join(big!.dir, 'reports.jsonl')).map((l) => (JSON.parse(l) as { payload: unknown }).payload),
 };
-const eventRows = plainRows.reports.flatMap((r) => (r as { resources: { events: unknown[] }[] }).resources.flatMap((x) => x.events));
-const rowsOf = (p: string) => (p.startsWith('/resources') ? plainRows.resources : p.startsWith('/reports') ? plainRows.reports : eventRows);
-const queryTable = new Table({ head: ['query', 'rows', 'nfv HTTP ms', 'plain scan + encode ms', 'ratio'], style: { head: [], border: [] } });
+const eventRows = plainRows.reports.flatMap((r) =>
+  (r as { resources: { events: unknown[] }[] }).resources.flatMap((x) => x.events),
+);
+const rowsOf = (p: string) =>
+  p.startsWith('/resources') ? plainRows.resources : p.startsWith('/reports') ? plainRows.reports : eventRows;
+const queryTable = new Table({
+  head: ['query', 'rows', 'nfv HTTP ms', 'plain scan + encode ms', 'ratio'],
+  style: { head: [], border: [] },
+});
 const queryRows: Record<string, unknown>[] = [];
 for (const [name, p, params] of querySet) {
   progress(name);
@@ -189,7 +268,13 @@ for (const [name, p, params] of querySet) {
   }
   const row = { query: name, rows: answer.length, ms: median(times), baselineMs: median(base) };
   queryRows.push(row);
-  queryTable.push([name, row.rows, row.ms.toFixed(1), row.baselineMs.toFixed(1), `${(row.ms / row.baselineMs).toFixed(1)}x`]);
+  queryTable.push([
+    name,
+    row.rows,
+    row.ms.toFixed(1),
+    row.baselineMs.toFixed(1),
+    `${(row.ms / row.baselineMs).toFixed(1)}x`,
+  ]);
 }
 const serveRss = rssMb(s.pid);
 
@@ -204,7 +289,8 @@ for (let k = 0; k < 20; k++) {
 const during: number[] = [];
 let writing = true;
 const writer = (async () => {
-  for (const c of freshCommands(big!.dir, 'catalogs', 30).map((c) => c.replace('"2030-', '"2031-'))) await post(s.url, c);
+  for (const c of freshCommands(big!.dir, 'catalogs', 30).map((c) => c.replace('"2030-', '"2031-')))
+    await post(s.url, c);
   writing = false;
 })();
 while (writing) {
@@ -217,20 +303,46 @@ await s.stop();
 
 // Memory baseline: a plain process holding the same commands parsed.
 const plainRss = Number(
-  execFileSync(process.execPath, ['-e', `const fs=require('fs');const d=['catalogs','reports'].map(k=>fs.readFileSync(${JSON.stringify(big!.dir)}+'/'+k+'.jsonl','utf8').split('\\n').filter(Boolean).map(l=>JSON.parse(l)));console.log(process.memoryUsage().rss/1048576)`], { encoding: 'utf8' }),
+  execFileSync(
+    process.execPath,
+    [
+      '-e',
+      `const fs=require('fs');const d=['catalogs','reports'].map(k=>fs.readFileSync(${JSON.stringify(big!.dir)}+'/'+k+'.jsonl','utf8').split('\\n').filter(Boolean).map(l=>JSON.parse(l)));console.log(process.memoryUsage().rss/1048576)`,
+    ],
+    { encoding: 'utf8' },
+  ),
 );
 
 // The CLI end to end at 100k, beside node -e 0.
-const processSeconds = (args: string[], runs = 3) => median(Array.from({ length: runs }, () => seconds(() => spawnSync(process.execPath, args, { stdio: 'ignore' }))));
+const processSeconds = (args: string[], runs = 3) =>
+  median(Array.from({ length: runs }, () => seconds(() => spawnSync(process.execPath, args, { stdio: 'ignore' }))));
 const nodeStart = processSeconds(['-e', '0'], 5);
-const cliQuery = processSeconds([BIN, 'inventory', 'resources', '--query', '["=","type","Service"]', '--format', 'json', '--workspace', big!.workspace]);
+const cliQuery = processSeconds([
+  BIN,
+  'inventory',
+  'resources',
+  '--query',
+  '["=","type","Service"]',
+  '--format',
+  'json',
+  '--workspace',
+  big!.workspace,
+]);
 const catalogFiles = freshCommands(big!.dir, 'catalogs', 20).map((c, k) => {
   const file = path.join(work, `catalog-${k}.json`);
   writeFileSync(file, JSON.stringify((JSON.parse(c.replace('"2030-', '"2032-')) as { payload: unknown }).payload));
   return file;
 });
-const loop = seconds(() => catalogFiles.forEach((f) => spawnSync(process.execPath, [BIN, 'inventory', 'ingest', 'catalog', f, '--workspace', big!.workspace], { stdio: 'ignore' })));
-const loopBaseline = seconds(() => catalogFiles.forEach(() => spawnSync(process.execPath, ['-e', '0'], { stdio: 'ignore' })));
+const loop = seconds(() =>
+  catalogFiles.forEach((f) =>
+    spawnSync(process.execPath, [BIN, 'inventory', 'ingest', 'catalog', f, '--workspace', big!.workspace], {
+      stdio: 'ignore',
+    }),
+  ),
+);
+const loopBaseline = seconds(() =>
+  catalogFiles.forEach(() => spawnSync(process.execPath, ['-e', '0'], { stdio: 'ignore' })),
+);
 progress('');
 
 const report = [
@@ -248,7 +360,10 @@ const report = [
 process.stdout.write(`${report.join('\n')}\n`);
 const out = path.join(REPO, 'bench-results');
 mkdirSync(out, { recursive: true });
-writeFileSync(path.join(out, 'inventory.md'), `# Inventory benchmark (${new Date().toISOString()})\n\n\`\`\`\n${report.join('\n')}\n\`\`\`\n`);
+writeFileSync(
+  path.join(out, 'inventory.md'),
+  `# Inventory benchmark (${new Date().toISOString()})\n\n\`\`\`\n${report.join('\n')}\n\`\`\`\n`,
+);
 writeFileSync(
   path.join(out, 'inventory.json'),
   `${JSON.stringify({ ingest: ingestRows, flat, queries: queryRows, during: { alone: median(alone), median: median(during), max: Math.max(...during) }, serveRss, plainRss, cliQuery, nodeStart, cliLoopPerSecond: catalogFiles.length / loop }, null, 2)}\n`,

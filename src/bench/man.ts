@@ -6,6 +6,7 @@ import { manPages } from '../cli/manpages.js';
 import { REPO } from './reference.js';
 
 const program = buildProgram();
-for (const [file, text] of manPages(program, program.version() ?? '')) writeFileSync(path.join(REPO, 'man', file), text);
+for (const [file, text] of manPages(program, program.version() ?? ''))
+  writeFileSync(path.join(REPO, 'man', file), text);
 process.stdout.write(`wrote ${manPages(program, program.version() ?? '').size} pages to man/\n`);
 process.exit(0);

@@ -40,7 +40,10 @@ export function referenceRows(algorithm = 'AP'): Map<string, ReferenceRow> {
       firewalls: Number(at(cells, 'fw_total') || -1),
       allocated: Number(at(cells, 'fw_alloc') || -1),
       // rules_new is negative where VEREFOO removed configured rules (Test7_3); then its total is the bound.
-      rules: Number(at(cells, 'rules_new') || -1) >= 0 ? Number(at(cells, 'rules_new')) : Number(at(cells, 'rules_total') || -1),
+      rules:
+        Number(at(cells, 'rules_new') || -1) >= 0
+          ? Number(at(cells, 'rules_new'))
+          : Number(at(cells, 'rules_total') || -1),
       solveSeconds: Number(at(cells, 'solve_s') || NaN),
       note: at(cells, 'note'),
     });
@@ -77,7 +80,13 @@ export async function answer(file: string, options: SimulateOptions = {}): Promi
   try {
     const nfv = decodeDocument<NFV>(NfvType, readFileSync(file, 'utf8'));
     const { report } = await simulate(nfv, options);
-    return { verdict: report.verdict, firewalls: report.firewalls, allocated: report.allocated, rules: report.rules, seconds: seconds() };
+    return {
+      verdict: report.verdict,
+      firewalls: report.firewalls,
+      allocated: report.allocated,
+      rules: report.rules,
+      seconds: seconds(),
+    };
   } catch (e) {
     const status = e instanceof NfvError ? e.status : 0;
     const verdict = status === 504 ? 'TIMEOUT' : status >= 400 && status < 500 ? 'REJECTED' : 'CRASH';

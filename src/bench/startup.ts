@@ -44,6 +44,9 @@ const report = [`start-up, medians of ${RUNS} processes; node -e 0: ${baseline.t
 process.stdout.write(`${report.join('\n')}\n`);
 const out = path.join(REPO, 'bench-results');
 mkdirSync(out, { recursive: true });
-writeFileSync(path.join(out, 'startup.md'), `# Start-up (${new Date().toISOString()})\n\n\`\`\`\n${report.join('\n')}\n\`\`\`\n`);
+writeFileSync(
+  path.join(out, 'startup.md'),
+  `# Start-up (${new Date().toISOString()})\n\n\`\`\`\n${report.join('\n')}\n\`\`\`\n`,
+);
 writeFileSync(path.join(out, 'startup.json'), `${JSON.stringify({ baseline, rows }, null, 2)}\n`);
 process.exit(0);

@@ -30,16 +30,22 @@ export const state = { exitCode: 0 as number };
 export const globals = (cmd: Command) => cmd.optsWithGlobals<GlobalOptions>();
 export const workspaceOf = (cmd: Command) => {
   const g = globals(cmd);
-  const seconds = g.lockTimeout ?? (process.env.NFV_LOCK_TIMEOUT ? lockSeconds('NFV_LOCK_TIMEOUT', process.env.NFV_LOCK_TIMEOUT) : undefined);
+  const seconds =
+    g.lockTimeout ??
+    (process.env.NFV_LOCK_TIMEOUT ? lockSeconds('NFV_LOCK_TIMEOUT', process.env.NFV_LOCK_TIMEOUT) : undefined);
   // A workspace the user named (-w, NFV_WORKSPACE) must exist to be read; the default one reads as empty.
   const named = g.workspace !== undefined || process.env.NFV_WORKSPACE !== undefined;
-  return new Workspace(resolveWorkspaceDir(g.workspace), { lockTimeoutMs: seconds === undefined ? undefined : seconds * 1000, mustExist: named });
+  return new Workspace(resolveWorkspaceDir(g.workspace), {
+    lockTimeoutMs: seconds === undefined ? undefined : seconds * 1000,
+    mustExist: named,
+  });
 };
 
 /** A lock wait in seconds, 0 to 600, from a flag or the environment. */
 function lockSeconds(name: string, text: string): number {
   const n = Number(text);
-  if (!/^\d+(\.\d+)?$/.test(text) || n > 600) throw new UsageError(`${name}: ${JSON.stringify(text).slice(0, 40)} is not a number of seconds from 0 to 600`);
+  if (!/^\d+(\.\d+)?$/.test(text) || n > 600)
+    throw new UsageError(`${name}: ${JSON.stringify(text).slice(0, 40)} is not a number of seconds from 0 to 600`);
   return n;
 }
 
@@ -64,10 +70,18 @@ export function interruptSignal(): AbortSignal {
 export function addGlobalOptions(program: Command): Command {
   return program
     .option('-w, --workspace <dir>', 'workspace folder (default $NFV_WORKSPACE or ./workspaces/default)')
-    .option('--lock-timeout <seconds>', 'how long to wait for another process holding the workspace lock (default 5, $NFV_LOCK_TIMEOUT)', (v) =>
-      lockSeconds('--lock-timeout', v),
+    .option(
+      '--lock-timeout <seconds>',
+      'how long to wait for another process holding the workspace lock (default 5, $NFV_LOCK_TIMEOUT)',
+      (v) => lockSeconds('--lock-timeout', v),
     )
-    .addOption(new Option('--format <format>', 'output format (default: table on a terminal, json when piped)').choices(['xml', 'json', 'table']))
+    .addOption(
+      new Option('--format <format>', 'output format (default: table on a terminal, json when piped)').choices([
+        'xml',
+        'json',
+        'table',
+      ]),
+    )
     .addOption(new Option('--in <format>', 'input format (default: detected)').choices(['xml', 'json']))
     .option('-q, --quiet', 'no messages on stderr but errors')
     .option('-v, --verbose', 'also say each request to the operation table, its status and time, on stderr');
@@ -128,7 +142,8 @@ export async function readInput(file: string | undefined): Promise<string> {
 /** A mistake in how the command was called (exit 2). */
 export class UsageError extends Error {}
 
-export const outputFormat = (cmd: Command): OutputFormat => globals(cmd).format ?? (process.stdout.isTTY ? 'table' : 'json');
+export const outputFormat = (cmd: Command): OutputFormat =>
+  globals(cmd).format ?? (process.stdout.isTTY ? 'table' : 'json');
 
 /**
  * Prints an outcome: data on stdout in the chosen format, failures as one line on stderr. Returns the exit code.
@@ -138,7 +153,10 @@ export function printOutcome(cmd: Command, outcome: Outcome, options: { bodyOnEr
   const format = outputFormat(cmd);
   if (outcome.empty !== undefined) {
     if (format === 'table') writeData(`no ${outcome.empty}`);
-    else writeData(render({ ...outcome, status: 200, error: undefined, reply: { content: [emptyItem(outcome.op)] } }, format).body);
+    else
+      writeData(
+        render({ ...outcome, status: 200, error: undefined, reply: { content: [emptyItem(outcome.op)] } }, format).body,
+      );
     return EXIT.ok;
   }
   if (outcome.error) {
@@ -167,7 +185,8 @@ function emptyItem(op: Operation | undefined): unknown {
 /** The formats an operation's answer has: XML only for the `/adp` envelopes, text for deployment files. */
 function refuseFormat(cmd: Command, op: Operation | undefined): void {
   const format = globals(cmd).format;
-  if (format === 'xml' && op && typeof op.reply !== 'object') throw new UsageError('--format xml: this command answers in JSON (or a table)');
+  if (format === 'xml' && op && typeof op.reply !== 'object')
+    throw new UsageError('--format xml: this command answers in JSON (or a table)');
 }
 
 /**
@@ -183,12 +202,21 @@ export async function executeFor(cmd: Command, request: Request): Promise<Outcom
     // A malformed target or an unknown path: execute answers it as serve mode would.
   }
   const started = performance.now();
-  const outcome = await execute(OPERATIONS, workspaceOf(cmd), { format: globals(cmd).in, signal: interruptSignal(), ...request });
-  if (globals(cmd).verbose) say(`${request.method} ${request.target}: ${outcome.status} in ${(performance.now() - started).toFixed(1)} ms`);
+  const outcome = await execute(OPERATIONS, workspaceOf(cmd), {
+    format: globals(cmd).in,
+    signal: interruptSignal(),
+    ...request,
+  });
+  if (globals(cmd).verbose)
+    say(`${request.method} ${request.target}: ${outcome.status} in ${(performance.now() - started).toFixed(1)} ms`);
   return outcome;
 }
 
-export async function runRequest(cmd: Command, request: Request, options: { bodyOnError?: boolean } = {}): Promise<number> {
+export async function runRequest(
+  cmd: Command,
+  request: Request,
+  options: { bodyOnError?: boolean } = {},
+): Promise<number> {
   return printOutcome(cmd, await executeFor(cmd, request), options);
 }
 
@@ -221,12 +249,18 @@ export async function confirmed(question: string, yes: boolean | undefined): Pro
   if (yes) return true;
   if (!isInteractive()) throw new UsageError(`${question} Pass --yes to confirm when not on a terminal.`);
   const { default: inquirer } = await import('inquirer');
-  const answer = await inquirer.prompt<{ ok: boolean }>([{ type: 'confirm', name: 'ok', message: question, default: false }]);
+  const answer = await inquirer.prompt<{ ok: boolean }>([
+    { type: 'confirm', name: 'ok', message: question, default: false },
+  ]);
   return answer.ok;
 }
 
 /** A subcommand for one operation of the table: its path parameters become arguments, its body `-f FILE`. */
-export function opCommand(name: string, opName: string, options: { confirm?: string; countAt?: string; description?: string } = {}): Command {
+export function opCommand(
+  name: string,
+  opName: string,
+  options: { confirm?: string; countAt?: string; description?: string } = {},
+): Command {
   // options.confirm names the items a bulk delete removes ("simulation results"); the prompt says how many, counted
   // by a GET of the same path (or of options.countAt).
   const op = operationNamed(opName);

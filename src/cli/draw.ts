@@ -16,7 +16,9 @@ function render(dot: string, file: string): void {
   const format = RENDERED[path.extname(file).toLowerCase()]!;
   const run = spawnSync('dot', [`-T${format}`, '-o', file], { input: dot, encoding: 'utf8' });
   if (run.error && (run.error as NodeJS.ErrnoException).code === 'ENOENT') {
-    throw new UsageError(`-o ${file}: rendering needs Graphviz's dot (apt-get install graphviz); -o FILE.dot writes the DOT instead`);
+    throw new UsageError(
+      `-o ${file}: rendering needs Graphviz's dot (apt-get install graphviz); -o FILE.dot writes the DOT instead`,
+    );
   }
   if (run.status !== 0) throw new UsageError(`-o ${file}: dot failed: ${(run.stderr || '').split('\n')[0]}`);
 }
@@ -24,7 +26,11 @@ function render(dot: string, file: string): void {
 export function drawCommand(what: 'graphs' | 'simulations'): Command {
   const param = what === 'graphs' ? 'gid' : 'smid';
   return new Command('draw')
-    .description(what === 'graphs' ? 'a picture of a graph (Graphviz DOT, or .svg/.png with -o)' : 'a picture of a stored result: placed firewalls, unused places, failed requirements')
+    .description(
+      what === 'graphs'
+        ? 'a picture of a graph (Graphviz DOT, or .svg/.png with -o)'
+        : 'a picture of a stored result: placed firewalls, unused places, failed requirements',
+    )
     .argument(`<${param}>`, what === 'graphs' ? 'graph id' : 'simulation id')
     .option('-o, --output <file>', 'FILE.dot, or FILE.svg / FILE.png / FILE.pdf rendered with Graphviz')
     .action(async (id: string, opts: { output?: string }, self: Command) => {

@@ -12,7 +12,10 @@ const WRITTEN: Record<string, string[]> = {
     'nfv simulate --store samples/web-farm.xml -o out.xml',
     'nfv simulate --gid 1 --rid 1 --timeout 120',
   ],
-  'nfv simulations list': ['nfv simulations list', 'nfv simulations list --format json | jq ".[] | select(.verdict == \\"UNSAT\\")"'],
+  'nfv simulations list': [
+    'nfv simulations list',
+    'nfv simulations list --format json | jq ".[] | select(.verdict == \\"UNSAT\\")"',
+  ],
   'nfv simulations diff': ['nfv simulations diff 1 2'],
   'nfv simulations draw': ['nfv simulations draw 1 -o result.svg', 'nfv simulations draw 1 | dot -Tpng > result.png'],
   'nfv graphs draw': ['nfv graphs draw 1 -o graph.svg'],
@@ -20,11 +23,20 @@ const WRITTEN: Record<string, string[]> = {
   'nfv generate-files': ['nfv generate-files result.xml --type all -o out/'],
   'nfv fwd import': ['nfv fwd import --simulation 1'],
   'nfv fwd nodes list': ['nfv fwd nodes list --from 1 --to 50'],
-  'nfv inventory ingest': ['nfv inventory ingest catalog catalog.json', 'nfv inventory ingest commands fleet/', 'cat commands.jsonl | nfv inventory ingest commands'],
-  'nfv inventory resources': ['nfv inventory resources File', 'nfv inventory resources --query \'["=","tag","web"]\' --limit 20 --total'],
+  'nfv inventory ingest': [
+    'nfv inventory ingest catalog catalog.json',
+    'nfv inventory ingest commands fleet/',
+    'cat commands.jsonl | nfv inventory ingest commands',
+  ],
+  'nfv inventory resources': [
+    'nfv inventory resources File',
+    'nfv inventory resources --query \'["=","tag","web"]\' --limit 20 --total',
+  ],
   'nfv inventory reports': ['nfv inventory reports --query \'["=","latest_report?",true]\''],
   'nfv inventory events': ['nfv inventory events --query \'["=","status","failure"]\''],
-  'nfv inventory event-counts': ['nfv inventory event-counts --summarize-by resource --counts-filter \'[">","failures",0]\''],
+  'nfv inventory event-counts': [
+    'nfv inventory event-counts --summarize-by resource --counts-filter \'[">","failures",0]\'',
+  ],
   'nfv inventory aggregate-event-counts': ['nfv inventory aggregate-event-counts --summarize-by certname'],
   'nfv request': ['nfv request GET /adp/graphs/1', 'nfv request POST /adp/graphs -d @graphs.xml'],
   'nfv serve': ['nfv serve --port 8085 --log', 'NFV_TOKEN=secret nfv serve --host 0.0.0.0'],
@@ -32,7 +44,14 @@ const WRITTEN: Record<string, string[]> = {
   'nfv help': ['nfv help graphs create'],
 };
 
-const SAMPLE_VALUES: Record<string, string> = { hid: 'h1', type: 'File', title: 'nginx', format: 'iptables', kind: 'catalog', shell: 'bash' };
+const SAMPLE_VALUES: Record<string, string> = {
+  hid: 'h1',
+  type: 'File',
+  title: 'nginx',
+  format: 'iptables',
+  kind: 'catalog',
+  shell: 'bash',
+};
 
 const pathOf = (cmd: Command): string[] => (cmd.parent ? [...pathOf(cmd.parent), cmd.name()] : [cmd.name()]);
 

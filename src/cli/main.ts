@@ -4,7 +4,13 @@
 import { readFileSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
 import { NfvError, EXIT, exitCodeFor } from '../model/errors.js';
-import { configurationCommand, constraintsCommand, graphsCommand, neighboursCommand, nodesCommand } from './commands/graphs.js';
+import {
+  configurationCommand,
+  constraintsCommand,
+  graphsCommand,
+  neighboursCommand,
+  nodesCommand,
+} from './commands/graphs.js';
 import { deployCommand, fwdCommand, generateFilesCommand } from './commands/fwd.js';
 import { completionCommand } from './commands/completion.js';
 import { addExamples } from './examples.js';
@@ -18,7 +24,9 @@ import { substratesCommand } from './commands/substrates.js';
 import { UsageError, addGlobalOptions, state } from './context.js';
 import { messages, sayError } from './output.js';
 
-const VERSION = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+const VERSION = (
+  JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }
+).version;
 
 export function buildProgram(): Command {
   const program = addGlobalOptions(new Command('nfv'))
@@ -46,7 +54,10 @@ export function buildProgram(): Command {
   ]) {
     program.addCommand(cmd);
   }
-  program.helpCommand(false).addCommand(helpCommand(program)).addCommand(completionCommand(() => program));
+  program
+    .helpCommand(false)
+    .addCommand(helpCommand(program))
+    .addCommand(completionCommand(() => program));
   addExamples(program);
   program.hook('preAction', (_program, action) => {
     messages.quiet = Boolean(action.optsWithGlobals<{ quiet?: boolean }>().quiet);
@@ -108,7 +119,8 @@ export async function run(argv: string[]): Promise<number> {
     return state.exitCode;
   } catch (e) {
     if (e instanceof CommanderError) {
-      if (e.code === 'commander.helpDisplayed' || e.code === 'commander.version' || e.code === 'commander.help') return EXIT.ok;
+      if (e.code === 'commander.helpDisplayed' || e.code === 'commander.version' || e.code === 'commander.help')
+        return EXIT.ok;
       // A group called without a subcommand shows its help and is a usage error.
       return EXIT.invalid;
     }

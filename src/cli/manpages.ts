@@ -13,14 +13,21 @@ export const EXIT_STATUS = [
 ].join('\n');
 
 /** roff-escaped text: backslashes, hyphens, and a leading dot or quote. */
-const roff = (text: string) => text.replace(/\\/g, '\\e').replace(/-/g, '\\-').replace(/^([.'])/gm, '\\&$1');
+const roff = (text: string) =>
+  text
+    .replace(/\\/g, '\\e')
+    .replace(/-/g, '\\-')
+    .replace(/^([.'])/gm, '\\&$1');
 
 function usage(cmd: Command, prefix: string): string {
-  const args = cmd.registeredArguments.map((a) => (a.required ? `<${a.name()}>` : `[${a.name()}${a.variadic ? '...' : ''}]`));
+  const args = cmd.registeredArguments.map((a) =>
+    a.required ? `<${a.name()}>` : `[${a.name()}${a.variadic ? '...' : ''}]`,
+  );
   return [prefix, ...args].join(' ');
 }
 
-const optionLines = (options: readonly Option[]) => options.flatMap((o) => ['.TP', `.B ${roff(o.flags)}`, roff(o.description)]);
+const optionLines = (options: readonly Option[]) =>
+  options.flatMap((o) => ['.TP', `.B ${roff(o.flags)}`, roff(o.description)]);
 
 function leaves(cmd: Command, prefix: string): { cmd: Command; path: string }[] {
   if (!cmd.commands.length) return [{ cmd, path: prefix }];
@@ -42,7 +49,12 @@ export function groupPage(group: Command, version: string): string {
     ...(group.commands.length ? ['.SH COMMANDS'] : []),
     ...all
       .filter(({ cmd }) => cmd !== group)
-      .flatMap(({ cmd, path }) => ['.TP', `.B ${roff(usage(cmd, path))}`, roff(cmd.description()), ...(cmd.options.length ? ['.RS', ...optionLines(cmd.options), '.RE'] : [])]),
+      .flatMap(({ cmd, path }) => [
+        '.TP',
+        `.B ${roff(usage(cmd, path))}`,
+        roff(cmd.description()),
+        ...(cmd.options.length ? ['.RS', ...optionLines(cmd.options), '.RE'] : []),
+      ]),
     ...(group.commands.length === 0 && group.options.length ? ['.SH OPTIONS', ...optionLines(group.options)] : []),
     '.SH EXIT STATUS',
     roff(EXIT_STATUS),
@@ -56,7 +68,10 @@ export function groupPage(group: Command, version: string): string {
 
 const ENVIRONMENT: [string, string][] = [
   ['NFV_WORKSPACE', 'Workspace folder when -w is not given (default ./workspaces/default).'],
-  ['NFV_LOCK_TIMEOUT', 'Seconds to wait for another process holding the workspace lock (default 5; also --lock-timeout).'],
+  [
+    'NFV_LOCK_TIMEOUT',
+    'Seconds to wait for another process holding the workspace lock (default 5; also --lock-timeout).',
+  ],
   ['NFV_TOKEN', 'Bearer token that serve requires.'],
   ['NO_COLOR', 'Disables colour.'],
 ];
@@ -71,14 +86,24 @@ export function mainPage(program: Command, version: string, groups: string[]): s
     '.B nfv',
     `[\\fIoptions\\fR] \\fIcommand\\fR ...`,
     '.SH DESCRIPTION',
-    roff('nfv keeps a workspace of network graphs, requirement sets and substrates in local JSON files, places and configures'),
-    roff('firewalls so that isolation and reachability requirements hold (Z3 MaxSAT), keeps firewall nodes for deployment,'),
-    roff('answers PuppetDB v4 inventory queries, and serves the same operations over HTTP. Data goes to stdout, messages to stderr.'),
+    roff(
+      'nfv keeps a workspace of network graphs, requirement sets and substrates in local JSON files, places and configures',
+    ),
+    roff(
+      'firewalls so that isolation and reachability requirements hold (Z3 MaxSAT), keeps firewall nodes for deployment,',
+    ),
+    roff(
+      'answers PuppetDB v4 inventory queries, and serves the same operations over HTTP. Data goes to stdout, messages to stderr.',
+    ),
     '.SH COMMANDS',
     ...program.commands.flatMap((c) => {
       const subs = c.commands.map((x) => x.name()).join('|');
       const more = groups.includes(`nfv-${c.name()}.1`) ? ` See \\fBnfv\\-${roff(c.name())}\\fR(1).` : '';
-      return ['.TP', `.B ${roff(usage(c, subs ? `${c.name()} ${subs}` : c.name()))}`, `${roff(c.description())}.${more}`];
+      return [
+        '.TP',
+        `.B ${roff(usage(c, subs ? `${c.name()} ${subs}` : c.name()))}`,
+        `${roff(c.description())}.${more}`,
+      ];
     }),
     '.SH OPTIONS',
     ...optionLines(program.options),
@@ -99,6 +124,8 @@ export function mainPage(program: Command, version: string, groups: string[]): s
 /** nfv.1 and a page for every top-level command except help and completion, by file name. */
 export function manPages(program: Command, version: string): Map<string, string> {
   const skip = new Set(['help', 'completion']);
-  const groups = new Map(program.commands.filter((c) => !skip.has(c.name())).map((c) => [`nfv-${c.name()}.1`, groupPage(c, version)]));
+  const groups = new Map(
+    program.commands.filter((c) => !skip.has(c.name())).map((c) => [`nfv-${c.name()}.1`, groupPage(c, version)]),
+  );
   return new Map([['nfv.1', mainPage(program, version, [...groups.keys()])], ...groups]);
 }

@@ -37,14 +37,22 @@ const MAX_NAMES = 3;
 function cell(v: unknown): string {
   if (v === undefined || v === null) return '';
   if (Array.isArray(v)) {
-    const names = v.map((x) => (isRecord(x) ? (typeof x.name === 'string' ? x.name : undefined) : typeof x !== 'object' ? String(x) : undefined));
+    const names = v.map((x) =>
+      isRecord(x) ? (typeof x.name === 'string' ? x.name : undefined) : typeof x !== 'object' ? String(x) : undefined,
+    );
     if (v.length <= MAX_NAMES && names.every((n) => n !== undefined)) return names.join(', ');
     return String(v.length);
   }
   if (isRecord(v)) {
     // Scalar fields as k=v, list fields as their length: {nodeMetrics: [...3]} is "nodeMetrics: 3".
     const parts = Object.entries(v).flatMap(([k, x]) =>
-      x === null || x === undefined ? [] : Array.isArray(x) ? [`${k}: ${x.length}`] : typeof x === 'object' ? [k] : [`${k}=${String(x)}`],
+      x === null || x === undefined
+        ? []
+        : Array.isArray(x)
+          ? [`${k}: ${x.length}`]
+          : typeof x === 'object'
+            ? [k]
+            : [`${k}=${String(x)}`],
     );
     return parts.join(' ');
   }
@@ -57,15 +65,30 @@ type Column = [string, (r: Row) => unknown];
 const count = (v: unknown) => (Array.isArray(v) ? v.length : 0);
 const rulesOf = (r: Row) => ((r.configuration as Row | undefined)?.firewall as Row | undefined) ?? {};
 /** The kind of a node's configuration: its one non-id, non-name field (webclient, nat, firewall, ...). */
-const configurationKind = (r: Row) => Object.keys((r.configuration as Row | undefined) ?? {}).find((k) => k !== 'id' && k !== 'name' && k !== 'description') ?? '';
+const configurationKind = (r: Row) =>
+  Object.keys((r.configuration as Row | undefined) ?? {}).find(
+    (k) => k !== 'id' && k !== 'name' && k !== 'description',
+  ) ?? '';
 
 /** Columns per kind of resource, recognised by its fields (the way `kubectl get` chooses columns per kind). */
 const KINDS: { is: (r: Row) => boolean; columns: Column[] }[] = [
   {
     is: (r) => r.functionalType === 'FIREWALL' && isRecord(r.configuration),
-    columns: [['id', (r) => r.id], ['name', (r) => r.name], ['default', (r) => rulesOf(r).defaultAction ?? 'DENY'], ['rules', (r) => count(rulesOf(r).elements)]],
+    columns: [
+      ['id', (r) => r.id],
+      ['name', (r) => r.name],
+      ['default', (r) => rulesOf(r).defaultAction ?? 'DENY'],
+      ['rules', (r) => count(rulesOf(r).elements)],
+    ],
   },
-  { is: (r) => Array.isArray(r.node), columns: [['id', (r) => r.id], ['service graph', (r) => r.serviceGraph ?? false], ['nodes', (r) => count(r.node)]] },
+  {
+    is: (r) => Array.isArray(r.node),
+    columns: [
+      ['id', (r) => r.id],
+      ['service graph', (r) => r.serviceGraph ?? false],
+      ['nodes', (r) => count(r.node)],
+    ],
+  },
   {
     is: (r) => typeof r.name === 'string' && ('functionalType' in r || 'neighbour' in r),
     columns: [
@@ -76,7 +99,13 @@ const KINDS: { is: (r: Row) => boolean; columns: Column[] }[] = [
       ['configuration', (r) => configurationKind(r)],
     ],
   },
-  { is: (r) => Array.isArray(r.property), columns: [['id', (r) => r.id], ['properties', (r) => count(r.property)]] },
+  {
+    is: (r) => Array.isArray(r.property),
+    columns: [
+      ['id', (r) => r.id],
+      ['properties', (r) => count(r.property)],
+    ],
+  },
   {
     is: (r) => typeof r.src === 'string' && typeof r.dst === 'string',
     columns: [
@@ -89,14 +118,29 @@ const KINDS: { is: (r: Row) => boolean; columns: Column[] }[] = [
       ['holds', (r) => r.isSat ?? ''],
     ],
   },
-  { is: (r) => Array.isArray(r.hosts) && Array.isArray(r.connections), columns: [['id', (r) => r.id], ['hosts', (r) => count(r.hosts)], ['connections', (r) => count(r.connections)]] },
+  {
+    is: (r) => Array.isArray(r.hosts) && Array.isArray(r.connections),
+    columns: [
+      ['id', (r) => r.id],
+      ['hosts', (r) => count(r.hosts)],
+      ['connections', (r) => count(r.connections)],
+    ],
+  },
 ];
 
 function rulesTable(node: Row): string {
   const rules = (rulesOf(node).elements as Row[] | undefined) ?? [];
   if (!rules.length) return 'no rules';
-  const table = new Table({ head: ['rule', 'action', 'source', 'destination', 'protocol', 'src port', 'dst port'], style: plainStyle() });
-  for (const r of rules) table.push([r.id, r.action ?? 'DENY', r.source, r.destination, r.protocol ?? 'ANY', r.srcPort ?? '*', r.dstPort ?? '*'].map(cell));
+  const table = new Table({
+    head: ['rule', 'action', 'source', 'destination', 'protocol', 'src port', 'dst port'],
+    style: plainStyle(),
+  });
+  for (const r of rules)
+    table.push(
+      [r.id, r.action ?? 'DENY', r.source, r.destination, r.protocol ?? 'ANY', r.srcPort ?? '*', r.dstPort ?? '*'].map(
+        cell,
+      ),
+    );
   return table.toString();
 }
 
@@ -113,7 +157,8 @@ export function tableOf(value: unknown): string {
   const kind = rows.length ? KINDS.find((k) => rows.every(k.is)) : undefined;
   // One firewall node: its policy as well, rule by rule in first-match order.
   if (rowsKey === undefined && kind === KINDS[0]) return `${tableOf([value])}\n${rulesTable(value)}`;
-  const columns: Column[] = kind?.columns ?? [...new Set(rows.flatMap((r) => Object.keys(r)))].map((c) => [c, (r: Row) => r[c]]);
+  const columns: Column[] =
+    kind?.columns ?? [...new Set(rows.flatMap((r) => Object.keys(r)))].map((c) => [c, (r: Row) => r[c]]);
   const table = new Table({ head: columns.map(([h]) => h), style: plainStyle() });
   for (const r of rows) table.push(columns.map(([, get]) => cell(get(r))));
   return `${rowsKey === undefined && kind ? '' : header ? `${header}\n` : ''}${rows.length ? table.toString() : `(no ${rowsKey ?? 'items'})`}`;

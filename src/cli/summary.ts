@@ -19,7 +19,10 @@ const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
 /** The traffic a requirement is about: protocol and ports, `*` for any. */
 export function traffic(p: Pick<Property, 'lv4Proto' | 'srcPort' | 'dstPort'>): string {
   const proto = p.lv4Proto && p.lv4Proto !== 'ANY' ? p.lv4Proto : 'any protocol';
-  const ports = [p.srcPort && p.srcPort !== '*' ? `from port ${p.srcPort}` : '', p.dstPort && p.dstPort !== '*' ? `to port ${p.dstPort}` : ''];
+  const ports = [
+    p.srcPort && p.srcPort !== '*' ? `from port ${p.srcPort}` : '',
+    p.dstPort && p.dstPort !== '*' ? `to port ${p.dstPort}` : '',
+  ];
   return [proto, ...ports.filter(Boolean)].join(' ');
 }
 
@@ -27,24 +30,55 @@ export function simulationSummary(nfv: NFV, report: Report): string {
   const out: string[] = [
     `${report.verdict}: ${report.satisfied}/${report.properties} requirements hold; ${plural(report.firewalls, 'firewall')} (${report.allocated} placed); ${plural(report.rules, 'rule')}`,
   ];
-  const nodes = new Map((nfv.graphs.graph ?? []).flatMap((g) => g.node.map((n) => [`${g.id ?? 0}/${n.name}`, n] as const)));
+  const nodes = new Map(
+    (nfv.graphs.graph ?? []).flatMap((g) => g.node.map((n) => [`${g.id ?? 0}/${n.name}`, n] as const)),
+  );
   for (const fw of report.placements) {
     const node = nodes.get(`${fw.graph}/${fw.node}`);
     const rules = node?.configuration?.firewall?.elements ?? [];
     const how = fw.allocated ? 'placed here' : fw.synthesised ? 'configured here' : 'verified as given';
-    out.push('', `firewall ${fw.node} (graph ${fw.graph}, ${how}): default ${fw.defaultAction}, ${plural(rules.length, 'rule')}`);
+    out.push(
+      '',
+      `firewall ${fw.node} (graph ${fw.graph}, ${how}): default ${fw.defaultAction}, ${plural(rules.length, 'rule')}`,
+    );
     if (rules.length === 0) continue;
-    const table = new Table({ head: ['#', 'action', 'source', 'destination', 'protocol', 'src port', 'dst port'], style: plainStyle() });
-    rules.forEach((r, k) => table.push([k + 1, r.action ?? 'DENY', r.source, r.destination, r.protocol ?? 'ANY', r.srcPort ?? '*', r.dstPort ?? '*']));
+    const table = new Table({
+      head: ['#', 'action', 'source', 'destination', 'protocol', 'src port', 'dst port'],
+      style: plainStyle(),
+    });
+    rules.forEach((r, k) =>
+      table.push([
+        k + 1,
+        r.action ?? 'DENY',
+        r.source,
+        r.destination,
+        r.protocol ?? 'ANY',
+        r.srcPort ?? '*',
+        r.dstPort ?? '*',
+      ]),
+    );
     out.push(table.toString());
   }
   const failed = report.requirements.filter((q) => !q.isSat);
   if (failed.length) {
     const properties = nfv.propertyDefinition.property;
-    const table = new Table({ head: ['#', 'requirement', 'from', 'to', 'traffic', 'why it cannot hold', 'conflicts with'], style: plainStyle(), wordWrap: true, colWidths: [null, null, null, null, null, 48, null] as unknown as number[] });
+    const table = new Table({
+      head: ['#', 'requirement', 'from', 'to', 'traffic', 'why it cannot hold', 'conflicts with'],
+      style: plainStyle(),
+      wordWrap: true,
+      colWidths: [null, null, null, null, null, 48, null] as unknown as number[],
+    });
     for (const q of failed) {
       const p = properties[q.index];
-      table.push([q.index, KIND[q.name] ?? q.name, q.src, q.dst, p ? traffic(p) : '', q.reason ?? '', q.conflictsWith.map((c) => `#${c}`).join(' ') || '-']);
+      table.push([
+        q.index,
+        KIND[q.name] ?? q.name,
+        q.src,
+        q.dst,
+        p ? traffic(p) : '',
+        q.reason ?? '',
+        q.conflictsWith.map((c) => `#${c}`).join(' ') || '-',
+      ]);
     }
     out.push('', `${plural(failed.length, 'requirement')} cannot hold:`, table.toString());
   }

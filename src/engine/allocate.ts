@@ -66,7 +66,14 @@ interface Encoding {
   selector: Map<number, Lit>;
 }
 
-function encode(net: NetNode[], model: FlowModel, reqs: Requirement[], members: number[], selectors: boolean, collapse = true): Encoding {
+function encode(
+  net: NetNode[],
+  model: FlowModel,
+  reqs: Requirement[],
+  members: number[],
+  selectors: boolean,
+  collapse = true,
+): Encoding {
   const b = new Builder();
   const used = new Map<number, Term>();
   const drop = new Map<string, Term>();
@@ -77,7 +84,11 @@ function encode(net: NetNode[], model: FlowModel, reqs: Requirement[], members: 
   // Allocation places that see exactly the same flows are interchangeable: keep the first.
   const signature = new Map<number, string[]>();
   for (const r of members) {
-    flowsOf(r).forEach((f, k) => f.hops.forEach((h) => (signature.get(h.node) ?? signature.set(h.node, []).get(h.node)!).push(`${r}/${f.path}/${k}:${h.cls}`)));
+    flowsOf(r).forEach((f, k) =>
+      f.hops.forEach((h) =>
+        (signature.get(h.node) ?? signature.set(h.node, []).get(h.node)!).push(`${r}/${f.path}/${k}:${h.cls}`),
+      ),
+    );
   }
   const representative = new Map<string, number>();
   const collapsed = new Set<number>();
@@ -164,7 +175,8 @@ function encode(net: NetNode[], model: FlowModel, reqs: Requirement[], members: 
   return { builder: b, used, drop, white, selector };
 }
 
-const value = (t: Term | undefined, v: boolean[]) => (typeof t === 'boolean' ? t : t === undefined ? false : t > 0 ? v[t]! : !v[-t]);
+const value = (t: Term | undefined, v: boolean[]) =>
+  typeof t === 'boolean' ? t : t === undefined ? false : t > 0 ? v[t]! : !v[-t];
 
 /** Requirements that share a decision node solve together; the others are independent. */
 function components(net: NetNode[], model: FlowModel, count: number): number[][] {
@@ -215,7 +227,8 @@ export async function allocatePlaces(
     let enc = encode(net, model, reqs, members, false, tuning.collapse);
     if (enc.builder.variables === 0 && tuning.decompose) {
       // Nothing to decide (a verification): each requirement holds or not on its own, no solver needed.
-      for (const r of members) decisions.satisfied[r] = !encode(net, model, reqs, [r], false).builder.hard.some((c) => c.length === 0);
+      for (const r of members)
+        decisions.satisfied[r] = !encode(net, model, reqs, [r], false).builder.hard.some((c) => c.length === 0);
       for (const [n, t] of enc.used) if (t === true) decisions.used.add(n);
       continue;
     }
@@ -227,8 +240,15 @@ export async function allocatePlaces(
       const kept = members.filter((r) => value(enc.selector.get(r), v));
       for (const r of members.filter((m) => !kept.includes(m))) {
         decisions.satisfied[r] = false;
-        const core = await conflictCore(enc.builder.problem(true), [enc.selector.get(r)!, ...kept.map((k) => enc.selector.get(k)!)], deadline - Date.now());
-        decisions.conflicts.set(r, members.filter((k) => k !== r && core.includes(enc.selector.get(k)!)));
+        const core = await conflictCore(
+          enc.builder.problem(true),
+          [enc.selector.get(r)!, ...kept.map((k) => enc.selector.get(k)!)],
+          deadline - Date.now(),
+        );
+        decisions.conflicts.set(
+          r,
+          members.filter((k) => k !== r && core.includes(enc.selector.get(k)!)),
+        );
       }
     }
     const v = answer.value;

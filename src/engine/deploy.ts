@@ -47,7 +47,10 @@ function reversed(b: Box): Box {
     out[2 * SRC + k] = b[2 * DST + k]!;
     out[2 * DST + k] = b[2 * SRC + k]!;
   }
-  for (const [x, y] of [[SPORT, DPORT], [DPORT, SPORT]] as const) {
+  for (const [x, y] of [
+    [SPORT, DPORT],
+    [DPORT, SPORT],
+  ] as const) {
     out[2 * x] = b[2 * y]!;
     out[2 * x + 1] = b[2 * y + 1]!;
   }
@@ -57,7 +60,8 @@ function reversed(b: Box): Box {
 /** The node's rules as boxes in first-match order, with defaults, reverse rules and no OTHER protocol. */
 export function normalisedRules(node: Node): { rules: Rule[]; defaultAllow: boolean } {
   const fw = node.configuration?.firewall;
-  if (node.functionalType !== 'FIREWALL' || !fw) throw badRequest(`node ${node.name} is not a firewall with a configuration`);
+  if (node.functionalType !== 'FIREWALL' || !fw)
+    throw badRequest(`node ${node.name} is not a firewall with a configuration`);
   const defaultAllow = fw.defaultAction === 'ALLOW';
   const listed: Rule[] = [];
   (fw.elements ?? []).forEach((e: Elements, k) => {
@@ -114,7 +118,8 @@ function address(b: Box, at: number): Address {
 }
 
 const cidr = (a: Address, sep = '/') => (a.prefix !== undefined ? `${a.ip}/${a.prefix}` : `${a.ip}${sep}${a.mask}`);
-const protocolOf = (b: Box): 'tcp' | 'udp' | 'ip' => (b[2 * PROTO] === b[2 * PROTO + 1] ? (b[2 * PROTO] === TCP ? 'tcp' : 'udp') : 'ip');
+const protocolOf = (b: Box): 'tcp' | 'udp' | 'ip' =>
+  b[2 * PROTO] === b[2 * PROTO + 1] ? (b[2 * PROTO] === TCP ? 'tcp' : 'udp') : 'ip';
 const range = (b: Box, d: number) => [b[2 * d]!, b[2 * d + 1]!] as const;
 
 function header(node: Node, id: number, how: string): string {
@@ -123,7 +128,13 @@ function header(node: Node, id: number, how: string): string {
 
 export function iptables(node: Node, id: number): string {
   const { rules, defaultAllow } = normalisedRules(node);
-  const lines = [header(node, id, 'load with: iptables-restore < FILE'), '*filter', ':INPUT ACCEPT [0:0]', `:FORWARD ${defaultAllow ? 'ACCEPT' : 'DROP'} [0:0]`, ':OUTPUT ACCEPT [0:0]'];
+  const lines = [
+    header(node, id, 'load with: iptables-restore < FILE'),
+    '*filter',
+    ':INPUT ACCEPT [0:0]',
+    `:FORWARD ${defaultAllow ? 'ACCEPT' : 'DROP'} [0:0]`,
+    ':OUTPUT ACCEPT [0:0]',
+  ];
   for (const r of perProtocol(rules)) {
     const parts = ['-A FORWARD'];
     const src = address(r.box, SRC);
@@ -133,7 +144,10 @@ export function iptables(node: Node, id: number): string {
     const proto = protocolOf(r.box);
     if (proto !== 'ip') {
       parts.push(`-p ${proto}`);
-      for (const [d, flag] of [[SPORT, '--sport'], [DPORT, '--dport']] as const) {
+      for (const [d, flag] of [
+        [SPORT, '--sport'],
+        [DPORT, '--dport'],
+      ] as const) {
         const [lo, hi] = range(r.box, d);
         if (!isFull(r.box, d)) parts.push(`${flag} ${lo === hi ? lo : `${lo}:${hi}`}`);
       }
@@ -167,7 +181,8 @@ export function bridgeOf(node: Node): string {
 export function openVswitch(node: Node, id: number): string {
   const { rules, defaultAllow } = normalisedRules(node);
   const expanded = perProtocol(rules);
-  if (expanded.length > 60000) throw badRequest(`node ${node.name}: ${expanded.length} rules are more than Open vSwitch priorities can order`);
+  if (expanded.length > 60000)
+    throw badRequest(`node ${node.name}: ${expanded.length} rules are more than Open vSwitch priorities can order`);
   const lines = [header(node, id, `load with: ovs-ofctl add-flows ${bridgeOf(node)} FILE`)];
   expanded.forEach((r, k) => {
     const match = [`priority=${60000 - k}`, protocolOf(r.box)];
@@ -191,8 +206,14 @@ export function openVswitch(node: Node, id: number): string {
 export function ipfw(node: Node, id: number): string {
   const { rules, defaultAllow } = normalisedRules(node);
   const expanded = perProtocol(rules);
-  if (expanded.length > 6500) throw badRequest(`node ${node.name}: ${expanded.length} rules are more than ipfw rule numbers can order`);
-  const lines = ['#!/bin/sh', header(node, id, 'run as root on the firewall'), 'cmd="/sbin/ipfw -q"', '${cmd} -f flush'];
+  if (expanded.length > 6500)
+    throw badRequest(`node ${node.name}: ${expanded.length} rules are more than ipfw rule numbers can order`);
+  const lines = [
+    '#!/bin/sh',
+    header(node, id, 'run as root on the firewall'),
+    'cmd="/sbin/ipfw -q"',
+    '${cmd} -f flush',
+  ];
   expanded.forEach((r, k) => {
     const proto = protocolOf(r.box);
     const end = (at: number, d: number) => {
@@ -201,7 +222,9 @@ export function ipfw(node: Node, id: number): string {
       const ports = proto === 'ip' || isFull(r.box, d) ? '' : ` ${lo === hi ? lo : `${lo}-${hi}`}`;
       return `${a.any ? 'any' : cidr(a, ':')}${ports}`;
     };
-    lines.push(`\${cmd} add ${100 + 10 * k} ${r.allow ? 'allow' : 'deny'} ${proto} from ${end(SRC, SPORT)} to ${end(DST, DPORT)}`);
+    lines.push(
+      `\${cmd} add ${100 + 10 * k} ${r.allow ? 'allow' : 'deny'} ${proto} from ${end(SRC, SPORT)} to ${end(DST, DPORT)}`,
+    );
   });
   lines.push(`\${cmd} add 65534 ${defaultAllow ? 'allow' : 'deny'} ip from any to any`);
   return `${lines.join('\n')}\n`;
@@ -221,7 +244,10 @@ export function fortios(node: Node, id: number): string {
     if (!name) {
       name = `nfv-${id}-a${known.size + 1}`;
       known.set(key, name);
-      const body = a.prefix !== undefined ? [`        set subnet ${a.ip} ${a.mask}`] : ['        set type wildcard', `        set wildcard ${a.ip} ${a.mask}`];
+      const body =
+        a.prefix !== undefined
+          ? [`        set subnet ${a.ip} ${a.mask}`]
+          : ['        set type wildcard', `        set wildcard ${a.ip} ${a.mask}`];
       addresses.push(`    edit "${name}"`, `        set comment "${key}"`, ...body, '    next');
     }
     return name;

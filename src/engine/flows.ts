@@ -166,6 +166,18 @@ export function computeFlows(net: NetNode[], requirements: Requirement[]): FlowM
   return { classes, flows };
 }
 
-export function ruleBox(rule: { source: string; destination: string; srcPort?: string; dstPort?: string; protocol?: string }): Box {
-  return boxOf({ src: rule.source, dst: rule.destination, srcPort: rule.srcPort, dstPort: rule.dstPort, proto: rule.protocol });
+export function ruleBox(rule: {
+  source: string;
+  destination: string;
+  srcPort?: string;
+  dstPort?: string;
+  protocol?: string;
+}): Box {
+  return boxOf({
+    src: rule.source,
+    dst: rule.destination,
+    srcPort: rule.srcPort,
+    dstPort: rule.dstPort,
+    proto: rule.protocol,
+  });
 }

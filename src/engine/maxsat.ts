@@ -42,20 +42,25 @@ function smtlib(p: MaxSatProblem, softs: boolean): string {
   const lines: string[] = [];
   for (let v = 1; v <= p.variables; v++) lines.push(`(declare-const v${v} Bool)`);
   for (const c of p.hard) lines.push(c.length === 0 ? '(assert false)' : `(assert ${clause(c)})`);
-  if (softs) p.soft.forEach((group, g) => group.forEach((l) => lines.push(`(assert-soft ${lit(l)} :weight 1 :id g${g})`)));
+  if (softs)
+    p.soft.forEach((group, g) => group.forEach((l) => lines.push(`(assert-soft ${lit(l)} :weight 1 :id g${g})`)));
   return lines.join('\n');
 }
 
 function readModel(sexpr: string, variables: number): boolean[] {
   const value = new Array<boolean>(variables + 1).fill(false);
-  for (const m of sexpr.matchAll(/\(define-fun v(\d+) \(\) Bool\s+(true|false)\)/g)) value[Number(m[1])] = m[2] === 'true';
+  for (const m of sexpr.matchAll(/\(define-fun v(\d+) \(\) Bool\s+(true|false)\)/g))
+    value[Number(m[1])] = m[2] === 'true';
   return value;
 }
 
 /** The solver's time ran out; `seconds` is the limit the user set, when known. */
 export class SolverTimeout extends NfvError {
   constructor(seconds?: number) {
-    super(504, `the solver did not finish within the time limit${seconds === undefined ? '' : ` of ${seconds} s`}; nothing was stored as satisfied (raise --timeout)`);
+    super(
+      504,
+      `the solver did not finish within the time limit${seconds === undefined ? '' : ` of ${seconds} s`}; nothing was stored as satisfied (raise --timeout)`,
+    );
   }
 }
 

@@ -41,7 +41,8 @@ const AP_PREFIX = '20.0.0.';
 /** Inserts an allocation place on every link of a service graph, except forbidden ones; forced ones get a firewall. */
 export function expandServiceGraph(graph: Graph, constraints: Constraints | undefined): void {
   const rules = constraints?.allocationConstraints?.allocationConstraint ?? [];
-  const ruleFor = (a: string, b: string) => rules.find((r) => (r.nodeA === a && r.nodeB === b) || (r.nodeA === b && r.nodeB === a))?.type;
+  const ruleFor = (a: string, b: string) =>
+    rules.find((r) => (r.nodeA === a && r.nodeB === b) || (r.nodeA === b && r.nodeB === a))?.type;
   const used = new Set(graph.node.map((n) => n.name));
   const byName = new Map(graph.node.map((n) => [n.name, n]));
   let k = 0;
@@ -60,7 +61,11 @@ export function expandServiceGraph(graph: Graph, constraints: Constraints | unde
       const place: Node = { name, neighbour: [{ name: nb.name }] };
       if (kind === 'FORCED') {
         place.functionalType = 'FIREWALL';
-        place.configuration = { name: 'FWConfiguration', description: 'FWDescription', firewall: { defaultAction: 'DENY' } };
+        place.configuration = {
+          name: 'FWConfiguration',
+          description: 'FWDescription',
+          firewall: { defaultAction: 'DENY' },
+        };
       }
       n.neighbour = [...(n.neighbour ?? []).filter((x) => x !== nb), { name }];
       const back = m?.neighbour?.find((x) => x.name === n.name);
@@ -83,9 +88,15 @@ export function expandWildcards(graph: Graph, properties: Property[]): Property[
       if (!net) throw badRequest(`property ${side} ${quote(p[side])} is not an address pattern`);
       const inside = graph.node.filter((n) => {
         const a = parseAddress(n.name);
-        return n.functionalType && WILDCARD_TARGETS.has(n.functionalType) && a && a.every((o, k) => net[k] === -1 || net[k] === o);
+        return (
+          n.functionalType &&
+          WILDCARD_TARGETS.has(n.functionalType) &&
+          a &&
+          a.every((o, k) => net[k] === -1 || net[k] === o)
+        );
       });
-      if (!inside.length) throw badRequest(`the network ${p[side]} of a ${p.name} contains no end host of graph ${graph.id}`);
+      if (!inside.length)
+        throw badRequest(`the network ${p[side]} of a ${p.name} contains no end host of graph ${graph.id}`);
       return inside.map((n) => {
         const { body: _body, isSat: _isSat, ...rest } = p;
         return { ...rest, [side]: n.name };
@@ -115,7 +126,8 @@ export function buildNetwork(graph: Graph, constraints: Constraints | undefined)
     if (END_HOSTS.has(type)) return { ...base, role: 'endhost' };
     if (type === 'NAT') {
       const sources = node.configuration?.nat?.source ?? [];
-      for (const s of sources) if (!parseAddress(s)) throw badRequest(`NAT ${node.name}: source ${quote(s)} is not an address pattern`);
+      for (const s of sources)
+        if (!parseAddress(s)) throw badRequest(`NAT ${node.name}: source ${quote(s)} is not an address pattern`);
       return { ...base, role: 'nat', natSources: sources.map(octetBounds) };
     }
     if (type === 'FIREWALL') {
@@ -127,7 +139,14 @@ export function buildNetwork(graph: Graph, constraints: Constraints | undefined)
         ...base,
         role: 'firewall',
         rules: configurable ? undefined : rules,
-        defaultAction: fw?.defaultAction === 'ALLOW' ? 'ALLOW' : fw?.defaultAction === 'DENY' ? 'DENY' : configurable ? undefined : 'DENY',
+        defaultAction:
+          fw?.defaultAction === 'ALLOW'
+            ? 'ALLOW'
+            : fw?.defaultAction === 'DENY'
+              ? 'DENY'
+              : configurable
+                ? undefined
+                : 'DENY',
         configurable,
         optional,
         costly: optional && configurable,
@@ -138,9 +157,17 @@ export function buildNetwork(graph: Graph, constraints: Constraints | undefined)
 }
 
 /** Simple directed paths from src to dst; end hosts never transit. A matching forwarding path replaces them. */
-export function pathsBetween(net: NetNode[], src: number, dst: number, forwarding: ForwardingPath[], limit: number): number[][] {
+export function pathsBetween(
+  net: NetNode[],
+  src: number,
+  dst: number,
+  forwarding: ForwardingPath[],
+  limit: number,
+): number[][] {
   const byName = new Map(net.map((n) => [n.name, n.index]));
-  const fixed = forwarding.filter((p) => p.pathNode[0]?.name === net[src]!.name && p.pathNode.at(-1)?.name === net[dst]!.name).at(-1);
+  const fixed = forwarding
+    .filter((p) => p.pathNode[0]?.name === net[src]!.name && p.pathNode.at(-1)?.name === net[dst]!.name)
+    .at(-1);
   if (fixed) return [fixed.pathNode.map((pn) => byName.get(pn.name)!)];
   const paths: number[][] = [];
   const onPath = new Set<number>([src]);
@@ -150,7 +177,8 @@ export function pathsBetween(net: NetNode[], src: number, dst: number, forwardin
       if (onPath.has(next)) continue;
       if (next === dst) {
         paths.push([...stack, dst]);
-        if (paths.length > limit) throw badRequest(`more than ${limit} paths between ${net[src]!.name} and ${net[dst]!.name}`);
+        if (paths.length > limit)
+          throw badRequest(`more than ${limit} paths between ${net[src]!.name} and ${net[dst]!.name}`);
         continue;
       }
       if (net[next]!.role === 'endhost') continue;

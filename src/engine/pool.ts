@@ -49,7 +49,12 @@ class SolverPool {
     return new Promise((resolve, reject) => {
       if (signal?.aborted) return reject(interrupted());
       if (this.queue.length >= this.maxQueue) {
-        return reject(new NfvError(503, `${this.busy.size} simulations are being solved and ${this.queue.length} wait; try again shortly`));
+        return reject(
+          new NfvError(
+            503,
+            `${this.busy.size} simulations are being solved and ${this.queue.length} wait; try again shortly`,
+          ),
+        );
       }
       const job: Job = { id: this.nextId++, nfv, options: portable, onPhase, resolve, reject, attempts: 0 };
       signal?.addEventListener('abort', () => this.cancel(job), { once: true });
@@ -89,7 +94,10 @@ class SolverPool {
     if (job && !job.settled) {
       job.worker = undefined;
       if (job.attempts < MAX_ATTEMPTS) this.queue.unshift(job);
-      else this.settle(job, { error: new NfvError(500, `the solver crashed twice on this input (${why}); nothing was stored`) });
+      else
+        this.settle(job, {
+          error: new NfvError(500, `the solver crashed twice on this input (${why}); nothing was stored`),
+        });
     }
     this.dispatch();
   }
@@ -129,7 +137,8 @@ class SolverPool {
 
   async close(): Promise<void> {
     const workers = [...this.idle, ...this.busy.keys()];
-    for (const job of [...this.busy.values(), ...this.queue]) this.settle(job, { error: new NfvError(503, 'the server is stopping') });
+    for (const job of [...this.busy.values(), ...this.queue])
+      this.settle(job, { error: new NfvError(503, 'the server is stopping') });
     this.queue.length = 0;
     workers.forEach((w) => this.retired.add(w));
     this.idle.length = 0;
@@ -151,7 +160,11 @@ export async function stopSolverWorkers(): Promise<void> {
 }
 
 /** Runs a simulation in a solver worker (one, unless serve mode asked for more). Rejects with 499 when aborted. */
-export function runSimulation(nfv: NFV, options: SimulateOptions = {}, signal?: AbortSignal): Promise<SimulationResult> {
+export function runSimulation(
+  nfv: NFV,
+  options: SimulateOptions = {},
+  signal?: AbortSignal,
+): Promise<SimulationResult> {
   pool ??= new SolverPool(1, MAX_QUEUED_SOLVES);
   return pool.run(nfv, options, signal);
 }

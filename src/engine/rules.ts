@@ -5,7 +5,20 @@
  * with trailing -1 octets only (so each is one CIDR), ports `*`, `N` or `A-B`, one protocol or ANY.
  */
 import type { Elements } from '../model/types.js';
-import { DIMS, DPORT, DST, PROTO, PROTOCOLS, SPORT, SRC, UNIVERSE, contains, intersect, type Box, type PacketClass } from './space.js';
+import {
+  DIMS,
+  DPORT,
+  DST,
+  PROTO,
+  PROTOCOLS,
+  SPORT,
+  SRC,
+  UNIVERSE,
+  contains,
+  intersect,
+  type Box,
+  type PacketClass,
+} from './space.js';
 
 const full = (b: Box, d: number) => b[2 * d] === UNIVERSE[2 * d] && b[2 * d + 1] === UNIVERSE[2 * d + 1];
 const single = (b: Box, d: number) => b[2 * d] === b[2 * d + 1];
@@ -47,7 +60,8 @@ function representable(box: Box, avoid: Box[]): Box[] {
     const wide = widen(box, [PROTO]);
     if (clear(wide, avoid)) return representable(wide, avoid);
     const parts: Box[] = [];
-    for (let v = box[2 * PROTO]!; v <= box[2 * PROTO + 1]!; v++) parts.push(...representable(setDim(box, PROTO, v), avoid));
+    for (let v = box[2 * PROTO]!; v <= box[2 * PROTO + 1]!; v++)
+      parts.push(...representable(setDim(box, PROTO, v), avoid));
     return parts;
   }
   return [grow(box, avoid)];

@@ -14,7 +14,6 @@ import { synthesiseRules } from './rules.js';
 
 export { ALGORITHMS, type Algorithm } from '../model/limits.js';
 
-
 export interface SimulateOptions {
   algorithm?: Algorithm;
   /** Solver time limit for the whole simulation. */
@@ -79,7 +78,8 @@ function requirementsOf(graph: Graph, net: NetNode[], props: Property[], nfv: NF
   const forwarding = nfv.networkForwardingPaths?.path ?? [];
   return props.map((p, k) => {
     for (const side of ['src', 'dst'] as const) {
-      if (!index.has(p[side])) throw badRequest(`property ${side} ${quote(p[side])} is not a node of graph ${graph.id}`);
+      if (!index.has(p[side]))
+        throw badRequest(`property ${side} ${quote(p[side])} is not a node of graph ${graph.id}`);
       if (!parseAddress(p[side])) throw badRequest(`property ${side} ${quote(p[side])} is not an IPv4 address pattern`);
     }
     const src = index.get(p.src)!;
@@ -88,7 +88,8 @@ function requirementsOf(graph: Graph, net: NetNode[], props: Property[], nfv: NF
     if (paths.length === 0) throw badRequest(`there is no path between ${p.src} and ${p.dst} in graph ${graph.id}`);
     for (const path of paths) {
       for (const n of path.slice(1, -1)) {
-        if (!net[n]!.address && net[n]!.role === 'nat') throw badRequest(`NAT node ${quote(net[n]!.name)} is not named by an IPv4 address`);
+        if (!net[n]!.address && net[n]!.role === 'nat')
+          throw badRequest(`NAT node ${quote(net[n]!.name)} is not named by an IPv4 address`);
       }
     }
     return { index: k, property: p, kind: KINDS[p.name], src, dst, paths };
@@ -96,12 +97,18 @@ function requirementsOf(graph: Graph, net: NetNode[], props: Property[], nfv: NF
 }
 
 /** Writes the decisions into the graph: placed firewalls with their rules, forwarders, removed optional firewalls. */
-function writeGraph(graph: Graph, net: NetNode[], reqs: Requirement[], model: FlowModel, d: Decisions): FirewallReport[] {
+function writeGraph(
+  graph: Graph,
+  net: NetNode[],
+  reqs: Requirement[],
+  model: FlowModel,
+  d: Decisions,
+): FirewallReport[] {
   const onPath = new Set(reqs.flatMap((r) => r.paths.flatMap((p) => p.slice(1, -1))));
   const placements: FirewallReport[] = [];
   const removed = new Set<number>();
   for (const n of net) {
-    if (!onPath.has(n.index) || !n.configurable && !n.optional) continue;
+    if (!onPath.has(n.index) || (!n.configurable && !n.optional)) continue;
     const used = d.used.has(n.index);
     if (!used) {
       if (n.role === 'place') {
@@ -111,7 +118,14 @@ function writeGraph(graph: Graph, net: NetNode[], reqs: Requirement[], model: Fl
       continue;
     }
     if (!n.configurable) {
-      placements.push({ graph: graph.id!, node: n.name, allocated: false, defaultAction: n.defaultAction ?? 'DENY', rules: n.rules?.length ?? 0, synthesised: false });
+      placements.push({
+        graph: graph.id!,
+        node: n.name,
+        allocated: false,
+        defaultAction: n.defaultAction ?? 'DENY',
+        rules: n.rules?.length ?? 0,
+        synthesised: false,
+      });
       continue;
     }
     const whitelist = d.whitelist.get(n.index) ?? true;
@@ -126,7 +140,14 @@ function writeGraph(graph: Graph, net: NetNode[], reqs: Requirement[], model: Fl
       const conf = (n.node.configuration ??= { name: 'AutoConf' });
       conf.firewall = { defaultAction, elements };
     }
-    placements.push({ graph: graph.id!, node: n.name, allocated: n.role === 'place', defaultAction, rules: elements.length, synthesised: true });
+    placements.push({
+      graph: graph.id!,
+      node: n.name,
+      allocated: n.role === 'place',
+      defaultAction,
+      rules: elements.length,
+      synthesised: true,
+    });
   }
   if (removed.size) relink(graph, net, reqs, removed);
   return placements;
@@ -182,9 +203,11 @@ export async function simulate(input: NFV, options: SimulateOptions = {}): Promi
     phase('flows');
     const model = computeFlows(net, reqs);
     phase('solving');
-    const decisions = await allocatePlaces(net, reqs, model, Math.max(1, deadline - Date.now()), options.tuning).catch((e: unknown) => {
-      throw e instanceof SolverTimeout ? new SolverTimeout(timeoutMs / 1000) : e;
-    });
+    const decisions = await allocatePlaces(net, reqs, model, Math.max(1, deadline - Date.now()), options.tuning).catch(
+      (e: unknown) => {
+        throw e instanceof SolverTimeout ? new SolverTimeout(timeoutMs / 1000) : e;
+      },
+    );
     phase('writing');
     placements.push(...writeGraph(graph, net, reqs, model, decisions));
     const offset = properties.length;

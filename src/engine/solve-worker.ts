@@ -23,9 +23,10 @@ async function injectedFault(): Promise<void> {
     writeFileSync(once, 'crashed\n');
   }
   if (mode === 'exit') process.exit(1);
-  if (mode === 'throw') setImmediate(() => {
-    throw new WebAssembly.RuntimeError('table index is out of bounds (injected)');
-  });
+  if (mode === 'throw')
+    setImmediate(() => {
+      throw new WebAssembly.RuntimeError('table index is out of bounds (injected)');
+    });
 }
 
 parentPort!.on('message', async (job: { id: number; nfv: NFV; options: SimulateOptions; progress: boolean }) => {

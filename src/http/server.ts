@@ -71,7 +71,8 @@ function readBody(req: http.IncomingMessage, limit: number, budget: BodyBudget):
     req.on('data', (chunk: Buffer) => {
       if (failed) return;
       if (size + chunk.length > limit) return fail(new NfvError(413, `request body larger than ${limit} bytes`));
-      if (!budget.take(chunk.length)) return fail(new NfvError(503, 'the server is busy reading other large requests; try again shortly'));
+      if (!budget.take(chunk.length))
+        return fail(new NfvError(503, 'the server is busy reading other large requests; try again shortly'));
       size += chunk.length;
       chunks.push(chunk);
     });
@@ -123,10 +124,20 @@ export function createServer(ws: Workspace, options: ServerOptions = {}): http.S
       }
       const bytes = await readBody(req, options.maxBodyBytes ?? MAX_DOCUMENT_BYTES, budget);
       const body = bytes.length ? decodeUtf8(bytes, 'the request body') : undefined;
-      outcome = await execute(table, ws, { method: req.method ?? 'GET', target, body, format: requestFormat, signal: gone.signal });
+      outcome = await execute(table, ws, {
+        method: req.method ?? 'GET',
+        target,
+        body,
+        format: requestFormat,
+        signal: gone.signal,
+      });
     } catch (e) {
       const status = e instanceof NfvError ? e.status : 500;
-      outcome = { status, reply: {}, error: e instanceof NfvError ? e.message : `internal error: ${(e as Error).message}` };
+      outcome = {
+        status,
+        reply: {},
+        error: e instanceof NfvError ? e.message : `internal error: ${(e as Error).message}`,
+      };
     }
     const rendered = render(outcome, answerFormat);
     const noBody = rendered.status === 304 || rendered.status === 204 || rendered.body === '';
@@ -142,7 +153,9 @@ export function createServer(ws: Workspace, options: ServerOptions = {}): http.S
       res.end(noBody ? undefined : rendered.body);
     }
     const ms = (performance.now() - started).toFixed(1);
-    options.log?.(`${new Date().toISOString()} ${req.socket.remoteAddress ?? '-'} ${req.method} ${target.slice(0, 200)} ${rendered.status} ${length} ${ms}ms`);
+    options.log?.(
+      `${new Date().toISOString()} ${req.socket.remoteAddress ?? '-'} ${req.method} ${target.slice(0, 200)} ${rendered.status} ${length} ${ms}ms`,
+    );
   });
 }
 
@@ -157,7 +170,12 @@ export function isLoopback(host: string): boolean {
 }
 
 /** Starts listening; binds to loopback unless told otherwise. Port 0 picks a free port. */
-export function listen(ws: Workspace, host = '127.0.0.1', port = 8085, options: ServerOptions = {}): Promise<Listening> {
+export function listen(
+  ws: Workspace,
+  host = '127.0.0.1',
+  port = 8085,
+  options: ServerOptions = {},
+): Promise<Listening> {
   const server = createServer(ws, options);
   return new Promise((resolve, reject) => {
     server.once('error', reject);

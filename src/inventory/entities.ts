@@ -6,7 +6,8 @@
 import type { CatalogRecord, EventRow, InventoryData, ResourceRow, StoredReport } from './ingest.js';
 import { pgJsonTime, utc } from './values.js';
 
-export type Kind = 'string' | 'number' | 'timestamp' | 'boolean' | 'array' | 'json' | 'tag' | 'parameters' | 'node_state' | 'latest';
+export type Kind =
+  'string' | 'number' | 'timestamp' | 'boolean' | 'array' | 'json' | 'tag' | 'parameters' | 'node_state' | 'latest';
 
 export interface Field {
   kind: Kind;
@@ -65,8 +66,17 @@ function rowsOf(catalog: CatalogRecord, active: boolean): ResourceItem[] {
   // Rows are built as object literals with a fixed shape: spreading parsed JSON objects gives V8 dictionary-mode
   // objects, which made a scan of 100,000 rows 30 times slower.
   const rows = catalog.resources.map((r) => ({
-    certname: r.certname, resource: r.resource, type: r.type, title: r.title, exported: r.exported, tags: r.tags,
-    file: r.file, line: r.line, environment: r.environment, parameters: r.parameters, active,
+    certname: r.certname,
+    resource: r.resource,
+    type: r.type,
+    title: r.title,
+    exported: r.exported,
+    tags: r.tags,
+    file: r.file,
+    line: r.line,
+    environment: r.environment,
+    parameters: r.parameters,
+    active,
   }));
   catalogRows.set(catalog, { active, rows });
   return rows;
@@ -85,7 +95,12 @@ function resourcePart(data: InventoryData): NonNullable<CachedParts['resourcePar
   return {
     resources,
     activeResources,
-    catalogs: Object.entries(data.catalogs).map(([certname, c]) => ({ certname, environment: c.environment, version: c.version, producer_timestamp: c.producer_timestamp })),
+    catalogs: Object.entries(data.catalogs).map(([certname, c]) => ({
+      certname,
+      environment: c.environment,
+      version: c.version,
+      producer_timestamp: c.producer_timestamp,
+    })),
   };
 }
 
@@ -98,19 +113,47 @@ function reportPart(data: InventoryData): NonNullable<CachedParts['reportPart']>
     if (!cur || r.producer_timestamp > cur.producer_timestamp) latest.set(r.certname, r);
   }
   const reports: ReportItem[] = data.reports.map((r) => ({
-    hash: r.hash, certname: r.certname, puppet_version: r.puppet_version, report_format: r.report_format,
-    configuration_version: r.configuration_version, start_time: r.start_time, end_time: r.end_time,
-    producer_timestamp: r.producer_timestamp, receive_time: r.receive_time, producer: r.producer,
-    transaction_uuid: r.transaction_uuid, catalog_uuid: r.catalog_uuid, code_id: r.code_id, job_id: r.job_id,
-    cached_catalog_status: r.cached_catalog_status, status: r.status, noop: r.noop, noop_pending: r.noop_pending,
-    environment: r.environment, type: r.type, events: r.events, metrics: r.metrics, logs: r.logs,
+    hash: r.hash,
+    certname: r.certname,
+    puppet_version: r.puppet_version,
+    report_format: r.report_format,
+    configuration_version: r.configuration_version,
+    start_time: r.start_time,
+    end_time: r.end_time,
+    producer_timestamp: r.producer_timestamp,
+    receive_time: r.receive_time,
+    producer: r.producer,
+    transaction_uuid: r.transaction_uuid,
+    catalog_uuid: r.catalog_uuid,
+    code_id: r.code_id,
+    job_id: r.job_id,
+    cached_catalog_status: r.cached_catalog_status,
+    status: r.status,
+    noop: r.noop,
+    noop_pending: r.noop_pending,
+    environment: r.environment,
+    type: r.type,
+    events: r.events,
+    metrics: r.metrics,
+    logs: r.logs,
     latest: latest.get(r.certname) === r,
   }));
   const events: EventItem[] = reports.flatMap((report) =>
     report.events.map((e) => ({
-      status: e.status, timestamp: e.timestamp, resource_type: e.resource_type, resource_title: e.resource_title,
-      property: e.property, name: e.name, new_value: e.new_value, old_value: e.old_value, message: e.message,
-      file: e.file, line: e.line, containment_path: e.containment_path, containing_class: e.containing_class, report,
+      status: e.status,
+      timestamp: e.timestamp,
+      resource_type: e.resource_type,
+      resource_title: e.resource_title,
+      property: e.property,
+      name: e.name,
+      new_value: e.new_value,
+      old_value: e.old_value,
+      message: e.message,
+      file: e.file,
+      line: e.line,
+      containment_path: e.containment_path,
+      containing_class: e.containing_class,
+      report,
     })),
   );
   return { reports, events, byHash: new Map(reports.map((r) => [r.hash, r])) };
@@ -158,7 +201,8 @@ export function indexOf(data: InventoryData): Index {
 }
 
 /** A lookup table that query text indexes: no prototype, so `constructor` or `__proto__` find nothing. */
-export const lookup = <T>(entries: Record<string, T>): Record<string, T> => Object.assign(Object.create(null) as Record<string, T>, entries);
+export const lookup = <T>(entries: Record<string, T>): Record<string, T> =>
+  Object.assign(Object.create(null) as Record<string, T>, entries);
 
 const f = (kind: Kind, get: (row: any) => unknown, more: Partial<Field> = {}): Field => ({ kind, get, ...more });
 /**
@@ -183,7 +227,19 @@ export const resources: Entity = {
     tags: prop('array', 'tags'),
     parameters: prop('parameters', 'parameters'),
   }),
-  orderable: ['certname', 'environment', 'resource', 'type', 'title', 'tag', 'tags', 'exported', 'file', 'line', 'parameters'],
+  orderable: [
+    'certname',
+    'environment',
+    'resource',
+    'type',
+    'title',
+    'tag',
+    'tags',
+    'exported',
+    'file',
+    'line',
+    'parameters',
+  ],
   rows: (index) => index.resources,
   record: (r: ResourceItem) => ({
     certname: r.certname,
@@ -223,7 +279,21 @@ function eventFields(e: EventRow, time: (ms: number) => string): Record<string, 
 
 export const reportEventData = (e: EventRow) => eventFields(e, pgJsonTime);
 
-const REPORT_STRINGS = ['hash', 'certname', 'puppet_version', 'configuration_version', 'transaction_uuid', 'catalog_uuid', 'code_id', 'job_id', 'cached_catalog_status', 'status', 'environment', 'producer', 'type'];
+const REPORT_STRINGS = [
+  'hash',
+  'certname',
+  'puppet_version',
+  'configuration_version',
+  'transaction_uuid',
+  'catalog_uuid',
+  'code_id',
+  'job_id',
+  'cached_catalog_status',
+  'status',
+  'environment',
+  'producer',
+  'type',
+];
 const REPORT_TIMES = ['start_time', 'end_time', 'producer_timestamp', 'receive_time'];
 
 export const reports: Entity = {
@@ -236,11 +306,23 @@ export const reports: Entity = {
     noop_pending: prop('boolean', 'noop_pending'),
     corrective_change: f('boolean', () => null),
     'latest_report?': f('latest', (row) => row.latest, { filterOnly: true }),
-    resource_events: f('json', (row) => ({ href: href(row.hash, 'events'), data: row.events.length ? row.events.map(reportEventData) : null }), { answerOnly: true }),
+    resource_events: f(
+      'json',
+      (row) => ({ href: href(row.hash, 'events'), data: row.events.length ? row.events.map(reportEventData) : null }),
+      { answerOnly: true },
+    ),
     metrics: f('json', (row) => ({ href: href(row.hash, 'metrics'), data: row.metrics }), { answerOnly: true }),
     logs: f('json', (row) => ({ href: href(row.hash, 'logs'), data: row.logs }), { answerOnly: true }),
   }),
-  orderable: [...REPORT_STRINGS, 'report_format', ...REPORT_TIMES, 'noop', 'noop_pending', 'corrective_change', 'latest_report?'],
+  orderable: [
+    ...REPORT_STRINGS,
+    'report_format',
+    ...REPORT_TIMES,
+    'noop',
+    'noop_pending',
+    'corrective_change',
+    'latest_report?',
+  ],
   rows: (index) => index.reports,
   record: (r: ReportItem) => ({
     hash: r.hash,
@@ -272,7 +354,16 @@ export const reports: Entity = {
 // The interface document's name for puppet_version.
 reports.fields.agent_version = reports.fields.puppet_version!;
 
-const EVENT_STRINGS = ['status', 'resource_type', 'resource_title', 'property', 'name', 'message', 'file', 'containing_class'];
+const EVENT_STRINGS = [
+  'status',
+  'resource_type',
+  'resource_title',
+  'property',
+  'name',
+  'message',
+  'file',
+  'containing_class',
+];
 
 export const events: Entity = {
   name: 'events',
@@ -294,9 +385,28 @@ export const events: Entity = {
     'latest_report?': f('latest', (e: EventItem) => e.report.latest, { filterOnly: true }),
   }),
   orderable: [
-    'certname', 'report', 'status', 'timestamp', 'run_start_time', 'run_end_time', 'report_receive_time', 'resource_type', 'resource_title',
-    'property', 'name', 'new_value', 'old_value', 'message', 'file', 'line', 'containment_path', 'containing_class', 'corrective_change',
-    'environment', 'configuration_version', 'latest_report?',
+    'certname',
+    'report',
+    'status',
+    'timestamp',
+    'run_start_time',
+    'run_end_time',
+    'report_receive_time',
+    'resource_type',
+    'resource_title',
+    'property',
+    'name',
+    'new_value',
+    'old_value',
+    'message',
+    'file',
+    'line',
+    'containment_path',
+    'containing_class',
+    'corrective_change',
+    'environment',
+    'configuration_version',
+    'latest_report?',
   ],
   rows: (index) => index.events,
   record: (e: EventItem) => ({
@@ -321,7 +431,12 @@ export const catalogs: Entity = {
   }),
   orderable: ['certname', 'environment', 'version', 'producer_timestamp'],
   rows: (index) => index.catalogs,
-  record: (c) => ({ certname: c.certname, environment: c.environment, version: c.version, producer_timestamp: utc(c.producer_timestamp) }),
+  record: (c) => ({
+    certname: c.certname,
+    environment: c.environment,
+    version: c.version,
+    producer_timestamp: utc(c.producer_timestamp),
+  }),
 };
 
 export const ENTITIES: Record<string, Entity> = lookup({ resources, reports, events, catalogs });

@@ -95,9 +95,19 @@ export interface InventoryData extends IngestState {
   revision: { catalogs: number; reports: number };
 }
 
-export const emptyIngestState = (): IngestState => ({ nodes: Object.create(null), catalogTimes: Object.create(null), hashes: new Set(), activity: 0 });
+export const emptyIngestState = (): IngestState => ({
+  nodes: Object.create(null),
+  catalogTimes: Object.create(null),
+  hashes: new Set(),
+  activity: 0,
+});
 
-export const emptyInventory = (): InventoryData => ({ ...emptyIngestState(), catalogs: Object.create(null), reports: [], revision: { catalogs: 0, reports: 0 } });
+export const emptyInventory = (): InventoryData => ({
+  ...emptyIngestState(),
+  catalogs: Object.create(null),
+  reports: [],
+  revision: { catalogs: 0, reports: 0 },
+});
 
 const stamp = (v: unknown, where: string): number => {
   if (typeof v !== 'number' || Number.isNaN(v)) throw new Error(`${where} is not a time`);
@@ -121,14 +131,17 @@ export function decodeInventory(raw: unknown): InventoryData {
   });
   const reports = array(d.reports, 'reports').map((r, i) => {
     const report = object(r, `reports[${i}]`);
-    if (typeof report.hash !== 'string' || typeof report.certname !== 'string') throw new Error(`reports[${i}] has no hash or certname`);
+    if (typeof report.hash !== 'string' || typeof report.certname !== 'string')
+      throw new Error(`reports[${i}] has no hash or certname`);
     array(report.events, `reports[${i}].events`);
     return report as unknown as StoredReport;
   });
   const data = emptyInventory();
   data.nodes = nodes;
-  for (const [certname, c] of Object.entries(catalogs)) materialise(data, { kind: 'catalog', certname, at: c.producer_timestamp, catalog: c });
-  for (const report of reports) materialise(data, { kind: 'report', certname: report.certname, at: report.producer_timestamp, report });
+  for (const [certname, c] of Object.entries(catalogs))
+    materialise(data, { kind: 'catalog', certname, at: c.producer_timestamp, catalog: c });
+  for (const report of reports)
+    materialise(data, { kind: 'report', certname: report.certname, at: report.producer_timestamp, report });
   return data;
 }
 
@@ -150,7 +163,8 @@ function str(o: Obj, path: string, key: string, nullable = false): string | null
 function time(o: Obj, path: string, key: string): number {
   const v = need(o, path, key);
   const ms = parseInstant(v);
-  if (ms === undefined || typeof v !== 'string') throw badRequest(`${path}.${key}: ${quote(v)} is not an ISO-8601 timestamp`);
+  if (ms === undefined || typeof v !== 'string')
+    throw badRequest(`${path}.${key}: ${quote(v)} is not an ISO-8601 timestamp`);
   return ms;
 }
 function bool(o: Obj, path: string, key: string, nullable = true): boolean | null {
@@ -178,7 +192,10 @@ function list(o: Obj, path: string, key: string, nullable = false): unknown[] | 
  */
 function onlyKnown(o: Obj, path: string, known: readonly string[]): void {
   for (const key of Object.keys(o)) {
-    if (!known.includes(key)) throw badRequest(`${path}.${quote(key).slice(1, -1)}: is not a field of this payload (known: ${known.join(', ')})`);
+    if (!known.includes(key))
+      throw badRequest(
+        `${path}.${quote(key).slice(1, -1)}: is not a field of this payload (known: ${known.join(', ')})`,
+      );
   }
 }
 
@@ -191,18 +208,70 @@ export const IGNORED_FIELDS = {
   event: ['corrective_change'],
 } as const;
 
-const CATALOG_FIELDS = ['certname', 'version', 'environment', 'producer_timestamp', 'resources', ...IGNORED_FIELDS.catalog];
-const CATALOG_RESOURCE_FIELDS = ['type', 'title', 'exported', 'file', 'line', 'tags', 'parameters', ...IGNORED_FIELDS.catalogResource];
+const CATALOG_FIELDS = [
+  'certname',
+  'version',
+  'environment',
+  'producer_timestamp',
+  'resources',
+  ...IGNORED_FIELDS.catalog,
+];
+const CATALOG_RESOURCE_FIELDS = [
+  'type',
+  'title',
+  'exported',
+  'file',
+  'line',
+  'tags',
+  'parameters',
+  ...IGNORED_FIELDS.catalogResource,
+];
 const REPORT_FIELDS = [
-  'certname', 'puppet_version', 'agent_version', 'report_format', 'configuration_version', 'start_time', 'end_time',
-  'producer_timestamp', 'producer', 'transaction_uuid', 'catalog_uuid', 'code_id', 'job_id', 'cached_catalog_status',
-  'status', 'noop', 'noop_pending', 'environment', 'type', 'metrics', 'logs', 'resources', ...IGNORED_FIELDS.report,
+  'certname',
+  'puppet_version',
+  'agent_version',
+  'report_format',
+  'configuration_version',
+  'start_time',
+  'end_time',
+  'producer_timestamp',
+  'producer',
+  'transaction_uuid',
+  'catalog_uuid',
+  'code_id',
+  'job_id',
+  'cached_catalog_status',
+  'status',
+  'noop',
+  'noop_pending',
+  'environment',
+  'type',
+  'metrics',
+  'logs',
+  'resources',
+  ...IGNORED_FIELDS.report,
 ];
 const REPORT_RESOURCE_FIELDS = [
-  'resource_type', 'resource_title', 'timestamp', 'skipped', 'file', 'line', 'containment_path', 'events',
+  'resource_type',
+  'resource_title',
+  'timestamp',
+  'skipped',
+  'file',
+  'line',
+  'containment_path',
+  'events',
   ...IGNORED_FIELDS.reportResource,
 ];
-const EVENT_FIELDS = ['status', 'timestamp', 'property', 'name', 'new_value', 'old_value', 'message', ...IGNORED_FIELDS.event];
+const EVENT_FIELDS = [
+  'status',
+  'timestamp',
+  'property',
+  'name',
+  'new_value',
+  'old_value',
+  'message',
+  ...IGNORED_FIELDS.event,
+];
 
 /** A list of strings, or null when `nullable`. */
 function strings(o: Obj, path: string, key: string, nullable: boolean): string[] | null {
@@ -303,11 +372,25 @@ function prepareCatalog(payload: unknown): Prepared {
       parameters,
     });
   });
-  return { kind: 'catalog', certname, at, catalog: { producer_timestamp: at, environment, version, resources: [...rows.values()] } };
+  return {
+    kind: 'catalog',
+    certname,
+    at,
+    catalog: { producer_timestamp: at, environment, version, resources: [...rows.values()] },
+  };
 }
 
 /** The report hash of PuppetDB 7+: SHA-1 of eight header fields, timestamps in UTC with milliseconds. */
-export function reportHash(r: { certname: string; configuration_version: string; end_time: number; producer_timestamp: number; puppet_version: string; report_format: number; start_time: number; transaction_uuid: string | null }): string {
+export function reportHash(r: {
+  certname: string;
+  configuration_version: string;
+  end_time: number;
+  producer_timestamp: number;
+  puppet_version: string;
+  report_format: number;
+  start_time: number;
+  transaction_uuid: string | null;
+}): string {
   return sha1(
     canonicalJson({
       certname: r.certname,
@@ -322,7 +405,8 @@ export function reportHash(r: { certname: string; configuration_version: string;
   );
 }
 
-const containingClass = (path: string[] | null) => [...(path ?? [])].reverse().find((s) => s !== '' && !s.includes('[')) ?? null;
+const containingClass = (path: string[] | null) =>
+  [...(path ?? [])].reverse().find((s) => s !== '' && !s.includes('[')) ?? null;
 
 function eventsOf(resources: unknown[], p: string): EventRow[] {
   const out = new Map<string, EventRow>();
@@ -343,7 +427,17 @@ function eventsOf(resources: unknown[], p: string): EventRow[] {
     const skipped = bool(r, rp, 'skipped') === true;
     const listed = list(r, rp, 'events', true) ?? [];
     if (skipped) {
-      events.push({ ...base, status: 'skipped', timestamp: stamp, property: null, name: null, new_value: null, old_value: null, message: null, containing_class: containingClass(base.containment_path) });
+      events.push({
+        ...base,
+        status: 'skipped',
+        timestamp: stamp,
+        property: null,
+        name: null,
+        new_value: null,
+        old_value: null,
+        message: null,
+        containing_class: containingClass(base.containment_path),
+      });
     } else {
       listed.forEach((e, j) => {
         const ep = `${rp}.events[${j}]`;
@@ -351,7 +445,8 @@ function eventsOf(resources: unknown[], p: string): EventRow[] {
         onlyKnown(e, ep, EVENT_FIELDS);
         ignoredBool(e, ep, 'corrective_change');
         const status = str(e, ep, 'status', true);
-        if (status !== null && !['success', 'failure', 'noop', 'skipped'].includes(status)) throw badRequest(`${ep}.status: ${quote(status)} is not success, failure, noop or skipped`);
+        if (status !== null && !['success', 'failure', 'noop', 'skipped'].includes(status))
+          throw badRequest(`${ep}.status: ${quote(status)} is not success, failure, noop or skipped`);
         events.push({
           ...base,
           status,
@@ -413,7 +508,11 @@ function prepareReport(payload: unknown, receivedAt: number): Prepared {
 function prepareDeactivation(payload: unknown): Prepared {
   if (!isObj(payload)) throw badRequest('payload: expected {certname, producer_timestamp}');
   onlyKnown(payload, 'payload', ['certname', 'producer_timestamp']);
-  return { kind: 'deactivate', certname: str(payload, 'payload', 'certname')!, at: time(payload, 'payload', 'producer_timestamp') };
+  return {
+    kind: 'deactivate',
+    certname: str(payload, 'payload', 'certname')!,
+    at: time(payload, 'payload', 'producer_timestamp'),
+  };
 }
 
 /** What the staleness rules look at in a command: its kind, node, time and, for a report, its hash. */
@@ -424,7 +523,12 @@ export interface Fact {
   hash?: string;
 }
 
-export const factOf = (p: Prepared): Fact => ({ kind: p.kind, certname: p.certname, at: p.at, hash: p.kind === 'report' ? p.report.hash : undefined });
+export const factOf = (p: Prepared): Fact => ({
+  kind: p.kind,
+  certname: p.certname,
+  at: p.at,
+  hash: p.kind === 'report' ? p.report.hash : undefined,
+});
 
 /**
  * The staleness rules: whether a prepared command applies, given what is stored; when it does, `state` is updated.
@@ -513,7 +617,9 @@ export function prepareCommand(body: unknown, now: number): Prepared {
       expect(3);
       return prepareDeactivation(body.payload);
     default:
-      throw badRequest(`command.command: ${quote(body.command)} is not replace catalog, store report or deactivate node`);
+      throw badRequest(
+        `command.command: ${quote(body.command)} is not replace catalog, store report or deactivate node`,
+      );
   }
 }
 
@@ -525,7 +631,11 @@ export function replaceCatalog(data: InventoryData, payload: unknown): boolean {
 }
 
 /** Store report v8. Returns false when a report with the same hash is already stored. */
-export function storeReport(data: InventoryData, payload: unknown, receivedAt: number): { stored: boolean; hash: string } {
+export function storeReport(
+  data: InventoryData,
+  payload: unknown,
+  receivedAt: number,
+): { stored: boolean; hash: string } {
   const p = prepareReport(payload, receivedAt) as Extract<Prepared, { kind: 'report' }>;
   return { stored: applyPrepared(data, p), hash: p.report.hash };
 }

@@ -18,7 +18,15 @@ export function param(query: URLSearchParams, name: string): string | null {
 }
 
 /** Parameters every query endpoint accepts and ignores. */
-const IGNORED = ['pretty', 'explain', 'timeout', 'origin', 'optimize_drop_unused_joins', 'include_facts_expiration', 'include_package_inventory'];
+const IGNORED = [
+  'pretty',
+  'explain',
+  'timeout',
+  'origin',
+  'optimize_drop_unused_joins',
+  'include_facts_expiration',
+  'include_package_inventory',
+];
 
 export function rejectUnknown(query: URLSearchParams, allowed: string[]): void {
   const ok = new Set([...allowed, ...IGNORED].flatMap((a) => [a, a.replace(/_/g, '-')]));
@@ -28,7 +36,12 @@ export function rejectUnknown(query: URLSearchParams, allowed: string[]): void {
 export const PAGING_PARAMETERS = ['limit', 'offset', 'order_by', 'include_total'];
 
 /** Clojure's rendering of a map in PuppetDB's messages: {:field "title", :order "asc"}. */
-const clj = (o: Record<string, unknown>) => clip(`{${Object.entries(o).map(([k, v]) => `:${k} ${quote(v)}`).join(', ')}}`);
+const clj = (o: Record<string, unknown>) =>
+  clip(
+    `{${Object.entries(o)
+      .map(([k, v]) => `:${k} ${quote(v)}`)
+      .join(', ')}}`,
+  );
 
 export function parsePaging(query: URLSearchParams, orderable: string[]): Paging {
   const limitText = param(query, 'limit');
@@ -62,12 +75,16 @@ export function parsePaging(query: URLSearchParams, orderable: string[]): Paging
     for (const o of parsed as Record<string, unknown>[]) {
       const extra = Object.keys(o).find((k) => k !== 'field' && k !== 'order');
       if (extra) throw badRequest(`Illegal value '${clj(o)}' in :order_by; unknown key '${clip(extra)}'.`);
-      if (o.field === undefined) throw badRequest(`Illegal value '${clj(o)}' in :order_by; missing required key field.`);
+      if (o.field === undefined)
+        throw badRequest(`Illegal value '${clj(o)}' in :order_by; missing required key field.`);
       const order = o.order === undefined ? 'asc' : text(o.order).toLowerCase();
-      if (order !== 'asc' && order !== 'desc') throw badRequest(`Illegal value '${clj(o)}' in :order_by; 'order' must be either 'asc' or 'desc'`);
+      if (order !== 'asc' && order !== 'desc')
+        throw badRequest(`Illegal value '${clj(o)}' in :order_by; 'order' must be either 'asc' or 'desc'`);
       const field = text(o.field);
       if (!orderable.includes(field)) {
-        throw badRequest(`Unrecognized column '${clip(field)}' specified in :order_by; Supported columns are ${orderable.map((c) => `'${c}'`).join(', ')}`);
+        throw badRequest(
+          `Unrecognized column '${clip(field)}' specified in :order_by; Supported columns are ${orderable.map((c) => `'${c}'`).join(', ')}`,
+        );
       }
       orderBy.push({ field, desc: order === 'desc' });
     }

@@ -20,8 +20,14 @@ const quoteList = (names: string[]) => {
   return q.length <= 2 ? q.join(' and ') : `${q.slice(0, -1).join(', ')}, and ${q.at(-1)}`;
 };
 
-const queryableNames = (e: Entity) => Object.keys(e.fields).filter((k) => !e.fields[k]!.answerOnly).sort();
-const extractableNames = (e: Entity) => Object.keys(e.fields).filter((k) => !e.fields[k]!.filterOnly).sort();
+const queryableNames = (e: Entity) =>
+  Object.keys(e.fields)
+    .filter((k) => !e.fields[k]!.answerOnly)
+    .sort();
+const extractableNames = (e: Entity) =>
+  Object.keys(e.fields)
+    .filter((k) => !e.fields[k]!.filterOnly)
+    .sort();
 
 /** A field as used in a query: regular, `["parameter", name]`, dotted `parameters.a.b`, or `node_state`. */
 interface QueryField {
@@ -34,7 +40,8 @@ interface QueryField {
 function dottedPath(name: string): string[] {
   const rest = name.slice('parameters.'.length);
   const parts: string[] = [];
-  for (const m of rest.matchAll(/"((?:[^"\\]|\\.)*)"|([^.]+)/g)) parts.push(m[1] !== undefined ? m[1].replace(/\\(.)/g, '$1') : m[2]!);
+  for (const m of rest.matchAll(/"((?:[^"\\]|\\.)*)"|([^.]+)/g))
+    parts.push(m[1] !== undefined ? m[1].replace(/\\(.)/g, '$1') : m[2]!);
   return parts;
 }
 
@@ -51,20 +58,29 @@ function atPath(value: unknown, path: string[]): unknown {
 function queryField(entity: Entity, raw: unknown, purpose: 'query' | 'in'): QueryField {
   if (Array.isArray(raw) && raw[0] === 'parameter' && entity.name === 'resources' && typeof raw[1] === 'string') {
     const name = raw[1];
-    return { name: `parameter ${name}`, kind: 'parameter', get: (row) => (Object.hasOwn(row.parameters, name) ? row.parameters[name] : MISSING) };
+    return {
+      name: `parameter ${name}`,
+      kind: 'parameter',
+      get: (row) => (Object.hasOwn(row.parameters, name) ? row.parameters[name] : MISSING),
+    };
   }
   if (typeof raw !== 'string') throw badRequest(`${quote(raw)} is not a valid field`);
   if (entity.name === 'resources' && raw.startsWith('parameters.')) {
     const path = dottedPath(raw);
     return { name: raw, kind: 'dotted', get: (row) => atPath(row.parameters, path) };
   }
-  if (entity.name === 'resources' && raw === 'node_state') return { name: raw, kind: 'node_state', get: (row) => row.active };
+  if (entity.name === 'resources' && raw === 'node_state')
+    return { name: raw, kind: 'node_state', get: (row) => row.active };
   const field = entity.fields[raw];
   if (!field || field.answerOnly) {
     if (purpose === 'in') {
-      throw badRequest(`Can't match on unknown '${entity.name}' field '${clip(raw)}' for 'in'. Acceptable fields are ${quoteList(queryableNames(entity))}`);
+      throw badRequest(
+        `Can't match on unknown '${entity.name}' field '${clip(raw)}' for 'in'. Acceptable fields are ${quoteList(queryableNames(entity))}`,
+      );
     }
-    throw badRequest(`'${clip(raw)}' is not a queryable object for ${entity.name}. Known queryable objects are ${quoteList(queryableNames(entity))}`);
+    throw badRequest(
+      `'${clip(raw)}' is not a queryable object for ${entity.name}. Known queryable objects are ${quoteList(queryableNames(entity))}`,
+    );
   }
   return { name: raw, kind: field.kind, get: field.get };
 }
@@ -211,16 +227,19 @@ export interface Compiler {
 
 function equality(c: Compiler, f: QueryField, value: unknown): Predicate {
   const { get } = f;
-  if (value === null && f.kind !== 'json' && f.kind !== 'parameter' && f.kind !== 'dotted') return (row) => get(row) === null;
+  if (value === null && f.kind !== 'json' && f.kind !== 'parameter' && f.kind !== 'dotted')
+    return (row) => get(row) === null;
   switch (f.kind) {
     case 'string':
-      if (typeof value !== 'string') throw badRequest(`Argument "${show(value)}" is incompatible with string field "${f.name}".`);
+      if (typeof value !== 'string')
+        throw badRequest(`Argument "${show(value)}" is incompatible with string field "${f.name}".`);
       return (row) => {
         const v = get(row);
         return v === null ? null : v === value;
       };
     case 'number':
-      if (typeof value !== 'number') throw badRequest(`Argument "${show(value)}" is incompatible with numeric field "${f.name}".`);
+      if (typeof value !== 'number')
+        throw badRequest(`Argument "${show(value)}" is incompatible with numeric field "${f.name}".`);
       return (row) => {
         const v = get(row);
         return v === null ? null : v === value;
@@ -235,7 +254,8 @@ function equality(c: Compiler, f: QueryField, value: unknown): Predicate {
     case 'boolean':
     case 'latest': {
       const b = f.kind === 'latest' && typeof value === 'string' ? value.toLowerCase() === 'true' : value;
-      if (typeof b !== 'boolean') throw badRequest(`Argument "${show(value)}" is incompatible with boolean field "${f.name}".`);
+      if (typeof b !== 'boolean')
+        throw badRequest(`Argument "${show(value)}" is incompatible with boolean field "${f.name}".`);
       return (row) => {
         const v = get(row);
         return v === null ? null : v === b;
@@ -243,7 +263,8 @@ function equality(c: Compiler, f: QueryField, value: unknown): Predicate {
     }
     case 'array':
     case 'tag': {
-      if (typeof value !== 'string') throw badRequest(`Argument "${show(value)}" is incompatible with array field "${f.name}".`);
+      if (typeof value !== 'string')
+        throw badRequest(`Argument "${show(value)}" is incompatible with array field "${f.name}".`);
       const wanted = f.kind === 'tag' ? value.toLowerCase() : value;
       return (row) => {
         const v = get(row) as string[] | null;
@@ -252,7 +273,8 @@ function equality(c: Compiler, f: QueryField, value: unknown): Predicate {
     }
     case 'node_state': {
       const state = text(value).toLowerCase();
-      if (!['active', 'inactive', 'any'].includes(state)) throw badRequest(`node_state: '${show(value)}' is not active, inactive or any`);
+      if (!['active', 'inactive', 'any'].includes(state))
+        throw badRequest(`node_state: '${show(value)}' is not active, inactive or any`);
       return (row) => state === 'any' || (state === 'active') === row.active;
     }
     case 'parameter':
@@ -275,7 +297,8 @@ function inequality(f: QueryField, op: string, value: unknown): Predicate {
     op === '<' ? (a, b) => a < b : op === '>' ? (a, b) => a > b : op === '<=' ? (a, b) => a <= b : (a, b) => a >= b;
   let bound: number;
   if (f.kind === 'number' || f.kind === 'dotted') {
-    if (typeof value !== 'number') throw badRequest(`Argument "${show(value)}" and operator "${op}" have incompatible types.`);
+    if (typeof value !== 'number')
+      throw badRequest(`Argument "${show(value)}" and operator "${op}" have incompatible types.`);
     bound = value;
   } else if (f.kind === 'timestamp') bound = timestampValue(value);
   else throw badRequest(`Query operators >,>=,<,<= are not allowed on field ${f.name}`);
@@ -369,7 +392,8 @@ function extractedTuples(index: Index, node: unknown): { width: number; keys: Se
   } else if (head === 'from') {
     entity = entityNamed(node[1]);
     const inner = node[2];
-    if (!Array.isArray(inner) || text(inner[0]).toLowerCase() !== 'extract') throw badRequest('from in an in clause needs an extract');
+    if (!Array.isArray(inner) || text(inner[0]).toLowerCase() !== 'extract')
+      throw badRequest('from in an in clause needs an extract');
     fields = inner[1];
     where = inner[2];
   } else throw badRequest(`${quote(node[0])} is not a valid subquery for 'in'`);
@@ -407,7 +431,8 @@ function membership(c: Compiler, node: unknown[]): Predicate {
 }
 
 function compileNode(c: Compiler, node: unknown): Predicate {
-  if (!Array.isArray(node) || node.length === 0 || typeof node[0] !== 'string') throw badRequest(`${quote(node)} is not a valid query`);
+  if (!Array.isArray(node) || node.length === 0 || typeof node[0] !== 'string')
+    throw badRequest(`${quote(node)} is not a valid query`);
   const op = node[0].toLowerCase();
   const args = node.slice(1);
   switch (op) {
@@ -460,7 +485,8 @@ function compileNode(c: Compiler, node: unknown): Predicate {
 function withDefaults(c: Compiler, p: Predicate): Filter {
   const all = c.entity.rows(c.index);
   if (c.entity.name === 'resources' && !c.mentions.has('node_state')) return { rows: c.index.activeResources, test: p };
-  if (c.entity.name === 'reports' && !c.mentions.has('type')) return { rows: all, test: (row) => (row.type === 'agent' ? p(row) : false) };
+  if (c.entity.name === 'reports' && !c.mentions.has('type'))
+    return { rows: all, test: (row) => (row.type === 'agent' ? p(row) : false) };
   return { rows: all, test: p };
 }
 
@@ -483,7 +509,8 @@ export const select = (f: Filter, rows: any[] = f.rows) => rows.filter((row) => 
 
 function anyType(entity: Entity, node: unknown): unknown {
   if (entity.name !== 'reports' || !Array.isArray(node)) return node;
-  if (node[0] === '=' && node[1] === 'type' && node[2] === 'any') return ['or', ['=', 'type', 'agent'], ['=', 'type', 'plan']];
+  if (node[0] === '=' && node[1] === 'type' && node[2] === 'any')
+    return ['or', ['=', 'type', 'agent'], ['=', 'type', 'plan']];
   return node.map((n) => anyType(entity, n));
 }
 
@@ -511,7 +538,8 @@ const FUNCTIONS = ['count', 'avg', 'sum', 'min', 'max'];
 function column(entity: Entity, raw: unknown, unknown: string[]): Column | undefined {
   if (Array.isArray(raw) && raw[0] === 'function') {
     const name = text(raw[1]).toLowerCase();
-    if (!FUNCTIONS.includes(name)) throw badRequest(`function ${show(raw[1])} is not supported (count, avg, sum, min, max)`);
+    if (!FUNCTIONS.includes(name))
+      throw badRequest(`function ${show(raw[1])} is not supported (count, avg, sum, min, max)`);
     if (raw[2] === undefined) {
       if (name !== 'count') throw badRequest(`function ${name} needs a field`);
       return { name, fn: { name } };
@@ -522,10 +550,13 @@ function column(entity: Entity, raw: unknown, unknown: string[]): Column | undef
   if (typeof raw !== 'string') throw badRequest(`${quote(raw)} is not a valid extract field`);
   if (entity.name === 'resources' && raw.startsWith('parameters.')) {
     const path = dottedPath(raw);
-    return { name: raw, value: (row) => {
-      const v = atPath(row.parameters, path);
-      return v === MISSING ? null : v;
-    } };
+    return {
+      name: raw,
+      value: (row) => {
+        const v = atPath(row.parameters, path);
+        return v === MISSING ? null : v;
+      },
+    };
   }
   const field = entity.fields[raw];
   if (!field || field.filterOnly) {
@@ -538,13 +569,17 @@ function column(entity: Entity, raw: unknown, unknown: string[]): Column | undef
 /** Compiles a query; `fixed` are criteria of the route (`/resources/<type>`), ANDed onto the query's filter. */
 export function compileQuery(entity: Entity, data: InventoryData, node: unknown, fixed: unknown[] = []): CompiledQuery {
   const index = indexOf(data);
-  const narrowed = (where: unknown) => (fixed.length === 0 ? where : ['and', ...fixed, ...(where === undefined ? [] : [where])]);
-  if (!Array.isArray(node) || text(node[0]).toLowerCase() !== 'extract') return { filter: compileFilter(entity, index, narrowed(node)) };
+  const narrowed = (where: unknown) =>
+    fixed.length === 0 ? where : ['and', ...fixed, ...(where === undefined ? [] : [where])];
+  if (!Array.isArray(node) || text(node[0]).toLowerCase() !== 'extract')
+    return { filter: compileFilter(entity, index, narrowed(node)) };
   const [, fields, ...rest] = node;
   const group = rest.find((r) => Array.isArray(r) && text(r[0]).toLowerCase() === 'group_by') as unknown[] | undefined;
   const where = rest.find((r) => r !== group);
   const unknown: string[] = [];
-  const columns = (Array.isArray(fields) && fields[0] !== 'function' ? fields : [fields]).map((f) => column(entity, f, unknown));
+  const columns = (Array.isArray(fields) && fields[0] !== 'function' ? fields : [fields]).map((f) =>
+    column(entity, f, unknown),
+  );
   const groupBy = (group?.slice(1) ?? []).map(String);
   for (const g of groupBy) if (!entity.fields[g] || entity.fields[g]!.filterOnly) unknown.push(g);
   if (unknown.length) throw badRequest(extractError(entity, [...new Set(unknown)]));
@@ -587,7 +622,8 @@ export function project(rows: any[], x: Extraction, entity: Entity): Record<stri
 }
 
 function aggregate(fn: { name: string; field?: (row: any) => unknown }, rows: any[]): unknown {
-  if (fn.name === 'count') return fn.field ? rows.filter((r) => fn.field!(r) !== null && fn.field!(r) !== MISSING).length : rows.length;
+  if (fn.name === 'count')
+    return fn.field ? rows.filter((r) => fn.field!(r) !== null && fn.field!(r) !== MISSING).length : rows.length;
   const values = rows.map((r) => fn.field!(r)).filter((v): v is number => typeof v === 'number');
   if (values.length === 0) return null;
   switch (fn.name) {

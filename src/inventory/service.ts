@@ -23,12 +23,20 @@ function distinctEvents(query: URLSearchParams, rows: EventItem[]): EventItem[] 
   const start = param(query, 'distinct_start_time');
   const end = param(query, 'distinct_end_time');
   if (on === null && start === null && end === null) return rows;
-  if (on === null) throw badRequest("'distinct_resources' query parameter must accompany parameters 'distinct_start_time' and 'distinct_end_time'");
-  if (start === null || end === null) throw badRequest("'distinct_resources' query parameter requires accompanying parameters 'distinct_start_time' and 'distinct_end_time'");
+  if (on === null)
+    throw badRequest(
+      "'distinct_resources' query parameter must accompany parameters 'distinct_start_time' and 'distinct_end_time'",
+    );
+  if (start === null || end === null)
+    throw badRequest(
+      "'distinct_resources' query parameter requires accompanying parameters 'distinct_start_time' and 'distinct_end_time'",
+    );
   const from = parseInstant(start);
   const to = parseInstant(end);
   if (from === undefined || to === undefined) {
-    throw badRequest(`query parameters 'distinct_start_time' and 'distinct_end_time' must be valid datetime strings: ${start} ${end}`);
+    throw badRequest(
+      `query parameters 'distinct_start_time' and 'distinct_end_time' must be valid datetime strings: ${start} ${end}`,
+    );
   }
   if (on.toLowerCase() !== 'true') return rows;
   const newest = new Map<string, EventItem>();
@@ -44,11 +52,19 @@ function distinctEvents(query: URLSearchParams, rows: EventItem[]): EventItem[] 
 /**
  * Answers a query on an entity. `fixed` adds criteria of the route (`/resources/<type>`, `/reports/<hash>/events`).
  */
-export function queryEntity(entity: Entity, data: InventoryData, query: URLSearchParams, fixed: unknown[] = []): Answer {
+export function queryEntity(
+  entity: Entity,
+  data: InventoryData,
+  query: URLSearchParams,
+  fixed: unknown[] = [],
+): Answer {
   rejectUnknown(query, ['query', ...PAGING_PARAMETERS, ...(entity === eventEntity ? DISTINCT : [])]);
   const paging = parsePaging(query, entity.orderable);
   const compiled = compileQuery(entity, data, parseQueryParameter(param(query, 'query')), fixed);
-  const rows = select(compiled.filter, entity === eventEntity ? distinctEvents(query, compiled.filter.rows) : compiled.filter.rows);
+  const rows = select(
+    compiled.filter,
+    entity === eventEntity ? distinctEvents(query, compiled.filter.rows) : compiled.filter.rows,
+  );
   if (compiled.extract) {
     const projected = project(rows, compiled.extract, entity);
     const sorted = sortRows(projected, paging.orderBy, (r, f) => r[f]);
@@ -63,7 +79,12 @@ export function queryEntity(entity: Entity, data: InventoryData, query: URLSearc
 // ---- event counts ------------------------------------------------------------------------------------------------
 
 const SUMMARIES = ['resource', 'containing_class', 'certname'];
-const COUNT_FIELDS: Record<string, string> = lookup({ failures: 'failure', successes: 'success', noops: 'noop', skips: 'skipped' });
+const COUNT_FIELDS: Record<string, string> = lookup({
+  failures: 'failure',
+  successes: 'success',
+  noops: 'noop',
+  skips: 'skipped',
+});
 /** The same as a list, for the loop over every event. */
 const COUNT_ENTRIES = Object.entries(COUNT_FIELDS);
 
@@ -85,26 +106,42 @@ function countsFilter(text: string | null): (row: CountRow) => boolean {
   } catch {
     throw badRequest(`Illegal value '${clip(text)}' for :counts_filter; expected JSON`);
   }
-  if (!Array.isArray(f) || f.length !== 3) throw badRequest(`${clip(text)} is not well-formed: counts_filter takes one comparison [op, field, number]`);
+  if (!Array.isArray(f) || f.length !== 3)
+    throw badRequest(`${clip(text)} is not well-formed: counts_filter takes one comparison [op, field, number]`);
   const [op, field, value] = f;
-  if (!['=', '>', '<', '>=', '<='].includes(asText(op))) throw badRequest(`${clip(text)} is not well-formed: query operator '${clip(asText(op))}' is unknown`);
-  if (typeof field !== 'string' || COUNT_FIELDS[field] === undefined) throw badRequest(`${clip(asText(field))} is not a queryable object for event counts`);
-  if (typeof value !== 'number') throw badRequest(`Argument "${clip(asText(value))}" and operator "${clip(asText(op))}" have incompatible types.`);
+  if (!['=', '>', '<', '>=', '<='].includes(asText(op)))
+    throw badRequest(`${clip(text)} is not well-formed: query operator '${clip(asText(op))}' is unknown`);
+  if (typeof field !== 'string' || COUNT_FIELDS[field] === undefined)
+    throw badRequest(`${clip(asText(field))} is not a queryable object for event counts`);
+  if (typeof value !== 'number')
+    throw badRequest(`Argument "${clip(asText(value))}" and operator "${clip(asText(op))}" have incompatible types.`);
   return (row) => {
     const v = row[field] as number;
-    return op === '=' ? v === value : op === '>' ? v > value : op === '<' ? v < value : op === '>=' ? v >= value : v <= value;
+    return op === '='
+      ? v === value
+      : op === '>'
+        ? v > value
+        : op === '<'
+          ? v < value
+          : op === '>='
+            ? v >= value
+            : v <= value;
   };
 }
 
 function countRows(data: InventoryData, query: URLSearchParams, summarizeBy: string): CountRow[] {
-  if (!SUMMARIES.includes(summarizeBy)) throw badRequest(`Unsupported value for 'summarize_by': '${clip(summarizeBy)}'`);
+  if (!SUMMARIES.includes(summarizeBy))
+    throw badRequest(`Unsupported value for 'summarize_by': '${clip(summarizeBy)}'`);
   const countBy = param(query, 'count_by') ?? 'resource';
-  if (countBy !== 'resource' && countBy !== 'certname') throw badRequest(`Unsupported value for 'count_by': '${clip(countBy)}'`);
+  if (countBy !== 'resource' && countBy !== 'certname')
+    throw badRequest(`Unsupported value for 'count_by': '${clip(countBy)}'`);
   const filter = compileFilter(eventEntity, indexOf(data), parseQueryParameter(param(query, 'query')));
   const keep = countsFilter(param(query, 'counts_filter'));
   const rows = select(filter, distinctEvents(query, filter.rows)) as EventItem[];
   const subjectOf = (e: EventItem): Record<string, unknown> =>
-    summarizeBy === 'resource' ? { type: e.resource_type, title: e.resource_title } : { title: summarizeBy === 'certname' ? e.report.certname : e.containing_class };
+    summarizeBy === 'resource'
+      ? { type: e.resource_type, title: e.resource_title }
+      : { title: summarizeBy === 'certname' ? e.report.certname : e.containing_class };
   const groups = new Map<string, CountRow>();
   const seen = new Set<string>();
   for (const e of rows) {
@@ -133,7 +170,11 @@ export function eventCounts(data: InventoryData, query: URLSearchParams): Answer
   const paging = parsePaging(query, ['failures', 'successes', 'noops', 'skips', ...grouping]);
   const rows = countRows(data, query, summarizeBy);
   const get = (r: CountRow, f: string) =>
-    f === 'resource_type' ? r.subject.type : f === 'resource_title' || f === 'certname' || f === 'containing_class' ? r.subject.title : r[f];
+    f === 'resource_type'
+      ? r.subject.type
+      : f === 'resource_title' || f === 'certname' || f === 'containing_class'
+        ? r.subject.title
+        : r[f];
   const paged = page(sortRows(rows, paging.orderBy, get), paging);
   return { rows: paged.rows, total: paging.includeTotal ? paged.total : undefined };
 }
@@ -146,7 +187,14 @@ export function aggregateEventCounts(data: InventoryData, query: URLSearchParams
     rows: summarizeBy.split(',').map((s) => {
       const rows = countRows(data, query, s.trim());
       const having = (f: keyof CountRow) => rows.filter((r) => (r[f] as number) > 0).length;
-      return { summarize_by: s.trim(), successes: having('successes'), failures: having('failures'), noops: having('noops'), skips: having('skips'), total: rows.length };
+      return {
+        summarize_by: s.trim(),
+        successes: having('successes'),
+        failures: having('failures'),
+        noops: having('noops'),
+        skips: having('skips'),
+        total: rows.length,
+      };
     }),
   };
 }

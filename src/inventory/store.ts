@@ -13,8 +13,18 @@ import { NfvError } from '../model/errors.js';
 import { Journal, type Line } from '../store/journal.js';
 import type { Workspace } from '../store/workspace.js';
 import {
-  decide, decodeInventory, emptyIngestState, factOf, outcomeOf, prepareCommand,
-  type CatalogRecord, type Fact, type IngestState, type InventoryData, type Prepared, type StoredReport,
+  decide,
+  decodeInventory,
+  emptyIngestState,
+  factOf,
+  outcomeOf,
+  prepareCommand,
+  type CatalogRecord,
+  type Fact,
+  type IngestState,
+  type InventoryData,
+  type Prepared,
+  type StoredReport,
 } from './ingest.js';
 
 /** What one command of a batch came to: its answer, or the error that refused it (nothing stored for it). */
@@ -92,7 +102,8 @@ class JournalData implements InventoryData {
 
   static fromCheckpoint(c: Checkpoint): JournalData {
     const d = new JournalData();
-    for (const [certname, n] of Object.entries(c.nodes)) d.nodes[certname] = { deactivated: n.deactivated, lastSeen: n.lastSeen ?? Number.NEGATIVE_INFINITY };
+    for (const [certname, n] of Object.entries(c.nodes))
+      d.nodes[certname] = { deactivated: n.deactivated, lastSeen: n.lastSeen ?? Number.NEGATIVE_INFINITY };
     for (const [certname, t] of Object.entries(c.catalogTimes)) d.catalogTimes[certname] = t;
     d.hashes = new Set(c.hashes);
     d.activity = c.activity;
@@ -105,7 +116,8 @@ class JournalData implements InventoryData {
   get catalogs(): Record<string, CatalogRecord> {
     if (!this.parsedCatalogs) {
       const parsed = Object.create(null) as Record<string, CatalogRecord>;
-      for (const [certname, p] of this.catalogPayloads) parsed[certname] = Buffer.isBuffer(p) ? (JSON.parse(p.toString('utf8')) as CatalogRecord) : p;
+      for (const [certname, p] of this.catalogPayloads)
+        parsed[certname] = Buffer.isBuffer(p) ? (JSON.parse(p.toString('utf8')) as CatalogRecord) : p;
       this.parsedCatalogs = parsed;
       this.catalogPayloads.clear();
     }
@@ -114,7 +126,9 @@ class JournalData implements InventoryData {
 
   get reports(): StoredReport[] {
     if (!this.parsedReports) {
-      this.parsedReports = this.reportPayloads.map((p) => (Buffer.isBuffer(p) ? (JSON.parse(p.toString('utf8')) as StoredReport) : p));
+      this.parsedReports = this.reportPayloads.map((p) =>
+        Buffer.isBuffer(p) ? (JSON.parse(p.toString('utf8')) as StoredReport) : p,
+      );
       this.reportPayloads = [];
     }
     return this.parsedReports;
@@ -130,13 +144,19 @@ class JournalData implements InventoryData {
   add(p: Fact, lineBytes: number, record?: Buffer | CatalogRecord | StoredReport): void {
     if (p.kind === 'catalog') {
       const catalog = record as Buffer | CatalogRecord;
-      if (this.parsedCatalogs) this.parsedCatalogs[p.certname] = Buffer.isBuffer(catalog) ? (JSON.parse(catalog.toString('utf8')) as CatalogRecord) : catalog;
+      if (this.parsedCatalogs)
+        this.parsedCatalogs[p.certname] = Buffer.isBuffer(catalog)
+          ? (JSON.parse(catalog.toString('utf8')) as CatalogRecord)
+          : catalog;
       else this.catalogPayloads.set(p.certname, catalog);
       this.catalogBytes.set(p.certname, lineBytes);
       this.revision.catalogs++;
     } else if (p.kind === 'report') {
       const report = record as Buffer | StoredReport;
-      if (this.parsedReports) this.parsedReports.push(Buffer.isBuffer(report) ? (JSON.parse(report.toString('utf8')) as StoredReport) : report);
+      if (this.parsedReports)
+        this.parsedReports.push(
+          Buffer.isBuffer(report) ? (JSON.parse(report.toString('utf8')) as StoredReport) : report,
+        );
       else this.reportPayloads.push(report);
       this.otherBytes += lineBytes;
       this.revision.reports++;
@@ -162,7 +182,8 @@ function record(p: Prepared): { header: Omit<JournalHeader, 'b'>; payload: strin
   }
 }
 
-const lineBytes = (line: Line<JournalHeader>) => line.payload.length + 1 + Buffer.byteLength(JSON.stringify(line.header)) + 1;
+const lineBytes = (line: Line<JournalHeader>) =>
+  line.payload.length + 1 + Buffer.byteLength(JSON.stringify(line.header)) + 1;
 
 /** Compaction starts when the journal is this many times its live bytes, and at least this large. */
 const COMPACT_RATIO = 2;
@@ -245,7 +266,8 @@ export class JournalInventoryStore implements InventoryStore {
     if (read.id !== this.id) this.state = new JournalData();
     for (const line of read.lines) {
       const fact = replayed(line.header);
-      if (!decide(this.state, fact)) throw new NfvError(409, `the journal ${this.journal.file} is damaged: a line that does not apply`);
+      if (!decide(this.state, fact))
+        throw new NfvError(409, `the journal ${this.journal.file} is damaged: a line that does not apply`);
       this.state.add(fact, lineBytes(line), line.payload);
     }
     this.end = read.end;
@@ -297,7 +319,13 @@ export class JournalInventoryStore implements InventoryStore {
           // A torn tail was cut, or the file changed under us: read it again from the start next time.
           this.forget();
         } else {
-          applied.forEach((p, k) => this.state.add(factOf(p), encoded[k]!.length, p.kind === 'catalog' ? p.catalog : p.kind === 'report' ? p.report : undefined));
+          applied.forEach((p, k) =>
+            this.state.add(
+              factOf(p),
+              encoded[k]!.length,
+              p.kind === 'catalog' ? p.catalog : p.kind === 'report' ? p.report : undefined,
+            ),
+          );
           this.end = written.end;
           this.id = written.id;
         }
@@ -307,7 +335,8 @@ export class JournalInventoryStore implements InventoryStore {
         throw e;
       }
       await this.compactIfWorthIt(guard);
-      if (this.end - this.checkpointEnd >= this.checkpointEvery || this.end < this.checkpointEnd) await this.checkpoint();
+      if (this.end - this.checkpointEnd >= this.checkpointEvery || this.end < this.checkpointEnd)
+        await this.checkpoint();
     }
     return results;
   }
@@ -325,7 +354,9 @@ export class JournalInventoryStore implements InventoryStore {
     const lastCatalog = new Map<string, number>();
     all.lines.forEach((l, k) => l.header.k === 'c' && lastCatalog.set(l.header.n, k));
     const kept = all.lines.filter((l, k) => l.header.k !== 'c' || lastCatalog.get(l.header.n) === k);
-    const bytes = Buffer.concat(kept.flatMap((l) => [Buffer.from(`${JSON.stringify(l.header)}\t`), l.payload, Buffer.from('\n')]));
+    const bytes = Buffer.concat(
+      kept.flatMap((l) => [Buffer.from(`${JSON.stringify(l.header)}\t`), l.payload, Buffer.from('\n')]),
+    );
     const written = await this.journal.rewrite(bytes, guard);
     this.end = written.end;
     this.id = written.id;
@@ -347,17 +378,33 @@ export class JournalInventoryStore implements InventoryStore {
         try {
           raw = JSON.parse(text.replace(/^\ufeff/, ''));
         } catch {
-          throw new NfvError(409, `the workspace file ${old} is damaged: it is not valid JSON; nfv leaves it untouched (repair it or move it away)`);
+          throw new NfvError(
+            409,
+            `the workspace file ${old} is damaged: it is not valid JSON; nfv leaves it untouched (repair it or move it away)`,
+          );
         }
         let data: InventoryData;
         try {
           data = decodeInventory(raw);
         } catch (e) {
-          throw new NfvError(409, `the workspace file ${old} is damaged: ${(e as Error).message}; nfv leaves it untouched (repair it or move it away)`);
+          throw new NfvError(
+            409,
+            `the workspace file ${old} is damaged: ${(e as Error).message}; nfv leaves it untouched (repair it or move it away)`,
+          );
         }
         const lines: Prepared[] = [
-          ...Object.entries(data.catalogs).map(([certname, catalog]) => ({ kind: 'catalog' as const, certname, at: catalog.producer_timestamp, catalog })),
-          ...data.reports.map((report) => ({ kind: 'report' as const, certname: report.certname, at: report.producer_timestamp, report })),
+          ...Object.entries(data.catalogs).map(([certname, catalog]) => ({
+            kind: 'catalog' as const,
+            certname,
+            at: catalog.producer_timestamp,
+            catalog,
+          })),
+          ...data.reports.map((report) => ({
+            kind: 'report' as const,
+            certname: report.certname,
+            at: report.producer_timestamp,
+            report,
+          })),
           ...Object.entries(data.nodes)
             .filter(([, n]) => n.deactivated !== null)
             .map(([certname, n]) => ({ kind: 'deactivate' as const, certname, at: n.deactivated! })),

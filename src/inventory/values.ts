@@ -16,7 +16,8 @@ export function canonicalJson(value: unknown): string {
 }
 
 /** A user's value as text: strings as they are, anything else as JSON (String() throws on {"toString": 1}). */
-export const text = (value: unknown): string => (typeof value === 'string' ? value : (JSON.stringify(value) ?? String(value)));
+export const text = (value: unknown): string =>
+  typeof value === 'string' ? value : (JSON.stringify(value) ?? String(value));
 
 export const sha1 = (text: string) => createHash('sha1').update(text, 'utf8').digest('hex');
 
@@ -31,11 +32,14 @@ export function parseInstant(value: unknown): number | undefined {
   if (/^\d{4}$/.test(t)) return Date.UTC(Number(t), 0, 1);
   const m = /^(\d{4})-(\d{2})(?:-(\d{2}))?(?:[T ](\d{2}):(\d{2})(?::(\d{2}))?(\.\d+)?(Z|[+-]\d{2}:?\d{2})?)?$/i.exec(t);
   if (!m) return undefined;
-  const [year, month, day, hour, minute, second] = [1, 2, 3, 4, 5, 6].map((k) => (m[k] === undefined ? undefined : Number(m[k])));
+  const [year, month, day, hour, minute, second] = [1, 2, 3, 4, 5, 6].map((k) =>
+    m[k] === undefined ? undefined : Number(m[k]),
+  );
   const d = day ?? 1;
   // A real calendar date and time of day: Date.parse would take 2021-02-30 as 2 March.
   const date = new Date(Date.UTC(year!, month! - 1, d));
-  if (month! < 1 || month! > 12 || d < 1 || date.getUTCMonth() !== month! - 1 || date.getUTCDate() !== d) return undefined;
+  if (month! < 1 || month! > 12 || d < 1 || date.getUTCMonth() !== month! - 1 || date.getUTCDate() !== d)
+    return undefined;
   if (hour === undefined) return date.getTime();
   if (day === undefined) return undefined;
   if (hour > 23 || minute! > 59 || (second ?? 0) > 59) return undefined;

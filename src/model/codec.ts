@@ -8,7 +8,6 @@ import { badRequest } from './errors.js';
 import { MAX_DEPTH, MAX_DOCUMENT_BYTES } from './limits.js';
 import { Reporter, decodeValue, toJson, toXmlTree, type Format, type ObjectType } from './schema.js';
 
-
 /** Throws a 400 when a parsed JSON value nests deeper than MAX_DEPTH (checked without recursion). */
 export function checkDepth(value: unknown, what: string): void {
   const stack: [unknown, number][] = [[value, 1]];
@@ -44,7 +43,9 @@ export function detectFormat(text: string): Format | undefined {
  * fast-xml-parser, loaded on the first XML document: its CommonJS bundle through require takes a quarter of the time
  * of its ES module files, and commands that never meet XML do not load it at all.
  */
-let xml: { parser: FastXmlParser.XMLParser; builder: FastXmlParser.XMLBuilder; validator: typeof FastXmlParser.XMLValidator } | undefined;
+let xml:
+  | { parser: FastXmlParser.XMLParser; builder: FastXmlParser.XMLBuilder; validator: typeof FastXmlParser.XMLValidator }
+  | undefined;
 function xmlLibrary(): NonNullable<typeof xml> {
   if (xml) return xml;
   const lib = createRequire(import.meta.url)('fast-xml-parser') as typeof FastXmlParser;
@@ -76,7 +77,8 @@ function xmlLibrary(): NonNullable<typeof xml> {
 
 /** Parses untrusted XML: size-limited, no DOCTYPE (hence no external entities and no entity expansion), well-formed. */
 export function parseXml(text: string): Record<string, unknown> {
-  if (Buffer.byteLength(text) > MAX_DOCUMENT_BYTES) throw badRequest(`document larger than ${MAX_DOCUMENT_BYTES} bytes`);
+  if (Buffer.byteLength(text) > MAX_DOCUMENT_BYTES)
+    throw badRequest(`document larger than ${MAX_DOCUMENT_BYTES} bytes`);
   if (/<!DOCTYPE/i.test(text)) throw badRequest('XML: a DOCTYPE is not accepted (no DTDs or entities)');
   const { parser, validator } = xmlLibrary();
   const valid = validator.validate(text);
@@ -90,7 +92,8 @@ export function parseXml(text: string): Record<string, unknown> {
 }
 
 export function parseJson(text: string): unknown {
-  if (Buffer.byteLength(text) > MAX_DOCUMENT_BYTES) throw badRequest(`document larger than ${MAX_DOCUMENT_BYTES} bytes`);
+  if (Buffer.byteLength(text) > MAX_DOCUMENT_BYTES)
+    throw badRequest(`document larger than ${MAX_DOCUMENT_BYTES} bytes`);
   let value: unknown;
   try {
     value = JSON.parse(text);

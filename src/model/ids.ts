@@ -9,7 +9,8 @@ const INT64_MAX = 2n ** 63n - 1n;
 /** A numeric id: a non-empty decimal int64 that nfv can hand out (at most 2^53 - 1). */
 export function parseId(name: string, text: string): number {
   if (!/^\d+$/.test(text)) throw badRequest(`${name}: ${quote(text)} is not an id (a decimal number)`);
-  if (text.length > 19 || BigInt(text) > INT64_MAX) throw badRequest(`${name}: ${quote(text)} is out of the int64 range`);
+  if (text.length > 19 || BigInt(text) > INT64_MAX)
+    throw badRequest(`${name}: ${quote(text)} is out of the int64 range`);
   const n = Number(text);
   if (!Number.isSafeInteger(n)) throw badRequest(`${name}: ${text} is beyond the largest id nfv hands out (2^53 - 1)`);
   return n;

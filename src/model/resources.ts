@@ -35,9 +35,23 @@ const obj = (name: string, xml: string, fields: FieldSpec[], check?: ObjectType[
   fields,
   check,
 });
-const attr = (key: string, type: FieldSpec['type'], more: Partial<FieldSpec> = {}): FieldSpec => ({ key, type, attr: true, ...more });
-const elem = (key: string, type: FieldSpec['type'], more: Partial<FieldSpec> = {}): FieldSpec => ({ key, type, ...more });
-const list = (key: string, type: FieldSpec['type'], more: Partial<FieldSpec> = {}): FieldSpec => ({ key, type, list: true, ...more });
+const attr = (key: string, type: FieldSpec['type'], more: Partial<FieldSpec> = {}): FieldSpec => ({
+  key,
+  type,
+  attr: true,
+  ...more,
+});
+const elem = (key: string, type: FieldSpec['type'], more: Partial<FieldSpec> = {}): FieldSpec => ({
+  key,
+  type,
+  ...more,
+});
+const list = (key: string, type: FieldSpec['type'], more: Partial<FieldSpec> = {}): FieldSpec => ({
+  key,
+  type,
+  list: true,
+  ...more,
+});
 const named = (name: string, xml = name) => obj(name, xml, [elem('name', 'string')]);
 
 function checkPorts(v: Record<string, unknown>, report: Reporter, keys: [string, string][]): void {
@@ -65,7 +79,10 @@ export const ElementsType = obj(
     for (const key of ['source', 'destination']) {
       if (!isAddressPattern(String(v[key]))) report.add(key, `${quote(v[key])} ${ADDRESS_HINT}`);
     }
-    checkPorts(v, report, [['srcPort', 'src_port'], ['dstPort', 'dst_port']]);
+    checkPorts(v, report, [
+      ['srcPort', 'src_port'],
+      ['dstPort', 'dst_port'],
+    ]);
   },
 );
 
@@ -76,25 +93,35 @@ export const FirewallType = obj('firewall', 'firewall', [
 
 const CONFIGURATION_KINDS: FieldSpec[] = [
   elem('firewall', FirewallType),
-  elem('endhost', obj('endhost', 'endhost', [
-    attr('body', 'string'),
-    attr('sequence', 'long'),
-    attr('protocol', EndhostProtocolEnum),
-    attr('emailFrom', 'string', { xml: 'email_from' }),
-    attr('url', 'string'),
-    attr('options', 'string'),
-    attr('destination', 'string'),
-  ])),
+  elem(
+    'endhost',
+    obj('endhost', 'endhost', [
+      attr('body', 'string'),
+      attr('sequence', 'long'),
+      attr('protocol', EndhostProtocolEnum),
+      attr('emailFrom', 'string', { xml: 'email_from' }),
+      attr('url', 'string'),
+      attr('options', 'string'),
+      attr('destination', 'string'),
+    ]),
+  ),
   elem('endpoint', named('endpoint')),
   elem('antispam', obj('antispam', 'antispam', [list('source', 'string')])),
   elem('cache', obj('cache', 'cache', [list('resource', 'string', { required: true })])),
-  elem('dpi', obj('dpi', 'dpi', [
-    list('dpiElements', obj('dpiElements', 'dpi_elements', [
-      elem('action', ActionEnum),
-      elem('condition', 'string', { required: true }),
-    ]), { xml: 'dpi_elements' }),
-    attr('defaultAction', ActionEnum),
-  ])),
+  elem(
+    'dpi',
+    obj('dpi', 'dpi', [
+      list(
+        'dpiElements',
+        obj('dpiElements', 'dpi_elements', [
+          elem('action', ActionEnum),
+          elem('condition', 'string', { required: true }),
+        ]),
+        { xml: 'dpi_elements' },
+      ),
+      attr('defaultAction', ActionEnum),
+    ]),
+  ),
   elem('mailclient', obj('mailclient', 'mailclient', [attr('mailserver', 'string', { required: true })])),
   elem('mailserver', named('mailserver')),
   elem('nat', obj('nat', 'nat', [list('source', 'string', { required: true })])),
@@ -105,15 +132,27 @@ const CONFIGURATION_KINDS: FieldSpec[] = [
   elem('fieldmodifier', named('fieldmodifier')),
   elem('forwarder', named('forwarder')),
   elem('loadbalancer', obj('loadbalancer', 'loadbalancer', [list('pool', 'string', { required: true })])),
-  elem('statefulFirewall', { ...FirewallType, name: 'statefulFirewall', xml: 'stateful_firewall' }, { xml: 'stateful_firewall' }),
-  elem('webApplicationFirewall', obj('webApplicationFirewall', 'web_application_firewall', [
-    list('wafElements', obj('wafElements', 'waf_elements', [
-      elem('action', ActionEnum),
-      elem('url', 'string'),
-      elem('domain', 'string'),
-    ]), { xml: 'waf_elements' }),
-    attr('defaultAction', ActionEnum),
-  ]), { xml: 'web_application_firewall' }),
+  elem(
+    'statefulFirewall',
+    { ...FirewallType, name: 'statefulFirewall', xml: 'stateful_firewall' },
+    { xml: 'stateful_firewall' },
+  ),
+  elem(
+    'webApplicationFirewall',
+    obj('webApplicationFirewall', 'web_application_firewall', [
+      list(
+        'wafElements',
+        obj('wafElements', 'waf_elements', [
+          elem('action', ActionEnum),
+          elem('url', 'string'),
+          elem('domain', 'string'),
+        ]),
+        { xml: 'waf_elements' },
+      ),
+      attr('defaultAction', ActionEnum),
+    ]),
+    { xml: 'web_application_firewall' },
+  ),
   elem('trafficMonitor', named('trafficMonitor', 'traffic_monitor'), { xml: 'traffic_monitor' }),
 ];
 export const CONFIGURATION_KIND_KEYS = CONFIGURATION_KINDS.map((f) => f.key);
@@ -128,7 +167,10 @@ export const ConfigurationType = obj(
   },
 );
 
-export const NeighbourType = obj('neighbour', 'neighbour', [attr('id', 'long'), attr('name', 'string', { required: true })]);
+export const NeighbourType = obj('neighbour', 'neighbour', [
+  attr('id', 'long'),
+  attr('name', 'string', { required: true }),
+]);
 
 export const NodeType = obj(
   'node',
@@ -155,7 +197,8 @@ function checkGraph(v: Record<string, unknown>, report: Reporter): void {
   });
   nodes.forEach((n, i) =>
     (n.neighbour ?? []).forEach((nb, j) => {
-      if (!names.has(nb.name)) report.add(`node[${i}].neighbour[${j}].name`, `${quote(nb.name)} is not a node of the graph`);
+      if (!names.has(nb.name))
+        report.add(`node[${i}].neighbour[${j}].name`, `${quote(nb.name)} is not a node of the graph`);
     }),
   );
 }
@@ -190,11 +233,23 @@ const AllocationConstraintType = obj('allocationConstraint', 'AllocationConstrai
 ]);
 
 export const ConstraintsType = obj('constraints', 'Constraints', [
-  elem('nodeConstraints', obj('nodeConstraints', 'NodeConstraints', [list('nodeMetrics', NodeMetricsType, { xml: 'NodeMetrics' })]), { xml: 'NodeConstraints' }),
-  elem('linkConstraints', obj('linkConstraints', 'LinkConstraints', [list('linkMetrics', LinkMetricsType, { xml: 'LinkMetrics' })]), { xml: 'LinkConstraints' }),
-  elem('allocationConstraints', obj('allocationConstraints', 'AllocationConstraints', [
-    list('allocationConstraint', AllocationConstraintType, { xml: 'AllocationConstraint' }),
-  ]), { xml: 'AllocationConstraints' }),
+  elem(
+    'nodeConstraints',
+    obj('nodeConstraints', 'NodeConstraints', [list('nodeMetrics', NodeMetricsType, { xml: 'NodeMetrics' })]),
+    { xml: 'NodeConstraints' },
+  ),
+  elem(
+    'linkConstraints',
+    obj('linkConstraints', 'LinkConstraints', [list('linkMetrics', LinkMetricsType, { xml: 'LinkMetrics' })]),
+    { xml: 'LinkConstraints' },
+  ),
+  elem(
+    'allocationConstraints',
+    obj('allocationConstraints', 'AllocationConstraints', [
+      list('allocationConstraint', AllocationConstraintType, { xml: 'AllocationConstraint' }),
+    ]),
+    { xml: 'AllocationConstraints' },
+  ),
 ]);
 
 export const PropertyType = obj(
@@ -211,19 +266,35 @@ export const PropertyType = obj(
     attr('dstPort', 'string', { xml: 'dst_port' }),
     attr('isSat', 'boolean'),
     attr('body', 'string'),
-    elem('httpdefinition', obj('httpdefinition', 'HTTPDefinition', [attr('url', 'string'), attr('domain', 'string'), attr('options', 'string')]), {
-      xml: 'HTTPDefinition',
-      aliases: ['httpDefinition'],
-    }),
-    elem('pop3Definition', obj('pop3Definition', 'POP3Definition', [
-      attr('from', 'string'),
-      attr('sender', 'string'),
-      attr('to', 'string'),
-      attr('subject', 'string'),
-      attr('contentType', 'string', { xml: 'content-type' }),
-    ]), { xml: 'POP3Definition' }),
+    elem(
+      'httpdefinition',
+      obj('httpdefinition', 'HTTPDefinition', [
+        attr('url', 'string'),
+        attr('domain', 'string'),
+        attr('options', 'string'),
+      ]),
+      {
+        xml: 'HTTPDefinition',
+        aliases: ['httpDefinition'],
+      },
+    ),
+    elem(
+      'pop3Definition',
+      obj('pop3Definition', 'POP3Definition', [
+        attr('from', 'string'),
+        attr('sender', 'string'),
+        attr('to', 'string'),
+        attr('subject', 'string'),
+        attr('contentType', 'string', { xml: 'content-type' }),
+      ]),
+      { xml: 'POP3Definition' },
+    ),
   ],
-  (v, report) => checkPorts(v, report, [['srcPort', 'src_port'], ['dstPort', 'dst_port']]),
+  (v, report) =>
+    checkPorts(v, report, [
+      ['srcPort', 'src_port'],
+      ['dstPort', 'dst_port'],
+    ]),
 );
 
 export const PropertyDefinitionType = obj('propertyDefinition', 'PropertyDefinition', [
@@ -231,25 +302,36 @@ export const PropertyDefinitionType = obj('propertyDefinition', 'PropertyDefinit
   list('property', PropertyType, { xml: 'Property', required: true }),
 ]);
 
-export const HostType = obj('host', 'Host', [
-  attr('name', 'string', { required: true }),
-  attr('cpu', 'int'),
-  attr('cores', 'int'),
-  attr('diskStorage', 'int'),
-  attr('memory', 'int'),
-  attr('maxVNF', 'int'),
-  attr('type', HostTypeEnum),
-  attr('fixedEndpoint', 'string'),
-  attr('active', 'boolean'),
-  list('supportedVNF', obj('supportedVNF', 'SupportedVNF', [attr('functionalType', FunctionalTypeEnum, { xml: 'functional_type', required: true })]), {
-    xml: 'SupportedVNF',
-  }),
-  list('nodeRef', obj('nodeRef', 'NodeRef', [attr('node', 'string', { required: true })]), { xml: 'NodeRef' }),
-], (v, report) => {
-  // A host is addressed by its name in paths (/adp/substrates/{sid}/hosts/{hid}).
-  const problem = nameProblem(v.name as string);
-  if (problem) report.add('name', problem);
-});
+export const HostType = obj(
+  'host',
+  'Host',
+  [
+    attr('name', 'string', { required: true }),
+    attr('cpu', 'int'),
+    attr('cores', 'int'),
+    attr('diskStorage', 'int'),
+    attr('memory', 'int'),
+    attr('maxVNF', 'int'),
+    attr('type', HostTypeEnum),
+    attr('fixedEndpoint', 'string'),
+    attr('active', 'boolean'),
+    list(
+      'supportedVNF',
+      obj('supportedVNF', 'SupportedVNF', [
+        attr('functionalType', FunctionalTypeEnum, { xml: 'functional_type', required: true }),
+      ]),
+      {
+        xml: 'SupportedVNF',
+      },
+    ),
+    list('nodeRef', obj('nodeRef', 'NodeRef', [attr('node', 'string', { required: true })]), { xml: 'NodeRef' }),
+  ],
+  (v, report) => {
+    // A host is addressed by its name in paths (/adp/substrates/{sid}/hosts/{hid}).
+    const problem = nameProblem(v.name as string);
+    if (problem) report.add('name', problem);
+  },
+);
 
 export const HostsType = obj('hosts', 'Hosts', [list('host', HostType, { xml: 'Host' })], (v, report) => {
   const seen = new Set<string>();
@@ -264,7 +346,9 @@ export const ConnectionType = obj('connection', 'Connection', [
   attr('destHost', 'string', { required: true }),
   attr('avgLatency', 'int'),
 ]);
-export const ConnectionsType = obj('connections', 'Connections', [list('connection', ConnectionType, { xml: 'Connection' })]);
+export const ConnectionsType = obj('connections', 'Connections', [
+  list('connection', ConnectionType, { xml: 'Connection' }),
+]);
 
 const PathType = obj('path', 'Path', [
   attr('id', 'int', { required: true }),
@@ -273,7 +357,10 @@ const PathType = obj('path', 'Path', [
 
 /** The cross-references the XSD declares on NFV (keyGraph/PropertyRef, hostKey/Connection*, keyRefNode). */
 function checkNfv(v: Record<string, unknown>, report: Reporter): void {
-  const nfv = v as { graphs: { graph?: { id?: number; node: { name: string }[] }[] }; propertyDefinition: { property: { graph: number }[] } };
+  const nfv = v as {
+    graphs: { graph?: { id?: number; node: { name: string }[] }[] };
+    propertyDefinition: { property: { graph: number }[] };
+  };
   const graphs = nfv.graphs.graph ?? [];
   const ids = new Set<number>();
   graphs.forEach((g, i) => {
@@ -292,7 +379,8 @@ function checkNfv(v: Record<string, unknown>, report: Reporter): void {
   const nodeNames = new Set(graphs.flatMap((g) => g.node.map((n) => n.name)));
   ((v.networkForwardingPaths as { path?: { pathNode: { name: string }[] }[] })?.path ?? []).forEach((p, i) =>
     p.pathNode.forEach((n, j) => {
-      if (!nodeNames.has(n.name)) report.add(`networkForwardingPaths.path[${i}].pathNode[${j}].name`, `${quote(n.name)} is not a node`);
+      if (!nodeNames.has(n.name))
+        report.add(`networkForwardingPaths.path[${i}].pathNode[${j}].name`, `${quote(n.name)} is not a node`);
     }),
   );
 }
@@ -304,12 +392,20 @@ export const NfvType = obj(
     elem('graphs', GraphsType, { required: true }),
     elem('constraints', ConstraintsType, { xml: 'Constraints' }),
     elem('propertyDefinition', PropertyDefinitionType, { xml: 'PropertyDefinition', required: true }),
-    elem('initialProperty', { ...PropertyDefinitionType, name: 'initialProperty', xml: 'InitialProperty' }, { xml: 'InitialProperty' }),
+    elem(
+      'initialProperty',
+      { ...PropertyDefinitionType, name: 'initialProperty', xml: 'InitialProperty' },
+      { xml: 'InitialProperty' },
+    ),
     elem('hosts', HostsType, { xml: 'Hosts' }),
     elem('connections', ConnectionsType, { xml: 'Connections' }),
-    elem('networkForwardingPaths', obj('networkForwardingPaths', 'NetworkForwardingPaths', [list('path', PathType, { xml: 'Path' })]), {
-      xml: 'NetworkForwardingPaths',
-    }),
+    elem(
+      'networkForwardingPaths',
+      obj('networkForwardingPaths', 'NetworkForwardingPaths', [list('path', PathType, { xml: 'Path' })]),
+      {
+        xml: 'NetworkForwardingPaths',
+      },
+    ),
     elem('parsingString', 'string', { xml: 'ParsingString' }),
   ],
   checkNfv,
@@ -317,11 +413,14 @@ export const NfvType = obj(
 
 /** The answer of POST /adp/venvironment/generateFiles: the files generated for each firewall node. */
 export const GeneratedFilesType = obj('generatedFiles', 'generatedFiles', [
-  list('file', obj('file', 'file', [
-    attr('node', 'string', { required: true }),
-    attr('id', 'long'),
-    attr('format', 'string', { required: true }),
-    attr('name', 'string', { required: true }),
-    elem('content', 'string', { required: true }),
-  ])),
+  list(
+    'file',
+    obj('file', 'file', [
+      attr('node', 'string', { required: true }),
+      attr('id', 'long'),
+      attr('format', 'string', { required: true }),
+      attr('name', 'string', { required: true }),
+      elem('content', 'string', { required: true }),
+    ]),
+  ),
 ]);

@@ -113,7 +113,8 @@ function decodeScalar(type: ScalarType | EnumType, raw: unknown, path: string, r
       return report.add(path, `${quote(raw)} is not a boolean`);
     case 'int':
     case 'long': {
-      const n = typeof raw === 'number' ? raw : typeof raw === 'string' && /^\s*[-+]?\d+\s*$/.test(raw) ? Number(raw) : NaN;
+      const n =
+        typeof raw === 'number' ? raw : typeof raw === 'string' && /^\s*[-+]?\d+\s*$/.test(raw) ? Number(raw) : NaN;
       const ok = Number.isSafeInteger(n) && (type === 'long' || (n >= -INT32 && n < INT32));
       if (!ok) return report.add(path, `${quote(raw)} is not ${type === 'int' ? 'an int32' : 'an int64'}`);
       return n;

@@ -40,7 +40,8 @@ export function parseTarget(target: string): Target {
     throw badRequest(`request target ${quote(target)} is not a path starting with a single /`);
   }
   // eslint-disable-next-line no-control-regex
-  if (/[\u0000-\u0020\u007f#]/.test(target)) throw badRequest(`request target ${quote(target)} contains a space, a control character or #`);
+  if (/[\u0000-\u0020\u007f#]/.test(target))
+    throw badRequest(`request target ${quote(target)} contains a space, a control character or #`);
   const q = target.indexOf('?');
   const path = q < 0 ? target : target.slice(0, q);
   const segments = path === '/' ? [] : path.slice(1).split('/');

@@ -4,9 +4,27 @@
  */
 
 export const FUNCTIONAL_TYPES = [
-  'FIREWALL', 'ENDHOST', 'ENDPOINT', 'ANTISPAM', 'CACHE', 'DPI', 'DPI_S', 'MAILCLIENT', 'MAILSERVER', 'NAT', 'VPNACCESS',
-  'VPNEXIT', 'WEBCLIENT', 'WEBSERVER', 'FIELDMODIFIER', 'FORWARDER', 'LOADBALANCER', 'STATEFUL_FIREWALL',
-  'PRIORITY_FIREWALL', 'WEB_APPLICATION_FIREWALL', 'TRAFFIC_MONITOR',
+  'FIREWALL',
+  'ENDHOST',
+  'ENDPOINT',
+  'ANTISPAM',
+  'CACHE',
+  'DPI',
+  'DPI_S',
+  'MAILCLIENT',
+  'MAILSERVER',
+  'NAT',
+  'VPNACCESS',
+  'VPNEXIT',
+  'WEBCLIENT',
+  'WEBSERVER',
+  'FIELDMODIFIER',
+  'FORWARDER',
+  'LOADBALANCER',
+  'STATEFUL_FIREWALL',
+  'PRIORITY_FIREWALL',
+  'WEB_APPLICATION_FIREWALL',
+  'TRAFFIC_MONITOR',
 ] as const;
 export type FunctionalType = (typeof FUNCTIONAL_TYPES)[number];
 export type Action = 'ALLOW' | 'DENY' | 'ALLOW_COND';
@@ -57,7 +75,10 @@ export interface Configuration {
   forwarder?: { name?: string };
   loadbalancer?: { pool: string[] };
   statefulFirewall?: Firewall;
-  webApplicationFirewall?: { wafElements?: { action?: Action; url?: string; domain?: string }[]; defaultAction?: Action };
+  webApplicationFirewall?: {
+    wafElements?: { action?: Action; url?: string; domain?: string }[];
+    defaultAction?: Action;
+  };
   trafficMonitor?: { name?: string };
 }
 

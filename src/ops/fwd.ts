@@ -25,7 +25,10 @@ function decodeFwd(raw: unknown): FwdData {
   array(d.nodes, 'nodes').forEach((n, i) => {
     const node = object(n, `nodes[${i}]`);
     ids.add('node', node.id, `nodes[${i}]`);
-    const fw = object(object(node.configuration, `nodes[${i}].configuration`).firewall, `nodes[${i}].configuration.firewall`);
+    const fw = object(
+      object(node.configuration, `nodes[${i}].configuration`).firewall,
+      `nodes[${i}].configuration.firewall`,
+    );
     array(fw.elements ?? [], `nodes[${i}].configuration.firewall.elements`).forEach((e, k) => {
       ids.add('rule', object(e, `nodes[${i}] rule ${k}`).id, `nodes[${i}] rule ${k}`);
     });
@@ -34,7 +37,11 @@ function decodeFwd(raw: unknown): FwdData {
   return d as unknown as FwdData;
 }
 
-export const FWD_AREA: AreaSpec<FwdData> = { name: 'fwd', initial: () => ({ counters: {}, nodes: [] }), decode: decodeFwd };
+export const FWD_AREA: AreaSpec<FwdData> = {
+  name: 'fwd',
+  initial: () => ({ counters: {}, nodes: [] }),
+  decode: decodeFwd,
+};
 
 const json = ['json'] as const;
 
@@ -57,7 +64,8 @@ function withRuleIds(data: FwdData, configuration: Configuration, previous?: Nod
   const own = new Set((previous?.configuration?.firewall?.elements ?? []).map((e) => e.id));
   const seen = new Set<number>();
   const elements = (fw.elements ?? []).map((e) => {
-    if (e.id !== undefined && seen.has(e.id)) throw badRequest(`configuration.firewall.elements: rule id ${e.id} appears twice`);
+    if (e.id !== undefined && seen.has(e.id))
+      throw badRequest(`configuration.firewall.elements: rule id ${e.id} appears twice`);
     const keep = e.id !== undefined && own.has(e.id);
     const id = keep ? e.id! : (data.counters.rule = (data.counters.rule ?? 0) + 1);
     seen.add(id);
@@ -67,7 +75,8 @@ function withRuleIds(data: FwdData, configuration: Configuration, previous?: Nod
 }
 
 function asFirewall(data: FwdData, node: Node, previous?: Node): Node {
-  if (node.functionalType !== 'FIREWALL') throw badRequest(`node.functional_type: ${quote(node.functionalType ?? null)} is not FIREWALL`);
+  if (node.functionalType !== 'FIREWALL')
+    throw badRequest(`node.functional_type: ${quote(node.functionalType ?? null)} is not FIREWALL`);
   if (!node.configuration) throw badRequest('node.configuration: a firewall node needs a configuration');
   const { neighbour: _links, ...rest } = node;
   return { ...rest, configuration: withRuleIds(data, node.configuration, previous) };
@@ -132,7 +141,9 @@ export const fwdOperations: Operation[] = [
     reply: 'json',
     status: 201,
     errors: [400],
-    handler: async (i: Input<Node>) => ({ value: { id: await i.ws.mutate(FWD_AREA, (data) => addNode(data, i.body)) } }),
+    handler: async (i: Input<Node>) => ({
+      value: { id: await i.ws.mutate(FWD_AREA, (data) => addNode(data, i.body)) },
+    }),
   },
   {
     name: 'fwd.nodes.import',
@@ -149,9 +160,13 @@ export const fwdOperations: Operation[] = [
       const sim = (await i.ws.read(ADP_AREA)).simulations.find((s) => s.id === smid);
       if (!sim) throw notFound(`simulation ${smid} does not exist`);
       const result = sim.result as NFV;
-      const firewalls = (result.graphs.graph ?? []).flatMap((g) => g.node.filter((n) => n.functionalType === 'FIREWALL').map((n) => ({ g, n })));
+      const firewalls = (result.graphs.graph ?? []).flatMap((g) =>
+        g.node.filter((n) => n.functionalType === 'FIREWALL').map((n) => ({ g, n })),
+      );
       if (firewalls.length === 0) throw badRequest(`simulation ${smid} has no firewall`);
-      const stored = await i.ws.mutate(FWD_AREA, (data) => firewalls.map(({ g, n }) => ({ id: addNode(data, n), name: n.name, graph: g.id })));
+      const stored = await i.ws.mutate(FWD_AREA, (data) =>
+        firewalls.map(({ g, n }) => ({ id: addNode(data, n), name: n.name, graph: g.id })),
+      );
       return { value: stored };
     },
   },
@@ -252,7 +267,8 @@ export const fwdOperations: Operation[] = [
       i.ws.mutate(FWD_AREA, (data) => {
         const node = findFwdNode(data, nid(i));
         const old = findRule(node, i.params.eid as number);
-        if (i.body.id !== undefined && i.body.id !== old.id) throw badRequest(`elements.id: ${i.body.id} differs from the rule in the path (${old.id})`);
+        if (i.body.id !== undefined && i.body.id !== old.id)
+          throw badRequest(`elements.id: ${i.body.id} differs from the rule in the path (${old.id})`);
         const list = node.configuration!.firewall!.elements!;
         list[list.indexOf(old)] = { ...i.body, id: old.id };
         return {};
@@ -279,5 +295,9 @@ export const fwdOperations: Operation[] = [
   deployOperation('getOpenVswitch', 'ovs', 'Open vSwitch flows (ovs-ofctl add-flows) for a firewall node'),
   deployOperation('getIpfw', 'ipfw', 'an ipfw script for a firewall node'),
   deployOperation('getVendorFirewall', 'fortios', 'FortiOS CLI configuration for a firewall node'),
-  deployOperation('getFortinet', 'fortios', 'FortiOS CLI configuration for a firewall node (alias of getVendorFirewall)'),
+  deployOperation(
+    'getFortinet',
+    'fortios',
+    'FortiOS CLI configuration for a firewall node (alias of getVendorFirewall)',
+  ),
 ];

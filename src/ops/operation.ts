@@ -116,7 +116,8 @@ export function route(table: readonly Operation[], method: string, segments: str
   }
   const shown = `/${segments.join('/')}`;
   const allowed = allowedMethods(table, segments);
-  if (allowed.length) throw new NfvError(405, `${method} is not allowed on ${quote(shown)} (allowed: ${allowed.join(', ')})`);
+  if (allowed.length)
+    throw new NfvError(405, `${method} is not allowed on ${quote(shown)} (allowed: ${allowed.join(', ')})`);
   throw new NfvError(404, `no operation at ${quote(shown)}`);
 }
 
@@ -134,7 +135,12 @@ export interface Request {
 
 /** Links of an `/adp` answer: the resource itself and the collection it belongs to. */
 function linksFor(op: Operation, pathname: string): Link[] {
-  const title = { GET: 'get the resource', POST: 'create a new resource', PUT: 'modify the resource', DELETE: 'delete the resource' }[op.method];
+  const title = {
+    GET: 'get the resource',
+    POST: 'create a new resource',
+    PUT: 'modify the resource',
+    DELETE: 'delete the resource',
+  }[op.method];
   const links: Link[] = [{ rel: 'self', href: pathname, title }];
   const last = op.path.split('/').pop() ?? '';
   if (last.startsWith('{')) links.push({ rel: 'collection', href: pathname.replace(/\/[^/]+\/?$/, '') });
@@ -162,16 +168,36 @@ export async function execute(table: readonly Operation[], ws: Workspace, reques
       }
       body = op.body === 'json' ? parseJson(request.body) : decodeDocument(op.body, request.body, format);
     }
-    const reply = await op.handler({ params, query: target.query, body, format, ws, progress: request.progress, signal: request.signal });
+    const reply = await op.handler({
+      params,
+      query: target.query,
+      body,
+      format,
+      ws,
+      progress: request.progress,
+      signal: request.signal,
+    });
     const status = reply.status ?? op.status;
-    return { status, op, reply, links: typeof op.reply === 'object' ? [...linksFor(op, path), ...(reply.links ?? [])] : undefined };
+    return {
+      status,
+      op,
+      reply,
+      links: typeof op.reply === 'object' ? [...linksFor(op, path), ...(reply.links ?? [])] : undefined,
+    };
   } catch (e) {
     const status = e instanceof NfvError ? e.status : 500;
     const message = e instanceof NfvError ? e.message : `internal error: ${(e as Error)?.message ?? String(e)}`;
     // Failed /adp reads and creates answer with the envelope kind of their success (interface section 7).
     const enveloped = op && typeof op.reply === 'object' && (op.method === 'GET' || op.method === 'POST');
     const empty = e instanceof EmptyCollection ? e.what : undefined;
-    return { status, op, reply: enveloped ? { content: [] } : {}, error: message, empty, links: enveloped ? linksFor(op!, path) : undefined };
+    return {
+      status,
+      op,
+      reply: enveloped ? { content: [] } : {},
+      error: message,
+      empty,
+      links: enveloped ? linksFor(op!, path) : undefined,
+    };
   }
 }
 

@@ -23,23 +23,44 @@ export function render(outcome: Outcome, format: Format): Rendered {
   const headers = { ...(reply.headers ?? {}) };
   const kind = op?.reply;
   if (kind !== undefined && typeof kind === 'object' && (!outcome.error || outcome.links)) {
-    return { status: outcome.status, mediaType: MEDIA_TYPES[format], body: encodeEnvelope(envelopeOf(outcome), kind.envelope, format), headers };
+    return {
+      status: outcome.status,
+      mediaType: MEDIA_TYPES[format],
+      body: encodeEnvelope(envelopeOf(outcome), kind.envelope, format),
+      headers,
+    };
   }
   if (outcome.error && outcome.op?.path.startsWith('/v4')) {
     // PuppetDB's conventions: a missing parent is a JSON error object, anything else a one-line text.
-    if (outcome.status === 404) return { status: 404, mediaType: MEDIA_TYPES.json, body: `${JSON.stringify({ error: outcome.error })}\n`, headers };
+    if (outcome.status === 404)
+      return {
+        status: 404,
+        mediaType: MEDIA_TYPES.json,
+        body: `${JSON.stringify({ error: outcome.error })}\n`,
+        headers,
+      };
     return { status: outcome.status, mediaType: 'text/plain', body: `${outcome.error}\n`, headers };
   }
   if (outcome.error) {
     const fmt = speaksJsonOnly(outcome) ? 'json' : format;
-    return { status: outcome.status, mediaType: MEDIA_TYPES[fmt], body: encodeError(outcome.status, outcome.error, fmt), headers };
+    return {
+      status: outcome.status,
+      mediaType: MEDIA_TYPES[fmt],
+      body: encodeError(outcome.status, outcome.error, fmt),
+      headers,
+    };
   }
   if (reply.text) {
     headers['Content-Disposition'] = `attachment; filename="${reply.text.filename}"`;
     return { status: outcome.status, mediaType: reply.text.mediaType, body: reply.text.body, headers };
   }
   if (kind === 'json') {
-    return { status: outcome.status, mediaType: MEDIA_TYPES.json, body: `${JSON.stringify(reply.value, null, reply.compact ? undefined : 2)}\n`, headers };
+    return {
+      status: outcome.status,
+      mediaType: MEDIA_TYPES.json,
+      body: `${JSON.stringify(reply.value, null, reply.compact ? undefined : 2)}\n`,
+      headers,
+    };
   }
   return { status: outcome.status, mediaType: MEDIA_TYPES[format], body: '', headers };
 }

@@ -12,7 +12,6 @@ type Inventory = typeof import('../inventory/index.js');
 /** The inventory loads on the first inventory operation, not at every command's start. */
 const inventory = (): Promise<Inventory> => import('../inventory/index.js');
 
-
 const answer = (a: Answer, query: URLSearchParams): Reply => ({
   value: a.rows,
   compact: (query.get('pretty') ?? '').toLowerCase() !== 'true',
@@ -21,14 +20,20 @@ const answer = (a: Answer, query: URLSearchParams): Reply => ({
 
 /** A POST body `{"query": [...], "limit": 10, ...}` as the URL parameters of the GET form. */
 function bodyParameters(body: unknown, query: URLSearchParams): URLSearchParams {
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw badRequest('the body must be a JSON object of query parameters');
+  if (typeof body !== 'object' || body === null || Array.isArray(body))
+    throw badRequest('the body must be a JSON object of query parameters');
   const params = new URLSearchParams(query);
   for (const [k, v] of Object.entries(body)) params.set(k, typeof v === 'string' ? v : JSON.stringify(v));
   return params;
 }
 
 /** A query endpoint: GET with URL parameters, and POST with the same parameters in a JSON body (PuppetDB 3.0+). */
-function query(name: string, path: string, summary: string, run: (inv: Inventory, data: InventoryData, i: Input) => Answer): Operation[] {
+function query(
+  name: string,
+  path: string,
+  summary: string,
+  run: (inv: Inventory, data: InventoryData, i: Input) => Answer,
+): Operation[] {
   const get: Operation = {
     name,
     method: 'GET',
@@ -85,33 +90,53 @@ export const inventoryOperations: Operation[] = [
     name: 'v4.commands.batch',
     method: 'POST',
     path: '/v4/commands/batch',
-    summary: 'Ingest many commands at once (a JSON array); each is applied or refused on its own, durable when answered',
+    summary:
+      'Ingest many commands at once (a JSON array); each is applied or refused on its own, durable when answered',
     body: 'json',
     reply: 'json',
     status: 200,
     errors: [400],
     handler: async (i) => {
       if (!Array.isArray(i.body)) throw badRequest('the body must be a JSON array of commands');
-      if (i.body.length > MAX_BATCH) throw badRequest(`a batch holds at most ${MAX_BATCH} commands, not ${i.body.length}`);
+      if (i.body.length > MAX_BATCH)
+        throw badRequest(`a batch holds at most ${MAX_BATCH} commands, not ${i.body.length}`);
       const results = await (await inventory()).inventoryStore(i.ws).apply(i.body, Date.now());
-      return { value: results.map((r) => ('ok' in r ? r.ok : { error: { status: r.error.status, message: r.error.message } })), compact: true };
+      return {
+        value: results.map((r) => ('ok' in r ? r.ok : { error: { status: r.error.status, message: r.error.message } })),
+        compact: true,
+      };
     },
   },
-  ...query('v4.resources', '/v4/resources', 'Resources of active nodes', (inv, data, i) => inv.queryEntity(inv.resources, data, i.query)),
+  ...query('v4.resources', '/v4/resources', 'Resources of active nodes', (inv, data, i) =>
+    inv.queryEntity(inv.resources, data, i.query),
+  ),
   ...query('v4.resources.type', '/v4/resources/{type}', 'Resources of one type', (inv, data, i) =>
     inv.queryEntity(inv.resources, data, i.query, [['=', 'type', i.params.type]]),
   ),
   ...query('v4.resources.title', '/v4/resources/{type}/{title}', 'Resources of one type and title', (inv, data, i) =>
-    inv.queryEntity(inv.resources, data, i.query, [['=', 'type', i.params.type], ['=', 'title', i.params.title]]),
+    inv.queryEntity(inv.resources, data, i.query, [
+      ['=', 'type', i.params.type],
+      ['=', 'title', i.params.title],
+    ]),
   ),
   ...query('v4.reports', '/v4/reports', 'Run reports', (inv, data, i) => inv.queryEntity(inv.reports, data, i.query)),
   ...query('v4.reports.events', '/v4/reports/{hash}/events', 'The events of a report', (inv, data, i) => {
-    if (!inv.indexOf(data).byHash.has(i.params.hash as string)) throw notFound(`No information is known about report ${i.params.hash}`);
+    if (!inv.indexOf(data).byHash.has(i.params.hash as string))
+      throw notFound(`No information is known about report ${i.params.hash}`);
     return inv.queryEntity(inv.events, data, i.query, [['=', 'report', i.params.hash]]);
   }),
   ...reportPart('metrics'),
   ...reportPart('logs'),
-  ...query('v4.events', '/v4/events', 'Resource events of reports', (inv, data, i) => inv.queryEntity(inv.events, data, i.query)),
-  ...query('v4.eventCounts', '/v4/event-counts', 'Event counts per resource, class or node', (inv, data, i) => inv.eventCounts(data, i.query)),
-  ...query('v4.aggregateEventCounts', '/v4/aggregate-event-counts', 'Event counts summed over subjects', (inv, data, i) => inv.aggregateEventCounts(data, i.query)),
+  ...query('v4.events', '/v4/events', 'Resource events of reports', (inv, data, i) =>
+    inv.queryEntity(inv.events, data, i.query),
+  ),
+  ...query('v4.eventCounts', '/v4/event-counts', 'Event counts per resource, class or node', (inv, data, i) =>
+    inv.eventCounts(data, i.query),
+  ),
+  ...query(
+    'v4.aggregateEventCounts',
+    '/v4/aggregate-event-counts',
+    'Event counts summed over subjects',
+    (inv, data, i) => inv.aggregateEventCounts(data, i.query),
+  ),
 ];

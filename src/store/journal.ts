@@ -37,7 +37,10 @@ export class Journal<H extends Header> {
   constructor(readonly file: string) {}
 
   private damaged(why: string): NfvError {
-    return new NfvError(409, `the journal ${this.file} is damaged: ${why}; nfv leaves it untouched (repair it or move it away)`);
+    return new NfvError(
+      409,
+      `the journal ${this.file} is damaged: ${why}; nfv leaves it untouched (repair it or move it away)`,
+    );
   }
 
   /** Complete lines from byte `from` (a line start) on, if the file is still `id`; else from the start. */
@@ -101,7 +104,11 @@ export class Journal<H extends Header> {
     return Buffer.concat(
       records.map(({ header, payload }) => {
         const body = Buffer.from(payload);
-        return Buffer.concat([Buffer.from(`${JSON.stringify({ ...header, b: body.length })}\t`), body, Buffer.from('\n')]);
+        return Buffer.concat([
+          Buffer.from(`${JSON.stringify({ ...header, b: body.length })}\t`),
+          body,
+          Buffer.from('\n'),
+        ]);
       }),
     );
   }
@@ -119,7 +126,8 @@ export class Journal<H extends Header> {
       guard();
       if (bytes.length) {
         let written = 0;
-        while (written < bytes.length) written += (await handle.write(bytes, written, bytes.length - written, size + written)).bytesWritten;
+        while (written < bytes.length)
+          written += (await handle.write(bytes, written, bytes.length - written, size + written)).bytesWritten;
         await handle.sync();
       }
       if (s.size === 0n) await syncFolder(path.dirname(this.file));
@@ -135,7 +143,7 @@ export class Journal<H extends Header> {
     if (last[0] === NL) return size;
     // Find the end of the last complete line, reading backwards in blocks.
     const block = Buffer.alloc(64 * 1024);
-    for (let end = size; end > 0; ) {
+    for (let end = size; end > 0;) {
       const start = Math.max(0, end - block.length);
       await handle.read(block, 0, end - start, start);
       const nl = block.subarray(0, end - start).lastIndexOf(NL);

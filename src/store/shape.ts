@@ -20,9 +20,14 @@ export function id(value: unknown, where: string): number {
 }
 
 /** The same object with a null prototype, so that keys such as `__proto__` or `constructor` are plain data. */
-export function dictionary<V>(value: unknown, where: string, item: (v: unknown, where: string) => V): Record<string, V> {
+export function dictionary<V>(
+  value: unknown,
+  where: string,
+  item: (v: unknown, where: string) => V,
+): Record<string, V> {
   const out = Object.create(null) as Record<string, V>;
-  for (const [k, v] of Object.entries(object(value, where))) out[k] = item(v, `${where}[${JSON.stringify(k).slice(0, 60)}]`);
+  for (const [k, v] of Object.entries(object(value, where)))
+    out[k] = item(v, `${where}[${JSON.stringify(k).slice(0, 60)}]`);
   return out;
 }
 

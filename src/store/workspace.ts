@@ -47,7 +47,10 @@ export function storageError(e: unknown, dir: string): unknown {
       return new NfvError(503, `the workspace ${dir} cannot be written: it is on a read-only file system`);
     case 'ENOSPC':
     case 'EDQUOT':
-      return new NfvError(507, `the workspace ${dir} cannot be written: no space left on its device; nothing was changed`);
+      return new NfvError(
+        507,
+        `the workspace ${dir} cannot be written: no space left on its device; nothing was changed`,
+      );
     case 'ENOTDIR':
     case 'EEXIST':
       return new NfvError(400, `the workspace ${dir} is not a folder`);
@@ -64,7 +67,8 @@ async function ensureFolder(dir: string): Promise<void> {
   const missing: string[] = [];
   for (let cur = dir; ; cur = path.dirname(cur)) {
     try {
-      if (!(await stat(cur)).isDirectory()) throw Object.assign(new Error(`${cur} is not a folder`), { code: 'ENOTDIR' });
+      if (!(await stat(cur)).isDirectory())
+        throw Object.assign(new Error(`${cur} is not a folder`), { code: 'ENOTDIR' });
       break;
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code !== 'ENOENT' || path.dirname(cur) === cur) throw e;
@@ -76,14 +80,18 @@ async function ensureFolder(dir: string): Promise<void> {
       await mkdir(folder);
     } catch (e) {
       const code = (e as NodeJS.ErrnoException).code;
-      if (code === 'ENOENT') throw new NfvError(503, `the workspace ${dir} cannot be created: ${path.dirname(folder)} takes no folders`);
+      if (code === 'ENOENT')
+        throw new NfvError(503, `the workspace ${dir} cannot be created: ${path.dirname(folder)} takes no folders`);
       if (code !== 'EEXIST') throw e;
     }
   }
 }
 
 const damaged = (file: string, problem: string) =>
-  new NfvError(409, `the workspace file ${file} is damaged: ${problem}; nfv leaves it untouched (repair it or move it away)`);
+  new NfvError(
+    409,
+    `the workspace file ${file} is damaged: ${problem}; nfv leaves it untouched (repair it or move it away)`,
+  );
 
 /** Reads and decodes an area's file, or null when there is none. A UTF-8 BOM is accepted. */
 async function readArea<T>(file: string, area: AreaSpec<T>): Promise<T | null> {
@@ -127,7 +135,9 @@ class DurableJsonFile<T> implements Adapter<T> {
     try {
       const handle = await open(tmp, 'w');
       try {
-        await handle.writeFile(this.area.pretty === false ? JSON.stringify(data) : `${JSON.stringify(data, null, 1)}\n`);
+        await handle.writeFile(
+          this.area.pretty === false ? JSON.stringify(data) : `${JSON.stringify(data, null, 1)}\n`,
+        );
         await handle.sync();
       } finally {
         await handle.close();
@@ -249,7 +259,10 @@ export class Workspace {
         release = await this.lock(file, (e) => (lost = e));
         return await fn(() => {
           if (lost) {
-            throw new NfvError(503, `another process took the lock of the workspace ${this.dir} while this change was made; nothing was written`);
+            throw new NfvError(
+              503,
+              `another process took the lock of the workspace ${this.dir} while this change was made; nothing was written`,
+            );
           }
         });
       } catch (e) {
@@ -266,12 +279,21 @@ export class Workspace {
     let pause = 5;
     for (;;) {
       try {
-        return await lockfile.lock(file, { realpath: false, stale: STALE_MS, retries: 0, lockfilePath: `${file}.lock`, onCompromised });
+        return await lockfile.lock(file, {
+          realpath: false,
+          stale: STALE_MS,
+          retries: 0,
+          lockfilePath: `${file}.lock`,
+          onCompromised,
+        });
       } catch (e) {
         if ((e as NodeJS.ErrnoException).code !== 'ELOCKED') throw e;
         const left = deadline - Date.now();
         if (left <= 0) {
-          throw new NfvError(503, `the workspace ${this.dir} is locked by another nfv process (waited ${this.lockTimeoutMs / 1000} s; see --lock-timeout)`);
+          throw new NfvError(
+            503,
+            `the workspace ${this.dir} is locked by another nfv process (waited ${this.lockTimeoutMs / 1000} s; see --lock-timeout)`,
+          );
         }
         await sleep(Math.min(pause, left));
         pause = Math.min(pause * 1.5, 50);
@@ -285,7 +307,8 @@ export class Workspace {
     this.swept.add(file);
     const prefix = `.${path.basename(file)}.`;
     for (const name of await readdir(this.dir)) {
-      if (name.startsWith(prefix) && name.endsWith('.tmp')) await unlink(path.join(this.dir, name)).catch(() => undefined);
+      if (name.startsWith(prefix) && name.endsWith('.tmp'))
+        await unlink(path.join(this.dir, name)).catch(() => undefined);
     }
   }
 }

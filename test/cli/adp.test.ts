@@ -14,6 +14,7 @@ t.test('create from a file, read back as JSON, XML and a table', async (t) => {
   t.match(xml.stdout, /^<\?xml[\s\S]*<entities>[\s\S]*<graph id="1"/);
   const table = await run(['graphs', 'get', '1', '--format', 'table']);
   t.match(table.stdout, /40\.0\.0\.1\s*│ FIREWALL/);
+  // eslint-disable-next-line no-control-regex -- an ANSI escape is what must not appear
   t.notMatch(table.stdout, /\u001b\[/, 'no colour codes when NO_COLOR is set');
   t.equal(table.stderr, '');
 });
@@ -22,7 +23,10 @@ t.test('input from stdin, in either format', async (t) => {
   const fromStdin = await run(['graphs', 'create'], await fixture('graphs.json'));
   t.equal(fromStdin.code, 0, fromStdin.stderr);
   t.same(JSON.parse(fromStdin.stdout).content, [[2]]);
-  const dash = await run(['nodes', 'add', '2', '-f', '-', '--in', 'xml'], '<node name="9.9.9.9" functional_type="FORWARDER"/>');
+  const dash = await run(
+    ['nodes', 'add', '2', '-f', '-', '--in', 'xml'],
+    '<node name="9.9.9.9" functional_type="FORWARDER"/>',
+  );
   t.equal(dash.code, 0, dash.stderr);
   t.equal(JSON.parse(dash.stdout).content.length, 1);
 });
@@ -36,18 +40,30 @@ t.test('what one command prints, the next can read', async (t) => {
 
 t.test('errors: one line on stderr, a distinct exit code, nothing changed', async (t) => {
   const before = (await run(['graphs', 'list'])).stdout;
-  const invalid = await run(['graphs', 'create'], '<graphs><graph><node name="a" functional_type="FIREWAL"/></graph></graphs>');
+  const invalid = await run(
+    ['graphs', 'create'],
+    '<graphs><graph><node name="a" functional_type="FIREWAL"/></graph></graphs>',
+  );
   t.equal(invalid.code, 2);
   t.equal(invalid.stdout, '');
-  t.match(invalid.stderr, /^nfv: graphs\.graph\[0\]\.node\[0\]\.functional_type: "FIREWAL" is not a functional type \(400\)\n$/);
+  t.match(
+    invalid.stderr,
+    /^nfv: graphs\.graph\[0\]\.node\[0\]\.functional_type: "FIREWAL" is not a functional type \(400\)\n$/,
+  );
   const missing = await run(['graphs', 'get', '42']);
   t.equal(missing.code, 3);
   t.match(missing.stderr, /^nfv: graph 42 does not exist \(404\)\n$/);
-  await run(['requirements', 'create'], JSON.stringify({ property: [{ name: 'ISOLATION_PROPERTY', graph: 1, src: '10.0.0.1', dst: '20.0.0.1' }] }));
+  await run(
+    ['requirements', 'create'],
+    JSON.stringify({ property: [{ name: 'ISOLATION_PROPERTY', graph: 1, src: '10.0.0.1', dst: '20.0.0.1' }] }),
+  );
   const referred = await run(['graphs', 'delete', '1']);
   t.equal(referred.code, 4);
   t.match(referred.stderr, /referred to by property/);
-  const dependency = await run(['requirements', 'create'], JSON.stringify({ property: [{ name: 'ISOLATION_PROPERTY', graph: 9, src: 'a', dst: 'b' }] }));
+  const dependency = await run(
+    ['requirements', 'create'],
+    JSON.stringify({ property: [{ name: 'ISOLATION_PROPERTY', graph: 9, src: 'a', dst: 'b' }] }),
+  );
   t.equal(dependency.code, 4);
   t.equal((await run(['graphs', 'list'])).stdout, before);
   const usage = await run(['graphs', 'frobnicate']);
@@ -75,7 +91,10 @@ t.test('substrates with hosts and connections', async (t) => {
   t.same(JSON.parse((await run(['substrates', 'create'])).stdout).content, [1]);
   const hosts = await run(['substrates', 'hosts', 'add', '1'], '<Hosts><Host name="a"/><Host name="b"/></Hosts>');
   t.equal(hosts.code, 0, hosts.stderr);
-  t.equal((await run(['substrates', 'connections', 'add', '1'], '{"connection":[{"sourceHost":"a","destHost":"b"}]}')).code, 0);
+  t.equal(
+    (await run(['substrates', 'connections', 'add', '1'], '{"connection":[{"sourceHost":"a","destHost":"b"}]}')).code,
+    0,
+  );
   const conns = JSON.parse((await run(['substrates', 'connections', 'list', '1'])).stdout);
   t.equal(conns.content[0].connection[0].destHost, 'b');
   t.equal((await run(['substrates', 'hosts', 'delete', '1', 'a'])).code, 4, 'host in a connection');
@@ -84,7 +103,10 @@ t.test('substrates with hosts and connections', async (t) => {
 t.test('nfv request dispatches any path of the table', async (t) => {
   const ok = await run(['request', 'GET', '/adp/substrates']);
   t.same(JSON.parse(ok.stdout).content, [[1]]);
-  const body = await run(['request', 'POST', '/adp/requirements/1/properties', '-d', '-'], '<Property name="ReachabilityProperty" graph="1" src="10.0.0.1" dst="20.0.0.1"/>');
+  const body = await run(
+    ['request', 'POST', '/adp/requirements/1/properties', '-d', '-'],
+    '<Property name="ReachabilityProperty" graph="1" src="10.0.0.1" dst="20.0.0.1"/>',
+  );
   t.equal(body.code, 0, body.stderr);
   const failed = await run(['request', 'GET', '/adp/graphs/77']);
   t.equal(failed.code, 3);

@@ -11,7 +11,11 @@ t.test('bash completes commands, subcommands, options and option values', async 
   const file = path.join(await scratch(t), 'nfv.bash');
   await writeFile(file, script.stdout);
   const complete = (...words: string[]) => {
-    const r = spawnSync('bash', ['-c', `source "${file}"; COMP_WORDS=(nfv "$@"); COMP_CWORD=$#; _nfv; echo "\${COMPREPLY[*]}"`, '_', ...words], { encoding: 'utf8' });
+    const r = spawnSync(
+      'bash',
+      ['-c', `source "${file}"; COMP_WORDS=(nfv "$@"); COMP_CWORD=$#; _nfv; echo "\${COMPREPLY[*]}"`, '_', ...words],
+      { encoding: 'utf8' },
+    );
     t.equal(r.stderr, '', `no bash error for ${words.join(' ')}`);
     return r.stdout.trim();
   };
@@ -22,14 +26,24 @@ t.test('bash completes commands, subcommands, options and option values', async 
   t.equal(complete('--format', ''), 'xml json table');
   t.equal(complete('graphs', 'list', '--fo'), '--format');
   t.equal(complete('-w', '/tmp', 'inv'), 'inventory');
-  t.equal(complete('inventory', 'ingest', '--'), complete('--').split(' ').filter((o) => o.startsWith('--')).join(' '), 'global options everywhere');
+  t.equal(
+    complete('inventory', 'ingest', '--'),
+    complete('--')
+      .split(' ')
+      .filter((o) => o.startsWith('--'))
+      .join(' '),
+    'global options everywhere',
+  );
 });
 
 t.test('zsh and fish scripts; an unknown shell is exit 2', async (t) => {
   t.match((await cli(['completion', 'zsh'])).stdout, /^#compdef nfv\n#.*\nautoload -U \+X bashcompinit/);
   const fish = (await cli(['completion', 'fish'])).stdout;
   t.match(fish, /complete -c nfv -n '__fish_use_subcommand' -a graphs -d 'graphs of network functions'/);
-  t.match(fish, /complete -c nfv -n '__fish_seen_subcommand_from graphs; and not __fish_seen_subcommand_from list create get update delete delete-all draw' -a list/);
+  t.match(
+    fish,
+    /complete -c nfv -n '__fish_seen_subcommand_from graphs; and not __fish_seen_subcommand_from list create get update delete delete-all draw' -a list/,
+  );
   t.match(fish, /complete -c nfv -l format -xa 'xml json table'/);
   const bad = await cli(['completion', 'tcsh']);
   t.equal(bad.code, 2);

@@ -11,33 +11,59 @@ const UNSAT = path.join(SHARED, 'verefoo-testfile', 'RegressioneTestCases', 'Tes
 
 t.test('DOT of a graph and of a result: placed firewalls, unused places, failed requirements', async (t) => {
   const ws = await scratch(t);
-  t.equal((await cli(['simulate', '--store', path.join(ROOT, 'samples', 'office-nat.xml')], { workspace: ws })).code, 0);
+  t.equal(
+    (await cli(['simulate', '--store', path.join(ROOT, 'samples', 'office-nat.xml')], { workspace: ws })).code,
+    0,
+  );
   const graph = await cli(['graphs', 'draw', '1'], { workspace: ws });
   t.equal(graph.code, 0, graph.stderr);
   t.match(graph.stdout, /^digraph "graph 1" \{\n/);
-  t.match(graph.stdout, /"10\.255\.0\.1" \[label="10\.255\.0\.1\\nallocation place", style="rounded,dashed"/, 'a place, dashed');
+  t.match(
+    graph.stdout,
+    /"10\.255\.0\.1" \[label="10\.255\.0\.1\\nallocation place", style="rounded,dashed"/,
+    'a place, dashed',
+  );
   t.equal(graph.stdout.match(/ -> /g)?.length, 8, 'each link once');
   const result = (await cli(['simulations', 'draw', '1'], { workspace: ws })).stdout;
-  t.match(result, /"10\.255\.0\.1" \[label="10\.255\.0\.1\\nFIREWALL \(placed\)\\n1 rule, default DENY", fillcolor="#ffd54f"/);
-  t.match(result, /"10\.255\.0\.2" \[label="10\.255\.0\.2\\nallocation place \(unused\)", style="rounded,dashed", color="gray70"/);
+  t.match(
+    result,
+    /"10\.255\.0\.1" \[label="10\.255\.0\.1\\nFIREWALL \(placed\)\\n1 rule, default DENY", fillcolor="#ffd54f"/,
+  );
+  t.match(
+    result,
+    /"10\.255\.0\.2" \[label="10\.255\.0\.2\\nallocation place \(unused\)", style="rounded,dashed", color="gray70"/,
+  );
   const file = path.join(ws, 'picture.dot');
   t.equal((await cli(['simulations', 'draw', '1', '-o', file], { workspace: ws })).code, 0);
   t.equal(await readFile(file, 'utf8'), result, '-o FILE.dot writes the same DOT');
   t.equal((await cli(['simulations', 'draw', '9'], { workspace: ws })).code, 3);
 });
 
-t.test('rendered with Graphviz: the SVG shows the placed firewall and the failed requirements', { skip: (!HAVE_DOT && 'Graphviz is not installed here (apt-get install graphviz)') || (!existsSync(UNSAT) && 'no ../shared here') }, async (t) => {
-  const ws = await scratch(t);
-  t.equal((await cli(['simulate', '--store', UNSAT], { workspace: ws })).code, 1);
-  const svg = path.join(ws, 'result.svg');
-  const r = await cli(['simulations', 'draw', '1', '-o', svg], { workspace: ws });
-  t.equal(r.code, 0, r.stderr);
-  const text = await readFile(svg, 'utf8');
-  t.match(text, /<svg[\s\S]*<\/svg>/);
-  t.match(text, /FIREWALL \(placed\)/);
-  t.equal(text.match(/#4 isolation cannot hold|#5 isolation cannot hold|#6 isolation cannot hold|#7 isolation cannot hold/g)?.length, 4, 'the four failed requirements');
-  t.match(text, /stroke="#d32f2f" stroke-dasharray/, 'drawn red and dashed');
-  const png = path.join(ws, 'result.png');
-  t.equal((await cli(['graphs', 'draw', '1', '-o', png], { workspace: ws })).code, 0);
-  t.same([...(await readFile(png)).subarray(0, 4)], [0x89, 0x50, 0x4e, 0x47], 'a PNG');
-});
+t.test(
+  'rendered with Graphviz: the SVG shows the placed firewall and the failed requirements',
+  {
+    skip:
+      (!HAVE_DOT && 'Graphviz is not installed here (apt-get install graphviz)') ||
+      (!existsSync(UNSAT) && 'no ../shared here'),
+  },
+  async (t) => {
+    const ws = await scratch(t);
+    t.equal((await cli(['simulate', '--store', UNSAT], { workspace: ws })).code, 1);
+    const svg = path.join(ws, 'result.svg');
+    const r = await cli(['simulations', 'draw', '1', '-o', svg], { workspace: ws });
+    t.equal(r.code, 0, r.stderr);
+    const text = await readFile(svg, 'utf8');
+    t.match(text, /<svg[\s\S]*<\/svg>/);
+    t.match(text, /FIREWALL \(placed\)/);
+    t.equal(
+      text.match(/#4 isolation cannot hold|#5 isolation cannot hold|#6 isolation cannot hold|#7 isolation cannot hold/g)
+        ?.length,
+      4,
+      'the four failed requirements',
+    );
+    t.match(text, /stroke="#d32f2f" stroke-dasharray/, 'drawn red and dashed');
+    const png = path.join(ws, 'result.png');
+    t.equal((await cli(['graphs', 'draw', '1', '-o', png], { workspace: ws })).code, 0);
+    t.same([...(await readFile(png)).subarray(0, 4)], [0x89, 0x50, 0x4e, 0x47], 'a PNG');
+  },
+);

@@ -9,7 +9,12 @@ const GRAPHS = path.join(ROOT, 'test', 'fixtures', 'graphs.json');
 
 t.test('empty lists exit 0: "no graphs" in a table, an empty list in JSON and XML', async (t) => {
   const ws = await scratch(t);
-  for (const [group, what] of [['graphs', 'graphs'], ['requirements', 'requirement sets'], ['substrates', 'substrates'], ['simulations', 'simulations']]) {
+  for (const [group, what] of [
+    ['graphs', 'graphs'],
+    ['requirements', 'requirement sets'],
+    ['substrates', 'substrates'],
+    ['simulations', 'simulations'],
+  ]) {
     const table = await cli([group!, 'list', '--format', 'table'], { workspace: ws });
     t.equal(table.code, 0);
     t.equal(table.stdout, `no ${what}\n`);
@@ -17,7 +22,10 @@ t.test('empty lists exit 0: "no graphs" in a table, an empty list in JSON and XM
   const json = await cli(['graphs', 'list', '--format', 'json'], { workspace: ws });
   t.same(JSON.parse(json.stdout).content, [{ graph: [] }]);
   t.same(JSON.parse((await cli(['simulations', 'list'], { workspace: ws })).stdout), []);
-  t.match((await cli(['graphs', 'list', '--format', 'xml'], { workspace: ws })).stdout, /<content>\s*<graphs\/>\s*<\/content>/);
+  t.match(
+    (await cli(['graphs', 'list', '--format', 'xml'], { workspace: ws })).stdout,
+    /<content>\s*<graphs\/>\s*<\/content>/,
+  );
 });
 
 t.test('a workspace that is missing or not a folder is said as such', async (t) => {
@@ -26,13 +34,20 @@ t.test('a workspace that is missing or not a folder is said as such', async (t) 
   t.equal(r.code, 3);
   t.equal(r.stderr, `nfv: the workspace ${ws} does not exist (404)\n`);
   t.equal((await cli(['inventory', 'resources', '-w', ws])).stderr, `nfv: the workspace ${ws} does not exist (404)\n`);
-  t.equal((await cli(['graphs', 'list', '-w', '/etc/passwd'])).stderr, 'nfv: the workspace /etc/passwd is not a folder (400)\n');
+  t.equal(
+    (await cli(['graphs', 'list', '-w', '/etc/passwd'])).stderr,
+    'nfv: the workspace /etc/passwd is not a folder (400)\n',
+  );
   t.equal((await cli(['graphs', 'create', '-f', GRAPHS, '-w', ws])).code, 0, 'a write creates a named workspace');
 });
 
-t.test('OS errors on the user\'s paths are exit 2 naming the flag', async (t) => {
+t.test("OS errors on the user's paths are exit 2 naming the flag", async (t) => {
   const ws = await scratch(t);
-  const fw = { name: '30.0.0.1', functionalType: 'FIREWALL', configuration: { name: 'c', firewall: { defaultAction: 'DENY' } } };
+  const fw = {
+    name: '30.0.0.1',
+    functionalType: 'FIREWALL',
+    configuration: { name: 'c', firewall: { defaultAction: 'DENY' } },
+  };
   t.equal((await cli(['request', 'POST', '/fwd/nodes', '-d', JSON.stringify(fw)], { workspace: ws })).code, 0);
   const folder = await cli(['deploy', 'iptables', '1', '-o', `${ws}/`], { workspace: ws });
   t.equal(folder.code, 2);
@@ -46,7 +61,9 @@ t.test('OS errors on the user\'s paths are exit 2 naming the flag', async (t) =>
   const configured = path.join(ROOT, 'test', 'fixtures', 'nfv.xml');
   const simulated = await cli(['simulate', configured, '--format', 'xml'], { workspace: ws });
   await writeFile(path.join(ws, 'result.xml'), simulated.stdout);
-  const files = await cli(['generate-files', path.join(ws, 'result.xml'), '-o', path.join(ws, 'file', 'out')], { workspace: ws });
+  const files = await cli(['generate-files', path.join(ws, 'result.xml'), '-o', path.join(ws, 'file', 'out')], {
+    workspace: ws,
+  });
   t.equal(files.code, 2, files.stderr);
   t.match(files.stderr, /^nfv: -o .*file\/out: (it exists and is not a folder|a part of the path is not a folder)\n$/);
 });

@@ -18,7 +18,8 @@ t.test('simulation -> import -> deploy', async (t) => {
   const rules = await run(['deploy', 'iptables', '1']);
   t.equal(rules.code, 0);
   t.match(rules.stdout, /-A FORWARD -s 192\.168\.1\.10\/32 -j ACCEPT/);
-  if (have('iptables-restore')) t.equal(spawnSync('iptables-restore', ['--test'], { input: rules.stdout }).status, 0, 'iptables-restore --test');
+  if (have('iptables-restore'))
+    t.equal(spawnSync('iptables-restore', ['--test'], { input: rules.stdout }).status, 0, 'iptables-restore --test');
   const out = path.join(await tempDir(), 'fw.flows');
   const ovs = await run(['deploy', 'ovs', '1', '-o', out]);
   t.equal(ovs.code, 0);
@@ -32,7 +33,10 @@ t.test('fwd nodes and rules', async (t) => {
   t.equal(list.length, 1);
   const eid = list[0].configuration.firewall.elements[0].id;
   t.equal(JSON.parse((await run(['fwd', 'rules', 'get', '1', String(eid)])).stdout).action, 'ALLOW');
-  const upd = await run(['fwd', 'rules', 'update', '1', String(eid)], '{"action":"DENY","source":"192.168.1.10","destination":"*"}');
+  const upd = await run(
+    ['fwd', 'rules', 'update', '1', String(eid)],
+    '{"action":"DENY","source":"192.168.1.10","destination":"*"}',
+  );
   t.equal(upd.code, 0, upd.stderr);
   t.equal((await run(['fwd', 'rules', 'delete', '1', '99'])).code, 3);
   const bad = await run(['fwd', 'nodes', 'add'], '{"name":"x","functionalType":"NAT"}');
@@ -44,5 +48,10 @@ t.test('generate-files writes one file per firewall and format', async (t) => {
   const dir = await tempDir();
   const r = await run(['generate-files', path.join('samples', 'web-farm.xml'), '--type', 'all', '-o', dir]);
   t.equal(r.code, 0, r.stderr);
-  t.same((await readdir(dir)).sort(), ['fortios_dbfw_1.conf', 'ipfw_dbfw_1.sh', 'iptables_dbfw_1.rules', 'ovs_dbfw_1.flows']);
+  t.same((await readdir(dir)).sort(), [
+    'fortios_dbfw_1.conf',
+    'ipfw_dbfw_1.sh',
+    'iptables_dbfw_1.rules',
+    'ovs_dbfw_1.flows',
+  ]);
 });

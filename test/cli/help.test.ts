@@ -8,13 +8,15 @@ function all(cmd: Command): Command[] {
   return [cmd, ...cmd.commands.flatMap(all)];
 }
 
-t.test('every command\'s help ends with examples of existing commands', async (t) => {
+t.test("every command's help ends with examples of existing commands", async (t) => {
   const program = buildProgram();
-  const names = new Set(all(program).map((c) => {
-    const path: string[] = [];
-    for (let x: Command | null = c; x; x = x.parent) path.unshift(x.name());
-    return path.join(' ');
-  }));
+  const names = new Set(
+    all(program).map((c) => {
+      const path: string[] = [];
+      for (let x: Command | null = c; x; x = x.parent) path.unshift(x.name());
+      return path.join(' ');
+    }),
+  );
   let checked = 0;
   for (const cmd of all(program)) {
     let text = '';
@@ -25,8 +27,16 @@ t.test('every command\'s help ends with examples of existing commands', async (t
       t.fail(`${cmd.name()}: no examples at the end of its help`);
       continue;
     }
-    for (const line of examples[1]!.split('\n').map((l) => l.trim()).filter(Boolean)) {
-      const words = line.replace(/^\$ /, '').replace(/^\S+=\S+ /, '').replace(/^cat \S+ \| /, '').replace(/^source <\((.*)\)$/, '$1').split(' ');
+    for (const line of examples[1]!
+      .split('\n')
+      .map((l) => l.trim())
+      .filter(Boolean)) {
+      const words = line
+        .replace(/^\$ /, '')
+        .replace(/^\S+=\S+ /, '')
+        .replace(/^cat \S+ \| /, '')
+        .replace(/^source <\((.*)\)$/, '$1')
+        .split(' ');
       const known = [...Array(words.length).keys()].some((k) => names.has(words.slice(0, k + 1).join(' ')) && k > 0);
       if (!known) t.fail(`${cmd.name()}: example "${line}" names no command`);
     }

@@ -7,9 +7,20 @@ const ws = await tempDir();
 const run = (args: string[], input?: string) => cli(args, { workspace: ws, input });
 
 t.test('ingest and query', async (t) => {
-  const c = await run(['inventory', 'ingest', 'catalog', '-'], JSON.stringify(catalog('a.example', '2025-01-01T00:00:00Z', [web])));
+  const c = await run(
+    ['inventory', 'ingest', 'catalog', '-'],
+    JSON.stringify(catalog('a.example', '2025-01-01T00:00:00Z', [web])),
+  );
   t.equal(c.code, 0, c.stderr);
-  t.equal((await run(['inventory', 'ingest', 'report'], JSON.stringify(report('a.example', '2025-01-01T10:00:00Z', [changed('nginx')])))).code, 0);
+  t.equal(
+    (
+      await run(
+        ['inventory', 'ingest', 'report'],
+        JSON.stringify(report('a.example', '2025-01-01T10:00:00Z', [changed('nginx')])),
+      )
+    ).code,
+    0,
+  );
   const rows = JSON.parse((await run(['inventory', 'resources', 'Service', '--query', '["=","tag","web"]'])).stdout);
   t.equal(rows[0].title, 'nginx');
   const table = await run(['inventory', 'resources', '--format', 'table']);

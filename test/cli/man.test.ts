@@ -11,7 +11,8 @@ t.test('the committed group pages are what the command table generates (npm run 
   const pages = manPages(program, program.version() ?? '');
   const committed = (await readdir(path.join(ROOT, 'man'))).filter((f) => f.endsWith('.1')).sort();
   t.same(committed, [...pages.keys()].sort(), 'nfv.1 and a page per group, no stale page');
-  for (const [file, text] of pages) t.equal(await readFile(path.join(ROOT, 'man', file), 'utf8'), text, `${file} is up to date`);
+  for (const [file, text] of pages)
+    t.equal(await readFile(path.join(ROOT, 'man', file), 'utf8'), text, `${file} is up to date`);
   const pkg = JSON.parse(await readFile(path.join(ROOT, 'package.json'), 'utf8')) as { man: string[] };
   t.same(pkg.man.sort(), committed.map((f) => `man/${f}`).sort(), 'package.json installs them all');
 });

@@ -32,7 +32,10 @@ t.test('JSON in, JSON out; unsatisfiable requirements exit 1 with the reasons', 
   t.equal(r.code, 1);
   t.doesNotThrow(() => JSON.parse(r.stdout));
   t.match(r.stderr, /^UNSAT: 2\/3 requirements hold/);
-  t.match(r.stderr, /not enforceable: #[01] \w+ 192\.168\.1\.10 -> 198\.51\.100\.80: conflicts with requirement [01]\n/);
+  t.match(
+    r.stderr,
+    /not enforceable: #[01] \w+ 192\.168\.1\.10 -> 198\.51\.100\.80: conflicts with requirement [01]\n/,
+  );
 });
 
 t.test('--store, then the stored result, its report, and byParams', async (t) => {

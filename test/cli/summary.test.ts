@@ -14,6 +14,7 @@ t.test('a satisfiable result: verdict, then each firewall with its default actio
   t.match(r.stdout, /firewall 10\.255\.0\.1 \(graph 0, placed here\): default DENY, 1 rule/);
   t.match(r.stdout, /│ 1 │ ALLOW\s+│ 192\.168\.1\.10 │/);
   t.notMatch(r.stdout, /<NFV>/, 'no result document on a terminal');
+  // eslint-disable-next-line no-control-regex -- an ANSI escape is what must not appear
   t.notMatch(r.stdout, /\u001b\[/, 'no colour under NO_COLOR');
 });
 
@@ -30,13 +31,20 @@ t.test('-o FILE writes the result document; piped output stays the document', as
 });
 
 const unsat = path.join(SHARED, 'verefoo-testfile', 'RegressioneTestCases', 'Test3_6.xml');
-t.test('requirements that cannot hold: their traffic, why, and what they conflict with', { skip: !existsSync(unsat) && 'no ../shared here' }, async (t) => {
-  const r = await cli(['simulate', unsat, '--format', 'table']);
-  t.equal(r.code, 1, 'UNSAT exits 1');
-  t.match(r.stdout, /^UNSAT: 12\/16 requirements hold/);
-  t.match(r.stdout, /4 requirements cannot hold:/);
-  t.match(r.stdout, /│ 4 │ isolation\s+│ 40\.40\.41\.-1 │ 130\.10\.0\.1 │ any protocol │ conflicts with requirement 0\s+│ #0\s+│/);
-});
+t.test(
+  'requirements that cannot hold: their traffic, why, and what they conflict with',
+  { skip: !existsSync(unsat) && 'no ../shared here' },
+  async (t) => {
+    const r = await cli(['simulate', unsat, '--format', 'table']);
+    t.equal(r.code, 1, 'UNSAT exits 1');
+    t.match(r.stdout, /^UNSAT: 12\/16 requirements hold/);
+    t.match(r.stdout, /4 requirements cannot hold:/);
+    t.match(
+      r.stdout,
+      /│ 4 │ isolation\s+│ 40\.40\.41\.-1 │ 130\.10\.0\.1 │ any protocol │ conflicts with requirement 0\s+│ #0\s+│/,
+    );
+  },
+);
 
 t.test('simulations list tells stored results apart; the report carries traffic and rules', async (t) => {
   const ws = await scratch(t);
@@ -44,15 +52,32 @@ t.test('simulations list tells stored results apart; the report carries traffic 
   t.equal((await cli(['simulate', '--store', path.join(ROOT, 'samples', 'web-farm.xml')], { workspace: ws })).code, 0);
   const rows = JSON.parse((await cli(['simulations', 'list'], { workspace: ws })).stdout);
   t.match(rows, [
-    { id: 1, verdict: 'SAT', held: 3, requirements: 3, firewalls: 1, placed: 1, rules: 1, algorithm: 'AP', origin: 'office-nat.xml' },
+    {
+      id: 1,
+      verdict: 'SAT',
+      held: 3,
+      requirements: 3,
+      firewalls: 1,
+      placed: 1,
+      rules: 1,
+      algorithm: 'AP',
+      origin: 'office-nat.xml',
+    },
     { id: 2, verdict: 'SAT', held: 7, requirements: 7, origin: 'web-farm.xml' },
   ]);
   t.match(rows[0].created, /^\d{4}-\d\d-\d\dT/);
   t.type(rows[0].seconds, 'number');
   const table = (await cli(['simulations', 'list', '--format', 'table'], { workspace: ws })).stdout;
-  t.match(table, /│ 1\s+│ SAT\s+│ 3\/3\s+│ 1 \(1 placed\)\s+│ 1\s+│ AP\s+│ [\d.]+\s+│ \d{4}-[^│]+│ office-nat\.xml\s+│/);
+  t.match(
+    table,
+    /│ 1\s+│ SAT\s+│ 3\/3\s+│ 1 \(1 placed\)\s+│ 1\s+│ AP\s+│ [\d.]+\s+│ \d{4}-[^│]+│ office-nat\.xml\s+│/,
+  );
   const report = JSON.parse((await cli(['simulations', 'report', '1'], { workspace: ws })).stdout);
-  t.match(report.requirements[0], { protocol: 'TCP', srcPort: '*', dstPort: '443' }, 'the port-443 requirement says so');
+  t.match(
+    report.requirements[0],
+    { protocol: 'TCP', srcPort: '*', dstPort: '443' },
+    'the port-443 requirement says so',
+  );
   t.match(report.placements[0].elements, [{ action: 'ALLOW', source: '192.168.1.10' }]);
   t.match(report.run, { algorithm: 'AP', origin: 'office-nat.xml' });
 });
@@ -68,13 +93,27 @@ t.test('simulations diff: verdicts that changed, rules added and removed per fir
   t.equal((await cli(['simulate', '--store', SAMPLE], { workspace: ws })).code, 0);
   t.equal((await cli(['simulate', '--store', file], { workspace: ws })).code, 0);
   const diff = JSON.parse((await cli(['simulations', 'diff', '1', '2'], { workspace: ws })).stdout);
-  t.same(diff.rules, [{ firewall: '10.255.0.1', added: ['ALLOW 192.168.1.11 -1.-1.-1.-1 ANY * *'], removed: ['ALLOW 192.168.1.10 -1.-1.-1.-1 ANY * *'] }]);
+  t.same(diff.rules, [
+    {
+      firewall: '10.255.0.1',
+      added: ['ALLOW 192.168.1.11 -1.-1.-1.-1 ANY * *'],
+      removed: ['ALLOW 192.168.1.10 -1.-1.-1.-1 ANY * *'],
+    },
+  ]);
   t.same(diff.firewalls, { added: [], removed: [] });
-  t.match(diff.requirements, [{ requirement: 'REACHABILITY_PROPERTY 192.168.1.10 -> 198.51.100.80 TCP * 443', from: true, to: null }]);
+  t.match(diff.requirements, [
+    { requirement: 'REACHABILITY_PROPERTY 192.168.1.10 -> 198.51.100.80 TCP * 443', from: true, to: null },
+  ]);
   const table = (await cli(['simulations', 'diff', '1', '2', '--format', 'table'], { workspace: ws })).stdout;
   t.match(table, /^simulation 1 -> 2\n/);
-  t.match(table, /rules of firewall 10\.255\.0\.1:\n {2}\+ ALLOW 192\.168\.1\.11 -1\.-1\.-1\.-1 ANY \* \*\n {2}- ALLOW 192\.168\.1\.10/);
-  t.equal((await cli(['simulations', 'diff', '1', '1', '--format', 'table'], { workspace: ws })).stdout, 'simulation 1 -> 1\nno change\n');
+  t.match(
+    table,
+    /rules of firewall 10\.255\.0\.1:\n {2}\+ ALLOW 192\.168\.1\.11 -1\.-1\.-1\.-1 ANY \* \*\n {2}- ALLOW 192\.168\.1\.10/,
+  );
+  t.equal(
+    (await cli(['simulations', 'diff', '1', '1', '--format', 'table'], { workspace: ws })).stdout,
+    'simulation 1 -> 1\nno change\n',
+  );
   t.equal((await cli(['simulations', 'diff', '1', '9'], { workspace: ws })).code, 3);
   t.equal((await cli(['simulations', 'diff', '1', ''], { workspace: ws })).code, 2);
 });

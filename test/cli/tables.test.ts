@@ -5,8 +5,15 @@ import { ROOT, cli, scratch } from '../helpers.js';
 
 t.test('per-kind columns, counts for long lists, a firewall node with its rules', async (t) => {
   const ws = await scratch(t);
-  const nodes = Array.from({ length: 241 }, (_, k) => ({ name: `10.0.${k >> 8}.${k & 255}`, functionalType: 'WEBCLIENT', neighbour: k ? [{ name: '10.0.0.0' }] : [] }));
-  t.equal((await cli(['graphs', 'create'], { workspace: ws, input: JSON.stringify({ graph: [{ node: nodes }] }) })).code, 0);
+  const nodes = Array.from({ length: 241 }, (_, k) => ({
+    name: `10.0.${k >> 8}.${k & 255}`,
+    functionalType: 'WEBCLIENT',
+    neighbour: k ? [{ name: '10.0.0.0' }] : [],
+  }));
+  t.equal(
+    (await cli(['graphs', 'create'], { workspace: ws, input: JSON.stringify({ graph: [{ node: nodes }] }) })).code,
+    0,
+  );
   const graphs = (await cli(['graphs', 'list', '--format', 'table'], { workspace: ws })).stdout;
   t.match(graphs, /│ id │ service graph │ nodes │/);
   t.match(graphs, /│ 1\s+│ false\s+│ 241\s+│/);
@@ -14,15 +21,30 @@ t.test('per-kind columns, counts for long lists, a firewall node with its rules'
   const graph = (await cli(['graphs', 'get', '1', '--format', 'table'], { workspace: ws })).stdout;
   t.match(graph, /│ id\s+│ name\s+│ function\s+│ neighbours │ configuration │/);
   t.match(graph, /│ 1\s+│ 10\.0\.0\.0\s+│ WEBCLIENT │\s+│\s+│/);
-  t.equal(JSON.parse((await cli(['graphs', 'get', '1', '--format', 'json'], { workspace: ws })).stdout).content[0].node.length, 241, 'JSON gives everything');
+  t.equal(
+    JSON.parse((await cli(['graphs', 'get', '1', '--format', 'json'], { workspace: ws })).stdout).content[0].node
+      .length,
+    241,
+    'JSON gives everything',
+  );
 
-  t.equal((await cli(['simulate', '--store', path.join(ROOT, 'samples', 'office-nat.xml')], { workspace: ws })).code, 0);
+  t.equal(
+    (await cli(['simulate', '--store', path.join(ROOT, 'samples', 'office-nat.xml')], { workspace: ws })).code,
+    0,
+  );
   t.equal((await cli(['fwd', 'import', '--simulation', '1'], { workspace: ws })).code, 0);
   const list = (await cli(['fwd', 'nodes', 'list', '--format', 'table'], { workspace: ws })).stdout;
   t.match(list, /│ id │ name\s+│ default │ rules │\n[\s\S]*│ 1\s+│ 10\.255\.0\.1 │ DENY\s+│ 1\s+│/);
   t.notMatch(list, /functionalType, configuration/, 'values, not field names');
   const node = (await cli(['fwd', 'nodes', 'get', '1', '--format', 'table'], { workspace: ws })).stdout;
-  t.match(node, /│ rule │ action │ source\s+│ destination │ protocol │ src port │ dst port │\n[\s\S]*│ 1\s+│ ALLOW\s+│ 192\.168\.1\.10 │/);
+  t.match(
+    node,
+    /│ rule │ action │ source\s+│ destination │ protocol │ src port │ dst port │\n[\s\S]*│ 1\s+│ ALLOW\s+│ 192\.168\.1\.10 │/,
+  );
   const requirements = (await cli(['requirements', 'get', '1', '--format', 'table'], { workspace: ws })).stdout;
-  t.match(requirements, /│ REACHABILITY_PROPERTY │ 192\.168\.1\.10\s+│ 198\.51\.100\.80 │ TCP\s+│ \* -> 443 │/, 'ports shown');
+  t.match(
+    requirements,
+    /│ REACHABILITY_PROPERTY │ 192\.168\.1\.10\s+│ 198\.51\.100\.80 │ TCP\s+│ \* -> 443 │/,
+    'ports shown',
+  );
 });

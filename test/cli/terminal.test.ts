@@ -16,7 +16,9 @@ const GRAPHS = path.join(ROOT, 'test', 'fixtures', 'graphs.json');
 function terminal(t: Tap.Test, env: Record<string, string>) {
   const socket = `nfv-test-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
   const tmux = (...args: string[]) => execFileSync('tmux', ['-L', socket, ...args], { encoding: 'utf8' });
-  const exports = Object.entries({ NO_COLOR: '1', ...env }).map(([k, v]) => `${k}=${v}`).join(' ');
+  const exports = Object.entries({ NO_COLOR: '1', ...env })
+    .map(([k, v]) => `${k}=${v}`)
+    .join(' ');
   tmux('new-session', '-d', '-x', '160', '-y', '50', `env -u NODE_OPTIONS ${exports} PS1='$ ' sh`);
   t.teardown(() => void spawnSync('tmux', ['-L', socket, 'kill-server']));
   const screen = () => tmux('capture-pane', '-p', '-J');
@@ -50,20 +52,23 @@ t.test('in a real terminal', { skip: !HAVE_TMUX && 'tmux is not installed here (
     t.match(text, /EXIT=0/);
   });
 
-  t.test('the spinner counts seconds while the solver works; Ctrl-C stops it within a second, exit 130, nothing stored', async (t) => {
-    const ws = await scratch(t);
-    const term = terminal(t, { NFV_WORKSPACE: ws, NFV_SOLVER_FAULT: 'delay:30000' });
-    term.run(`${BIN} simulate --store ${SAMPLE}; echo EXIT=$?`);
-    await term.until(/\(1\.\d s\)/);
-    t.pass('the spinner shows the elapsed time');
-    const sent = Date.now();
-    term.keys('C-c');
-    const text = await term.until(/EXIT=\d+/, 5000);
-    t.ok(Date.now() - sent < 1500, `ended ${Date.now() - sent} ms after Ctrl-C (tmux polling included)`);
-    t.match(text, /EXIT=130/);
-    t.match(text, /interrupted/);
-    t.notOk(existsSync(path.join(ws, 'adp.json')), 'nothing stored');
-  });
+  t.test(
+    'the spinner counts seconds while the solver works; Ctrl-C stops it within a second, exit 130, nothing stored',
+    async (t) => {
+      const ws = await scratch(t);
+      const term = terminal(t, { NFV_WORKSPACE: ws, NFV_SOLVER_FAULT: 'delay:30000' });
+      term.run(`${BIN} simulate --store ${SAMPLE}; echo EXIT=$?`);
+      await term.until(/\(1\.\d s\)/);
+      t.pass('the spinner shows the elapsed time');
+      const sent = Date.now();
+      term.keys('C-c');
+      const text = await term.until(/EXIT=\d+/, 5000);
+      t.ok(Date.now() - sent < 1500, `ended ${Date.now() - sent} ms after Ctrl-C (tmux polling included)`);
+      t.match(text, /EXIT=130/);
+      t.match(text, /interrupted/);
+      t.notOk(existsSync(path.join(ws, 'adp.json')), 'nothing stored');
+    },
+  );
 
   t.test('a table on a terminal; a bulk delete asks, saying how many, and can be declined', async (t) => {
     const ws = await scratch(t);
@@ -90,6 +95,10 @@ t.test('in a real terminal', { skip: !HAVE_TMUX && 'tmux is not installed here (
     await term.until(/is not empty; add the samples to it\?/);
     term.type('n');
     term.keys('Enter');
-    t.match(await term.until(/EXIT=\d+/), /cancelled[\s\S]*EXIT=0/, 'init asks on a terminal before adding to a folder in use');
+    t.match(
+      await term.until(/EXIT=\d+/),
+      /cancelled[\s\S]*EXIT=0/,
+      'init asks on a terminal before adding to a folder in use',
+    );
   });
 });

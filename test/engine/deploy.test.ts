@@ -3,7 +3,15 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import t from 'tap';
-import { deployFile, fortios, ipfw, iptables, normalisedRules, openVswitch, portMasks } from '../../src/engine/deploy.js';
+import {
+  deployFile,
+  fortios,
+  ipfw,
+  iptables,
+  normalisedRules,
+  openVswitch,
+  portMasks,
+} from '../../src/engine/deploy.js';
 import { ruleBox } from '../../src/engine/flows.js';
 import { contains } from '../../src/engine/space.js';
 import type { Elements, Node } from '../../src/model/types.js';
@@ -30,8 +38,23 @@ const have = (tool: string) => spawnSync('sh', ['-c', `command -v ${tool}`]).sta
 t.test('port ranges become exact value/mask pairs, ranges from 0 included', async (t) => {
   t.same(portMasks(80, 80), ['0x50']);
   t.same(portMasks(0, 65535), []);
-  t.same(portMasks(1000, 2000), ['0x3e8/0xfff8', '0x3f0/0xfff0', '0x400/0xfe00', '0x600/0xff00', '0x700/0xff80', '0x780/0xffc0', '0x7c0/0xfff0', '0x7d0']);
-  for (const [lo, hi] of [[0, 79], [0, 0], [81, 65535], [1, 65534], [22, 23]] as const) {
+  t.same(portMasks(1000, 2000), [
+    '0x3e8/0xfff8',
+    '0x3f0/0xfff0',
+    '0x400/0xfe00',
+    '0x600/0xff00',
+    '0x700/0xff80',
+    '0x780/0xffc0',
+    '0x7c0/0xfff0',
+    '0x7d0',
+  ]);
+  for (const [lo, hi] of [
+    [0, 79],
+    [0, 0],
+    [81, 65535],
+    [1, 65534],
+    [22, 23],
+  ] as const) {
     const covered = new Set<number>();
     for (const m of portMasks(lo, hi)) {
       const [v, mask] = m.split('/').map((x) => parseInt(x, 16)) as [number, number | undefined];
@@ -45,25 +68,47 @@ t.test('port ranges become exact value/mask pairs, ranges from 0 included', asyn
 t.test('normalisation keeps first-match semantics while removing protocol OTHER', async (t) => {
   const node = firewall('ALLOW', TABLE);
   const { rules, defaultAllow } = normalisedRules(node);
-  t.notOk(rules.some((r) => r.box[20] === 2 && r.box[21] === 2), 'no rule for OTHER alone is left');
+  t.notOk(
+    rules.some((r) => r.box[20] === 2 && r.box[21] === 2),
+    'no rule for OTHER alone is left',
+  );
   const listed = TABLE.flatMap((e) => {
     const box = ruleBox(e);
-    const rule = { allow: e.action === 'ALLOW', box: e.protocol === 'OTHER' ? [...box.slice(0, 16), 0, 65535, 0, 65535, 2, 2] : box };
-    return e.directional ? [rule, { allow: rule.allow, box: [...box.slice(8, 16), ...box.slice(0, 8), box[18]!, box[19]!, box[16]!, box[17]!, box[20]!, box[21]!] }] : [rule];
+    const rule = {
+      allow: e.action === 'ALLOW',
+      box: e.protocol === 'OTHER' ? [...box.slice(0, 16), 0, 65535, 0, 65535, 2, 2] : box,
+    };
+    return e.directional
+      ? [
+          rule,
+          {
+            allow: rule.allow,
+            box: [...box.slice(8, 16), ...box.slice(0, 8), box[18]!, box[19]!, box[16]!, box[17]!, box[20]!, box[21]!],
+          },
+        ]
+      : [rule];
   });
   const decide = (list: { allow: boolean; box: readonly number[] }[], packet: number[]) => {
     const p = packet.flatMap((v) => [v, v]);
     return list.find((r) => contains(r.box, p))?.allow ?? defaultAllow;
   };
   let seed = 42;
-  const rand = (n: number) => ((seed = (seed * 1103515245 + 12345) & 0x7fffffff) % n);
+  const rand = (n: number) => (seed = (seed * 1103515245 + 12345) & 0x7fffffff) % n;
   const pick = (choices: number[]) => choices[rand(choices.length)]!;
   let disagreements = 0;
   for (let k = 0; k < 20000; k++) {
     const packet = [
-      pick([10, 192, 1, 20]), pick([0, 168, 2]), pick([0, 1, 3]), pick([1, 5, 4, 9]),
-      pick([20, 5, 10]), pick([0, 6]), pick([0, 7, 1]), pick([1, 2, 8, 3]),
-      pick([0, 443, 1000, 1500, 2001]), pick([0, 80, 443, 1023, 1024]), rand(3),
+      pick([10, 192, 1, 20]),
+      pick([0, 168, 2]),
+      pick([0, 1, 3]),
+      pick([1, 5, 4, 9]),
+      pick([20, 5, 10]),
+      pick([0, 6]),
+      pick([0, 7, 1]),
+      pick([1, 2, 8, 3]),
+      pick([0, 443, 1000, 1500, 2001]),
+      pick([0, 80, 443, 1023, 1024]),
+      rand(3),
     ];
     if (decide(rules, packet) !== decide(listed, packet)) disagreements++;
   }
@@ -76,9 +121,20 @@ t.test('iptables: CIDRs, masks for non-trailing wildcards, ranges, protocols, di
   t.match(text, /:FORWARD DROP \[0:0\]/);
   t.match(text, /-A FORWARD -s 10\.0\.0\.0\/24 -d 20\.0\.0\.1\/32 -p tcp --dport 80 -j ACCEPT/);
   t.match(text, /-A FORWARD -s 10\.0\.1\.5\/32 -p udp --sport 1000:2000 -j DROP/);
-  t.match(text, /-A FORWARD -d 20\.0\.0\.0\/16 -p tcp --dport 0:1023 -j ACCEPT\n-A FORWARD -d 20\.0\.0\.0\/16 -p udp --dport 0:1023 -j ACCEPT/);
-  t.match(text, /-s 10\.0\.0\.1\/255\.0\.255\.255 -d 20\.0\.0\.2\/32 -j DROP/, 'OTHER: after the TCP/UDP part, an all-protocols rule');
-  t.match(text, /-s 192\.168\.0\.0\/24 -p tcp --dport 443 -j DROP\n-A FORWARD -s 192\.168\.0\.0\/24 -p udp --dport 443 -j DROP\n-A FORWARD -d 192\.168\.0\.0\/24 -p tcp --sport 443 -j DROP/, 'directional adds the reverse');
+  t.match(
+    text,
+    /-A FORWARD -d 20\.0\.0\.0\/16 -p tcp --dport 0:1023 -j ACCEPT\n-A FORWARD -d 20\.0\.0\.0\/16 -p udp --dport 0:1023 -j ACCEPT/,
+  );
+  t.match(
+    text,
+    /-s 10\.0\.0\.1\/255\.0\.255\.255 -d 20\.0\.0\.2\/32 -j DROP/,
+    'OTHER: after the TCP/UDP part, an all-protocols rule',
+  );
+  t.match(
+    text,
+    /-s 192\.168\.0\.0\/24 -p tcp --dport 443 -j DROP\n-A FORWARD -s 192\.168\.0\.0\/24 -p udp --dport 443 -j DROP\n-A FORWARD -d 192\.168\.0\.0\/24 -p tcp --sport 443 -j DROP/,
+    'directional adds the reverse',
+  );
   t.match(text, /COMMIT\n$/);
   if (!have('iptables-restore')) return t.skip('iptables-restore not installed (.ci/run installs it)');
   const check = spawnSync('iptables-restore', ['--test'], { input: text });
@@ -93,11 +149,18 @@ t.test('Open vSwitch: priorities in list order, port masks, default flow', async
   t.match(text, /tcp,nw_dst=20\.0\.0\.0\/16,tp_dst=0x0\/0xfc00,actions=NORMAL/, 'a range from 0 keeps its port match');
   t.match(text, /priority=0,actions=NORMAL\n$/);
   const priorities = [...text.matchAll(/priority=(\d+)/g)].map((m) => Number(m[1]));
-  t.same(priorities, [...priorities].sort((a, b) => b - a), 'earlier rules have higher priorities');
+  t.same(
+    priorities,
+    [...priorities].sort((a, b) => b - a),
+    'earlier rules have higher priorities',
+  );
   if (!have('ovs-ofctl')) return t.skip('ovs-ofctl not installed (.ci/run installs it)');
   const file = path.join(await tempDir(), 'flows');
   writeFileSync(file, text);
-  t.doesNotThrow(() => execFileSync('ovs-ofctl', ['parse-flows', file], { stdio: 'pipe' }), 'ovs-ofctl parse-flows accepts the file');
+  t.doesNotThrow(
+    () => execFileSync('ovs-ofctl', ['parse-flows', file], { stdio: 'pipe' }),
+    'ovs-ofctl parse-flows accepts the file',
+  );
 });
 
 t.test('ipfw and FortiOS', async (t) => {
@@ -119,6 +182,9 @@ t.test('ipfw and FortiOS', async (t) => {
 t.test('file names, and rules that cannot be deployed', async (t) => {
   t.equal(deployFile(firewall('DENY', TABLE), 7, 'iptables').filename, 'iptables_fw1_7.rules');
   t.equal(deployFile(firewall('DENY', TABLE, ''), 7, 'ovs').filename, 'ovs_30.0.0.1_7.flows');
-  t.throws(() => iptables(firewall('DENY', [{ action: 'ALLOW_COND', source: '*', destination: '*' }]), 1), /ALLOW_COND cannot be deployed/);
+  t.throws(
+    () => iptables(firewall('DENY', [{ action: 'ALLOW_COND', source: '*', destination: '*' }]), 1),
+    /ALLOW_COND cannot be deployed/,
+  );
   t.throws(() => iptables({ name: 'x', functionalType: 'NAT' }, 1), /not a firewall/);
 });

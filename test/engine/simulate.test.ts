@@ -5,9 +5,21 @@ import { NfvError } from '../../src/model/errors.js';
 import { NfvType } from '../../src/model/resources.js';
 import type { NFV } from '../../src/model/types.js';
 import { simulate } from '../../src/engine/simulate.js';
-import { firewall, forwarder, isolation, nat, network, nodeNamed, place, reachability, webclient, webserver } from './build.js';
+import {
+  firewall,
+  forwarder,
+  isolation,
+  nat,
+  network,
+  nodeNamed,
+  place,
+  reachability,
+  webclient,
+  webserver,
+} from './build.js';
 
-const firewalls = (nfv: NFV) => nfv.graphs.graph![0]!.node.filter((n) => n.functionalType === 'FIREWALL').map((n) => n.name);
+const firewalls = (nfv: NFV) =>
+  nfv.graphs.graph![0]!.node.filter((n) => n.functionalType === 'FIREWALL').map((n) => n.name);
 
 t.test('isolation through two parallel paths needs a firewall on each', async (t) => {
   // 10.0.0.1 -> {1.0.0.1 | 1.0.0.2} -> 20.0.0.1
@@ -37,7 +49,12 @@ t.test('a shared allocation place is preferred: one firewall, no rules (worked e
       place('1.0.0.2', '40.40.42.1', '33.33.33.2'),
       place('1.0.0.3', '130.10.0.1', '33.33.33.2'),
     ],
-    [reachability('40.40.41.1', '130.10.0.1'), reachability('130.10.0.1', '40.40.41.1'), isolation('40.40.42.1', '130.10.0.1'), isolation('130.10.0.1', '40.40.42.1')],
+    [
+      reachability('40.40.41.1', '130.10.0.1'),
+      reachability('130.10.0.1', '40.40.41.1'),
+      isolation('40.40.42.1', '130.10.0.1'),
+      isolation('130.10.0.1', '40.40.42.1'),
+    ],
   );
   const { nfv: out, report } = await simulate(nfv);
   t.same(firewalls(out), ['1.0.0.2']);
@@ -68,7 +85,11 @@ t.test('reachability with ports: the firewall lets port 80 through and blocks th
 t.test('overlapping requirements: isolating all ports conflicts with reaching port 80 (Test3_8)', async (t) => {
   const nfv = network(
     [webclient('10.0.0.1', '1.0.0.1'), place('1.0.0.1', '10.0.0.1', '20.0.0.1'), webserver('20.0.0.1', '1.0.0.1')],
-    [isolation('10.0.0.1', '20.0.0.1', { lv4Proto: 'TCP' }), reachability('10.0.0.1', '20.0.0.1', { lv4Proto: 'TCP', dstPort: '80' }), isolation('20.0.0.1', '10.0.0.1')],
+    [
+      isolation('10.0.0.1', '20.0.0.1', { lv4Proto: 'TCP' }),
+      reachability('10.0.0.1', '20.0.0.1', { lv4Proto: 'TCP', dstPort: '80' }),
+      isolation('20.0.0.1', '10.0.0.1'),
+    ],
   );
   const { nfv: out, report } = await simulate(nfv);
   t.equal(report.verdict, 'UNSAT');
@@ -84,7 +105,10 @@ t.test('partially overlapping port ranges intersect exactly', async (t) => {
   // Isolation of 0-100 and reachability of 50-150: ports 101-150 can still pass, so both hold.
   const nfv = network(
     [webclient('10.0.0.1', '1.0.0.1'), place('1.0.0.1', '10.0.0.1', '20.0.0.1'), webserver('20.0.0.1', '1.0.0.1')],
-    [isolation('10.0.0.1', '20.0.0.1', { dstPort: '0-100' }), reachability('10.0.0.1', '20.0.0.1', { dstPort: '50-150' })],
+    [
+      isolation('10.0.0.1', '20.0.0.1', { dstPort: '0-100' }),
+      reachability('10.0.0.1', '20.0.0.1', { dstPort: '50-150' }),
+    ],
   );
   t.equal((await simulate(nfv)).report.verdict, 'SAT');
 });
@@ -92,18 +116,26 @@ t.test('partially overlapping port ranges intersect exactly', async (t) => {
 t.test('configured firewalls are verified with first-match rule order', async (t) => {
   const topology = (rules: Parameters<typeof firewall>[2]) =>
     network(
-      [webclient('10.0.0.1', '30.0.0.1'), firewall('30.0.0.1', 'ALLOW', rules, '10.0.0.1', '20.0.0.1'), webserver('20.0.0.1', '30.0.0.1')],
+      [
+        webclient('10.0.0.1', '30.0.0.1'),
+        firewall('30.0.0.1', 'ALLOW', rules, '10.0.0.1', '20.0.0.1'),
+        webserver('20.0.0.1', '30.0.0.1'),
+      ],
       [reachability('10.0.0.1', '20.0.0.1'), isolation('10.0.0.2', '20.0.0.1')].slice(0, 1),
     );
-  const allowFirst = await simulate(topology([
-    { action: 'ALLOW', source: '10.0.0.1', destination: '20.0.0.1' },
-    { action: 'DENY', source: '10.0.0.-1', destination: '*' },
-  ]));
+  const allowFirst = await simulate(
+    topology([
+      { action: 'ALLOW', source: '10.0.0.1', destination: '20.0.0.1' },
+      { action: 'DENY', source: '10.0.0.-1', destination: '*' },
+    ]),
+  );
   t.equal(allowFirst.report.verdict, 'SAT', 'the ALLOW rule matches first');
-  const denyFirst = await simulate(topology([
-    { action: 'DENY', source: '10.0.0.-1', destination: '*' },
-    { action: 'ALLOW', source: '10.0.0.1', destination: '20.0.0.1' },
-  ]));
+  const denyFirst = await simulate(
+    topology([
+      { action: 'DENY', source: '10.0.0.-1', destination: '*' },
+      { action: 'ALLOW', source: '10.0.0.1', destination: '20.0.0.1' },
+    ]),
+  );
   t.equal(denyFirst.report.verdict, 'UNSAT', 'the DENY rule matches first');
   t.match(denyFirst.report.requirements[0]!.reason, /cannot hold even on its own/);
 });
@@ -124,11 +156,24 @@ t.test('NAT: private sources are hidden behind the NAT address, replies are turn
   t.equal(report.verdict, 'SAT');
   const fw = nodeNamed(out, '1.0.0.1')!.configuration!.firewall!;
   // Behind the NAT the client's traffic has source 20.0.0.1: a rule that passes it must name the NAT address.
-  if (fw.defaultAction === 'DENY') t.ok(fw.elements!.some((r) => r.source.startsWith('20.')), 'ALLOW rule for the NAT address');
-  else t.ok(fw.elements!.some((r) => r.source.startsWith('40.')), 'DENY rule for the other client');
+  if (fw.defaultAction === 'DENY')
+    t.ok(
+      fw.elements!.some((r) => r.source.startsWith('20.')),
+      'ALLOW rule for the NAT address',
+    );
+  else
+    t.ok(
+      fw.elements!.some((r) => r.source.startsWith('40.')),
+      'DENY rule for the other client',
+    );
   // Reconversion: traffic from outside addressed to the NAT reaches the private host.
   const back = network(
-    [webserver('30.0.0.1', '1.0.0.1'), place('1.0.0.1', '30.0.0.1', '20.0.0.1'), nat('20.0.0.1', ['10.0.0.-1'], '1.0.0.1', '10.0.0.1'), webclient('10.0.0.1', '20.0.0.1')],
+    [
+      webserver('30.0.0.1', '1.0.0.1'),
+      place('1.0.0.1', '30.0.0.1', '20.0.0.1'),
+      nat('20.0.0.1', ['10.0.0.-1'], '1.0.0.1', '10.0.0.1'),
+      webclient('10.0.0.1', '20.0.0.1'),
+    ],
     [isolation('30.0.0.1', '10.0.0.1')],
   );
   const res = await simulate(back);
@@ -136,41 +181,65 @@ t.test('NAT: private sources are hidden behind the NAT address, replies are turn
   t.same(firewalls(res.nfv), ['1.0.0.1'], 'the replies through the NAT must be blocked before it');
 });
 
-t.test('service graphs: an allocation place on every link, none on forbidden links, a firewall on forced ones', async (t) => {
-  const nfv = network(
-    [webclient('10.0.0.1', '30.0.5.2'), webserver('30.0.5.2', '10.0.0.1', '10.0.0.2'), webclient('10.0.0.2', '30.0.5.2')],
-    [reachability('10.0.0.1', '30.0.5.2'), isolation('10.0.0.2', '30.0.5.2')],
-    {
-      nodeConstraints: {},
-      linkConstraints: {},
-      allocationConstraints: {
-        allocationConstraint: [
-          { type: 'FORBIDDEN', nodeA: '30.0.5.2', nodeB: '10.0.0.1' },
-          { type: 'FORCED', nodeA: '30.0.5.2', nodeB: '10.0.0.2' },
-        ],
+t.test(
+  'service graphs: an allocation place on every link, none on forbidden links, a firewall on forced ones',
+  async (t) => {
+    const nfv = network(
+      [
+        webclient('10.0.0.1', '30.0.5.2'),
+        webserver('30.0.5.2', '10.0.0.1', '10.0.0.2'),
+        webclient('10.0.0.2', '30.0.5.2'),
+      ],
+      [reachability('10.0.0.1', '30.0.5.2'), isolation('10.0.0.2', '30.0.5.2')],
+      {
+        nodeConstraints: {},
+        linkConstraints: {},
+        allocationConstraints: {
+          allocationConstraint: [
+            { type: 'FORBIDDEN', nodeA: '30.0.5.2', nodeB: '10.0.0.1' },
+            { type: 'FORCED', nodeA: '30.0.5.2', nodeB: '10.0.0.2' },
+          ],
+        },
       },
-    },
-    true,
-  );
-  const { nfv: out, report } = await simulate(nfv);
-  t.equal(report.verdict, 'SAT');
-  const names = out.graphs.graph![0]!.node.map((n) => n.name);
-  t.same(names, ['10.0.0.1', '30.0.5.2', '10.0.0.2', '20.0.0.1'], 'exactly one place, 20.0.0.1');
-  t.equal(nodeNamed(out, '20.0.0.1')!.functionalType, 'FIREWALL');
-  t.same(nodeNamed(out, '10.0.0.2')!.neighbour!.map((n) => n.name), ['20.0.0.1']);
-  t.same(nodeNamed(out, '10.0.0.1')!.neighbour!.map((n) => n.name), ['30.0.5.2'], 'the forbidden link is direct');
-});
+      true,
+    );
+    const { nfv: out, report } = await simulate(nfv);
+    t.equal(report.verdict, 'SAT');
+    const names = out.graphs.graph![0]!.node.map((n) => n.name);
+    t.same(names, ['10.0.0.1', '30.0.5.2', '10.0.0.2', '20.0.0.1'], 'exactly one place, 20.0.0.1');
+    t.equal(nodeNamed(out, '20.0.0.1')!.functionalType, 'FIREWALL');
+    t.same(
+      nodeNamed(out, '10.0.0.2')!.neighbour!.map((n) => n.name),
+      ['20.0.0.1'],
+    );
+    t.same(
+      nodeNamed(out, '10.0.0.1')!.neighbour!.map((n) => n.name),
+      ['30.0.5.2'],
+      'the forbidden link is direct',
+    );
+  },
+);
 
 t.test('unused optional firewalls are removed and their neighbours linked directly', async (t) => {
   const nfv = network(
-    [webclient('10.0.0.1', '30.0.0.1'), firewall('30.0.0.1', 'ALLOW', [], '10.0.0.1', '20.0.0.1'), webserver('20.0.0.1', '30.0.0.1')],
+    [
+      webclient('10.0.0.1', '30.0.0.1'),
+      firewall('30.0.0.1', 'ALLOW', [], '10.0.0.1', '20.0.0.1'),
+      webserver('20.0.0.1', '30.0.0.1'),
+    ],
     [reachability('10.0.0.1', '20.0.0.1')],
     { nodeConstraints: { nodeMetrics: [{ node: '30.0.0.1', optional: true }] }, linkConstraints: {} },
   );
   const { nfv: out } = await simulate(nfv);
   t.equal(nodeNamed(out, '30.0.0.1'), undefined, 'removed');
-  t.same(nodeNamed(out, '10.0.0.1')!.neighbour!.map((n) => n.name), ['20.0.0.1']);
-  t.same(nodeNamed(out, '20.0.0.1')!.neighbour!.map((n) => n.name), ['10.0.0.1']);
+  t.same(
+    nodeNamed(out, '10.0.0.1')!.neighbour!.map((n) => n.name),
+    ['20.0.0.1'],
+  );
+  t.same(
+    nodeNamed(out, '20.0.0.1')!.neighbour!.map((n) => n.name),
+    ['10.0.0.1'],
+  );
 });
 
 t.test('wildcard requirements expand to every end host of the network', async (t) => {
@@ -184,15 +253,28 @@ t.test('wildcard requirements expand to every end host of the network', async (t
     [isolation('10.0.0.-1', '20.0.0.1', { body: 'dropped on expansion' })],
   );
   const { nfv: out, report } = await simulate(nfv);
-  t.same(out.propertyDefinition.property.map((p) => p.src), ['10.0.0.1', '10.0.0.2']);
+  t.same(
+    out.propertyDefinition.property.map((p) => p.src),
+    ['10.0.0.1', '10.0.0.2'],
+  );
   t.equal(out.propertyDefinition.property[0]!.body, undefined);
   t.equal(report.properties, 2);
 });
 
 t.test('the output is the same, byte for byte, for the same input', async (t) => {
   const nfv = network(
-    [webclient('10.0.0.1', '1.0.0.1'), webclient('10.0.0.2', '1.0.0.1'), place('1.0.0.1', '10.0.0.1', '10.0.0.2', '1.0.0.2'), place('1.0.0.2', '1.0.0.1', '20.0.0.1'), webserver('20.0.0.1', '1.0.0.2')],
-    [isolation('10.0.0.1', '20.0.0.1', { dstPort: '22' }), reachability('10.0.0.2', '20.0.0.1'), reachability('10.0.0.1', '20.0.0.1', { dstPort: '443' })],
+    [
+      webclient('10.0.0.1', '1.0.0.1'),
+      webclient('10.0.0.2', '1.0.0.1'),
+      place('1.0.0.1', '10.0.0.1', '10.0.0.2', '1.0.0.2'),
+      place('1.0.0.2', '1.0.0.1', '20.0.0.1'),
+      webserver('20.0.0.1', '1.0.0.2'),
+    ],
+    [
+      isolation('10.0.0.1', '20.0.0.1', { dstPort: '22' }),
+      reachability('10.0.0.2', '20.0.0.1'),
+      reachability('10.0.0.1', '20.0.0.1', { dstPort: '443' }),
+    ],
   );
   const a = encodeDocument(NfvType, (await simulate(nfv)).nfv, 'xml');
   const b = encodeDocument(NfvType, (await simulate(structuredClone(nfv))).nfv, 'xml');
@@ -203,15 +285,24 @@ t.test('the output is the same, byte for byte, for the same input', async (t) =>
 t.test('bad inputs are 400s with a message', async (t) => {
   const base = [webclient('10.0.0.1', '1.0.0.1'), place('1.0.0.1', '10.0.0.1'), webserver('20.0.0.1')];
   const reject = async (nfv: NFV, message: RegExp, what: string) => {
-    const e = await simulate(nfv).then(() => undefined, (x: unknown) => x);
+    const e = await simulate(nfv).then(
+      () => undefined,
+      (x: unknown) => x,
+    );
     t.ok(e instanceof NfvError && e.status === 400, `${what}: 400`);
     t.match((e as Error).message, message, what);
   };
-  await reject(network(base, [isolation('10.0.0.1', '20.0.0.1')]), /no path between 10\.0\.0\.1 and 20\.0\.0\.1/, 'no path');
+  await reject(
+    network(base, [isolation('10.0.0.1', '20.0.0.1')]),
+    /no path between 10\.0\.0\.1 and 20\.0\.0\.1/,
+    'no path',
+  );
   await reject(network(base, [isolation('10.0.0.1', '9.9.9.9')]), /dst "9\.9\.9\.9" is not a node/, 'unknown node');
   await reject(network(base, [isolation('10.1.0.-1', '20.0.0.1')]), /contains no end host/, 'empty wildcard');
   await reject(network(base, [isolation('10.0.0.1', '20.0.0.1')]), /no path/, 'no path');
-  const e = await simulate(network(base, [isolation('10.0.0.1', '1.0.0.1')]), { algorithm: 'XY' as 'AP' }).catch((x: unknown) => x);
+  const e = await simulate(network(base, [isolation('10.0.0.1', '1.0.0.1')]), { algorithm: 'XY' as 'AP' }).catch(
+    (x: unknown) => x,
+  );
   t.match((e as Error).message, /algorithm/);
 });
 

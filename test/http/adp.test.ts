@@ -4,7 +4,8 @@ import { fixture, request, startServer } from '../helpers.js';
 
 const s = await startServer();
 t.teardown(s.close);
-const call = (method: string, target: string, body?: string, headers?: Record<string, string>) => request(s.url, method, target, body, headers);
+const call = (method: string, target: string, body?: string, headers?: Record<string, string>) =>
+  request(s.url, method, target, body, headers);
 const snapshot = async () => (await call('GET', '/adp/graphs')).text;
 
 const property = (graph: number, src = '10.0.0.1', dst = '20.0.0.1') =>
@@ -24,7 +25,10 @@ t.test('graphs', async (t) => {
   const created = await call('POST', '/adp/graphs', await fixture('graphs.xml'), { Accept: 'application/json' });
   t.equal(created.status, 201);
   t.same(created.json.content, [[1]], 'IDLIST of generated ids; the id in the document is ignored');
-  t.same(created.json.links.map((l: { rel: string }) => l.rel), ['self', 'collection']);
+  t.same(
+    created.json.links.map((l: { rel: string }) => l.rel),
+    ['self', 'collection'],
+  );
   t.equal((await call('POST', '/adp/graphs', await fixture('graphs.json'))).json.content[0][0], 2);
 
   const xml = await call('GET', '/adp/graphs/1', undefined, { Accept: 'application/xml' });
@@ -36,7 +40,11 @@ t.test('graphs', async (t) => {
   t.equal((await call('GET', '/adp/graphs/abc')).status, 400);
 
   const before = await snapshot();
-  const bad = await call('POST', '/adp/graphs', '<graphs><graph><node name="a" functional_type="FIREWAL"/></graph></graphs>');
+  const bad = await call(
+    'POST',
+    '/adp/graphs',
+    '<graphs><graph><node name="a" functional_type="FIREWAL"/></graph></graphs>',
+  );
   t.equal(bad.status, 400);
   t.match(bad.json.error.message, /graphs\.graph\[0\]\.node\[0\]\.functional_type: "FIREWAL" is not a functional type/);
   t.equal((await call('POST', '/adp/graphs', '{"graph": [')).status, 400, 'bad JSON');
@@ -55,12 +63,22 @@ t.test('graphs', async (t) => {
 });
 
 t.test('nodes, neighbours and configurations', async (t) => {
-  const node = JSON.stringify({ name: '50.0.0.1', functionalType: 'FORWARDER', neighbour: [{ name: '30.0.0.1' }], configuration: { name: 'f', forwarder: { name: 'Forwarder' } } });
+  const node = JSON.stringify({
+    name: '50.0.0.1',
+    functionalType: 'FORWARDER',
+    neighbour: [{ name: '30.0.0.1' }],
+    configuration: { name: 'f', forwarder: { name: 'Forwarder' } },
+  });
   const added = await call('POST', '/adp/graphs/1/nodes', node);
   t.equal(added.status, 201);
   const nid = added.json.content[0];
   t.equal((await call('POST', '/adp/graphs/1/nodes', node)).status, 400, 'duplicate name');
-  t.equal((await call('POST', '/adp/graphs/1/nodes', JSON.stringify({ name: '50.0.0.2', neighbour: [{ name: '9.9.9.9' }] }))).status, 404, 'unknown neighbour');
+  t.equal(
+    (await call('POST', '/adp/graphs/1/nodes', JSON.stringify({ name: '50.0.0.2', neighbour: [{ name: '9.9.9.9' }] })))
+      .status,
+    404,
+    'unknown neighbour',
+  );
   t.equal((await call('POST', '/adp/graphs/42/nodes', node)).status, 404, 'unknown graph');
   t.equal((await call('POST', '/adp/graphs/1/nodes', '{"functionalType":"NAT"}')).status, 400, 'no name');
 
@@ -74,19 +92,29 @@ t.test('nodes, neighbours and configurations', async (t) => {
   t.equal((await call('PUT', `/adp/graphs/1/nodes/${nid}`, put)).status, 200);
   const updated = (await call('GET', `/adp/graphs/1/nodes/${nid}`)).json.content[0];
   t.equal(updated.functionalType, 'TRAFFIC_MONITOR');
-  t.same(updated.neighbour.map((n: { name: string }) => n.name), ['30.0.0.1'], 'neighbours kept');
+  t.same(
+    updated.neighbour.map((n: { name: string }) => n.name),
+    ['30.0.0.1'],
+    'neighbours kept',
+  );
   t.equal((await call('PUT', '/adp/graphs/1/nodes/999', put)).status, 404);
 
   const nb = await call('POST', '/adp/graphs/1/nodes/2/neighbours', JSON.stringify({ name: '50.0.0.1' }));
   t.equal(nb.status, 201);
-  t.equal((await call('POST', '/adp/graphs/1/nodes/2/neighbours', '<neighbour name="8.8.8.8"/>')).status, 404, 'neighbour must be a node');
+  t.equal(
+    (await call('POST', '/adp/graphs/1/nodes/2/neighbours', '<neighbour name="8.8.8.8"/>')).status,
+    404,
+    'neighbour must be a node',
+  );
   t.equal((await call('DELETE', `/adp/graphs/1/nodes/${nid}`)).status, 409, 'node referred to by a neighbour');
   t.equal((await call('DELETE', `/adp/graphs/1/nodes/2/neighbours/${nb.json.content[0]}`)).status, 200);
   t.equal((await call('DELETE', `/adp/graphs/1/nodes/2/neighbours/${nb.json.content[0]}`)).status, 404);
   t.equal((await call('DELETE', `/adp/graphs/1/nodes/${nid}`)).status, 200, 'no longer referred to');
   t.equal((await call('DELETE', `/adp/graphs/1/nodes/${nid}`)).status, 404);
 
-  const fw = (await call('GET', '/adp/graphs/1')).json.content[0].node.find((n: { name: string }) => n.name === '40.0.0.1');
+  const fw = (await call('GET', '/adp/graphs/1')).json.content[0].node.find(
+    (n: { name: string }) => n.name === '40.0.0.1',
+  );
   const conf = await call('GET', `/adp/graphs/1/nodes/${fw.id}/configuration`);
   t.equal(conf.status, 200);
   t.equal(conf.json.content[0].firewall.elements.length, 2);
@@ -94,22 +122,33 @@ t.test('nodes, neighbours and configurations', async (t) => {
   const cid = conf.json.content[0].id;
   const newConf = '<configuration name="fw2"><firewall defaultAction="ALLOW"/></configuration>';
   t.equal((await call('PUT', `/adp/graphs/1/nodes/${fw.id}/configuration/${cid}`, newConf)).status, 200);
-  t.equal((await call('GET', `/adp/graphs/1/nodes/${fw.id}/configuration`)).json.content[0].firewall.defaultAction, 'ALLOW');
+  t.equal(
+    (await call('GET', `/adp/graphs/1/nodes/${fw.id}/configuration`)).json.content[0].firewall.defaultAction,
+    'ALLOW',
+  );
   t.equal((await call('PUT', `/adp/graphs/1/nodes/${fw.id}/configuration/${cid + 100}`, newConf)).status, 404);
 });
 
 t.test('constraints', async (t) => {
   t.equal((await call('GET', '/adp/graphs/1/constraints')).status, 404);
-  const full = '<Constraints><NodeConstraints><NodeMetrics node="30.0.0.1" optional="true"/></NodeConstraints><LinkConstraints/></Constraints>';
+  const full =
+    '<Constraints><NodeConstraints><NodeMetrics node="30.0.0.1" optional="true"/></NodeConstraints><LinkConstraints/></Constraints>';
   t.equal((await call('PUT', '/adp/graphs/1/constraints', full)).status, 200);
   t.equal((await call('PUT', '/adp/graphs/55/constraints', full)).status, 404);
-  const alloc = '{"allocationConstraints":{"allocationConstraint":[{"type":"FORBIDDEN","nodeA":"10.0.0.1","nodeB":"30.0.0.1"}]}}';
+  const alloc =
+    '{"allocationConstraints":{"allocationConstraint":[{"type":"FORBIDDEN","nodeA":"10.0.0.1","nodeB":"30.0.0.1"}]}}';
   t.equal((await call('POST', '/adp/graphs/1/constraints', alloc)).status, 201);
   const c = (await call('GET', '/adp/graphs/1/constraints')).json.content[0];
   t.equal(c.nodeConstraints.nodeMetrics[0].node, '30.0.0.1', 'POST replaces shallowly: node constraints kept');
   t.equal(c.allocationConstraints.allocationConstraint[0].type, 'FORBIDDEN');
-  const node3 = (await call('GET', '/adp/graphs/1')).json.content[0].node.find((n: { name: string }) => n.name === '30.0.0.1');
-  t.equal((await call('PUT', `/adp/graphs/1/nodes/${node3.id}`, JSON.stringify({ name: '30.0.0.7' }))).status, 409, 'renaming a referred node');
+  const node3 = (await call('GET', '/adp/graphs/1')).json.content[0].node.find(
+    (n: { name: string }) => n.name === '30.0.0.1',
+  );
+  t.equal(
+    (await call('PUT', `/adp/graphs/1/nodes/${node3.id}`, JSON.stringify({ name: '30.0.0.7' }))).status,
+    409,
+    'renaming a referred node',
+  );
   t.equal((await call('DELETE', '/adp/graphs/1/constraints')).status, 200);
   t.equal((await call('DELETE', '/adp/graphs/1/constraints')).status, 404);
 });
@@ -125,7 +164,11 @@ t.test('requirement sets and properties', async (t) => {
   t.equal(set.property[0].name, 'ISOLATION_PROPERTY');
   t.equal((await call('GET', '/adp/requirements/77')).status, 404);
   t.equal((await call('PUT', `/adp/requirements/${rid}`, property(1, '10.0.0.1', '40.0.0.1'))).status, 200);
-  t.equal((await call('GET', `/adp/requirements/${rid}`)).json.content[0].property[0].id, set.property[0].id, 'property keeps its id');
+  t.equal(
+    (await call('GET', `/adp/requirements/${rid}`)).json.content[0].property[0].id,
+    set.property[0].id,
+    'property keeps its id',
+  );
   t.equal((await call('PUT', `/adp/requirements/${rid}`, property(8))).status, 424);
   t.equal((await call('PUT', '/adp/requirements/77', property(1))).status, 404);
 
@@ -134,11 +177,23 @@ t.test('requirement sets and properties', async (t) => {
   t.equal(p.status, 201);
   const pid = p.json.content[0];
   t.equal((await call('POST', '/adp/requirements/77/properties', one)).status, 404);
-  t.equal((await call('POST', `/adp/requirements/${rid}/properties`, one.replace('graph="1"', 'graph="5"'))).status, 424);
-  t.equal((await call('GET', `/adp/requirements/${rid}/properties/${pid}`)).json.content[0].name, 'REACHABILITY_PROPERTY');
+  t.equal(
+    (await call('POST', `/adp/requirements/${rid}/properties`, one.replace('graph="1"', 'graph="5"'))).status,
+    424,
+  );
+  t.equal(
+    (await call('GET', `/adp/requirements/${rid}/properties/${pid}`)).json.content[0].name,
+    'REACHABILITY_PROPERTY',
+  );
   t.equal((await call('GET', `/adp/requirements/${rid}/properties/999`)).status, 404);
-  t.equal((await call('PUT', `/adp/requirements/${rid}/properties/${pid}`, one.replace('Reachability', 'Isolation'))).status, 200);
-  t.equal((await call('PUT', `/adp/requirements/${rid}/properties/${pid}`, one.replace('graph="1"', 'graph="5"'))).status, 424);
+  t.equal(
+    (await call('PUT', `/adp/requirements/${rid}/properties/${pid}`, one.replace('Reachability', 'Isolation'))).status,
+    200,
+  );
+  t.equal(
+    (await call('PUT', `/adp/requirements/${rid}/properties/${pid}`, one.replace('graph="1"', 'graph="5"'))).status,
+    424,
+  );
   t.equal((await call('PUT', `/adp/requirements/${rid}/properties/999`, one)).status, 404);
   t.equal((await call('DELETE', `/adp/requirements/${rid}/properties/${pid}`)).status, 200);
   t.equal((await call('DELETE', `/adp/requirements/${rid}/properties/${pid}`)).status, 404);
@@ -159,28 +214,78 @@ t.test('requirement sets and properties', async (t) => {
 t.test('substrates, hosts and connections', async (t) => {
   const sid = (await call('POST', '/adp/substrates')).json.content[0];
   t.same((await call('GET', '/adp/substrates')).json.content, [[sid]]);
-  const hosts = '<Hosts><Host name="h1" cpu="1" cores="1" diskStorage="1" memory="1"><NodeRef node="10.0.0.1"/></Host><Host name="h2" type="MIDDLEBOX"/></Hosts>';
+  const hosts =
+    '<Hosts><Host name="h1" cpu="1" cores="1" diskStorage="1" memory="1"><NodeRef node="10.0.0.1"/></Host><Host name="h2" type="MIDDLEBOX"/></Hosts>';
   t.equal((await call('POST', `/adp/substrates/${sid}/hosts`, hosts)).status, 201);
   t.equal((await call('POST', `/adp/substrates/${sid}/hosts`, hosts)).status, 400, 'host names are unique');
-  t.equal((await call('POST', `/adp/substrates/${sid}/hosts`, '<Hosts><Host name="h9"><NodeRef node="1.1.1.1"/></Host></Hosts>')).status, 424, 'NodeRef to a missing node');
+  t.equal(
+    (
+      await call(
+        'POST',
+        `/adp/substrates/${sid}/hosts`,
+        '<Hosts><Host name="h9"><NodeRef node="1.1.1.1"/></Host></Hosts>',
+      )
+    ).status,
+    424,
+    'NodeRef to a missing node',
+  );
   t.equal((await call('POST', '/adp/substrates/99/hosts', hosts)).status, 404);
   t.equal((await call('GET', `/adp/substrates/${sid}/hosts`)).json.content[0].host.length, 2);
   t.equal((await call('GET', `/adp/substrates/${sid}/hosts/h1`)).json.content[0].nodeRef[0].node, '10.0.0.1');
   t.equal((await call('GET', `/adp/substrates/${sid}/hosts/nope`)).status, 404);
   t.equal((await call('PUT', `/adp/substrates/${sid}/hosts/h2`, '<Host name="h2" type="SERVER"/>')).status, 200);
-  t.equal((await call('PUT', `/adp/substrates/${sid}/hosts/h2`, '<Host name="h2"><NodeRef node="7.7.7.7"/></Host>')).status, 424);
+  t.equal(
+    (await call('PUT', `/adp/substrates/${sid}/hosts/h2`, '<Host name="h2"><NodeRef node="7.7.7.7"/></Host>')).status,
+    424,
+  );
   t.equal((await call('PUT', `/adp/substrates/${sid}/hosts/h2`, '<Host name="h3"/>')).status, 400);
   t.equal((await call('PUT', `/adp/substrates/${sid}/hosts/zz`, '<Host name="zz"/>')).status, 404);
   t.equal((await call('DELETE', '/adp/graphs/1')).status, 409, 'graph named by a host NodeRef');
 
-  const conns = '<Connections><Connection sourceHost="h1" destHost="h2"/><Connection sourceHost="h1" destHost="h2" avgLatency="4"/></Connections>';
+  const conns =
+    '<Connections><Connection sourceHost="h1" destHost="h2"/><Connection sourceHost="h1" destHost="h2" avgLatency="4"/></Connections>';
   t.equal((await call('POST', `/adp/substrates/${sid}/connections`, conns)).status, 201);
   t.equal((await call('POST', `/adp/substrates/${sid}/connections`, conns)).status, 201);
-  t.equal((await call('GET', `/adp/substrates/${sid}/connections`)).json.content[0].connection.length, 1, 'duplicates dropped');
-  t.equal((await call('POST', `/adp/substrates/${sid}/connections`, '<Connections><Connection sourceHost="h1" destHost="hx"/></Connections>')).status, 424);
-  t.equal((await call('PUT', `/adp/substrates/${sid}/connections`, '<Connections><Connection sourceHost="h2" destHost="h1"/></Connections>')).status, 200);
-  t.equal((await call('GET', `/adp/substrates/${sid}/connections`)).json.content[0].connection[0].sourceHost, 'h2', 'PUT replaced all');
-  t.equal((await call('PUT', `/adp/substrates/${sid}/connections`, '<Connections><Connection sourceHost="q" destHost="h1"/></Connections>')).status, 424);
+  t.equal(
+    (await call('GET', `/adp/substrates/${sid}/connections`)).json.content[0].connection.length,
+    1,
+    'duplicates dropped',
+  );
+  t.equal(
+    (
+      await call(
+        'POST',
+        `/adp/substrates/${sid}/connections`,
+        '<Connections><Connection sourceHost="h1" destHost="hx"/></Connections>',
+      )
+    ).status,
+    424,
+  );
+  t.equal(
+    (
+      await call(
+        'PUT',
+        `/adp/substrates/${sid}/connections`,
+        '<Connections><Connection sourceHost="h2" destHost="h1"/></Connections>',
+      )
+    ).status,
+    200,
+  );
+  t.equal(
+    (await call('GET', `/adp/substrates/${sid}/connections`)).json.content[0].connection[0].sourceHost,
+    'h2',
+    'PUT replaced all',
+  );
+  t.equal(
+    (
+      await call(
+        'PUT',
+        `/adp/substrates/${sid}/connections`,
+        '<Connections><Connection sourceHost="q" destHost="h1"/></Connections>',
+      )
+    ).status,
+    424,
+  );
   t.equal((await call('DELETE', `/adp/substrates/${sid}/hosts/h1`)).status, 409, 'host in a connection');
   t.equal((await call('DELETE', `/adp/substrates/${sid}/hosts`)).status, 409, 'host list while connections exist');
   t.equal((await call('DELETE', `/adp/substrates/${sid}/connections`)).status, 200);

@@ -7,7 +7,9 @@ import { BIN, ROOT, cli, tempDir } from '../helpers.js';
 
 const ws = await tempDir();
 // tap's process-info hook must not load into the server: env -u drops it (see helpers.cli).
-const server = spawn('/usr/bin/env', ['-u', 'NODE_OPTIONS', BIN, 'serve', '--port', '0', '--workspace', ws], { stdio: ['ignore', 'ignore', 'pipe'] });
+const server = spawn('/usr/bin/env', ['-u', 'NODE_OPTIONS', BIN, 'serve', '--port', '0', '--workspace', ws], {
+  stdio: ['ignore', 'ignore', 'pipe'],
+});
 const exited = new Promise<number | null>((resolve) => server.on('exit', (code) => resolve(code)));
 const url = await new Promise<string>((resolve, reject) => {
   let err = '';
@@ -23,19 +25,37 @@ t.test('three simulations at once: each answered as the CLI answers it', async (
   const files = ['office-nat.xml', 'web-farm.xml', 'office-nat.xml'].map((f) => path.join(ROOT, 'samples', f));
   const answers = await Promise.all(
     files.map(async (f) => {
-      const res = await fetch(`${url}/adp/simulations?store=false`, { method: 'POST', body: await readFile(f, 'utf8'), headers: { 'Content-Type': 'application/xml', Accept: 'application/json' } });
+      const res = await fetch(`${url}/adp/simulations?store=false`, {
+        method: 'POST',
+        body: await readFile(f, 'utf8'),
+        headers: { 'Content-Type': 'application/xml', Accept: 'application/json' },
+      });
       return { status: res.status, verdict: res.headers.get('x-nfv-verdict'), nfv: (await res.json()).content[0] };
     }),
   );
-  t.same(answers.map((a) => [a.status, a.verdict]), [[200, 'SAT'], [200, 'SAT'], [200, 'SAT']]);
+  t.same(
+    answers.map((a) => [a.status, a.verdict]),
+    [
+      [200, 'SAT'],
+      [200, 'SAT'],
+      [200, 'SAT'],
+    ],
+  );
   t.same(answers[0]!.nfv, answers[2]!.nfv, 'the same input gives the same answer');
   const local = await cli(['simulate', files[1]!, '--format', 'json'], { workspace: ws });
   t.same(answers[1]!.nfv, JSON.parse(local.stdout), 'a worker solves exactly as the CLI does');
 });
 
 t.test('a solver error in a worker is the same 400', async (t) => {
-  const bad = (await readFile(path.join(ROOT, 'samples', 'office-nat.xml'), 'utf8')).replace('dst="198.51.100.80" lv4proto', 'dst="10.9.9.9" lv4proto');
-  const res = await fetch(`${url}/adp/simulations`, { method: 'POST', body: bad, headers: { 'Content-Type': 'application/xml', Accept: 'application/json' } });
+  const bad = (await readFile(path.join(ROOT, 'samples', 'office-nat.xml'), 'utf8')).replace(
+    'dst="198.51.100.80" lv4proto',
+    'dst="10.9.9.9" lv4proto',
+  );
+  const res = await fetch(`${url}/adp/simulations`, {
+    method: 'POST',
+    body: bad,
+    headers: { 'Content-Type': 'application/xml', Accept: 'application/json' },
+  });
   t.equal(res.status, 400);
   t.match((await res.json()).error.message, /dst "10\.9\.9\.9" is not a node of graph 0/);
 });

@@ -6,7 +6,8 @@ import { ROOT, request, startServer } from '../helpers.js';
 
 const s = await startServer();
 t.teardown(s.close);
-const call = (method: string, target: string, body?: string, headers?: Record<string, string>) => request(s.url, method, target, body, headers);
+const call = (method: string, target: string, body?: string, headers?: Record<string, string>) =>
+  request(s.url, method, target, body, headers);
 const office = await readFile(path.join(ROOT, 'samples', 'office-nat.xml'), 'utf8');
 
 t.test('nothing stored yet', async (t) => {
@@ -19,7 +20,10 @@ t.test('POST /adp/simulations solves, stores the inputs and the result', async (
   t.equal(r.status, 200);
   t.equal(r.headers.get('x-nfv-verdict'), 'SAT');
   const nfv = r.json.content[0];
-  t.ok(nfv.graphs.graph[0].node.some((n: { functionalType?: string }) => n.functionalType === 'FIREWALL'), 'a firewall was placed');
+  t.ok(
+    nfv.graphs.graph[0].node.some((n: { functionalType?: string }) => n.functionalType === 'FIREWALL'),
+    'a firewall was placed',
+  );
   t.ok(nfv.propertyDefinition.property.every((p: { isSat: boolean }) => p.isSat));
   const stored = r.json.links.find((l: { rel: string }) => l.rel === 'simulation').href;
   t.equal(stored, '/adp/simulations/1');
@@ -36,11 +40,18 @@ t.test('POST /adp/simulations solves, stores the inputs and the result', async (
 });
 
 t.test('an unsatisfiable input: 200, per-property answers and a conflict report', async (t) => {
-  const conflicting = office.replace('<Property graph="0" name="IsolationProperty" src="192.168.1.11"', '<Property graph="0" name="IsolationProperty" src="192.168.1.10"');
+  const conflicting = office.replace(
+    '<Property graph="0" name="IsolationProperty" src="192.168.1.11"',
+    '<Property graph="0" name="IsolationProperty" src="192.168.1.10"',
+  );
   const r = await call('POST', '/adp/simulations?store=false', conflicting);
   t.equal(r.status, 200);
   t.equal(r.headers.get('x-nfv-verdict'), 'UNSAT');
-  t.same(r.json.content[0].propertyDefinition.property.map((p: { isSat: boolean }) => p.isSat).filter((x: boolean) => !x).length, 1);
+  t.same(
+    r.json.content[0].propertyDefinition.property.map((p: { isSat: boolean }) => p.isSat).filter((x: boolean) => !x)
+      .length,
+    1,
+  );
   t.equal((await call('GET', '/adp/simulations')).json.content[0].length, 1, 'store=false stored nothing');
 });
 
@@ -65,7 +76,11 @@ t.test('byParams simulates stored resources and answers the simulation id', asyn
   t.equal(r.status, 200);
   t.same(r.json.content, [2]);
   t.equal((await call('GET', '/adp/simulations/2/report')).json.verdict, 'SAT');
-  t.equal((await call('POST', '/adp/simulations/byParams?gid=1')).status, 200, 'without rid: the properties that refer to the graph');
+  t.equal(
+    (await call('POST', '/adp/simulations/byParams?gid=1')).status,
+    200,
+    'without rid: the properties that refer to the graph',
+  );
 });
 
 t.test('reading and deleting stored results', async (t) => {

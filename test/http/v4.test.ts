@@ -6,7 +6,9 @@ import { catalog, changed, report, user, web } from '../inventory/data.js';
 const s = await startServer();
 t.teardown(s.close);
 const get = (path: string, params: Record<string, unknown> = {}) => {
-  const q = new URLSearchParams(Object.entries(params).map(([k, v]) => [k, typeof v === 'string' ? v : JSON.stringify(v)]));
+  const q = new URLSearchParams(
+    Object.entries(params).map(([k, v]) => [k, typeof v === 'string' ? v : JSON.stringify(v)]),
+  );
   return request(s.url, 'GET', `${path}${q.size ? `?${q}` : ''}`);
 };
 const command = (command: string, version: number, payload: unknown, more: object = {}) =>
@@ -14,14 +16,26 @@ const command = (command: string, version: number, payload: unknown, more: objec
 
 t.test('ingest', async (t) => {
   t.equal((await command('replace catalog', 9, catalog('a.example', '2025-01-01T00:00:00Z', [web, user]))).status, 200);
-  t.equal((await command('replace_catalog', 9, catalog('b.example', '2025-01-01T00:00:00Z', [web], 'PROD'))).status, 200);
-  const r = await command('store report', 8, report('a.example', '2025-01-01T10:00:00Z', [changed('nginx'), changed('cron', 'failure')]), { received: '2025-01-01T10:05:00Z' });
+  t.equal(
+    (await command('replace_catalog', 9, catalog('b.example', '2025-01-01T00:00:00Z', [web], 'PROD'))).status,
+    200,
+  );
+  const r = await command(
+    'store report',
+    8,
+    report('a.example', '2025-01-01T10:00:00Z', [changed('nginx'), changed('cron', 'failure')]),
+    { received: '2025-01-01T10:05:00Z' },
+  );
   t.equal(r.status, 200);
   t.match(r.json, { applied: true, hash: /^[0-9a-f]{40}$/ });
   const bad = await command('store report', 8, { certname: 'x' });
   t.equal(bad.status, 400);
   t.match(bad.text, /payload\.puppet_version: is required/);
-  t.equal((await command('deactivate node', 3, { certname: 'b.example', producer_timestamp: '2025-02-01T00:00:00Z' })).json.applied, true);
+  t.equal(
+    (await command('deactivate node', 3, { certname: 'b.example', producer_timestamp: '2025-02-01T00:00:00Z' })).json
+      .applied,
+    true,
+  );
 });
 
 t.test('resources and their routes', async (t) => {
@@ -29,11 +43,21 @@ t.test('resources and their routes', async (t) => {
   t.equal(all.status, 200);
   t.equal(all.json.length, 2, 'the deactivated node is left out');
   t.equal((await get('/v4/resources', { query: ['=', 'node_state', 'any'] })).json.length, 3);
-  t.same((await get('/v4/resources/Service')).json.map((r: { title: string }) => r.title), ['nginx']);
+  t.same(
+    (await get('/v4/resources/Service')).json.map((r: { title: string }) => r.title),
+    ['nginx'],
+  );
   t.same((await get('/v4/resources/User/alice', { query: ['=', 'exported', true] })).json.length, 1);
   t.same((await get('/v4/resources/user')).json, [], 'no case folding, and no 404');
-  const paged = await get('/v4/resources', { order_by: [{ field: 'title', order: 'desc' }], limit: '1', include_total: 'true' });
-  t.same(paged.json.map((r: { title: string }) => r.title), ['nginx']);
+  const paged = await get('/v4/resources', {
+    order_by: [{ field: 'title', order: 'desc' }],
+    limit: '1',
+    include_total: 'true',
+  });
+  t.same(
+    paged.json.map((r: { title: string }) => r.title),
+    ['nginx'],
+  );
   t.equal(paged.headers.get('x-records'), '2');
 });
 
@@ -51,7 +75,16 @@ t.test('reports, their parts, events and counts', async (t) => {
   t.same(missing.json, { error: 'No information is known about report 0000' });
   t.equal((await get('/v4/events', { query: ['=', 'certname', 'a.example'] })).json.length, 2);
   const counts = await get('/v4/event-counts', { summarize_by: 'resource', counts_filter: ['>', 'failures', 0] });
-  t.same(counts.json, [{ subject_type: 'resource', subject: { type: 'Service', title: 'cron' }, failures: 1, successes: 0, noops: 0, skips: 0 }]);
+  t.same(counts.json, [
+    {
+      subject_type: 'resource',
+      subject: { type: 'Service', title: 'cron' },
+      failures: 1,
+      successes: 0,
+      noops: 0,
+      skips: 0,
+    },
+  ]);
   t.same((await get('/v4/aggregate-event-counts', { summarize_by: 'certname,resource' })).json, [
     { summarize_by: 'certname', successes: 1, failures: 1, noops: 0, skips: 0, total: 1 },
     { summarize_by: 'resource', successes: 1, failures: 1, noops: 0, skips: 0, total: 2 },
@@ -59,9 +92,17 @@ t.test('reports, their parts, events and counts', async (t) => {
 });
 
 t.test('POST queries: the parameters in a JSON body', async (t) => {
-  const r = await request(s.url, 'POST', '/v4/resources', JSON.stringify({ query: ['=', 'type', 'User'], limit: 5, include_total: true }));
+  const r = await request(
+    s.url,
+    'POST',
+    '/v4/resources',
+    JSON.stringify({ query: ['=', 'type', 'User'], limit: 5, include_total: true }),
+  );
   t.equal(r.status, 200);
-  t.same(r.json.map((x: { title: string }) => x.title), ['alice']);
+  t.same(
+    r.json.map((x: { title: string }) => x.title),
+    ['alice'],
+  );
   t.equal(r.headers.get('x-records'), '1');
   const bad = await request(s.url, 'POST', '/v4/resources', '["=", "type", "User"]');
   t.equal(bad.status, 400);

@@ -9,8 +9,24 @@ export const catalog = (certname: string, at: string, resources: object[], envir
   resources,
 });
 
-export const web = { type: 'Service', title: 'nginx', exported: false, tags: ['web', 'service'], file: '/site.pp', line: 10, parameters: { ensure: 'running', port: 80, opts: { tls: true } } };
-export const user = { type: 'User', title: 'alice', exported: true, tags: ['users'], file: null, line: null, parameters: { uid: 1001, groups: ['wheel', 'dev'] } };
+export const web = {
+  type: 'Service',
+  title: 'nginx',
+  exported: false,
+  tags: ['web', 'service'],
+  file: '/site.pp',
+  line: 10,
+  parameters: { ensure: 'running', port: 80, opts: { tls: true } },
+};
+export const user = {
+  type: 'User',
+  title: 'alice',
+  exported: true,
+  tags: ['users'],
+  file: null,
+  line: null,
+  parameters: { uid: 1001, groups: ['wheel', 'dev'] },
+};
 
 export const report = (certname: string, at: string, resources: object[], more: object = {}) => ({
   certname,
@@ -38,14 +54,33 @@ export const changed = (title: string, status = 'success', extra: object = {}) =
   file: '/site.pp',
   line: 10,
   containment_path: ['Stage[main]', 'Web', `Service[${title}]`],
-  events: [{ status, timestamp: '2025-01-01T10:00:00Z', property: 'ensure', name: null, new_value: 'running', old_value: 'stopped', message: 'started', ...extra }],
+  events: [
+    {
+      status,
+      timestamp: '2025-01-01T10:00:00Z',
+      property: 'ensure',
+      name: null,
+      new_value: 'running',
+      old_value: 'stopped',
+      message: 'started',
+      ...extra,
+    },
+  ],
 });
 
 export function sample(): InventoryData {
   const data = emptyInventory();
   replaceCatalog(data, catalog('a.example', '2025-01-01T00:00:00Z', [web, user]));
   replaceCatalog(data, catalog('b.example', '2025-01-01T00:00:00Z', [{ ...web, line: 20 }], 'PROD'));
-  storeReport(data, report('a.example', '2025-01-01T10:00:00Z', [changed('nginx'), { ...changed('cron'), skipped: true }]), Date.parse('2025-01-01T10:05:00Z'));
-  storeReport(data, report('b.example', '2025-01-02T10:00:00Z', [changed('nginx', 'failure')], { environment: 'PROD' }), Date.parse('2025-01-02T10:05:00Z'));
+  storeReport(
+    data,
+    report('a.example', '2025-01-01T10:00:00Z', [changed('nginx'), { ...changed('cron'), skipped: true }]),
+    Date.parse('2025-01-01T10:05:00Z'),
+  );
+  storeReport(
+    data,
+    report('b.example', '2025-01-02T10:00:00Z', [changed('nginx', 'failure')], { environment: 'PROD' }),
+    Date.parse('2025-01-02T10:05:00Z'),
+  );
   return data;
 }

@@ -1,11 +1,18 @@
 /** Ingest rules: hashes, staleness, deactivation and reactivation, derived events, malformed payloads. */
 import t from 'tap';
 import { indexOf } from '../../src/inventory/entities.js';
-import { applyCommand, deactivateNode, emptyInventory, replaceCatalog, reportHash, storeReport } from '../../src/inventory/ingest.js';
+import {
+  applyCommand,
+  deactivateNode,
+  emptyInventory,
+  replaceCatalog,
+  reportHash,
+  storeReport,
+} from '../../src/inventory/ingest.js';
 import { canonicalJson, sha1 } from '../../src/inventory/values.js';
 import { catalog, changed, report, user, web } from './data.js';
 
-t.test('resource hashes and report hashes are PuppetDB\'s', async (t) => {
+t.test("resource hashes and report hashes are PuppetDB's", async (t) => {
   t.equal(sha1(canonicalJson(['Class', 'Apache', {}])), 'df8acf2676b628ece648b9d42ee3f9adca157b58');
   t.equal(sha1(canonicalJson(['Notify', 'hello', {}])), '9f8a03c16a0941843787de9057d7ff9eefc8bed9');
   const hash = reportHash({
@@ -21,19 +28,26 @@ t.test('resource hashes and report hashes are PuppetDB\'s', async (t) => {
   t.equal(hash, '5bc5d561c7912570a7c7f525b815477cdaed70a2');
 });
 
-t.test('a catalog replaces the node\'s previous one, unless it is older', async (t) => {
+t.test("a catalog replaces the node's previous one, unless it is older", async (t) => {
   const data = emptyInventory();
   t.ok(replaceCatalog(data, catalog('n', '2025-01-02T00:00:00Z', [web, user])));
   t.notOk(replaceCatalog(data, catalog('n', '2025-01-01T00:00:00Z', [web])), 'stale catalog ignored');
   t.equal(data.catalogs.n!.resources.length, 2);
   t.ok(replaceCatalog(data, catalog('n', '2025-01-03T00:00:00Z', [{ ...web, tags: ['b', 'a', 'b'] }])));
-  t.same(data.catalogs.n!.resources.map((r) => r.tags), [['a', 'b']], 'tags are a set');
+  t.same(
+    data.catalogs.n!.resources.map((r) => r.tags),
+    [['a', 'b']],
+    'tags are a set',
+  );
 });
 
 t.test('deactivation hides resources; something newer reactivates', async (t) => {
   const data = emptyInventory();
   replaceCatalog(data, catalog('n', '2025-01-01T00:00:00Z', [web]));
-  t.notOk(deactivateNode(data, { certname: 'n', producer_timestamp: '2024-12-31T00:00:00Z' }), 'older than the catalog: stale');
+  t.notOk(
+    deactivateNode(data, { certname: 'n', producer_timestamp: '2024-12-31T00:00:00Z' }),
+    'older than the catalog: stale',
+  );
   t.ok(deactivateNode(data, { certname: 'n', producer_timestamp: '2025-01-02T00:00:00Z' }));
   t.equal(indexOf(data).resources.filter((r) => r.active).length, 0);
   const later = structuredClone(data);
@@ -44,21 +58,48 @@ t.test('deactivation hides resources; something newer reactivates', async (t) =>
 
 t.test('reports: events derived from resources, duplicates ignored', async (t) => {
   const data = emptyInventory();
-  const body = report('n', '2025-01-01T10:00:00Z', [changed('a'), { ...changed('b'), skipped: true }, { ...changed('c'), events: [] }]);
+  const body = report('n', '2025-01-01T10:00:00Z', [
+    changed('a'),
+    { ...changed('b'), skipped: true },
+    { ...changed('c'), events: [] },
+  ]);
   const first = storeReport(data, body, 0);
   t.ok(first.stored);
   t.notOk(storeReport(data, body, 1).stored, 'same hash: ignored');
   const events = data.reports[0]!.events;
-  t.same(events.map((e) => [e.resource_title, e.status]), [['a', 'success'], ['b', 'skipped']]);
+  t.same(
+    events.map((e) => [e.resource_title, e.status]),
+    [
+      ['a', 'success'],
+      ['b', 'skipped'],
+    ],
+  );
   t.equal(events[0]!.containing_class, 'Web');
 });
 
 t.test('malformed payloads are 400 naming the field, and store nothing', async (t) => {
   const data = emptyInventory();
   const bad: [unknown, RegExp][] = [
-    [{ command: 'replace catalog', version: 9, payload: { ...catalog('n', 'soon', [web]) } }, /payload\.producer_timestamp: "soon" is not an ISO-8601 timestamp/],
-    [{ command: 'replace catalog', version: 9, payload: catalog('n', '2025-01-01T00:00:00Z', [{ ...web, tags: ['Web'] }]) }, /payload\.resources\[0\]\.tags\[0\]: "Web" is not a valid tag/],
-    [{ command: 'store report', version: 8, payload: { ...report('n', '2025-01-01T00:00:00Z', []), transaction_uuid: 'x' } }, /transaction_uuid: "x" is not a UUID/],
+    [
+      { command: 'replace catalog', version: 9, payload: { ...catalog('n', 'soon', [web]) } },
+      /payload\.producer_timestamp: "soon" is not an ISO-8601 timestamp/,
+    ],
+    [
+      {
+        command: 'replace catalog',
+        version: 9,
+        payload: catalog('n', '2025-01-01T00:00:00Z', [{ ...web, tags: ['Web'] }]),
+      },
+      /payload\.resources\[0\]\.tags\[0\]: "Web" is not a valid tag/,
+    ],
+    [
+      {
+        command: 'store report',
+        version: 8,
+        payload: { ...report('n', '2025-01-01T00:00:00Z', []), transaction_uuid: 'x' },
+      },
+      /transaction_uuid: "x" is not a UUID/,
+    ],
     [{ command: 'store report', version: 7, payload: {} }, /command\.version: 7 is not supported for store report/],
     [{ command: 'frobnicate', version: 1, payload: {} }, /command\.command: "frobnicate"/],
   ];

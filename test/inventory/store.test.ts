@@ -9,8 +9,10 @@ import { BIN, scratch } from '../helpers.js';
 import { catalog, changed, report, user, web } from './data.js';
 
 const cmd = (command: string, version: number, payload: unknown) => ({ command, version, payload });
-const catalogAt = (certname: string, at: string, resources = [web, user]) => cmd('replace catalog', 9, catalog(certname, at, resources));
-const resourcesOf = async (store: JournalInventoryStore, certname: string) => (await store.data()).catalogs[certname]?.resources.length;
+const catalogAt = (certname: string, at: string, resources = [web, user]) =>
+  cmd('replace catalog', 9, catalog(certname, at, resources));
+const resourcesOf = async (store: JournalInventoryStore, certname: string) =>
+  (await store.data()).catalogs[certname]?.resources.length;
 
 t.test('commands are durable lines; a new reader replays the same state and the same staleness rules', async (t) => {
   const ws = new Workspace(await scratch(t));
@@ -25,13 +27,20 @@ t.test('commands are durable lines; a new reader replays the same state and the 
     ],
     Date.now(),
   );
-  t.same(results.map((r) => ('ok' in r ? r.ok.applied : r.error.status)), [true, false, true, true, 400], 'a stale catalog is ignored, a bad one refused alone');
+  t.same(
+    results.map((r) => ('ok' in r ? r.ok.applied : r.error.status)),
+    [true, false, true, true, 400],
+    'a stale catalog is ignored, a bad one refused alone',
+  );
   const fresh = new JournalInventoryStore(ws);
   const data = await fresh.data();
   t.equal(data.catalogs['a.example']!.producer_timestamp, Date.parse('2025-01-02T00:00:00Z'));
   t.equal(data.reports.length, 1);
   t.equal(data.nodes['b.example']!.deactivated, Date.parse('2025-01-01T00:00:00Z'));
-  const again = await fresh.apply([cmd('store report', 8, report('a.example', '2025-01-02T10:00:00Z', [changed('nginx')]))], Date.now());
+  const again = await fresh.apply(
+    [cmd('store report', 8, report('a.example', '2025-01-02T10:00:00Z', [changed('nginx')]))],
+    Date.now(),
+  );
   t.same('ok' in again[0]! && again[0].ok.applied, false, 'the duplicate report is known to the new reader');
 });
 
@@ -58,8 +67,13 @@ t.test('a damaged line inside the journal is refused by name and left untouched'
   await new JournalInventoryStore(ws).apply([catalogAt('a.example', '2025-01-01T00:00:00Z')], Date.now());
   const text = (await readFile(file, 'utf8')).replace('"b":', '"b":1');
   await writeFile(file, `${text}${text}`);
-  await t.rejects(new JournalInventoryStore(ws).data(), { status: 409, message: new RegExp(`the journal ${file} is damaged`) });
-  await t.rejects(new JournalInventoryStore(ws).apply([catalogAt('b.example', '2025-01-01T00:00:00Z')], Date.now()), { status: 409 });
+  await t.rejects(new JournalInventoryStore(ws).data(), {
+    status: 409,
+    message: new RegExp(`the journal ${file} is damaged`),
+  });
+  await t.rejects(new JournalInventoryStore(ws).apply([catalogAt('b.example', '2025-01-01T00:00:00Z')], Date.now()), {
+    status: 409,
+  });
   t.equal(await readFile(file, 'utf8'), `${text}${text}`);
 });
 
@@ -67,9 +81,11 @@ t.test('superseded catalogs are compacted away; the data stays the same', async 
   const dir = await scratch(t);
   const ws = new Workspace(dir);
   const store = new JournalInventoryStore(ws, { compactMinBytes: 1 });
-  for (let day = 1; day <= 6; day++) await store.apply([cmd('store report', 8, report('b.example', `2025-01-0${day}T10:00:00Z`, []))], Date.now());
+  for (let day = 1; day <= 6; day++)
+    await store.apply([cmd('store report', 8, report('b.example', `2025-01-0${day}T10:00:00Z`, []))], Date.now());
   // Once the superseded catalogs weigh as much as the live lines, the journal is rewritten without them.
-  for (let day = 1; day <= 9; day++) await store.apply([catalogAt('a.example', `2025-01-0${day}T00:00:00Z`)], Date.now());
+  for (let day = 1; day <= 9; day++)
+    await store.apply([catalogAt('a.example', `2025-01-0${day}T00:00:00Z`)], Date.now());
   const lines = (await readFile(path.join(dir, 'inventory.journal'), 'utf8')).trim().split('\n');
   const catalogLines = lines.filter((l) => l.startsWith('{"k":"c"')).length;
   t.ok(catalogLines < 9 && catalogLines >= 1, `${catalogLines} of 9 catalog lines left`);
@@ -77,14 +93,40 @@ t.test('superseded catalogs are compacted away; the data stays the same', async 
   const data = await new JournalInventoryStore(ws).data();
   t.equal(data.catalogs['a.example']!.producer_timestamp, Date.parse('2025-01-09T00:00:00Z'));
   t.equal(data.reports.length, 6);
-  t.same((await readdir(dir)).filter((f) => f.endsWith('.tmp')), []);
+  t.same(
+    (await readdir(dir)).filter((f) => f.endsWith('.tmp')),
+    [],
+  );
 });
 
 t.test('an inventory.json of nfv 0.1 is moved into the journal once', async (t) => {
   const dir = await scratch(t);
   const old = {
-    nodes: { 'a.example': { deactivated: null, lastSeen: 1735689600000 }, 'gone.example': { deactivated: 1735689600000, lastSeen: null } },
-    catalogs: { 'a.example': { producer_timestamp: 1735689600000, environment: 'DEV', version: '1', resources: [{ certname: 'a.example', resource: 'x', type: 'Service', title: 'nginx', exported: false, tags: [], file: null, line: null, environment: 'DEV', parameters: {} }] } },
+    nodes: {
+      'a.example': { deactivated: null, lastSeen: 1735689600000 },
+      'gone.example': { deactivated: 1735689600000, lastSeen: null },
+    },
+    catalogs: {
+      'a.example': {
+        producer_timestamp: 1735689600000,
+        environment: 'DEV',
+        version: '1',
+        resources: [
+          {
+            certname: 'a.example',
+            resource: 'x',
+            type: 'Service',
+            title: 'nginx',
+            exported: false,
+            tags: [],
+            file: null,
+            line: null,
+            environment: 'DEV',
+            parameters: {},
+          },
+        ],
+      },
+    },
     reports: [],
   };
   await writeFile(path.join(dir, 'inventory.json'), JSON.stringify(old));
@@ -102,23 +144,41 @@ t.test('a serving store and CLI writers side by side: each sees the other, nothi
   const file = path.join(dir, 'c.json');
   for (let k = 1; k <= 3; k++) {
     await writeFile(file, JSON.stringify(catalog(`cli-${k}.example`, '2025-01-01T00:00:00Z', [web])));
-    const r = spawnSync('/usr/bin/env', ['-u', 'NODE_OPTIONS', BIN, 'inventory', 'ingest', 'catalog', file, '--workspace', dir], { encoding: 'utf8' });
+    const r = spawnSync(
+      '/usr/bin/env',
+      ['-u', 'NODE_OPTIONS', BIN, 'inventory', 'ingest', 'catalog', file, '--workspace', dir],
+      { encoding: 'utf8' },
+    );
     t.equal(r.status, 0, r.stderr);
     const mine = await serving.apply([catalogAt('a.example', `2025-01-0${k + 1}T00:00:00Z`)], Date.now());
     t.same('ok' in mine[0]! && mine[0].ok.applied, true);
   }
   const data = await serving.data();
   t.same(Object.keys(data.catalogs).sort(), ['a.example', 'cli-1.example', 'cli-2.example', 'cli-3.example']);
-  t.same(Object.keys((await new JournalInventoryStore(ws).data()).catalogs).sort(), Object.keys(data.catalogs).sort(), 'a new reader agrees');
+  t.same(
+    Object.keys((await new JournalInventoryStore(ws).data()).catalogs).sort(),
+    Object.keys(data.catalogs).sort(),
+    'a new reader agrees',
+  );
 });
 
 t.test('batch ingest: JSON Lines files and folders; a bad line is refused alone', async (t) => {
   const dir = await scratch(t);
   const input = await scratch(t);
   const jsonl = (cmds: unknown[]) => cmds.map((c) => JSON.stringify(c)).join('\n');
-  await writeFile(path.join(input, '1-catalogs.jsonl'), jsonl([catalogAt('a.example', '2025-01-01T00:00:00Z'), catalogAt('b.example', '2025-01-01T00:00:00Z')]));
-  await writeFile(path.join(input, '2-reports.jsonl'), `${jsonl([cmd('store report', 8, report('a.example', '2025-01-02T10:00:00Z', [changed('nginx')]))])}\nnot json\n`);
-  const r = spawnSync('/usr/bin/env', ['-u', 'NODE_OPTIONS', BIN, 'inventory', 'ingest', 'commands', input, '--workspace', dir], { encoding: 'utf8' });
+  await writeFile(
+    path.join(input, '1-catalogs.jsonl'),
+    jsonl([catalogAt('a.example', '2025-01-01T00:00:00Z'), catalogAt('b.example', '2025-01-01T00:00:00Z')]),
+  );
+  await writeFile(
+    path.join(input, '2-reports.jsonl'),
+    `${jsonl([cmd('store report', 8, report('a.example', '2025-01-02T10:00:00Z', [changed('nginx')]))])}\nnot json\n`,
+  );
+  const r = spawnSync(
+    '/usr/bin/env',
+    ['-u', 'NODE_OPTIONS', BIN, 'inventory', 'ingest', 'commands', input, '--workspace', dir],
+    { encoding: 'utf8' },
+  );
   t.equal(r.status, 2, 'a refused line makes the exit 2');
   const summary = JSON.parse(r.stdout);
   t.match(summary, { commands: 4, applied: 3, ignored: 0, refused: 1 });
@@ -129,22 +189,57 @@ t.test('batch ingest: JSON Lines files and folders; a bad line is refused alone'
   t.equal(Object.keys(data.catalogs).length, 2);
 });
 
-t.test('a fresh writer starts from the checkpoint and reads only the lines after it; queries read everything', async (t) => {
-  const dir = await scratch(t);
-  const ws = new Workspace(dir);
-  const writer = new JournalInventoryStore(ws, { checkpointEvery: 1 });
-  await writer.apply([catalogAt('a.example', '2025-01-01T00:00:00Z'), cmd('store report', 8, report('a.example', '2025-01-02T10:00:00Z', [changed('nginx')]))], Date.now());
-  const checkpoint = JSON.parse(await readFile(path.join(dir, 'inventory.checkpoint.json'), 'utf8'));
-  t.equal(checkpoint.end, (await stat(path.join(dir, 'inventory.journal'))).size, 'the checkpoint describes the whole journal');
-  t.equal(checkpoint.hashes.length, 1);
-  // Lines after the checkpoint, written by a writer that makes no checkpoint.
-  await new JournalInventoryStore(ws, { checkpointEvery: 1e12 }).apply([cmd('deactivate node', 3, { certname: 'a.example', producer_timestamp: '2025-02-01T00:00:00Z' })], Date.now());
-  const fresh = new JournalInventoryStore(ws, { checkpointEvery: 1e12 });
-  const again = await fresh.apply([cmd('store report', 8, report('a.example', '2025-01-02T10:00:00Z', [changed('nginx')])), catalogAt('a.example', '2024-12-01T00:00:00Z')], Date.now());
-  t.same(again.map((r) => 'ok' in r && r.ok.applied), [false, false], 'the known report and the stale catalog, decided from the checkpoint');
-  const data = await fresh.data();
-  t.equal(data.nodes['a.example']!.deactivated, Date.parse('2025-02-01T00:00:00Z'), 'the line after the checkpoint counted');
-  t.equal(data.catalogs['a.example']!.resources.length, 2, 'a query reads the payloads');
-  await writeFile(path.join(dir, 'inventory.checkpoint.json'), '{"id": "nonsense"');
-  t.equal((await new JournalInventoryStore(ws).apply([catalogAt('b.example', '2025-01-01T00:00:00Z')], Date.now()))[0]!.hasOwnProperty('ok'), true, 'a damaged checkpoint is ignored');
-});
+t.test(
+  'a fresh writer starts from the checkpoint and reads only the lines after it; queries read everything',
+  async (t) => {
+    const dir = await scratch(t);
+    const ws = new Workspace(dir);
+    const writer = new JournalInventoryStore(ws, { checkpointEvery: 1 });
+    await writer.apply(
+      [
+        catalogAt('a.example', '2025-01-01T00:00:00Z'),
+        cmd('store report', 8, report('a.example', '2025-01-02T10:00:00Z', [changed('nginx')])),
+      ],
+      Date.now(),
+    );
+    const checkpoint = JSON.parse(await readFile(path.join(dir, 'inventory.checkpoint.json'), 'utf8'));
+    t.equal(
+      checkpoint.end,
+      (await stat(path.join(dir, 'inventory.journal'))).size,
+      'the checkpoint describes the whole journal',
+    );
+    t.equal(checkpoint.hashes.length, 1);
+    // Lines after the checkpoint, written by a writer that makes no checkpoint.
+    await new JournalInventoryStore(ws, { checkpointEvery: 1e12 }).apply(
+      [cmd('deactivate node', 3, { certname: 'a.example', producer_timestamp: '2025-02-01T00:00:00Z' })],
+      Date.now(),
+    );
+    const fresh = new JournalInventoryStore(ws, { checkpointEvery: 1e12 });
+    const again = await fresh.apply(
+      [
+        cmd('store report', 8, report('a.example', '2025-01-02T10:00:00Z', [changed('nginx')])),
+        catalogAt('a.example', '2024-12-01T00:00:00Z'),
+      ],
+      Date.now(),
+    );
+    t.same(
+      again.map((r) => 'ok' in r && r.ok.applied),
+      [false, false],
+      'the known report and the stale catalog, decided from the checkpoint',
+    );
+    const data = await fresh.data();
+    t.equal(
+      data.nodes['a.example']!.deactivated,
+      Date.parse('2025-02-01T00:00:00Z'),
+      'the line after the checkpoint counted',
+    );
+    t.equal(data.catalogs['a.example']!.resources.length, 2, 'a query reads the payloads');
+    await writeFile(path.join(dir, 'inventory.checkpoint.json'), '{"id": "nonsense"');
+    t.equal(
+      'ok' in
+        (await new JournalInventoryStore(ws).apply([catalogAt('b.example', '2025-01-01T00:00:00Z')], Date.now()))[0]!,
+      true,
+      'a damaged checkpoint is ignored',
+    );
+  },
+);

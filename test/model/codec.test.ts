@@ -33,16 +33,46 @@ function roundTrips(t: Tap.Test, type: ObjectType, text: string) {
 
 const samples: [ObjectType, string][] = [
   [NeighbourType, '<neighbour id="3" name="10.0.0.1"/>'],
-  [NodeType, '<node name="1.2.3.4" functional_type="NAT"><neighbour name="5.6.7.8"/><configuration name="n"><nat><source>10.0.0.-1</source></nat></configuration></node>'],
-  [ConfigurationType, '<configuration id="2" name="fw" description="d"><firewall defaultAction="ALLOW"><elements><id>7</id><action>DENY</action><source>1.1.1.1</source><destination>*</destination><protocol>OTHER</protocol></elements></firewall></configuration>'],
-  [ConfigurationType, '<configuration name="lb"><loadbalancer><pool>10.0.0.1</pool><pool>10.0.0.2</pool></loadbalancer></configuration>'],
-  [ConfigurationType, '<configuration name="e"><endhost body="b" sequence="3" protocol="POP3_REQUEST" email_from="a@b" url="u" options="o" destination="d"/></configuration>'],
-  [ConfigurationType, '<configuration name="dpi"><dpi defaultAction="ALLOW"><dpi_elements><action>DENY</action><condition>x</condition></dpi_elements></dpi></configuration>'],
-  [ElementsType, '<elements><source>10.0.0.1</source><destination>20.0.-1.-1</destination><src_port>1-2</src_port><directional>true</directional></elements>'],
-  [ConstraintsType, '<Constraints><NodeConstraints><NodeMetrics node="a" nrOfOperations="9000000000" optional="false"/></NodeConstraints><LinkConstraints/><AllocationConstraints><AllocationConstraint type="forced" nodeA="a" nodeB="b"/></AllocationConstraints></Constraints>'],
-  [PropertyType, '<Property name="CompleteReachabilityProperty" graph="3" src="1.1.1.1" dst="2.2.2.2" src_port="10" isSat="false" body="x"><POP3Definition from="f" content-type="text"/></Property>'],
-  [PropertyDefinitionType, '<PropertyDefinition><Property name="ReachabilityProperty" graph="1" src="a" dst="b"/></PropertyDefinition>'],
-  [HostType, '<Host name="h" cpu="1" cores="1" diskStorage="1" memory="1" maxVNF="2" type="SERVER"><SupportedVNF functional_type="FIREWALL"/><NodeRef node="n"/></Host>'],
+  [
+    NodeType,
+    '<node name="1.2.3.4" functional_type="NAT"><neighbour name="5.6.7.8"/><configuration name="n"><nat><source>10.0.0.-1</source></nat></configuration></node>',
+  ],
+  [
+    ConfigurationType,
+    '<configuration id="2" name="fw" description="d"><firewall defaultAction="ALLOW"><elements><id>7</id><action>DENY</action><source>1.1.1.1</source><destination>*</destination><protocol>OTHER</protocol></elements></firewall></configuration>',
+  ],
+  [
+    ConfigurationType,
+    '<configuration name="lb"><loadbalancer><pool>10.0.0.1</pool><pool>10.0.0.2</pool></loadbalancer></configuration>',
+  ],
+  [
+    ConfigurationType,
+    '<configuration name="e"><endhost body="b" sequence="3" protocol="POP3_REQUEST" email_from="a@b" url="u" options="o" destination="d"/></configuration>',
+  ],
+  [
+    ConfigurationType,
+    '<configuration name="dpi"><dpi defaultAction="ALLOW"><dpi_elements><action>DENY</action><condition>x</condition></dpi_elements></dpi></configuration>',
+  ],
+  [
+    ElementsType,
+    '<elements><source>10.0.0.1</source><destination>20.0.-1.-1</destination><src_port>1-2</src_port><directional>true</directional></elements>',
+  ],
+  [
+    ConstraintsType,
+    '<Constraints><NodeConstraints><NodeMetrics node="a" nrOfOperations="9000000000" optional="false"/></NodeConstraints><LinkConstraints/><AllocationConstraints><AllocationConstraint type="forced" nodeA="a" nodeB="b"/></AllocationConstraints></Constraints>',
+  ],
+  [
+    PropertyType,
+    '<Property name="CompleteReachabilityProperty" graph="3" src="1.1.1.1" dst="2.2.2.2" src_port="10" isSat="false" body="x"><POP3Definition from="f" content-type="text"/></Property>',
+  ],
+  [
+    PropertyDefinitionType,
+    '<PropertyDefinition><Property name="ReachabilityProperty" graph="1" src="a" dst="b"/></PropertyDefinition>',
+  ],
+  [
+    HostType,
+    '<Host name="h" cpu="1" cores="1" diskStorage="1" memory="1" maxVNF="2" type="SERVER"><SupportedVNF functional_type="FIREWALL"/><NodeRef node="n"/></Host>',
+  ],
   [HostsType, '<Hosts><Host name="a"/><Host name="b" active="true"/></Hosts>'],
   [ConnectionsType, '<Connections><Connection sourceHost="a" destHost="b" avgLatency="2"/></Connections>'],
 ];
@@ -63,16 +93,28 @@ t.test('JSON documents round-trip and accept both spellings', async (t) => {
   t.same(decodeDocument(GraphsType, json), graphs);
 });
 
-t.test('XML and JSON enum spellings are both accepted and written in each format\'s own form', async (t) => {
-  const fromJson = decodeDocument<{ name: string; lv4Proto: string }>(PropertyType, '{"name":"ISOLATION_PROPERTY","graph":1,"src":"a","dst":"b","lv4Proto":"TCP"}');
-  const fromXml = decodeDocument<{ name: string }>(PropertyType, '<Property name="IsolationProperty" graph="1" src="a" dst="b"/>');
+t.test("XML and JSON enum spellings are both accepted and written in each format's own form", async (t) => {
+  const fromJson = decodeDocument<{ name: string; lv4Proto: string }>(
+    PropertyType,
+    '{"name":"ISOLATION_PROPERTY","graph":1,"src":"a","dst":"b","lv4Proto":"TCP"}',
+  );
+  const fromXml = decodeDocument<{ name: string }>(
+    PropertyType,
+    '<Property name="IsolationProperty" graph="1" src="a" dst="b"/>',
+  );
   t.equal(fromJson.name, 'ISOLATION_PROPERTY');
   t.equal(fromXml.name, 'ISOLATION_PROPERTY');
   t.match(encodeDocument(PropertyType, fromJson, 'xml'), /name="IsolationProperty"/);
   t.match(encodeDocument(PropertyType, fromJson, 'xml'), /lv4proto="TCP"/);
-  const alloc = decodeDocument<any>(ConstraintsType, '{"allocationConstraints":{"allocationConstraint":[{"type":"forbidden","nodeA":"a","nodeB":"b"}]}}');
+  const alloc = decodeDocument<any>(
+    ConstraintsType,
+    '{"allocationConstraints":{"allocationConstraint":[{"type":"forbidden","nodeA":"a","nodeB":"b"}]}}',
+  );
   t.equal(alloc.allocationConstraints.allocationConstraint[0].type, 'FORBIDDEN');
-  const cap = decodeDocument<any>(PropertyDefinitionType, '{"Property":[{"name":"ReachabilityProperty","graph":1,"src":"a","dst":"b"}]}');
+  const cap = decodeDocument<any>(
+    PropertyDefinitionType,
+    '{"Property":[{"name":"ReachabilityProperty","graph":1,"src":"a","dst":"b"}]}',
+  );
   t.equal(cap.property[0].name, 'REACHABILITY_PROPERTY', 'capitalised container names are accepted in JSON');
 });
 
@@ -97,24 +139,90 @@ function rejects(t: Tap.Test, type: ObjectType, text: string, message: RegExp, w
 }
 
 t.test('validation names the field and the reason', async (t) => {
-  rejects(t, GraphsType, '<graphs><graph><node name="a"/><node name="b" functional_type="FIREWAL"/></graph></graphs>', /^graphs\.graph\[0\]\.node\[1\]\.functional_type: "FIREWAL" is not a functional type/, 'bad enum');
-  rejects(t, GraphsType, '{"graph":[{"node":[{"name":"a"},{"name":"b","functionalType":"FIREWAL"}]}]}', /^graphs\.graph\[0\]\.node\[1\]\.functionalType: "FIREWAL" is not a functional type/, 'bad enum (JSON)');
-  rejects(t, GraphsType, '<graphs><graph><node name="a"><neighbour name="z"/></node></graph></graphs>', /node\[0\]\.neighbour\[0\]\.name: "z" is not a node of the graph/, 'dangling neighbour');
-  rejects(t, GraphsType, '<graphs><graph><node name="a"/><node name="a"/></graph></graphs>', /node\[1\]\.name: "a" is used by another node/, 'duplicate node name');
-  rejects(t, GraphsType, '<graphs><graph id="x"><node name="a"/></graph></graphs>', /graph\[0\]\.id: "x" is not an int64/, 'bad id');
+  rejects(
+    t,
+    GraphsType,
+    '<graphs><graph><node name="a"/><node name="b" functional_type="FIREWAL"/></graph></graphs>',
+    /^graphs\.graph\[0\]\.node\[1\]\.functional_type: "FIREWAL" is not a functional type/,
+    'bad enum',
+  );
+  rejects(
+    t,
+    GraphsType,
+    '{"graph":[{"node":[{"name":"a"},{"name":"b","functionalType":"FIREWAL"}]}]}',
+    /^graphs\.graph\[0\]\.node\[1\]\.functionalType: "FIREWAL" is not a functional type/,
+    'bad enum (JSON)',
+  );
+  rejects(
+    t,
+    GraphsType,
+    '<graphs><graph><node name="a"><neighbour name="z"/></node></graph></graphs>',
+    /node\[0\]\.neighbour\[0\]\.name: "z" is not a node of the graph/,
+    'dangling neighbour',
+  );
+  rejects(
+    t,
+    GraphsType,
+    '<graphs><graph><node name="a"/><node name="a"/></graph></graphs>',
+    /node\[1\]\.name: "a" is used by another node/,
+    'duplicate node name',
+  );
+  rejects(
+    t,
+    GraphsType,
+    '<graphs><graph id="x"><node name="a"/></graph></graphs>',
+    /graph\[0\]\.id: "x" is not an int64/,
+    'bad id',
+  );
   rejects(t, NodeType, '<node functional_type="NAT"/>', /^node\.name: is required/, 'missing name');
   rejects(t, PropertyDefinitionType, '<PropertyDefinition/>', /Property: at least one item is required/, 'empty set');
-  rejects(t, PropertyType, '<Property name="IsolationProperty" graph="1" src="a" dst="b" dst_port="70000"/>', /dst_port: "70000" is not a port range/, 'port range');
-  rejects(t, ElementsType, '<elements><source>10.0.0.256</source><destination>*</destination></elements>', /source: "10.0.0.256" is not an IPv4 address pattern/, 'address');
+  rejects(
+    t,
+    PropertyType,
+    '<Property name="IsolationProperty" graph="1" src="a" dst="b" dst_port="70000"/>',
+    /dst_port: "70000" is not a port range/,
+    'port range',
+  );
+  rejects(
+    t,
+    ElementsType,
+    '<elements><source>10.0.0.256</source><destination>*</destination></elements>',
+    /source: "10.0.0.256" is not an IPv4 address pattern/,
+    'address',
+  );
   rejects(t, HostsType, '<Hosts><Host name="a"/><Host name="a"/></Hosts>', /host\[1\]\.name/, 'duplicate host');
-  rejects(t, ConfigurationType, '<configuration name="x"><nat><source>a</source></nat><forwarder/></configuration>', /at most one kind/, 'two kinds');
-  rejects(t, NfvType, '<NFV><graphs><graph id="1"><node name="a"/></graph></graphs><PropertyDefinition><Property name="IsolationProperty" graph="2" src="a" dst="a"/></PropertyDefinition></NFV>', /property\[0\]\.graph: no graph has id 2/, 'property graph');
+  rejects(
+    t,
+    ConfigurationType,
+    '<configuration name="x"><nat><source>a</source></nat><forwarder/></configuration>',
+    /at most one kind/,
+    'two kinds',
+  );
+  rejects(
+    t,
+    NfvType,
+    '<NFV><graphs><graph id="1"><node name="a"/></graph></graphs><PropertyDefinition><Property name="IsolationProperty" graph="2" src="a" dst="a"/></PropertyDefinition></NFV>',
+    /property\[0\]\.graph: no graph has id 2/,
+    'property graph',
+  );
   rejects(t, GraphsType, '<graph><node name="a"/></graph>', /expected a <graphs> document, got <graph>/, 'wrong root');
 });
 
 t.test('XML input is parsed safely', async (t) => {
-  rejects(t, GraphsType, '<?xml version="1.0"?><!DOCTYPE g [<!ENTITY x SYSTEM "file:///etc/passwd">]><graphs>&x;</graphs>', /DOCTYPE is not accepted/, 'external entity');
-  rejects(t, GraphsType, '<!DOCTYPE lolz [<!ENTITY lol "lol"><!ENTITY lol2 "&lol;&lol;">]><graphs>&lol2;</graphs>', /DOCTYPE/, 'entity expansion');
+  rejects(
+    t,
+    GraphsType,
+    '<?xml version="1.0"?><!DOCTYPE g [<!ENTITY x SYSTEM "file:///etc/passwd">]><graphs>&x;</graphs>',
+    /DOCTYPE is not accepted/,
+    'external entity',
+  );
+  rejects(
+    t,
+    GraphsType,
+    '<!DOCTYPE lolz [<!ENTITY lol "lol"><!ENTITY lol2 "&lol;&lol;">]><graphs>&lol2;</graphs>',
+    /DOCTYPE/,
+    'entity expansion',
+  );
   rejects(t, GraphsType, '<graphs><graph></graphs>', /^XML: .*line 1/, 'malformed');
   rejects(t, GraphsType, 'not a document', /expected an XML or JSON/, 'neither format');
   rejects(t, GraphsType, '{"graph": [', /^JSON: /, 'bad JSON');
@@ -122,13 +230,22 @@ t.test('XML input is parsed safely', async (t) => {
 });
 
 t.test('an /adp envelope is unwrapped on input and written in both formats', async (t) => {
-  const env = { links: [{ rel: 'self', href: '/adp/graphs/1', title: 'get the resource' }], content: [{ id: 1, node: [{ name: 'a' }] }] };
+  const env = {
+    links: [{ rel: 'self', href: '/adp/graphs/1', title: 'get the resource' }],
+    content: [{ id: 1, node: [{ name: 'a' }] }],
+  };
   const type = { item: GraphsType.fields[0]!.type as ObjectType };
   for (const format of ['xml', 'json'] as const) {
     const text = encodeEnvelope(env, type, format);
     const graph = decodeDocument<any>(type.item, text);
     t.equal(graph.node[0].name, 'a', `${format} envelope unwrapped`);
   }
-  t.match(encodeEnvelope({ links: [], content: [[1, 2]] }, { item: 'ids' }, 'xml'), /<content>\s*<id>1<\/id>\s*<id>2<\/id>/);
-  t.match(encodeEnvelope({ links: [], content: [], error: { status: 404, message: 'gone' } }, { item: 'id' }, 'xml'), /<error status="404">gone<\/error>/);
+  t.match(
+    encodeEnvelope({ links: [], content: [[1, 2]] }, { item: 'ids' }, 'xml'),
+    /<content>\s*<id>1<\/id>\s*<id>2<\/id>/,
+  );
+  t.match(
+    encodeEnvelope({ links: [], content: [], error: { status: 404, message: 'gone' } }, { item: 'id' }, 'xml'),
+    /<error status="404">gone<\/error>/,
+  );
 });

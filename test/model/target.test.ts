@@ -17,16 +17,29 @@ const status = (fn: () => unknown) => {
 
 t.test('numeric ids: non-empty decimal int64 that nfv can hand out', async (t) => {
   t.equal(parseId('gid', '42'), 42);
-  for (const bad of ['', ' 1', '1 ', '-1', '+1', '0x10', '1e3', '1.0', '١']) t.equal(status(() => parseId('gid', bad)), 400, JSON.stringify(bad));
+  for (const bad of ['', ' 1', '1 ', '-1', '+1', '0x10', '1e3', '1.0', '١'])
+    t.equal(
+      status(() => parseId('gid', bad)),
+      400,
+      JSON.stringify(bad),
+    );
   t.match(String(t.throws(() => parseId('gid', '9223372036854775808'))), /out of the int64 range/);
   t.match(String(t.throws(() => parseId('gid', '9223372036854775807'))), /largest id nfv hands out/);
   t.equal(parseCount('limit', '10'), 10);
-  t.equal(status(() => parseCount('limit', '9223372036854775808')), 400);
+  t.equal(
+    status(() => parseCount('limit', '9223372036854775808')),
+    400,
+  );
 });
 
 t.test('string ids: never empty, ., .. or containing /', async (t) => {
   t.equal(parseName('hid', 'web-1'), 'web-1');
-  for (const bad of ['', '.', '..', 'a/b', 'a\u0000b']) t.equal(status(() => parseName('hid', bad)), 400, JSON.stringify(bad));
+  for (const bad of ['', '.', '..', 'a/b', 'a\u0000b'])
+    t.equal(
+      status(() => parseName('hid', bad)),
+      400,
+      JSON.stringify(bad),
+    );
   t.equal(parseParam('hid', '1'), '1', 'host names stay strings');
   t.equal(parseParam('gid', '1'), 1);
 });
@@ -34,13 +47,31 @@ t.test('string ids: never empty, ., .. or containing /', async (t) => {
 t.test('request targets are parsed before any normalisation', async (t) => {
   t.same(parseTarget('/adp/graphs/3?x=1&y=a+b').segments, ['adp', 'graphs', '3']);
   t.equal(parseTarget('/adp/graphs/3?x=1&y=a+b').query.get('y'), 'a b');
-  t.same(parseTarget('/v4/resources/File/%2Fetc%2Fhosts').segments, ['v4', 'resources', 'File', '/etc/hosts'], '%2F decodes inside a segment');
+  t.same(
+    parseTarget('/v4/resources/File/%2Fetc%2Fhosts').segments,
+    ['v4', 'resources', 'File', '/etc/hosts'],
+    '%2F decodes inside a segment',
+  );
   const refused = [
-    '/adp/simulations/1/%2e%2e', '/adp/simulations/1/..', '/adp/substrates/1/hosts/%2E', '/adp/simulations/',
-    '/adp//graphs', '//a:b/adp/graphs', 'adp/graphs', '/adp/graphs/%ff', '/adp/graphs/%', '/adp/graphs?q=%C3%28',
-    '/adp/graphs#x', '/adp/gr aphs',
+    '/adp/simulations/1/%2e%2e',
+    '/adp/simulations/1/..',
+    '/adp/substrates/1/hosts/%2E',
+    '/adp/simulations/',
+    '/adp//graphs',
+    '//a:b/adp/graphs',
+    'adp/graphs',
+    '/adp/graphs/%ff',
+    '/adp/graphs/%',
+    '/adp/graphs?q=%C3%28',
+    '/adp/graphs#x',
+    '/adp/gr aphs',
   ];
-  for (const target of refused) t.equal(status(() => parseTarget(target)), 400, target);
+  for (const target of refused)
+    t.equal(
+      status(() => parseTarget(target)),
+      400,
+      target,
+    );
 });
 
 t.test('quoted values are cut to 120 characters; messages stay one short line', async (t) => {
@@ -57,17 +88,40 @@ t.test('exit codes follow the status', async (t) => {
 t.test('nesting depth is bounded in JSON, XML and query ASTs', async (t) => {
   const deepJson = (n: number) => '['.repeat(n) + ']'.repeat(n);
   t.doesNotThrow(() => parseJson(deepJson(MAX_DEPTH)));
-  t.equal(status(() => parseJson(deepJson(MAX_DEPTH + 1))), 400);
-  t.equal(status(() => parseJson(deepJson(100_000))), 400, 'far past the stack');
-  t.equal(status(() => checkDepth(JSON.parse(deepJson(3000)), 'query')), 400);
+  t.equal(
+    status(() => parseJson(deepJson(MAX_DEPTH + 1))),
+    400,
+  );
+  t.equal(
+    status(() => parseJson(deepJson(100_000))),
+    400,
+    'far past the stack',
+  );
+  t.equal(
+    status(() => checkDepth(JSON.parse(deepJson(3000)), 'query')),
+    400,
+  );
   const deepXml = (n: number) => '<a>'.repeat(n) + '</a>'.repeat(n);
   t.doesNotThrow(() => parseXml(deepXml(MAX_DEPTH - 1)));
-  t.equal(status(() => parseXml(deepXml(150))), 400);
-  t.equal(status(() => parseXml(deepXml(100_000))), 400);
+  t.equal(
+    status(() => parseXml(deepXml(150))),
+    400,
+  );
+  t.equal(
+    status(() => parseXml(deepXml(100_000))),
+    400,
+  );
 });
 
 t.test('invalid UTF-8 is refused, a BOM is dropped', async (t) => {
   t.equal(decodeUtf8(Buffer.from([0xef, 0xbb, 0xbf, 0x7b, 0x7d]), 'x'), '{}');
-  t.equal(status(() => decodeUtf8(Buffer.from([0x7b, 0xff, 0x7d]), 'x')), 400);
-  t.equal(status(() => decodeUtf8(Buffer.from([0xed, 0xa0, 0x80]), 'x')), 400, 'an encoded surrogate');
+  t.equal(
+    status(() => decodeUtf8(Buffer.from([0x7b, 0xff, 0x7d]), 'x')),
+    400,
+  );
+  t.equal(
+    status(() => decodeUtf8(Buffer.from([0xed, 0xa0, 0x80]), 'x')),
+    400,
+    'an encoded surrogate',
+  );
 });

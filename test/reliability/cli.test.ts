@@ -22,7 +22,10 @@ const childEnv = (extra: Record<string, string> = {}) => ({
 
 /** Starts `nfv ARGS` (serve or a long command) and resolves with the child and what it says on stderr so far. */
 function start(args: string[], env: Record<string, string> = {}) {
-  const child = spawn('/usr/bin/env', ['-u', 'NODE_OPTIONS', BIN, ...args], { env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn('/usr/bin/env', ['-u', 'NODE_OPTIONS', BIN, ...args], {
+    env: childEnv(env),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   const out = { stdout: '', stderr: '' };
   child.stdout.on('data', (d) => (out.stdout += d));
   child.stderr.on('data', (d) => (out.stderr += d));
@@ -54,11 +57,28 @@ async function serve(t: Tap.Test, args: string[], env: Record<string, string> = 
 
 t.test('an empty or dotted id is exit 2 and never a bulk delete', async (t) => {
   const ws = await scratch(t);
-  t.equal((await cli(['graphs', 'create', '-f', path.join(ROOT, 'test', 'fixtures', 'graphs.json')], { workspace: ws })).code, 0);
-  t.equal((await cli(['requirements', 'create'], { workspace: ws, input: JSON.stringify({ property: [{ name: 'IsolationProperty', graph: 1, src: '10.0.0.1', dst: '20.0.0.1' }] }) })).code, 0);
+  t.equal(
+    (await cli(['graphs', 'create', '-f', path.join(ROOT, 'test', 'fixtures', 'graphs.json')], { workspace: ws })).code,
+    0,
+  );
+  t.equal(
+    (
+      await cli(['requirements', 'create'], {
+        workspace: ws,
+        input: JSON.stringify({
+          property: [{ name: 'IsolationProperty', graph: 1, src: '10.0.0.1', dst: '20.0.0.1' }],
+        }),
+      })
+    ).code,
+    0,
+  );
   t.equal((await cli(['substrates', 'create'], { workspace: ws })).code, 0);
   t.equal((await cli(['simulate', '--store', SAMPLE], { workspace: ws })).code, 0);
-  const fw = { name: '30.0.0.1', functionalType: 'FIREWALL', configuration: { name: 'c', firewall: { defaultAction: 'DENY' } } };
+  const fw = {
+    name: '30.0.0.1',
+    functionalType: 'FIREWALL',
+    configuration: { name: 'c', firewall: { defaultAction: 'DENY' } },
+  };
   t.equal((await cli(['request', 'POST', '/fwd/nodes', '-d', JSON.stringify(fw)], { workspace: ws })).code, 0);
   const before = await snapshot(ws);
   for (const group of ['simulations', 'graphs', 'requirements', 'substrates']) {
@@ -69,15 +89,26 @@ t.test('an empty or dotted id is exit 2 and never a bulk delete', async (t) => {
     }
   }
   for (const id of ['', '..']) t.equal((await cli(['fwd', 'nodes', 'delete', id], { workspace: ws })).code, 2);
-  t.equal((await cli(['request', 'DELETE', '/adp/simulations/'], { workspace: ws })).code, 2, 'a trailing slash is not the collection');
+  t.equal(
+    (await cli(['request', 'DELETE', '/adp/simulations/'], { workspace: ws })).code,
+    2,
+    'a trailing slash is not the collection',
+  );
   t.equal((await cli(['substrates', 'hosts', 'delete', '1', '..'], { workspace: ws })).code, 2);
   t.same(await snapshot(ws), before, 'nothing was deleted');
 });
 
 t.test('a 5 MB answer through a pipe arrives whole, also to a slow reader', async (t) => {
   const ws = await scratch(t);
-  const nodes = Array.from({ length: 40_000 }, (_, k) => ({ name: `10.${k >> 16}.${(k >> 8) & 255}.${k & 255}`, functionalType: 'WEBCLIENT' }));
-  const outcome = await execute(OPERATIONS, new Workspace(ws), { method: 'POST', target: '/adp/graphs', body: JSON.stringify({ graph: [{ node: nodes }] }) });
+  const nodes = Array.from({ length: 40_000 }, (_, k) => ({
+    name: `10.${k >> 16}.${(k >> 8) & 255}.${k & 255}`,
+    functionalType: 'WEBCLIENT',
+  }));
+  const outcome = await execute(OPERATIONS, new Workspace(ws), {
+    method: 'POST',
+    target: '/adp/graphs',
+    body: JSON.stringify({ graph: [{ node: nodes }] }),
+  });
   t.equal(outcome.status, 201);
   const file = path.join(ws, 'out.json');
   const env = childEnv({ NFV_WORKSPACE: ws });
@@ -88,9 +119,15 @@ t.test('a 5 MB answer through a pipe arrives whole, also to a slow reader', asyn
   t.ok(size > 5_000_000, `${size} bytes in all`);
   const piped = spawnSync('sh', ['-c', `${nfv} graphs list --format json | wc -c`], { env, encoding: 'utf8' });
   t.equal(Number(piped.stdout.trim()), size, 'through a pipe');
-  const slow = spawnSync('sh', ['-c', `${nfv} graphs list --format json | (sleep 1; wc -c)`], { env, encoding: 'utf8' });
+  const slow = spawnSync('sh', ['-c', `${nfv} graphs list --format json | (sleep 1; wc -c)`], {
+    env,
+    encoding: 'utf8',
+  });
   t.equal(Number(slow.stdout.trim()), size, 'through a pipe read a second later');
-  const head = spawnSync('sh', ['-c', `${nfv} graphs list --format json | head -c 10; echo " $?"`], { env, encoding: 'utf8' });
+  const head = spawnSync('sh', ['-c', `${nfv} graphs list --format json | head -c 10; echo " $?"`], {
+    env,
+    encoding: 'utf8',
+  });
   t.notMatch(head.stderr, /EPIPE|Error/, 'a reader that stops early ends nfv quietly');
 });
 
@@ -111,34 +148,67 @@ t.test('Ctrl-C stops a simulation within a second, exits 130 and stores nothing'
 t.test('a solver crash is retried once in a fresh worker, else exit 70 with a message', async (t) => {
   const ws = await scratch(t);
   const once = path.join(ws, 'crashed-once');
-  const retried = await cli(['simulate', SAMPLE, '--format', 'json'], { workspace: ws, env: { NFV_SOLVER_FAULT: `throw:${once}` } });
+  const retried = await cli(['simulate', SAMPLE, '--format', 'json'], {
+    workspace: ws,
+    env: { NFV_SOLVER_FAULT: `throw:${once}` },
+  });
   t.equal(retried.code, 0, retried.stderr);
   t.ok(existsSync(once), 'the first attempt did crash');
   t.match(retried.stdout, /"graphs"/);
   const exitOnce = path.join(ws, 'exited-once');
-  t.equal((await cli(['simulate', SAMPLE, '--format', 'json'], { workspace: ws, env: { NFV_SOLVER_FAULT: `exit:${exitOnce}` } })).code, 0, 'a thread that exits is replaced too');
+  t.equal(
+    (
+      await cli(['simulate', SAMPLE, '--format', 'json'], {
+        workspace: ws,
+        env: { NFV_SOLVER_FAULT: `exit:${exitOnce}` },
+      })
+    ).code,
+    0,
+    'a thread that exits is replaced too',
+  );
   const broken = await cli(['simulate', '--store', SAMPLE], { workspace: ws, env: { NFV_SOLVER_FAULT: 'throw' } });
   t.equal(broken.code, 70);
-  t.match(broken.stderr, /^nfv: the solver crashed twice on this input \(.*table index is out of bounds.*\); nothing was stored \(500\)\n$/);
+  t.match(
+    broken.stderr,
+    /^nfv: the solver crashed twice on this input \(.*table index is out of bounds.*\); nothing was stored \(500\)\n$/,
+  );
   t.notOk(existsSync(path.join(ws, 'adp.json')), 'nothing stored');
 });
 
 t.test('a lock held by a live process: bounded wait, then exit 4 naming the workspace', async (t) => {
   const ws = await scratch(t);
   const file = path.join(ws, 'adp.json');
-  await writeFile(file, JSON.stringify({ counters: {}, graphs: [], constraints: [], requirementSets: [], substrates: [], simulations: [] }));
+  await writeFile(
+    file,
+    JSON.stringify({ counters: {}, graphs: [], constraints: [], requirementSets: [], substrates: [], simulations: [] }),
+  );
   const release = await lockfile.lock(file, { realpath: false, lockfilePath: `${file}.lock`, stale: 4000 });
   t.teardown(() => release().catch(() => undefined));
   const started = performance.now();
-  const r = await cli(['graphs', 'create', '--lock-timeout', '1', '-f', path.join(ROOT, 'test', 'fixtures', 'graphs.json')], { workspace: ws });
+  const r = await cli(
+    ['graphs', 'create', '--lock-timeout', '1', '-f', path.join(ROOT, 'test', 'fixtures', 'graphs.json')],
+    { workspace: ws },
+  );
   const ms = performance.now() - started;
   t.equal(r.code, 4);
-  t.match(r.stderr, new RegExp(`^nfv: the workspace ${ws} is locked by another nfv process \\(waited 1 s; see --lock-timeout\\) \\(503\\)\\n$`));
+  t.match(
+    r.stderr,
+    new RegExp(
+      `^nfv: the workspace ${ws} is locked by another nfv process \\(waited 1 s; see --lock-timeout\\) \\(503\\)\\n$`,
+    ),
+  );
   t.ok(ms < 3000, `gave up after ${ms.toFixed(0)} ms`);
-  const env = await cli(['graphs', 'create', '-f', path.join(ROOT, 'test', 'fixtures', 'graphs.json')], { workspace: ws, env: { NFV_LOCK_TIMEOUT: '0.2' } });
+  const env = await cli(['graphs', 'create', '-f', path.join(ROOT, 'test', 'fixtures', 'graphs.json')], {
+    workspace: ws,
+    env: { NFV_LOCK_TIMEOUT: '0.2' },
+  });
   t.equal(env.code, 4, 'NFV_LOCK_TIMEOUT works too');
   await release();
-  t.equal((await cli(['graphs', 'create', '-f', path.join(ROOT, 'test', 'fixtures', 'graphs.json')], { workspace: ws })).code, 0, 'free again');
+  t.equal(
+    (await cli(['graphs', 'create', '-f', path.join(ROOT, 'test', 'fixtures', 'graphs.json')], { workspace: ws })).code,
+    0,
+    'free again',
+  );
 });
 
 t.test('an unwritable or non-folder workspace fails at once with a sentence', async (t) => {
@@ -178,7 +248,10 @@ t.test('serve: a non-loopback address needs a token or --insecure; the token is 
   const ws = await scratch(t);
   const open = await cli(['serve', '--host', '0.0.0.0', '--port', '0'], { workspace: ws });
   t.equal(open.code, 2);
-  t.match(open.stderr, /--host 0\.0\.0\.0 is reachable from other machines: give --token \(or NFV_TOKEN\), or --insecure/);
+  t.match(
+    open.stderr,
+    /--host 0\.0\.0\.0 is reachable from other machines: give --token \(or NFV_TOKEN\), or --insecure/,
+  );
   const insecure = await serve(t, ['--host', '0.0.0.0', '--insecure', '--workspace', ws]);
   for (let k = 0; k < 50 && !/warning/.test(insecure.out.stderr); k++) await new Promise((r) => setTimeout(r, 20));
   t.match(insecure.out.stderr, /warning: serving 0\.0\.0\.0 without authentication/);
@@ -187,12 +260,18 @@ t.test('serve: a non-loopback address needs a token or --insecure; the token is 
   t.equal(without.status, 401);
   t.equal(without.headers.get('www-authenticate'), 'Bearer');
   t.equal((await fetch(`${guarded.url}/adp/graphs`, { headers: { Authorization: 'Bearer wrong' } })).status, 401);
-  t.equal((await fetch(`${guarded.url}/adp/graphs`, { headers: { Authorization: 'Bearer s3cret' } })).status, 404, 'authorised: the empty workspace answers');
+  t.equal(
+    (await fetch(`${guarded.url}/adp/graphs`, { headers: { Authorization: 'Bearer s3cret' } })).status,
+    404,
+    'authorised: the empty workspace answers',
+  );
   await new Promise((r) => setTimeout(r, 100));
   const lines = guarded.out.stderr.split('\n').filter((l) => / GET \/adp\/graphs /.test(l));
   t.equal(lines.length, 3, 'one access-log line per request');
   t.match(lines[0], /^\d{4}-\d\d-\d\dT[\d:.]+Z 127\.0\.0\.1 GET \/adp\/graphs 401 \d+ [\d.]+ms$/);
-  const busy = await cli(['serve', '--port', new URL(guarded.url).port, '--host', '0.0.0.0', '--insecure'], { workspace: ws });
+  const busy = await cli(['serve', '--port', new URL(guarded.url).port, '--host', '0.0.0.0', '--insecure'], {
+    workspace: ws,
+  });
   t.equal(busy.code, 2);
   t.match(busy.stderr, /^nfv: --port \d+: the port is already in use on 0\.0\.0\.0$/m);
 });
@@ -202,7 +281,12 @@ t.test('serve: a client that goes away stops its simulation, which stores nothin
   const s = await serve(t, ['--solvers', '1', '--workspace', ws], { NFV_SOLVER_FAULT: 'delay:4000' });
   const body = await readFile(SAMPLE, 'utf8');
   const post = (signal?: AbortSignal) =>
-    fetch(`${s.url}/adp/simulations`, { method: 'POST', body, headers: { 'Content-Type': 'application/xml', Accept: 'application/json' }, signal });
+    fetch(`${s.url}/adp/simulations`, {
+      method: 'POST',
+      body,
+      headers: { 'Content-Type': 'application/xml', Accept: 'application/json' },
+      signal,
+    });
   for (let k = 0; k < 2; k++) {
     const gone = new AbortController();
     const abandoned = post(gone.signal).catch(() => 'aborted');
@@ -214,25 +298,52 @@ t.test('serve: a client that goes away stops its simulation, which stores nothin
   const answer = await post();
   const seconds = (performance.now() - started) / 1000;
   t.equal(answer.status, 200);
-  t.ok(seconds < 6.5, `the next simulation did not wait for the abandoned ones (${seconds.toFixed(1)} s; each takes 4 s more here)`);
-  const stored = (await (await fetch(`${s.url}/adp/simulations`, { headers: { Accept: 'application/json' } })).json()) as { content: unknown[][] };
+  t.ok(
+    seconds < 6.5,
+    `the next simulation did not wait for the abandoned ones (${seconds.toFixed(1)} s; each takes 4 s more here)`,
+  );
+  const stored = (await (
+    await fetch(`${s.url}/adp/simulations`, { headers: { Accept: 'application/json' } })
+  ).json()) as { content: unknown[][] };
   t.equal(stored.content[0]!.length, 1, 'only the simulation whose client waited is stored');
 });
 
 t.test('serve: a full solver queue answers 503 with Retry-After at once; waiting jobs can be abandoned', async (t) => {
-  const s = await serve(t, ['--solvers', '1', '--queue', '2', '--workspace', await scratch(t)], { NFV_SOLVER_FAULT: 'delay:4000' });
+  const s = await serve(t, ['--solvers', '1', '--queue', '2', '--workspace', await scratch(t)], {
+    NFV_SOLVER_FAULT: 'delay:4000',
+  });
   const body = await readFile(SAMPLE, 'utf8');
   const gone = new AbortController();
   const crowd = Array.from({ length: 6 }, () =>
-    fetch(`${s.url}/adp/simulations`, { method: 'POST', body, headers: { 'Content-Type': 'application/xml' }, signal: gone.signal }).then(
+    fetch(`${s.url}/adp/simulations`, {
+      method: 'POST',
+      body,
+      headers: { 'Content-Type': 'application/xml' },
+      signal: gone.signal,
+    }).then(
       (r) => [r.status, r.headers.get('retry-after')],
       () => ['gone', null],
     ),
   );
-  const refused = await Promise.race([Promise.all(crowd.slice(3)), new Promise((r) => setTimeout(() => r('waited'), 2000))]);
-  t.same(refused, [[503, '1'], [503, '1'], [503, '1']], 'one solving, two waiting, three refused at once');
+  const refused = await Promise.race([
+    Promise.all(crowd.slice(3)),
+    new Promise((r) => setTimeout(() => r('waited'), 2000)),
+  ]);
+  t.same(
+    refused,
+    [
+      [503, '1'],
+      [503, '1'],
+      [503, '1'],
+    ],
+    'one solving, two waiting, three refused at once',
+  );
   gone.abort();
-  t.same(await Promise.all(crowd.slice(0, 3)), [['gone', null], ['gone', null], ['gone', null]]);
+  t.same(await Promise.all(crowd.slice(0, 3)), [
+    ['gone', null],
+    ['gone', null],
+    ['gone', null],
+  ]);
   const after = await fetch(`${s.url}/adp/graphs`);
   t.equal(after.status, 404, 'the server goes on');
 });

@@ -29,11 +29,56 @@ function generator(seed: number) {
 type Rng = ReturnType<typeof generator>;
 
 const STRINGS = [
-  '', '.', '..', 'a/b', '__proto__', 'constructor', 'toString', 'hasOwnProperty', '-1', '0x10', '1e999', '9223372036854775808',
-  '2020-13-01', '2021-02-30T00:00:00Z', '2025-01-01T00:00:00Z', '10.0.0.1', '10.0.0.-1', '*', 'FIREWALL', 'DENY', 'ALLOW',
-  '^(.|.)*Z$', '(a+)+$', '[', '\\', '(?i)X', '\u0000', '\ud800', 'é', '𝄞', ' ', 'x'.repeat(5000), 'TCP', 'nginx', 'a.example',
+  '',
+  '.',
+  '..',
+  'a/b',
+  '__proto__',
+  'constructor',
+  'toString',
+  'hasOwnProperty',
+  '-1',
+  '0x10',
+  '1e999',
+  '9223372036854775808',
+  '2020-13-01',
+  '2021-02-30T00:00:00Z',
+  '2025-01-01T00:00:00Z',
+  '10.0.0.1',
+  '10.0.0.-1',
+  '*',
+  'FIREWALL',
+  'DENY',
+  'ALLOW',
+  '^(.|.)*Z$',
+  '(a+)+$',
+  '[',
+  '\\',
+  '(?i)X',
+  '\u0000',
+  '\ud800',
+  'é',
+  '𝄞',
+  ' ',
+  'x'.repeat(5000),
+  'TCP',
+  'nginx',
+  'a.example',
 ];
-const KEYS = ['__proto__', 'constructor', 'toString', 'id', 'name', 'extra', 'graph', 'node', 'certname', 'payload', 'query', 'limit'];
+const KEYS = [
+  '__proto__',
+  'constructor',
+  'toString',
+  'id',
+  'name',
+  'extra',
+  'graph',
+  'node',
+  'certname',
+  'payload',
+  'query',
+  'limit',
+];
 
 function randomScalar(r: Rng): unknown {
   switch (r.int(6)) {
@@ -89,7 +134,13 @@ function mutateJson(r: Rng, seed: unknown): unknown {
       case 2:
         // Own keys such as __proto__ or constructor, as JSON.parse would make them (on objects only).
         if (Array.isArray(c)) c.push(randomScalar(r));
-        else Object.defineProperty(c, r.pick(KEYS), { value: randomScalar(r), enumerable: true, configurable: true, writable: true });
+        else
+          Object.defineProperty(c, r.pick(KEYS), {
+            value: randomScalar(r),
+            enumerable: true,
+            configurable: true,
+            writable: true,
+          });
         break;
       case 3:
         (c as Record<string, unknown>)[key] = deep(r.pick([10, 70, 3000]), randomScalar(r));
@@ -118,24 +169,80 @@ function mutateText(r: Rng, text: string): Buffer {
     case 1:
       return Buffer.concat([bytes.subarray(0, at), bytes.subarray(r.int(bytes.length)), bytes.subarray(at)]);
     case 2:
-      return Buffer.concat([bytes.subarray(0, at), Buffer.from(r.pick(['<', '>', '"', '&', '<a>', '</x>', '&lol;', '<![CDATA[', ']]>'])), bytes.subarray(at)]);
+      return Buffer.concat([
+        bytes.subarray(0, at),
+        Buffer.from(r.pick(['<', '>', '"', '&', '<a>', '</x>', '&lol;', '<![CDATA[', ']]>'])),
+        bytes.subarray(at),
+      ]);
     case 3:
       return Buffer.concat([Buffer.from('<!DOCTYPE x [<!ENTITY e SYSTEM "file:///etc/passwd">]>'), bytes]);
     case 4:
-      return Buffer.concat([bytes.subarray(0, at), Buffer.from([r.pick([0xff, 0xc3, 0xed, 0x80])]), bytes.subarray(at)]);
+      return Buffer.concat([
+        bytes.subarray(0, at),
+        Buffer.from([r.pick([0xff, 0xc3, 0xed, 0x80])]),
+        bytes.subarray(at),
+      ]);
     case 5:
-      return Buffer.concat([bytes.subarray(0, at), Buffer.from('<a>'.repeat(200) + '</a>'.repeat(200)), bytes.subarray(at)]);
+      return Buffer.concat([
+        bytes.subarray(0, at),
+        Buffer.from('<a>'.repeat(200) + '</a>'.repeat(200)),
+        bytes.subarray(at),
+      ]);
     default:
       return Buffer.from(text.replace(/"[^"]*"/, `"${r.pick(STRINGS)}"`));
   }
 }
 
 const FIELDS = [
-  'certname', 'type', 'title', 'tag', 'tags', 'exported', 'file', 'line', 'environment', 'resource', 'parameters', 'hash', 'status',
-  'report', 'timestamp', 'message', 'new_value', 'containment_path', 'latest_report?', 'node_state', 'producer_timestamp',
-  'parameters.ensure', 'parameters.constructor', 'constructor', '__proto__', 'toString', ['parameter', 'port'], ['parameter', '__proto__'], 7, null,
+  'certname',
+  'type',
+  'title',
+  'tag',
+  'tags',
+  'exported',
+  'file',
+  'line',
+  'environment',
+  'resource',
+  'parameters',
+  'hash',
+  'status',
+  'report',
+  'timestamp',
+  'message',
+  'new_value',
+  'containment_path',
+  'latest_report?',
+  'node_state',
+  'producer_timestamp',
+  'parameters.ensure',
+  'parameters.constructor',
+  'constructor',
+  '__proto__',
+  'toString',
+  ['parameter', 'port'],
+  ['parameter', '__proto__'],
+  7,
+  null,
 ];
-const OPS = ['=', '<', '>', '<=', '>=', '~', '~>', 'null?', 'and', 'or', 'not', 'in', 'extract', 'subquery', 'nope', 'AND'];
+const OPS = [
+  '=',
+  '<',
+  '>',
+  '<=',
+  '>=',
+  '~',
+  '~>',
+  'null?',
+  'and',
+  'or',
+  'not',
+  'in',
+  'extract',
+  'subquery',
+  'nope',
+  'AND',
+];
 
 function randomAst(r: Rng, depth = 0): unknown {
   const op = r.pick(depth > 4 ? OPS.slice(0, 8) : OPS);
@@ -149,9 +256,21 @@ function randomAst(r: Rng, depth = 0): unknown {
     case 'in':
       return r.chance(0.5)
         ? ['in', r.pick(FIELDS), ['array', Array.from({ length: r.int(4) }, () => randomScalar(r))]]
-        : ['in', r.pick(FIELDS), ['extract', r.pick(FIELDS), [`select_${r.pick(['resources', 'reports', 'events', 'nodes', 'constructor'])}`, randomAst(r, depth + 1)]]];
+        : [
+            'in',
+            r.pick(FIELDS),
+            [
+              'extract',
+              r.pick(FIELDS),
+              [`select_${r.pick(['resources', 'reports', 'events', 'nodes', 'constructor'])}`, randomAst(r, depth + 1)],
+            ],
+          ];
     case 'extract':
-      return ['extract', r.chance(0.5) ? [r.pick(FIELDS), ['function', r.pick(['count', 'avg', 'toString', 'max'])]] : r.pick(FIELDS), randomAst(r, depth + 1)];
+      return [
+        'extract',
+        r.chance(0.5) ? [r.pick(FIELDS), ['function', r.pick(['count', 'avg', 'toString', 'max'])]] : r.pick(FIELDS),
+        randomAst(r, depth + 1),
+      ];
     case 'subquery':
       return ['subquery', r.pick(['resources', 'reports', 'events', 'catalogs', '__proto__']), randomAst(r, depth + 1)];
     default:
@@ -160,16 +279,28 @@ function randomAst(r: Rng, depth = 0): unknown {
 }
 
 const QUERY_ENDPOINTS = [
-  '/v4/resources', '/v4/resources/Service', '/v4/resources/Service/nginx', '/v4/reports', '/v4/events',
-  '/v4/event-counts?summarize_by=resource', '/v4/aggregate-event-counts?summarize_by=certname', '/v4/reports/x/events',
+  '/v4/resources',
+  '/v4/resources/Service',
+  '/v4/resources/Service/nginx',
+  '/v4/reports',
+  '/v4/events',
+  '/v4/event-counts?summarize_by=resource',
+  '/v4/aggregate-event-counts?summarize_by=certname',
+  '/v4/reports/x/events',
 ];
 
 function pagingParams(r: Rng): string {
   const parts: string[] = [];
   if (r.chance(0.3)) parts.push(`limit=${encode(String(randomScalar(r)))}`);
   if (r.chance(0.2)) parts.push(`offset=${encode(String(randomScalar(r)))}`);
-  if (r.chance(0.2)) parts.push(`order_by=${encode(JSON.stringify(r.chance(0.5) ? [{ field: r.pick(FIELDS), order: r.pick(['asc', 'desc', 'up']) }] : randomScalar(r)))}`);
-  if (r.chance(0.1)) parts.push(`counts_filter=${encode(JSON.stringify(['>', r.pick(['failures', 'constructor', 'x']), randomScalar(r)]))}`);
+  if (r.chance(0.2))
+    parts.push(
+      `order_by=${encode(JSON.stringify(r.chance(0.5) ? [{ field: r.pick(FIELDS), order: r.pick(['asc', 'desc', 'up']) }] : randomScalar(r)))}`,
+    );
+  if (r.chance(0.1))
+    parts.push(
+      `counts_filter=${encode(JSON.stringify(['>', r.pick(['failures', 'constructor', 'x']), randomScalar(r)]))}`,
+    );
   if (r.chance(0.1)) parts.push(`${r.pick(KEYS)}=1`);
   return parts.join('&');
 }
@@ -189,12 +320,22 @@ t.test(`fuzz: ${CASES} requests (seed ${SEED})`, async (t) => {
   const s = await startServer(await scratch(t));
   t.teardown(s.close);
   const send = (method: string, target: string, body?: Buffer) =>
-    rawRequest(s.url, method, target, body, body ? { 'Content-Type': body[0] === 0x3c ? 'application/xml' : 'application/json' } : {});
+    rawRequest(
+      s.url,
+      method,
+      target,
+      body,
+      body ? { 'Content-Type': body[0] === 0x3c ? 'application/xml' : 'application/json' } : {},
+    );
   const graphs = JSON.parse(await fixture('graphs.json'));
   const nfvXml = await fixture('nfv.xml');
   const property = { name: 'IsolationProperty', graph: 1, src: '10.0.0.1', dst: '20.0.0.1' };
   const rule = { action: 'ALLOW', source: '10.0.0.-1', destination: '20.0.0.1', protocol: 'TCP', dstPort: '80' };
-  const fwNode = { name: '30.0.0.1', functionalType: 'FIREWALL', configuration: { name: 'c', firewall: { defaultAction: 'DENY', elements: [rule] } } };
+  const fwNode = {
+    name: '30.0.0.1',
+    functionalType: 'FIREWALL',
+    configuration: { name: 'c', firewall: { defaultAction: 'DENY', elements: [rule] } },
+  };
   const setup: [string, string, unknown][] = [
     ['POST', '/adp/graphs', graphs],
     ['POST', '/adp/requirements', { property: [property] }],
@@ -202,7 +343,11 @@ t.test(`fuzz: ${CASES} requests (seed ${SEED})`, async (t) => {
     ['POST', '/adp/substrates/1/hosts', { host: [{ name: 'h1', nodeRef: [{ node: '10.0.0.1' }] }, { name: 'h2' }] }],
     ['POST', '/fwd/nodes', fwNode],
     ['POST', '/v4/commands', command('replace catalog', 9, catalog('a.example', '2025-01-01T00:00:00Z', [web, user]))],
-    ['POST', '/v4/commands', command('store report', 8, report('a.example', '2025-01-01T10:00:00Z', [changed('nginx')]))],
+    [
+      'POST',
+      '/v4/commands',
+      command('store report', 8, report('a.example', '2025-01-01T10:00:00Z', [changed('nginx')])),
+    ],
   ];
   for (const [method, target, body] of setup) {
     const answer = await send(method, target, body === undefined ? undefined : Buffer.from(JSON.stringify(body)));
@@ -235,13 +380,29 @@ t.test(`fuzz: ${CASES} requests (seed ${SEED})`, async (t) => {
     '/fwd/nodes/{nid}/configuration/firewall/{eid}': { ...rule, id: 1 },
     '/v4/commands': command('replace catalog', 9, catalog('b.example', '2025-02-01T00:00:00Z', [web])),
   };
-  const reportSeed = command('store report', 8, report('b.example', '2025-02-01T10:00:00Z', [changed('nginx', 'failure')]));
-  const deactivateSeed = command('deactivate node', 3, { certname: 'b.example', producer_timestamp: '2025-03-01T00:00:00Z' });
+  const reportSeed = command(
+    'store report',
+    8,
+    report('b.example', '2025-02-01T10:00:00Z', [changed('nginx', 'failure')]),
+  );
+  const deactivateSeed = command('deactivate node', 3, {
+    certname: 'b.example',
+    producer_timestamp: '2025-03-01T00:00:00Z',
+  });
   const bodyOps = OPERATIONS.filter((op) => op.body);
   const r = generator(SEED);
   const failures: string[] = [];
   const statuses = new Map<number, number>();
-  const idFor = (name: string) => (r.chance(0.85) ? (name === 'hid' ? r.pick(['h1', 'h2']) : name === 'type' ? 'Service' : name === 'title' ? 'nginx' : '1') : encode(String(randomScalar(r))) || '%2e%2e');
+  const idFor = (name: string) =>
+    r.chance(0.85)
+      ? name === 'hid'
+        ? r.pick(['h1', 'h2'])
+        : name === 'type'
+          ? 'Service'
+          : name === 'title'
+            ? 'nginx'
+            : '1'
+      : encode(String(randomScalar(r))) || '%2e%2e';
 
   for (let k = 0; k < CASES; k++) {
     let method: string;
@@ -252,13 +413,21 @@ t.test(`fuzz: ${CASES} requests (seed ${SEED})`, async (t) => {
       method = op.method;
       target = op.path.replace(/\{(\w+)\}/g, (_, name: string) => idFor(name));
       if (op.path === '/adp/simulations') target += '?store=false&timeout=0.5';
-      const seed = op.path === '/v4/commands' ? r.pick([seeds[op.path], reportSeed, deactivateSeed]) : seeds[op.path] ?? { query: randomAst(r), limit: randomScalar(r) };
+      const seed =
+        op.path === '/v4/commands'
+          ? r.pick([seeds[op.path], reportSeed, deactivateSeed])
+          : (seeds[op.path] ?? { query: randomAst(r), limit: randomScalar(r) });
       if (typeof seed === 'string') body = r.chance(0.9) ? mutateText(r, seed) : Buffer.from(seed);
-      else body = r.chance(0.15) ? mutateText(r, JSON.stringify(seed)) : Buffer.from(JSON.stringify(r.chance(0.9) ? mutateJson(r, seed) : seed));
+      else
+        body = r.chance(0.15)
+          ? mutateText(r, JSON.stringify(seed))
+          : Buffer.from(JSON.stringify(r.chance(0.9) ? mutateJson(r, seed) : seed));
     } else {
       method = 'GET';
       const endpoint = r.pick(QUERY_ENDPOINTS);
-      const query = r.chance(0.1) ? String(randomScalar(r)) : JSON.stringify(r.chance(0.2) ? mutateJson(r, randomAst(r)) : randomAst(r));
+      const query = r.chance(0.1)
+        ? String(randomScalar(r))
+        : JSON.stringify(r.chance(0.2) ? mutateJson(r, randomAst(r)) : randomAst(r));
       target = `${endpoint}${endpoint.includes('?') ? '&' : '?'}query=${encode(query)}&${pagingParams(r)}`;
     }
     const before = await snapshot(s.dir);
@@ -271,10 +440,20 @@ t.test(`fuzz: ${CASES} requests (seed ${SEED})`, async (t) => {
     if (ms > SLOW_MS) failures.push(`${ms.toFixed(0)} ms for ${shown}`);
     if (answer.status >= 400) {
       const after = await snapshot(s.dir);
-      if (JSON.stringify([...after]) !== JSON.stringify([...before])) failures.push(`refused (${answer.status}) but changed the workspace: ${shown}`);
+      if (JSON.stringify([...after]) !== JSON.stringify([...before]))
+        failures.push(`refused (${answer.status}) but changed the workspace: ${shown}`);
     }
   }
-  t.comment(`statuses: ${[...statuses].sort((a, b) => a[0] - b[0]).map(([status, n]) => `${status}×${n}`).join(' ')}`);
-  t.same(failures.slice(0, 10), [], `no 5xx, none over ${SLOW_MS} ms, no refusal that changed the workspace (seed ${SEED})`);
+  t.comment(
+    `statuses: ${[...statuses]
+      .sort((a, b) => a[0] - b[0])
+      .map(([status, n]) => `${status}×${n}`)
+      .join(' ')}`,
+  );
+  t.same(
+    failures.slice(0, 10),
+    [],
+    `no 5xx, none over ${SLOW_MS} ms, no refusal that changed the workspace (seed ${SEED})`,
+  );
   t.ok([...statuses.values()].reduce((a, b) => a + b, 0) >= CASES, `${CASES} requests sent`);
 });

@@ -23,11 +23,14 @@ const env = {
 };
 
 let seed = 7;
-const random = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+const random = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
 const between = (lo: number, hi: number) => lo + Math.floor(random() * (hi - lo));
 
 function nfv(args: string[], workspace: string) {
-  const child = spawn('/usr/bin/env', ['-u', 'NODE_OPTIONS', BIN, ...args, '--workspace', workspace], { env, stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn('/usr/bin/env', ['-u', 'NODE_OPTIONS', BIN, ...args, '--workspace', workspace], {
+    env,
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
   let stderr = '';
   child.stderr.on('data', (d) => (stderr += d));
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null; stderr: string }>((resolve) =>
@@ -45,98 +48,130 @@ async function killedAfter(args: string[], workspace: string, ms: number) {
   return result;
 }
 
-t.test(`kill -9 at random moments, ${KILLS} times: the workspace loads and each operation is whole or absent`, async (t) => {
-  const ws = await scratch(t);
-  const dir = await scratch(t);
-  const graphFile = path.join(dir, 'graph.json');
-  const nodes = Array.from({ length: NODES }, (_, k) => ({ name: `10.${k >> 16}.${(k >> 8) & 255}.${k & 255}`, functionalType: 'WEBCLIENT' }));
-  await writeFile(graphFile, JSON.stringify({ graph: [{ node: nodes }] }));
-  const sample = path.join(ROOT, 'samples', 'office-nat.xml');
-  const workspace = new Workspace(ws);
-  let killed = 0;
-  let completed = 0;
-  const tally = (r: { signal: NodeJS.Signals | null; code: number | null; stderr: string }, what: string) => {
-    if (r.signal === 'SIGKILL') killed++;
-    else if (r.code === 0) completed++;
-    else t.fail(`${what} failed on its own: ${r.code} ${r.stderr.trim()}`);
-  };
+t.test(
+  `kill -9 at random moments, ${KILLS} times: the workspace loads and each operation is whole or absent`,
+  async (t) => {
+    const ws = await scratch(t);
+    const dir = await scratch(t);
+    const graphFile = path.join(dir, 'graph.json');
+    const nodes = Array.from({ length: NODES }, (_, k) => ({
+      name: `10.${k >> 16}.${(k >> 8) & 255}.${k & 255}`,
+      functionalType: 'WEBCLIENT',
+    }));
+    await writeFile(graphFile, JSON.stringify({ graph: [{ node: nodes }] }));
+    const sample = path.join(ROOT, 'samples', 'office-nat.xml');
+    const workspace = new Workspace(ws);
+    let killed = 0;
+    let completed = 0;
+    const tally = (r: { signal: NodeJS.Signals | null; code: number | null; stderr: string }, what: string) => {
+      if (r.signal === 'SIGKILL') killed++;
+      else if (r.code === 0) completed++;
+      else t.fail(`${what} failed on its own: ${r.code} ${r.stderr.trim()}`);
+    };
 
-  /** Loads every area through its decoder (as any command would) and checks that each change is whole. */
-  const check = async (label: string, catalogSizes: number[]) => {
-    const adp = await workspace.read(ADP_AREA);
-    await workspace.read(FWD_AREA);
-    // A fresh store, as a new process would read the journal.
-    const inventory = await new JournalInventoryStore(workspace).data();
-    // Whole graphs only: from graphs create, from serve's posts, or the sample's graph stored by simulate --store.
-    const broken = adp.graphs.filter((g) => ![NODES, 3, SAMPLE_NODES].includes(g.node.length));
-    if (broken.length) t.fail(`${label}: a graph with ${broken[0]!.node.length} nodes`);
-    for (const s of adp.simulations) {
-      if (!s.result || !s.report || !s.source.gids.every((gid) => adp.graphs.some((g) => g.id === gid))) t.fail(`${label}: simulation ${s.id} is partial`);
-    }
-    const resources = inventory.catalogs['k.example']?.resources.length ?? 0;
-    if (!catalogSizes.includes(resources)) t.fail(`${label}: catalog of ${resources} resources, expected one of ${catalogSizes}`);
-    for (const [certname, c] of Object.entries(inventory.catalogs)) {
-      if (![100, 400].includes(c.resources.length)) t.fail(`${label}: the catalog of ${certname} has ${c.resources.length} resources`);
-    }
-    return adp;
-  };
+    /** Loads every area through its decoder (as any command would) and checks that each change is whole. */
+    const check = async (label: string, catalogSizes: number[]) => {
+      const adp = await workspace.read(ADP_AREA);
+      await workspace.read(FWD_AREA);
+      // A fresh store, as a new process would read the journal.
+      const inventory = await new JournalInventoryStore(workspace).data();
+      // Whole graphs only: from graphs create, from serve's posts, or the sample's graph stored by simulate --store.
+      const broken = adp.graphs.filter((g) => ![NODES, 3, SAMPLE_NODES].includes(g.node.length));
+      if (broken.length) t.fail(`${label}: a graph with ${broken[0]!.node.length} nodes`);
+      for (const s of adp.simulations) {
+        if (!s.result || !s.report || !s.source.gids.every((gid) => adp.graphs.some((g) => g.id === gid)))
+          t.fail(`${label}: simulation ${s.id} is partial`);
+      }
+      const resources = inventory.catalogs['k.example']?.resources.length ?? 0;
+      if (!catalogSizes.includes(resources))
+        t.fail(`${label}: catalog of ${resources} resources, expected one of ${catalogSizes}`);
+      for (const [certname, c] of Object.entries(inventory.catalogs)) {
+        if (![100, 400].includes(c.resources.length))
+          t.fail(`${label}: the catalog of ${certname} has ${c.resources.length} resources`);
+      }
+      return adp;
+    };
 
-  const catalogs = [100, 400].map((n, k) => ({ n, k }));
-  let catalogSize = 0;
-  let at = Date.parse('2025-01-01T00:00:00Z');
-  const kinds = ['create', 'simulate', 'delete-all', 'ingest', 'serve'] as const;
-  for (let round = 0; killed < KILLS && round < KILLS * 3; round++) {
-    const kind = kinds[round % kinds.length]!;
-    const label = `round ${round} (${kind})`;
-    if (kind === 'create') {
-      tally(await killedAfter(['graphs', 'create', '-f', graphFile], ws, between(150, 600)), label);
-      await check(label, [catalogSize]);
-    } else if (kind === 'simulate') {
-      tally(await killedAfter(['simulate', '--store', sample], ws, between(300, 1500)), label);
-      await check(label, [catalogSize]);
-    } else if (kind === 'delete-all') {
-      const before = (await workspace.read(ADP_AREA)).simulations.length;
-      const r = await killedAfter(['simulations', 'delete-all', '--yes'], ws, between(100, 400));
-      const after = (await check(label, [catalogSize])).simulations.length;
-      if (after !== before && after !== 0) t.fail(`${label}: ${after} of ${before} simulations left`);
-      tally(r, label);
-    } else if (kind === 'ingest') {
-      const next = catalogs[round % 2]!;
-      const file = path.join(dir, `catalog-${round}.json`);
-      at += 60_000;
-      const resources = Array.from({ length: next.n }, (_, k) => ({ ...web, title: `svc-${k}` }));
-      await writeFile(file, JSON.stringify(catalog('k.example', new Date(at).toISOString(), resources)));
-      // Every other round, a batch: the same catalog plus catalogs of other nodes, as JSON Lines.
-      const batch = path.join(dir, `batch-${round}.jsonl`);
-      const others = Array.from({ length: 8 }, (_, k) => ({ command: 'replace catalog', version: 9, payload: catalog(`b${k}.example`, new Date(at).toISOString(), resources) }));
-      await writeFile(batch, [{ command: 'replace catalog', version: 9, payload: catalog('k.example', new Date(at).toISOString(), resources) }, ...others].map((c) => JSON.stringify(c)).join('\n'));
-      const args = round % 2 ? ['inventory', 'ingest', 'commands', batch] : ['inventory', 'ingest', 'catalog', file];
-      const r = await killedAfter(args, ws, between(150, 500));
-      await check(label, [catalogSize, next.n]);
-      catalogSize = (await new JournalInventoryStore(workspace).data()).catalogs['k.example']?.resources.length ?? 0;
-      tally(r, label);
-    } else {
-      const server = nfv(['serve', '--port', '0'], ws);
-      const url = await new Promise<string>((resolve) => {
-        let err = '';
-        server.child.stderr!.on('data', (d) => {
-          err += d;
-          const m = /listening on (\S+)/.exec(err);
-          if (m) resolve(m[1]!);
+    const catalogs = [100, 400].map((n, k) => ({ n, k }));
+    let catalogSize = 0;
+    let at = Date.parse('2025-01-01T00:00:00Z');
+    const kinds = ['create', 'simulate', 'delete-all', 'ingest', 'serve'] as const;
+    for (let round = 0; killed < KILLS && round < KILLS * 3; round++) {
+      const kind = kinds[round % kinds.length]!;
+      const label = `round ${round} (${kind})`;
+      if (kind === 'create') {
+        tally(await killedAfter(['graphs', 'create', '-f', graphFile], ws, between(150, 600)), label);
+        await check(label, [catalogSize]);
+      } else if (kind === 'simulate') {
+        tally(await killedAfter(['simulate', '--store', sample], ws, between(300, 1500)), label);
+        await check(label, [catalogSize]);
+      } else if (kind === 'delete-all') {
+        const before = (await workspace.read(ADP_AREA)).simulations.length;
+        const r = await killedAfter(['simulations', 'delete-all', '--yes'], ws, between(100, 400));
+        const after = (await check(label, [catalogSize])).simulations.length;
+        if (after !== before && after !== 0) t.fail(`${label}: ${after} of ${before} simulations left`);
+        tally(r, label);
+      } else if (kind === 'ingest') {
+        const next = catalogs[round % 2]!;
+        const file = path.join(dir, `catalog-${round}.json`);
+        at += 60_000;
+        const resources = Array.from({ length: next.n }, (_, k) => ({ ...web, title: `svc-${k}` }));
+        await writeFile(file, JSON.stringify(catalog('k.example', new Date(at).toISOString(), resources)));
+        // Every other round, a batch: the same catalog plus catalogs of other nodes, as JSON Lines.
+        const batch = path.join(dir, `batch-${round}.jsonl`);
+        const others = Array.from({ length: 8 }, (_, k) => ({
+          command: 'replace catalog',
+          version: 9,
+          payload: catalog(`b${k}.example`, new Date(at).toISOString(), resources),
+        }));
+        await writeFile(
+          batch,
+          [
+            {
+              command: 'replace catalog',
+              version: 9,
+              payload: catalog('k.example', new Date(at).toISOString(), resources),
+            },
+            ...others,
+          ]
+            .map((c) => JSON.stringify(c))
+            .join('\n'),
+        );
+        const args = round % 2 ? ['inventory', 'ingest', 'commands', batch] : ['inventory', 'ingest', 'catalog', file];
+        const r = await killedAfter(args, ws, between(150, 500));
+        await check(label, [catalogSize, next.n]);
+        catalogSize = (await new JournalInventoryStore(workspace).data()).catalogs['k.example']?.resources.length ?? 0;
+        tally(r, label);
+      } else {
+        const server = nfv(['serve', '--port', '0'], ws);
+        const url = await new Promise<string>((resolve) => {
+          let err = '';
+          server.child.stderr!.on('data', (d) => {
+            err += d;
+            const m = /listening on (\S+)/.exec(err);
+            if (m) resolve(m[1]!);
+          });
         });
-      });
-      const body = JSON.stringify({ graph: [{ node: nodes.slice(0, 3) }] });
-      const posts = Array.from({ length: 6 }, () =>
-        fetch(`${url}/adp/graphs`, { method: 'POST', body, headers: { 'Content-Type': 'application/json' } }).then((r) => r.status, () => 'cut'),
-      );
-      await new Promise((r) => setTimeout(r, between(5, 60)));
-      server.child.kill('SIGKILL');
-      await Promise.all(posts);
-      tally(await server.exited, label);
-      await check(label, [catalogSize]);
+        const body = JSON.stringify({ graph: [{ node: nodes.slice(0, 3) }] });
+        const posts = Array.from({ length: 6 }, () =>
+          fetch(`${url}/adp/graphs`, { method: 'POST', body, headers: { 'Content-Type': 'application/json' } }).then(
+            (r) => r.status,
+            () => 'cut',
+          ),
+        );
+        await new Promise((r) => setTimeout(r, between(5, 60)));
+        server.child.kill('SIGKILL');
+        await Promise.all(posts);
+        tally(await server.exited, label);
+        await check(label, [catalogSize]);
+      }
     }
-  }
-  t.ok(killed >= KILLS, `${killed} writers killed mid-run (${completed} finished before their kill)`);
-  const final = nfv(['graphs', 'create', '-f', graphFile], ws);
-  t.equal((await final.exited).code, 0, 'a writer after all the kills succeeds (stale locks taken over, temporary files swept)');
-});
+    t.ok(killed >= KILLS, `${killed} writers killed mid-run (${completed} finished before their kill)`);
+    const final = nfv(['graphs', 'create', '-f', graphFile], ws);
+    t.equal(
+      (await final.exited).code,
+      0,
+      'a writer after all the kills succeeds (stale locks taken over, temporary files swept)',
+    );
+  },
+);

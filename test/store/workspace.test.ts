@@ -11,13 +11,18 @@ interface Counter {
   n: number;
   items: number[];
 }
-const AREA = { name: 'counter', initial: (): Counter => ({ n: 0, items: [] }), decode: (raw: unknown) => raw as Counter };
+const AREA = {
+  name: 'counter',
+  initial: (): Counter => ({ n: 0, items: [] }),
+  decode: (raw: unknown) => raw as Counter,
+};
 const WORKER = path.join(ROOT, 'test', 'fixtures', 'create-worker.mjs');
 
 function runWorker(dir: string, count: number, kind = 'substrates') {
   return spawn(process.execPath, [WORKER, dir, String(count), kind], { stdio: ['ignore', 'ignore', 'pipe'] });
 }
-const exited = (child: ReturnType<typeof spawn>) => new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
+const exited = (child: ReturnType<typeof spawn>) =>
+  new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
 
 t.test('a change is written to a real file and read back', async (t) => {
   const dir = await tempDir();
@@ -50,7 +55,10 @@ t.test('concurrent changes in one process are serialised', async (t) => {
   await Promise.all(Array.from({ length: 50 }, () => ws.mutate(AREA, (d) => void d.items.push(++d.n))));
   const data = await ws.read(AREA);
   t.equal(data.n, 50);
-  t.same(data.items, Array.from({ length: 50 }, (_, k) => k + 1));
+  t.same(
+    data.items,
+    Array.from({ length: 50 }, (_, k) => k + 1),
+  );
 });
 
 t.test('4 processes, 200 creates each: all 800 ids present', async (t) => {
@@ -61,7 +69,11 @@ t.test('4 processes, 200 creates each: all 800 ids present', async (t) => {
   const data = JSON.parse(await readFile(path.join(dir, 'adp.json'), 'utf8'));
   const ids = data.substrates.map((s: { id: number }) => s.id).sort((a: number, b: number) => a - b);
   t.equal(ids.length, 800);
-  t.same(ids, Array.from({ length: 800 }, (_, k) => k + 1), 'ids 1..800, none lost, none repeated');
+  t.same(
+    ids,
+    Array.from({ length: 800 }, (_, k) => k + 1),
+    'ids 1..800, none lost, none repeated',
+  );
 });
 
 t.test('a process killed with SIGKILL while writing leaves a loadable workspace', async (t) => {
@@ -85,15 +97,26 @@ t.test('a process killed with SIGKILL while writing leaves a loadable workspace'
     before = count;
   }
   // The killed writer's lock goes stale and its temporary files are swept: the next change succeeds.
-  const AdpLike = { name: 'adp', initial: () => ({ graphs: [] as unknown[] }), decode: (raw: unknown) => raw as { graphs: unknown[] } };
+  const AdpLike = {
+    name: 'adp',
+    initial: () => ({ graphs: [] as unknown[] }),
+    decode: (raw: unknown) => raw as { graphs: unknown[] },
+  };
   t.equal(await ws.mutate(AdpLike, (d) => d.graphs.length), before, 'the next change sees every completed write');
-  t.same((await readdir(dir)).filter((f) => f.endsWith('.tmp')), [], 'no temporary files left');
+  t.same(
+    (await readdir(dir)).filter((f) => f.endsWith('.tmp')),
+    [],
+    'no temporary files left',
+  );
 });
 
 t.test('a corrupt file is reported, not overwritten', async (t) => {
   const dir = await tempDir();
   await writeFile(path.join(dir, 'counter.json'), '{"n": 1,');
-  await t.rejects(new Workspace(dir).mutate(AREA, (d) => void d.n++), /not valid JSON/);
+  await t.rejects(
+    new Workspace(dir).mutate(AREA, (d) => void d.n++),
+    /not valid JSON/,
+  );
   t.equal(await readFile(path.join(dir, 'counter.json'), 'utf8'), '{"n": 1,');
 });
 
@@ -117,15 +140,32 @@ t.test('a lock taken over while this process stalled fails the change, never the
   let childDone: Promise<number | null> | undefined;
   const change = ws.mutate(ADP_AREA, (data) => {
     // Another writer starts while this one holds the lock; this one then stalls past the stale time.
-    childDone = exited(spawn('/usr/bin/env', ['-u', 'NODE_OPTIONS', BIN, 'substrates', 'create', '--lock-timeout', '20', '--workspace', dir], { stdio: 'ignore' }));
+    childDone = exited(
+      spawn(
+        '/usr/bin/env',
+        ['-u', 'NODE_OPTIONS', BIN, 'substrates', 'create', '--lock-timeout', '20', '--workspace', dir],
+        { stdio: 'ignore' },
+      ),
+    );
     const until = Date.now() + 6_000;
     while (Date.now() < until);
     data.substrates.push({ id: 99, hosts: [], connections: [] });
   });
-  await t.rejects(change, { status: 503, message: /another process took the lock of the workspace .* nothing was written/ });
+  await t.rejects(change, {
+    status: 503,
+    message: /another process took the lock of the workspace .* nothing was written/,
+  });
   t.equal(await childDone, 0, 'the other writer went ahead');
   const data = JSON.parse(await readFile(path.join(dir, 'adp.json'), 'utf8'));
-  t.same(data.substrates.map((s: { id: number }) => s.id), [1], "only the other writer's change is stored");
-  t.same((await readdir(dir)).filter((f) => f.endsWith('.tmp')), [], 'the failed write left no temporary file');
-  t.equal((await ws.mutate(ADP_AREA, (d) => d.substrates.length)), 1, 'this process goes on writing');
+  t.same(
+    data.substrates.map((s: { id: number }) => s.id),
+    [1],
+    "only the other writer's change is stored",
+  );
+  t.same(
+    (await readdir(dir)).filter((f) => f.endsWith('.tmp')),
+    [],
+    'the failed write left no temporary file',
+  );
+  t.equal(await ws.mutate(ADP_AREA, (d) => d.substrates.length), 1, 'this process goes on writing');
 });

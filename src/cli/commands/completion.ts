@@ -12,7 +12,11 @@ interface Level {
 function levels(cmd: Command, path: string[] = [], inherited: Option[] = []): Level[] {
   const options = [...inherited, ...(cmd.options as Option[])];
   const visible = cmd.commands.filter((c) => c.name() !== 'help' || path.length === 0);
-  const here: Level = { path, commands: visible.map((c) => ({ name: c.name(), description: c.description() })), options };
+  const here: Level = {
+    path,
+    commands: visible.map((c) => ({ name: c.name(), description: c.description() })),
+    options,
+  };
   // Global options (on the root) apply at every level.
   const passDown = path.length === 0 ? (cmd.options as Option[]) : inherited;
   return [here, ...visible.flatMap((c) => levels(c, [...path, c.name()], passDown))];
@@ -24,9 +28,11 @@ const words = (xs: string[]) => xs.join(' ').replace(/["$`\\]/g, '');
 function bash(program: Command): string {
   const all = levels(program);
   // Keys start with "nfv": bash's associative arrays take no empty key.
-  const entries = (pick: (l: Level) => string[]) => all.map((l) => `  ["${['nfv', ...l.path].join(' ')}"]="${words(pick(l))}"`).join('\n');
+  const entries = (pick: (l: Level) => string[]) =>
+    all.map((l) => `  ["${['nfv', ...l.path].join(' ')}"]="${words(pick(l))}"`).join('\n');
   const choices = new Map<string, string[]>();
-  for (const l of all) for (const o of l.options) if (o.argChoices) for (const f of flags(o)) choices.set(f, o.argChoices);
+  for (const l of all)
+    for (const o of l.options) if (o.argChoices) for (const f of flags(o)) choices.set(f, o.argChoices);
   return `# bash completion for nfv (nfv completion bash), generated from its command table
 declare -gA _nfv_commands=(
 ${entries((l) => l.commands.map((c) => c.name))}
@@ -66,17 +72,28 @@ ${bash(program)}`;
 }
 
 function fish(program: Command): string {
-  const lines = ['# fish completion for nfv (nfv completion fish), generated from its command table', 'complete -c nfv -f'];
+  const lines = [
+    '# fish completion for nfv (nfv completion fish), generated from its command table',
+    'complete -c nfv -f',
+  ];
   const quote = (s: string) => `'${s.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
   for (const l of levels(program)) {
     const seen = l.path.map((p) => `__fish_seen_subcommand_from ${p}`);
-    const none = l.commands.length ? [`not __fish_seen_subcommand_from ${l.commands.map((c) => c.name).join(' ')}`] : [];
-    const condition = (l.path.length ? seen : ['__fish_use_subcommand']).concat(l.path.length ? none : []).join('; and ');
-    for (const c of l.commands) lines.push(`complete -c nfv -n ${quote(condition)} -a ${c.name} -d ${quote(c.description)}`);
+    const none = l.commands.length
+      ? [`not __fish_seen_subcommand_from ${l.commands.map((c) => c.name).join(' ')}`]
+      : [];
+    const condition = (l.path.length ? seen : ['__fish_use_subcommand'])
+      .concat(l.path.length ? none : [])
+      .join('; and ');
+    for (const c of l.commands)
+      lines.push(`complete -c nfv -n ${quote(condition)} -a ${c.name} -d ${quote(c.description)}`);
   }
   for (const o of levels(program)[0]!.options) {
     const long = o.long?.replace(/^--/, '');
-    if (long) lines.push(`complete -c nfv -l ${long}${o.short ? ` -s ${o.short.replace(/^-/, '')}` : ''}${o.argChoices ? ` -xa ${quote(o.argChoices.join(' '))}` : ''} -d ${quote(o.description)}`);
+    if (long)
+      lines.push(
+        `complete -c nfv -l ${long}${o.short ? ` -s ${o.short.replace(/^-/, '')}` : ''}${o.argChoices ? ` -xa ${quote(o.argChoices.join(' '))}` : ''} -d ${quote(o.description)}`,
+      );
   }
   return `${lines.join('\n')}\n`;
 }
@@ -88,7 +105,8 @@ export function completionCommand(program: () => Command): Command {
     .argument('<shell>', 'bash, zsh or fish')
     .action((shell: string) => {
       const make = { bash, zsh, fish }[shell as 'bash' | 'zsh' | 'fish'];
-      if (!make || !Object.hasOwn({ bash, zsh, fish }, shell)) throw new UsageError(`completion: shell must be bash, zsh or fish, not '${shell.slice(0, 40)}'`);
+      if (!make || !Object.hasOwn({ bash, zsh, fish }, shell))
+        throw new UsageError(`completion: shell must be bash, zsh or fish, not '${shell.slice(0, 40)}'`);
       writeData(make(program()));
     });
 }

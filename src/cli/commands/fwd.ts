@@ -2,7 +2,18 @@ import path from 'node:path';
 import { Command, Option } from 'commander';
 import { EXIT } from '../../model/errors.js';
 import { parseCount } from '../../model/ids.js';
-import { UsageError, executeFor, group, makeUserFolder, opCommand, printOutcome, readInput, runRequest, state, writeUserFile } from '../context.js';
+import {
+  UsageError,
+  executeFor,
+  group,
+  makeUserFolder,
+  opCommand,
+  printOutcome,
+  readInput,
+  runRequest,
+  state,
+  writeUserFile,
+} from '../context.js';
 import { say, writeData } from '../output.js';
 
 const list = new Command('list')
@@ -20,7 +31,10 @@ const importCommand = new Command('import')
   .description('store every firewall of a stored simulation result; prints the new ids with the node names')
   .requiredOption('--simulation <smid>', 'the stored simulation')
   .action(async (opts: { simulation: string }, self: Command) => {
-    state.exitCode = await runRequest(self, { method: 'POST', target: `/fwd/nodes/import?simulation=${encodeURIComponent(opts.simulation)}` });
+    state.exitCode = await runRequest(self, {
+      method: 'POST',
+      target: `/fwd/nodes/import?simulation=${encodeURIComponent(opts.simulation)}`,
+    });
   });
 
 export const fwdCommand = group('fwd', 'firewall nodes and policies kept for deployment', [
@@ -30,7 +44,10 @@ export const fwdCommand = group('fwd', 'firewall nodes and policies kept for dep
     opCommand('get', 'fwd.nodes.get'),
     opCommand('update', 'fwd.nodes.update'),
     opCommand('delete', 'fwd.nodes.delete'),
-    opCommand('delete-all', 'fwd.nodes.deleteAll', { confirm: 'firewall nodes', countAt: `/fwd/nodes?beforeInclusive=0&afterInclusive=${Number.MAX_SAFE_INTEGER}` }),
+    opCommand('delete-all', 'fwd.nodes.deleteAll', {
+      confirm: 'firewall nodes',
+      countAt: `/fwd/nodes?beforeInclusive=0&afterInclusive=${Number.MAX_SAFE_INTEGER}`,
+    }),
   ]),
   importCommand,
   group('configuration', 'the policy of a firewall node', [opCommand('set', 'fwd.configuration.update')]),
@@ -41,15 +58,25 @@ export const fwdCommand = group('fwd', 'firewall nodes and policies kept for dep
   ]),
 ]);
 
-const SEGMENTS = { iptables: 'getIptables', ovs: 'getOpenVswitch', ipfw: 'getIpfw', vendor: 'getVendorFirewall' } as const;
+const SEGMENTS = {
+  iptables: 'getIptables',
+  ovs: 'getOpenVswitch',
+  ipfw: 'getIpfw',
+  vendor: 'getVendorFirewall',
+} as const;
 
 export const deployCommand = new Command('deploy')
   .description('deployable configuration of a stored firewall node')
-  .addArgument(new Command().createArgument('<format>', 'iptables, ovs, ipfw or vendor (FortiOS)').choices(Object.keys(SEGMENTS)))
+  .addArgument(
+    new Command().createArgument('<format>', 'iptables, ovs, ipfw or vendor (FortiOS)').choices(Object.keys(SEGMENTS)),
+  )
   .argument('<nid>', 'firewall node id')
   .option('-o, --output <file>', 'write to a file instead of stdout')
   .action(async (format: keyof typeof SEGMENTS, nid: string, opts: { output?: string }, self: Command) => {
-    const outcome = await executeFor(self, { method: 'GET', target: `/fwd/deploy/${SEGMENTS[format]}/${encodeURIComponent(nid)}` });
+    const outcome = await executeFor(self, {
+      method: 'GET',
+      target: `/fwd/deploy/${SEGMENTS[format]}/${encodeURIComponent(nid)}`,
+    });
     const text = outcome.reply.text;
     if (outcome.error || !text) {
       state.exitCode = printOutcome(self, outcome);
@@ -64,7 +91,9 @@ export const deployCommand = new Command('deploy')
 export const generateFilesCommand = new Command('generate-files')
   .description('configuration files for every firewall of an NFV document')
   .argument('[file]', 'NFV document in XML (- or none: stdin)')
-  .addOption(new Option('--type <type>', 'iptables only, or every format').choices(['iptables', 'all']).default('iptables'))
+  .addOption(
+    new Option('--type <type>', 'iptables only, or every format').choices(['iptables', 'all']).default('iptables'),
+  )
   .requiredOption('-o, --output <dir>', 'folder to write the files to')
   .action(async (file: string | undefined, opts: { type: string; output: string }, self: Command) => {
     const body = await readInput(file);

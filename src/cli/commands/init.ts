@@ -15,7 +15,11 @@ export const initCommand = new Command('init')
   .action(async (dir: string | undefined, _opts: unknown, self: Command) => {
     const target = dir ? path.resolve(dir) : resolveWorkspaceDir(globals(self).workspace);
     const existing = await readdir(target).catch(() => [] as string[]);
-    if (existing.length && isInteractive() && !(await confirmed(`${target} is not empty; add the samples to it?`, false))) {
+    if (
+      existing.length &&
+      isInteractive() &&
+      !(await confirmed(`${target} is not empty; add the samples to it?`, false))
+    ) {
       say('cancelled');
       return;
     }
@@ -29,6 +33,8 @@ export const initCommand = new Command('init')
       copied.push(name);
     }
     writeData(target);
-    say(`workspace ready; ${copied.length ? `samples copied: ${copied.join(', ')}` : 'the samples were there already'}`);
+    say(
+      `workspace ready; ${copied.length ? `samples copied: ${copied.join(', ')}` : 'the samples were there already'}`,
+    );
     say(`try: nfv -w ${target} simulate ${path.join(samples, 'office-nat.xml')}`);
   });

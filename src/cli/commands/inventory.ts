@@ -6,10 +6,23 @@ import { readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { EXIT, NfvError } from '../../model/errors.js';
 import { parseCount } from '../../model/ids.js';
-import { UsageError, executeFor, group, outputFormat, printOutcome, readInput, state, workspaceOf } from '../context.js';
+import {
+  UsageError,
+  executeFor,
+  group,
+  outputFormat,
+  printOutcome,
+  readInput,
+  state,
+  workspaceOf,
+} from '../context.js';
 import { plainStyle, say, sayError, writeData } from '../output.js';
 
-const VERSIONS = { catalog: ['replace catalog', 9], report: ['store report', 8], deactivate: ['deactivate node', 3] } as const;
+const VERSIONS = {
+  catalog: ['replace catalog', 9],
+  report: ['store report', 8],
+  deactivate: ['deactivate node', 3],
+} as const;
 
 /** Command bodies of JSON Lines files, or of every .jsonl / .json file of a folder (in name order), or stdin. */
 async function* commandLines(paths: string[]): AsyncGenerator<{ where: string; body: unknown }> {
@@ -49,7 +62,12 @@ async function ingestMany(self: Command, paths: string[]): Promise<number> {
     if (!batch.length) return;
     const good = batch.filter((c) => !(c.body instanceof UsageError));
     for (const c of batch) if (c.body instanceof UsageError) refusals.push({ where: c.where, message: c.body.message });
-    const outcome = await execute(OPERATIONS, ws, { method: 'POST', target: '/v4/commands/batch', body: JSON.stringify(good.map((c) => c.body)), format: 'json' });
+    const outcome = await execute(OPERATIONS, ws, {
+      method: 'POST',
+      target: '/v4/commands/batch',
+      body: JSON.stringify(good.map((c) => c.body)),
+      format: 'json',
+    });
     if (outcome.error) throw new NfvError(outcome.status, outcome.error);
     (outcome.reply.value as Record<string, unknown>[]).forEach((r, k) => {
       if (r.error) refusals.push({ where: good[k]!.where, message: (r.error as { message: string }).message });
@@ -59,7 +77,10 @@ async function ingestMany(self: Command, paths: string[]): Promise<number> {
     totals.commands += batch.length;
     batch = [];
     bytes = 0;
-    if (showProgress) process.stderr.write(`\r\x1b[Kingested ${totals.commands} commands (${((performance.now() - started) / 1000).toFixed(1)} s)`);
+    if (showProgress)
+      process.stderr.write(
+        `\r\x1b[Kingested ${totals.commands} commands (${((performance.now() - started) / 1000).toFixed(1)} s)`,
+      );
   };
   for await (const c of commandLines(paths)) {
     batch.push(c);
@@ -69,13 +90,25 @@ async function ingestMany(self: Command, paths: string[]): Promise<number> {
   await flush();
   if (showProgress) process.stderr.write('\n');
   totals.refused = refusals.length;
-  writeData(JSON.stringify({ ...totals, seconds: Number(((performance.now() - started) / 1000).toFixed(2)), refusals: refusals.slice(0, 20) }, null, 2));
+  writeData(
+    JSON.stringify(
+      {
+        ...totals,
+        seconds: Number(((performance.now() - started) / 1000).toFixed(2)),
+        refusals: refusals.slice(0, 20),
+      },
+      null,
+      2,
+    ),
+  );
   for (const r of refusals.slice(0, 5)) sayError(`${r.where}: ${r.message}`);
   return refusals.length ? EXIT.invalid : EXIT.ok;
 }
 
 const ingest = new Command('ingest')
-  .description('feed the inventory: a catalog (wire format v9), a report (v8), a node deactivation (v3), or many commands')
+  .description(
+    'feed the inventory: a catalog (wire format v9), a report (v8), a node deactivation (v3), or many commands',
+  )
   .argument('<kind>', 'catalog, report, deactivate, or commands (JSON Lines of {command, version, payload})')
   .argument('[files...]', 'the payload as JSON; for commands: JSON Lines files or folders of them (- or none: stdin)')
   .action(async (kind: string, files: string[], _opts: unknown, self: Command) => {
@@ -137,16 +170,27 @@ const COLUMNS: Record<string, [string, (r: any) => unknown][]> = {
 function table(endpoint: string, rows: any[]): string {
   const extracted = rows.length > 0 && !COLUMNS[endpoint]?.every(([, get]) => get(rows[0]) !== undefined);
   const cols: [string, (r: any) => unknown][] =
-    COLUMNS[endpoint] && !extracted ? COLUMNS[endpoint]! : [...new Set(rows.flatMap((r) => Object.keys(r)))].map((k) => [k, (r: any) => r[k]]);
+    COLUMNS[endpoint] && !extracted
+      ? COLUMNS[endpoint]!
+      : [...new Set(rows.flatMap((r) => Object.keys(r)))].map((k) => [k, (r: any) => r[k]]);
   const t = new Table({ head: cols.map(([h]) => h), style: plainStyle() });
-  for (const r of rows) t.push(cols.map(([, get]) => {
-    const v = get(r);
-    return v === null || v === undefined ? '' : typeof v === 'object' ? JSON.stringify(v) : String(v);
-  }));
+  for (const r of rows)
+    t.push(
+      cols.map(([, get]) => {
+        const v = get(r);
+        return v === null || v === undefined ? '' : typeof v === 'object' ? JSON.stringify(v) : String(v);
+      }),
+    );
   return rows.length ? t.toString() : `(no ${endpoint})`;
 }
 
-function queryCommand(endpoint: string, description: string, path: (args: string[]) => string, args: string[] = [], counts = false): Command {
+function queryCommand(
+  endpoint: string,
+  description: string,
+  path: (args: string[]) => string,
+  args: string[] = [],
+  counts = false,
+): Command {
   const cmd = new Command(endpoint).description(description);
   for (const a of args) cmd.argument(`[${a}]`);
   cmd
@@ -156,12 +200,16 @@ function queryCommand(endpoint: string, description: string, path: (args: string
     .option('--order-by <json>', 'e.g. \'[{"field":"title","order":"desc"}]\'')
     .option('--total', 'report the number of matching rows (X-Records) on stderr');
   if (counts) {
-    cmd.requiredOption('--summarize-by <what>', 'resource, containing_class or certname').option('--count-by <what>', 'resource or certname').option('--counts-filter <json>', 'e.g. \'[">","failures",0]\'');
+    cmd
+      .requiredOption('--summarize-by <what>', 'resource, containing_class or certname')
+      .option('--count-by <what>', 'resource or certname')
+      .option('--counts-filter <json>', 'e.g. \'[">","failures",0]\'');
   }
   cmd.action(async (...all: unknown[]) => {
     const self = all.at(-1) as Command;
     const opts = self.opts<QueryOptions>();
-    if (opts.limit !== undefined && parseCount('--limit', opts.limit) === 0) throw new UsageError('--limit 0: give at least 1');
+    if (opts.limit !== undefined && parseCount('--limit', opts.limit) === 0)
+      throw new UsageError('--limit 0: give at least 1');
     if (opts.offset !== undefined) parseCount('--offset', opts.offset);
     const values = all.slice(0, args.length).filter((x): x is string => typeof x === 'string');
     const q = new URLSearchParams();
@@ -187,12 +235,27 @@ function queryCommand(endpoint: string, description: string, path: (args: string
 
 const segment = (s: string) => encodeURIComponent(s);
 
-export const inventoryCommand = group('inventory', 'resources and run reports of configuration-managed nodes (PuppetDB v4 queries)', [
-  ingest,
-  queryCommand('resources', 'resources of active nodes, optionally of one TYPE (and TITLE)', ([type, title]) =>
-    ['/v4/resources', ...(type ? [segment(type)] : []), ...(title ? [segment(title)] : [])].join('/'), ['type', 'title']),
-  queryCommand('reports', 'run reports', () => '/v4/reports'),
-  queryCommand('events', 'resource events of the reports', () => '/v4/events'),
-  queryCommand('event-counts', 'event counts per resource, class or node', () => '/v4/event-counts', [], true),
-  queryCommand('aggregate-event-counts', 'event counts summed over subjects', () => '/v4/aggregate-event-counts', [], true),
-]);
+export const inventoryCommand = group(
+  'inventory',
+  'resources and run reports of configuration-managed nodes (PuppetDB v4 queries)',
+  [
+    ingest,
+    queryCommand(
+      'resources',
+      'resources of active nodes, optionally of one TYPE (and TITLE)',
+      ([type, title]) =>
+        ['/v4/resources', ...(type ? [segment(type)] : []), ...(title ? [segment(title)] : [])].join('/'),
+      ['type', 'title'],
+    ),
+    queryCommand('reports', 'run reports', () => '/v4/reports'),
+    queryCommand('events', 'resource events of the reports', () => '/v4/events'),
+    queryCommand('event-counts', 'event counts per resource, class or node', () => '/v4/event-counts', [], true),
+    queryCommand(
+      'aggregate-event-counts',
+      'event counts summed over subjects',
+      () => '/v4/aggregate-event-counts',
+      [],
+      true,
+    ),
+  ],
+);

@@ -9,7 +9,19 @@ import { DEFAULT_TIMEOUT_SECONDS, MAX_TIMEOUT_SECONDS } from '../../model/limits
 import type { Outcome } from '../../ops/operation.js';
 import { parseParam } from '../../model/ids.js';
 import type { NFV } from '../../model/types.js';
-import { UsageError, executeFor, globals, group, interruptSignal, opCommand, outputFormat, printOutcome, readInput, state, writeUserFile } from '../context.js';
+import {
+  UsageError,
+  executeFor,
+  globals,
+  group,
+  interruptSignal,
+  opCommand,
+  outputFormat,
+  printOutcome,
+  readInput,
+  state,
+  writeUserFile,
+} from '../context.js';
 import { plainStyle, say, writeData } from '../output.js';
 import { drawCommand } from '../draw.js';
 import { simulationSummary } from '../summary.js';
@@ -28,9 +40,12 @@ interface SimulateOptions {
 /** One line for stderr: the verdict, what was placed, how long it took; then the requirements that failed. */
 function summarise(report: Report, seconds: number): void {
   const r = report;
-  say(`${r.verdict}: ${r.satisfied}/${r.properties} requirements hold; ${r.firewalls} firewalls (${r.allocated} placed); ${r.rules} rules; ${seconds.toFixed(2)} s`);
+  say(
+    `${r.verdict}: ${r.satisfied}/${r.properties} requirements hold; ${r.firewalls} firewalls (${r.allocated} placed); ${r.rules} rules; ${seconds.toFixed(2)} s`,
+  );
   const failed = r.requirements.filter((q) => !q.isSat);
-  for (const q of failed.slice(0, 10)) say(`  not enforceable: #${q.index} ${q.name} ${q.src} -> ${q.dst}: ${q.reason}`);
+  for (const q of failed.slice(0, 10))
+    say(`  not enforceable: #${q.index} ${q.name} ${q.src} -> ${q.dst}: ${q.reason}`);
   if (failed.length > 10) say(`  ... and ${failed.length - 10} more (nfv simulations report)`);
 }
 
@@ -46,9 +61,12 @@ export const simulateCommand = new Command('simulate')
   .option('--store', 'also store the inputs and the result in the workspace')
   .option('-o, --output <file>', 'write the result document to FILE (in the input format unless --format says)')
   .action(async (file: string | undefined, opts: SimulateOptions, self: Command) => {
-    if (opts.gid !== undefined && file !== undefined) throw new UsageError(`give a document (${file}) or --gid, not both`);
+    if (opts.gid !== undefined && file !== undefined)
+      throw new UsageError(`give a document (${file}) or --gid, not both`);
     if (opts.gid === undefined && (opts.rid !== undefined || opts.sid !== undefined)) {
-      throw new UsageError(`${opts.rid !== undefined ? '--rid' : '--sid'} goes with --gid (the stored graph to simulate)`);
+      throw new UsageError(
+        `${opts.rid !== undefined ? '--rid' : '--sid'} goes with --gid (the stored graph to simulate)`,
+      );
     }
     const query = new URLSearchParams({ algorithm: opts.algorithm, timeout: opts.timeout });
     for (const f of opts.fid) query.append('fid', f);
@@ -56,7 +74,12 @@ export const simulateCommand = new Command('simulate')
     // Loaded here, not at start-up: only simulate spins. discardStdin off: ora's raw-mode stdin never resumes a
     // stream that was not read yet, so Ctrl-C was swallowed.
     const { default: ora } = await import('ora');
-    const spinner = ora({ text: 'reading', isSilent: !process.stderr.isTTY, stream: process.stderr, discardStdin: false });
+    const spinner = ora({
+      text: 'reading',
+      isSilent: !process.stderr.isTTY,
+      stream: process.stderr,
+      discardStdin: false,
+    });
     let phase = 'reading';
     const show = () => {
       spinner.text = `${phase} (${((performance.now() - started) / 1000).toFixed(1)} s)`;
@@ -74,13 +97,25 @@ export const simulateCommand = new Command('simulate')
     try {
       if (opts.gid !== undefined) {
         for (const k of ['gid', 'rid', 'sid'] as const) if (opts[k] !== undefined) query.set(k, opts[k]!);
-        outcome = await executeFor(self, { method: 'POST', target: `/adp/simulations/byParams?${query}`, progress, signal });
+        outcome = await executeFor(self, {
+          method: 'POST',
+          target: `/adp/simulations/byParams?${query}`,
+          progress,
+          signal,
+        });
       } else {
         const body = await readInput(file);
         inputFormat = globals(self).in ?? detectFormat(body);
         query.set('store', opts.store ? 'true' : 'false');
         if (file && file !== '-') query.set('origin', path.basename(file).slice(0, 200));
-        outcome = await executeFor(self, { method: 'POST', target: `/adp/simulations?${query}`, body, format: inputFormat, progress, signal });
+        outcome = await executeFor(self, {
+          method: 'POST',
+          target: `/adp/simulations?${query}`,
+          body,
+          format: inputFormat,
+          progress,
+          signal,
+        });
       }
     } finally {
       clearInterval(ticker);
@@ -113,8 +148,9 @@ export const simulateCommand = new Command('simulate')
   });
 
 /** `simulations list`: one line per stored result, a table for a person, the JSON list when piped. */
-const listCommand = new Command('list').description('stored simulation results: id, verdict, requirements held, firewalls, rules, how and when').action(
-  async (_opts: unknown, self: Command) => {
+const listCommand = new Command('list')
+  .description('stored simulation results: id, verdict, requirements held, firewalls, rules, how and when')
+  .action(async (_opts: unknown, self: Command) => {
     const outcome = await executeFor(self, { method: 'GET', target: '/adp/simulations/summary' });
     const rows = outcome.reply.value as Record<string, unknown>[] | undefined;
     if (outcome.error || !rows || outputFormat(self) !== 'table') {
@@ -122,13 +158,27 @@ const listCommand = new Command('list').description('stored simulation results: 
       return;
     }
     if (rows.length === 0) return writeData('no simulations');
-    const table = new Table({ head: ['id', 'verdict', 'held', 'firewalls', 'rules', 'algorithm', 'seconds', 'created', 'origin'], style: plainStyle() });
+    const table = new Table({
+      head: ['id', 'verdict', 'held', 'firewalls', 'rules', 'algorithm', 'seconds', 'created', 'origin'],
+      style: plainStyle(),
+    });
     for (const r of rows) {
-      table.push([r.id, r.verdict, `${r.held}/${r.requirements}`, `${r.firewalls} (${r.placed} placed)`, r.rules, r.algorithm ?? '', r.seconds ?? '', r.created ?? '', r.origin ?? ''].map((v) => String(v)));
+      table.push(
+        [
+          r.id,
+          r.verdict,
+          `${r.held}/${r.requirements}`,
+          `${r.firewalls} (${r.placed} placed)`,
+          r.rules,
+          r.algorithm ?? '',
+          r.seconds ?? '',
+          r.created ?? '',
+          r.origin ?? '',
+        ].map((v) => String(v)),
+      );
     }
     writeData(table.toString());
-  },
-);
+  });
 
 interface Diff {
   from: number;
@@ -155,7 +205,8 @@ const diffCommand = new Command('diff')
     }
     const d = outcome.reply.value as Diff;
     const out = [`simulation ${d.from} -> ${d.to}`];
-    if (!d.requirements.length && !d.firewalls.added.length && !d.firewalls.removed.length && !d.rules.length) out.push('no change');
+    if (!d.requirements.length && !d.firewalls.added.length && !d.firewalls.removed.length && !d.rules.length)
+      out.push('no change');
     if (d.requirements.length) {
       const table = new Table({ head: ['requirement', `in ${d.from}`, `in ${d.to}`], style: plainStyle() });
       for (const r of d.requirements) table.push([r.requirement, held(r.from), held(r.to)]);
@@ -164,7 +215,11 @@ const diffCommand = new Command('diff')
     if (d.firewalls.added.length) out.push(`firewalls added: ${d.firewalls.added.join(', ')}`);
     if (d.firewalls.removed.length) out.push(`firewalls removed: ${d.firewalls.removed.join(', ')}`);
     for (const r of d.rules) {
-      out.push(`rules of firewall ${r.firewall}:`, ...r.added.map((x) => `  + ${x}`), ...r.removed.map((x) => `  - ${x}`));
+      out.push(
+        `rules of firewall ${r.firewall}:`,
+        ...r.added.map((x) => `  + ${x}`),
+        ...r.removed.map((x) => `  - ${x}`),
+      );
     }
     writeData(out.join('\n'));
   });

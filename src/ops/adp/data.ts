@@ -55,15 +55,22 @@ function decodeAdp(raw: unknown): AdpData {
       const w = `graphs[${i}].node[${j}]`;
       const node = object(n, w);
       ids.add('node', node.id, w);
-      array(node.neighbour ?? [], `${w}.neighbour`).forEach((nb, k) => ids.add('neighbour', object(nb, `${w}.neighbour[${k}]`).id, `${w}.neighbour[${k}]`));
-      if (node.configuration !== undefined) ids.add('configuration', object(node.configuration, `${w}.configuration`).id, `${w}.configuration`);
+      array(node.neighbour ?? [], `${w}.neighbour`).forEach((nb, k) =>
+        ids.add('neighbour', object(nb, `${w}.neighbour[${k}]`).id, `${w}.neighbour[${k}]`),
+      );
+      if (node.configuration !== undefined)
+        ids.add('configuration', object(node.configuration, `${w}.configuration`).id, `${w}.configuration`);
     });
   });
-  array(d.constraints, 'constraints').forEach((c, i) => id(object(c, `constraints[${i}]`).graph, `constraints[${i}].graph`));
+  array(d.constraints, 'constraints').forEach((c, i) =>
+    id(object(c, `constraints[${i}]`).graph, `constraints[${i}].graph`),
+  );
   array(d.requirementSets, 'requirementSets').forEach((r, i) => {
     const set = object(r, `requirementSets[${i}]`);
     ids.add('requirementSet', set.id, `requirementSets[${i}]`);
-    array(set.property, `requirementSets[${i}].property`).forEach((p, j) => ids.add('property', object(p, `requirementSets[${i}].property[${j}]`).id, `requirementSets[${i}].property[${j}]`));
+    array(set.property, `requirementSets[${i}].property`).forEach((p, j) =>
+      ids.add('property', object(p, `requirementSets[${i}].property[${j}]`).id, `requirementSets[${i}].property[${j}]`),
+    );
   });
   array(d.substrates, 'substrates').forEach((s, i) => {
     const substrate = object(s, `substrates[${i}]`);
@@ -71,7 +78,9 @@ function decodeAdp(raw: unknown): AdpData {
     array(substrate.hosts, `substrates[${i}].hosts`);
     array(substrate.connections, `substrates[${i}].connections`);
   });
-  array(d.simulations, 'simulations').forEach((s, i) => ids.add('simulation', object(s, `simulations[${i}]`).id, `simulations[${i}]`));
+  array(d.simulations, 'simulations').forEach((s, i) =>
+    ids.add('simulation', object(s, `simulations[${i}]`).id, `simulations[${i}]`),
+  );
   ids.check(d.counters);
   return d as unknown as AdpData;
 }
@@ -127,7 +136,10 @@ export function addGraph(data: AdpData, graph: Graph): number {
   return graph.id;
 }
 
-const hostNodeNames = (h: Host) => [...(h.nodeRef ?? []).map((r) => r.node), ...(h.fixedEndpoint ? [h.fixedEndpoint] : [])];
+const hostNodeNames = (h: Host) => [
+  ...(h.nodeRef ?? []).map((r) => r.node),
+  ...(h.fixedEndpoint ? [h.fixedEndpoint] : []),
+];
 
 /** What refers to a graph from outside it: properties naming it, hosts naming one of its nodes. */
 export function graphReferences(data: AdpData, graph: Graph): string[] {
@@ -137,7 +149,8 @@ export function graphReferences(data: AdpData, graph: Graph): string[] {
   }
   const names = new Set(graph.node.map((n) => n.name));
   for (const s of data.substrates) {
-    for (const h of s.hosts) if (hostNodeNames(h).some((n) => names.has(n))) refs.push(`host ${h.name} of substrate ${s.id}`);
+    for (const h of s.hosts)
+      if (hostNodeNames(h).some((n) => names.has(n))) refs.push(`host ${h.name} of substrate ${s.id}`);
   }
   return refs;
 }
@@ -146,11 +159,13 @@ export function graphReferences(data: AdpData, graph: Graph): string[] {
 export function nodeReferences(data: AdpData, graph: Graph, name: string): string[] {
   const refs: string[] = [];
   for (const n of graph.node) {
-    if (n.name !== name && (n.neighbour ?? []).some((nb) => nb.name === name)) refs.push(`a neighbour of node ${n.id} (${n.name})`);
+    if (n.name !== name && (n.neighbour ?? []).some((nb) => nb.name === name))
+      refs.push(`a neighbour of node ${n.id} (${n.name})`);
   }
   for (const set of data.requirementSets) {
     for (const p of set.property) {
-      if (p.graph === graph.id && (p.src === name || p.dst === name)) refs.push(`property ${p.id} of requirement set ${set.id}`);
+      if (p.graph === graph.id && (p.src === name || p.dst === name))
+        refs.push(`property ${p.id} of requirement set ${set.id}`);
     }
   }
   const c = data.constraints.find((x) => x.graph === graph.id)?.constraints;
@@ -177,11 +192,13 @@ export function checkHostNodes(data: AdpData, hosts: Host[]): void {
 /** A property may name only an existing graph (424 otherwise). */
 export function checkPropertyGraphs(data: AdpData, set: PropertyDefinition): void {
   for (const p of set.property) {
-    if (!data.graphs.some((g) => g.id === p.graph)) throw failedDependency(`property refers to graph ${p.graph}, which does not exist`);
+    if (!data.graphs.some((g) => g.id === p.graph))
+      throw failedDependency(`property refers to graph ${p.graph}, which does not exist`);
   }
 }
 
-export const describeRefs = (refs: string[]) => `${refs.slice(0, 3).join(', ')}${refs.length > 3 ? ` and ${refs.length - 3} more` : ''}`;
+export const describeRefs = (refs: string[]) =>
+  `${refs.slice(0, 3).join(', ')}${refs.length > 3 ? ` and ${refs.length - 3} more` : ''}`;
 
 /** Bulk delete of a whole collection: 304 when there is nothing to delete (interface section 7). */
 export function clearCollection(ws: Workspace, key: 'requirementSets' | 'substrates' | 'simulations', label: string) {

@@ -11,7 +11,12 @@ import type { Operation } from '../operation.js';
 /** A DOT string literal. */
 const q = (text: string) => `"${text.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`;
 
-const FILL: Record<string, string> = { WEBCLIENT: '#e3f2fd', WEBSERVER: '#e8f5e9', NAT: '#f3e5f5', LOADBALANCER: '#fff3e0' };
+const FILL: Record<string, string> = {
+  WEBCLIENT: '#e3f2fd',
+  WEBSERVER: '#e8f5e9',
+  NAT: '#f3e5f5',
+  LOADBALANCER: '#fff3e0',
+};
 
 interface Picture {
   title: string;
@@ -33,10 +38,16 @@ function nodeLine(n: Node, p: Picture): string {
     Object.assign(attrs, { fillcolor: '#ffd54f', penwidth: '2.5', color: '#e65100' });
   } else if (fn === undefined || (wasPlace && fn === 'FORWARDER')) {
     // An allocation place: dashed; faded when a result left it without a firewall.
-    Object.assign(attrs, { style: 'rounded,dashed', color: p.report ? 'gray70' : 'gray40', fontcolor: p.report ? 'gray60' : 'black' });
+    Object.assign(attrs, {
+      style: 'rounded,dashed',
+      color: p.report ? 'gray70' : 'gray40',
+      fontcolor: p.report ? 'gray60' : 'black',
+    });
     if (wasPlace) attrs.label = `${n.name}\\nallocation place (unused)`;
   } else if (FILL[fn]) attrs.fillcolor = FILL[fn];
-  return `  ${q(n.name)} [${Object.entries(attrs).map(([k, v]) => `${k}=${k === 'label' ? `"${v.replace(/"/g, '\\"')}"` : q(v)}`).join(', ')}];`;
+  return `  ${q(n.name)} [${Object.entries(attrs)
+    .map(([k, v]) => `${k}=${k === 'label' ? `"${v.replace(/"/g, '\\"')}"` : q(v)}`)
+    .join(', ')}];`;
 }
 
 export function dotOf(p: Picture): string {
@@ -58,14 +69,18 @@ export function dotOf(p: Picture): string {
   }
   for (const r of p.report?.requirements.filter((x) => !x.isSat && x.graph === (p.graph.id ?? 0)) ?? []) {
     const kind = r.name === 'ISOLATION_PROPERTY' ? 'isolation' : 'reachability';
-    lines.push(`  ${q(r.src)} -> ${q(r.dst)} [dir=forward, color="#d32f2f", fontcolor="#d32f2f", style=dashed, constraint=false, label=${q(`#${r.index} ${kind} cannot hold`)}];`);
+    lines.push(
+      `  ${q(r.src)} -> ${q(r.dst)} [dir=forward, color="#d32f2f", fontcolor="#d32f2f", style=dashed, constraint=false, label=${q(`#${r.index} ${kind} cannot hold`)}];`,
+    );
   }
   lines.push('}');
   return `${lines.join('\n')}\n`;
 }
 
 /** The answer of a draw operation: DOT text with a file name. */
-export const dotReply = (body: string, name: string) => ({ text: { body, filename: `${name}.dot`, mediaType: 'text/vnd.graphviz; charset=utf-8' } });
+export const dotReply = (body: string, name: string) => ({
+  text: { body, filename: `${name}.dot`, mediaType: 'text/vnd.graphviz; charset=utf-8' },
+});
 
 export const drawOperations: Operation[] = [
   {

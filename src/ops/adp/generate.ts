@@ -21,10 +21,13 @@ export const generateOperations: Operation[] = [
     handler: async (i: Input<NFV>) => {
       const type = i.query.get('firewallType');
       if (type === null) throw badRequest('firewallType: required, IPTABLES or ALL');
-      if (type !== 'IPTABLES' && type !== 'ALL') throw badRequest(`firewallType: ${quote(type)} is not IPTABLES or ALL`);
+      if (type !== 'IPTABLES' && type !== 'ALL')
+        throw badRequest(`firewallType: ${quote(type)} is not IPTABLES or ALL`);
       const { DEPLOY_FORMATS, deployFile } = await import('../../engine/deploy.js');
       const formats = type === 'ALL' ? DEPLOY_FORMATS : (['iptables'] as const);
-      const firewalls = (i.body.graphs.graph ?? []).flatMap((g) => g.node).filter((n) => n.functionalType === 'FIREWALL');
+      const firewalls = (i.body.graphs.graph ?? [])
+        .flatMap((g) => g.node)
+        .filter((n) => n.functionalType === 'FIREWALL');
       if (firewalls.length === 0) throw badRequest('the NFV has no FIREWALL node');
       const file = firewalls.flatMap((node, k) => {
         const id = node.id ?? k + 1;

@@ -81,7 +81,8 @@ export const graphOperations: Operation[] = [
         if (data.graphs.length === 0) throw new NfvError(304, 'there are no graphs to delete');
         for (const g of data.graphs) {
           const refs = graphReferences(data, g);
-          if (refs.length) throw failedDependency(`graph ${g.id} is referred to by ${describeRefs(refs)}; nothing was deleted`);
+          if (refs.length)
+            throw failedDependency(`graph ${g.id} is referred to by ${describeRefs(refs)}; nothing was deleted`);
         }
         data.graphs = [];
         data.constraints = [];
@@ -152,7 +153,8 @@ export const graphOperations: Operation[] = [
     handler: async (i: Input<Node>) =>
       i.ws.mutate(ADP_AREA, (data) => {
         const graph = findGraph(data, gid(i));
-        if (graph.node.some((n) => n.name === i.body.name)) throw badRequest(`node.name: graph ${graph.id} already has a node ${i.body.name}`);
+        if (graph.node.some((n) => n.name === i.body.name))
+          throw badRequest(`node.name: graph ${graph.id} already has a node ${i.body.name}`);
         checkNeighboursExist(graph, i.body);
         graph.node.push(assignNodeIds(data, i.body));
         return { content: [i.body.id] };
@@ -182,9 +184,13 @@ export const graphOperations: Operation[] = [
         const graph = findGraph(data, gid(i));
         const node = findNode(graph, nid(i));
         if (i.body.name !== node.name) {
-          if (graph.node.some((n) => n.name === i.body.name)) throw badRequest(`node.name: graph ${graph.id} already has a node ${i.body.name}`);
+          if (graph.node.some((n) => n.name === i.body.name))
+            throw badRequest(`node.name: graph ${graph.id} already has a node ${i.body.name}`);
           const refs = nodeReferences(data, graph, node.name);
-          if (refs.length) throw conflict(`node ${node.id} (${node.name}) cannot be renamed: it is referred to by ${describeRefs(refs)}`);
+          if (refs.length)
+            throw conflict(
+              `node ${node.id} (${node.name}) cannot be renamed: it is referred to by ${describeRefs(refs)}`,
+            );
         }
         node.name = i.body.name;
         node.functionalType = i.body.functionalType;
@@ -208,7 +214,8 @@ export const graphOperations: Operation[] = [
         const node = findNode(graph, nid(i));
         const refs = nodeReferences(data, graph, node.name);
         if (refs.length) throw conflict(`node ${node.id} (${node.name}) is referred to by ${describeRefs(refs)}`);
-        if (graph.node.length === 1) throw conflict(`node ${node.id} is the last node of graph ${graph.id}; delete the graph instead`);
+        if (graph.node.length === 1)
+          throw conflict(`node ${node.id} is the last node of graph ${graph.id}; delete the graph instead`);
         graph.node = graph.node.filter((n) => n !== node);
         return {};
       }),
@@ -226,7 +233,8 @@ export const graphOperations: Operation[] = [
       i.ws.mutate(ADP_AREA, (data) => {
         const graph = findGraph(data, gid(i));
         const node = findNode(graph, nid(i));
-        if (!graph.node.some((n) => n.name === i.body.name)) throw notFound(`neighbour ${i.body.name} is not a node of graph ${graph.id}`);
+        if (!graph.node.some((n) => n.name === i.body.name))
+          throw notFound(`neighbour ${i.body.name} is not a node of graph ${graph.id}`);
         if ((node.neighbour ?? []).some((nb) => nb.name === i.body.name)) {
           throw badRequest(`neighbour.name: node ${node.id} already has neighbour ${i.body.name}`);
         }
@@ -248,7 +256,8 @@ export const graphOperations: Operation[] = [
         const node = findNode(findGraph(data, gid(i)), i.params.noid as number);
         const before = node.neighbour?.length ?? 0;
         node.neighbour = (node.neighbour ?? []).filter((nb) => nb.id !== i.params.neid);
-        if (node.neighbour.length === before) throw notFound(`neighbour ${i.params.neid} does not exist on node ${node.id}`);
+        if (node.neighbour.length === before)
+          throw notFound(`neighbour ${i.params.neid} does not exist on node ${node.id}`);
         return {};
       }),
   },
@@ -278,7 +287,8 @@ export const graphOperations: Operation[] = [
     handler: async (i: Input<Configuration>) =>
       i.ws.mutate(ADP_AREA, (data) => {
         const node = findNode(findGraph(data, gid(i)), nid(i));
-        if (node.configuration?.id !== i.params.cid) throw notFound(`configuration ${i.params.cid} does not exist on node ${node.id}`);
+        if (node.configuration?.id !== i.params.cid)
+          throw notFound(`configuration ${i.params.cid} does not exist on node ${node.id}`);
         node.configuration = { ...i.body, id: node.configuration.id };
         return {};
       }),

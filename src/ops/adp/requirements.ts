@@ -130,7 +130,9 @@ export const requirementOperations: Operation[] = [
     reply: { envelope: { item: PropertyType } },
     status: 200,
     errors: [404, 400],
-    handler: async (i) => ({ content: [findProperty(findRequirementSet(await i.ws.read(ADP_AREA), rid(i)), i.params.pid as number)] }),
+    handler: async (i) => ({
+      content: [findProperty(findRequirementSet(await i.ws.read(ADP_AREA), rid(i)), i.params.pid as number)],
+    }),
   },
   {
     name: 'properties.update',
@@ -162,7 +164,8 @@ export const requirementOperations: Operation[] = [
       i.ws.mutate(ADP_AREA, (data) => {
         const set = findRequirementSet(data, rid(i));
         const p = findProperty(set, i.params.pid as number);
-        if (set.property.length === 1) throw conflict(`property ${p.id} is the last of requirement set ${set.id}; delete the set instead`);
+        if (set.property.length === 1)
+          throw conflict(`property ${p.id} is the last of requirement set ${set.id}; delete the set instead`);
         set.property = set.property.filter((x) => x !== p);
         return {};
       }),

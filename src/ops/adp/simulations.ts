@@ -11,7 +11,18 @@ import { ALGORITHMS, DEFAULT_TIMEOUT_SECONDS, MAX_TIMEOUT_SECONDS, type Algorith
 import { parseId } from '../../model/ids.js';
 import { dotOf, dotReply } from './draw.js';
 import type { Input, Operation, Reply } from '../operation.js';
-import { ADP_AREA, clearCollection, addGraph, findGraph, findRequirementSet, findSubstrate, nextId, type AdpData, type SimulationRecord, type SimulationRun } from './data.js';
+import {
+  ADP_AREA,
+  clearCollection,
+  addGraph,
+  findGraph,
+  findRequirementSet,
+  findSubstrate,
+  nextId,
+  type AdpData,
+  type SimulationRecord,
+  type SimulationRun,
+} from './data.js';
 
 const nfvReply = { envelope: { item: NfvType } } as const;
 
@@ -28,19 +39,23 @@ const MAX_ORIGIN = 200;
 /** Checks the query of a simulation: fid values are functional types, algorithm AP or MF, timeout in seconds. */
 function simulationQuery(query: URLSearchParams): SimulationQuery {
   for (const fid of query.getAll('fid')) {
-    if (!(FUNCTIONAL_TYPES as readonly string[]).includes(fid)) throw badRequest(`fid: ${quote(fid)} is not a functional type`);
+    if (!(FUNCTIONAL_TYPES as readonly string[]).includes(fid))
+      throw badRequest(`fid: ${quote(fid)} is not a functional type`);
   }
   const algorithm = (query.get('algorithm') ?? query.get('Algorithm') ?? 'AP').toUpperCase();
   if (!ALGORITHMS.includes(algorithm as Algorithm)) throw badRequest(`algorithm: ${quote(algorithm)} is not AP or MF`);
   const timeoutText = query.get('timeout') ?? String(DEFAULT_TIMEOUT_SECONDS);
   const timeoutSeconds = Number(timeoutText);
   if (!/^\d{1,6}(\.\d{1,3})?$/.test(timeoutText) || timeoutSeconds <= 0 || timeoutSeconds > MAX_TIMEOUT_SECONDS) {
-    throw badRequest(`timeout: ${quote(timeoutText)} is not a number of seconds above 0 and at most ${MAX_TIMEOUT_SECONDS}`);
+    throw badRequest(
+      `timeout: ${quote(timeoutText)} is not a number of seconds above 0 and at most ${MAX_TIMEOUT_SECONDS}`,
+    );
   }
   const store = query.get('store') ?? 'true';
   if (store !== 'true' && store !== 'false') throw badRequest(`store: ${quote(store)} is not true or false`);
   const origin = query.get('origin') ?? undefined;
-  if (origin !== undefined && (origin.length === 0 || origin.length > MAX_ORIGIN)) throw badRequest(`origin: give 1 to ${MAX_ORIGIN} characters`);
+  if (origin !== undefined && (origin.length === 0 || origin.length > MAX_ORIGIN))
+    throw badRequest(`origin: give 1 to ${MAX_ORIGIN} characters`);
   return { algorithm: algorithm as Algorithm, timeoutSeconds, store: store === 'true', origin };
 }
 
@@ -58,19 +73,40 @@ function resultReply(result: SimulationResult, extra: Partial<Reply> = {}): Repl
   };
 }
 
-function storeResult(data: AdpData, result: SimulationResult, source: SimulationRecord['source'], run: SimulationRun): number {
+function storeResult(
+  data: AdpData,
+  result: SimulationResult,
+  source: SimulationRecord['source'],
+  run: SimulationRun,
+): number {
   const id = nextId(data, 'simulation');
   data.simulations.push({ id, result: result.nfv, report: result.report, source, run });
   return id;
 }
 
 /** Runs a simulation where this process solves, and says how it ran. */
-async function solve(i: Input, nfv: NFV, q: SimulationQuery): Promise<{ result: SimulationResult; run: SimulationRun }> {
+async function solve(
+  i: Input,
+  nfv: NFV,
+  q: SimulationQuery,
+): Promise<{ result: SimulationResult; run: SimulationRun }> {
   const started = performance.now();
-  const result = await runSimulation(nfv, { algorithm: q.algorithm, timeoutSeconds: q.timeoutSeconds, onPhase: i.progress }, i.signal);
+  const result = await runSimulation(
+    nfv,
+    { algorithm: q.algorithm, timeoutSeconds: q.timeoutSeconds, onPhase: i.progress },
+    i.signal,
+  );
   if (i.signal?.aborted) throw interrupted();
   const seconds = Math.round(performance.now() - started) / 1000;
-  return { result, run: { algorithm: q.algorithm, seconds, created: new Date().toISOString(), ...(q.origin ? { origin: q.origin } : {}) } };
+  return {
+    result,
+    run: {
+      algorithm: q.algorithm,
+      seconds,
+      created: new Date().toISOString(),
+      ...(q.origin ? { origin: q.origin } : {}),
+    },
+  };
 }
 
 /** One line of `simulations summary`: what a person needs to tell stored results apart. */
@@ -87,7 +123,11 @@ function summaryOf(s: SimulationRecord): Record<string, unknown> {
     algorithm: s.run?.algorithm ?? null,
     seconds: s.run?.seconds ?? null,
     created: s.run?.created ?? null,
-    origin: s.run?.origin ?? (s.source.rid !== undefined || s.source.sid !== undefined ? `gid ${s.source.gids.join(',')}${s.source.rid === undefined ? '' : ` rid ${s.source.rid}`}${s.source.sid === undefined ? '' : ` sid ${s.source.sid}`}` : null),
+    origin:
+      s.run?.origin ??
+      (s.source.rid !== undefined || s.source.sid !== undefined
+        ? `gid ${s.source.gids.join(',')}${s.source.rid === undefined ? '' : ` rid ${s.source.rid}`}${s.source.sid === undefined ? '' : ` sid ${s.source.sid}`}`
+        : null),
   };
 }
 
@@ -108,7 +148,8 @@ interface FullReport extends Omit<Report, 'requirements' | 'placements'> {
 
 const requirementKey = (q: RequirementReport & Traffic) =>
   `${q.name} ${q.src} -> ${q.dst} ${q.protocol} ${q.srcPort} ${q.dstPort}`;
-const ruleKey = (r: Elements) => `${r.action ?? 'DENY'} ${r.source} ${r.destination} ${r.protocol ?? 'ANY'} ${r.srcPort ?? '*'} ${r.dstPort ?? '*'}`;
+const ruleKey = (r: Elements) =>
+  `${r.action ?? 'DENY'} ${r.source} ${r.destination} ${r.protocol ?? 'ANY'} ${r.srcPort ?? '*'} ${r.dstPort ?? '*'}`;
 
 /**
  * What changed from one stored result to another: requirements whose verdict changed (or that only one has),
@@ -126,7 +167,11 @@ function diffResults(a: SimulationRecord, b: SimulationRecord): Record<string, u
   const [fa, fb] = [firewalls(ra), firewalls(rb)];
   const rules = [...fa.keys()]
     .filter((n) => fb.has(n))
-    .map((n) => ({ firewall: n, added: fb.get(n)!.filter((k) => !fa.get(n)!.includes(k)), removed: fa.get(n)!.filter((k) => !fb.get(n)!.includes(k)) }))
+    .map((n) => ({
+      firewall: n,
+      added: fb.get(n)!.filter((k) => !fa.get(n)!.includes(k)),
+      removed: fa.get(n)!.filter((k) => !fb.get(n)!.includes(k)),
+    }))
     .filter((d) => d.added.length || d.removed.length);
   return {
     from: a.id,
@@ -141,7 +186,9 @@ function fullReport(s: SimulationRecord): FullReport {
   const r = s.report as Report;
   const nfv = s.result as NFV;
   const properties = nfv.propertyDefinition?.property ?? [];
-  const nodes = new Map((nfv.graphs?.graph ?? []).flatMap((g) => g.node.map((n) => [`${g.id ?? 0}/${n.name}`, n] as const)));
+  const nodes = new Map(
+    (nfv.graphs?.graph ?? []).flatMap((g) => g.node.map((n) => [`${g.id ?? 0}/${n.name}`, n] as const)),
+  );
   return {
     simulation: s.id,
     source: s.source,
@@ -151,7 +198,10 @@ function fullReport(s: SimulationRecord): FullReport {
       const p = properties[q.index];
       return { ...q, protocol: p?.lv4Proto ?? 'ANY', srcPort: p?.srcPort ?? '*', dstPort: p?.dstPort ?? '*' };
     }),
-    placements: r.placements.map((f) => ({ ...f, elements: nodes.get(`${f.graph}/${f.node}`)?.configuration?.firewall?.elements ?? [] })),
+    placements: r.placements.map((f) => ({
+      ...f,
+      elements: nodes.get(`${f.graph}/${f.node}`)?.configuration?.firewall?.elements ?? [],
+    })),
   };
 }
 
@@ -172,7 +222,11 @@ function storeInputs(data: AdpData, nfv: NFV): SimulationRecord['source'] {
   const rid = nextId(data, 'requirementSet');
   data.requirementSets.push({
     id: rid,
-    property: nfv.propertyDefinition.property.map((p) => ({ ...p, graph: idMap.get(p.graph) ?? p.graph, id: nextId(data, 'property') })),
+    property: nfv.propertyDefinition.property.map((p) => ({
+      ...p,
+      graph: idMap.get(p.graph) ?? p.graph,
+      id: nextId(data, 'property'),
+    })),
   });
   let sid: number | undefined;
   if (nfv.hosts?.host?.length || nfv.connections?.connection?.length) {
@@ -247,7 +301,8 @@ export const simulationOperations: Operation[] = [
         ids.rid !== undefined
           ? findRequirementSet(data, ids.rid).property.map((p) => ({ ...p, graph: ids.gid }))
           : data.requirementSets.flatMap((s) => s.property.filter((p) => p.graph === ids.gid));
-      if (properties.length === 0) throw badRequest(`rid: no requirement set given, and no property refers to graph ${ids.gid}`);
+      if (properties.length === 0)
+        throw badRequest(`rid: no requirement set given, and no property refers to graph ${ids.gid}`);
       const substrate = ids.sid !== undefined ? findSubstrate(data, ids.sid) : undefined;
       const nfv: NFV = {
         graphs: { graph: [structuredClone(graph)] },
@@ -267,7 +322,8 @@ export const simulationOperations: Operation[] = [
     name: 'simulations.summary',
     method: 'GET',
     path: '/adp/simulations/summary',
-    summary: 'One line per stored result: id, verdict, requirements held, firewalls, rules, algorithm, seconds, time, origin',
+    summary:
+      'One line per stored result: id, verdict, requirements held, firewalls, rules, algorithm, seconds, time, origin',
     reply: 'json',
     status: 200,
     errors: [],
@@ -308,14 +364,20 @@ export const simulationOperations: Operation[] = [
     errors: [404, 400],
     handler: async (i) => {
       const data = await i.ws.read(ADP_AREA);
-      return { value: diffResults(findSimulation(data, i.params.smid as number), findSimulation(data, i.params.other as number)) };
+      return {
+        value: diffResults(
+          findSimulation(data, i.params.smid as number),
+          findSimulation(data, i.params.other as number),
+        ),
+      };
     },
   },
   {
     name: 'simulations.draw',
     method: 'GET',
     path: '/adp/simulations/{smid}/draw',
-    summary: 'A picture of a stored result, as Graphviz DOT: placed firewalls, unused places, failed requirements (our addition)',
+    summary:
+      'A picture of a stored result, as Graphviz DOT: placed firewalls, unused places, failed requirements (our addition)',
     reply: 'text',
     status: 200,
     errors: [404, 400],
@@ -327,7 +389,12 @@ export const simulationOperations: Operation[] = [
       if (!graph) throw notFound(`simulation ${s.id} holds no graph`);
       // The stored input graph (its allocation places have no function), unless it was deleted since.
       const input = data.graphs.find((g) => g.id === s.source.gids[0]);
-      const body = dotOf({ title: `simulation ${s.id}: ${(s.report as Report).verdict}`, graph, input, report: s.report as Report });
+      const body = dotOf({
+        title: `simulation ${s.id}: ${(s.report as Report).verdict}`,
+        graph,
+        input,
+        report: s.report as Report,
+      });
       return dotReply(body, `simulation-${s.id}`);
     },
   },

@@ -21,14 +21,16 @@ const connectionKey = (c: Connection) => `${c.sourceHost}\u0000${c.destHost}`;
 function mergeConnections(s: Substrate, existing: Connection[], added: Connection[]): Connection[] {
   for (const c of added) {
     for (const end of [c.sourceHost, c.destHost]) {
-      if (!s.hosts.some((h) => h.name === end)) throw failedDependency(`host ${end} does not exist in substrate ${s.id}`);
+      if (!s.hosts.some((h) => h.name === end))
+        throw failedDependency(`host ${end} does not exist in substrate ${s.id}`);
     }
   }
   const seen = new Set<string>();
   return [...existing, ...added].filter((c) => !seen.has(connectionKey(c)) && seen.add(connectionKey(c)));
 }
 
-const inConnection = (s: Substrate, name: string) => s.connections.some((c) => c.sourceHost === name || c.destHost === name);
+const inConnection = (s: Substrate, name: string) =>
+  s.connections.some((c) => c.sourceHost === name || c.destHost === name);
 
 export const substrateOperations: Operation[] = [
   {
@@ -93,7 +95,9 @@ export const substrateOperations: Operation[] = [
     reply: { envelope: { item: HostsType } },
     status: 200,
     errors: [404, 400],
-    handler: async (i) => ({ content: [{ host: findSubstrate(await i.ws.read(ADP_AREA), sid(i)).hosts } satisfies Hosts] }),
+    handler: async (i) => ({
+      content: [{ host: findSubstrate(await i.ws.read(ADP_AREA), sid(i)).hosts } satisfies Hosts],
+    }),
   },
   {
     name: 'hosts.create',
@@ -109,7 +113,9 @@ export const substrateOperations: Operation[] = [
         const s = findSubstrate(data, sid(i));
         const hosts = i.body.host ?? [];
         if (hosts.length === 0) throw badRequest('hosts.host: at least one host is required');
-        for (const h of hosts) if (s.hosts.some((x) => x.name === h.name)) throw badRequest(`host.name: substrate ${s.id} already has a host ${h.name}`);
+        for (const h of hosts)
+          if (s.hosts.some((x) => x.name === h.name))
+            throw badRequest(`host.name: substrate ${s.id} already has a host ${h.name}`);
         checkHostNodes(data, hosts);
         s.hosts.push(...hosts);
         return {};
@@ -126,7 +132,8 @@ export const substrateOperations: Operation[] = [
     handler: async (i) =>
       i.ws.mutate(ADP_AREA, (data) => {
         const s = findSubstrate(data, sid(i));
-        if (s.connections.length) throw conflict(`substrate ${s.id} has ${s.connections.length} connections; delete them first`);
+        if (s.connections.length)
+          throw conflict(`substrate ${s.id} has ${s.connections.length} connections; delete them first`);
         s.hosts = [];
         return {};
       }),
@@ -139,7 +146,9 @@ export const substrateOperations: Operation[] = [
     reply: { envelope: { item: HostType } },
     status: 200,
     errors: [404, 400],
-    handler: async (i) => ({ content: [findHost(findSubstrate(await i.ws.read(ADP_AREA), sid(i)), i.params.hid as string)] }),
+    handler: async (i) => ({
+      content: [findHost(findSubstrate(await i.ws.read(ADP_AREA), sid(i)), i.params.hid as string)],
+    }),
   },
   {
     name: 'hosts.update',
@@ -154,7 +163,8 @@ export const substrateOperations: Operation[] = [
       i.ws.mutate(ADP_AREA, (data) => {
         const s = findSubstrate(data, sid(i));
         const old = findHost(s, i.params.hid as string);
-        if (i.body.name !== old.name) throw badRequest(`host.name: ${quote(i.body.name)} differs from the host in the path (${old.name})`);
+        if (i.body.name !== old.name)
+          throw badRequest(`host.name: ${quote(i.body.name)} differs from the host in the path (${old.name})`);
         checkHostNodes(data, [i.body]);
         s.hosts[s.hosts.indexOf(old)] = i.body;
         return {};
@@ -185,7 +195,9 @@ export const substrateOperations: Operation[] = [
     reply: { envelope: { item: ConnectionsType } },
     status: 200,
     errors: [404, 400],
-    handler: async (i) => ({ content: [{ connection: findSubstrate(await i.ws.read(ADP_AREA), sid(i)).connections } satisfies Connections] }),
+    handler: async (i) => ({
+      content: [{ connection: findSubstrate(await i.ws.read(ADP_AREA), sid(i)).connections } satisfies Connections],
+    }),
   },
   {
     name: 'connections.replace',
