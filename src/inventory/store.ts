@@ -11,17 +11,16 @@ import { readFile, readdir, rename, stat, unlink, writeFile } from 'node:fs/prom
 import path from 'node:path';
 import { NfvError } from '../model/errors.js';
 import { Journal, type Line } from '../store/journal.js';
-import type { Workspace } from '../store/workspace.js';
+import type { AreaSpec, Workspace } from '../store/workspace.js';
 import {
   decide,
   decodeInventory,
-  emptyIngestState,
+  emptyInventory,
   factOf,
   outcomeOf,
   prepareCommand,
   type CatalogRecord,
   type Fact,
-  type IngestState,
   type InventoryData,
   type Prepared,
   type StoredReport,
@@ -71,10 +70,16 @@ interface JournalHeader {
   h?: string;
 }
 
+/** A payload as stored: journal bytes are parsed, a stored form just written is used as it is. */
+function parsedPayload<T>(payload: Buffer | T): T {
+  return Buffer.isBuffer(payload) ? (JSON.parse(payload.toString('utf8')) as T) : payload;
+}
+
 /** The data of the journal read so far; catalog and report payloads are parsed on first use. */
 class JournalData implements InventoryData {
-  nodes = emptyIngestState().nodes;
-  catalogTimes = emptyIngestState().catalogTimes;
+  // Keyed by certname: null prototypes, as in every IngestState.
+  nodes: InventoryData['nodes'] = Object.create(null);
+  catalogTimes: InventoryData['catalogTimes'] = Object.create(null);
   hashes = new Set<string>();
   activity = 0;
   revision = { catalogs: 0, reports: 0 };
@@ -116,8 +121,7 @@ class JournalData implements InventoryData {
   get catalogs(): Record<string, CatalogRecord> {
     if (!this.parsedCatalogs) {
       const parsed = Object.create(null) as Record<string, CatalogRecord>;
-      for (const [certname, p] of this.catalogPayloads)
-        parsed[certname] = Buffer.isBuffer(p) ? (JSON.parse(p.toString('utf8')) as CatalogRecord) : p;
+      for (const [certname, p] of this.catalogPayloads) parsed[certname] = parsedPayload(p);
       this.parsedCatalogs = parsed;
       this.catalogPayloads.clear();
     }
@@ -126,9 +130,7 @@ class JournalData implements InventoryData {
 
   get reports(): StoredReport[] {
     if (!this.parsedReports) {
-      this.parsedReports = this.reportPayloads.map((p) =>
-        Buffer.isBuffer(p) ? (JSON.parse(p.toString('utf8')) as StoredReport) : p,
-      );
+      this.parsedReports = this.reportPayloads.map(parsedPayload);
       this.reportPayloads = [];
     }
     return this.parsedReports;
@@ -144,19 +146,13 @@ class JournalData implements InventoryData {
   add(p: Fact, lineBytes: number, record?: Buffer | CatalogRecord | StoredReport): void {
     if (p.kind === 'catalog') {
       const catalog = record as Buffer | CatalogRecord;
-      if (this.parsedCatalogs)
-        this.parsedCatalogs[p.certname] = Buffer.isBuffer(catalog)
-          ? (JSON.parse(catalog.toString('utf8')) as CatalogRecord)
-          : catalog;
+      if (this.parsedCatalogs) this.parsedCatalogs[p.certname] = parsedPayload(catalog);
       else this.catalogPayloads.set(p.certname, catalog);
       this.catalogBytes.set(p.certname, lineBytes);
       this.revision.catalogs++;
     } else if (p.kind === 'report') {
       const report = record as Buffer | StoredReport;
-      if (this.parsedReports)
-        this.parsedReports.push(
-          Buffer.isBuffer(report) ? (JSON.parse(report.toString('utf8')) as StoredReport) : report,
-        );
+      if (this.parsedReports) this.parsedReports.push(parsedPayload(report));
       else this.reportPayloads.push(report);
       this.otherBytes += lineBytes;
       this.revision.reports++;
@@ -369,29 +365,17 @@ export class JournalInventoryStore implements InventoryStore {
   private async migrate(): Promise<void> {
     if (this.migrated) return;
     const old = path.join(this.ws.dir, 'inventory.json');
-    if ((await readFile(old, 'utf8').catch(() => undefined)) !== undefined) {
+    const exists = () =>
+      stat(old).then(
+        () => true,
+        () => false,
+      );
+    if (await exists()) {
       await this.ws.exclusive(this.journal.file, async (guard) => {
-        // Under the lock, read it again: another process may have moved it meanwhile.
-        const text = await readFile(old, 'utf8').catch(() => undefined);
-        if (text === undefined) return;
-        let raw: unknown;
-        try {
-          raw = JSON.parse(text.replace(/^\ufeff/, ''));
-        } catch {
-          throw new NfvError(
-            409,
-            `the workspace file ${old} is damaged: it is not valid JSON; nfv leaves it untouched (repair it or move it away)`,
-          );
-        }
-        let data: InventoryData;
-        try {
-          data = decodeInventory(raw);
-        } catch (e) {
-          throw new NfvError(
-            409,
-            `the workspace file ${old} is damaged: ${(e as Error).message}; nfv leaves it untouched (repair it or move it away)`,
-          );
-        }
+        // Under the lock, look again: another process may have moved it meanwhile.
+        if (!(await exists())) return;
+        // Read as any workspace file is: a BOM accepted, a damaged file refused by name and left as it is.
+        const data = await this.ws.read(LEGACY_AREA);
         const lines: Prepared[] = [
           ...Object.entries(data.catalogs).map(([certname, catalog]) => ({
             kind: 'catalog' as const,
@@ -417,6 +401,9 @@ export class JournalInventoryStore implements InventoryStore {
   }
 }
 
+/** The single file that held the inventory in nfv 0.1. */
+const LEGACY_AREA: AreaSpec<InventoryData> = { name: 'inventory', initial: emptyInventory, decode: decodeInventory };
+
 const stores = new WeakMap<Workspace, InventoryStore>();
 
 /** The inventory store of a workspace (one per workspace object, so that serve keeps its state between requests). */
@@ -425,5 +412,3 @@ export function inventoryStore(ws: Workspace): InventoryStore {
   if (!store) stores.set(ws, (store = new JournalInventoryStore(ws)));
   return store;
 }
-
-export type { IngestState };
