@@ -12,14 +12,17 @@ const HAVE_TMUX = spawnSync('sh', ['-c', 'command -v tmux']).status === 0;
 const SAMPLE = path.join(ROOT, 'samples', 'office-nat.xml');
 const GRAPHS = path.join(ROOT, 'test', 'fixtures', 'graphs.json');
 
-/** A tmux server of its own with one 160x50 pane running a shell; `run` types a command line. */
+/**
+ * A tmux server of its own with one 160x50 pane running a shell; `run` types a command line. The shell is a person's:
+ * without CI, which CI runners set and which turns the spinner and the prompts off (as it should for them).
+ */
 function terminal(t: Tap.Test, env: Record<string, string>) {
   const socket = `nfv-test-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
   const tmux = (...args: string[]) => execFileSync('tmux', ['-L', socket, ...args], { encoding: 'utf8' });
   const exports = Object.entries({ NO_COLOR: '1', ...env })
     .map(([k, v]) => `${k}=${v}`)
     .join(' ');
-  tmux('new-session', '-d', '-x', '160', '-y', '50', `env -u NODE_OPTIONS ${exports} PS1='$ ' sh`);
+  tmux('new-session', '-d', '-x', '160', '-y', '50', `env -u NODE_OPTIONS -u CI ${exports} PS1='$ ' sh`);
   t.teardown(() => void spawnSync('tmux', ['-L', socket, 'kill-server']));
   const screen = () => tmux('capture-pane', '-p', '-J');
   return {
