@@ -8,8 +8,8 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { execute } from '../ops/operation.js';
-import { OPERATIONS } from '../ops/table.js';
+import { invoke } from '../ops/operation.js';
+import { ingestCommand } from '../ops/inventory.js';
 import { Workspace } from '../store/workspace.js';
 import { REPO, SHARED } from './reference.js';
 
@@ -41,14 +41,9 @@ const { dataset, cases } = JSON.parse(readFileSync(file, 'utf8')) as { dataset: 
 const dir = mkdtempSync(path.join(tmpdir(), 'nfv-inventory-'));
 const ws = new Workspace(dir);
 const ingest = async (body: unknown) => {
-  const o = await execute(OPERATIONS, ws, {
-    method: 'POST',
-    target: '/v4/commands',
-    body: JSON.stringify(body),
-    format: 'json',
-  });
-  if (o.error) throw new Error(`ingest failed: ${o.error}`);
-  return o.reply.value as { hash?: string };
+  const o = await invoke(ingestCommand, ws, { body: JSON.stringify(body), format: 'json' });
+  if (!o.ok) throw new Error(`ingest failed: ${o.error}`);
+  return o.reply.value;
 };
 for (const c of dataset.catalogs) await ingest({ command: 'replace catalog', version: 9, payload: c });
 for (const r of dataset.reports) {

@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { decodeDocument } from '../model/codec.js';
 import { NfvError } from '../model/errors.js';
 import { NfvType } from '../model/resources.js';
-import type { NFV } from '../model/types.js';
+
 import { simulate, type SimulateOptions } from '../engine/simulate.js';
 
 export const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -78,7 +78,7 @@ export async function answer(file: string, options: SimulateOptions = {}): Promi
   const started = performance.now();
   const seconds = () => (performance.now() - started) / 1000;
   try {
-    const nfv = decodeDocument<NFV>(NfvType, readFileSync(file, 'utf8'));
+    const nfv = decodeDocument(NfvType, readFileSync(file, 'utf8'));
     const { report } = await simulate(nfv, options);
     return {
       verdict: report.verdict,

@@ -6,7 +6,12 @@ import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { Command } from 'commander';
 import { parseParam } from '../model/ids.js';
-import { UsageError, executeFor, printOutcome, state, writeUserFile } from './context.js';
+import { writeUserFile } from './files.js';
+import { state } from './options.js';
+import { printOutcome, runOperation } from './requests.js';
+import { graphsDraw } from '../ops/network/draw.js';
+import { simulationsDraw } from '../ops/network/simulations.js';
+import { badRequest } from '../model/errors.js';
 import { say, writeData } from './output.js';
 
 const RENDERED: Record<string, string> = { '.svg': 'svg', '.png': 'png', '.pdf': 'pdf' };
@@ -16,11 +21,11 @@ function render(dot: string, file: string): void {
   const format = RENDERED[path.extname(file).toLowerCase()]!;
   const run = spawnSync('dot', [`-T${format}`, '-o', file], { input: dot, encoding: 'utf8' });
   if (run.error && (run.error as NodeJS.ErrnoException).code === 'ENOENT') {
-    throw new UsageError(
+    throw badRequest(
       `-o ${file}: rendering needs Graphviz's dot (apt-get install graphviz); -o FILE.dot writes the DOT instead`,
     );
   }
-  if (run.status !== 0) throw new UsageError(`-o ${file}: dot failed: ${(run.stderr || '').split('\n')[0]}`);
+  if (run.status !== 0) throw badRequest(`-o ${file}: dot failed: ${(run.stderr || '').split('\n')[0]}`);
 }
 
 export function drawCommand(what: 'graphs' | 'simulations'): Command {
@@ -34,13 +39,13 @@ export function drawCommand(what: 'graphs' | 'simulations'): Command {
     .argument(`<${param}>`, what === 'graphs' ? 'graph id' : 'simulation id')
     .option('-o, --output <file>', 'FILE.dot, or FILE.svg / FILE.png / FILE.pdf rendered with Graphviz')
     .action(async (id: string, opts: { output?: string }, self: Command) => {
-      parseParam(param, id);
-      const outcome = await executeFor(self, { method: 'GET', target: `/adp/${what}/${id}/draw` });
-      const dot = outcome.reply.text?.body;
-      if (outcome.error || dot === undefined) {
+      const op = what === 'graphs' ? graphsDraw : simulationsDraw;
+      const outcome = await runOperation(self, op, { params: { [param]: parseParam(param, id) } });
+      if (!outcome.ok) {
         state.exitCode = printOutcome(self, outcome);
         return;
       }
+      const dot = outcome.reply.body;
       if (!opts.output) return writeData(dot);
       if (RENDERED[path.extname(opts.output).toLowerCase()]) render(dot, opts.output);
       else await writeUserFile('-o', opts.output, dot);

@@ -21,7 +21,8 @@ import { propertiesCommand, requirementsCommand } from './commands/requirements.
 import { serveCommand } from './commands/serve.js';
 import { simulateCommand, simulationsCommand } from './commands/simulate.js';
 import { substratesCommand } from './commands/substrates.js';
-import { UsageError, addGlobalOptions, state } from './context.js';
+import { addGlobalOptions, state } from './options.js';
+import { badRequest } from '../model/errors.js';
 import { messages, sayError } from './output.js';
 
 const VERSION = (
@@ -81,7 +82,7 @@ function helpCommand(program: Command): Command {
       let cmd = program;
       for (const word of words) {
         const next = cmd.commands.find((c) => c.name() === word || c.aliases().includes(word));
-        if (!next) throw new UsageError(`help: there is no command '${words.join(' ')}' (nfv --help lists them)`);
+        if (!next) throw badRequest(`help: there is no command '${words.join(' ')}' (nfv --help lists them)`);
         cmd = next;
       }
       cmd.outputHelp();
@@ -124,12 +125,9 @@ export async function run(argv: string[]): Promise<number> {
       // A group called without a subcommand shows its help and is a usage error.
       return EXIT.invalid;
     }
-    if (e instanceof UsageError) {
-      sayError(e.message);
-      return EXIT.invalid;
-    }
     if (e instanceof NfvError) {
-      sayError(`${e.message} (${e.status})`);
+      // A mistake in how the command was called (400) is said as it is; other refusals name their status.
+      sayError(e.status === 400 ? e.message : `${e.message} (${e.status})`);
       return exitCodeFor(e.status);
     }
     if ((e as Error)?.name === 'ExitPromptError') return 130;

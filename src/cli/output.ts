@@ -5,7 +5,7 @@
 import chalk from 'chalk';
 import Table from 'cli-table3';
 import { toJson } from '../model/schema.js';
-import type { Outcome } from '../ops/operation.js';
+import type { Answered } from '../ops/operation.js';
 
 if (process.env.NO_COLOR || !process.stderr.isTTY) chalk.level = 0;
 
@@ -165,21 +165,27 @@ export function tableOf(value: unknown): string {
 }
 
 /** The table form of an outcome's data, from its JSON model form. */
-export function tableOfOutcome(outcome: Outcome): string {
-  const kind = outcome.op?.reply;
-  if (kind && typeof kind === 'object') {
-    const type = kind.envelope;
-    return (outcome.reply.content ?? [])
-      .map((item) => {
-        if (type.item === 'id' || type.item === 'ids') return tableOf(item);
-        const t = type.item;
-        if (type.many) return tableOf({ [t.name]: (item as unknown[]).map((x) => toJson(t, x)) });
-        return tableOf(toJson(t, item));
-      })
-      .join('\n');
+export function tableOfOutcome({ op, reply }: Answered): string {
+  switch (reply.kind) {
+    case 'envelope': {
+      if (typeof op.reply !== 'object') return tableOf(reply.content);
+      const type = op.reply.envelope;
+      return reply.content
+        .map((item) => {
+          if (type.item === 'id' || type.item === 'ids') return tableOf(item);
+          const t = type.item;
+          if (type.many) return tableOf({ [t.name]: (item as unknown[]).map((x) => toJson(t, x)) });
+          return tableOf(toJson(t, item));
+        })
+        .join('\n');
+    }
+    case 'text':
+      return reply.body;
+    case 'json':
+      return tableOf(reply.value);
+    default:
+      return '';
   }
-  if (outcome.reply.text) return outcome.reply.text.body;
-  return tableOf(outcome.reply.value);
 }
 
 export function writeData(text: string): void {

@@ -14,8 +14,7 @@
 import type { AtomicFlow, FlowModel, Requirement } from './flows.js';
 import { conflictCore, solveMaxSat, type Lit, type MaxSatProblem } from './maxsat.js';
 import type { NetNode } from './network.js';
-import { contains, type PacketClass } from './space.js';
-import { ruleBox } from './flows.js';
+import { contains, ruleBox, type PacketClass } from '../model/space.js';
 
 export interface Decisions {
   satisfied: boolean[];

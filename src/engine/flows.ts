@@ -22,7 +22,8 @@ import {
   rewrite,
   type Box,
   type PacketClass,
-} from './space.js';
+  ruleBox,
+} from '../model/space.js';
 
 export type RequirementKind = 'isolation' | 'reachability' | 'complete';
 
@@ -164,20 +165,4 @@ export function computeFlows(net: NetNode[], requirements: Requirement[]): FlowM
     }),
   );
   return { classes, flows };
-}
-
-export function ruleBox(rule: {
-  source: string;
-  destination: string;
-  srcPort?: string;
-  dstPort?: string;
-  protocol?: string;
-}): Box {
-  return boxOf({
-    src: rule.source,
-    dst: rule.destination,
-    srcPort: rule.srcPort,
-    dstPort: rule.dstPort,
-    proto: rule.protocol,
-  });
 }

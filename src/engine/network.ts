@@ -5,7 +5,7 @@
 import { parseAddress } from '../model/address.js';
 import { badRequest, quote } from '../model/errors.js';
 import type { Constraints, Elements, ForwardingPath, Graph, Node, Property } from '../model/types.js';
-import { octetBounds } from './space.js';
+import { octetBounds } from '../model/space.js';
 
 /** Types where traffic starts or stops and never transits (A.2). */
 export const END_HOSTS = new Set(['WEBCLIENT', 'WEBSERVER', 'ENDHOST', 'ENDPOINT', 'MAILCLIENT', 'MAILSERVER']);

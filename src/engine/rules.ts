@@ -18,7 +18,7 @@ import {
   intersect,
   type Box,
   type PacketClass,
-} from './space.js';
+} from '../model/space.js';
 
 const full = (b: Box, d: number) => b[2 * d] === UNIVERSE[2 * d] && b[2 * d + 1] === UNIVERSE[2 * d + 1];
 const single = (b: Box, d: number) => b[2 * d] === b[2 * d + 1];

@@ -134,8 +134,8 @@ export function createServer(ws: Workspace, options: ServerOptions = {}): http.S
     } catch (e) {
       const status = e instanceof NfvError ? e.status : 500;
       outcome = {
+        ok: false,
         status,
-        reply: {},
         error: e instanceof NfvError ? e.message : `internal error: ${(e as Error).message}`,
       };
     }

@@ -581,13 +581,20 @@ export interface Command {
 }
 
 /** What a command answers: its name, whether it applied, and a report's hash. */
-export function outcomeOf(p: Prepared, applied: boolean): Record<string, unknown> {
+/** What a command did: which command, whether it changed the inventory, and a report's hash. */
+export interface CommandOutcome {
+  command: string;
+  applied: boolean;
+  hash?: string;
+}
+
+export function outcomeOf(p: Prepared, applied: boolean): CommandOutcome {
   const command = { catalog: 'replace catalog', report: 'store report', deactivate: 'deactivate node' }[p.kind];
   return p.kind === 'report' ? { command, applied, hash: p.report.hash } : { command, applied };
 }
 
 /** Applies one command to a whole in-memory inventory; answers what happened. */
-export function applyCommand(data: InventoryData, body: unknown, now: number): Record<string, unknown> {
+export function applyCommand(data: InventoryData, body: unknown, now: number): CommandOutcome {
   const p = prepareCommand(body, now);
   const applied = decide(data, factOf(p));
   if (applied) materialise(data, p);

@@ -18,6 +18,7 @@ import {
   emptyInventory,
   factOf,
   outcomeOf,
+  type CommandOutcome,
   prepareCommand,
   type CatalogRecord,
   type Fact,
@@ -27,7 +28,7 @@ import {
 } from './ingest.js';
 
 /** What one command of a batch came to: its answer, or the error that refused it (nothing stored for it). */
-export type CommandResult = { ok: Record<string, unknown> } | { error: NfvError };
+export type CommandResult = { ok: CommandOutcome } | { error: NfvError };
 
 export interface InventoryStore {
   /**

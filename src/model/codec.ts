@@ -6,7 +6,7 @@ import { createRequire } from 'node:module';
 import type * as FastXmlParser from 'fast-xml-parser';
 import { badRequest } from './errors.js';
 import { MAX_DEPTH, MAX_DOCUMENT_BYTES } from './limits.js';
-import { Reporter, decodeValue, toJson, toXmlTree, type Format, type ObjectType } from './schema.js';
+import { Reporter, decodeValue, toJson, toXmlTree, valueOf, type Format, type ObjectType } from './schema.js';
 
 /** Throws a 400 when a parsed JSON value nests deeper than MAX_DEPTH (checked without recursion). */
 export function checkDepth(value: unknown, what: string): void {
@@ -117,7 +117,7 @@ function xmlRoot(tree: Record<string, unknown>): [string, unknown] {
  * Decodes a document of one resource type. An `/adp` response envelope around it is unwrapped, so that what one
  * command prints can be fed to the next.
  */
-export function decodeDocument<T>(type: ObjectType, text: string, format?: Format): T {
+export function decodeDocument<T>(type: ObjectType<T>, text: string, format?: Format): T {
   const fmt = format ?? detectFormat(text);
   if (!fmt) throw badRequest(`expected an XML or JSON ${type.name} document`);
   const report = new Reporter();
@@ -142,11 +142,11 @@ export function decodeDocument<T>(type: ObjectType, text: string, format?: Forma
     value = decodeValue(type, json, 'json', type.name, report);
   }
   report.throwIfFailed();
-  return value as T;
+  return valueOf(type, value);
 }
 
 /** Encodes one resource as a whole document in the given format. */
-export function encodeDocument(type: ObjectType, value: unknown, format: Format): string {
+export function encodeDocument<T>(type: ObjectType<T>, value: T, format: Format): string {
   if (format === 'json') return `${JSON.stringify(toJson(type, value), null, 2)}\n`;
   return buildXml({ [type.xml]: toXmlTree(type, value) });
 }

@@ -5,8 +5,39 @@
 import { quote } from './errors.js';
 import { nameProblem } from './ids.js';
 import { ADDRESS_HINT, PORT_HINT, isAddressPattern, parsePorts } from './address.js';
-import { enumType, type FieldSpec, type ObjectType, type Reporter } from './schema.js';
-import { FUNCTIONAL_TYPES } from './types.js';
+import {
+  enumType,
+  type FieldSpec,
+  type FieldType,
+  type ObjectType,
+  type Reporter,
+  type ValueOfFields,
+} from './schema.js';
+
+/** The functional types of the interface document (XSD functionalTypes). */
+export const FUNCTIONAL_TYPES = [
+  'FIREWALL',
+  'ENDHOST',
+  'ENDPOINT',
+  'ANTISPAM',
+  'CACHE',
+  'DPI',
+  'DPI_S',
+  'MAILCLIENT',
+  'MAILSERVER',
+  'NAT',
+  'VPNACCESS',
+  'VPNEXIT',
+  'WEBCLIENT',
+  'WEBSERVER',
+  'FIELDMODIFIER',
+  'FORWARDER',
+  'LOADBALANCER',
+  'STATEFUL_FIREWALL',
+  'PRIORITY_FIREWALL',
+  'WEB_APPLICATION_FIREWALL',
+  'TRAFFIC_MONITOR',
+] as const;
 
 export const FunctionalTypeEnum = enumType('functional type', FUNCTIONAL_TYPES);
 export const ActionEnum = enumType('action (ALLOW, DENY)', ['ALLOW', 'DENY', 'ALLOW_COND']);
@@ -28,30 +59,20 @@ const AllocationTypeEnum = enumType('allocation constraint type (FORBIDDEN, FORC
   ['FORCED', 'forced'],
 ]);
 
-const obj = (name: string, xml: string, fields: FieldSpec[], check?: ObjectType['check']): ObjectType => ({
-  kind: 'object',
-  name,
-  xml,
-  fields,
-  check,
-});
-const attr = (key: string, type: FieldSpec['type'], more: Partial<FieldSpec> = {}): FieldSpec => ({
-  key,
-  type,
-  attr: true,
-  ...more,
-});
-const elem = (key: string, type: FieldSpec['type'], more: Partial<FieldSpec> = {}): FieldSpec => ({
-  key,
-  type,
-  ...more,
-});
-const list = (key: string, type: FieldSpec['type'], more: Partial<FieldSpec> = {}): FieldSpec => ({
-  key,
-  type,
-  list: true,
-  ...more,
-});
+/** A resource of these fields; its value type is derived from them (`TypeOf`). */
+const obj = <const F extends FieldSpec>(
+  name: string,
+  xml: string,
+  fields: readonly F[],
+  check?: ObjectType['check'],
+): ObjectType<ValueOfFields<F>> => ({ kind: 'object', name, xml, fields, check });
+type More = Omit<Partial<FieldSpec>, 'key' | 'type'>;
+const attr = <const K extends string, T extends FieldType, const M extends More = object>(key: K, type: T, more?: M) =>
+  ({ key, type, attr: true, ...more }) as { key: K; type: T; attr: true } & M;
+const elem = <const K extends string, T extends FieldType, const M extends More = object>(key: K, type: T, more?: M) =>
+  ({ key, type, ...more }) as { key: K; type: T } & M;
+const list = <const K extends string, T extends FieldType, const M extends More = object>(key: K, type: T, more?: M) =>
+  ({ key, type, list: true, ...more }) as { key: K; type: T; list: true } & M;
 const named = (name: string, xml = name) => obj(name, xml, [elem('name', 'string')]);
 
 function checkPorts(v: Record<string, unknown>, report: Reporter, keys: [string, string][]): void {
@@ -91,7 +112,7 @@ export const FirewallType = obj('firewall', 'firewall', [
   attr('defaultAction', ActionEnum),
 ]);
 
-const CONFIGURATION_KINDS: FieldSpec[] = [
+const CONFIGURATION_KINDS = [
   elem('firewall', FirewallType),
   elem(
     'endhost',

@@ -8,23 +8,27 @@ import { badRequest, quote } from './errors.js';
 export type Format = 'xml' | 'json';
 export type ScalarType = 'string' | 'int' | 'long' | 'boolean';
 
-export interface EnumType {
+/** An enumeration; `V` is the union of its JSON constants. */
+export interface EnumType<V extends string = string> {
   kind: 'enum';
   /** Used in messages: `"FIREWAL" is not a functional type`. */
   label: string;
   /** [JSON constant, XML value]; the JSON constant is what the model stores. */
-  values: readonly (readonly [string, string])[];
+  values: readonly (readonly [V, string])[];
 }
 
-export interface ObjectType {
+/** A resource; `T` is the type of its decoded value, derived from the fields by `obj` in `resources.ts`. */
+export interface ObjectType<T = unknown> {
   kind: 'object';
   /** Root name of a JSON document and of validation paths. */
   name: string;
   /** Root element of an XML document. */
   xml: string;
-  fields: FieldSpec[];
+  fields: readonly FieldSpec[];
   /** Checks across fields, run after the fields decoded cleanly. */
   check?: (value: Record<string, unknown>, report: Reporter) => void;
+  /** Never set: carries the value type, so that decoding a schema gives its type and nothing else. */
+  readonly value?: T;
 }
 
 export interface FieldSpec {
@@ -33,19 +37,48 @@ export interface FieldSpec {
   /** XML attribute or element name, when it differs from the key. */
   xml?: string;
   /** Other accepted input spellings. */
-  aliases?: string[];
+  aliases?: readonly string[];
   attr?: boolean;
   list?: boolean;
   required?: boolean;
-  type: ScalarType | EnumType | ObjectType;
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- any object type, whatever its value type
+  type: ScalarType | EnumType | ObjectType<any>;
 }
 
 export type FieldType = FieldSpec['type'];
 
-export const enumType = (label: string, values: readonly (string | readonly [string, string])[]): EnumType => ({
+/** The value a field type decodes to. */
+type ValueOf<T> = T extends 'string'
+  ? string
+  : T extends 'int' | 'long'
+    ? number
+    : T extends 'boolean'
+      ? boolean
+      : T extends EnumType<infer V>
+        ? V
+        : T extends ObjectType<infer O>
+          ? O
+          : never;
+type FieldValue<F extends FieldSpec> = F extends { list: true } ? ValueOf<F['type']>[] : ValueOf<F['type']>;
+type Flatten<T> = { [K in keyof T]: T[K] };
+
+/** The value type of an object with these fields: required fields present, the others optional. */
+export type ValueOfFields<F extends FieldSpec> = Flatten<
+  { [G in F as G extends { required: true } ? G['key'] : never]: FieldValue<G> } & {
+    [G in F as G extends { required: true } ? never : G['key']]?: FieldValue<G>;
+  }
+>;
+
+/** The decoded value type of a resource schema: `TypeOf<typeof NodeType>` is a node. */
+export type TypeOf<O> = O extends ObjectType<infer T> ? T : never;
+
+export const enumType = <const J extends string>(
+  label: string,
+  values: readonly (J | readonly [J, string])[],
+): EnumType<J> => ({
   kind: 'enum',
   label,
-  values: values.map((v) => (typeof v === 'string' ? ([v, v] as const) : v)),
+  values: values.map((v): readonly [J, string] => (typeof v === 'string' ? [v, v] : v)),
 });
 
 export interface Issue {
@@ -165,6 +198,14 @@ export function decodeValue(type: FieldType, raw: unknown, format: Format, path:
   }
   if (!report.failed) type.check?.(out, scoped(report, path));
   return out;
+}
+
+/**
+ * The decoded value of a resource, as its schema's type. The one cast of decoding: `decodeValue` built the value
+ * field by field from this very schema and reported no problem, so it has the type `obj` derived from the fields.
+ */
+export function valueOf<T>(_type: ObjectType<T>, decoded: unknown): T {
+  return decoded as T;
 }
 
 /** A reporter view whose paths are relative to `base`. */

@@ -27,51 +27,114 @@ export interface Input<B = unknown> {
   signal?: AbortSignal;
 }
 
-/** What a handler returns: the data of the answer; the operation's entry says how it is represented. */
-export interface Reply {
+interface ReplyBase {
+  /** A status other than the operation's usual one. */
   status?: number;
-  /** Envelope content items (`/adp`). */
-  content?: unknown[];
-  /** A JSON value (`/fwd`, `/v4`). */
-  value?: unknown;
-  /** Write the JSON value without indentation (large `/v4` answers, as PuppetDB does unless `pretty`). */
-  compact?: boolean;
-  /** A text file (deployment output). */
-  text?: { body: string; filename: string; mediaType: string };
   headers?: Record<string, string>;
+}
+
+/** `/adp` envelope content items. */
+export interface EnvelopeReply<C = unknown> extends ReplyBase {
+  kind: 'envelope';
+  content: C[];
   /** Links beyond self and collection (the stored simulation of a run). */
   links?: Link[];
-  /** Facts for the front ends that are not part of the representation (a simulation's report). */
-  meta?: Record<string, unknown>;
 }
+
+/** A JSON value (`/fwd`, `/v4`). */
+export interface JsonReply<V = unknown> extends ReplyBase {
+  kind: 'json';
+  value: V;
+  /** Written without indentation (large `/v4` answers, as PuppetDB does unless `pretty`). */
+  compact?: boolean;
+}
+
+/** A text file (deployment output, drawings). */
+export interface TextReply extends ReplyBase {
+  kind: 'text';
+  body: string;
+  filename: string;
+  mediaType: string;
+}
+
+/** Done, nothing to show but the status. */
+export interface DoneReply extends ReplyBase {
+  kind: 'done';
+}
+
+/** Nothing to do (a bulk delete of an empty collection): HTTP 304, and the CLI says why and exits 0. */
+export interface NotModifiedReply {
+  kind: 'notModified';
+  message: string;
+}
+
+/** What a handler returns: the data of the answer, one kind per representation. */
+export type Reply = EnvelopeReply | JsonReply | TextReply | DoneReply | NotModifiedReply;
+
+export const envelope = <C>(...content: C[]): EnvelopeReply<C> => ({ kind: 'envelope', content });
+export const json = <V>(value: V, more: Omit<JsonReply, 'kind' | 'value'> = {}): JsonReply<V> => ({
+  kind: 'json',
+  value,
+  ...more,
+});
+export const done = (status?: number): DoneReply => ({ kind: 'done', status });
+export const text = (body: string, filename: string, mediaType: string): TextReply => ({
+  kind: 'text',
+  body,
+  filename,
+  mediaType,
+});
+export const notModified = (message: string): NotModifiedReply => ({ kind: 'notModified', message });
 
 /** How the answer of an operation is represented. */
 export type ReplyKind = { envelope: ContentType } | 'json' | 'text' | 'none';
 
-export interface Operation {
-  /** Name of the operation, `graphs.get`, used by the CLI and the docs. */
+/**
+ * How the operation's failures are written: `envelope`, the envelope of its success with an error (the `/adp`
+ * reads and creates, interface section 7); `document`, an error document in the format asked for (other `/adp`
+ * operations); `json`, a JSON error object (`/fwd`); `puppetdb`, PuppetDB's conventions (`/v4`).
+ */
+export type ErrorFormat = 'envelope' | 'document' | 'json' | 'puppetdb';
+
+/** An operation: where it is, what it takes, how it answers, and its handler. `B` is its body, `R` its reply. */
+export interface Operation<B = unknown, R extends Reply = Reply> {
+  /** Name of the operation, `graphs.get`, used in the docs and by --verbose. */
   name: string;
   method: Method;
   /** Path template, `/adp/graphs/{gid}`. */
   path: string;
   summary: string;
   /** Request body: a resource of the model, raw JSON, or none. */
-  body?: ObjectType | 'json';
+  body?: ObjectType<B> | 'json';
   /** Body formats accepted; default XML and JSON. */
   bodyFormats?: Format[];
   reply: ReplyKind;
   status: number;
-  /** Other statuses the operation answers with, as documented. */
-  errors: number[];
-  handler: (input: Input<any>) => Promise<Reply>;
+  errors: ErrorFormat;
+  // A method, so that the table can hold operations of every body type (parameters are checked bivariantly).
+  handler(input: Input<B>): Promise<R>;
 }
 
-export interface Outcome {
+/** Declares an operation, inferring its body type from its schema and its reply type from its handler. */
+export const operation = <B = unknown, R extends Reply = Reply>(op: Operation<B, R>): Operation<B, R> => op;
+
+/** The result of running an operation: its reply, or its failure. */
+export type Outcome<R extends Reply = Reply> = Answered<R> | Failed;
+
+export interface Answered<R extends Reply = Reply> {
+  ok: true;
+  status: number;
+  op: Operation;
+  reply: R;
+  /** For envelopes: the links of the answer. */
+  links?: Link[];
+}
+
+export interface Failed {
+  ok: false;
   status: number;
   op?: Operation;
-  /** The answer's data, or the failure's message. */
-  reply: Reply;
-  error?: string;
+  error: string;
   /** Set when the error is a list read of an empty collection (the CLI prints an empty list). */
   empty?: string;
   /** For envelopes: the links of the answer. */
@@ -133,6 +196,16 @@ export interface Request {
   signal?: AbortSignal;
 }
 
+/** A call of a known operation (the CLI's): parameters already parsed, the body still text. */
+export interface Call {
+  params?: Record<string, string | number>;
+  query?: URLSearchParams;
+  body?: string;
+  format?: Format;
+  progress?: (phase: string) => void;
+  signal?: AbortSignal;
+}
+
 /** Links of an `/adp` answer: the resource itself and the collection it belongs to. */
 function linksFor(op: Operation, pathname: string): Link[] {
   const title = {
@@ -148,7 +221,12 @@ function linksFor(op: Operation, pathname: string): Link[] {
   return links;
 }
 
-/** Runs one request against the operation table. Never throws: failures become outcomes with a status. */
+/** The path of an operation with its parameters filled in, as a client would have asked for it. */
+export function pathOf(op: Operation, params: Record<string, string | number>): string {
+  return op.path.replace(/\{(\w+)\}/g, (_, name: string) => encodeURIComponent(String(params[name])));
+}
+
+/** Runs one HTTP-style request against the operation table. Never throws: failures become outcomes. */
 export async function execute(table: readonly Operation[], ws: Workspace, request: Request): Promise<Outcome> {
   let op: Operation | undefined;
   let path = '/';
@@ -157,55 +235,81 @@ export async function execute(table: readonly Operation[], ws: Workspace, reques
     path = target.path;
     const found = route(table, request.method.toUpperCase(), target.segments);
     op = found.op;
-    const params = found.params;
-    let body: unknown;
-    let format: Format | undefined;
-    if (op.body) {
-      if (request.body === undefined || request.body.trim() === '') throw badRequest('a request body is required');
-      format = request.format ?? detectFormat(request.body);
-      if (op.bodyFormats && format && !op.bodyFormats.includes(format)) {
-        throw badRequest(`the body must be ${op.bodyFormats.join(' or ').toUpperCase()}`);
-      }
-      body = op.body === 'json' ? parseJson(request.body) : decodeDocument(op.body, request.body, format);
-    }
-    const reply = await op.handler({
-      params,
-      query: target.query,
-      body,
-      format,
-      ws,
-      progress: request.progress,
-      signal: request.signal,
-    });
-    const status = reply.status ?? op.status;
-    return {
-      status,
-      op,
-      reply,
-      links: typeof op.reply === 'object' ? [...linksFor(op, path), ...(reply.links ?? [])] : undefined,
-    };
+    return await run(op, ws, { ...request, params: found.params, query: target.query }, path);
   } catch (e) {
-    const status = e instanceof NfvError ? e.status : 500;
-    const message = e instanceof NfvError ? e.message : `internal error: ${(e as Error)?.message ?? String(e)}`;
-    // Failed /adp reads and creates answer with the envelope kind of their success (interface section 7).
-    const enveloped = op && typeof op.reply === 'object' && (op.method === 'GET' || op.method === 'POST');
-    const empty = e instanceof EmptyCollection ? e.what : undefined;
-    return {
-      status,
-      op,
-      reply: enveloped ? { content: [] } : {},
-      error: message,
-      empty,
-      links: enveloped ? linksFor(op!, path) : undefined,
-    };
+    return failure(e, op, path);
   }
+}
+
+/**
+ * Runs one operation: decodes the body, calls the handler, and turns the answer or the failure into an `Outcome`.
+ * Never throws. `path` is the request's path, for the links of an envelope (default: the operation's, filled in).
+ */
+export async function invoke<B, R extends Reply>(
+  op: Operation<B, R>,
+  ws: Workspace,
+  call: Call = {},
+  path?: string,
+): Promise<Outcome<R>> {
+  const params = call.params ?? Object.create(null);
+  // Seen as an operation of any body: its handler takes what its own schema decodes.
+  const anyBody: Operation<unknown, R> = op;
+  try {
+    return await run(anyBody, ws, { ...call, params, query: call.query ?? new URLSearchParams() }, path);
+  } catch (e) {
+    return failure(e, op, path ?? pathOf(op, params));
+  }
+}
+
+async function run<R extends Reply>(
+  op: Operation<unknown, R>,
+  ws: Workspace,
+  call: Call & { params: Record<string, string | number>; query: URLSearchParams },
+  path = pathOf(op, call.params),
+): Promise<Answered<R>> {
+  const { body, format } = decodeBody(op, call);
+  const reply = await op.handler({
+    params: call.params,
+    query: call.query,
+    body,
+    format,
+    ws,
+    progress: call.progress,
+    signal: call.signal,
+  });
+  const status = reply.kind === 'notModified' ? 304 : (reply.status ?? op.status);
+  const links = reply.kind === 'envelope' ? [...linksFor(op, path), ...(reply.links ?? [])] : undefined;
+  return { ok: true, status, op, reply, links };
+}
+
+/** The request body, decoded by the operation's schema (a body the operation does not take is ignored). */
+function decodeBody(op: Operation<unknown>, call: Call): { body: unknown; format?: Format } {
+  const schema = op.body;
+  if (!schema) return { body: undefined };
+  if (call.body === undefined || call.body.trim() === '') throw badRequest('a request body is required');
+  const format = call.format ?? detectFormat(call.body);
+  if (op.bodyFormats && format && !op.bodyFormats.includes(format)) {
+    throw badRequest(`the body must be ${op.bodyFormats.join(' or ').toUpperCase()}`);
+  }
+  return { body: schema === 'json' ? parseJson(call.body) : decodeDocument(schema, call.body, format), format };
+}
+
+function failure(e: unknown, op: Operation | undefined, path: string): Failed {
+  const status = e instanceof NfvError ? e.status : 500;
+  const message = e instanceof NfvError ? e.message : `internal error: ${(e as Error)?.message ?? String(e)}`;
+  return {
+    ok: false,
+    status,
+    op,
+    error: message,
+    empty: e instanceof EmptyCollection ? e.what : undefined,
+    links: op?.errors === 'envelope' ? linksFor(op, path) : undefined,
+  };
 }
 
 /** The envelope of an outcome, for the renderers. */
 export function envelopeOf(outcome: Outcome): Envelope {
-  return {
-    links: outcome.links ?? [],
-    content: outcome.reply.content ?? [],
-    ...(outcome.error ? { error: { status: outcome.status, message: outcome.error } } : {}),
-  };
+  if (!outcome.ok)
+    return { links: outcome.links ?? [], content: [], error: { status: outcome.status, message: outcome.error } };
+  return { links: outcome.links ?? [], content: outcome.reply.kind === 'envelope' ? outcome.reply.content : [] };
 }

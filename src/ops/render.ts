@@ -4,7 +4,7 @@
  */
 import { encodeEnvelope, encodeError } from '../model/codec.js';
 import type { Format } from '../model/schema.js';
-import { envelopeOf, type Outcome } from './operation.js';
+import { envelopeOf, type Answered, type Failed, type Outcome } from './operation.js';
 
 export interface Rendered {
   status: number;
@@ -15,52 +15,52 @@ export interface Rendered {
 
 export const MEDIA_TYPES: Record<Format, string> = { json: 'application/json', xml: 'application/xml' };
 
-/** /fwd speaks JSON only (interface document), as do JSON replies; /adp answers in XML or JSON. (/v4 errors come first.) */
-const speaksJsonOnly = (outcome: Outcome) => outcome.op?.path.startsWith('/fwd') || outcome.op?.reply === 'json';
-
 export function render(outcome: Outcome, format: Format): Rendered {
-  const { op, reply } = outcome;
+  return outcome.ok ? renderReply(outcome, format) : renderFailure(outcome, format);
+}
+
+function renderReply(outcome: Answered, format: Format): Rendered {
+  const { op, reply, status } = outcome;
+  if (reply.kind === 'notModified') return { status, mediaType: MEDIA_TYPES[format], body: '', headers: {} };
   const headers = { ...(reply.headers ?? {}) };
-  const kind = op?.reply;
-  if (kind !== undefined && typeof kind === 'object' && (!outcome.error || outcome.links)) {
-    return {
-      status: outcome.status,
-      mediaType: MEDIA_TYPES[format],
-      body: encodeEnvelope(envelopeOf(outcome), kind.envelope, format),
-      headers,
-    };
+  switch (reply.kind) {
+    case 'envelope': {
+      if (typeof op.reply !== 'object') throw new Error(`${op.name} answered an envelope it does not declare`);
+      const body = encodeEnvelope(envelopeOf(outcome), op.reply.envelope, format);
+      return { status, mediaType: MEDIA_TYPES[format], body, headers };
+    }
+    case 'json': {
+      const body = `${JSON.stringify(reply.value, null, reply.compact ? undefined : 2)}\n`;
+      return { status, mediaType: MEDIA_TYPES.json, body, headers };
+    }
+    case 'text':
+      headers['Content-Disposition'] = `attachment; filename="${reply.filename}"`;
+      return { status, mediaType: reply.mediaType, body: reply.body, headers };
+    case 'done':
+      return { status, mediaType: MEDIA_TYPES[format], body: '', headers };
   }
-  if (outcome.error && outcome.op?.path.startsWith('/v4')) {
-    // PuppetDB's conventions: a missing parent is a JSON error object, anything else a one-line text.
-    if (outcome.status === 404)
+}
+
+function renderFailure(outcome: Failed, format: Format): Rendered {
+  const { status, error, op } = outcome;
+  switch (op?.errors) {
+    case 'envelope':
+      if (typeof op.reply !== 'object') throw new Error(`${op.name} has envelope errors but no envelope`);
       return {
-        status: 404,
-        mediaType: MEDIA_TYPES.json,
-        body: `${JSON.stringify({ error: outcome.error })}\n`,
-        headers,
+        status,
+        mediaType: MEDIA_TYPES[format],
+        body: encodeEnvelope(envelopeOf(outcome), op.reply.envelope, format),
+        headers: {},
       };
-    return { status: outcome.status, mediaType: 'text/plain', body: `${outcome.error}\n`, headers };
+    case 'puppetdb':
+      // PuppetDB's conventions: a missing parent is a JSON error object, anything else a one-line text.
+      if (status === 404)
+        return { status, mediaType: MEDIA_TYPES.json, body: `${JSON.stringify({ error })}\n`, headers: {} };
+      return { status, mediaType: 'text/plain', body: `${error}\n`, headers: {} };
+    case 'json':
+      return { status, mediaType: MEDIA_TYPES.json, body: encodeError(status, error, 'json'), headers: {} };
+    default:
+      // 'document', and failures before any operation was found (a malformed target, an unknown path).
+      return { status, mediaType: MEDIA_TYPES[format], body: encodeError(status, error, format), headers: {} };
   }
-  if (outcome.error) {
-    const fmt = speaksJsonOnly(outcome) ? 'json' : format;
-    return {
-      status: outcome.status,
-      mediaType: MEDIA_TYPES[fmt],
-      body: encodeError(outcome.status, outcome.error, fmt),
-      headers,
-    };
-  }
-  if (reply.text) {
-    headers['Content-Disposition'] = `attachment; filename="${reply.text.filename}"`;
-    return { status: outcome.status, mediaType: reply.text.mediaType, body: reply.text.body, headers };
-  }
-  if (kind === 'json') {
-    return {
-      status: outcome.status,
-      mediaType: MEDIA_TYPES.json,
-      body: `${JSON.stringify(reply.value, null, reply.compact ? undefined : 2)}\n`,
-      headers,
-    };
-  }
-  return { status: outcome.status, mediaType: MEDIA_TYPES[format], body: '', headers };
 }

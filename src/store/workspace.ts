@@ -25,6 +25,11 @@ export function resolveWorkspaceDir(option?: string): string {
   return path.resolve(option ?? process.env.NFV_WORKSPACE ?? path.join('workspaces', 'default'));
 }
 
+/** What a change returns when it changed nothing: `mutate` then writes nothing and answers `value`. */
+export class Unchanged<R> {
+  constructor(readonly value: R) {}
+}
+
 export interface AreaSpec<T> {
   /** File name without `.json`. */
   name: string;
@@ -232,14 +237,18 @@ export class Workspace {
     return data;
   }
 
-  /** Applies `change` to a fresh copy of the area under both locks and writes it back, or writes nothing if it throws. */
-  async mutate<T, R>(area: AreaSpec<T>, change: (data: T) => R | Promise<R>): Promise<R> {
+  /**
+   * Applies `change` to a fresh copy of the area under both locks and writes it back, or writes nothing if it throws
+   * or returns `Unchanged`.
+   */
+  async mutate<T, R>(area: AreaSpec<T>, change: (data: T) => R | Unchanged<R> | Promise<R | Unchanged<R>>): Promise<R> {
     const file = this.file(area);
     return this.exclusive(file, async (guard) => {
       await this.sweepTemporaries(file);
       const db = new Low<T>(new DurableJsonFile<T>(file, area, guard), area.initial());
       await db.read();
       const result = await change(db.data);
+      if (result instanceof Unchanged) return result.value;
       await db.write();
       this.cache.delete(file);
       return result;

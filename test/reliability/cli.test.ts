@@ -85,7 +85,7 @@ t.test('an empty or dotted id is exit 2 and never a bulk delete', async (t) => {
     for (const id of ['', '.', '..', '1/..', ' 1']) {
       const r = await cli([group, 'delete', id], { workspace: ws });
       t.equal(r.code, 2, `${group} delete ${JSON.stringify(id)}: ${r.stderr.trim()}`);
-      t.match(r.stderr, /^nfv: \w+: .*\(400\)\n$/);
+      t.match(r.stderr, /^nfv: \w+: [^\n]*\n$/, 'one line naming the parameter');
     }
   }
   for (const id of ['', '..']) t.equal((await cli(['fwd', 'nodes', 'delete', id], { workspace: ws })).code, 2);

@@ -4,7 +4,7 @@ import { readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import t from 'tap';
 import { Workspace, resolveWorkspaceDir } from '../../src/store/workspace.js';
-import { ADP_AREA } from '../../src/ops/adp/data.js';
+import { ADP_AREA } from '../../src/store/network.js';
 import { BIN, ROOT, tempDir } from '../helpers.js';
 
 interface Counter {

@@ -1,5 +1,5 @@
 import { Command, type Option } from 'commander';
-import { UsageError } from '../context.js';
+import { badRequest } from '../../model/errors.js';
 import { writeData } from '../output.js';
 
 /** Every command path of the program with its subcommands, options and the choices of its options. */
@@ -106,7 +106,7 @@ export function completionCommand(program: () => Command): Command {
     .action((shell: string) => {
       const make = { bash, zsh, fish }[shell as 'bash' | 'zsh' | 'fish'];
       if (!make || !Object.hasOwn({ bash, zsh, fish }, shell))
-        throw new UsageError(`completion: shell must be bash, zsh or fish, not '${shell.slice(0, 40)}'`);
+        throw badRequest(`completion: shell must be bash, zsh or fish, not '${shell.slice(0, 40)}'`);
       writeData(make(program()));
     });
 }

@@ -1,19 +1,30 @@
+import {
+  deployIpfw,
+  deployIptables,
+  deployOpenVswitch,
+  deployVendorFirewall,
+  fwdConfigurationUpdate,
+  fwdNodesImport,
+  fwdNodesList,
+  fwdNodesCreate,
+  fwdNodesDelete,
+  fwdNodesDeleteAll,
+  fwdNodesGet,
+  fwdNodesUpdate,
+  fwdRulesDelete,
+  fwdRulesGet,
+  fwdRulesUpdate,
+} from '../../ops/firewalls.js';
 import path from 'node:path';
 import { Command, Option } from 'commander';
 import { EXIT } from '../../model/errors.js';
-import { parseCount } from '../../model/ids.js';
-import {
-  UsageError,
-  executeFor,
-  group,
-  makeUserFolder,
-  opCommand,
-  printOutcome,
-  readInput,
-  runRequest,
-  state,
-  writeUserFile,
-} from '../context.js';
+import { parseCount, parseParam } from '../../model/ids.js';
+import { venvironmentGenerateFiles } from '../../ops/network/generate.js';
+import { makeUserFolder, readInput, writeUserFile } from '../files.js';
+import { group, opCommand } from '../op-command.js';
+import { state } from '../options.js';
+import { printOutcome, runOperation } from '../requests.js';
+import { badRequest } from '../../model/errors.js';
 import { say, writeData } from '../output.js';
 
 const list = new Command('list')
@@ -22,70 +33,69 @@ const list = new Command('list')
   .option('--to <id>', 'highest id', '10')
   .action(async (opts: { from: string; to: string }, self: Command) => {
     const [from, to] = [parseCount('--from', opts.from), parseCount('--to', opts.to)];
-    if (from > to) throw new UsageError(`--from ${from} is above --to ${to}`);
+    if (from > to) throw badRequest(`--from ${from} is above --to ${to}`);
     const query = new URLSearchParams({ beforeInclusive: String(from), afterInclusive: String(to) });
-    state.exitCode = await runRequest(self, { method: 'GET', target: `/fwd/nodes?${query}` });
+    state.exitCode = printOutcome(self, await runOperation(self, fwdNodesList, { query }));
   });
 
 const importCommand = new Command('import')
   .description('store every firewall of a stored simulation result; prints the new ids with the node names')
   .requiredOption('--simulation <smid>', 'the stored simulation')
   .action(async (opts: { simulation: string }, self: Command) => {
-    state.exitCode = await runRequest(self, {
-      method: 'POST',
-      target: `/fwd/nodes/import?simulation=${encodeURIComponent(opts.simulation)}`,
-    });
+    const query = new URLSearchParams({ simulation: opts.simulation });
+    state.exitCode = printOutcome(self, await runOperation(self, fwdNodesImport, { query }));
   });
 
 export const fwdCommand = group('fwd', 'firewall nodes and policies kept for deployment', [
   group('nodes', 'firewall nodes', [
     list,
-    opCommand('add', 'fwd.nodes.create'),
-    opCommand('get', 'fwd.nodes.get'),
-    opCommand('update', 'fwd.nodes.update'),
-    opCommand('delete', 'fwd.nodes.delete'),
-    opCommand('delete-all', 'fwd.nodes.deleteAll', {
-      confirm: 'firewall nodes',
-      countAt: `/fwd/nodes?beforeInclusive=0&afterInclusive=${Number.MAX_SAFE_INTEGER}`,
+    opCommand('add', fwdNodesCreate),
+    opCommand('get', fwdNodesGet),
+    opCommand('update', fwdNodesUpdate),
+    opCommand('delete', fwdNodesDelete),
+    opCommand('delete-all', fwdNodesDeleteAll, {
+      bulkDelete: {
+        items: 'firewall nodes',
+        list: fwdNodesList,
+        query: new URLSearchParams({ beforeInclusive: '0', afterInclusive: String(Number.MAX_SAFE_INTEGER) }),
+      },
     }),
   ]),
   importCommand,
-  group('configuration', 'the policy of a firewall node', [opCommand('set', 'fwd.configuration.update')]),
+  group('configuration', 'the policy of a firewall node', [opCommand('set', fwdConfigurationUpdate)]),
   group('rules', 'single rules of a firewall node', [
-    opCommand('get', 'fwd.rules.get'),
-    opCommand('update', 'fwd.rules.update'),
-    opCommand('delete', 'fwd.rules.delete'),
+    opCommand('get', fwdRulesGet),
+    opCommand('update', fwdRulesUpdate),
+    opCommand('delete', fwdRulesDelete),
   ]),
 ]);
 
-const SEGMENTS = {
-  iptables: 'getIptables',
-  ovs: 'getOpenVswitch',
-  ipfw: 'getIpfw',
-  vendor: 'getVendorFirewall',
-} as const;
+const TRANSLATORS = {
+  iptables: deployIptables,
+  ovs: deployOpenVswitch,
+  ipfw: deployIpfw,
+  vendor: deployVendorFirewall,
+};
 
 export const deployCommand = new Command('deploy')
   .description('deployable configuration of a stored firewall node')
   .addArgument(
-    new Command().createArgument('<format>', 'iptables, ovs, ipfw or vendor (FortiOS)').choices(Object.keys(SEGMENTS)),
+    new Command()
+      .createArgument('<format>', 'iptables, ovs, ipfw or vendor (FortiOS)')
+      .choices(Object.keys(TRANSLATORS)),
   )
   .argument('<nid>', 'firewall node id')
   .option('-o, --output <file>', 'write to a file instead of stdout')
-  .action(async (format: keyof typeof SEGMENTS, nid: string, opts: { output?: string }, self: Command) => {
-    const outcome = await executeFor(self, {
-      method: 'GET',
-      target: `/fwd/deploy/${SEGMENTS[format]}/${encodeURIComponent(nid)}`,
-    });
-    const text = outcome.reply.text;
-    if (outcome.error || !text) {
+  .action(async (format: keyof typeof TRANSLATORS, nid: string, opts: { output?: string }, self: Command) => {
+    const outcome = await runOperation(self, TRANSLATORS[format], { params: { nid: parseParam('nid', nid) } });
+    if (!outcome.ok) {
       state.exitCode = printOutcome(self, outcome);
       return;
     }
     if (opts.output) {
-      await writeUserFile('-o', opts.output, text.body);
+      await writeUserFile('-o', opts.output, outcome.reply.body);
       say(`wrote ${opts.output}`);
-    } else writeData(text.body);
+    } else writeData(outcome.reply.body);
   });
 
 export const generateFilesCommand = new Command('generate-files')
@@ -97,13 +107,13 @@ export const generateFilesCommand = new Command('generate-files')
   .requiredOption('-o, --output <dir>', 'folder to write the files to')
   .action(async (file: string | undefined, opts: { type: string; output: string }, self: Command) => {
     const body = await readInput(file);
-    const target = `/adp/venvironment/generateFiles?firewallType=${opts.type === 'all' ? 'ALL' : 'IPTABLES'}`;
-    const outcome = await executeFor(self, { method: 'POST', target, body, format: 'xml' });
-    if (outcome.error) {
+    const query = new URLSearchParams({ firewallType: opts.type === 'all' ? 'ALL' : 'IPTABLES' });
+    const outcome = await runOperation(self, venvironmentGenerateFiles, { query, body, format: 'xml' });
+    if (!outcome.ok) {
       state.exitCode = printOutcome(self, outcome);
       return;
     }
-    const files = (outcome.reply.content![0] as { file: { name: string; content: string }[] }).file;
+    const files = outcome.reply.content.flatMap((c) => c.file ?? []);
     await makeUserFolder('-o', opts.output);
     for (const f of files) {
       await writeUserFile('-o', path.join(opts.output, f.name), f.content);

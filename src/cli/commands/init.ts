@@ -3,7 +3,9 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Command } from 'commander';
 import { resolveWorkspaceDir } from '../../store/workspace.js';
-import { confirmed, globals, makeUserFolder } from '../context.js';
+import { makeUserFolder } from '../files.js';
+import { confirmed } from '../op-command.js';
+import { globals } from '../options.js';
 import { isInteractive, say, writeData } from '../output.js';
 
 const SAMPLES = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'samples');

@@ -1,21 +1,16 @@
 import Table from 'cli-table3';
 import { Command } from 'commander';
-import { execute } from '../../ops/operation.js';
-import { OPERATIONS } from '../../ops/table.js';
+import { ingestBatch, ingestCommand, queryEndpoints, type QueryOperations } from '../../ops/inventory.js';
+import { invoke } from '../../ops/operation.js';
 import { readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { EXIT, NfvError } from '../../model/errors.js';
-import { parseCount } from '../../model/ids.js';
-import {
-  UsageError,
-  executeFor,
-  group,
-  outputFormat,
-  printOutcome,
-  readInput,
-  state,
-  workspaceOf,
-} from '../context.js';
+import { parseCount, parseParam } from '../../model/ids.js';
+import { readInput } from '../files.js';
+import { group } from '../op-command.js';
+import { outputFormat, state, workspaceOf } from '../options.js';
+import { printOutcome, runOperation } from '../requests.js';
+import { badRequest } from '../../model/errors.js';
 import { plainStyle, say, sayError, writeData } from '../output.js';
 
 const VERSIONS = {
@@ -43,7 +38,7 @@ async function* commandLines(paths: string[]): AsyncGenerator<{ where: string; b
       try {
         yield { where, body: JSON.parse(line) };
       } catch (e) {
-        yield { where, body: new UsageError(`not JSON: ${(e as Error).message}`) };
+        yield { where, body: badRequest(`not JSON: ${(e as Error).message}`) };
       }
     }
   }
@@ -60,17 +55,12 @@ async function ingestMany(self: Command, paths: string[]): Promise<number> {
   let bytes = 0;
   const flush = async () => {
     if (!batch.length) return;
-    const good = batch.filter((c) => !(c.body instanceof UsageError));
-    for (const c of batch) if (c.body instanceof UsageError) refusals.push({ where: c.where, message: c.body.message });
-    const outcome = await execute(OPERATIONS, ws, {
-      method: 'POST',
-      target: '/v4/commands/batch',
-      body: JSON.stringify(good.map((c) => c.body)),
-      format: 'json',
-    });
-    if (outcome.error) throw new NfvError(outcome.status, outcome.error);
-    (outcome.reply.value as Record<string, unknown>[]).forEach((r, k) => {
-      if (r.error) refusals.push({ where: good[k]!.where, message: (r.error as { message: string }).message });
+    const good = batch.filter((c) => !(c.body instanceof NfvError));
+    for (const c of batch) if (c.body instanceof NfvError) refusals.push({ where: c.where, message: c.body.message });
+    const outcome = await invoke(ingestBatch, ws, { body: JSON.stringify(good.map((c) => c.body)), format: 'json' });
+    if (!outcome.ok) throw new NfvError(outcome.status, outcome.error);
+    outcome.reply.value.forEach((r, k) => {
+      if ('error' in r) refusals.push({ where: good[k]!.where, message: r.error.message });
       else if (r.applied) totals.applied++;
       else totals.ignored++;
     });
@@ -84,7 +74,7 @@ async function ingestMany(self: Command, paths: string[]): Promise<number> {
   };
   for await (const c of commandLines(paths)) {
     batch.push(c);
-    bytes += c.body instanceof UsageError ? 0 : JSON.stringify(c.body).length;
+    bytes += c.body instanceof NfvError ? 0 : JSON.stringify(c.body).length;
     if (batch.length >= 1000 || bytes > 8 * 1024 * 1024) await flush();
   }
   await flush();
@@ -130,7 +120,7 @@ const ingest = new Command('ingest')
       self.error(`error: the payload is not JSON: ${(e as Error).message}`, { exitCode: 2 });
     }
     const body = JSON.stringify({ command: spec[0], version: spec[1], payload });
-    const outcome = await executeFor(self, { method: 'POST', target: '/v4/commands', body, format: 'json' });
+    const outcome = await runOperation(self, ingestCommand, { body, format: 'json' });
     state.exitCode = printOutcome(self, outcome);
   });
 
@@ -187,7 +177,7 @@ function table(endpoint: string, rows: any[]): string {
 function queryCommand(
   endpoint: string,
   description: string,
-  path: (args: string[]) => string,
+  pick: (args: string[]) => { endpoint: QueryOperations; params?: Record<string, string | number> },
   args: string[] = [],
   counts = false,
 ): Command {
@@ -209,7 +199,7 @@ function queryCommand(
     const self = all.at(-1) as Command;
     const opts = self.opts<QueryOptions>();
     if (opts.limit !== undefined && parseCount('--limit', opts.limit) === 0)
-      throw new UsageError('--limit 0: give at least 1');
+      throw badRequest('--limit 0: give at least 1');
     if (opts.offset !== undefined) parseCount('--offset', opts.offset);
     const values = all.slice(0, args.length).filter((x): x is string => typeof x === 'string');
     const q = new URLSearchParams();
@@ -222,38 +212,48 @@ function queryCommand(
     set('summarize_by', opts.summarizeBy);
     set('count_by', opts.countBy);
     set('counts_filter', opts.countsFilter);
-    const target = `${path(values)}${q.size ? `?${q}` : ''}`;
-    const outcome = await executeFor(self, { method: 'GET', target });
-    if (outcome.error || outputFormat(self) !== 'table') {
+    const picked = pick(values);
+    const outcome = await runOperation(self, picked.endpoint.get, { params: picked.params, query: q });
+    if (!outcome.ok || outputFormat(self) !== 'table') {
       state.exitCode = printOutcome(self, outcome);
-    } else writeData(table(endpoint, outcome.reply.value as any[]));
-    const total = outcome.reply.headers?.['X-Records'];
+    } else writeData(table(endpoint, outcome.reply.value));
+    const total = outcome.ok ? outcome.reply.headers?.['X-Records'] : undefined;
     if (total !== undefined) say(`total: ${total}`);
   });
   return cmd;
 }
 
-const segment = (s: string) => encodeURIComponent(s);
+/** Resources of all types, of one TYPE, or of one TYPE and TITLE. */
+function resourcesOf([type, title]: string[]) {
+  if (type === undefined) return { endpoint: queryEndpoints.resources };
+  if (title === undefined)
+    return { endpoint: queryEndpoints['resources.type'], params: { type: parseParam('type', type) } };
+  const params = { type: parseParam('type', type), title: parseParam('title', title) };
+  return { endpoint: queryEndpoints['resources.title'], params };
+}
 
 export const inventoryCommand = group(
   'inventory',
   'resources and run reports of configuration-managed nodes (PuppetDB v4 queries)',
   [
     ingest,
+    queryCommand('resources', 'resources of active nodes, optionally of one TYPE (and TITLE)', resourcesOf, [
+      'type',
+      'title',
+    ]),
+    queryCommand('reports', 'run reports', () => ({ endpoint: queryEndpoints.reports })),
+    queryCommand('events', 'resource events of the reports', () => ({ endpoint: queryEndpoints.events })),
     queryCommand(
-      'resources',
-      'resources of active nodes, optionally of one TYPE (and TITLE)',
-      ([type, title]) =>
-        ['/v4/resources', ...(type ? [segment(type)] : []), ...(title ? [segment(title)] : [])].join('/'),
-      ['type', 'title'],
+      'event-counts',
+      'event counts per resource, class or node',
+      () => ({ endpoint: queryEndpoints['event-counts'] }),
+      [],
+      true,
     ),
-    queryCommand('reports', 'run reports', () => '/v4/reports'),
-    queryCommand('events', 'resource events of the reports', () => '/v4/events'),
-    queryCommand('event-counts', 'event counts per resource, class or node', () => '/v4/event-counts', [], true),
     queryCommand(
       'aggregate-event-counts',
       'event counts summed over subjects',
-      () => '/v4/aggregate-event-counts',
+      () => ({ endpoint: queryEndpoints['aggregate-event-counts'] }),
       [],
       true,
     ),

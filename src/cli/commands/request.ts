@@ -1,5 +1,7 @@
 import { Command } from 'commander';
-import { readInput, runRequest, state } from '../context.js';
+import { readInput } from '../files.js';
+import { state } from '../options.js';
+import { printOutcome, runRequest } from '../requests.js';
 
 /** Any operation of the table by method and path, as serve mode would answer it. */
 export const requestCommand = new Command('request')
@@ -11,5 +13,5 @@ export const requestCommand = new Command('request')
     let body: string | undefined;
     if (opts.data === '-' || opts.data?.startsWith('@')) body = await readInput(opts.data);
     else body = opts.data;
-    state.exitCode = await runRequest(self, { method, target: path, body }, { bodyOnError: true });
+    state.exitCode = printOutcome(self, await runRequest(self, { method, target: path, body }), { bodyOnError: true });
   });

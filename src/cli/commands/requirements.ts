@@ -1,17 +1,29 @@
-import { group, opCommand } from '../context.js';
+import {
+  propertiesCreate,
+  propertiesDelete,
+  propertiesGet,
+  propertiesUpdate,
+  requirementsCreate,
+  requirementsDelete,
+  requirementsDeleteAll,
+  requirementsGet,
+  requirementsList,
+  requirementsUpdate,
+} from '../../ops/network/requirements.js';
+import { group, opCommand } from '../op-command.js';
 
 export const requirementsCommand = group('requirements', 'requirement sets (isolation and reachability properties)', [
-  opCommand('list', 'requirements.list'),
-  opCommand('create', 'requirements.create'),
-  opCommand('get', 'requirements.get'),
-  opCommand('update', 'requirements.update'),
-  opCommand('delete', 'requirements.delete'),
-  opCommand('delete-all', 'requirements.deleteAll', { confirm: 'requirement sets' }),
+  opCommand('list', requirementsList),
+  opCommand('create', requirementsCreate),
+  opCommand('get', requirementsGet),
+  opCommand('update', requirementsUpdate),
+  opCommand('delete', requirementsDelete),
+  opCommand('delete-all', requirementsDeleteAll, { bulkDelete: { items: 'requirement sets', list: requirementsList } }),
 ]);
 
 export const propertiesCommand = group('properties', 'properties of a requirement set', [
-  opCommand('add', 'properties.create'),
-  opCommand('get', 'properties.get'),
-  opCommand('update', 'properties.update'),
-  opCommand('delete', 'properties.delete'),
+  opCommand('add', propertiesCreate),
+  opCommand('get', propertiesGet),
+  opCommand('update', propertiesUpdate),
+  opCommand('delete', propertiesDelete),
 ]);

@@ -1,7 +1,8 @@
 import { Command, InvalidArgumentError } from 'commander';
-import { stopSolverWorkers, useSolverWorkers } from '../../engine/pool.js';
+import { stopSolverWorkers, useSolverWorkers } from '../../engine/threads/pool.js';
 import { MAX_QUEUED_SOLVES } from '../../model/limits.js';
-import { UsageError, workspaceOf } from '../context.js';
+import { workspaceOf } from '../options.js';
+import { badRequest } from '../../model/errors.js';
 import { say } from '../output.js';
 
 const integer =
@@ -40,7 +41,7 @@ export const serveCommand = new Command('serve')
     const { isLoopback, listen } = await import('../../http/server.js');
     const token = opts.token ?? (process.env.NFV_TOKEN || undefined);
     if (!isLoopback(opts.host) && token === undefined && !opts.insecure) {
-      throw new UsageError(
+      throw badRequest(
         `--host ${opts.host} is reachable from other machines: give --token (or NFV_TOKEN), or --insecure`,
       );
     }
@@ -50,12 +51,11 @@ export const serveCommand = new Command('serve')
       listening = await listen(workspaceOf(self), opts.host, opts.port, { token, log: opts.log ? say : undefined });
     } catch (e) {
       const code = (e as NodeJS.ErrnoException).code;
-      if (code === 'EADDRINUSE')
-        throw new UsageError(`--port ${opts.port}: the port is already in use on ${opts.host}`);
+      if (code === 'EADDRINUSE') throw badRequest(`--port ${opts.port}: the port is already in use on ${opts.host}`);
       if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND' || code === 'EAI_AGAIN')
-        throw new UsageError(`--host ${opts.host}: not an address of this machine`);
+        throw badRequest(`--host ${opts.host}: not an address of this machine`);
       if (code === 'EACCES')
-        throw new UsageError(`--port ${opts.port}: permission denied (ports below 1024 need privileges)`);
+        throw badRequest(`--port ${opts.port}: permission denied (ports below 1024 need privileges)`);
       throw e;
     }
     const { server, url } = listening;

@@ -1,3 +1,14 @@
+import {
+  simulationsByParams,
+  simulationsRun,
+  simulationsDelete,
+  simulationsDiff,
+  simulationsList,
+  simulationsSummary,
+  simulationsDeleteAll,
+  simulationsGet,
+  simulationsReport,
+} from '../../ops/network/simulations.js';
 import path from 'node:path';
 import Table from 'cli-table3';
 import { Command, Option } from 'commander';
@@ -6,22 +17,15 @@ import { EXIT } from '../../model/errors.js';
 import { NfvType } from '../../model/resources.js';
 import type { Report } from '../../engine/simulate.js';
 import { DEFAULT_TIMEOUT_SECONDS, MAX_TIMEOUT_SECONDS } from '../../model/limits.js';
-import type { Outcome } from '../../ops/operation.js';
+
 import { parseParam } from '../../model/ids.js';
-import type { NFV } from '../../model/types.js';
-import {
-  UsageError,
-  executeFor,
-  globals,
-  group,
-  interruptSignal,
-  opCommand,
-  outputFormat,
-  printOutcome,
-  readInput,
-  state,
-  writeUserFile,
-} from '../context.js';
+
+import { readInput, writeUserFile } from '../files.js';
+
+import { group, opCommand } from '../op-command.js';
+import { globals, outputFormat, state } from '../options.js';
+import { printOutcome, runOperation } from '../requests.js';
+import { badRequest } from '../../model/errors.js';
 import { plainStyle, say, writeData } from '../output.js';
 import { drawCommand } from '../draw.js';
 import { simulationSummary } from '../summary.js';
@@ -38,11 +42,8 @@ interface SimulateOptions {
 }
 
 /** One line for stderr: the verdict, what was placed, how long it took; then the requirements that failed. */
-function summarise(report: Report, seconds: number): void {
-  const r = report;
-  say(
-    `${r.verdict}: ${r.satisfied}/${r.properties} requirements hold; ${r.firewalls} firewalls (${r.allocated} placed); ${r.rules} rules; ${seconds.toFixed(2)} s`,
-  );
+function summarise({ report: r, summary }: { report: Report; summary: string }, seconds: number): void {
+  say(`${r.verdict}: ${summary}; ${seconds.toFixed(2)} s`);
   const failed = r.requirements.filter((q) => !q.isSat);
   for (const q of failed.slice(0, 10))
     say(`  not enforceable: #${q.index} ${q.name} ${q.src} -> ${q.dst}: ${q.reason}`);
@@ -61,102 +62,93 @@ export const simulateCommand = new Command('simulate')
   .option('--store', 'also store the inputs and the result in the workspace')
   .option('-o, --output <file>', 'write the result document to FILE (in the input format unless --format says)')
   .action(async (file: string | undefined, opts: SimulateOptions, self: Command) => {
-    if (opts.gid !== undefined && file !== undefined)
-      throw new UsageError(`give a document (${file}) or --gid, not both`);
+    if (opts.gid !== undefined && file !== undefined) throw badRequest(`give a document (${file}) or --gid, not both`);
     if (opts.gid === undefined && (opts.rid !== undefined || opts.sid !== undefined)) {
-      throw new UsageError(
-        `${opts.rid !== undefined ? '--rid' : '--sid'} goes with --gid (the stored graph to simulate)`,
-      );
+      throw badRequest(`${opts.rid !== undefined ? '--rid' : '--sid'} goes with --gid (the stored graph to simulate)`);
     }
     const query = new URLSearchParams({ algorithm: opts.algorithm, timeout: opts.timeout });
     for (const f of opts.fid) query.append('fid', f);
     const started = performance.now();
-    // Loaded here, not at start-up: only simulate spins. discardStdin off: ora's raw-mode stdin never resumes a
-    // stream that was not read yet, so Ctrl-C was swallowed.
-    const { default: ora } = await import('ora');
-    const spinner = ora({
-      text: 'reading',
-      isSilent: !process.stderr.isTTY,
-      stream: process.stderr,
-      discardStdin: false,
-    });
-    let phase = 'reading';
-    const show = () => {
-      spinner.text = `${phase} (${((performance.now() - started) / 1000).toFixed(1)} s)`;
-    };
-    const progress = (next: string) => {
-      phase = next;
-      show();
-    };
-    // The elapsed time keeps counting while Z3 works, between phase changes.
-    const ticker = process.stderr.isTTY ? setInterval(show, 100) : undefined;
-    const signal = interruptSignal();
-    let outcome: Outcome;
-    let inputFormat: 'xml' | 'json' | undefined;
-    spinner.start();
-    try {
-      if (opts.gid !== undefined) {
-        for (const k of ['gid', 'rid', 'sid'] as const) if (opts[k] !== undefined) query.set(k, opts[k]!);
-        outcome = await executeFor(self, {
-          method: 'POST',
-          target: `/adp/simulations/byParams?${query}`,
-          progress,
-          signal,
-        });
-      } else {
-        const body = await readInput(file);
-        inputFormat = globals(self).in ?? detectFormat(body);
-        query.set('store', opts.store ? 'true' : 'false');
-        if (file && file !== '-') query.set('origin', path.basename(file).slice(0, 200));
-        outcome = await executeFor(self, {
-          method: 'POST',
-          target: `/adp/simulations?${query}`,
-          body,
-          format: inputFormat,
-          progress,
-          signal,
-        });
-      }
-    } finally {
-      clearInterval(ticker);
-      spinner.stop();
+    const seconds = () => (performance.now() - started) / 1000;
+    if (opts.gid !== undefined) {
+      for (const k of ['gid', 'rid', 'sid'] as const) if (opts[k] !== undefined) query.set(k, opts[k]!);
+      const outcome = await spinning(started, (progress) =>
+        runOperation(self, simulationsByParams, { query, progress }),
+      );
+      state.exitCode = printOutcome(self, outcome);
+      if (!outcome.ok) return;
+      summarise(outcome.reply, seconds());
+      state.exitCode = outcome.reply.report.verdict === 'SAT' ? EXIT.ok : EXIT.unsatisfied;
+      return;
     }
-    const report = outcome.reply.meta?.report as Report | undefined;
-    if (outcome.error || !report) {
+    const body = await readInput(file);
+    const inputFormat = globals(self).in ?? detectFormat(body);
+    query.set('store', opts.store ? 'true' : 'false');
+    if (file && file !== '-') query.set('origin', path.basename(file).slice(0, 200));
+    const outcome = await spinning(started, (progress) =>
+      runOperation(self, simulationsRun, { query, body, format: inputFormat, progress }),
+    );
+    if (!outcome.ok) {
       state.exitCode = printOutcome(self, outcome);
       return;
     }
-    const seconds = (performance.now() - started) / 1000;
-    if (opts.gid !== undefined) {
-      printOutcome(self, outcome);
-      summarise(report, seconds);
-    } else {
-      // A person gets the summary; a pipe, --format xml|json or -o FILE gets the result document.
-      const nfv = outcome.reply.content![0] as NFV;
-      const format = globals(self).format ?? (process.stdout.isTTY ? 'table' : (inputFormat ?? 'json'));
-      const documentFormat = format === 'table' ? (inputFormat ?? 'xml') : format;
-      if (opts.output) await writeUserFile('-o', opts.output, encodeDocument(NfvType, nfv, documentFormat));
-      if (format === 'table') writeData(`${simulationSummary(nfv, report)}\n(${seconds.toFixed(2)} s)`);
-      else {
-        if (!opts.output) writeData(encodeDocument(NfvType, nfv, format));
-        summarise(report, seconds);
-      }
-      const stored = outcome.reply.links?.find((l) => l.rel === 'simulation');
-      if (stored) say(`stored as ${stored.href}`);
+    const { report } = outcome.reply;
+    // A person gets the summary; a pipe, --format xml|json or -o FILE gets the result document.
+    const nfv = outcome.reply.content[0]!;
+    const format = globals(self).format ?? (process.stdout.isTTY ? 'table' : (inputFormat ?? 'json'));
+    const documentFormat = format === 'table' ? (inputFormat ?? 'xml') : format;
+    if (opts.output) await writeUserFile('-o', opts.output, encodeDocument(NfvType, nfv, documentFormat));
+    if (format === 'table') writeData(`${simulationSummary(nfv, report)}\n(${seconds().toFixed(2)} s)`);
+    else {
+      if (!opts.output) writeData(encodeDocument(NfvType, nfv, format));
+      summarise(outcome.reply, seconds());
     }
+    const stored = outcome.reply.links?.find((l) => l.rel === 'simulation');
+    if (stored) say(`stored as ${stored.href}`);
     state.exitCode = report.verdict === 'SAT' ? EXIT.ok : EXIT.unsatisfied;
   });
+
+/**
+ * Runs `work` under a spinner on a terminal that says the phase and the seconds so far; the elapsed time keeps
+ * counting while Z3 works, between phase changes.
+ */
+async function spinning<T>(started: number, work: (progress: (phase: string) => void) => Promise<T>): Promise<T> {
+  // Loaded here, not at start-up: only simulate spins. discardStdin off: ora's raw-mode stdin never resumes a
+  // stream that was not read yet, so Ctrl-C was swallowed.
+  const { default: ora } = await import('ora');
+  const spinner = ora({
+    text: 'reading',
+    isSilent: !process.stderr.isTTY,
+    stream: process.stderr,
+    discardStdin: false,
+  });
+  let phase = 'reading';
+  const show = () => {
+    spinner.text = `${phase} (${((performance.now() - started) / 1000).toFixed(1)} s)`;
+  };
+  const ticker = process.stderr.isTTY ? setInterval(show, 100) : undefined;
+  spinner.start();
+  try {
+    return await work((next) => {
+      phase = next;
+      show();
+    });
+  } finally {
+    clearInterval(ticker);
+    spinner.stop();
+  }
+}
 
 /** `simulations list`: one line per stored result, a table for a person, the JSON list when piped. */
 const listCommand = new Command('list')
   .description('stored simulation results: id, verdict, requirements held, firewalls, rules, how and when')
   .action(async (_opts: unknown, self: Command) => {
-    const outcome = await executeFor(self, { method: 'GET', target: '/adp/simulations/summary' });
-    const rows = outcome.reply.value as Record<string, unknown>[] | undefined;
-    if (outcome.error || !rows || outputFormat(self) !== 'table') {
+    const outcome = await runOperation(self, simulationsSummary);
+    if (!outcome.ok || outputFormat(self) !== 'table') {
       state.exitCode = printOutcome(self, outcome);
       return;
     }
+    const rows = outcome.reply.value;
     if (rows.length === 0) return writeData('no simulations');
     const table = new Table({
       head: ['id', 'verdict', 'held', 'firewalls', 'rules', 'algorithm', 'seconds', 'created', 'origin'],
@@ -180,14 +172,6 @@ const listCommand = new Command('list')
     writeData(table.toString());
   });
 
-interface Diff {
-  from: number;
-  to: number;
-  requirements: { requirement: string; from: boolean | null; to: boolean | null }[];
-  firewalls: { added: string[]; removed: string[] };
-  rules: { firewall: string; added: string[]; removed: string[] }[];
-}
-
 const held = (v: boolean | null) => (v === null ? '(absent)' : v ? 'holds' : 'cannot hold');
 
 /** `simulations diff A B`: what changed, as tables for a person, as JSON when piped. */
@@ -196,14 +180,13 @@ const diffCommand = new Command('diff')
   .argument('<smid>', 'the earlier simulation id')
   .argument('<other>', 'the later simulation id')
   .action(async (a: string, b: string, _opts: unknown, self: Command) => {
-    parseParam('smid', a);
-    parseParam('other', b);
-    const outcome = await executeFor(self, { method: 'GET', target: `/adp/simulations/${a}/diff/${b}` });
-    if (outcome.error || outputFormat(self) !== 'table') {
+    const params = { smid: parseParam('smid', a), other: parseParam('other', b) };
+    const outcome = await runOperation(self, simulationsDiff, { params });
+    if (!outcome.ok || outputFormat(self) !== 'table') {
       state.exitCode = printOutcome(self, outcome);
       return;
     }
-    const d = outcome.reply.value as Diff;
+    const d = outcome.reply.value;
     const out = [`simulation ${d.from} -> ${d.to}`];
     if (!d.requirements.length && !d.firewalls.added.length && !d.firewalls.removed.length && !d.rules.length)
       out.push('no change');
@@ -228,8 +211,8 @@ export const simulationsCommand = group('simulations', 'stored simulation result
   listCommand,
   diffCommand,
   drawCommand('simulations'),
-  opCommand('get', 'simulations.get'),
-  opCommand('report', 'simulations.report'),
-  opCommand('delete', 'simulations.delete'),
-  opCommand('delete-all', 'simulations.deleteAll', { confirm: 'simulation results' }),
+  opCommand('get', simulationsGet),
+  opCommand('report', simulationsReport),
+  opCommand('delete', simulationsDelete),
+  opCommand('delete-all', simulationsDeleteAll, { bulkDelete: { items: 'simulation results', list: simulationsList } }),
 ]);

@@ -1,22 +1,40 @@
-import { group, opCommand } from '../context.js';
+import {
+  connectionsCreate,
+  connectionsDeleteAll,
+  connectionsList,
+  connectionsReplace,
+  hostsCreate,
+  hostsDelete,
+  hostsDeleteAll,
+  hostsGet,
+  hostsList,
+  hostsUpdate,
+  substratesCreate,
+  substratesDelete,
+  substratesDeleteAll,
+  substratesList,
+} from '../../ops/network/substrates.js';
+import { group, opCommand } from '../op-command.js';
 
 export const substratesCommand = group('substrates', 'substrates: hosts and the connections between them', [
-  opCommand('list', 'substrates.list'),
-  opCommand('create', 'substrates.create'),
-  opCommand('delete', 'substrates.delete'),
-  opCommand('delete-all', 'substrates.deleteAll', { confirm: 'substrates' }),
+  opCommand('list', substratesList),
+  opCommand('create', substratesCreate),
+  opCommand('delete', substratesDelete),
+  opCommand('delete-all', substratesDeleteAll, { bulkDelete: { items: 'substrates', list: substratesList } }),
   group('hosts', 'hosts of a substrate', [
-    opCommand('list', 'hosts.list'),
-    opCommand('add', 'hosts.create'),
-    opCommand('get', 'hosts.get'),
-    opCommand('update', 'hosts.update'),
-    opCommand('delete', 'hosts.delete'),
-    opCommand('delete-all', 'hosts.deleteAll', { confirm: 'hosts of the substrate' }),
+    opCommand('list', hostsList),
+    opCommand('add', hostsCreate),
+    opCommand('get', hostsGet),
+    opCommand('update', hostsUpdate),
+    opCommand('delete', hostsDelete),
+    opCommand('delete-all', hostsDeleteAll, { bulkDelete: { items: 'hosts of the substrate', list: hostsList } }),
   ]),
   group('connections', 'connections between the hosts of a substrate', [
-    opCommand('list', 'connections.list'),
-    opCommand('set', 'connections.replace'),
-    opCommand('add', 'connections.create'),
-    opCommand('delete-all', 'connections.deleteAll', { confirm: 'connections of the substrate' }),
+    opCommand('list', connectionsList),
+    opCommand('set', connectionsReplace),
+    opCommand('add', connectionsCreate),
+    opCommand('delete-all', connectionsDeleteAll, {
+      bulkDelete: { items: 'connections of the substrate', list: connectionsList },
+    }),
   ]),
 ]);

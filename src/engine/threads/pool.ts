@@ -6,10 +6,10 @@
  * that crashes (a wasm trap, an abort inside Z3) is replaced and its job tried once more in the fresh worker.
  */
 import { Worker } from 'node:worker_threads';
-import { NfvError, interrupted } from '../model/errors.js';
-import { MAX_QUEUED_SOLVES } from '../model/limits.js';
-import type { NFV } from '../model/types.js';
-import type { SimulateOptions, SimulationResult } from './simulate.js';
+import { NfvError, interrupted } from '../../model/errors.js';
+import { MAX_QUEUED_SOLVES } from '../../model/limits.js';
+import type { NFV } from '../../model/types.js';
+import type { SimulateOptions, SimulationResult } from '../simulate.js';
 
 interface Job {
   id: number;

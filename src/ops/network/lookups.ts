@@ -1,95 +1,11 @@
 /**
- * The `/adp` area of the workspace (`adp.json`) and the lookups and reference rules the handlers share.
+ * The lookups and reference rules the `/adp` handlers share, over the network area of the workspace.
  */
-import { NfvError, failedDependency, notFound } from '../../model/errors.js';
-import type { Connection, Constraints, Graph, Host, Node, PropertyDefinition } from '../../model/types.js';
-import { IdLedger, array, id, object } from '../../store/shape.js';
-import type { AreaSpec, Workspace } from '../../store/workspace.js';
-
-export interface Substrate {
-  id: number;
-  hosts: Host[];
-  connections: Connection[];
-}
-
-export interface SimulationRecord {
-  id: number;
-  /** The stored result NFV (JSON model form). */
-  result: unknown;
-  /** The non-enforceability report and the solve summary. */
-  report: unknown;
-  /** Where the inputs came from: the workspace resources it created or was given. */
-  source: { gids: number[]; rid?: number; sid?: number };
-  /** How it was run (absent in results stored by nfv 0.1). */
-  run?: SimulationRun;
-}
-
-export interface SimulationRun {
-  algorithm: string;
-  /** Solving time, seconds. */
-  seconds: number;
-  /** When it was stored, ISO 8601. */
-  created: string;
-  /** What the client named its input (the CLI: the file name), when it did. */
-  origin?: string;
-}
-
-export interface AdpData {
-  /** Last id given out per kind; ids are never reused. */
-  counters: Record<string, number>;
-  graphs: Graph[];
-  constraints: { graph: number; constraints: Constraints }[];
-  requirementSets: PropertyDefinition[];
-  substrates: Substrate[];
-  simulations: SimulationRecord[];
-}
-
-/** Checks the structure of `adp.json`: every list present, ids unique per kind and not above their counters. */
-function decodeAdp(raw: unknown): AdpData {
-  const d = object(raw, 'the file');
-  const ids = new IdLedger();
-  array(d.graphs, 'graphs').forEach((g, i) => {
-    const graph = object(g, `graphs[${i}]`);
-    ids.add('graph', graph.id, `graphs[${i}]`);
-    array(graph.node, `graphs[${i}].node`).forEach((n, j) => {
-      const w = `graphs[${i}].node[${j}]`;
-      const node = object(n, w);
-      ids.add('node', node.id, w);
-      array(node.neighbour ?? [], `${w}.neighbour`).forEach((nb, k) =>
-        ids.add('neighbour', object(nb, `${w}.neighbour[${k}]`).id, `${w}.neighbour[${k}]`),
-      );
-      if (node.configuration !== undefined)
-        ids.add('configuration', object(node.configuration, `${w}.configuration`).id, `${w}.configuration`);
-    });
-  });
-  array(d.constraints, 'constraints').forEach((c, i) =>
-    id(object(c, `constraints[${i}]`).graph, `constraints[${i}].graph`),
-  );
-  array(d.requirementSets, 'requirementSets').forEach((r, i) => {
-    const set = object(r, `requirementSets[${i}]`);
-    ids.add('requirementSet', set.id, `requirementSets[${i}]`);
-    array(set.property, `requirementSets[${i}].property`).forEach((p, j) =>
-      ids.add('property', object(p, `requirementSets[${i}].property[${j}]`).id, `requirementSets[${i}].property[${j}]`),
-    );
-  });
-  array(d.substrates, 'substrates').forEach((s, i) => {
-    const substrate = object(s, `substrates[${i}]`);
-    ids.add('substrate', substrate.id, `substrates[${i}]`);
-    array(substrate.hosts, `substrates[${i}].hosts`);
-    array(substrate.connections, `substrates[${i}].connections`);
-  });
-  array(d.simulations, 'simulations').forEach((s, i) =>
-    ids.add('simulation', object(s, `simulations[${i}]`).id, `simulations[${i}]`),
-  );
-  ids.check(d.counters);
-  return d as unknown as AdpData;
-}
-
-export const ADP_AREA: AreaSpec<AdpData> = {
-  name: 'adp',
-  initial: () => ({ counters: {}, graphs: [], constraints: [], requirementSets: [], substrates: [], simulations: [] }),
-  decode: decodeAdp,
-};
+import { failedDependency, notFound } from '../../model/errors.js';
+import type { Graph, Host, Node, PropertyDefinition } from '../../model/types.js';
+import { ADP_AREA, type AdpData, type Substrate } from '../../store/network.js';
+import { Unchanged, type Workspace } from '../../store/workspace.js';
+import { done, notModified, type DoneReply, type NotModifiedReply } from '../operation.js';
 
 export function nextId(data: AdpData, kind: string): number {
   data.counters[kind] = (data.counters[kind] ?? 0) + 1;
@@ -201,10 +117,14 @@ export const describeRefs = (refs: string[]) =>
   `${refs.slice(0, 3).join(', ')}${refs.length > 3 ? ` and ${refs.length - 3} more` : ''}`;
 
 /** Bulk delete of a whole collection: 304 when there is nothing to delete (interface section 7). */
-export function clearCollection(ws: Workspace, key: 'requirementSets' | 'substrates' | 'simulations', label: string) {
-  return ws.mutate(ADP_AREA, (data) => {
-    if (data[key].length === 0) throw new NfvError(304, `there are no ${label} to delete`);
+export function clearCollection(
+  ws: Workspace,
+  key: 'requirementSets' | 'substrates' | 'simulations',
+  label: string,
+): Promise<DoneReply | NotModifiedReply> {
+  return ws.mutate<AdpData, DoneReply | NotModifiedReply>(ADP_AREA, (data) => {
+    if (data[key].length === 0) return new Unchanged(notModified(`there are no ${label} to delete`));
     data[key] = [];
-    return {};
+    return done();
   });
 }

@@ -1,6 +1,6 @@
 /** Packet-space arithmetic and rule synthesis. */
 import t from 'tap';
-import { Partition, boxOf, contains, intersect, subtract } from '../../src/engine/space.js';
+import { Partition, boxOf, contains, intersect, subtract } from '../../src/model/space.js';
 import { synthesiseRules } from '../../src/engine/rules.js';
 
 t.test('boxes intersect and subtract exactly', async (t) => {

@@ -4,7 +4,7 @@
  * and protocol. Address patterns with -1 octets, port ranges and protocol sets are all boxes, so intersections of
  * partially overlapping ranges or crossing wildcards are exact (engine.md A.2).
  */
-import { parseAddress, parsePorts, type PortRange } from '../model/address.js';
+import { parseAddress, parsePorts, type PortRange } from './address.js';
 
 /** [lo0, hi0, lo1, hi1, ...] over the dimensions below. */
 export type Box = readonly number[];
@@ -168,4 +168,21 @@ export class Partition {
     }
     return [...byMembers.values()];
   }
+}
+
+/** The packets a firewall rule matches. */
+export function ruleBox(rule: {
+  source: string;
+  destination: string;
+  srcPort?: string;
+  dstPort?: string;
+  protocol?: string;
+}): Box {
+  return boxOf({
+    src: rule.source,
+    dst: rule.destination,
+    srcPort: rule.srcPort,
+    dstPort: rule.dstPort,
+    proto: rule.protocol,
+  });
 }

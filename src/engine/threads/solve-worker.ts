@@ -8,9 +8,9 @@
  */
 import { existsSync, writeFileSync } from 'node:fs';
 import { parentPort } from 'node:worker_threads';
-import { NfvError } from '../model/errors.js';
-import type { NFV } from '../model/types.js';
-import { simulate, type SimulateOptions } from './simulate.js';
+import { NfvError } from '../../model/errors.js';
+import type { NFV } from '../../model/types.js';
+import { simulate, type SimulateOptions } from '../simulate.js';
 
 async function injectedFault(): Promise<void> {
   const spec = process.env.NFV_SOLVER_FAULT;

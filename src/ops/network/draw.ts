@@ -5,8 +5,9 @@
  */
 import type { Report } from '../../engine/simulate.js';
 import type { Graph, Node } from '../../model/types.js';
-import { ADP_AREA, findGraph } from './data.js';
-import type { Operation } from '../operation.js';
+import { findGraph } from './lookups.js';
+import { ADP_AREA } from '../../store/network.js';
+import { operation, text } from '../operation.js';
 
 /** A DOT string literal. */
 const q = (text: string) => `"${text.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`;
@@ -78,22 +79,20 @@ export function dotOf(p: Picture): string {
 }
 
 /** The answer of a draw operation: DOT text with a file name. */
-export const dotReply = (body: string, name: string) => ({
-  text: { body, filename: `${name}.dot`, mediaType: 'text/vnd.graphviz; charset=utf-8' },
+export const dotReply = (body: string, name: string) => text(body, `${name}.dot`, 'text/vnd.graphviz; charset=utf-8');
+
+export const graphsDraw = operation({
+  name: 'graphs.draw',
+  method: 'GET',
+  path: '/adp/graphs/{gid}/draw',
+  summary: 'A picture of a graph, as Graphviz DOT (our addition)',
+  reply: 'text',
+  status: 200,
+  errors: 'document',
+  handler: async (i) => {
+    const graph = findGraph(await i.ws.read(ADP_AREA), i.params.gid as number);
+    return dotReply(dotOf({ title: `graph ${graph.id}`, graph }), `graph-${graph.id}`);
+  },
 });
 
-export const drawOperations: Operation[] = [
-  {
-    name: 'graphs.draw',
-    method: 'GET',
-    path: '/adp/graphs/{gid}/draw',
-    summary: 'A picture of a graph, as Graphviz DOT (our addition)',
-    reply: 'text',
-    status: 200,
-    errors: [404, 400],
-    handler: async (i) => {
-      const graph = findGraph(await i.ws.read(ADP_AREA), i.params.gid as number);
-      return dotReply(dotOf({ title: `graph ${graph.id}`, graph }), `graph-${graph.id}`);
-    },
-  },
-];
+export const drawOperations = [graphsDraw];

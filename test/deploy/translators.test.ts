@@ -3,17 +3,13 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import t from 'tap';
-import {
-  deployFile,
-  fortios,
-  ipfw,
-  iptables,
-  normalisedRules,
-  openVswitch,
-  portMasks,
-} from '../../src/engine/deploy.js';
-import { ruleBox } from '../../src/engine/flows.js';
-import { contains } from '../../src/engine/space.js';
+import { fortios } from '../../src/deploy/fortios.js';
+import { deployFile } from '../../src/deploy/index.js';
+import { ipfw } from '../../src/deploy/ipfw.js';
+import { iptables } from '../../src/deploy/iptables.js';
+import { openVswitch, portMasks } from '../../src/deploy/openvswitch.js';
+import { normalisedRules } from '../../src/deploy/rules.js';
+import { contains, ruleBox } from '../../src/model/space.js';
 import type { Elements, Node } from '../../src/model/types.js';
 import { tempDir } from '../helpers.js';
 

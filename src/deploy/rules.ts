@@ -1,0 +1,119 @@
+/**
+ * What every deployment format shares: a firewall node's rules normalised once, and how boxes read as addresses,
+ * protocols and port ranges.
+ *
+ * Every format gets the same first-match rule list, normalised once: documented defaults filled in (action DENY,
+ * protocol ANY, ports *, directional false), `directional` rules followed by their reverse, and protocol OTHER
+ * compiled away, because no format but iptables can say "neither TCP nor UDP": an OTHER rule becomes, before it,
+ * the TCP and UDP part of what the later rules (and the default) decide for its addresses, then an all-protocols
+ * rule. Rules keep their list order; formats with priorities or rule numbers number them in that order.
+ * Addresses with trailing -1 octets become CIDR prefixes; a -1 before a fixed octet becomes an address with a
+ * non-contiguous mask (iptables, Open vSwitch, ipfw, FortiOS wildcard addresses all take one).
+ */
+import { badRequest } from '../model/errors.js';
+import type { Elements, Node } from '../model/types.js';
+import { DPORT, DST, PROTO, SPORT, SRC, UNIVERSE, intersect, ruleBox, type Box } from '../model/space.js';
+
+export interface Rule {
+  allow: boolean;
+  box: Box;
+}
+
+export const TCP = 0;
+export const UDP = 1;
+export const OTHER = 2;
+
+export const isFull = (b: Box, d: number) => b[2 * d] === UNIVERSE[2 * d] && b[2 * d + 1] === UNIVERSE[2 * d + 1];
+export const withDim = (b: Box, d: number, lo: number, hi: number): Box => {
+  const out = [...b];
+  out[2 * d] = lo;
+  out[2 * d + 1] = hi;
+  return out;
+};
+export const anyPorts = (b: Box) => withDim(withDim(b, SPORT, 0, 65535), DPORT, 0, 65535);
+
+function reversed(b: Box): Box {
+  const out = [...b];
+  for (let k = 0; k < 8; k++) {
+    out[2 * SRC + k] = b[2 * DST + k]!;
+    out[2 * DST + k] = b[2 * SRC + k]!;
+  }
+  for (const [x, y] of [
+    [SPORT, DPORT],
+    [DPORT, SPORT],
+  ] as const) {
+    out[2 * x] = b[2 * y]!;
+    out[2 * x + 1] = b[2 * y + 1]!;
+  }
+  return out;
+}
+
+/** The node's rules as boxes in first-match order, with defaults, reverse rules and no OTHER protocol. */
+export function normalisedRules(node: Node): { rules: Rule[]; defaultAllow: boolean } {
+  const fw = node.configuration?.firewall;
+  if (node.functionalType !== 'FIREWALL' || !fw)
+    throw badRequest(`node ${node.name} is not a firewall with a configuration`);
+  const defaultAllow = fw.defaultAction === 'ALLOW';
+  const listed: Rule[] = [];
+  (fw.elements ?? []).forEach((e: Elements, k) => {
+    if (e.action === 'ALLOW_COND') throw badRequest(`rule ${e.id ?? k + 1}: action ALLOW_COND cannot be deployed`);
+    let box = ruleBox(e);
+    // Ports mean nothing to protocols other than TCP and UDP.
+    if (box[2 * PROTO] === OTHER) box = anyPorts(box);
+    const allow = e.action === 'ALLOW';
+    listed.push({ allow, box });
+    if (e.directional === true) listed.push({ allow, box: reversed(box) });
+  });
+  const rules: Rule[] = [];
+  listed.forEach((r, k) => {
+    if (r.box[2 * PROTO] !== OTHER) return rules.push(r);
+    for (const proto of [TCP, UDP]) {
+      const scope = withDim(r.box, PROTO, proto, proto);
+      for (const later of listed.slice(k + 1)) {
+        const part = intersect(later.box, scope);
+        if (part) rules.push({ allow: later.allow, box: part });
+      }
+      rules.push({ allow: defaultAllow, box: scope });
+    }
+    rules.push({ allow: r.allow, box: withDim(r.box, PROTO, 0, 2) });
+  });
+  return { rules, defaultAllow };
+}
+
+/** Splits rules with ports over all protocols into a TCP and a UDP rule (ports need one of them). */
+export function perProtocol(rules: Rule[]): Rule[] {
+  return rules.flatMap((r) => {
+    const ported = !isFull(r.box, SPORT) || !isFull(r.box, DPORT);
+    if (r.box[2 * PROTO] === 0 && r.box[2 * PROTO + 1] === 2 && ported) {
+      return [TCP, UDP].map((p) => ({ allow: r.allow, box: withDim(r.box, PROTO, p, p) }));
+    }
+    return [r];
+  });
+}
+
+export interface Address {
+  any: boolean;
+  ip: string;
+  /** Prefix length, or undefined when the mask is not contiguous. */
+  prefix?: number;
+  mask: string;
+}
+
+export function address(b: Box, at: number): Address {
+  const fixed = [0, 1, 2, 3].map((k) => !isFull(b, at + k));
+  const ip = [0, 1, 2, 3].map((k) => (fixed[k] ? b[2 * (at + k)] : 0)).join('.');
+  const mask = fixed.map((f) => (f ? 255 : 0)).join('.');
+  const count = fixed.filter(Boolean).length;
+  const contiguous = fixed.every((f, k) => f === k < count);
+  return { any: count === 0, ip, mask, prefix: contiguous ? 8 * count : undefined };
+}
+
+export const cidr = (a: Address, sep = '/') =>
+  a.prefix !== undefined ? `${a.ip}/${a.prefix}` : `${a.ip}${sep}${a.mask}`;
+export const protocolOf = (b: Box): 'tcp' | 'udp' | 'ip' =>
+  b[2 * PROTO] === b[2 * PROTO + 1] ? (b[2 * PROTO] === TCP ? 'tcp' : 'udp') : 'ip';
+export const range = (b: Box, d: number) => [b[2 * d]!, b[2 * d + 1]!] as const;
+
+export function header(node: Node, id: number, how: string): string {
+  return `# nfv: firewall ${node.name} (node ${id}), ${how}`;
+}

@@ -1,0 +1,306 @@
+/**
+ * `/fwd`: firewall nodes and their rules, kept in the workspace (`fwd.json`), and their deployable configuration.
+ * Bodies are JSON. Node ids and rule ids are given by the service and never reused; a rule keeps its id and its
+ * place in the list (its first-match position) across updates and deletes of other rules.
+ */
+import type { DeployFormat } from '../deploy/index.js';
+import { badRequest, notFound, quote } from '../model/errors.js';
+import { ConfigurationType, ElementsType, NodeType } from '../model/resources.js';
+import type { Configuration, Elements, NFV, Node } from '../model/types.js';
+import { FWD_AREA, type FwdData } from '../store/firewalls.js';
+import { ADP_AREA } from '../store/network.js';
+import { parseCount, parseId } from '../model/ids.js';
+import { done, json, operation, type Input, type Operation, text, type TextReply } from './operation.js';
+
+const jsonOnly = ['json'] as const;
+
+function findFwdNode(data: FwdData, nid: number): Node {
+  const n = data.nodes.find((x) => x.id === nid);
+  if (!n) throw notFound(`firewall node ${nid} does not exist`);
+  return n;
+}
+
+function findRule(node: Node, eid: number): Elements {
+  const r = node.configuration?.firewall?.elements?.find((x) => x.id === eid);
+  if (!r) throw notFound(`rule ${eid} does not exist on firewall node ${node.id}`);
+  return r;
+}
+
+/** Rules keep the ids they bring when those belong to the node (or are new to the store); others get new ones. */
+function withRuleIds(data: FwdData, configuration: Configuration, previous?: Node): Configuration {
+  const fw = configuration.firewall;
+  if (!fw) throw badRequest('configuration.firewall: a firewall node needs a firewall configuration');
+  const own = new Set((previous?.configuration?.firewall?.elements ?? []).map((e) => e.id));
+  const seen = new Set<number>();
+  const elements = (fw.elements ?? []).map((e) => {
+    if (e.id !== undefined && seen.has(e.id))
+      throw badRequest(`configuration.firewall.elements: rule id ${e.id} appears twice`);
+    const keep = e.id !== undefined && own.has(e.id);
+    const id = keep ? e.id! : (data.counters.rule = (data.counters.rule ?? 0) + 1);
+    seen.add(id);
+    return { ...e, id };
+  });
+  return { ...configuration, firewall: { ...fw, elements } };
+}
+
+function asFirewall(data: FwdData, node: Node, previous?: Node): Node {
+  if (node.functionalType !== 'FIREWALL')
+    throw badRequest(`node.functional_type: ${quote(node.functionalType ?? null)} is not FIREWALL`);
+  if (!node.configuration) throw badRequest('node.configuration: a firewall node needs a configuration');
+  const { neighbour: _links, ...rest } = node;
+  return { ...rest, configuration: withRuleIds(data, node.configuration, previous) };
+}
+
+function addNode(data: FwdData, node: Node): number {
+  const id = (data.counters.node = (data.counters.node ?? 0) + 1);
+  data.nodes.push({ ...asFirewall(data, node), id });
+  return id;
+}
+
+function countQuery(query: URLSearchParams, name: string, fallback: number): number {
+  const text = query.get(name);
+  return text === null ? fallback : parseCount(name, text);
+}
+
+const nid = (i: Input) => i.params.nid as number;
+
+function deployOperation(segment: string, format: DeployFormat, summary: string): Operation<undefined, TextReply> {
+  return operation({
+    name: `deploy.${segment}`,
+    method: 'GET',
+    path: `/fwd/deploy/${segment}/{nid}`,
+    summary,
+    reply: 'text',
+    status: 200,
+    errors: 'json',
+    handler: async (i) => {
+      const node = findFwdNode(await i.ws.read(FWD_AREA), nid(i));
+      // The translators load only when a configuration is asked for (not at every command's start).
+      const { deployFile } = await import('../deploy/index.js');
+      const file = deployFile(node, node.id!, format);
+      return text(file.content, file.filename, 'text/plain; charset=utf-8');
+    },
+  });
+}
+
+export const deployIptables = deployOperation('getIptables', 'iptables', 'iptables-restore rules for a firewall node');
+export const deployOpenVswitch = deployOperation(
+  'getOpenVswitch',
+  'ovs',
+  'Open vSwitch flows (ovs-ofctl add-flows) for a firewall node',
+);
+export const deployIpfw = deployOperation('getIpfw', 'ipfw', 'an ipfw script for a firewall node');
+export const deployVendorFirewall = deployOperation(
+  'getVendorFirewall',
+  'fortios',
+  'FortiOS CLI configuration for a firewall node',
+);
+export const deployFortinet = deployOperation(
+  'getFortinet',
+  'fortios',
+  'FortiOS CLI configuration for a firewall node (alias of getVendorFirewall)',
+);
+
+export const fwdNodesList = operation({
+  name: 'fwd.nodes.list',
+  method: 'GET',
+  path: '/fwd/nodes',
+  summary: 'Firewall nodes with ids from beforeInclusive to afterInclusive (defaults 1 and 10)',
+  reply: 'json',
+  status: 200,
+  errors: 'json',
+  handler: async (i) => {
+    const from = countQuery(i.query, 'beforeInclusive', 1);
+    const to = countQuery(i.query, 'afterInclusive', 10);
+    if (from > to) throw badRequest(`beforeInclusive (${from}) is above afterInclusive (${to})`);
+    const data = await i.ws.read(FWD_AREA);
+    return json(data.nodes.filter((n) => n.id! >= from && n.id! <= to));
+  },
+});
+
+export const fwdNodesCreate = operation({
+  name: 'fwd.nodes.create',
+  method: 'POST',
+  path: '/fwd/nodes',
+  summary: 'Store a firewall node; answers its id',
+  body: NodeType,
+  bodyFormats: [...jsonOnly],
+  reply: 'json',
+  status: 201,
+  errors: 'json',
+  handler: async (i) => json({ id: await i.ws.mutate(FWD_AREA, (data) => addNode(data, i.body)) }),
+});
+
+export const fwdNodesImport = operation({
+  name: 'fwd.nodes.import',
+  method: 'POST',
+  path: '/fwd/nodes/import',
+  summary: 'Store every FIREWALL node of a stored simulation result; answers the new ids with the node names',
+  reply: 'json',
+  status: 201,
+  errors: 'json',
+  handler: async (i) => {
+    const text = i.query.get('simulation');
+    if (text === null) throw badRequest('simulation: the id of a stored simulation is required');
+    const smid = parseId('simulation', text);
+    const sim = (await i.ws.read(ADP_AREA)).simulations.find((s) => s.id === smid);
+    if (!sim) throw notFound(`simulation ${smid} does not exist`);
+    const result = sim.result as NFV;
+    const firewalls = (result.graphs.graph ?? []).flatMap((g) =>
+      g.node.filter((n) => n.functionalType === 'FIREWALL').map((n) => ({ g, n })),
+    );
+    if (firewalls.length === 0) throw badRequest(`simulation ${smid} has no firewall`);
+    const stored = await i.ws.mutate(FWD_AREA, (data) =>
+      firewalls.map(({ g, n }) => ({ id: addNode(data, n), name: n.name, graph: g.id })),
+    );
+    return json(stored);
+  },
+});
+
+export const fwdNodesDeleteAll = operation({
+  name: 'fwd.nodes.deleteAll',
+  method: 'DELETE',
+  path: '/fwd/nodes',
+  summary: 'Delete all firewall nodes (ids are not reused)',
+  reply: 'none',
+  status: 204,
+  errors: 'json',
+  handler: async (i) =>
+    i.ws.mutate(FWD_AREA, (data) => {
+      data.nodes = [];
+      return done();
+    }),
+});
+
+export const fwdNodesGet = operation({
+  name: 'fwd.nodes.get',
+  method: 'GET',
+  path: '/fwd/nodes/{nid}',
+  summary: 'Get a firewall node',
+  reply: 'json',
+  status: 200,
+  errors: 'json',
+  handler: async (i) => json(findFwdNode(await i.ws.read(FWD_AREA), nid(i))),
+});
+
+export const fwdNodesUpdate = operation({
+  name: 'fwd.nodes.update',
+  method: 'PUT',
+  path: '/fwd/nodes/{nid}',
+  summary: 'Replace a firewall node; rules that bring their ids keep them',
+  body: NodeType,
+  bodyFormats: [...jsonOnly],
+  reply: 'none',
+  status: 204,
+  errors: 'json',
+  handler: async (i) =>
+    i.ws.mutate(FWD_AREA, (data) => {
+      const old = findFwdNode(data, nid(i));
+      data.nodes[data.nodes.indexOf(old)] = { ...asFirewall(data, i.body, old), id: old.id };
+      return done();
+    }),
+});
+
+export const fwdNodesDelete = operation({
+  name: 'fwd.nodes.delete',
+  method: 'DELETE',
+  path: '/fwd/nodes/{nid}',
+  summary: 'Delete a firewall node',
+  reply: 'none',
+  status: 204,
+  errors: 'json',
+  handler: async (i) =>
+    i.ws.mutate(FWD_AREA, (data) => {
+      const node = findFwdNode(data, nid(i));
+      data.nodes = data.nodes.filter((n) => n !== node);
+      return done();
+    }),
+});
+
+export const fwdConfigurationUpdate = operation({
+  name: 'fwd.configuration.update',
+  method: 'PUT',
+  path: '/fwd/nodes/{nid}/configuration',
+  summary: 'Replace the configuration (policy) of a firewall node',
+  body: ConfigurationType,
+  bodyFormats: [...jsonOnly],
+  reply: 'none',
+  status: 204,
+  errors: 'json',
+  handler: async (i) =>
+    i.ws.mutate(FWD_AREA, (data) => {
+      const node = findFwdNode(data, nid(i));
+      node.configuration = withRuleIds(data, i.body, node);
+      return done();
+    }),
+});
+
+export const fwdRulesGet = operation({
+  name: 'fwd.rules.get',
+  method: 'GET',
+  path: '/fwd/nodes/{nid}/configuration/firewall/{eid}',
+  summary: 'Get a rule',
+  reply: 'json',
+  status: 200,
+  errors: 'json',
+  handler: async (i) => json(findRule(findFwdNode(await i.ws.read(FWD_AREA), nid(i)), i.params.eid as number)),
+});
+
+export const fwdRulesUpdate = operation({
+  name: 'fwd.rules.update',
+  method: 'PUT',
+  path: '/fwd/nodes/{nid}/configuration/firewall/{eid}',
+  summary: 'Replace a rule in place (its first-match position is kept)',
+  body: ElementsType,
+  bodyFormats: [...jsonOnly],
+  reply: 'none',
+  status: 204,
+  errors: 'json',
+  handler: async (i) =>
+    i.ws.mutate(FWD_AREA, (data) => {
+      const node = findFwdNode(data, nid(i));
+      const old = findRule(node, i.params.eid as number);
+      if (i.body.id !== undefined && i.body.id !== old.id)
+        throw badRequest(`elements.id: ${i.body.id} differs from the rule in the path (${old.id})`);
+      const list = node.configuration!.firewall!.elements!;
+      list[list.indexOf(old)] = { ...i.body, id: old.id };
+      return done();
+    }),
+});
+
+export const fwdRulesDelete = operation({
+  name: 'fwd.rules.delete',
+  method: 'DELETE',
+  path: '/fwd/nodes/{nid}/configuration/firewall/{eid}',
+  summary: 'Delete a rule',
+  reply: 'none',
+  status: 204,
+  errors: 'json',
+  handler: async (i) =>
+    i.ws.mutate(FWD_AREA, (data) => {
+      const node = findFwdNode(data, nid(i));
+      const old = findRule(node, i.params.eid as number);
+      const fw = node.configuration!.firewall!;
+      fw.elements = fw.elements!.filter((e) => e !== old);
+      return done();
+    }),
+});
+
+export const fwdOperations = [
+  fwdNodesList,
+  fwdNodesCreate,
+  fwdNodesImport,
+  fwdNodesDeleteAll,
+  fwdNodesGet,
+  fwdNodesUpdate,
+  fwdNodesDelete,
+  fwdConfigurationUpdate,
+  fwdRulesGet,
+  fwdRulesUpdate,
+  fwdRulesDelete,
+  deployIptables,
+  deployOpenVswitch,
+  deployIpfw,
+  deployVendorFirewall,
+  deployFortinet,
+];

@@ -1,0 +1,171 @@
+/**
+ * `/v4`: the inventory query service (resources, reports, events, event counts) and the ingest commands that feed
+ * it, over the workspace's `inventory.json`. Answers are JSON; errors are PuppetDB's one-line texts.
+ */
+import type { InventoryData } from '../inventory/ingest.js';
+import { MAX_BATCH } from '../model/limits.js';
+import type { Answer } from '../inventory/service.js';
+import { badRequest, notFound } from '../model/errors.js';
+import { json, operation, type Input, type JsonReply, type Operation } from './operation.js';
+
+type Inventory = typeof import('../inventory/index.js');
+/** The inventory loads on the first inventory operation, not at every command's start. */
+const inventory = (): Promise<Inventory> => import('../inventory/index.js');
+
+const answer = (a: Answer, query: URLSearchParams): JsonReply<unknown[]> =>
+  json(a.rows, {
+    compact: (query.get('pretty') ?? '').toLowerCase() !== 'true',
+    headers: a.total === undefined ? undefined : { 'X-Records': String(a.total) },
+  });
+
+/** A query endpoint's two operations. */
+export interface QueryOperations {
+  get: Operation<unknown, JsonReply<unknown[]>>;
+  post: Operation<unknown, JsonReply<unknown[]>>;
+}
+
+/** A POST body `{"query": [...], "limit": 10, ...}` as the URL parameters of the GET form. */
+function bodyParameters(body: unknown, query: URLSearchParams): URLSearchParams {
+  if (typeof body !== 'object' || body === null || Array.isArray(body))
+    throw badRequest('the body must be a JSON object of query parameters');
+  const params = new URLSearchParams(query);
+  for (const [k, v] of Object.entries(body)) params.set(k, typeof v === 'string' ? v : JSON.stringify(v));
+  return params;
+}
+
+/** A query endpoint: GET with URL parameters, and POST with the same parameters in a JSON body (PuppetDB 3.0+). */
+function query(
+  name: string,
+  path: string,
+  summary: string,
+  run: (inv: Inventory, data: InventoryData, i: Input<unknown>) => Answer,
+): QueryOperations {
+  const get = operation({
+    name,
+    method: 'GET',
+    path,
+    summary,
+    reply: 'json',
+    status: 200,
+    errors: 'puppetdb',
+    handler: async (i) => {
+      const inv = await inventory();
+      return answer(run(inv, await inv.inventoryStore(i.ws).data(), i), i.query);
+    },
+  });
+  const post = operation<unknown, JsonReply<unknown[]>>({
+    ...get,
+    name: `${name}.post`,
+    method: 'POST',
+    body: 'json',
+    handler: async (i) => {
+      const params = bodyParameters(i.body, i.query);
+      const inv = await inventory();
+      return answer(run(inv, await inv.inventoryStore(i.ws).data(), { ...i, query: params }), params);
+    },
+  });
+  return { get, post };
+}
+
+const reportNotFound = (hash: string | number | undefined) => notFound(`No information is known about report ${hash}`);
+
+function reportPart(part: 'metrics' | 'logs'): QueryOperations {
+  return query(`v4.reports.${part}`, `/v4/reports/{hash}/${part}`, `The ${part} of a report`, (inv, data, i) => {
+    inv.rejectUnknown(i.query, []);
+    const report = inv.indexOf(data).byHash.get(i.params.hash as string);
+    if (!report) throw reportNotFound(i.params.hash);
+    return { rows: report[part] ?? [] };
+  });
+}
+
+export const ingestCommand = operation({
+  name: 'v4.commands',
+  method: 'POST',
+  path: '/v4/commands',
+  summary: 'Ingest: replace catalog (v9), store report (v8) or deactivate node (v3)',
+  body: 'json',
+  reply: 'json',
+  status: 200,
+  errors: 'puppetdb',
+  handler: async (i) => {
+    const [result] = await (await inventory()).inventoryStore(i.ws).apply([i.body], Date.now());
+    if ('error' in result!) throw result.error;
+    return json(result!.ok);
+  },
+});
+
+export const ingestBatch = operation({
+  name: 'v4.commands.batch',
+  method: 'POST',
+  path: '/v4/commands/batch',
+  summary: 'Ingest many commands at once (a JSON array); each is applied or refused on its own, durable when answered',
+  body: 'json',
+  reply: 'json',
+  status: 200,
+  errors: 'puppetdb',
+  handler: async (i) => {
+    if (!Array.isArray(i.body)) throw badRequest('the body must be a JSON array of commands');
+    if (i.body.length > MAX_BATCH)
+      throw badRequest(`a batch holds at most ${MAX_BATCH} commands, not ${i.body.length}`);
+    const results = await (await inventory()).inventoryStore(i.ws).apply(i.body, Date.now());
+    return json(
+      results.map((r) => ('ok' in r ? r.ok : { error: { status: r.error.status, message: r.error.message } })),
+      { compact: true },
+    );
+  },
+});
+
+/** The query endpoints, by the name the CLI's `inventory query ENDPOINT` takes. */
+export const queryEndpoints = {
+  resources: query('v4.resources', '/v4/resources', 'Resources of active nodes', (inv, data, i) =>
+    inv.queryEntity(inv.resources, data, i.query),
+  ),
+  'resources.type': query('v4.resources.type', '/v4/resources/{type}', 'Resources of one type', (inv, data, i) =>
+    inv.queryEntity(inv.resources, data, i.query, [['=', 'type', i.params.type]]),
+  ),
+  'resources.title': query(
+    'v4.resources.title',
+    '/v4/resources/{type}/{title}',
+    'Resources of one type and title',
+    (inv, data, i) =>
+      inv.queryEntity(inv.resources, data, i.query, [
+        ['=', 'type', i.params.type],
+        ['=', 'title', i.params.title],
+      ]),
+  ),
+  reports: query('v4.reports', '/v4/reports', 'Run reports', (inv, data, i) =>
+    inv.queryEntity(inv.reports, data, i.query),
+  ),
+  'reports.events': query(
+    'v4.reports.events',
+    '/v4/reports/{hash}/events',
+    'The events of a report',
+    (inv, data, i) => {
+      if (!inv.indexOf(data).byHash.has(i.params.hash as string)) throw reportNotFound(i.params.hash);
+      return inv.queryEntity(inv.events, data, i.query, [['=', 'report', i.params.hash]]);
+    },
+  ),
+  'reports.metrics': reportPart('metrics'),
+  'reports.logs': reportPart('logs'),
+  events: query('v4.events', '/v4/events', 'Resource events of reports', (inv, data, i) =>
+    inv.queryEntity(inv.events, data, i.query),
+  ),
+  'event-counts': query(
+    'v4.eventCounts',
+    '/v4/event-counts',
+    'Event counts per resource, class or node',
+    (inv, data, i) => inv.eventCounts(data, i.query),
+  ),
+  'aggregate-event-counts': query(
+    'v4.aggregateEventCounts',
+    '/v4/aggregate-event-counts',
+    'Event counts summed over subjects',
+    (inv, data, i) => inv.aggregateEventCounts(data, i.query),
+  ),
+};
+
+export const inventoryOperations: Operation[] = [
+  ingestCommand,
+  ingestBatch,
+  ...Object.values(queryEndpoints).flatMap((q) => [q.get, q.post]),
+];

@@ -1,0 +1,452 @@
+/**
+ * `/adp/simulations`: run the engine on an NFV (all-in-one) or on stored resources (byParams), store the results,
+ * read and delete them. Reads never solve.
+ */
+import { EmptyCollection, badRequest, interrupted, notFound, quote } from '../../model/errors.js';
+import { NfvType } from '../../model/resources.js';
+import { FUNCTIONAL_TYPES } from '../../model/resources.js';
+import type { Elements, Graph, NFV, Property } from '../../model/types.js';
+import { runSimulation } from '../../engine/threads/pool.js';
+import type { FirewallReport, Report, RequirementReport, SimulationResult } from '../../engine/simulate.js';
+import { ALGORITHMS, DEFAULT_TIMEOUT_SECONDS, MAX_TIMEOUT_SECONDS, type Algorithm } from '../../model/limits.js';
+import { parseId } from '../../model/ids.js';
+import { dotOf, dotReply } from './draw.js';
+import { done, envelope, json, operation, type EnvelopeReply, type Input } from '../operation.js';
+import { clearCollection, addGraph, findGraph, findRequirementSet, findSubstrate, nextId } from './lookups.js';
+import { ADP_AREA, type AdpData, type SimulationRecord, type SimulationRun } from '../../store/network.js';
+
+const nfvReply = { envelope: { item: NfvType } } as const;
+
+interface SimulationQuery {
+  algorithm: Algorithm;
+  timeoutSeconds: number;
+  store: boolean;
+  /** What the client calls its input (the CLI sends the file name), kept with a stored result. */
+  origin?: string;
+}
+
+const MAX_ORIGIN = 200;
+
+/** Checks the query of a simulation: fid values are functional types, algorithm AP or MF, timeout in seconds. */
+function simulationQuery(query: URLSearchParams): SimulationQuery {
+  for (const fid of query.getAll('fid')) {
+    if (!(FUNCTIONAL_TYPES as readonly string[]).includes(fid))
+      throw badRequest(`fid: ${quote(fid)} is not a functional type`);
+  }
+  const algorithm = (query.get('algorithm') ?? query.get('Algorithm') ?? 'AP').toUpperCase();
+  if (!ALGORITHMS.includes(algorithm as Algorithm)) throw badRequest(`algorithm: ${quote(algorithm)} is not AP or MF`);
+  const timeoutText = query.get('timeout') ?? String(DEFAULT_TIMEOUT_SECONDS);
+  const timeoutSeconds = Number(timeoutText);
+  if (!/^\d{1,6}(\.\d{1,3})?$/.test(timeoutText) || timeoutSeconds <= 0 || timeoutSeconds > MAX_TIMEOUT_SECONDS) {
+    throw badRequest(
+      `timeout: ${quote(timeoutText)} is not a number of seconds above 0 and at most ${MAX_TIMEOUT_SECONDS}`,
+    );
+  }
+  const store = query.get('store') ?? 'true';
+  if (store !== 'true' && store !== 'false') throw badRequest(`store: ${quote(store)} is not true or false`);
+  const origin = query.get('origin') ?? undefined;
+  if (origin !== undefined && (origin.length === 0 || origin.length > MAX_ORIGIN))
+    throw badRequest(`origin: give 1 to ${MAX_ORIGIN} characters`);
+  return { algorithm: algorithm as Algorithm, timeoutSeconds, store: store === 'true', origin };
+}
+
+/** The answer of a simulation, with its report for the CLI's summary (HTTP has it as X-Nfv-* headers). */
+export interface SimulationReply<C> extends EnvelopeReply<C> {
+  report: Report;
+  /** "3/3 requirements hold; 1 firewalls (1 placed); 1 rules", also the X-Nfv-Summary header. */
+  summary: string;
+}
+
+/** The reply of a simulation: `content` (the result NFV, or the stored id), and the summary of its report. */
+function resultReply<C>(report: Report, content: C, stored?: number): SimulationReply<C> {
+  const r = report;
+  const summary =
+    `${r.satisfied}/${r.properties} requirements hold; ` +
+    `${r.firewalls} firewalls (${r.allocated} placed); ${r.rules} rules`;
+  return {
+    kind: 'envelope',
+    content: [content],
+    headers: { 'X-Nfv-Verdict': r.verdict, 'X-Nfv-Summary': summary },
+    links: stored === undefined ? undefined : [{ rel: 'simulation', href: `/adp/simulations/${stored}` }],
+    report,
+    summary,
+  };
+}
+
+function storeResult(
+  data: AdpData,
+  result: SimulationResult,
+  source: SimulationRecord['source'],
+  run: SimulationRun,
+): number {
+  const id = nextId(data, 'simulation');
+  data.simulations.push({ id, result: result.nfv, report: result.report, source, run });
+  return id;
+}
+
+/** Runs a simulation where this process solves, and says how it ran. */
+async function solve(
+  i: Input,
+  nfv: NFV,
+  q: SimulationQuery,
+): Promise<{ result: SimulationResult; run: SimulationRun }> {
+  const started = performance.now();
+  const result = await runSimulation(
+    nfv,
+    { algorithm: q.algorithm, timeoutSeconds: q.timeoutSeconds, onPhase: i.progress },
+    i.signal,
+  );
+  if (i.signal?.aborted) throw interrupted();
+  const seconds = Math.round(performance.now() - started) / 1000;
+  return {
+    result,
+    run: {
+      algorithm: q.algorithm,
+      seconds,
+      created: new Date().toISOString(),
+      ...(q.origin ? { origin: q.origin } : {}),
+    },
+  };
+}
+
+/** One line of `simulations summary`: what a person needs to tell stored results apart. */
+export interface SimulationLine {
+  id: number;
+  verdict: string;
+  held: number;
+  requirements: number;
+  firewalls: number;
+  placed: number;
+  rules: number;
+  algorithm: string | null;
+  seconds: number | null;
+  created: string | null;
+  origin: string | null;
+}
+
+function summaryOf(s: SimulationRecord): SimulationLine {
+  const r = s.report as Report;
+  return {
+    id: s.id,
+    verdict: r.verdict,
+    held: r.satisfied,
+    requirements: r.properties,
+    firewalls: r.firewalls,
+    placed: r.allocated,
+    rules: r.rules,
+    algorithm: s.run?.algorithm ?? null,
+    seconds: s.run?.seconds ?? null,
+    created: s.run?.created ?? null,
+    origin:
+      s.run?.origin ??
+      (s.source.rid !== undefined || s.source.sid !== undefined
+        ? `gid ${s.source.gids.join(',')}${s.source.rid === undefined ? '' : ` rid ${s.source.rid}`}${s.source.sid === undefined ? '' : ` sid ${s.source.sid}`}`
+        : null),
+  };
+}
+
+interface Traffic {
+  protocol: string;
+  srcPort: string;
+  dstPort: string;
+}
+
+/** A stored result's report with each requirement's traffic and each firewall's rules. */
+interface FullReport extends Omit<Report, 'requirements' | 'placements'> {
+  simulation: number;
+  source: SimulationRecord['source'];
+  run?: SimulationRun;
+  requirements: (RequirementReport & Traffic)[];
+  placements: (FirewallReport & { elements: Elements[] })[];
+}
+
+const requirementKey = (q: RequirementReport & Traffic) =>
+  `${q.name} ${q.src} -> ${q.dst} ${q.protocol} ${q.srcPort} ${q.dstPort}`;
+const ruleKey = (r: Elements) =>
+  `${r.action ?? 'DENY'} ${r.source} ${r.destination} ${r.protocol ?? 'ANY'} ${r.srcPort ?? '*'} ${r.dstPort ?? '*'}`;
+
+/**
+ * What changed from one stored result to another: requirements whose verdict changed (or that only one has),
+ * firewalls added or removed, rules added or removed per firewall. Graph ids differ between stored results, so
+ * requirements are matched by kind, ends and traffic, firewalls by node name, rules by their fields.
+ */
+export interface SimulationDiff {
+  from: number;
+  to: number;
+  requirements: { requirement: string; from: boolean | null; to: boolean | null }[];
+  firewalls: { added: string[]; removed: string[] };
+  rules: { firewall: string; added: string[]; removed: string[] }[];
+}
+
+function diffResults(a: SimulationRecord, b: SimulationRecord): SimulationDiff {
+  const [ra, rb] = [fullReport(a), fullReport(b)];
+  const verdicts = (r: FullReport) => new Map(r.requirements.map((q) => [requirementKey(q), q.isSat]));
+  const [va, vb] = [verdicts(ra), verdicts(rb)];
+  const requirements = [...new Set([...va.keys(), ...vb.keys()])]
+    .filter((k) => va.get(k) !== vb.get(k))
+    .map((k) => ({ requirement: k, from: va.get(k) ?? null, to: vb.get(k) ?? null }));
+  const firewalls = (r: FullReport) => new Map(r.placements.map((f) => [f.node, f.elements.map(ruleKey)]));
+  const [fa, fb] = [firewalls(ra), firewalls(rb)];
+  const rules = [...fa.keys()]
+    .filter((n) => fb.has(n))
+    .map((n) => ({
+      firewall: n,
+      added: fb.get(n)!.filter((k) => !fa.get(n)!.includes(k)),
+      removed: fa.get(n)!.filter((k) => !fb.get(n)!.includes(k)),
+    }))
+    .filter((d) => d.added.length || d.removed.length);
+  return {
+    from: a.id,
+    to: b.id,
+    requirements,
+    firewalls: { added: [...fb.keys()].filter((n) => !fa.has(n)), removed: [...fa.keys()].filter((n) => !fb.has(n)) },
+    rules,
+  };
+}
+
+function fullReport(s: SimulationRecord): FullReport {
+  const r = s.report as Report;
+  const nfv = s.result as NFV;
+  const properties = nfv.propertyDefinition?.property ?? [];
+  const nodes = new Map(
+    (nfv.graphs?.graph ?? []).flatMap((g) => g.node.map((n) => [`${g.id ?? 0}/${n.name}`, n] as const)),
+  );
+  return {
+    simulation: s.id,
+    source: s.source,
+    ...(s.run ? { run: s.run } : {}),
+    ...r,
+    requirements: r.requirements.map((q) => {
+      const p = properties[q.index];
+      return { ...q, protocol: p?.lv4Proto ?? 'ANY', srcPort: p?.srcPort ?? '*', dstPort: p?.dstPort ?? '*' };
+    }),
+    placements: r.placements.map((f) => ({
+      ...f,
+      elements: nodes.get(`${f.graph}/${f.node}`)?.configuration?.firewall?.elements ?? [],
+    })),
+  };
+}
+
+function findSimulation(data: AdpData, smid: number): SimulationRecord {
+  const s = data.simulations.find((x) => x.id === smid);
+  if (!s) throw notFound(`simulation ${smid} does not exist`);
+  return s;
+}
+
+/** Stores what an all-in-one simulation needs: its graphs (new ids), constraints, requirement set and substrate. */
+function storeInputs(data: AdpData, nfv: NFV): SimulationRecord['source'] {
+  const idMap = new Map<number | undefined, number>();
+  for (const g of nfv.graphs.graph ?? []) {
+    const copy: Graph = structuredClone(g);
+    idMap.set(g.id, addGraph(data, copy));
+    if (nfv.constraints) data.constraints.push({ graph: copy.id!, constraints: structuredClone(nfv.constraints) });
+  }
+  const rid = nextId(data, 'requirementSet');
+  data.requirementSets.push({
+    id: rid,
+    property: nfv.propertyDefinition.property.map((p) => ({
+      ...p,
+      graph: idMap.get(p.graph) ?? p.graph,
+      id: nextId(data, 'property'),
+    })),
+  });
+  let sid: number | undefined;
+  if (nfv.hosts?.host?.length || nfv.connections?.connection?.length) {
+    sid = nextId(data, 'substrate');
+    data.substrates.push({ id: sid, hosts: nfv.hosts?.host ?? [], connections: nfv.connections?.connection ?? [] });
+  }
+  return { gids: [...idMap.values()], rid, sid };
+}
+
+export const simulationsList = operation({
+  name: 'simulations.list',
+  method: 'GET',
+  path: '/adp/simulations',
+  summary: 'List the stored simulation results',
+  reply: { envelope: { item: NfvType, many: true } },
+  status: 200,
+  errors: 'envelope',
+  handler: async ({ ws }) => {
+    const data = await ws.read(ADP_AREA);
+    if (data.simulations.length === 0) throw new EmptyCollection('simulations');
+    return envelope(data.simulations.map((s) => s.result));
+  },
+});
+
+export const simulationsRun = operation({
+  name: 'simulations.run',
+  method: 'POST',
+  path: '/adp/simulations',
+  summary: 'Simulate an NFV: place and configure firewalls, or verify them; stores inputs and result',
+  body: NfvType,
+  reply: nfvReply,
+  status: 200,
+  errors: 'document',
+  handler: async (i) => {
+    const q = simulationQuery(i.query);
+    const { result, run } = await solve(i, i.body, q);
+    if (!q.store) return resultReply(result.report, result.nfv);
+    const id = await i.ws.mutate(ADP_AREA, (data) => storeResult(data, result, storeInputs(data, i.body), run));
+    return resultReply(result.report, result.nfv, id);
+  },
+});
+
+export const simulationsDeleteAll = operation({
+  name: 'simulations.deleteAll',
+  method: 'DELETE',
+  path: '/adp/simulations',
+  summary: 'Delete all stored simulation results',
+  reply: 'none',
+  status: 200,
+  errors: 'document',
+  handler: async ({ ws }) => clearCollection(ws, 'simulations', 'simulations'),
+});
+
+export const simulationsByParams = operation({
+  name: 'simulations.byParams',
+  method: 'POST',
+  path: '/adp/simulations/byParams',
+  summary: 'Simulate stored resources: graph gid, requirement set rid, substrate sid; answers the simulation id',
+  reply: { envelope: { item: 'id' } },
+  status: 200,
+  errors: 'envelope',
+  handler: async (i) => {
+    const q = simulationQuery(i.query);
+    const optionalId = (name: string) => {
+      const text = i.query.get(name);
+      return text === null ? undefined : parseId(name, text);
+    };
+    const gid = optionalId('gid');
+    if (gid === undefined) throw badRequest('gid: the graph to simulate is required');
+    const ids = { gid, rid: optionalId('rid'), sid: optionalId('sid') };
+    const data = await i.ws.read(ADP_AREA);
+    const graph = findGraph(data, ids.gid);
+    const properties: Property[] =
+      ids.rid !== undefined
+        ? findRequirementSet(data, ids.rid).property.map((p) => ({ ...p, graph: ids.gid }))
+        : data.requirementSets.flatMap((s) => s.property.filter((p) => p.graph === ids.gid));
+    if (properties.length === 0)
+      throw badRequest(`rid: no requirement set given, and no property refers to graph ${ids.gid}`);
+    const substrate = ids.sid !== undefined ? findSubstrate(data, ids.sid) : undefined;
+    const nfv: NFV = {
+      graphs: { graph: [structuredClone(graph)] },
+      constraints: structuredClone(data.constraints.find((c) => c.graph === ids.gid)?.constraints),
+      propertyDefinition: { property: properties.map(({ id: _id, ...p }) => p) },
+      ...(substrate ? { hosts: { host: substrate.hosts }, connections: { connection: substrate.connections } } : {}),
+    };
+    const { result, run } = await solve(i, nfv, q);
+    const id = await i.ws.mutate(ADP_AREA, (d) => {
+      findGraph(d, ids.gid); // it may have been deleted while we solved
+      return storeResult(d, result, { gids: [ids.gid], rid: ids.rid, sid: ids.sid }, run);
+    });
+    return resultReply(result.report, id, id);
+  },
+});
+
+export const simulationsSummary = operation({
+  name: 'simulations.summary',
+  method: 'GET',
+  path: '/adp/simulations/summary',
+  summary:
+    'One line per stored result: id, verdict, requirements held, firewalls, rules, algorithm, seconds, time, origin',
+  reply: 'json',
+  status: 200,
+  errors: 'json',
+  handler: async ({ ws }) => json((await ws.read(ADP_AREA)).simulations.map(summaryOf)),
+});
+
+export const simulationsGet = operation({
+  name: 'simulations.get',
+  method: 'GET',
+  path: '/adp/simulations/{smid}',
+  summary: 'Get a stored simulation result',
+  reply: nfvReply,
+  status: 200,
+  errors: 'document',
+  handler: async (i) => envelope(findSimulation(await i.ws.read(ADP_AREA), i.params.smid as number).result),
+});
+
+export const simulationsDelete = operation({
+  name: 'simulations.delete',
+  method: 'DELETE',
+  path: '/adp/simulations/{smid}',
+  summary: 'Delete a stored simulation result',
+  reply: 'none',
+  status: 200,
+  errors: 'document',
+  handler: async (i) =>
+    i.ws.mutate(ADP_AREA, (data) => {
+      const s = findSimulation(data, i.params.smid as number);
+      data.simulations = data.simulations.filter((x) => x !== s);
+      return done();
+    }),
+});
+
+export const simulationsDiff = operation({
+  name: 'simulations.diff',
+  method: 'GET',
+  path: '/adp/simulations/{smid}/diff/{other}',
+  summary: 'What changed from one stored result to another: verdicts, firewalls, rules (our addition)',
+  reply: 'json',
+  status: 200,
+  errors: 'json',
+  handler: async (i) => {
+    const data = await i.ws.read(ADP_AREA);
+    return json(
+      diffResults(findSimulation(data, i.params.smid as number), findSimulation(data, i.params.other as number)),
+    );
+  },
+});
+
+export const simulationsDraw = operation({
+  name: 'simulations.draw',
+  method: 'GET',
+  path: '/adp/simulations/{smid}/draw',
+  summary:
+    'A picture of a stored result, as Graphviz DOT: placed firewalls, unused places, failed requirements (our addition)',
+  reply: 'text',
+  status: 200,
+  errors: 'document',
+  handler: async (i) => {
+    const data = await i.ws.read(ADP_AREA);
+    const s = findSimulation(data, i.params.smid as number);
+    const result = s.result as NFV;
+    const graph = result.graphs.graph?.[0];
+    if (!graph) throw notFound(`simulation ${s.id} holds no graph`);
+    // The stored input graph (its allocation places have no function), unless it was deleted since.
+    const input = data.graphs.find((g) => g.id === s.source.gids[0]);
+    const body = dotOf({
+      title: `simulation ${s.id}: ${(s.report as Report).verdict}`,
+      graph,
+      input,
+      report: s.report as Report,
+    });
+    return dotReply(body, `simulation-${s.id}`);
+  },
+});
+
+export const simulationsReport = operation({
+  name: 'simulations.report',
+  method: 'GET',
+  path: '/adp/simulations/{smid}/report',
+  summary: 'The report of a stored simulation: verdict, per-requirement answers and conflicts, placements',
+  reply: 'json',
+  status: 200,
+  errors: 'json',
+  handler: async (i) => {
+    return json(fullReport(findSimulation(await i.ws.read(ADP_AREA), i.params.smid as number)));
+  },
+});
+
+export const simulationOperations = [
+  simulationsList,
+  simulationsRun,
+  simulationsDeleteAll,
+  simulationsByParams,
+  simulationsSummary,
+  simulationsGet,
+  simulationsDelete,
+  simulationsDiff,
+  simulationsDraw,
+  simulationsReport,
+];

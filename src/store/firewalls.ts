@@ -1,0 +1,36 @@
+/**
+ * The firewall nodes' file (`fwd.json`): the nodes with their rules, and the check of its structure when it is read.
+ */
+import type { Node } from '../model/types.js';
+import { IdLedger, array, object } from './shape.js';
+import type { AreaSpec } from './workspace.js';
+
+export interface FwdData {
+  counters: { node?: number; rule?: number };
+  nodes: Node[];
+}
+
+/** Checks the structure of `fwd.json`: node and rule ids unique and not above their counters. */
+function decodeFwd(raw: unknown): FwdData {
+  const d = object(raw, 'the file');
+  const ids = new IdLedger();
+  array(d.nodes, 'nodes').forEach((n, i) => {
+    const node = object(n, `nodes[${i}]`);
+    ids.add('node', node.id, `nodes[${i}]`);
+    const fw = object(
+      object(node.configuration, `nodes[${i}].configuration`).firewall,
+      `nodes[${i}].configuration.firewall`,
+    );
+    array(fw.elements ?? [], `nodes[${i}].configuration.firewall.elements`).forEach((e, k) => {
+      ids.add('rule', object(e, `nodes[${i}] rule ${k}`).id, `nodes[${i}] rule ${k}`);
+    });
+  });
+  ids.check(d.counters);
+  return d as unknown as FwdData;
+}
+
+export const FWD_AREA: AreaSpec<FwdData> = {
+  name: 'fwd',
+  initial: () => ({ counters: {}, nodes: [] }),
+  decode: decodeFwd,
+};
