@@ -8,14 +8,14 @@ import {
   execute,
   invoke,
   pathOf,
-  route,
+  resolve,
   type Call,
   type Operation,
   type Outcome,
   type Reply,
   type Request,
+  type Resolved,
 } from '../ops/operation.js';
-import { parseTarget } from '../model/target.js';
 import { render } from '../ops/render.js';
 import { OPERATIONS } from '../ops/table.js';
 import { interruptSignal } from './interrupt.js';
@@ -28,45 +28,44 @@ function refuseFormat(cmd: Command, op: Operation): void {
     throw badRequest('--format xml: this command answers in JSON (or a table)');
 }
 
+/** With --verbose, says a request, its status and its time on stderr. */
+function sayRequest(cmd: Command, request: string, outcome: Outcome, started: number): void {
+  if (globals(cmd).verbose) say(`${request}: ${outcome.status} in ${(performance.now() - started).toFixed(1)} ms`);
+}
+
 /**
  * Runs one operation for a command: the workspace of the command, Ctrl-C as the abort signal, `--in` as the body
  * format; with --verbose, says the request and its status. An output format the operation cannot give is refused
- * before anything runs.
+ * before anything runs. `path` is the path the user asked for, when it was one (`nfv request`).
  */
 export async function runOperation<B, R extends Reply>(
   cmd: Command,
   op: Operation<B, R>,
   call: Call = {},
+  path = pathOf(op, call.params ?? {}),
 ): Promise<Outcome<R>> {
   refuseFormat(cmd, op);
   const started = performance.now();
-  const outcome = await invoke(op, workspaceOf(cmd), { format: globals(cmd).in, signal: interruptSignal(), ...call });
-  if (globals(cmd).verbose) {
-    const query = call.query?.size ? `?${call.query}` : '';
-    const ms = (performance.now() - started).toFixed(1);
-    say(`${op.method} ${pathOf(op, call.params ?? {})}${query}: ${outcome.status} in ${ms} ms`);
-  }
+  const ws = workspaceOf(cmd);
+  const outcome = await invoke(op, ws, { format: globals(cmd).in, signal: interruptSignal(), ...call }, path);
+  sayRequest(cmd, `${op.method} ${path}${call.query?.size ? `?${call.query}` : ''}`, outcome, started);
   return outcome;
 }
 
 /** Runs an HTTP-style request (`nfv request`) on the operation table, as serve mode would. */
 export async function runRequest(cmd: Command, request: Request): Promise<Outcome> {
-  let op: Operation | undefined;
+  let found: Resolved;
   try {
-    op = route(OPERATIONS, request.method.toUpperCase(), parseTarget(request.target).segments).op;
+    found = resolve(OPERATIONS, request.method, request.target);
   } catch {
-    // A malformed target or an unknown path: execute answers it as serve mode would.
+    // A malformed target, an unknown path or a bad id: execute answers it as serve mode would.
+    const started = performance.now();
+    const outcome = await execute(OPERATIONS, workspaceOf(cmd), request);
+    sayRequest(cmd, `${request.method} ${request.target}`, outcome, started);
+    return outcome;
   }
-  if (op) refuseFormat(cmd, op);
-  const started = performance.now();
-  const outcome = await execute(OPERATIONS, workspaceOf(cmd), {
-    format: globals(cmd).in,
-    signal: interruptSignal(),
-    ...request,
-  });
-  if (globals(cmd).verbose)
-    say(`${request.method} ${request.target}: ${outcome.status} in ${(performance.now() - started).toFixed(1)} ms`);
-  return outcome;
+  const { params, query, path } = found;
+  return runOperation(cmd, found.op, { params, query, body: request.body }, path);
 }
 
 /**

@@ -64,7 +64,7 @@ function countQuery(query: URLSearchParams, name: string, fallback: number): num
 
 const nid = (i: Input) => i.params.nid as number;
 
-function deployOperation(segment: string, format: DeployFormat, summary: string): Operation<undefined, TextReply> {
+function deployOperation(segment: string, format: DeployFormat, summary: string): Operation<unknown, TextReply> {
   return operation({
     name: `deploy.${segment}`,
     method: 'GET',

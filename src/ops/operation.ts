@@ -228,17 +228,26 @@ export function pathOf(op: Operation, params: Record<string, string | number>): 
 
 /** Runs one HTTP-style request against the operation table. Never throws: failures become outcomes. */
 export async function execute(table: readonly Operation[], ws: Workspace, request: Request): Promise<Outcome> {
-  let op: Operation | undefined;
-  let path = '/';
+  let found: Resolved;
   try {
-    const target = parseTarget(request.target);
-    path = target.path;
-    const found = route(table, request.method.toUpperCase(), target.segments);
-    op = found.op;
-    return await run(op, ws, { ...request, params: found.params, query: target.query }, path);
+    found = resolve(table, request.method, request.target);
   } catch (e) {
-    return failure(e, op, path);
+    return failure(e, undefined, '/');
   }
+  const { body, format, progress, signal } = request;
+  return invoke(found.op, ws, { params: found.params, query: found.query, body, format, progress, signal }, found.path);
+}
+
+/** A request target resolved to its operation: the parsed parameters, the query and the decoded path. */
+export interface Resolved extends Route {
+  query: URLSearchParams;
+  path: string;
+}
+
+/** Parses a request target and routes it: 400 for a malformed target or parameter, 404, 405. */
+export function resolve(table: readonly Operation[], method: string, target: string): Resolved {
+  const parsed = parseTarget(target);
+  return { ...route(table, method.toUpperCase(), parsed.segments), query: parsed.query, path: parsed.path };
 }
 
 /**

@@ -58,8 +58,7 @@ export interface SimulationReply<C> extends EnvelopeReply<C> {
 }
 
 /** The reply of a simulation: `content` (the result NFV, or the stored id), and the summary of its report. */
-function resultReply<C>(report: Report, content: C, stored?: number): SimulationReply<C> {
-  const r = report;
+function resultReply<C>(r: Report, content: C, stored?: number): SimulationReply<C> {
   const summary =
     `${r.satisfied}/${r.properties} requirements hold; ` +
     `${r.firewalls} firewalls (${r.allocated} placed); ${r.rules} rules`;
@@ -68,7 +67,7 @@ function resultReply<C>(report: Report, content: C, stored?: number): Simulation
     content: [content],
     headers: { 'X-Nfv-Verdict': r.verdict, 'X-Nfv-Summary': summary },
     links: stored === undefined ? undefined : [{ rel: 'simulation', href: `/adp/simulations/${stored}` }],
-    report,
+    report: r,
     summary,
   };
 }
