@@ -21,10 +21,15 @@ export interface Server {
   close: () => Promise<void>;
 }
 
+/** serve on 127.0.0.1 over `dir`, or over a temporary workspace that `close` removes. */
 export async function startServer(dir?: string): Promise<Server> {
   const workspaceDir = dir ?? (await tempDir());
   const { server, url } = await listen(new Workspace(workspaceDir), '127.0.0.1', 0);
-  return { url, dir: workspaceDir, close: () => new Promise((resolve) => server.close(() => resolve())) };
+  const close = async () => {
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+    if (dir === undefined) await rm(workspaceDir, { recursive: true, force: true });
+  };
+  return { url, dir: workspaceDir, close };
 }
 
 export interface HttpAnswer {

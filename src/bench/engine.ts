@@ -80,9 +80,15 @@ const summary = {
 const lines = [
   table.toString(),
   '',
-  `inputs: ${summary.inputs}; ours: median ${fmt(summary.oursMedian)} s, max ${fmt(summary.oursMax)} s, total ${fmt(summary.oursTotal)} s`,
-  `same-run baseline (no reductions): median ${fmt(summary.baselineMedian)} s, total ${fmt(summary.baselineTotal)} s; ratio of medians ${ratio(summary.baselineMedian, summary.oursMedian)}`,
-  `VEREFOO AP recorded (${summary.withReference} inputs): median ${fmt(summary.referenceMedian)} s vs ours ${fmt(summary.oursMedianWhereReference)} s (${ratio(summary.referenceMedian, summary.oursMedianWhereReference)}); total ${fmt(summary.referenceTotal)} s vs ${fmt(summary.oursTotalWhereReference)} s (${ratio(summary.referenceTotal, summary.oursTotalWhereReference)})`,
+  `inputs: ${summary.inputs}; ours: median ${fmt(summary.oursMedian)} s, max ${fmt(summary.oursMax)} s, ` +
+    `total ${fmt(summary.oursTotal)} s`,
+  `same-run baseline (no reductions): median ${fmt(summary.baselineMedian)} s, ` +
+    `total ${fmt(summary.baselineTotal)} s; ratio of medians ${ratio(summary.baselineMedian, summary.oursMedian)}`,
+  `VEREFOO AP recorded (${summary.withReference} inputs): median ${fmt(summary.referenceMedian)} s ` +
+    `vs ours ${fmt(summary.oursMedianWhereReference)} s ` +
+    `(${ratio(summary.referenceMedian, summary.oursMedianWhereReference)}); ` +
+    `total ${fmt(summary.referenceTotal)} s vs ${fmt(summary.oursTotalWhereReference)} s ` +
+    `(${ratio(summary.referenceTotal, summary.oursTotalWhereReference)})`,
   `inputs over 5 s: ${summary.over5s.length ? summary.over5s.join(', ') : 'none'}`,
 ];
 process.stdout.write(`${lines.join('\n')}\n`);

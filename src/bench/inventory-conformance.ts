@@ -123,12 +123,8 @@ for (const c of cases) {
       if (!same) {
         const missing = want.filter((w) => !got.includes(w));
         const extra = got.filter((g) => !want.includes(g));
-        problems.push(
-          `rows differ${e.ordered ? ' (ordered)' : ''}: missing ${missing.slice(0, 2).join(' ')} extra ${extra.slice(0, 2).join(' ')}`.slice(
-            0,
-            900,
-          ),
-        );
+        const sample = `missing ${missing.slice(0, 2).join(' ')} extra ${extra.slice(0, 2).join(' ')}`;
+        problems.push(`rows differ${e.ordered ? ' (ordered)' : ''}: ${sample}`.slice(0, 900));
       }
     }
   }

@@ -224,14 +224,17 @@ const querySet = JSON.parse(
     'python3',
     [
       '-c',
-      `import json,sys; sys.path.insert(0, ${JSON.stringify(GENERATOR)}); from queries import query_set; print(json.dumps(query_set(json.load(open(${JSON.stringify(path.join(big!.dir, 'meta.json'))})))))`,
+      `import json,sys; sys.path.insert(0, ${JSON.stringify(GENERATOR)}); from queries import query_set; ` +
+        `print(json.dumps(query_set(json.load(open(${JSON.stringify(path.join(big!.dir, 'meta.json'))})))))`,
     ],
     { encoding: 'utf8' },
   ),
 ) as [string, string, Record<string, unknown>, boolean][];
 const s = await serve(big!.workspace);
-const target = (p: string, params: Record<string, unknown>) =>
-  `${s.url}/v4${p}?${new URLSearchParams(Object.entries(params).map(([k, v]) => [k, typeof v === 'string' ? v : JSON.stringify(v)]))}`;
+const target = (p: string, params: Record<string, unknown>) => {
+  const pairs = Object.entries(params).map(([k, v]) => [k, typeof v === 'string' ? v : JSON.stringify(v)]);
+  return `${s.url}/v4${p}?${new URLSearchParams(pairs)}`;
+};
 // The baseline's rows: the entity's rows as plain objects, from the same commands.
 const plainRows = {
   resources: lines(path.join(big!.dir, 'catalogs.jsonl')).flatMap(
@@ -307,7 +310,9 @@ const plainRss = Number(
     process.execPath,
     [
       '-e',
-      `const fs=require('fs');const d=['catalogs','reports'].map(k=>fs.readFileSync(${JSON.stringify(big!.dir)}+'/'+k+'.jsonl','utf8').split('\\n').filter(Boolean).map(l=>JSON.parse(l)));console.log(process.memoryUsage().rss/1048576)`,
+      `const fs=require('fs');const d=['catalogs','reports'].map(k=>fs.readFileSync(${JSON.stringify(big!.dir)}` +
+        `+'/'+k+'.jsonl','utf8').split('\\n').filter(Boolean).map(l=>JSON.parse(l)));` +
+        `console.log(process.memoryUsage().rss/1048576)`,
     ],
     { encoding: 'utf8' },
   ),
@@ -345,17 +350,25 @@ const loopBaseline = seconds(() =>
 );
 progress('');
 
+const cliFlatness = (ingestRows.at(-1)!.cliIngestSeconds as number) / (ingestRows[0]!.cliIngestSeconds as number);
 const report = [
-  `inventory: generator ${path.relative(REPO, GENERATOR)} (100 resources and 10 reports per node); ${POSTS} commands posted one after another per size`,
+  `inventory: generator ${path.relative(REPO, GENERATOR)} (100 resources and 10 reports per node); ` +
+    `${POSTS} commands posted one after another per size`,
   ingestTable.toString(),
-  `flatness, 100k over 1k: catalog ${flat.catalog.toFixed(2)}x, report ${flat.report.toFixed(2)}x (medians per command), CLI ingest ${((ingestRows.at(-1)!.cliIngestSeconds as number) / (ingestRows[0]!.cliIngestSeconds as number)).toFixed(2)}x`,
+  `flatness, 100k over 1k: catalog ${flat.catalog.toFixed(2)}x, report ${flat.report.toFixed(2)}x ` +
+    `(medians per command), CLI ingest ${cliFlatness.toFixed(2)}x`,
   '',
   `query set at ${(meta.resources as number) ?? 100_000} resources, over HTTP (medians of 5):`,
   queryTable.toString(),
-  `a small query alone: median ${median(alone).toFixed(1)} ms; while catalogs are written: median ${median(during).toFixed(1)} ms, longest ${Math.max(...during).toFixed(1)} ms (held back at most ${(Math.max(...during) - median(alone)).toFixed(1)} ms)`,
-  `serve RSS after the query set: ${serveRss.toFixed(0)} MB (plain process holding the parsed commands: ${plainRss.toFixed(0)} MB)`,
+  `a small query alone: median ${median(alone).toFixed(1)} ms; while catalogs are written: ` +
+    `median ${median(during).toFixed(1)} ms, longest ${Math.max(...during).toFixed(1)} ms ` +
+    `(held back at most ${(Math.max(...during) - median(alone)).toFixed(1)} ms)`,
+  `serve RSS after the query set: ${serveRss.toFixed(0)} MB ` +
+    `(plain process holding the parsed commands: ${plainRss.toFixed(0)} MB)`,
   `one CLI query end to end: ${cliQuery.toFixed(2)} s (node -e 0: ${nodeStart.toFixed(2)} s)`,
-  `CLI ingest from a shell loop: ${(catalogFiles.length / loop).toFixed(1)} catalogs/s (${catalogFiles.length} processes; node -e 0 in the same loop: ${(catalogFiles.length / loopBaseline).toFixed(1)}/s)`,
+  `CLI ingest from a shell loop: ${(catalogFiles.length / loop).toFixed(1)} catalogs/s ` +
+    `(${catalogFiles.length} processes; node -e 0 in the same loop: ` +
+    `${(catalogFiles.length / loopBaseline).toFixed(1)}/s)`,
 ];
 process.stdout.write(`${report.join('\n')}\n`);
 const out = path.join(REPO, 'bench-results');
@@ -366,7 +379,21 @@ writeFileSync(
 );
 writeFileSync(
   path.join(out, 'inventory.json'),
-  `${JSON.stringify({ ingest: ingestRows, flat, queries: queryRows, during: { alone: median(alone), median: median(during), max: Math.max(...during) }, serveRss, plainRss, cliQuery, nodeStart, cliLoopPerSecond: catalogFiles.length / loop }, null, 2)}\n`,
+  `${JSON.stringify(
+    {
+      ingest: ingestRows,
+      flat,
+      queries: queryRows,
+      during: { alone: median(alone), median: median(during), max: Math.max(...during) },
+      serveRss,
+      plainRss,
+      cliQuery,
+      nodeStart,
+      cliLoopPerSecond: catalogFiles.length / loop,
+    },
+    null,
+    2,
+  )}\n`,
 );
 rmSync(work, { recursive: true, force: true });
 process.exit(0);

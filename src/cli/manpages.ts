@@ -7,9 +7,10 @@ import type { Command, Option } from 'commander';
 import { ROOT_EXAMPLES, examplesOf } from './examples.js';
 
 export const EXIT_STATUS = [
-  '0 success (also an empty list); 1 some requirement cannot hold (simulate); 2 invalid input or usage; 3 not found;',
-  '4 conflict, missing dependency, damaged workspace file, workspace locked, unwritable or full; 5 solver time limit',
-  'reached; 70 internal error (also a solver that crashed twice); 130 interrupted (Ctrl-C; nothing half-done is stored).',
+  '0 success (also an empty list); 1 some requirement cannot hold (simulate); 2 invalid input or usage;',
+  '3 not found; 4 conflict, missing dependency, damaged workspace file, workspace locked, unwritable or full;',
+  '5 solver time limit reached; 70 internal error (also a solver that crashed twice); 130 interrupted (Ctrl-C;',
+  'nothing half-done is stored).',
 ].join('\n');
 
 /** roff-escaped text: backslashes, hyphens, and a leading dot or quote. */
@@ -86,15 +87,10 @@ export function mainPage(program: Command, version: string, groups: string[]): s
     '.B nfv',
     `[\\fIoptions\\fR] \\fIcommand\\fR ...`,
     '.SH DESCRIPTION',
-    roff(
-      'nfv keeps a workspace of network graphs, requirement sets and substrates in local JSON files, places and configures',
-    ),
-    roff(
-      'firewalls so that isolation and reachability requirements hold (Z3 MaxSAT), keeps firewall nodes for deployment,',
-    ),
-    roff(
-      'answers PuppetDB v4 inventory queries, and serves the same operations over HTTP. Data goes to stdout, messages to stderr.',
-    ),
+    roff('nfv keeps a workspace of network graphs, requirement sets and substrates in local JSON files,'),
+    roff('places and configures firewalls so that isolation and reachability requirements hold (Z3 MaxSAT),'),
+    roff('keeps firewall nodes for deployment, answers PuppetDB v4 inventory queries, and serves the same'),
+    roff('operations over HTTP. Data goes to stdout, messages to stderr.'),
     '.SH COMMANDS',
     ...program.commands.flatMap((c) => {
       const subs = c.commands.map((x) => x.name()).join('|');

@@ -161,7 +161,8 @@ export function tableOf(value: unknown): string {
     kind?.columns ?? [...new Set(rows.flatMap((r) => Object.keys(r)))].map((c) => [c, (r: Row) => r[c]]);
   const table = new Table({ head: columns.map(([h]) => h), style: plainStyle() });
   for (const r of rows) table.push(columns.map(([, get]) => cell(get(r))));
-  return `${rowsKey === undefined && kind ? '' : header ? `${header}\n` : ''}${rows.length ? table.toString() : `(no ${rowsKey ?? 'items'})`}`;
+  const title = rowsKey === undefined && kind ? '' : header ? `${header}\n` : '';
+  return `${title}${rows.length ? table.toString() : `(no ${rowsKey ?? 'items'})`}`;
 }
 
 /** The table form of an outcome's data, from its JSON model form. */

@@ -68,5 +68,11 @@ export function fortios(node: Node, id: number): string {
     '    next',
   );
   const block = (title: string, body: string[]) => (body.length ? [`config ${title}`, ...body, 'end'] : []);
-  return `${[header(node, id, 'paste into the FortiOS CLI'), ...block('firewall address', addresses), ...block('firewall service custom', services), ...block('firewall policy', policies)].join('\n')}\n`;
+  const sections = [
+    header(node, id, 'paste into the FortiOS CLI'),
+    ...block('firewall address', addresses),
+    ...block('firewall service custom', services),
+    ...block('firewall policy', policies),
+  ];
+  return `${sections.join('\n')}\n`;
 }

@@ -23,9 +23,8 @@ export function ipfw(node: Node, id: number): string {
       const ports = proto === 'ip' || isFull(r.box, d) ? '' : ` ${lo === hi ? lo : `${lo}-${hi}`}`;
       return `${a.any ? 'any' : cidr(a, ':')}${ports}`;
     };
-    lines.push(
-      `\${cmd} add ${100 + 10 * k} ${r.allow ? 'allow' : 'deny'} ${proto} from ${end(SRC, SPORT)} to ${end(DST, DPORT)}`,
-    );
+    const action = r.allow ? 'allow' : 'deny';
+    lines.push(`\${cmd} add ${100 + 10 * k} ${action} ${proto} from ${end(SRC, SPORT)} to ${end(DST, DPORT)}`);
   });
   lines.push(`\${cmd} add 65534 ${defaultAllow ? 'allow' : 'deny'} ip from any to any`);
   return `${lines.join('\n')}\n`;

@@ -81,7 +81,8 @@ function passNode(n: NetNode, region: Box[]): Box[] {
         for (const b of outside) for (const p of n.natSources ?? []) out.push(rewrite(b, DST, p));
       }
       for (const rest of regionSubtract([box], toNat)) {
-        // From a private source: to a public destination the source becomes the NAT's address; private to private is unchanged.
+        // From a private source: to a public destination the source becomes the NAT's address; private to private is
+        // unchanged.
         for (const p of privateSrc) {
           for (const b of regionIntersect([rest], p)) {
             let outward = [b];

@@ -59,7 +59,8 @@ export class SolverTimeout extends NfvError {
   constructor(seconds?: number) {
     super(
       504,
-      `the solver did not finish within the time limit${seconds === undefined ? '' : ` of ${seconds} s`}; nothing was stored as satisfied (raise --timeout)`,
+      `the solver did not finish within the time limit${seconds === undefined ? '' : ` of ${seconds} s`}; ` +
+        'nothing was stored as satisfied (raise --timeout)',
     );
   }
 }

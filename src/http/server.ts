@@ -153,9 +153,8 @@ export function createServer(ws: Workspace, options: ServerOptions = {}): http.S
       res.end(noBody ? undefined : rendered.body);
     }
     const ms = (performance.now() - started).toFixed(1);
-    options.log?.(
-      `${new Date().toISOString()} ${req.socket.remoteAddress ?? '-'} ${req.method} ${target.slice(0, 200)} ${rendered.status} ${length} ${ms}ms`,
-    );
+    const request = `${req.socket.remoteAddress ?? '-'} ${req.method} ${target.slice(0, 200)}`;
+    options.log?.(`${new Date().toISOString()} ${request} ${rendered.status} ${length} ${ms}ms`);
   });
 }
 

@@ -199,7 +199,10 @@ function onlyKnown(o: Obj, path: string, known: readonly string[]): void {
   }
 }
 
-/** Fields accepted and not stored, as in PuppetDB (edges are served by /edges, out of scope; corrective_change is Enterprise-only). */
+/**
+ * Fields accepted and not stored, as in PuppetDB (edges are served by /edges, out of scope; corrective_change is
+ * Enterprise-only).
+ */
 export const IGNORED_FIELDS = {
   catalog: ['edges', 'transaction_uuid', 'catalog_uuid', 'code_id', 'job_id', 'producer'],
   catalogResource: ['aliases'],

@@ -83,7 +83,8 @@ export function parsePaging(query: URLSearchParams, orderable: string[]): Paging
       const field = text(o.field);
       if (!orderable.includes(field)) {
         throw badRequest(
-          `Unrecognized column '${clip(field)}' specified in :order_by; Supported columns are ${orderable.map((c) => `'${c}'`).join(', ')}`,
+          `Unrecognized column '${clip(field)}' specified in :order_by; ` +
+            `Supported columns are ${orderable.map((c) => `'${c}'`).join(', ')}`,
         );
       }
       orderBy.push({ field, desc: order === 'desc' });

@@ -75,11 +75,13 @@ function queryField(entity: Entity, raw: unknown, purpose: 'query' | 'in'): Quer
   if (!field || field.answerOnly) {
     if (purpose === 'in') {
       throw badRequest(
-        `Can't match on unknown '${entity.name}' field '${clip(raw)}' for 'in'. Acceptable fields are ${quoteList(queryableNames(entity))}`,
+        `Can't match on unknown '${entity.name}' field '${clip(raw)}' for 'in'. ` +
+          `Acceptable fields are ${quoteList(queryableNames(entity))}`,
       );
     }
     throw badRequest(
-      `'${clip(raw)}' is not a queryable object for ${entity.name}. Known queryable objects are ${quoteList(queryableNames(entity))}`,
+      `'${clip(raw)}' is not a queryable object for ${entity.name}. ` +
+        `Known queryable objects are ${quoteList(queryableNames(entity))}`,
     );
   }
   return { name: raw, kind: field.kind, get: field.get };

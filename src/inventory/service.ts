@@ -29,7 +29,8 @@ function distinctEvents(query: URLSearchParams, rows: EventItem[]): EventItem[] 
     );
   if (start === null || end === null)
     throw badRequest(
-      "'distinct_resources' query parameter requires accompanying parameters 'distinct_start_time' and 'distinct_end_time'",
+      "'distinct_resources' query parameter requires accompanying parameters " +
+        "'distinct_start_time' and 'distinct_end_time'",
     );
   const from = parseInstant(start);
   const to = parseInstant(end);

@@ -212,7 +212,9 @@ export class JournalInventoryStore implements InventoryStore {
 
   constructor(
     private readonly ws: Workspace,
-    /** Smaller thresholds for the tests: compaction from this journal size (16 MiB), checkpoints every N bytes (4 MiB). */
+    /**
+     * Smaller thresholds for the tests: compaction from this journal size (16 MiB), checkpoints every N bytes (4 MiB).
+     */
     options: { compactMinBytes?: number; checkpointEvery?: number } = {},
   ) {
     this.compactMinBytes = options.compactMinBytes ?? COMPACT_MIN_BYTES;
@@ -362,7 +364,9 @@ export class JournalInventoryStore implements InventoryStore {
 
   private migrated = false;
 
-  /** Moves a workspace's `inventory.json` (nfv 0.1) into the journal once, then renames it `inventory.json.migrated`. */
+  /**
+   * Moves a workspace's `inventory.json` (nfv 0.1) into the journal once, then renames it `inventory.json.migrated`.
+   */
   private async migrate(): Promise<void> {
     if (this.migrated) return;
     const old = path.join(this.ws.dir, 'inventory.json');

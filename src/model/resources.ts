@@ -208,7 +208,9 @@ export const NodeType = obj(
   },
 );
 
-/** Node names unique within a graph, and every neighbour names a node of the same graph (XSD keyNode, keyRefNodeSrc). */
+/**
+ * Node names unique within a graph, and every neighbour names a node of the same graph (XSD keyNode, keyRefNodeSrc).
+ */
 function checkGraph(v: Record<string, unknown>, report: Reporter): void {
   const nodes = (v.node as { name: string; neighbour?: { name: string }[] }[]) ?? [];
   const names = new Set<string>();

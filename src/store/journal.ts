@@ -74,7 +74,9 @@ export class Journal<H extends Header> {
     }
   }
 
-  /** Splits bytes into lines; a torn last line (no newline, or fewer payload bytes than its header says) is left out. */
+  /**
+   * Splits bytes into lines; a torn last line (no newline, or fewer payload bytes than its header says) is left out.
+   */
   private parse(bytes: Buffer, base: number): { lines: Line<H>[]; used: number } {
     const lines: Line<H>[] = [];
     let at = 0;

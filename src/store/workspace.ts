@@ -270,7 +270,8 @@ export class Workspace {
           if (lost) {
             throw new NfvError(
               503,
-              `another process took the lock of the workspace ${this.dir} while this change was made; nothing was written`,
+              `another process took the lock of the workspace ${this.dir} while this change was made; ` +
+                'nothing was written',
             );
           }
         });
@@ -301,7 +302,8 @@ export class Workspace {
         if (left <= 0) {
           throw new NfvError(
             503,
-            `the workspace ${this.dir} is locked by another nfv process (waited ${this.lockTimeoutMs / 1000} s; see --lock-timeout)`,
+            `the workspace ${this.dir} is locked by another nfv process ` +
+              `(waited ${this.lockTimeoutMs / 1000} s; see --lock-timeout)`,
           );
         }
         await sleep(Math.min(pause, left));

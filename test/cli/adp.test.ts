@@ -1,13 +1,21 @@
 /** The /adp operations through the CLI binary as a child process: data on stdout, one-line errors, exit codes. */
 import path from 'node:path';
 import t from 'tap';
-import { cli, fixture, tempDir } from '../helpers.js';
+import { cli, fixture, scratch } from '../helpers.js';
 
-const ws = await tempDir();
-const run = (args: string[], input?: string) => cli(args, { workspace: ws, input });
+type Run = (args: string[], input?: string) => ReturnType<typeof cli>;
+
+/** A fresh workspace for one test, removed when it ends, and a runner of the CLI on it. */
+async function workspace(t: Tap.Test): Promise<Run> {
+  const ws = await scratch(t);
+  return (args, input) => cli(args, { workspace: ws, input });
+}
+
+const GRAPHS_XML = path.join('test', 'fixtures', 'graphs.xml');
 
 t.test('create from a file, read back as JSON, XML and a table', async (t) => {
-  const created = await run(['graphs', 'create', '-f', path.join('test', 'fixtures', 'graphs.xml')]);
+  const run = await workspace(t);
+  const created = await run(['graphs', 'create', '-f', GRAPHS_XML]);
   t.equal(created.code, 0, created.stderr);
   t.same(JSON.parse(created.stdout).content, [[1]], 'JSON when piped');
   const xml = await run(['graphs', 'get', '1', '--format', 'xml']);
@@ -20,11 +28,12 @@ t.test('create from a file, read back as JSON, XML and a table', async (t) => {
 });
 
 t.test('input from stdin, in either format', async (t) => {
+  const run = await workspace(t);
   const fromStdin = await run(['graphs', 'create'], await fixture('graphs.json'));
   t.equal(fromStdin.code, 0, fromStdin.stderr);
-  t.same(JSON.parse(fromStdin.stdout).content, [[2]]);
+  t.same(JSON.parse(fromStdin.stdout).content, [[1]]);
   const dash = await run(
-    ['nodes', 'add', '2', '-f', '-', '--in', 'xml'],
+    ['nodes', 'add', '1', '-f', '-', '--in', 'xml'],
     '<node name="9.9.9.9" functional_type="FORWARDER"/>',
   );
   t.equal(dash.code, 0, dash.stderr);
@@ -32,13 +41,21 @@ t.test('input from stdin, in either format', async (t) => {
 });
 
 t.test('what one command prints, the next can read', async (t) => {
-  const got = await run(['graphs', 'get', '2', '--format', 'xml']);
-  const put = await run(['graphs', 'update', '2'], got.stdout);
+  const run = await workspace(t);
+  await run(['graphs', 'create', '-f', GRAPHS_XML]);
+  const got = await run(['graphs', 'get', '1', '--format', 'xml']);
+  const put = await run(['graphs', 'update', '1'], got.stdout);
   t.equal(put.code, 0, put.stderr);
   t.equal(put.stdout, '', 'updates print no data');
+  // Neighbours and configurations get fresh ids on every write, as in the reference; the rest is unchanged.
+  const withoutInnerIds = (xml: string) => xml.replace(/<(neighbour|configuration) id="\d+"/g, '<$1');
+  const again = await run(['graphs', 'get', '1', '--format', 'xml']);
+  t.equal(withoutInnerIds(again.stdout), withoutInnerIds(got.stdout), 'the round trip changes nothing');
 });
 
 t.test('errors: one line on stderr, a distinct exit code, nothing changed', async (t) => {
+  const run = await workspace(t);
+  await run(['graphs', 'create', '-f', GRAPHS_XML]);
   const before = (await run(['graphs', 'list'])).stdout;
   const invalid = await run(
     ['graphs', 'create'],
@@ -75,19 +92,21 @@ t.test('errors: one line on stderr, a distinct exit code, nothing changed', asyn
 });
 
 t.test('bulk deletes ask for --yes when not on a terminal', async (t) => {
+  const run = await workspace(t);
   const empty = await run(['substrates', 'delete-all']);
   t.equal(empty.code, 0, 'nothing to delete needs no confirmation; 304 is not a failure');
   t.match(empty.stderr, /no substrates to delete/);
-  // In a workspace of its own: the tests below count substrate ids from 1.
-  const own = await tempDir();
-  await cli(['substrates', 'create'], { workspace: own });
-  const refused = await cli(['substrates', 'delete-all'], { workspace: own });
+  await run(['substrates', 'create']);
+  const refused = await run(['substrates', 'delete-all']);
   t.equal(refused.code, 2);
   t.match(refused.stderr, /Delete all 1 substrates\? Pass --yes/);
-  t.equal((await cli(['substrates', 'delete-all', '--yes'], { workspace: own })).code, 0);
+  t.same(JSON.parse((await run(['substrates', 'list'])).stdout).content, [[1]], 'nothing deleted');
+  t.equal((await run(['substrates', 'delete-all', '--yes'])).code, 0);
+  t.same(JSON.parse((await run(['substrates', 'list'])).stdout).content, [[]], 'all deleted');
 });
 
 t.test('substrates with hosts and connections', async (t) => {
+  const run = await workspace(t);
   t.same(JSON.parse((await run(['substrates', 'create'])).stdout).content, [1]);
   const hosts = await run(['substrates', 'hosts', 'add', '1'], '<Hosts><Host name="a"/><Host name="b"/></Hosts>');
   t.equal(hosts.code, 0, hosts.stderr);
@@ -101,6 +120,13 @@ t.test('substrates with hosts and connections', async (t) => {
 });
 
 t.test('nfv request dispatches any path of the table', async (t) => {
+  const run = await workspace(t);
+  await run(['graphs', 'create', '-f', GRAPHS_XML]);
+  await run(['substrates', 'create']);
+  await run(
+    ['requirements', 'create'],
+    JSON.stringify({ property: [{ name: 'ISOLATION_PROPERTY', graph: 1, src: '10.0.0.1', dst: '20.0.0.1' }] }),
+  );
   const ok = await run(['request', 'GET', '/adp/substrates']);
   t.same(JSON.parse(ok.stdout).content, [[1]]);
   const body = await run(
@@ -116,6 +142,7 @@ t.test('nfv request dispatches any path of the table', async (t) => {
 });
 
 t.test('help and version', async (t) => {
+  const run = await workspace(t);
   const help = await run(['--help']);
   t.equal(help.code, 0);
   t.match(help.stdout, /graphs\s+graphs of network functions/);

@@ -42,7 +42,8 @@ t.test('zsh and fish scripts; an unknown shell is exit 2', async (t) => {
   t.match(fish, /complete -c nfv -n '__fish_use_subcommand' -a graphs -d 'graphs of network functions'/);
   t.match(
     fish,
-    /complete -c nfv -n '__fish_seen_subcommand_from graphs; and not __fish_seen_subcommand_from list create get update delete delete-all draw' -a list/,
+    "complete -c nfv -n '__fish_seen_subcommand_from graphs; " +
+      "and not __fish_seen_subcommand_from list create get update delete delete-all draw' -a list",
   );
   t.match(fish, /complete -c nfv -l format -xa 'xml json table'/);
   const bad = await cli(['completion', 'tcsh']);

@@ -3,9 +3,9 @@ import { spawnSync } from 'node:child_process';
 import { readFile, readdir } from 'node:fs/promises';
 import path from 'node:path';
 import t from 'tap';
-import { cli, tempDir } from '../helpers.js';
+import { cli, scratch } from '../helpers.js';
 
-const ws = await tempDir();
+const ws = await scratch(t);
 const run = (args: string[], input?: string) => cli(args, { workspace: ws, input });
 const have = (tool: string) => spawnSync('sh', ['-c', `command -v ${tool}`]).status === 0;
 
@@ -20,7 +20,7 @@ t.test('simulation -> import -> deploy', async (t) => {
   t.match(rules.stdout, /-A FORWARD -s 192\.168\.1\.10\/32 -j ACCEPT/);
   if (have('iptables-restore'))
     t.equal(spawnSync('iptables-restore', ['--test'], { input: rules.stdout }).status, 0, 'iptables-restore --test');
-  const out = path.join(await tempDir(), 'fw.flows');
+  const out = path.join(await scratch(t), 'fw.flows');
   const ovs = await run(['deploy', 'ovs', '1', '-o', out]);
   t.equal(ovs.code, 0);
   t.match(await readFile(out, 'utf8'), /priority=60000,ip,nw_src=192\.168\.1\.10\/32,actions=NORMAL/);
@@ -45,7 +45,7 @@ t.test('fwd nodes and rules', async (t) => {
 });
 
 t.test('generate-files writes one file per firewall and format', async (t) => {
-  const dir = await tempDir();
+  const dir = await scratch(t);
   const r = await run(['generate-files', path.join('samples', 'web-farm.xml'), '--type', 'all', '-o', dir]);
   t.equal(r.code, 0, r.stderr);
   t.same((await readdir(dir)).sort(), [

@@ -1,9 +1,9 @@
 /** nfv inventory through the binary. */
 import t from 'tap';
-import { cli, tempDir } from '../helpers.js';
+import { cli, scratch } from '../helpers.js';
 import { catalog, changed, report, web } from '../inventory/data.js';
 
-const ws = await tempDir();
+const ws = await scratch(t);
 const run = (args: string[], input?: string) => cli(args, { workspace: ws, input });
 
 t.test('ingest and query', async (t) => {

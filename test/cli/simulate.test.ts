@@ -5,9 +5,9 @@ import { decodeDocument, encodeDocument } from '../../src/model/codec.js';
 import { NfvType } from '../../src/model/resources.js';
 import type { NFV } from '../../src/model/types.js';
 import t from 'tap';
-import { cli, fixture, tempDir } from '../helpers.js';
+import { cli, fixture, scratch } from '../helpers.js';
 
-const ws = await tempDir();
+const ws = await scratch(t);
 const run = (args: string[], input?: string) => cli(args, { workspace: ws, input });
 const office = path.join('samples', 'office-nat.xml');
 

@@ -41,7 +41,7 @@ t.test(
     t.match(r.stdout, /4 requirements cannot hold:/);
     t.match(
       r.stdout,
-      /│ 4 │ isolation\s+│ 40\.40\.41\.-1 │ 130\.10\.0\.1 │ any protocol │ conflicts with requirement 0\s+│ #0\s+│/,
+      /│ 4 │ isolation\s+│ 40\.40\.41\.-1 │ 130\.10\.0\.1 │ any protocol │ conflicts with requirement 0\s+│ #0 /,
     );
   },
 );
@@ -68,10 +68,7 @@ t.test('simulations list tells stored results apart; the report carries traffic 
   t.match(rows[0].created, /^\d{4}-\d\d-\d\dT/);
   t.type(rows[0].seconds, 'number');
   const table = (await cli(['simulations', 'list', '--format', 'table'], { workspace: ws })).stdout;
-  t.match(
-    table,
-    /│ 1\s+│ SAT\s+│ 3\/3\s+│ 1 \(1 placed\)\s+│ 1\s+│ AP\s+│ [\d.]+\s+│ \d{4}-[^│]+│ office-nat\.xml\s+│/,
-  );
+  t.match(table, /│ 1\s+│ SAT\s+│ 3\/3\s+│ 1 \(1 placed\)\s+│ 1\s+│ AP\s+│ [\d.]+\s+│ \d{4}-[^│]+│ office-nat\.xml /);
   const report = JSON.parse((await cli(['simulations', 'report', '1'], { workspace: ws })).stdout);
   t.match(
     report.requirements[0],
@@ -106,10 +103,7 @@ t.test('simulations diff: verdicts that changed, rules added and removed per fir
   ]);
   const table = (await cli(['simulations', 'diff', '1', '2', '--format', 'table'], { workspace: ws })).stdout;
   t.match(table, /^simulation 1 -> 2\n/);
-  t.match(
-    table,
-    /rules of firewall 10\.255\.0\.1:\n {2}\+ ALLOW 192\.168\.1\.11 -1\.-1\.-1\.-1 ANY \* \*\n {2}- ALLOW 192\.168\.1\.10/,
-  );
+  t.match(table, 'rules of firewall 10.255.0.1:\n  + ALLOW 192.168.1.11 -1.-1.-1.-1 ANY * *\n  - ALLOW 192.168.1.10');
   t.equal(
     (await cli(['simulations', 'diff', '1', '1', '--format', 'table'], { workspace: ws })).stdout,
     'simulation 1 -> 1\nno change\n',

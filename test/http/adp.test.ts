@@ -1,4 +1,7 @@
-/** Every /adp workspace operation over a real listener on 127.0.0.1: success statuses, failure statuses, no change on failure. */
+/**
+ * Every /adp workspace operation over a real listener on 127.0.0.1: success statuses, failure statuses, no change on
+ * failure.
+ */
 import t from 'tap';
 import { fixture, request, startServer } from '../helpers.js';
 
@@ -132,7 +135,8 @@ t.test('nodes, neighbours and configurations', async (t) => {
 t.test('constraints', async (t) => {
   t.equal((await call('GET', '/adp/graphs/1/constraints')).status, 404);
   const full =
-    '<Constraints><NodeConstraints><NodeMetrics node="30.0.0.1" optional="true"/></NodeConstraints><LinkConstraints/></Constraints>';
+    '<Constraints><NodeConstraints><NodeMetrics node="30.0.0.1" optional="true"/></NodeConstraints>' +
+    '<LinkConstraints/></Constraints>';
   t.equal((await call('PUT', '/adp/graphs/1/constraints', full)).status, 200);
   t.equal((await call('PUT', '/adp/graphs/55/constraints', full)).status, 404);
   const alloc =
@@ -215,7 +219,8 @@ t.test('substrates, hosts and connections', async (t) => {
   const sid = (await call('POST', '/adp/substrates')).json.content[0];
   t.same((await call('GET', '/adp/substrates')).json.content, [[sid]]);
   const hosts =
-    '<Hosts><Host name="h1" cpu="1" cores="1" diskStorage="1" memory="1"><NodeRef node="10.0.0.1"/></Host><Host name="h2" type="MIDDLEBOX"/></Hosts>';
+    '<Hosts><Host name="h1" cpu="1" cores="1" diskStorage="1" memory="1"><NodeRef node="10.0.0.1"/></Host><Host ' +
+    'name="h2" type="MIDDLEBOX"/></Hosts>';
   t.equal((await call('POST', `/adp/substrates/${sid}/hosts`, hosts)).status, 201);
   t.equal((await call('POST', `/adp/substrates/${sid}/hosts`, hosts)).status, 400, 'host names are unique');
   t.equal(
@@ -243,7 +248,8 @@ t.test('substrates, hosts and connections', async (t) => {
   t.equal((await call('DELETE', '/adp/graphs/1')).status, 409, 'graph named by a host NodeRef');
 
   const conns =
-    '<Connections><Connection sourceHost="h1" destHost="h2"/><Connection sourceHost="h1" destHost="h2" avgLatency="4"/></Connections>';
+    '<Connections><Connection sourceHost="h1" destHost="h2"/><Connection sourceHost="h1" destHost="h2" ' +
+    'avgLatency="4"/></Connections>';
   t.equal((await call('POST', `/adp/substrates/${sid}/connections`, conns)).status, 201);
   t.equal((await call('POST', `/adp/substrates/${sid}/connections`, conns)).status, 201);
   t.equal(

@@ -3,9 +3,9 @@ import { spawn } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import t from 'tap';
-import { BIN, ROOT, cli, tempDir } from '../helpers.js';
+import { BIN, ROOT, cli, scratch } from '../helpers.js';
 
-const ws = await tempDir();
+const ws = await scratch(t);
 // tap's process-info hook must not load into the server: env -u drops it (see helpers.cli).
 const server = spawn('/usr/bin/env', ['-u', 'NODE_OPTIONS', BIN, 'serve', '--port', '0', '--workspace', ws], {
   stdio: ['ignore', 'ignore', 'pipe'],

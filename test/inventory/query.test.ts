@@ -130,7 +130,10 @@ t.test("errors in PuppetDB's words", async (t) => {
   fails(
     t,
     compile(resources, ['=', 'sourceline', 1]),
-    /'sourceline' is not a queryable object for resources\. Known queryable objects are 'certname', 'environment', 'exported', 'file', 'line', 'parameters', 'resource', 'tag', 'tags', 'title', and 'type'/,
+    new RegExp(
+      "'sourceline' is not a queryable object for resources\\. Known queryable objects are 'certname', " +
+        "'environment', 'exported', 'file', 'line', 'parameters', 'resource', 'tag', 'tags', 'title', and 'type'",
+    ),
   );
   fails(t, compile(resources, ['=', 'line', '22']), /Argument "22" is incompatible with numeric field "line"\./);
   fails(t, compile(resources, ['<', 'line', '22']), /Argument "22" and operator "<" have incompatible types\./);

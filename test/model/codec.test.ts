@@ -35,11 +35,14 @@ const samples: [ObjectType, string][] = [
   [NeighbourType, '<neighbour id="3" name="10.0.0.1"/>'],
   [
     NodeType,
-    '<node name="1.2.3.4" functional_type="NAT"><neighbour name="5.6.7.8"/><configuration name="n"><nat><source>10.0.0.-1</source></nat></configuration></node>',
+    '<node name="1.2.3.4" functional_type="NAT"><neighbour name="5.6.7.8"/><configuration name="n"><nat><source>' +
+      '10.0.0.-1</source></nat></configuration></node>',
   ],
   [
     ConfigurationType,
-    '<configuration id="2" name="fw" description="d"><firewall defaultAction="ALLOW"><elements><id>7</id><action>DENY</action><source>1.1.1.1</source><destination>*</destination><protocol>OTHER</protocol></elements></firewall></configuration>',
+    '<configuration id="2" name="fw" description="d"><firewall defaultAction="ALLOW"><elements><id>7</id><action>' +
+      'DENY</action><source>1.1.1.1</source><destination>*</destination><protocol>OTHER</protocol></elements>' +
+      '</firewall></configuration>',
   ],
   [
     ConfigurationType,
@@ -47,23 +50,29 @@ const samples: [ObjectType, string][] = [
   ],
   [
     ConfigurationType,
-    '<configuration name="e"><endhost body="b" sequence="3" protocol="POP3_REQUEST" email_from="a@b" url="u" options="o" destination="d"/></configuration>',
+    '<configuration name="e"><endhost body="b" sequence="3" protocol="POP3_REQUEST" email_from="a@b" url="u" ' +
+      'options="o" destination="d"/></configuration>',
   ],
   [
     ConfigurationType,
-    '<configuration name="dpi"><dpi defaultAction="ALLOW"><dpi_elements><action>DENY</action><condition>x</condition></dpi_elements></dpi></configuration>',
+    '<configuration name="dpi"><dpi defaultAction="ALLOW"><dpi_elements><action>DENY</action><condition>' +
+      'x</condition></dpi_elements></dpi></configuration>',
   ],
   [
     ElementsType,
-    '<elements><source>10.0.0.1</source><destination>20.0.-1.-1</destination><src_port>1-2</src_port><directional>true</directional></elements>',
+    '<elements><source>10.0.0.1</source><destination>20.0.-1.-1</destination><src_port>1-2</src_port><directional>' +
+      'true</directional></elements>',
   ],
   [
     ConstraintsType,
-    '<Constraints><NodeConstraints><NodeMetrics node="a" nrOfOperations="9000000000" optional="false"/></NodeConstraints><LinkConstraints/><AllocationConstraints><AllocationConstraint type="forced" nodeA="a" nodeB="b"/></AllocationConstraints></Constraints>',
+    '<Constraints><NodeConstraints><NodeMetrics node="a" nrOfOperations="9000000000" optional="false"/>' +
+      '</NodeConstraints><LinkConstraints/><AllocationConstraints><AllocationConstraint type="forced" nodeA="a" ' +
+      'nodeB="b"/></AllocationConstraints></Constraints>',
   ],
   [
     PropertyType,
-    '<Property name="CompleteReachabilityProperty" graph="3" src="1.1.1.1" dst="2.2.2.2" src_port="10" isSat="false" body="x"><POP3Definition from="f" content-type="text"/></Property>',
+    '<Property name="CompleteReachabilityProperty" graph="3" src="1.1.1.1" dst="2.2.2.2" src_port="10" ' +
+      'isSat="false" body="x"><POP3Definition from="f" content-type="text"/></Property>',
   ],
   [
     PropertyDefinitionType,
@@ -71,7 +80,8 @@ const samples: [ObjectType, string][] = [
   ],
   [
     HostType,
-    '<Host name="h" cpu="1" cores="1" diskStorage="1" memory="1" maxVNF="2" type="SERVER"><SupportedVNF functional_type="FIREWALL"/><NodeRef node="n"/></Host>',
+    '<Host name="h" cpu="1" cores="1" diskStorage="1" memory="1" maxVNF="2" type="SERVER"><SupportedVNF ' +
+      'functional_type="FIREWALL"/><NodeRef node="n"/></Host>',
   ],
   [HostsType, '<Hosts><Host name="a"/><Host name="b" active="true"/></Hosts>'],
   [ConnectionsType, '<Connections><Connection sourceHost="a" destHost="b" avgLatency="2"/></Connections>'],
@@ -201,7 +211,8 @@ t.test('validation names the field and the reason', async (t) => {
   rejects(
     t,
     NfvType,
-    '<NFV><graphs><graph id="1"><node name="a"/></graph></graphs><PropertyDefinition><Property name="IsolationProperty" graph="2" src="a" dst="a"/></PropertyDefinition></NFV>',
+    '<NFV><graphs><graph id="1"><node name="a"/></graph></graphs><PropertyDefinition><Property ' +
+      'name="IsolationProperty" graph="2" src="a" dst="a"/></PropertyDefinition></NFV>',
     /property\[0\]\.graph: no graph has id 2/,
     'property graph',
   );

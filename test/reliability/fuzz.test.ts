@@ -293,10 +293,10 @@ function pagingParams(r: Rng): string {
   const parts: string[] = [];
   if (r.chance(0.3)) parts.push(`limit=${encode(String(randomScalar(r)))}`);
   if (r.chance(0.2)) parts.push(`offset=${encode(String(randomScalar(r)))}`);
-  if (r.chance(0.2))
-    parts.push(
-      `order_by=${encode(JSON.stringify(r.chance(0.5) ? [{ field: r.pick(FIELDS), order: r.pick(['asc', 'desc', 'up']) }] : randomScalar(r)))}`,
-    );
+  if (r.chance(0.2)) {
+    const order = r.chance(0.5) ? [{ field: r.pick(FIELDS), order: r.pick(['asc', 'desc', 'up']) }] : randomScalar(r);
+    parts.push(`order_by=${encode(JSON.stringify(order))}`);
+  }
   if (r.chance(0.1))
     parts.push(
       `counts_filter=${encode(JSON.stringify(['>', r.pick(['failures', 'constructor', 'x']), randomScalar(r)]))}`,

@@ -307,11 +307,13 @@ t.test('damaged workspace files are refused by name and never overwritten; a BOM
       /graphs is not a list/,
     ],
     [
-      '{"counters":{"graph":1},"graphs":[{"id":5,"node":[]}],"constraints":[],"requirementSets":[],"substrates":[],"simulations":[]}',
+      '{"counters":{"graph":1},"graphs":[{"id":5,"node":[]}],"constraints":[],"requirementSets":[],"substrates":[],' +
+        '"simulations":[]}',
       /counters.graph is 1 but graph id 5 exists/,
     ],
     [
-      '{"counters":{"graph":2},"graphs":[{"id":2,"node":[]},{"id":2,"node":[]}],"constraints":[],"requirementSets":[],"substrates":[],"simulations":[]}',
+      '{"counters":{"graph":2},"graphs":[{"id":2,"node":[]},{"id":2,"node":[]}],"constraints":[],"requirementSets":' +
+        '[],"substrates":[],"simulations":[]}',
       /graph id 2 appears twice/,
     ],
   ] as const;
@@ -330,7 +332,14 @@ t.test('damaged workspace files are refused by name and never overwritten; a BOM
   }
   await writeFile(
     file,
-    `\ufeff${JSON.stringify({ counters: {}, graphs: [], constraints: [], requirementSets: [], substrates: [], simulations: [] })}`,
+    `\ufeff${JSON.stringify({
+      counters: {},
+      graphs: [],
+      constraints: [],
+      requirementSets: [],
+      substrates: [],
+      simulations: [],
+    })}`,
   );
   t.equal((await request(s.url, 'POST', '/adp/graphs', await fixture('graphs.json'))).status, 201, 'a BOM is accepted');
 });

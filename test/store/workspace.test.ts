@@ -5,7 +5,7 @@ import path from 'node:path';
 import t from 'tap';
 import { Workspace, resolveWorkspaceDir } from '../../src/store/workspace.js';
 import { ADP_AREA } from '../../src/store/network.js';
-import { BIN, ROOT, tempDir } from '../helpers.js';
+import { BIN, ROOT, scratch } from '../helpers.js';
 
 interface Counter {
   n: number;
@@ -25,7 +25,7 @@ const exited = (child: ReturnType<typeof spawn>) =>
   new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
 
 t.test('a change is written to a real file and read back', async (t) => {
-  const dir = await tempDir();
+  const dir = await scratch(t);
   const ws = new Workspace(dir);
   t.same(await ws.read(AREA), { n: 0, items: [] }, 'an area never written reads as its initial contents');
   t.same(await readdir(dir), [], 'reading creates nothing');
@@ -35,7 +35,7 @@ t.test('a change is written to a real file and read back', async (t) => {
 });
 
 t.test('a change that throws leaves the file as it was', async (t) => {
-  const dir = await tempDir();
+  const dir = await scratch(t);
   const ws = new Workspace(dir);
   await ws.mutate(AREA, (d) => void (d.n = 5));
   const before = await readFile(path.join(dir, 'counter.json'), 'utf8');
@@ -51,7 +51,7 @@ t.test('a change that throws leaves the file as it was', async (t) => {
 });
 
 t.test('concurrent changes in one process are serialised', async (t) => {
-  const ws = new Workspace(await tempDir());
+  const ws = new Workspace(await scratch(t));
   await Promise.all(Array.from({ length: 50 }, () => ws.mutate(AREA, (d) => void d.items.push(++d.n))));
   const data = await ws.read(AREA);
   t.equal(data.n, 50);
@@ -62,7 +62,7 @@ t.test('concurrent changes in one process are serialised', async (t) => {
 });
 
 t.test('4 processes, 200 creates each: all 800 ids present', async (t) => {
-  const dir = await tempDir();
+  const dir = await scratch(t);
   const workers = Array.from({ length: 4 }, () => runWorker(dir, 200));
   const codes = await Promise.all(workers.map(exited));
   t.same(codes, [0, 0, 0, 0], 'every worker succeeded');
@@ -77,7 +77,7 @@ t.test('4 processes, 200 creates each: all 800 ids present', async (t) => {
 });
 
 t.test('a process killed with SIGKILL while writing leaves a loadable workspace', async (t) => {
-  const dir = await tempDir();
+  const dir = await scratch(t);
   const ws = new Workspace(dir);
   const graphsNow = async () => {
     const text = await readFile(path.join(dir, 'adp.json'), 'utf8').catch(() => '{"graphs":[]}');
@@ -111,7 +111,7 @@ t.test('a process killed with SIGKILL while writing leaves a loadable workspace'
 });
 
 t.test('a corrupt file is reported, not overwritten', async (t) => {
-  const dir = await tempDir();
+  const dir = await scratch(t);
   await writeFile(path.join(dir, 'counter.json'), '{"n": 1,');
   await t.rejects(
     new Workspace(dir).mutate(AREA, (d) => void d.n++),
@@ -134,7 +134,7 @@ t.test('workspace folder resolution', async (t) => {
 });
 
 t.test('a lock taken over while this process stalled fails the change, never the process', async (t) => {
-  const dir = await tempDir();
+  const dir = await scratch(t);
   t.teardown(() => rm(dir, { recursive: true, force: true }));
   const ws = new Workspace(dir);
   let childDone: Promise<number | null> | undefined;

@@ -90,10 +90,10 @@ function fish(program: Command): string {
   }
   for (const o of levels(program)[0]!.options) {
     const long = o.long?.replace(/^--/, '');
-    if (long)
-      lines.push(
-        `complete -c nfv -l ${long}${o.short ? ` -s ${o.short.replace(/^-/, '')}` : ''}${o.argChoices ? ` -xa ${quote(o.argChoices.join(' '))}` : ''} -d ${quote(o.description)}`,
-      );
+    if (!long) continue;
+    const short = o.short ? ` -s ${o.short.replace(/^-/, '')}` : '';
+    const values = o.argChoices ? ` -xa ${quote(o.argChoices.join(' '))}` : '';
+    lines.push(`complete -c nfv -l ${long}${short}${values} -d ${quote(o.description)}`);
   }
   return `${lines.join('\n')}\n`;
 }

@@ -62,7 +62,8 @@ export const serveCommand = new Command('serve')
     say(`listening on ${url}`);
     if (!isLoopback(opts.host) && token === undefined) {
       say(
-        `warning: serving ${opts.host} without authentication (--insecure): anyone who reaches it can change the workspace`,
+        `warning: serving ${opts.host} without authentication (--insecure): ` +
+          'anyone who reaches it can change the workspace',
       );
     }
     // Serve until told to stop; then close and leave (solver threads must not keep the process alive).

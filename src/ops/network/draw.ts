@@ -35,7 +35,8 @@ function nodeLine(n: Node, p: Picture): string {
   if (fn === 'FIREWALL') {
     const rules = n.configuration?.firewall?.elements?.length ?? 0;
     const defaultAction = n.configuration?.firewall?.defaultAction ?? 'DENY';
-    attrs.label = `${n.name}\\nFIREWALL${wasPlace ? ' (placed)' : ''}\\n${rules} rule${rules === 1 ? '' : 's'}, default ${defaultAction}`;
+    const placed = wasPlace ? ' (placed)' : '';
+    attrs.label = `${n.name}\\nFIREWALL${placed}\\n${rules} rule${rules === 1 ? '' : 's'}, default ${defaultAction}`;
     Object.assign(attrs, { fillcolor: '#ffd54f', penwidth: '2.5', color: '#e65100' });
   } else if (fn === undefined || (wasPlace && fn === 'FORWARDER')) {
     // An allocation place: dashed; faded when a result left it without a firewall.
@@ -70,9 +71,8 @@ export function dotOf(p: Picture): string {
   }
   for (const r of p.report?.requirements.filter((x) => !x.isSat && x.graph === (p.graph.id ?? 0)) ?? []) {
     const kind = r.name === 'ISOLATION_PROPERTY' ? 'isolation' : 'reachability';
-    lines.push(
-      `  ${q(r.src)} -> ${q(r.dst)} [dir=forward, color="#d32f2f", fontcolor="#d32f2f", style=dashed, constraint=false, label=${q(`#${r.index} ${kind} cannot hold`)}];`,
-    );
+    const style = 'dir=forward, color="#d32f2f", fontcolor="#d32f2f", style=dashed, constraint=false';
+    lines.push(`  ${q(r.src)} -> ${q(r.dst)} [${style}, label=${q(`#${r.index} ${kind} cannot hold`)}];`);
   }
   lines.push('}');
   return `${lines.join('\n')}\n`;

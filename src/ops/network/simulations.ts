@@ -123,6 +123,14 @@ export interface SimulationLine {
   origin: string | null;
 }
 
+/** Where a result stored by byParams came from ("gid 1 rid 2"); a posted document has no origin here. */
+function originOf(source: SimulationRecord['source']): string | null {
+  if (source.rid === undefined && source.sid === undefined) return null;
+  const rid = source.rid === undefined ? '' : ` rid ${source.rid}`;
+  const sid = source.sid === undefined ? '' : ` sid ${source.sid}`;
+  return `gid ${source.gids.join(',')}${rid}${sid}`;
+}
+
 function summaryOf(s: SimulationRecord): SimulationLine {
   const r = s.report as Report;
   return {
@@ -136,11 +144,7 @@ function summaryOf(s: SimulationRecord): SimulationLine {
     algorithm: s.run?.algorithm ?? null,
     seconds: s.run?.seconds ?? null,
     created: s.run?.created ?? null,
-    origin:
-      s.run?.origin ??
-      (s.source.rid !== undefined || s.source.sid !== undefined
-        ? `gid ${s.source.gids.join(',')}${s.source.rid === undefined ? '' : ` rid ${s.source.rid}`}${s.source.sid === undefined ? '' : ` sid ${s.source.sid}`}`
-        : null),
+    origin: s.run?.origin ?? originOf(s.source),
   };
 }
 
@@ -402,7 +406,8 @@ export const simulationsDraw = operation({
   method: 'GET',
   path: '/adp/simulations/{smid}/draw',
   summary:
-    'A picture of a stored result, as Graphviz DOT: placed firewalls, unused places, failed requirements (our addition)',
+    'A picture of a stored result, as Graphviz DOT: placed firewalls, unused places, failed requirements (our ' +
+    'addition)',
   reply: 'text',
   status: 200,
   errors: 'document',
