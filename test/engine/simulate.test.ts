@@ -4,7 +4,7 @@ import { encodeDocument } from '../../src/model/codec.js';
 import { NfvError } from '../../src/model/errors.js';
 import { NfvType } from '../../src/model/resources.js';
 import type { NFV } from '../../src/model/types.js';
-import { simulate } from '../../src/engine/simulate.js';
+import { checkedSimulate as simulate } from './evaluator.js';
 import {
   firewall,
   forwarder,

@@ -1,0 +1,210 @@
+/**
+ * Seeded generator of networks in the style of VEREFOO's RegressioneTestCases, at any size, for `npm run bench:scale`
+ * and the engine tests.
+ *
+ * A core of FORWARDER nodes joined as a random tree plus a few extra links (parallel paths); WEBCLIENT endpoints
+ * (single hosts and whole /24 networks named with a -1 octet), WEBSERVER endpoints, some dual-homed; with `nat`,
+ * NAT nodes hiding private client networks (private clients are only ever sources) and ports on the requirements;
+ * LOADBALANCER nodes in front of server pools. An allocation place sits on every link between two of those nodes,
+ * some links have two in parallel; some places are replaced by configured firewalls (default ALLOW, a few DENY rules
+ * taken from the policy), by mandatory rule-less firewalls or by optional ones.
+ *
+ * Requirements come from one consistent policy per (client, server) pair: isolate everything, reach anything, "only
+ * port P" (reach P, isolate the ports below and above), or one port or sub-range reached or isolated. The ports of one
+ * instance form a laminar family (any two are nested or disjoint), so the policy never contradicts itself.
+ */
+import type { Elements, NFV, Node, NodeMetrics, Property } from '../model/types.js';
+
+export interface TopologySpec {
+  /** About this many nodes (the result is within a few percent). */
+  nodes: number;
+  requirements: number;
+  /** NAT nodes with private client networks, and ports on requirements. */
+  nat: boolean;
+  seed: number;
+}
+
+/** mulberry32: small, fast and good enough for test data; the same seed gives the same network. */
+function random(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** Ports of an instance: "only 80" uses 0-79 and 81-65535; every other range lies inside one of those. */
+const ONLY_PORT = 80;
+const BELOW = `0-${ONLY_PORT - 1}`;
+const ABOVE = `${ONLY_PORT + 1}-65535`;
+const OTHER_PORTS = ['22', '443', '8000-8999', '8080', '8443'];
+
+type Policy = 'isolate' | 'reach' | 'only' | 'port-reach' | 'port-isolate';
+
+const address = (a: number, k: number, last: number | '-1' = 1) => `${a}.${(k >> 8) & 255}.${k & 255}.${last}`;
+
+export function generateTopology(spec: TopologySpec): NFV {
+  const rnd = random(spec.seed);
+  const pick = <T>(list: readonly T[]): T => list[Math.floor(rnd() * list.length)]!;
+  const chance = (p: number) => rnd() < p;
+  const nodes: Node[] = [];
+  const byName = new Map<string, Node>();
+  const add = (name: string, node: Omit<Node, 'name' | 'neighbour'>): string => {
+    const n: Node = { name, neighbour: [], ...node };
+    nodes.push(n);
+    byName.set(name, n);
+    return name;
+  };
+  const connect = (a: string, b: string) => {
+    byName.get(a)!.neighbour!.push({ name: b });
+    byName.get(b)!.neighbour!.push({ name: a });
+  };
+  let places = 0;
+  const placeNames: string[] = [];
+  /** Joins two nodes through an allocation place, sometimes through two in parallel. */
+  const link = (a: string, b: string, parallel = 0.05) => {
+    const count = chance(parallel) ? 2 : 1;
+    for (let i = 0; i < count; i++) {
+      const p = add(address(172, ++places), {});
+      placeNames.push(p);
+      connect(a, p);
+      connect(p, b);
+    }
+  };
+
+  // A core of a tenth of the nodes; endpoints (with their places) are added until the size is reached.
+  const core = Math.max(3, Math.round(spec.nodes * 0.1));
+  const forwarders = Array.from({ length: core }, (_, k) =>
+    add(address(10, k + 1), { functionalType: 'FORWARDER', configuration: { name: 'f', forwarder: { name: 'Fwd' } } }),
+  );
+  for (let k = 1; k < core; k++) link(forwarders[k]!, forwarders[Math.floor(rnd() * k)]!);
+  for (let k = 0; k < Math.max(1, Math.round(core / 12)); k++) {
+    const a = pick(forwarders);
+    const b = pick(forwarders);
+    if (a !== b) link(a, b);
+  }
+
+  const clients: string[] = [];
+  const privateClients: string[] = [];
+  const servers: string[] = [];
+  const attach = (endpoint: string) => {
+    link(endpoint, pick(forwarders));
+    if (chance(0.08)) link(endpoint, pick(forwarders));
+  };
+  let serial = 0;
+  while (nodes.length < spec.nodes || servers.length === 0 || clients.length === 0) {
+    serial++;
+    const roll = rnd();
+    if (spec.nat && roll < 0.12) {
+      // A NAT hiding one or two private client networks.
+      const natName = address(200, serial);
+      const pools = chance(0.5) ? 2 : 1;
+      const sources = Array.from({ length: pools }, (_, k) => `192.168.${(serial * 2 + k) & 255}.-1`);
+      add(natName, { functionalType: 'NAT', configuration: { name: 'n', nat: { source: sources } } });
+      link(natName, pick(forwarders), 0);
+      for (const [k, src] of sources.entries()) {
+        const host = chance(0.5) ? src : src.replace('-1', String(10 + k));
+        add(host, webclient());
+        privateClients.push(host);
+        link(host, natName, 0);
+      }
+    } else if (roll < 0.22) {
+      // A load balancer in front of a pool of servers (a plain forwarder in the model).
+      const lb = add(address(140, serial), {
+        functionalType: 'LOADBALANCER',
+        configuration: { name: 'lb', loadbalancer: { pool: [] } },
+      });
+      link(lb, pick(forwarders), 0);
+      const size = 2 + Math.floor(rnd() * 3);
+      for (let k = 0; k < size; k++) {
+        const s = add(address(141, serial, k + 1), webserver());
+        servers.push(s);
+        link(s, lb, 0);
+      }
+    } else if (roll < 0.55) {
+      const s = add(address(130, serial), webserver());
+      servers.push(s);
+      attach(s);
+    } else {
+      const c = add(chance(0.3) ? address(101, serial, '-1') : address(100, serial), webclient());
+      clients.push(c);
+      attach(c);
+    }
+  }
+
+  // The policy, one per (client, server) pair, until the requirements are reached.
+  const sources = [...clients, ...privateClients];
+  const properties: Property[] = [];
+  const isolatedPairs: [string, string][] = [];
+  const seen = new Set<string>();
+  const policies: Policy[] = spec.nat
+    ? ['isolate', 'reach', 'only', 'port-reach', 'port-isolate']
+    : ['isolate', 'reach'];
+  const requirement = (name: Property['name'], src: string, dst: string, dstPort?: string): Property => ({
+    name,
+    graph: 0,
+    src,
+    dst,
+    ...(dstPort ? { dstPort, lv4Proto: 'TCP' as const } : {}),
+  });
+  for (let tries = 0; properties.length < spec.requirements && tries < spec.requirements * 50; tries++) {
+    const src = pick(sources);
+    const dst = pick(servers);
+    const key = `${src} ${dst}`;
+    if (seen.has(key)) continue;
+    seen.add(key);
+    const policy = pick(policies);
+    if (policy === 'isolate') {
+      properties.push(requirement('ISOLATION_PROPERTY', src, dst));
+      isolatedPairs.push([src, dst]);
+    } else if (policy === 'reach') properties.push(requirement('REACHABILITY_PROPERTY', src, dst));
+    else if (policy === 'only') {
+      properties.push(requirement('REACHABILITY_PROPERTY', src, dst, String(ONLY_PORT)));
+      properties.push(requirement('ISOLATION_PROPERTY', src, dst, BELOW));
+      properties.push(requirement('ISOLATION_PROPERTY', src, dst, ABOVE));
+    } else {
+      const port = pick(OTHER_PORTS);
+      const kind = policy === 'port-reach' ? 'REACHABILITY_PROPERTY' : 'ISOLATION_PROPERTY';
+      properties.push(requirement(kind, src, dst, port));
+    }
+  }
+  properties.length = Math.min(properties.length, spec.requirements);
+
+  // Some places become firewalls: configured ones (rules from the policy), mandatory rule-less and optional ones.
+  const metrics: NodeMetrics[] = [];
+  for (const name of placeNames) {
+    const node = byName.get(name)!;
+    const roll = rnd();
+    if (roll < 0.04 && isolatedPairs.length) {
+      const rules: Elements[] = Array.from({ length: 1 + Math.floor(rnd() * 3) }, () => {
+        const [source, destination] = pick(isolatedPairs);
+        return { action: 'DENY', source, destination, protocol: 'ANY', srcPort: '*', dstPort: '*' };
+      });
+      node.functionalType = 'FIREWALL';
+      node.configuration = { name: 'fw', firewall: { defaultAction: 'ALLOW', elements: rules } };
+    } else if (roll < 0.06) {
+      node.functionalType = 'FIREWALL';
+      node.configuration = { name: 'fw', firewall: { defaultAction: chance(0.5) ? 'DENY' : 'ALLOW' } };
+    } else if (roll < 0.08) {
+      node.functionalType = 'FIREWALL';
+      node.configuration = { name: 'fw', firewall: { defaultAction: 'DENY' } };
+      metrics.push({ node: name, optional: true });
+    }
+  }
+  return {
+    graphs: { graph: [{ id: 0, node: nodes }] },
+    constraints: { nodeConstraints: { nodeMetrics: metrics }, linkConstraints: {} },
+    propertyDefinition: { property: properties },
+  };
+}
+
+function webclient(): Omit<Node, 'name' | 'neighbour'> {
+  return { functionalType: 'WEBCLIENT', configuration: { name: 'c', webclient: { nameWebServer: 'any' } } };
+}
+
+function webserver(): Omit<Node, 'name' | 'neighbour'> {
+  return { functionalType: 'WEBSERVER', configuration: { name: 's', webserver: { name: 'web' } } };
+}

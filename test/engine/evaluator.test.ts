@@ -1,0 +1,118 @@
+/**
+ * The independent evaluator: it catches a claim that does not hold, and it re-checks the engine's answers on
+ * generated networks (and, with NFV_SCALE_RESULTS=DIR, every answer the scale benchmark stored there).
+ */
+import { readFile, readdir } from 'node:fs/promises';
+import path from 'node:path';
+import t from 'tap';
+import { generateTopology } from '../../src/bench/topology.js';
+import { simulate } from '../../src/engine/simulate.js';
+import type { NFV } from '../../src/model/types.js';
+import { firewall, isolation, nat, network, place, reachability, webclient, webserver } from './build.js';
+import { violations } from './evaluator.js';
+
+t.test('a claim that does not hold is caught', async (t) => {
+  const nfv = network(
+    [
+      webclient('10.0.0.1', '1.0.0.1'),
+      webclient('10.0.0.2', '1.0.0.1'),
+      place('1.0.0.1', '10.0.0.1', '10.0.0.2', '20.0.0.1'),
+      webserver('20.0.0.1', '1.0.0.1'),
+    ],
+    [isolation('10.0.0.1', '20.0.0.1'), reachability('10.0.0.2', '20.0.0.1')],
+  );
+  const { nfv: out } = await simulate(nfv);
+  t.same(violations(out), [], 'the engine answer holds');
+  const fw = out.graphs.graph![0]!.node.find((n) => n.name === '1.0.0.1')!;
+  t.equal(fw.functionalType, 'FIREWALL');
+  const allowAll = structuredClone(out);
+  allowAll.graphs.graph![0]!.node.find((n) => n.name === '1.0.0.1')!.configuration!.firewall = {
+    defaultAction: 'ALLOW',
+  };
+  t.same(
+    violations(allowAll).map((v) => v.index),
+    [0],
+    'a firewall that lets everything through breaks the isolation',
+  );
+  const denyAll = structuredClone(out);
+  denyAll.graphs.graph![0]!.node.find((n) => n.name === '1.0.0.1')!.configuration!.firewall = {
+    defaultAction: 'DENY',
+  };
+  t.same(
+    violations(denyAll).map((v) => v.index),
+    [1],
+    'a firewall that drops everything breaks the reachability',
+  );
+});
+
+t.test('NAT: hidden sources leave as the NAT, and the NAT address leads back to them', async (t) => {
+  const nfv = network(
+    [
+      webclient('192.168.0.1', '5.0.0.1'),
+      nat('5.0.0.1', ['192.168.0.-1'], '192.168.0.1', '1.0.0.1'),
+      firewall(
+        '1.0.0.1',
+        'ALLOW',
+        [
+          {
+            action: 'DENY',
+            source: '192.168.0.1',
+            destination: '30.0.0.1',
+            protocol: 'ANY',
+            srcPort: '*',
+            dstPort: '*',
+          },
+        ],
+        '5.0.0.1',
+        '30.0.0.1',
+      ),
+      webserver('30.0.0.1', '1.0.0.1'),
+    ],
+    [{ ...isolation('192.168.0.1', '30.0.0.1'), isSat: true }],
+  );
+  t.match(
+    violations(nfv),
+    [{ index: 0, why: /traffic arrives along 192\.168\.0\.1 > 5\.0\.0\.1 > 1\.0\.0\.1 > 30\.0\.0\.1/ }],
+    'after the NAT the source is 5.0.0.1: a rule on the private address does not isolate',
+  );
+  const fixed = structuredClone(nfv);
+  fixed.graphs.graph![0]!.node[2]!.configuration!.firewall!.elements![0]!.source = '5.0.0.1';
+  t.same(violations(fixed), [], 'a rule on the NAT address does');
+  const inbound: NFV = structuredClone(nfv);
+  inbound.propertyDefinition.property = [{ ...isolation('30.0.0.1', '192.168.0.1'), isSat: true }];
+  t.match(violations(inbound), [{ index: 0 }], 'traffic to the NAT address reaches the hidden host');
+});
+
+const SIZES = [
+  { nodes: 60, requirements: 40 },
+  { nodes: 150, requirements: 100 },
+];
+for (const size of SIZES) {
+  for (const natAndPorts of [false, true]) {
+    for (const seed of [1, 2]) {
+      const name = `generated: ${size.nodes} nodes, ${size.requirements} requirements, ${
+        natAndPorts ? 'NAT and ports' : 'plain'
+      }, seed ${seed}`;
+      t.test(name, async (t) => {
+        const nfv = generateTopology({ ...size, nat: natAndPorts, seed });
+        const { nfv: out, report } = await simulate(nfv, { timeoutSeconds: 60 });
+        t.ok(report.satisfied > 0, `${report.satisfied}/${report.properties} hold`);
+        t.same(violations(out), [], 'every requirement claimed satisfied holds');
+      });
+    }
+  }
+}
+
+const stored = process.env.NFV_SCALE_RESULTS;
+t.test(
+  'every answer the scale benchmark stored holds',
+  { skip: !stored && 'NFV_SCALE_RESULTS is not set' },
+  async (t) => {
+    const files = (await readdir(stored!)).filter((f) => f.endsWith('.result.json')).sort();
+    t.ok(files.length > 0, `${files.length} stored answers`);
+    for (const f of files) {
+      const out = JSON.parse(await readFile(path.join(stored!, f), 'utf8')) as NFV;
+      t.same(violations(out), [], f);
+    }
+  },
+);
