@@ -3,7 +3,8 @@
  * and the engine tests.
  *
  * A core of FORWARDER nodes joined as a random tree plus a few extra links (parallel paths); WEBCLIENT endpoints
- * (single hosts and whole /24 networks named with a -1 octet), WEBSERVER endpoints, some dual-homed; with `nat`,
+ * (single hosts and whole /24 networks named with a -1 octet), WEBSERVER endpoints, some dual-homed, some behind two
+ * places in parallel; with `nat`,
  * NAT nodes hiding private client networks (private clients are only ever sources) and ports on the requirements;
  * LOADBALANCER nodes in front of server pools. An allocation place sits on every link between two of those nodes,
  * some links have two in parallel; some places are replaced by configured firewalls (default ALLOW, a few DENY rules
@@ -42,6 +43,9 @@ const BELOW = `0-${ONLY_PORT - 1}`;
 const ABOVE = `${ONLY_PORT + 1}-65535`;
 const OTHER_PORTS = ['22', '443', '8000-8999', '8080', '8443'];
 
+/** Extra links of the forwarder core beyond its spanning tree, at every size (parallel paths). */
+const EXTRA_CORE_LINKS = 3;
+
 type Policy = 'isolate' | 'reach' | 'only' | 'port-reach' | 'port-isolate';
 
 const address = (a: number, k: number, last: number | '-1' = 1) => `${a}.${(k >> 8) & 255}.${k & 255}.${last}`;
@@ -64,8 +68,8 @@ export function generateTopology(spec: TopologySpec): NFV {
   };
   let places = 0;
   const placeNames: string[] = [];
-  /** Joins two nodes through an allocation place, sometimes through two in parallel. */
-  const link = (a: string, b: string, parallel = 0.05) => {
+  /** Joins two nodes through an allocation place, sometimes (endpoint links) through two in parallel. */
+  const link = (a: string, b: string, parallel = 0.1) => {
     const count = chance(parallel) ? 2 : 1;
     for (let i = 0; i < count; i++) {
       const p = add(address(172, ++places), {});
@@ -80,11 +84,12 @@ export function generateTopology(spec: TopologySpec): NFV {
   const forwarders = Array.from({ length: core }, (_, k) =>
     add(address(10, k + 1), { functionalType: 'FORWARDER', configuration: { name: 'f', forwarder: { name: 'Fwd' } } }),
   );
-  for (let k = 1; k < core; k++) link(forwarders[k]!, forwarders[Math.floor(rnd() * k)]!);
-  for (let k = 0; k < Math.max(1, Math.round(core / 12)); k++) {
+  // The tree, then a few extra links: each closes a cycle, and paths through k cycles number 2^k.
+  for (let k = 1; k < core; k++) link(forwarders[k]!, forwarders[Math.floor(rnd() * k)]!, 0);
+  for (let k = 0; k < EXTRA_CORE_LINKS; k++) {
     const a = pick(forwarders);
     const b = pick(forwarders);
-    if (a !== b) link(a, b);
+    if (a !== b) link(a, b, 0);
   }
 
   const clients: string[] = [];
@@ -95,6 +100,7 @@ export function generateTopology(spec: TopologySpec): NFV {
     if (chance(0.08)) link(endpoint, pick(forwarders));
   };
   let serial = 0;
+  let privateNetworks = 0;
   while (nodes.length < spec.nodes || servers.length === 0 || clients.length === 0) {
     serial++;
     const roll = rnd();
@@ -102,7 +108,11 @@ export function generateTopology(spec: TopologySpec): NFV {
       // A NAT hiding one or two private client networks.
       const natName = address(200, serial);
       const pools = chance(0.5) ? 2 : 1;
-      const sources = Array.from({ length: pools }, (_, k) => `192.168.${(serial * 2 + k) & 255}.-1`);
+      // Private networks never overlap: 192.168.0.-1 up to 192.168.255.-1, then 192.169.0.-1 and so on.
+      const sources = Array.from({ length: pools }, () => {
+        const k = privateNetworks++;
+        return `192.${168 + (k >> 8)}.${k & 255}.-1`;
+      });
       add(natName, { functionalType: 'NAT', configuration: { name: 'n', nat: { source: sources } } });
       link(natName, pick(forwarders), 0);
       for (const [k, src] of sources.entries()) {

@@ -29,7 +29,8 @@ export function traffic(p: Pick<Property, 'lv4Proto' | 'srcPort' | 'dstPort'>): 
 export function simulationSummary(nfv: NFV, report: Report): string {
   const out: string[] = [
     `${report.verdict}: ${report.satisfied}/${report.properties} requirements hold; ` +
-      `${plural(report.firewalls, 'firewall')} (${report.allocated} placed); ${plural(report.rules, 'rule')}`,
+      `${plural(report.firewalls, 'firewall')} (${report.allocated} placed); ${plural(report.rules, 'rule')}` +
+      (report.optimal === false ? '; not proven minimal (optimal="false"): fewer may do' : ''),
   ];
   const nodes = new Map(
     (nfv.graphs.graph ?? []).flatMap((g) => g.node.map((n) => [`${g.id ?? 0}/${n.name}`, n] as const)),

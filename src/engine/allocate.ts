@@ -12,7 +12,8 @@
  * collapsed into one.
  */
 import type { AtomicFlow, FlowModel, Requirement } from './flows.js';
-import { conflictCore, solveMaxSat, type Lit, type MaxSatProblem } from './maxsat.js';
+import { greedyDecisions } from './greedy.js';
+import { SolverTimeout, conflictCore, solveMaxSat, type Lit, type MaxSatProblem } from './maxsat.js';
 import type { NetNode } from './network.js';
 import { contains, ruleBox, type PacketClass } from '../model/space.js';
 
@@ -26,6 +27,21 @@ export interface Decisions {
   whitelist: Map<number, boolean>;
   /** For each failed requirement, the requirements it conflicts with. */
   conflicts: Map<number, number[]>;
+  /** Every component's answer was proven minimal. */
+  optimal: boolean;
+  components: ComponentReport[];
+}
+
+/** How one independent group of requirements was decided, for the report and --verbose. */
+export interface ComponentReport {
+  requirements: number;
+  variables: number;
+  clauses: number;
+  /** direct: nothing to decide; solver: Z3, proven minimal; fast: the greedy answer, not proven minimal. */
+  method: 'direct' | 'solver' | 'fast';
+  /** Building the clauses, then everything (encoding included). */
+  encoding: number;
+  seconds: number;
 }
 
 type Term = Lit | boolean;
@@ -206,12 +222,18 @@ export interface AllocationTuning {
   collapse: boolean;
 }
 
+/**
+ * Decides every component: without the solver when nothing is to be decided; with it, proven minimal, while the
+ * proof budget (`proofMs`, shared by all components) lasts; else by the fast answer, or when that cannot meet every
+ * requirement, by the solver again within the time limit.
+ */
 export async function allocatePlaces(
   net: NetNode[],
   reqs: Requirement[],
   model: FlowModel,
   timeoutMs: number,
   tuning: AllocationTuning = { decompose: true, collapse: true },
+  proofMs = timeoutMs,
 ): Promise<Decisions> {
   const decisions: Decisions = {
     satisfied: reqs.map(() => true),
@@ -219,19 +241,49 @@ export async function allocatePlaces(
     drops: new Map(),
     whitelist: new Map(),
     conflicts: new Map(),
+    optimal: true,
+    components: [],
   };
   const deadline = Date.now() + timeoutMs;
+  const proofDeadline = Date.now() + Math.min(proofMs, timeoutMs);
   const groups = tuning.decompose ? components(net, model, reqs.length) : [reqs.map((_, k) => k)];
   for (const members of groups) {
+    const started = performance.now();
     let enc = encode(net, model, reqs, members, false, tuning.collapse);
+    const encoding = Math.round(performance.now() - started) / 1000;
+    const done = (method: ComponentReport['method']) =>
+      decisions.components.push({
+        requirements: members.length,
+        variables: enc.builder.variables,
+        clauses: enc.builder.hard.length,
+        method,
+        encoding,
+        seconds: Math.round(performance.now() - started) / 1000,
+      });
     if (enc.builder.variables === 0 && tuning.decompose) {
       // Nothing to decide (a verification): each requirement holds or not on its own, no solver needed.
       for (const r of members)
         decisions.satisfied[r] = !encode(net, model, reqs, [r], false).builder.hard.some((c) => c.length === 0);
       for (const [n, t] of enc.used) if (t === true) decisions.used.add(n);
+      done('direct');
       continue;
     }
-    let answer = await solveMaxSat(enc.builder.problem(false), deadline - Date.now());
+    let answer = await solveMaxSat(enc.builder.problem(false), proofDeadline - Date.now()).catch((e: unknown) => {
+      if (!(e instanceof SolverTimeout)) throw e;
+      return undefined;
+    });
+    if (answer === undefined) {
+      const fast = greedyDecisions(net, reqs, model, members);
+      if (fast) {
+        for (const n of fast.used) decisions.used.add(n);
+        for (const [n, d] of fast.drops) decisions.drops.set(n, d);
+        for (const [n, w] of fast.whitelist) decisions.whitelist.set(n, w);
+        decisions.optimal = false;
+        done('fast');
+        continue;
+      }
+      answer = await solveMaxSat(enc.builder.problem(false), deadline - Date.now());
+    }
     if (answer.status === 'unsat') {
       enc = encode(net, model, reqs, members, true, tuning.collapse);
       answer = await solveMaxSat(enc.builder.problem(true), deadline - Date.now());
@@ -257,6 +309,7 @@ export async function allocatePlaces(
       (decisions.drops.get(n) ?? decisions.drops.set(n, new Map()).get(n)!).set(c, value(t, v));
     }
     for (const [n, t] of enc.white) decisions.whitelist.set(n, value(t, v));
+    done('solver');
   }
   return decisions;
 }

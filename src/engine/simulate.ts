@@ -5,9 +5,9 @@
 import { parseAddress } from '../model/address.js';
 import { badRequest, quote } from '../model/errors.js';
 import type { Graph, NFV, Node, Property } from '../model/types.js';
-import { allocatePlaces, type AllocationTuning, type Decisions } from './allocate.js';
+import { allocatePlaces, type AllocationTuning, type ComponentReport, type Decisions } from './allocate.js';
 import { SolverTimeout } from './maxsat.js';
-import { ALGORITHMS, DEFAULT_TIMEOUT_SECONDS, type Algorithm } from '../model/limits.js';
+import { ALGORITHMS, DEFAULT_TIMEOUT_SECONDS, PROOF_SECONDS, type Algorithm } from '../model/limits.js';
 import { computeFlows, type FlowModel, type Requirement, type RequirementKind } from './flows.js';
 import { buildNetwork, expandServiceGraph, expandWildcards, pathsBetween, type NetNode } from './network.js';
 import { synthesiseRules } from './rules.js';
@@ -22,6 +22,8 @@ export interface SimulateOptions {
   onPhase?: (phase: string) => void;
   /** Benchmark baseline only: switch off the problem reductions. */
   tuning?: AllocationTuning;
+  /** How long the solver may spend proving answers minimal (default PROOF_SECONDS, at most the time limit). */
+  proofSeconds?: number;
 }
 
 export interface RequirementReport {
@@ -48,8 +50,22 @@ export interface FirewallReport {
   synthesised: boolean;
 }
 
+/** Seconds spent in each phase of the engine, summed over graphs; each component as it was decided. */
+export interface Timings {
+  /** Reading the document (filled in where it is read; 0 for a document given as an object). */
+  parse: number;
+  expansion: number;
+  paths: number;
+  flows: number;
+  solving: number;
+  writing: number;
+  components: ComponentReport[];
+}
+
 export interface Report {
   verdict: 'SAT' | 'UNSAT';
+  /** Proven minimal (fewest new firewalls, then fewest rules); false when a fast answer stood in (engine.md A.2). */
+  optimal: boolean;
   properties: number;
   satisfied: number;
   firewalls: number;
@@ -57,6 +73,7 @@ export interface Report {
   rules: number;
   requirements: RequirementReport[];
   placements: FirewallReport[];
+  timings: Timings;
 }
 
 export interface SimulationResult {
@@ -184,17 +201,30 @@ export async function simulate(input: NFV, options: SimulateOptions = {}): Promi
   const algorithm = options.algorithm ?? 'AP';
   if (!ALGORITHMS.includes(algorithm)) throw badRequest(`algorithm: ${quote(algorithm)} is not AP or MF`);
   const timeoutMs = (options.timeoutSeconds ?? DEFAULT_TIMEOUT_SECONDS) * 1000;
-  const phase = options.onPhase ?? (() => undefined);
+  const onPhase = options.onPhase ?? (() => undefined);
+  const timings: Timings = { parse: 0, expansion: 0, paths: 0, flows: 0, solving: 0, writing: 0, components: [] };
+  type Phase = Exclude<keyof Timings, 'components' | 'parse'>;
+  let current: Phase | undefined;
+  let since = performance.now();
+  /** Ends the running phase (adding its seconds) and starts the next. */
+  const phase = (next?: Phase) => {
+    const now = performance.now();
+    if (current) timings[current] += (now - since) / 1000;
+    [current, since] = [next, now];
+    if (next) onPhase(next === 'expansion' ? 'expanding' : next);
+  };
+  let optimal = true;
   const nfv = structuredClone(input);
   const properties: Property[] = [];
   const requirements: RequirementReport[] = [];
   const placements: FirewallReport[] = [];
   const deadline = Date.now() + timeoutMs;
+  const proofDeadline = Date.now() + Math.min(timeoutMs, (options.proofSeconds ?? PROOF_SECONDS) * 1000);
 
   for (const graph of nfv.graphs.graph ?? []) {
     const own = nfv.propertyDefinition.property.filter((p) => p.graph === graph.id);
     if (own.length === 0) continue;
-    phase('expanding');
+    phase('expansion');
     if (graph.serviceGraph) expandServiceGraph(graph, nfv.constraints);
     const expanded = expandWildcards(graph, own);
     const net = buildNetwork(graph, nfv.constraints);
@@ -203,11 +233,18 @@ export async function simulate(input: NFV, options: SimulateOptions = {}): Promi
     phase('flows');
     const model = computeFlows(net, reqs);
     phase('solving');
-    const decisions = await allocatePlaces(net, reqs, model, Math.max(1, deadline - Date.now()), options.tuning).catch(
-      (e: unknown) => {
-        throw e instanceof SolverTimeout ? new SolverTimeout(timeoutMs / 1000) : e;
-      },
-    );
+    const decisions = await allocatePlaces(
+      net,
+      reqs,
+      model,
+      Math.max(1, deadline - Date.now()),
+      options.tuning,
+      Math.max(1, proofDeadline - Date.now()),
+    ).catch((e: unknown) => {
+      throw e instanceof SolverTimeout ? new SolverTimeout(timeoutMs / 1000) : e;
+    });
+    optimal &&= decisions.optimal;
+    timings.components.push(...decisions.components);
     phase('writing');
     placements.push(...writeGraph(graph, net, reqs, model, decisions));
     const offset = properties.length;
@@ -225,6 +262,9 @@ export async function simulate(input: NFV, options: SimulateOptions = {}): Promi
       });
     }
   }
+  phase();
+  for (const key of ['expansion', 'paths', 'flows', 'solving', 'writing'] as const)
+    timings[key] = Math.round(timings[key] * 1000) / 1000;
   // Properties of graphs that were not simulated keep their place after the others.
   const simulated = new Set(requirements.map((r) => r.graph));
   properties.push(...nfv.propertyDefinition.property.filter((p) => !simulated.has(p.graph)));
@@ -236,6 +276,7 @@ export async function simulate(input: NFV, options: SimulateOptions = {}): Promi
     nfv,
     report: {
       verdict: satisfied === requirements.length ? 'SAT' : 'UNSAT',
+      optimal,
       properties: requirements.length,
       satisfied,
       firewalls: firewalls.length,
@@ -243,6 +284,7 @@ export async function simulate(input: NFV, options: SimulateOptions = {}): Promi
       rules: placements.filter((p) => p.synthesised).reduce((sum, p) => sum + p.rules, 0),
       requirements,
       placements,
+      timings,
     },
   };
 }

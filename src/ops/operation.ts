@@ -20,6 +20,8 @@ export interface Input<B = unknown> {
   body: B;
   /** Format of the request body, when there was one. */
   format?: Format;
+  /** Seconds spent parsing and checking the body. */
+  parseSeconds: number;
   ws: Workspace;
   /** Told what a long operation is doing (the CLI shows it in a spinner; serve mode passes nothing). */
   progress?: (phase: string) => void;
@@ -276,12 +278,14 @@ async function run<R extends Reply>(
   call: Call & { params: Record<string, string | number>; query: URLSearchParams },
   path = pathOf(op, call.params),
 ): Promise<Answered<R>> {
+  const parsing = performance.now();
   const { body, format } = decodeBody(op, call);
   const reply = await op.handler({
     params: call.params,
     query: call.query,
     body,
     format,
+    parseSeconds: Math.round(performance.now() - parsing) / 1000,
     ws,
     progress: call.progress,
     signal: call.signal,

@@ -41,6 +41,20 @@ interface SimulateOptions {
   output?: string;
 }
 
+/** With --verbose: where the time went, phase by phase and component by component. */
+function sayTimings(self: Command, r: Report): void {
+  const t = r.timings;
+  if (!globals(self).verbose || !t) return;
+  const phases = (['parse', 'expansion', 'paths', 'flows', 'solving', 'writing'] as const).map((k) => `${k} ${t[k]} s`);
+  say(`engine: ${phases.join(', ')}`);
+  t.components.forEach((c, k) =>
+    say(
+      `  component ${k + 1}: ${c.requirements} requirements, ${c.variables} variables, ${c.clauses} clauses; ` +
+        `${c.method}; encoding ${c.encoding} s, total ${c.seconds} s`,
+    ),
+  );
+}
+
 /** One line for stderr: the verdict, what was placed, how long it took; then the requirements that failed. */
 function summarise({ report: r, summary }: { report: Report; summary: string }, seconds: number): void {
   say(`${r.verdict}: ${summary}; ${seconds.toFixed(2)} s`);
@@ -78,6 +92,7 @@ export const simulateCommand = new Command('simulate')
       state.exitCode = printOutcome(self, outcome);
       if (!outcome.ok) return;
       summarise(outcome.reply, seconds());
+      sayTimings(self, outcome.reply.report);
       state.exitCode = outcome.reply.report.verdict === 'SAT' ? EXIT.ok : EXIT.unsatisfied;
       return;
     }
@@ -103,6 +118,7 @@ export const simulateCommand = new Command('simulate')
       if (!opts.output) writeData(encodeDocument(NfvType, nfv, format));
       summarise(outcome.reply, seconds());
     }
+    sayTimings(self, report);
     const stored = outcome.reply.links?.find((l) => l.rel === 'simulation');
     if (stored) say(`stored as ${stored.href}`);
     state.exitCode = report.verdict === 'SAT' ? EXIT.ok : EXIT.unsatisfied;

@@ -61,11 +61,12 @@ export interface SimulationReply<C> extends EnvelopeReply<C> {
 function resultReply<C>(r: Report, content: C, stored?: number): SimulationReply<C> {
   const summary =
     `${r.satisfied}/${r.properties} requirements hold; ` +
-    `${r.firewalls} firewalls (${r.allocated} placed); ${r.rules} rules`;
+    `${r.firewalls} firewalls (${r.allocated} placed); ${r.rules} rules` +
+    (r.optimal === false ? '; not proven minimal (optimal="false")' : '');
   return {
     kind: 'envelope',
     content: [content],
-    headers: { 'X-Nfv-Verdict': r.verdict, 'X-Nfv-Summary': summary },
+    headers: { 'X-Nfv-Verdict': r.verdict, 'X-Nfv-Optimal': String(r.optimal !== false), 'X-Nfv-Summary': summary },
     links: stored === undefined ? undefined : [{ rel: 'simulation', href: `/adp/simulations/${stored}` }],
     report: r,
     summary,
@@ -96,6 +97,7 @@ async function solve(
     i.signal,
   );
   if (i.signal?.aborted) throw interrupted();
+  result.report.timings.parse = i.parseSeconds;
   const seconds = Math.round(performance.now() - started) / 1000;
   return {
     result,
