@@ -24,6 +24,16 @@ export interface GreedyDecisions {
 
 const pair = (node: number, cls: number) => `${node}:${cls}`;
 
+/** The key with the largest count; among equal counts the smallest key, so that answers are deterministic. */
+function largest<K extends number | string>(counts: Map<K, number>): K | undefined {
+  let best: K | undefined;
+  for (const [k, c] of counts) {
+    const b = best === undefined ? undefined : counts.get(best)!;
+    if (b === undefined || c > b || (c === b && k < best!)) best = k;
+  }
+  return best;
+}
+
 export function greedyDecisions(
   net: NetNode[],
   reqs: Requirement[],
@@ -103,9 +113,8 @@ export function greedyDecisions(
         }
       }
     }
-    let best = -1;
-    for (const [n, g] of gain) if (best < 0 || g > gain.get(best)! || (g === gain.get(best)! && n < best)) best = n;
-    if (best < 0) return undefined;
+    const best = largest(gain);
+    if (best === undefined) return undefined;
     chosen.push(best);
     used.add(best);
     open = open.filter((f) => !coveredBy(f, used));
@@ -143,9 +152,7 @@ export function greedyDecisions(
         }
       }
     }
-    let best: string | undefined;
-    for (const [p, g] of gain)
-      if (best === undefined || g > gain.get(best)! || (g === gain.get(best)! && p < best)) best = p;
+    const best = largest(gain);
     if (best === undefined) return undefined;
     dropped.add(best);
     open = open.filter((f) => !f.hops.some(droppedAt));
