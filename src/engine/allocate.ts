@@ -12,6 +12,7 @@
  * collapsed into one.
  */
 import type { AtomicFlow, FlowModel, Requirement } from './flows.js';
+import { EXACT_MAX_VARIABLES, exactCore, exactMaxSat } from './exact.js';
 import { greedyDecisions } from './greedy.js';
 import { SolverTimeout, conflictCore, solveMaxSat, type Lit, type MaxSatProblem } from './maxsat.js';
 import type { NetNode } from './network.js';
@@ -37,8 +38,11 @@ export interface ComponentReport {
   requirements: number;
   variables: number;
   clauses: number;
-  /** direct: nothing to decide; solver: Z3, proven minimal; fast: the greedy answer, not proven minimal. */
-  method: 'direct' | 'solver' | 'fast';
+  /**
+   * direct: nothing to decide; exact: proven minimal without Z3 (exact.ts); solver: Z3, proven minimal; fast: the
+   * greedy answer, not proven minimal.
+   */
+  method: 'direct' | 'exact' | 'solver' | 'fast';
   /** Building the clauses, then everything (encoding included). */
   encoding: number;
   seconds: number;
@@ -223,9 +227,9 @@ export interface AllocationTuning {
 }
 
 /**
- * Decides every component: without the solver when nothing is to be decided; with it, proven minimal, while the
- * proof budget (`proofMs`, shared by all components) lasts; else by the fast answer, or when that cannot meet every
- * requirement, by the solver again within the time limit.
+ * Decides every component: directly when nothing is to be decided; else proven minimal, by our own solver when the
+ * component is small enough for it and by Z3 otherwise, while the proof budget (`proofMs`, shared by all components)
+ * lasts; else by the fast answer, or when that cannot meet every requirement, by Z3 again within the time limit.
  */
 export async function allocatePlaces(
   net: NetNode[],
@@ -268,7 +272,17 @@ export async function allocatePlaces(
       done('direct');
       continue;
     }
-    let answer = await solveMaxSat(enc.builder.problem(false), proofDeadline - Date.now()).catch((e: unknown) => {
+    // Our solver first: a small component is proven minimal before Z3 would have loaded.
+    let z3Used = false;
+    const optimum = async (problem: MaxSatProblem, until: number) => {
+      const exact = problem.variables <= EXACT_MAX_VARIABLES ? exactMaxSat(problem, until) : undefined;
+      if (exact) return exact;
+      // Z3 reads a large problem for seconds even with a 1 ms limit: no call once the time is up.
+      if (Date.now() >= until) throw new SolverTimeout();
+      z3Used = true;
+      return solveMaxSat(problem, until - Date.now());
+    };
+    let answer = await optimum(enc.builder.problem(false), proofDeadline).catch((e: unknown) => {
       if (!(e instanceof SolverTimeout)) throw e;
       return undefined;
     });
@@ -282,20 +296,22 @@ export async function allocatePlaces(
         done('fast');
         continue;
       }
-      answer = await solveMaxSat(enc.builder.problem(false), deadline - Date.now());
+      answer = await optimum(enc.builder.problem(false), deadline);
     }
     if (answer.status === 'unsat') {
       enc = encode(net, model, reqs, members, true, tuning.collapse);
-      answer = await solveMaxSat(enc.builder.problem(true), deadline - Date.now());
+      answer = await optimum(enc.builder.problem(true), deadline);
       const v = answer.value;
       const kept = members.filter((r) => value(enc.selector.get(r), v));
       for (const r of members.filter((m) => !kept.includes(m))) {
         decisions.satisfied[r] = false;
-        const core = await conflictCore(
-          enc.builder.problem(true),
-          [enc.selector.get(r)!, ...kept.map((k) => enc.selector.get(k)!)],
-          deadline - Date.now(),
-        );
+        const problem = enc.builder.problem(true);
+        const assumptions = [enc.selector.get(r)!, ...kept.map((k) => enc.selector.get(k)!)];
+        let core = problem.variables <= EXACT_MAX_VARIABLES ? exactCore(problem, assumptions, deadline) : undefined;
+        if (!core) {
+          z3Used = true;
+          core = await conflictCore(problem, assumptions, deadline - Date.now());
+        }
         decisions.conflicts.set(
           r,
           members.filter((k) => k !== r && core.includes(enc.selector.get(k)!)),
@@ -309,7 +325,7 @@ export async function allocatePlaces(
       (decisions.drops.get(n) ?? decisions.drops.set(n, new Map()).get(n)!).set(c, value(t, v));
     }
     for (const [n, t] of enc.white) decisions.whitelist.set(n, value(t, v));
-    done('solver');
+    done(z3Used ? 'solver' : 'exact');
   }
   return decisions;
 }

@@ -29,6 +29,9 @@ const makeContext = async () => {
 };
 let context: ReturnType<typeof makeContext> | undefined;
 
+/** Whether this process (or thread) has loaded Z3: small simulations never should (exact.ts). */
+export const z3Started = () => context !== undefined;
+
 /** One Z3 context per process: the wasm build never frees a context, so a fresh one per solve leaks until OOM. */
 function z3(): ReturnType<typeof makeContext> {
   context ??= makeContext();

@@ -6,6 +6,7 @@ import { readFile, readdir } from 'node:fs/promises';
 import path from 'node:path';
 import t from 'tap';
 import { generateTopology } from '../../src/bench/topology.js';
+import { EXACT_MAX_VARIABLES } from '../../src/engine/exact.js';
 import { simulate } from '../../src/engine/simulate.js';
 import type { NFV } from '../../src/model/types.js';
 import { firewall, isolation, nat, network, place, reachability, webclient, webserver } from './build.js';
@@ -88,12 +89,15 @@ for (const size of SIZES) {
         const { nfv: out, report } = await simulate(nfv, { timeoutSeconds: 60 });
         t.ok(report.satisfied > 0, `${report.satisfied}/${report.properties} hold`);
         t.same(violations(out), [], 'every requirement claimed satisfied holds');
-        // No time to prove anything minimal: the fast answer stands in, says so, and holds as well.
+        // No time to prove anything minimal: the fast answer stands in, says so, and holds as well. (A small
+        // component may still be proven by our own solver within the millisecond.)
         const fast = await simulate(nfv, { timeoutSeconds: 60, proofSeconds: 0.001 });
         const searched = fast.report.timings.components.filter((c) => c.method !== 'direct');
         t.ok(searched.length > 0, 'some component needs a search');
         const unproven = searched.some((c) => c.method === 'fast');
-        t.ok(unproven, 'the largest is answered without a proof');
+        const largest = searched.reduce((a, b) => (b.variables > a.variables ? b : a));
+        if (largest.variables > EXACT_MAX_VARIABLES)
+          t.equal(largest.method, 'fast', 'the largest gets the fast answer');
         t.equal(fast.report.optimal, !unproven, 'the report says optimal="false"');
         t.equal(fast.report.verdict, 'SAT');
         t.same(violations(fast.nfv), [], 'every requirement of the fast answer holds');

@@ -23,10 +23,13 @@ async function injectedFault(): Promise<void> {
     writeFileSync(once, 'crashed\n');
   }
   if (mode === 'exit') process.exit(1);
+  // The job never finishes: the thread dies first, uncaught, as in a trap in the middle of a solve.
   if (mode === 'throw')
-    setImmediate(() => {
-      throw new WebAssembly.RuntimeError('table index is out of bounds (injected)');
-    });
+    return new Promise(() =>
+      setImmediate(() => {
+        throw new WebAssembly.RuntimeError('table index is out of bounds (injected)');
+      }),
+    );
 }
 
 parentPort!.on('message', async (job: { id: number; nfv: NFV; options: SimulateOptions; progress: boolean }) => {

@@ -1,0 +1,378 @@
+/**
+ * A conflict-driven clause-learning SAT solver in plain JavaScript, for the small components of an allocation: it
+ * answers in microseconds where Z3 would first spend about 0.35 s loading and initialising its WebAssembly
+ * (toolchain.md §1). Two watched literals, first-UIP learning, activity-ordered decisions with saved phases, Luby
+ * restarts and solving under assumptions with the subset of them that failed (the core). Every call has a budget of
+ * conflicts and a deadline; running out answers 'unknown' and leaves the solver usable. No learnt clause is ever
+ * forgotten: the problems given to it are small by construction (`EXACT_MAX_VARIABLES`).
+ *
+ * External literals are +v / -v for variables v >= 1; inside, literal 2v is v and 2v+1 is not v.
+ */
+
+export type SatStatus = 'sat' | 'unsat' | 'unknown';
+
+/** What one solver may still spend, shared by all its calls. */
+export interface SatBudget {
+  conflicts: number;
+  deadline: number;
+}
+
+const code = (l: number) => (l > 0 ? 2 * l : -2 * l + 1);
+const external = (c: number) => (c & 1 ? -(c >> 1) : c >> 1);
+
+export class SatSolver {
+  private readonly clauses: number[][] = [];
+  private readonly watches: number[][] = [[], []];
+  /** Per variable: 1 true, -1 false, 0 unassigned. */
+  private readonly val: number[] = [0];
+  private readonly level: number[] = [0];
+  private readonly reason: number[] = [-1];
+  private readonly phase: boolean[] = [false];
+  private readonly activity: number[] = [0];
+  private readonly seen: boolean[] = [false];
+  private readonly trail: number[] = [];
+  private readonly trailLim: number[] = [];
+  private readonly heap = new ActivityHeap(this.activity);
+  private qhead = 0;
+  private increment = 1;
+  private ok = true;
+  /** After 'unsat' under assumptions: the assumptions that together cannot hold (empty: no assumption needed). */
+  core: number[] = [];
+
+  constructor(variables = 0) {
+    for (let v = 0; v < variables; v++) this.newVariable();
+  }
+
+  get variables(): number {
+    return this.val.length - 1;
+  }
+
+  newVariable(): number {
+    const v = this.val.length;
+    this.val.push(0);
+    this.level.push(0);
+    this.reason.push(-1);
+    this.phase.push(false);
+    this.activity.push(0);
+    this.seen.push(false);
+    this.watches.push([], []);
+    this.heap.insert(v);
+    return v;
+  }
+
+  /** The polarity tried first when the solver decides v, and how early it is decided until conflicts say else. */
+  prefer(l: number, priority = 0): void {
+    const v = Math.abs(l);
+    this.phase[v] = l > 0;
+    this.activity[v] = Math.max(this.activity[v]!, priority);
+    this.heap.raise(v);
+  }
+
+  /** The last model found ('sat'), by variable. */
+  model: boolean[] = [];
+
+  private litValue(c: number): number {
+    const a = this.val[c >> 1]!;
+    return c & 1 ? -a : a;
+  }
+
+  /** Adds a clause (between solves); false when the clauses can no longer all hold. */
+  addClause(lits: number[]): boolean {
+    if (!this.ok) return false;
+    this.backtrack(0);
+    const c: number[] = [];
+    for (const l of new Set(lits.map(code))) {
+      if (c.includes(l ^ 1) || this.litValue(l) > 0) return true;
+      if (this.litValue(l) === 0) c.push(l);
+    }
+    if (c.length === 0) return (this.ok = false);
+    if (c.length === 1) {
+      this.assign(c[0]!, -1);
+      return (this.ok = this.propagate() < 0);
+    }
+    this.attach(c);
+    return true;
+  }
+
+  private attach(c: number[]): number {
+    const k = this.clauses.length;
+    this.clauses.push(c);
+    this.watches[c[0]!]!.push(k);
+    this.watches[c[1]!]!.push(k);
+    return k;
+  }
+
+  private assign(c: number, why: number): void {
+    const v = c >> 1;
+    this.val[v] = c & 1 ? -1 : 1;
+    this.level[v] = this.trailLim.length;
+    this.reason[v] = why;
+    this.trail.push(c);
+  }
+
+  /** Unit propagation; the index of a conflicting clause, or -1. */
+  private propagate(): number {
+    while (this.qhead < this.trail.length) {
+      const falseLit = this.trail[this.qhead++]! ^ 1;
+      const list = this.watches[falseLit]!;
+      let kept = 0;
+      let conflict = -1;
+      let i = 0;
+      for (; i < list.length; i++) {
+        const k = list[i]!;
+        const c = this.clauses[k]!;
+        if (c[0] === falseLit) {
+          c[0] = c[1]!;
+          c[1] = falseLit;
+        }
+        if (this.litValue(c[0]!) > 0) {
+          list[kept++] = k;
+          continue;
+        }
+        let moved = false;
+        for (let j = 2; j < c.length; j++) {
+          if (this.litValue(c[j]!) >= 0) {
+            c[1] = c[j]!;
+            c[j] = falseLit;
+            this.watches[c[1]]!.push(k);
+            moved = true;
+            break;
+          }
+        }
+        if (moved) continue;
+        list[kept++] = k;
+        if (this.litValue(c[0]!) < 0) {
+          conflict = k;
+          i++;
+          break;
+        }
+        this.assign(c[0]!, k);
+      }
+      while (i < list.length) list[kept++] = list[i++]!;
+      list.length = kept;
+      if (conflict >= 0) return conflict;
+    }
+    return -1;
+  }
+
+  private backtrack(level: number): void {
+    if (this.trailLim.length <= level) return;
+    const start = this.trailLim[level]!;
+    for (let i = this.trail.length - 1; i >= start; i--) {
+      const v = this.trail[i]! >> 1;
+      this.phase[v] = this.val[v]! > 0;
+      this.val[v] = 0;
+      this.heap.insert(v);
+    }
+    this.trail.length = start;
+    this.trailLim.length = level;
+    this.qhead = start;
+  }
+
+  private bump(v: number): void {
+    if ((this.activity[v]! += this.increment) > 1e100) {
+      for (let u = 1; u < this.activity.length; u++) this.activity[u]! *= 1e-100;
+      this.increment *= 1e-100;
+    }
+    this.heap.raise(v);
+  }
+
+  /** First-UIP learning: the learnt clause (asserting literal first) and the level to go back to. */
+  private analyze(conflict: number): { learnt: number[]; back: number } {
+    const learnt = [0];
+    const current = this.trailLim.length;
+    let open = 0;
+    let p = -1;
+    let index = this.trail.length - 1;
+    let clause = this.clauses[conflict]!;
+    for (;;) {
+      for (let j = p < 0 ? 0 : 1; j < clause.length; j++) {
+        const q = clause[j]!;
+        const v = q >> 1;
+        if (this.seen[v] || this.level[v] === 0) continue;
+        this.seen[v] = true;
+        this.bump(v);
+        if (this.level[v] === current) open++;
+        else learnt.push(q);
+      }
+      while (!this.seen[this.trail[index]! >> 1]) index--;
+      p = this.trail[index--]!;
+      this.seen[p >> 1] = false;
+      if (--open === 0) break;
+      clause = this.clauses[this.reason[p >> 1]!]!;
+    }
+    learnt[0] = p ^ 1;
+    let back = 0;
+    for (let j = 1; j < learnt.length; j++) {
+      this.seen[learnt[j]! >> 1] = false;
+      if (this.level[learnt[j]! >> 1]! > back) {
+        back = this.level[learnt[j]! >> 1]!;
+        [learnt[1], learnt[j]] = [learnt[j]!, learnt[1]!];
+      }
+    }
+    this.increment /= 0.95;
+    return { learnt, back };
+  }
+
+  /** The assumptions that made `failed` (an assumption found false) false, `failed` included. */
+  private analyzeFinal(failed: number): number[] {
+    const core = [external(failed)];
+    if (this.trailLim.length === 0) return core;
+    this.seen[failed >> 1] = true;
+    for (let i = this.trail.length - 1; i >= this.trailLim[0]!; i--) {
+      const v = this.trail[i]! >> 1;
+      if (!this.seen[v]) continue;
+      const why = this.reason[v]!;
+      if (why < 0) core.push(external(this.trail[i]!));
+      else for (const q of this.clauses[why]!.slice(1)) if (this.level[q >> 1]! > 0) this.seen[q >> 1] = true;
+      this.seen[v] = false;
+    }
+    this.seen[failed >> 1] = false;
+    return core;
+  }
+
+  /** Solves under assumptions (external literals), spending from the budget. */
+  solve(assumptions: number[], budget: SatBudget): SatStatus {
+    this.core = [];
+    if (!this.ok) return 'unsat';
+    this.backtrack(0);
+    if (Date.now() > budget.deadline) return 'unknown';
+    const wanted = assumptions.map(code);
+    let decisions = 0;
+    let restart = 0;
+    let untilRestart = 100 * luby(restart);
+    for (;;) {
+      const conflict = this.propagate();
+      if (conflict >= 0) {
+        if (this.trailLim.length === 0) {
+          this.ok = false;
+          return 'unsat';
+        }
+        if (--budget.conflicts < 0 || ((budget.conflicts & 255) === 0 && Date.now() > budget.deadline)) {
+          this.backtrack(0);
+          return 'unknown';
+        }
+        const { learnt, back } = this.analyze(conflict);
+        this.backtrack(back);
+        if (learnt.length === 1) this.assign(learnt[0]!, -1);
+        else this.assign(learnt[0]!, this.attach(learnt));
+        if (--untilRestart === 0) {
+          untilRestart = 100 * luby(++restart);
+          this.backtrack(0);
+        }
+        continue;
+      }
+      if ((++decisions & 1023) === 0 && Date.now() > budget.deadline) {
+        this.backtrack(0);
+        return 'unknown';
+      }
+      let next = -1;
+      while (this.trailLim.length < wanted.length) {
+        const a = wanted[this.trailLim.length]!;
+        const now = this.litValue(a);
+        if (now > 0) this.trailLim.push(this.trail.length);
+        else if (now < 0) {
+          this.core = this.analyzeFinal(a);
+          this.backtrack(0);
+          return 'unsat';
+        } else {
+          next = a;
+          break;
+        }
+      }
+      if (next < 0) {
+        let v = this.heap.pop();
+        while (v > 0 && this.val[v] !== 0) v = this.heap.pop();
+        if (v <= 0) {
+          this.model = this.val.map((a) => a > 0);
+          this.backtrack(0);
+          return 'sat';
+        }
+        next = this.phase[v] ? 2 * v : 2 * v + 1;
+      }
+      this.trailLim.push(this.trail.length);
+      this.assign(next, -1);
+    }
+  }
+}
+
+/** The Luby sequence 1 1 2 1 1 2 4 ..., the restart intervals. */
+function luby(i: number): number {
+  let size = 1;
+  let seq = 0;
+  while (size < i + 1) {
+    seq++;
+    size = 2 * size + 1;
+  }
+  let x = i;
+  while (size - 1 !== x) {
+    size = (size - 1) >> 1;
+    seq--;
+    x %= size;
+  }
+  return 2 ** seq;
+}
+
+/** Variables by descending activity, ties by smaller number (so that runs are reproducible). */
+class ActivityHeap {
+  private readonly items: number[] = [];
+  private readonly at: number[] = [];
+  constructor(private readonly activity: number[]) {}
+
+  private before(a: number, b: number): boolean {
+    const x = this.activity[a]!;
+    const y = this.activity[b]!;
+    return x > y || (x === y && a < b);
+  }
+
+  private up(i: number): void {
+    const v = this.items[i]!;
+    while (i > 0) {
+      const parent = (i - 1) >> 1;
+      if (!this.before(v, this.items[parent]!)) break;
+      this.items[i] = this.items[parent]!;
+      this.at[this.items[i]!] = i;
+      i = parent;
+    }
+    this.items[i] = v;
+    this.at[v] = i;
+  }
+
+  private down(i: number): void {
+    const v = this.items[i]!;
+    for (;;) {
+      let child = 2 * i + 1;
+      if (child >= this.items.length) break;
+      if (child + 1 < this.items.length && this.before(this.items[child + 1]!, this.items[child]!)) child++;
+      if (!this.before(this.items[child]!, v)) break;
+      this.items[i] = this.items[child]!;
+      this.at[this.items[i]!] = i;
+      i = child;
+    }
+    this.items[i] = v;
+    this.at[v] = i;
+  }
+
+  insert(v: number): void {
+    if ((this.at[v] ?? -1) >= 0) return;
+    this.items.push(v);
+    this.up(this.items.length - 1);
+  }
+
+  raise(v: number): void {
+    if ((this.at[v] ?? -1) >= 0) this.up(this.at[v]!);
+  }
+
+  /** The most active variable, or 0 when empty. */
+  pop(): number {
+    if (this.items.length === 0) return 0;
+    const top = this.items[0]!;
+    this.at[top] = -1;
+    const last = this.items.pop()!;
+    if (this.items.length > 0) {
+      this.items[0] = last;
+      this.down(0);
+    }
+    return top;
+  }
+}

@@ -1,0 +1,107 @@
+/**
+ * The CDCL solver against brute force on random small formulas: every 'sat' comes with a model that satisfies every
+ * clause, every 'unsat' has no model at all, and a core under assumptions is itself unsatisfiable.
+ */
+import t from 'tap';
+import { SatSolver } from '../../src/engine/cdcl.js';
+
+/** mulberry32, so that a failure can be replayed from its seed. */
+function random(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let x = Math.imul(a ^ (a >>> 15), 1 | a);
+    x = (x + Math.imul(x ^ (x >>> 7), 61 | x)) ^ x;
+    return ((x ^ (x >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+function randomCnf(rnd: () => number, variables: number, clauses: number): number[][] {
+  return Array.from({ length: clauses }, () =>
+    Array.from({ length: 2 + Math.floor(rnd() * 2) }, () => {
+      const v = 1 + Math.floor(rnd() * variables);
+      return rnd() < 0.5 ? v : -v;
+    }),
+  );
+}
+
+const holds = (clauses: number[][], value: (v: number) => boolean) =>
+  clauses.every((c) => c.some((l) => (l > 0 ? value(l) : !value(-l))));
+
+/** Is there any assignment satisfying the clauses and the given literals? */
+function bruteForce(variables: number, clauses: number[][], fixed: number[] = []): boolean {
+  for (let bits = 0; bits < 1 << variables; bits++) {
+    const value = (v: number) => ((bits >> (v - 1)) & 1) === 1;
+    if (
+      holds(clauses, value) &&
+      holds(
+        fixed.map((l) => [l]),
+        value,
+      )
+    )
+      return true;
+  }
+  return false;
+}
+
+const budget = () => ({ conflicts: 1e6, deadline: Date.now() + 60_000 });
+
+t.test('random formulas: the same verdict as brute force, and every model holds', async (t) => {
+  const rnd = random(7);
+  let sat = 0;
+  for (let k = 0; k < 400; k++) {
+    const variables = 3 + Math.floor(rnd() * 10);
+    const cnf = randomCnf(rnd, variables, Math.floor(variables * (2 + rnd() * 5)));
+    const solver = new SatSolver(variables);
+    cnf.forEach((c) => solver.addClause(c));
+    const status = solver.solve([], budget());
+    const expected = bruteForce(variables, cnf);
+    if (status !== (expected ? 'sat' : 'unsat')) t.fail(`formula ${k}: ${status}, brute force ${expected}`);
+    if (status === 'sat') {
+      sat++;
+      if (!holds(cnf, (v) => solver.model[v]!)) t.fail(`formula ${k}: the model breaks a clause`);
+    }
+  }
+  t.ok(sat > 50 && sat < 350, `both verdicts occur (${sat} of 400 satisfiable)`);
+});
+
+t.test('assumptions: verdicts as brute force, and each core is unsatisfiable on its own', async (t) => {
+  const rnd = random(11);
+  let cores = 0;
+  for (let k = 0; k < 300; k++) {
+    const variables = 4 + Math.floor(rnd() * 8);
+    const cnf = randomCnf(rnd, variables, variables * 2);
+    const solver = new SatSolver(variables);
+    cnf.forEach((c) => solver.addClause(c));
+    // The same solver answers several calls, as the MaxSAT search uses it.
+    for (let call = 0; call < 3; call++) {
+      const assumptions = [...new Set(Array.from({ length: 3 }, () => 1 + Math.floor(rnd() * variables)))].map((v) =>
+        rnd() < 0.5 ? v : -v,
+      );
+      const status = solver.solve(assumptions, budget());
+      const expected = bruteForce(variables, cnf, assumptions);
+      if (status !== (expected ? 'sat' : 'unsat')) t.fail(`formula ${k}: ${status}, brute force ${expected}`);
+      if (status === 'sat' && !holds([...cnf, ...assumptions.map((l) => [l])], (v) => solver.model[v]!))
+        t.fail(`formula ${k}: the model breaks a clause or an assumption`);
+      if (status === 'unsat') {
+        cores++;
+        if (!solver.core.every((l) => assumptions.includes(l))) t.fail(`formula ${k}: the core is not assumptions`);
+        if (bruteForce(variables, cnf, solver.core)) t.fail(`formula ${k}: the core ${solver.core} is satisfiable`);
+      }
+    }
+  }
+  t.ok(cores > 30, `${cores} cores checked`);
+});
+
+t.test('a budget that runs out answers unknown, and the solver still answers afterwards', async (t) => {
+  // Pigeonhole: 9 pigeons in 8 holes, hard for resolution.
+  const p = (i: number, h: number) => i * 8 + h + 1;
+  const solver = new SatSolver(72);
+  for (let i = 0; i < 9; i++) solver.addClause(Array.from({ length: 8 }, (_, h) => p(i, h)));
+  for (let h = 0; h < 8; h++)
+    for (let i = 0; i < 9; i++) for (let j = i + 1; j < 9; j++) solver.addClause([-p(i, h), -p(j, h)]);
+  t.equal(solver.solve([], { conflicts: 100, deadline: Date.now() + 60_000 }), 'unknown', 'by conflicts');
+  t.equal(solver.solve([], { conflicts: 1e9, deadline: Date.now() - 1 }), 'unknown', 'by deadline');
+  t.equal(solver.solve([p(0, 0), p(1, 0)], budget()), 'unsat', 'two pigeons in one hole');
+  t.same(solver.core.sort(), [p(0, 0), p(1, 0)].sort(), 'the core names both');
+});

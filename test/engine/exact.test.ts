@@ -1,0 +1,127 @@
+/**
+ * Lexicographic MaxSAT without Z3: the optimum equals brute force's on random problems, cores are minimal, and a
+ * small simulation is answered without ever loading Z3.
+ */
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import t from 'tap';
+import { exactCore, exactMaxSat } from '../../src/engine/exact.js';
+import { z3Started, type MaxSatProblem } from '../../src/engine/maxsat.js';
+import { simulate } from '../../src/engine/simulate.js';
+import { decodeDocument } from '../../src/model/codec.js';
+import { NfvType } from '../../src/model/resources.js';
+
+function random(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let x = Math.imul(a ^ (a >>> 15), 1 | a);
+    x = (x + Math.imul(x ^ (x >>> 7), 61 | x)) ^ x;
+    return ((x ^ (x >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const lit = (rnd: () => number, variables: number) => {
+  const v = 1 + Math.floor(rnd() * variables);
+  return rnd() < 0.5 ? v : -v;
+};
+const holds = (l: number, value: (v: number) => boolean) => (l > 0 ? value(l) : !value(-l));
+const costs = (p: MaxSatProblem, value: (v: number) => boolean) =>
+  p.soft.map((g) => g.filter((l) => !holds(l, value)).length);
+const lexLess = (a: number[], b: number[]) => {
+  const k = a.findIndex((x, i) => x !== b[i]);
+  return k >= 0 && a[k]! < b[k]!;
+};
+
+/** The lexicographically smallest cost vector over all assignments, or undefined when none satisfies the hard part. */
+function bruteOptimum(p: MaxSatProblem): number[] | undefined {
+  let best: number[] | undefined;
+  for (let bits = 0; bits < 1 << p.variables; bits++) {
+    const value = (v: number) => ((bits >> (v - 1)) & 1) === 1;
+    if (!p.hard.every((c) => c.some((l) => holds(l, value)))) continue;
+    const c = costs(p, value);
+    if (!best || lexLess(c, best)) best = c;
+  }
+  return best;
+}
+
+const later = () => Date.now() + 60_000;
+
+t.test('random problems: the optimum of every objective equals brute force', async (t) => {
+  const rnd = random(3);
+  let unsat = 0;
+  for (let k = 0; k < 300; k++) {
+    const variables = 3 + Math.floor(rnd() * 10);
+    const p: MaxSatProblem = {
+      variables,
+      hard: Array.from({ length: Math.floor(variables * (1 + rnd() * 4)) }, () =>
+        Array.from({ length: 2 + Math.floor(rnd() * 2) }, () => lit(rnd, variables)),
+      ),
+      soft: Array.from({ length: 1 + Math.floor(rnd() * 3) }, () =>
+        Array.from({ length: Math.floor(rnd() * variables) }, () => lit(rnd, variables)),
+      ),
+    };
+    const expected = bruteOptimum(p);
+    const answer = exactMaxSat(p, later());
+    if (!answer) {
+      t.fail(`problem ${k}: no answer within the budget`);
+      continue;
+    }
+    if (!expected) {
+      unsat++;
+      if (answer.status !== 'unsat') t.fail(`problem ${k}: ${answer.status}, but nothing satisfies it`);
+      continue;
+    }
+    const value = (v: number) => answer.value[v]!;
+    if (answer.status !== 'sat' || !p.hard.every((c) => c.some((l) => holds(l, value))))
+      t.fail(`problem ${k}: the answer breaks a hard clause`);
+    else if (costs(p, value).join() !== expected.join())
+      t.fail(`problem ${k}: costs ${costs(p, value)}, optimum ${expected}`);
+  }
+  t.ok(unsat > 10 && unsat < 200, `both kinds occur (${unsat} of 300 unsatisfiable)`);
+});
+
+t.test('cores are unsatisfiable and minimal', async (t) => {
+  const rnd = random(5);
+  let checked = 0;
+  for (let k = 0; k < 200; k++) {
+    const variables = 6;
+    const p: MaxSatProblem = {
+      variables,
+      hard: Array.from({ length: 8 }, () => [lit(rnd, variables), lit(rnd, variables)]),
+      soft: [],
+    };
+    const assumptions = [...new Set(Array.from({ length: 4 }, () => lit(rnd, variables)))];
+    const core = exactCore(p, assumptions, later());
+    const satisfiable = (fixed: number[]) => bruteOptimum({ ...p, hard: [...p.hard, ...fixed.map((l) => [l])] });
+    if (!core) t.fail(`problem ${k}: no answer`);
+    else if (satisfiable(assumptions)) {
+      if (core.length) t.fail(`problem ${k}: a core for satisfiable assumptions`);
+    } else {
+      checked++;
+      if (satisfiable(core)) t.fail(`problem ${k}: the core is satisfiable`);
+      for (const l of core)
+        if (!satisfiable(core.filter((x) => x !== l))) t.fail(`problem ${k}: the core without ${l} still fails`);
+    }
+  }
+  t.ok(checked > 20, `${checked} cores checked`);
+});
+
+t.test('no budget left: no answer, so the caller falls back', async (t) => {
+  const p: MaxSatProblem = { variables: 2, hard: [[1, 2]], soft: [[-1, -2]] };
+  t.equal(exactMaxSat(p, Date.now() - 1), undefined);
+  t.same(exactMaxSat(p, later())?.status, 'sat');
+});
+
+t.test('a VEREFOO input is solved without loading Z3', async (t) => {
+  const file = path.resolve('..', 'shared', 'verefoo-testfile', 'RegressioneTestCases', 'Test5_5.xml');
+  const { report } = await simulate(decodeDocument(NfvType, readFileSync(file, 'utf8')));
+  t.equal(report.verdict, 'SAT');
+  t.ok(report.optimal, 'proven minimal');
+  t.same(
+    report.timings.components.map((c) => c.method),
+    ['exact'],
+    'its one component is solved exactly here',
+  );
+  t.equal(z3Started(), false, 'Z3 was never loaded');
+});
