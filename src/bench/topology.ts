@@ -25,8 +25,8 @@ export interface TopologySpec {
   seed: number;
 }
 
-/** mulberry32: small, fast and good enough for test data; the same seed gives the same network. */
-function random(seed: number): () => number {
+/** mulberry32: small, fast and good enough for test data; the same seed gives the same numbers (and network). */
+export function random(seed: number): () => number {
   let a = seed >>> 0;
   return () => {
     a = (a + 0x6d2b79f5) >>> 0;

@@ -11,6 +11,11 @@ const WRITTEN: Record<string, string[]> = {
     'nfv simulate samples/office-nat.xml > result.xml    # the result document when piped',
     'nfv simulate --store samples/web-farm.xml -o out.xml',
     'nfv simulate --gid 1 --rid 1 --timeout 120',
+    'nfv simulate --reconfigure deployed.xml             # change configured firewalls as little as possible',
+  ],
+  'nfv simulations reconfigure': [
+    'nfv simulations reconfigure 1 -f new-requirements.xml',
+    'nfv simulations diff 1 2                              # what changed, firewall by firewall',
   ],
   'nfv simulations list': [
     'nfv simulations list',
@@ -19,7 +24,11 @@ const WRITTEN: Record<string, string[]> = {
   'nfv simulations diff': ['nfv simulations diff 1 2'],
   'nfv simulations draw': ['nfv simulations draw 1 -o result.svg', 'nfv simulations draw 1 | dot -Tpng > result.png'],
   'nfv graphs draw': ['nfv graphs draw 1 -o graph.svg'],
-  'nfv deploy': ['nfv deploy iptables 1 | iptables-restore --test', 'nfv deploy ovs 1 -o br0.flows'],
+  'nfv deploy': [
+    'nfv deploy iptables 1 | iptables-restore --test',
+    'nfv deploy ovs 1 -o br0.flows',
+    'nfv deploy iptables --from 1 2 10.255.0.1 | iptables-restore --noflush   # from result 1 to result 2',
+  ],
   'nfv generate-files': ['nfv generate-files result.xml --type all -o out/'],
   'nfv fwd import': ['nfv fwd import --simulation 1'],
   'nfv fwd nodes list': ['nfv fwd nodes list --from 1 --to 50'],

@@ -4,7 +4,7 @@
  * and the report, which carry the same facts as the JSON and XML answers.
  */
 import Table from 'cli-table3';
-import type { Report } from '../engine/simulate.js';
+import type { FirewallChange, Report } from '../engine/simulate.js';
 import type { NFV, Property } from '../model/types.js';
 import { plainStyle } from './output.js';
 
@@ -26,10 +26,23 @@ export function traffic(p: Pick<Property, 'lv4Proto' | 'srcPort' | 'dstPort'>): 
   return [proto, ...ports.filter(Boolean)].join(' ');
 }
 
+/** What a reconfiguration did to one deployed firewall, in one line; rule numbers are positions in each list. */
+export function changeLine(c: FirewallChange): string {
+  const positions = (xs: number[]) => xs.map((x) => `#${x}`).join(' ');
+  const parts = [
+    c.added.length ? `added ${positions(c.added.map((a) => a.position))}` : '',
+    c.removed.length ? `removed old ${positions(c.removed)}` : '',
+    c.kept.length ? `kept old ${positions(c.kept)}` : '',
+    c.defaultAction.from !== c.defaultAction.to ? `default ${c.defaultAction.from} -> ${c.defaultAction.to}` : '',
+  ].filter(Boolean);
+  return `  ${plural(c.changes, 'change')}${parts.length ? `: ${parts.join('; ')}` : ''}`;
+}
+
 export function simulationSummary(nfv: NFV, report: Report): string {
   const out: string[] = [
     `${report.verdict}: ${report.satisfied}/${report.properties} requirements hold; ` +
       `${plural(report.firewalls, 'firewall')} (${report.allocated} placed); ${plural(report.rules, 'rule')}` +
+      (report.changes === undefined ? '' : `; ${plural(report.changes, 'rule change')}`) +
       (report.optimal === false ? '; not proven minimal (optimal="false"): fewer may do' : ''),
   ];
   const nodes = new Map(
@@ -38,11 +51,18 @@ export function simulationSummary(nfv: NFV, report: Report): string {
   for (const fw of report.placements) {
     const node = nodes.get(`${fw.graph}/${fw.node}`);
     const rules = node?.configuration?.firewall?.elements ?? [];
-    const how = fw.allocated ? 'placed here' : fw.synthesised ? 'configured here' : 'verified as given';
+    const how = fw.change
+      ? 'reconfigured'
+      : fw.allocated
+        ? 'placed here'
+        : fw.synthesised
+          ? 'configured here'
+          : 'verified as given';
     out.push(
       '',
       `firewall ${fw.node} (graph ${fw.graph}, ${how}): default ${fw.defaultAction}, ${plural(rules.length, 'rule')}`,
     );
+    if (fw.change) out.push(changeLine(fw.change));
     if (rules.length === 0) continue;
     const table = new Table({
       head: ['#', 'action', 'source', 'destination', 'protocol', 'src port', 'dst port'],
@@ -61,6 +81,13 @@ export function simulationSummary(nfv: NFV, report: Report): string {
     );
     out.push(table.toString());
   }
+  const notBefore = report.requirements.filter((q) => q.heldBefore === false);
+  if (notBefore.length)
+    out.push(
+      '',
+      `on InitialProperty but not held as deployed: ${notBefore.map((q) => `#${q.index}`).join(' ')} ` +
+        '(enforced now where they hold)',
+    );
   const failed = report.requirements.filter((q) => !q.isSat);
   if (failed.length) {
     const properties = nfv.propertyDefinition.property;

@@ -4,16 +4,66 @@ import { DPORT, DST, SPORT, SRC } from '../model/space.js';
 import { address, cidr, header, isFull, normalisedRules, perProtocol, protocolOf, range } from './rules.js';
 
 export function iptables(node: Node, id: number): string {
-  const { rules, defaultAllow } = normalisedRules(node);
+  const { policy, specs } = forwardChain(node);
   const lines = [
     header(node, id, 'load with: iptables-restore < FILE'),
     '*filter',
     ':INPUT ACCEPT [0:0]',
-    `:FORWARD ${defaultAllow ? 'ACCEPT' : 'DROP'} [0:0]`,
+    `:FORWARD ${policy} [0:0]`,
     ':OUTPUT ACCEPT [0:0]',
+    ...specs.map((spec) => `-A FORWARD ${spec}`),
+    'COMMIT',
   ];
+  return `${lines.join('\n')}\n`;
+}
+
+/**
+ * iptables-restore --noflush input that takes a FORWARD chain loaded from `from` to the one of `to`: the rules of
+ * neither changed nor moved stay, the others are deleted (highest position first) and inserted at their position
+ * (a longest common subsequence of the two rule lists decides which stay).
+ */
+export function iptablesChange(from: Node, to: Node, what: string): string {
+  const [a, b] = [forwardChain(from), forwardChain(to)];
+  const common = commonSubsequence(a.specs, b.specs);
+  const stays = new Set(common.map(([i]) => i));
+  const arrives = new Set(common.map(([, j]) => j));
+  const deletes = a.specs.flatMap((_, i) => (stays.has(i) ? [] : [i])).reverse();
+  const inserts = b.specs.flatMap((spec, j) => (arrives.has(j) ? [] : [[j, spec] as const]));
+  const lines = [
+    `# nfv: firewall ${to.name}, ${what}: ${deletes.length} deleted, ${inserts.length} inserted, ` +
+      `policy ${a.policy === b.policy ? b.policy : `${a.policy} -> ${b.policy}`}`,
+    '# load with: iptables-restore --noflush < FILE',
+    '*filter',
+    `:FORWARD ${b.policy} [0:0]`,
+    ...deletes.map((i) => `-D FORWARD ${i + 1}`),
+    ...inserts.map(([j, spec]) => `-I FORWARD ${j + 1} ${spec}`),
+    'COMMIT',
+  ];
+  return `${lines.join('\n')}\n`;
+}
+
+/** Index pairs of a longest common subsequence, in order. */
+function commonSubsequence(a: string[], b: string[]): [number, number][] {
+  const n = b.length;
+  const length = Array.from({ length: a.length + 1 }, () => new Array<number>(n + 1).fill(0));
+  for (let i = a.length - 1; i >= 0; i--)
+    for (let j = n - 1; j >= 0; j--)
+      length[i]![j] = a[i] === b[j] ? length[i + 1]![j + 1]! + 1 : Math.max(length[i + 1]![j]!, length[i]![j + 1]!);
+  const pairs: [number, number][] = [];
+  for (let i = 0, j = 0; i < a.length && j < n;) {
+    if (a[i] === b[j]) pairs.push([i++, j++]);
+    else if (length[i + 1]![j]! >= length[i]![j + 1]!) i++;
+    else j++;
+  }
+  return pairs;
+}
+
+/** The FORWARD chain of a firewall: its policy and each rule's match and target, in first-match order. */
+function forwardChain(node: Node): { policy: 'ACCEPT' | 'DROP'; specs: string[] } {
+  const { rules, defaultAllow } = normalisedRules(node);
+  const specs: string[] = [];
   for (const r of perProtocol(rules)) {
-    const parts = ['-A FORWARD'];
+    const parts: string[] = [];
     const src = address(r.box, SRC);
     const dst = address(r.box, DST);
     if (!src.any) parts.push(`-s ${cidr(src)}`);
@@ -30,8 +80,7 @@ export function iptables(node: Node, id: number): string {
       }
     }
     parts.push(`-j ${r.allow ? 'ACCEPT' : 'DROP'}`);
-    lines.push(parts.join(' '));
+    specs.push(parts.join(' '));
   }
-  lines.push('COMMIT');
-  return `${lines.join('\n')}\n`;
+  return { policy: defaultAllow ? 'ACCEPT' : 'DROP', specs };
 }

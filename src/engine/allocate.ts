@@ -28,9 +28,22 @@ export interface Decisions {
   whitelist: Map<number, boolean>;
   /** For each failed requirement, the requirements it conflicts with. */
   conflicts: Map<number, number[]>;
+  /** Reconfiguration: for each deployed firewall on a path, what stays and what changes. */
+  revisions: Map<number, Revision>;
   /** Every component's answer was proven minimal. */
   optimal: boolean;
   components: ComponentReport[];
+}
+
+/**
+ * A deployed firewall after reconfiguration: which of its rules stay (in their order), whether its default action
+ * flips, and for each class entering it, whether it is dropped and whether a new rule above the kept ones says so.
+ */
+export interface Revision {
+  keep: boolean[];
+  flip: boolean;
+  drops: Map<number, boolean>;
+  added: Map<number, boolean>;
 }
 
 /** How one independent group of requirements was decided, for the report and --verbose. */
@@ -58,10 +71,17 @@ export function firstMatchDrops(node: NetNode, cls: PacketClass): boolean {
   return node.defaultAction !== 'ALLOW';
 }
 
+/** Soft groups, in priority order (the first only when not every requirement can hold). */
+const REQUIREMENTS = 0;
+const NEW_FIREWALLS = 1;
+const CHANGES = 2;
+const RULES = 3;
+const OPTIONAL_FIREWALLS = 4;
+
 class Builder {
   variables = 0;
   hard: Lit[][] = [];
-  soft: Lit[][] = [[], [], [], []];
+  soft: Lit[][] = [[], [], [], [], []];
   fresh(): Lit {
     return ++this.variables;
   }
@@ -83,6 +103,14 @@ interface Encoding {
   drop: Map<string, Term>;
   white: Map<number, Term>;
   selector: Map<number, Lit>;
+  deployed: Map<number, DeployedTerms>;
+}
+
+/** The decisions about one deployed firewall: keep each rule, flip the default, and per class a new rule. */
+interface DeployedTerms {
+  keep: Lit[];
+  flip: Lit;
+  added: Map<number, Lit>;
 }
 
 function encode(
@@ -98,6 +126,7 @@ function encode(
   const drop = new Map<string, Term>();
   const white = new Map<number, Term>();
   const selector = new Map<number, Lit>();
+  const deployed = new Map<number, DeployedTerms>();
   const flowsOf = (r: number) => model.flows[r]!.flat();
 
   // Allocation places that see exactly the same flows are interchangeable: keep the first.
@@ -124,12 +153,64 @@ function encode(
       const node = net[n]!;
       t = collapsed.has(n) ? false : node.optional ? b.fresh() : true;
       used.set(n, t);
-      if (typeof t === 'number') b.soft[node.costly ? 1 : 3]!.push(-t);
+      if (typeof t === 'number') b.soft[node.costly ? NEW_FIREWALLS : OPTIONAL_FIREWALLS]!.push(-t);
     }
     return t;
   };
+  /** x <-> (c ? yes : no), as a fresh variable. */
+  const choice = (c: Lit, yes: Term, no: Term): Lit => {
+    const x = b.fresh();
+    b.clause([-c, -x, yes]);
+    b.clause([-c, x, not(yes)]);
+    b.clause([c, -x, no]);
+    b.clause([c, x, not(no)]);
+    return x;
+  };
+  /**
+   * A deployed firewall drops class `cls` (a fresh d) as its kept rules and default say (first match), unless a new
+   * rule above them says otherwise. Changes: each removed rule, each new rule, each class reaching a flipped default.
+   */
+  const deployedTerm = (n: number, cls: number, u: Term): Term => {
+    const node = net[n]!;
+    const { rules, defaultAction } = node.deployed!;
+    let terms = deployed.get(n);
+    if (!terms) {
+      terms = { keep: rules.map(() => b.fresh()), flip: b.fresh(), added: new Map() };
+      deployed.set(n, terms);
+      for (const k of terms.keep) {
+        b.soft[CHANGES]!.push(k);
+        b.soft[RULES]!.push(-k);
+      }
+    }
+    const box = model.classes[cls]!.boxes[0]!;
+    const matching = rules.flatMap((rule, i) => (contains(ruleBox(rule), box) ? [i] : []));
+    let outcome: Term = defaultAction === 'DENY' ? -terms.flip : terms.flip;
+    for (const i of [...matching].reverse())
+      outcome = choice(terms.keep[i]!, (rules[i]!.action ?? 'DENY') !== 'ALLOW', outcome);
+    const falls = b.fresh();
+    b.clause([...matching.map((i) => terms.keep[i]!), falls]);
+    const flipped = b.fresh();
+    b.clause([-terms.flip, -falls, flipped]);
+    b.soft[CHANGES]!.push(-flipped);
+    if (u === false) return false;
+    const d = b.fresh();
+    const added = b.fresh();
+    terms.added.set(cls, added);
+    b.clause([-d, u]);
+    b.clause([-d, outcome, added]);
+    b.clause([d, not(outcome), added]);
+    b.soft[CHANGES]!.push(-added);
+    b.soft[RULES]!.push(-added);
+    return d;
+  };
   const hopTerm = (n: number, cls: number): Term => {
     const node = net[n]!;
+    if (node.deployed) {
+      const key = `${n}:${cls}`;
+      let t = drop.get(key);
+      if (t === undefined) drop.set(key, (t = deployedTerm(n, cls, usedTerm(n))));
+      return t;
+    }
     if (!node.configurable) return firstMatchDrops(node, model.classes[cls]!) ? usedTerm(n) : false;
     const key = `${n}:${cls}`;
     let t = drop.get(key);
@@ -148,7 +229,7 @@ function encode(
         const rule = b.fresh();
         b.clause([not(u), t, not(w), rule]);
         b.clause([-t, w, rule]);
-        b.soft[2]!.push(-rule);
+        b.soft[RULES]!.push(-rule);
       }
     }
     return t;
@@ -169,7 +250,7 @@ function encode(
     if (selectors) {
       const s = b.fresh();
       selector.set(r, s);
-      b.soft[0]!.push(s);
+      b.soft[REQUIREMENTS]!.push(s);
       guard.push(-s);
     }
     const paths = model.flows[r]!;
@@ -191,7 +272,7 @@ function encode(
       b.clause([...guard, ...options]);
     }
   }
-  return { builder: b, used, drop, white, selector };
+  return { builder: b, used, drop, white, selector, deployed };
 }
 
 const value = (t: Term | undefined, v: boolean[]) =>
@@ -206,7 +287,7 @@ function components(net: NetNode[], model: FlowModel, count: number): number[][]
     for (const f of model.flows[r]!.flat()) {
       for (const h of f.hops) {
         const node = net[h.node]!;
-        if (!node.configurable && !node.optional) continue;
+        if (!node.configurable && !node.optional && !node.deployed) continue;
         const o = owner.get(h.node);
         if (o === undefined) owner.set(h.node, r);
         else parent[find(r)] = find(o);
@@ -245,6 +326,7 @@ export async function allocatePlaces(
     drops: new Map(),
     whitelist: new Map(),
     conflicts: new Map(),
+    revisions: new Map(),
     optimal: true,
     components: [],
   };
@@ -287,7 +369,9 @@ export async function allocatePlaces(
       return undefined;
     });
     if (answer === undefined) {
-      const fast = greedyDecisions(net, reqs, model, members);
+      // The fast answer knows nothing of rules to keep: a reconfiguration waits for the solver.
+      const redeploys = [...enc.deployed.keys()].length > 0;
+      const fast = redeploys ? undefined : greedyDecisions(net, reqs, model, members);
       if (fast) {
         for (const n of fast.used) decisions.used.add(n);
         for (const [n, d] of fast.drops) decisions.drops.set(n, d);
@@ -325,6 +409,15 @@ export async function allocatePlaces(
       (decisions.drops.get(n) ?? decisions.drops.set(n, new Map()).get(n)!).set(c, value(t, v));
     }
     for (const [n, t] of enc.white) decisions.whitelist.set(n, value(t, v));
+    for (const [n, terms] of enc.deployed) {
+      const drops = decisions.drops.get(n) ?? new Map<number, boolean>();
+      decisions.revisions.set(n, {
+        keep: terms.keep.map((k) => value(k, v)),
+        flip: value(terms.flip, v),
+        drops,
+        added: new Map([...terms.added].map(([c, t]) => [c, value(t, v)])),
+      });
+    }
     done(z3Used ? 'solver' : 'exact');
   }
   return decisions;

@@ -34,6 +34,11 @@ export interface NetNode {
   costly: boolean;
   /** NAT: the private address patterns it hides. */
   natSources?: number[][];
+  /**
+   * Reconfiguration: a deployed firewall whose rules may change (each kept, removed, or overridden by a new rule
+   * above them) and whose default may flip, at the fewest changes.
+   */
+  deployed?: { rules: Elements[]; defaultAction: 'ALLOW' | 'DENY' };
 }
 
 const AP_PREFIX = '20.0.0.';
@@ -105,7 +110,8 @@ export function expandWildcards(graph: Graph, properties: Property[]): Property[
   return expandSide(expandSide(properties, 'src'), 'dst');
 }
 
-export function buildNetwork(graph: Graph, constraints: Constraints | undefined): NetNode[] {
+/** The nodes of a graph; with `reconfigure`, every configured firewall is deployed and may change (issue 14). */
+export function buildNetwork(graph: Graph, constraints: Constraints | undefined, reconfigure = false): NetNode[] {
   const optionalNames = new Set((constraints?.nodeConstraints?.nodeMetrics ?? []).map((m) => m.node));
   const index = new Map(graph.node.map((n, k) => [n.name, k]));
   return graph.node.map((node, k) => {
@@ -134,6 +140,10 @@ export function buildNetwork(graph: Graph, constraints: Constraints | undefined)
       const fw = node.configuration?.firewall;
       const rules = fw?.elements ?? [];
       const optional = optionalNames.has(node.name);
+      if (reconfigure && fw) {
+        const defaultAction = fw.defaultAction === 'ALLOW' ? 'ALLOW' : 'DENY';
+        return { ...base, role: 'firewall', rules, defaultAction, optional, deployed: { rules, defaultAction } };
+      }
       const configurable = rules.length === 0;
       return {
         ...base,

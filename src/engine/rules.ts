@@ -151,8 +151,16 @@ export function ruleOf(b: Box, action: 'ALLOW' | 'DENY'): Elements {
  */
 export function synthesiseRules(entering: { cls: PacketClass; drop: boolean }[], whitelist: boolean): Elements[] {
   const exception = (e: { drop: boolean }) => (whitelist ? !e.drop : e.drop);
-  const avoid = entering.filter((e) => !exception(e)).flatMap((e) => e.cls.boxes);
-  const wanted = entering.filter(exception).flatMap((e) => e.cls.boxes);
-  const rules = simplify(wanted.flatMap((b) => representable(b, avoid)));
-  return rules.map((b) => ruleOf(b, whitelist ? 'ALLOW' : 'DENY'));
+  return coveringRules(
+    entering.filter(exception).map((e) => e.cls),
+    entering.filter((e) => !exception(e)).map((e) => e.cls),
+    whitelist ? 'ALLOW' : 'DENY',
+  );
+}
+
+/** Deployable rules with one action covering the `wanted` classes, widened without touching an `avoid` class. */
+export function coveringRules(wanted: PacketClass[], avoid: PacketClass[], action: 'ALLOW' | 'DENY'): Elements[] {
+  const keepClear = avoid.flatMap((c) => c.boxes);
+  const rules = simplify(wanted.flatMap((c) => c.boxes).flatMap((b) => representable(b, keepClear)));
+  return rules.map((b) => ruleOf(b, action));
 }

@@ -4,13 +4,21 @@
  */
 import { parseAddress } from '../model/address.js';
 import { badRequest, quote } from '../model/errors.js';
-import type { Graph, NFV, Node, Property } from '../model/types.js';
-import { allocatePlaces, type AllocationTuning, type ComponentReport, type Decisions } from './allocate.js';
+import type { Elements, Graph, NFV, Node, Property } from '../model/types.js';
+import {
+  allocatePlaces,
+  firstMatchDrops,
+  type AllocationTuning,
+  type ComponentReport,
+  type Decisions,
+  type Revision,
+} from './allocate.js';
 import { SolverTimeout } from './maxsat.js';
 import { ALGORITHMS, DEFAULT_TIMEOUT_SECONDS, PROOF_SECONDS, type Algorithm } from '../model/limits.js';
-import { computeFlows, type FlowModel, type Requirement, type RequirementKind } from './flows.js';
+import { computeFlows, type AtomicFlow, type FlowModel, type Requirement, type RequirementKind } from './flows.js';
 import { buildNetwork, expandServiceGraph, expandWildcards, pathsBetween, type NetNode } from './network.js';
-import { synthesiseRules } from './rules.js';
+import { coveringRules, synthesiseRules } from './rules.js';
+import { contains, ruleBox } from '../model/space.js';
 
 export { ALGORITHMS, type Algorithm } from '../model/limits.js';
 
@@ -24,6 +32,8 @@ export interface SimulateOptions {
   tuning?: AllocationTuning;
   /** How long the solver may spend proving answers minimal (default PROOF_SECONDS, at most the time limit). */
   proofSeconds?: number;
+  /** Configured firewalls are deployed and may change, at the fewest rule changes (issue 14). */
+  reconfigure?: boolean;
 }
 
 export interface RequirementReport {
@@ -37,6 +47,11 @@ export interface RequirementReport {
   /** Positions of the requirements it cannot hold together with. */
   conflictsWith: number[];
   reason?: string;
+  /**
+   * Reconfiguration with an InitialProperty listing it too: the deployed rules were built for it, and whether it
+   * held on the network as deployed (it is enforced in the answer either way).
+   */
+  heldBefore?: boolean;
 }
 
 export interface FirewallReport {
@@ -48,6 +63,20 @@ export interface FirewallReport {
   rules: number;
   /** Its rules were chosen by this simulation (otherwise they were given and only verified). */
   synthesised: boolean;
+  /** Reconfiguration: how a deployed firewall's rule list changes. */
+  change?: FirewallChange;
+}
+
+/** From a deployed rule list to the new one: new rules go first, kept ones follow in their order. */
+export interface FirewallChange {
+  /** Positions (from 1) in the deployed list of the rules kept, and of those removed. */
+  kept: number[];
+  removed: number[];
+  /** New rules with their position (from 1) in the new list. */
+  added: { position: number; rule: Elements }[];
+  defaultAction: { from: 'ALLOW' | 'DENY'; to: 'ALLOW' | 'DENY' };
+  /** Rules removed and added, plus the entering classes that reach a flipped default. */
+  changes: number;
 }
 
 /** Seconds spent in each phase of the engine, summed over graphs; each component as it was decided. */
@@ -71,6 +100,8 @@ export interface Report {
   firewalls: number;
   allocated: number;
   rules: number;
+  /** Reconfiguration: rule changes over all deployed firewalls (FirewallChange.changes summed). */
+  changes?: number;
   requirements: RequirementReport[];
   placements: FirewallReport[];
   timings: Timings;
@@ -125,6 +156,11 @@ function writeGraph(
   const placements: FirewallReport[] = [];
   const removed = new Set<number>();
   for (const n of net) {
+    const revision = d.revisions.get(n.index);
+    if (revision && d.used.has(n.index)) {
+      placements.push(redeploy(graph, n, revision, model));
+      continue;
+    }
     if (!onPath.has(n.index) || (!n.configurable && !n.optional)) continue;
     const used = d.used.has(n.index);
     if (!used) {
@@ -170,6 +206,45 @@ function writeGraph(
   return placements;
 }
 
+/** A deployed firewall's new rules and default, written into its node, and what changed. */
+function redeploy(graph: Graph, n: NetNode, revision: Revision, model: FlowModel): FirewallReport {
+  const { rules, defaultAction: from } = n.deployed!;
+  const to = revision.flip ? (from === 'DENY' ? 'ALLOW' : 'DENY') : from;
+  const entering = [...revision.drops.keys()].sort((a, b) => a - b);
+  const outcome = (drop: boolean) =>
+    entering.filter((c) => revision.drops.get(c) === drop).map((c) => model.classes[c]!);
+  const addedFor = (drop: boolean) =>
+    entering.filter((c) => revision.added.get(c) && revision.drops.get(c) === drop).map((c) => model.classes[c]!);
+  const added = [
+    ...coveringRules(addedFor(false), outcome(true), 'ALLOW'),
+    ...coveringRules(addedFor(true), outcome(false), 'DENY'),
+  ];
+  const keptRules = rules.filter((_, i) => revision.keep[i]);
+  const elements = [...added, ...keptRules];
+  const conf = (n.node.configuration ??= { name: 'AutoConf' });
+  conf.firewall = { defaultAction: to, elements };
+  const position = (keep: boolean) => rules.flatMap((_, i) => (revision.keep[i] === keep ? [i + 1] : []));
+  const atDefault = entering.filter(
+    (c) => !keptRules.some((r) => contains(ruleBox(r), model.classes[c]!.boxes[0]!)),
+  ).length;
+  const removed = position(false);
+  return {
+    graph: graph.id!,
+    node: n.name,
+    allocated: false,
+    defaultAction: to,
+    rules: elements.length,
+    synthesised: true,
+    change: {
+      kept: position(true),
+      removed,
+      added: added.map((rule, k) => ({ position: k + 1, rule })),
+      defaultAction: { from, to },
+      changes: removed.length + added.length + (to !== from ? atDefault : 0),
+    },
+  };
+}
+
 /** Removes unused optional firewalls; along each path through one, its surviving neighbours are linked directly. */
 function relink(graph: Graph, net: NetNode[], reqs: Requirement[], removed: Set<number>): void {
   const link = (from: Node, to: string) => {
@@ -188,6 +263,24 @@ function relink(graph: Graph, net: NetNode[], reqs: Requirement[], removed: Set<
   const gone = new Set([...removed].map((k) => net[k]!.name));
   graph.node = graph.node.filter((n) => !gone.has(n.name));
   for (const n of graph.node) if (n.neighbour) n.neighbour = n.neighbour.filter((nb) => !gone.has(nb.name));
+}
+
+const sameRequirement = (a: Property, b: Property) =>
+  a.name === b.name &&
+  a.src === b.src &&
+  a.dst === b.dst &&
+  (a.srcPort ?? '*') === (b.srcPort ?? '*') &&
+  (a.dstPort ?? '*') === (b.dstPort ?? '*') &&
+  (a.lv4Proto ?? 'ANY') === (b.lv4Proto ?? 'ANY');
+
+/** Does a requirement hold on the network as deployed: configured firewalls as they are, everything else passing? */
+function holdsAsDeployed(net: NetNode[], r: Requirement, model: FlowModel): boolean {
+  const passes = (f: AtomicFlow) =>
+    f.hops.every((h) => !net[h.node]!.rules || !firstMatchDrops(net[h.node]!, model.classes[h.cls]!));
+  const paths = model.flows[r.index]!;
+  if (r.kind === 'isolation') return !paths.flat().some(passes);
+  if (r.kind === 'reachability') return paths.flat().some(passes);
+  return paths.some((flows) => flows.length > 0 && flows.every(passes));
 }
 
 function reasonFor(r: Requirement, d: Decisions): string | undefined {
@@ -227,7 +320,7 @@ export async function simulate(input: NFV, options: SimulateOptions = {}): Promi
     phase('expansion');
     if (graph.serviceGraph) expandServiceGraph(graph, nfv.constraints);
     const expanded = expandWildcards(graph, own);
-    const net = buildNetwork(graph, nfv.constraints);
+    const net = buildNetwork(graph, nfv.constraints, options.reconfigure);
     phase('paths');
     const reqs = requirementsOf(graph, net, expanded, nfv);
     phase('flows');
@@ -246,6 +339,11 @@ export async function simulate(input: NFV, options: SimulateOptions = {}): Promi
     optimal &&= decisions.optimal;
     timings.components.push(...decisions.components);
     phase('writing');
+    const initial = options.reconfigure ? (nfv.initialProperty?.property ?? []) : [];
+    const heldBefore = (r: Requirement) =>
+      initial.some((p) => p.graph === graph.id && sameRequirement(p, r.property))
+        ? { heldBefore: holdsAsDeployed(net, r, model) }
+        : {};
     placements.push(...writeGraph(graph, net, reqs, model, decisions));
     const offset = properties.length;
     for (const r of reqs) {
@@ -259,6 +357,7 @@ export async function simulate(input: NFV, options: SimulateOptions = {}): Promi
         isSat: decisions.satisfied[r.index]!,
         conflictsWith: (decisions.conflicts.get(r.index) ?? []).map((k) => offset + k),
         reason: reasonFor(r, decisions),
+        ...heldBefore(r),
       });
     }
   }
@@ -282,6 +381,7 @@ export async function simulate(input: NFV, options: SimulateOptions = {}): Promi
       firewalls: firewalls.length,
       allocated: placements.filter((p) => p.allocated).length,
       rules: placements.filter((p) => p.synthesised).reduce((sum, p) => sum + p.rules, 0),
+      changes: options.reconfigure ? placements.reduce((sum, p) => sum + (p.change?.changes ?? 0), 0) : undefined,
       requirements,
       placements,
       timings,

@@ -19,7 +19,12 @@ export interface SimulationRecord {
   /** The non-enforceability report and the solve summary. */
   report: unknown;
   /** Where the inputs came from: the workspace resources it created or was given. */
-  source: { gids: number[]; rid?: number; sid?: number };
+  source: {
+    gids: number[];
+    rid?: number;
+    sid?: number;
+    /** The stored result it reconfigured. */ reconfigured?: number;
+  };
   /** How it was run (absent in results stored by nfv 0.1). */
   run?: SimulationRun;
 }

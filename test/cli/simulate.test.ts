@@ -56,3 +56,37 @@ t.test('bad input: exit 2 and one line', async (t) => {
   t.equal(r.code, 2);
   t.match(r.stderr, /^nfv: XML: expected a <NFV> document, got <graphs> \(400\)\n$/);
 });
+
+t.test(
+  'simulations reconfigure: new requirements against a stored result, the change, and its iptables script',
+  async (t) => {
+    const ws = await scratch(t);
+    const runIn = (args: string[], input?: string) => cli(args, { workspace: ws, input });
+    t.equal((await runIn(['simulate', '--store', office])).code, 0);
+    const wanted =
+      '<PropertyDefinition>' +
+      '<Property graph="0" name="ReachabilityProperty" src="192.168.1.10" dst="198.51.100.80"/>' +
+      '<Property graph="0" name="ReachabilityProperty" src="192.168.1.11" dst="198.51.100.80"/>' +
+      '<Property graph="0" name="IsolationProperty" src="198.51.100.66" dst="192.168.1.10"/>' +
+      '</PropertyDefinition>';
+    const r = await runIn(['simulations', 'reconfigure', '1', '-f', '-', '--format', 'json'], wanted);
+    t.equal(r.code, 0, r.stderr);
+    t.match(r.stderr, /^SAT: 3\/3 requirements hold; .*; 1 rule changes; [\d.]+ s\nstored as \/adp\/simulations\/2\n$/);
+    const report = JSON.parse((await runIn(['simulations', 'report', '2'])).stdout);
+    const changed = report.placements.find((p: { change?: unknown }) => p.change);
+    t.same(changed.change.removed, [], 'nothing removed');
+    t.equal(changed.change.added.length, 1, 'one rule added');
+    const diff = await runIn(['simulations', 'diff', '1', '2', '--format', 'table']);
+    t.match(
+      diff.stdout,
+      new RegExp(`firewall ${changed.node.replace(/\./g, '\\.')} reconfigured:\n  1 change: added #1`),
+    );
+    const script = await runIn(['deploy', 'iptables', '--from', '1', '2', changed.node]);
+    t.equal(script.code, 0, script.stderr);
+    t.match(script.stdout, /: 0 deleted, 1 inserted, policy DROP\n[\s\S]*\n-I FORWARD 1 .* -j ACCEPT\nCOMMIT\n$/);
+    const bad = await runIn(['deploy', 'ipfw', '--from', '1', '2', changed.node]);
+    t.equal(bad.code, 2);
+    t.match(bad.stderr, /^nfv: format: "ipfw": a change script exists for iptables only/);
+    t.equal((await runIn(['deploy', 'iptables', '--from', '1', '2'])).code, 2, 'the node is required');
+  },
+);

@@ -3,18 +3,8 @@
  * clause, every 'unsat' has no model at all, and a core under assumptions is itself unsatisfiable.
  */
 import t from 'tap';
+import { random } from '../../src/bench/topology.js';
 import { SatSolver } from '../../src/engine/cdcl.js';
-
-/** mulberry32, so that a failure can be replayed from its seed. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let x = Math.imul(a ^ (a >>> 15), 1 | a);
-    x = (x + Math.imul(x ^ (x >>> 7), 61 | x)) ^ x;
-    return ((x ^ (x >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 function randomCnf(rnd: () => number, variables: number, clauses: number): number[][] {
   return Array.from({ length: clauses }, () =>

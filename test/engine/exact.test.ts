@@ -5,21 +5,12 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import t from 'tap';
+import { random } from '../../src/bench/topology.js';
 import { exactCore, exactMaxSat } from '../../src/engine/exact.js';
 import { z3Started, type MaxSatProblem } from '../../src/engine/maxsat.js';
 import { simulate } from '../../src/engine/simulate.js';
 import { decodeDocument } from '../../src/model/codec.js';
 import { NfvType } from '../../src/model/resources.js';
-
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let x = Math.imul(a ^ (a >>> 15), 1 | a);
-    x = (x + Math.imul(x ^ (x >>> 7), 61 | x)) ^ x;
-    return ((x ^ (x >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const lit = (rnd: () => number, variables: number) => {
   const v = 1 + Math.floor(rnd() * variables);

@@ -2,7 +2,7 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import t from 'tap';
-import { ROOT, request, startServer } from '../helpers.js';
+import { ROOT, SHARED, request, startServer } from '../helpers.js';
 
 const s = await startServer();
 t.teardown(s.close);
@@ -90,4 +90,49 @@ t.test('reading and deleting stored results', async (t) => {
   t.equal((await call('DELETE', '/adp/simulations/1')).status, 404);
   t.equal((await call('DELETE', '/adp/simulations')).status, 200);
   t.equal((await call('GET', '/adp/simulations')).status, 404);
+});
+
+t.test('reconfiguration: REACT=true or reconfigure=true, then new requirements against a stored result', async (t) => {
+  const react = await readFile(path.join(SHARED, 'verefoo-testfile', 'REACT', 'Test2.xml'), 'utf8');
+  for (const flag of ['REACT=true', 'reconfigure=true']) {
+    const r = await call('POST', `/adp/simulations?store=false&${flag}`, react);
+    t.equal(r.status, 200, flag);
+    t.match(r.headers.get('x-nfv-summary'), /; 2 rule changes$/, flag);
+  }
+  t.equal((await call('POST', '/adp/simulations?reconfigure=yes', react)).status, 400);
+  t.match((await call('POST', '/adp/simulations?reconfigure=yes', react)).json.error.message, /^reconfigure: "yes"/);
+
+  const first = await call('POST', '/adp/simulations', office);
+  const smid = Number(
+    first.json.links
+      .find((l: { rel: string }) => l.rel === 'simulation')
+      .href.split('/')
+      .pop(),
+  );
+  const wanted = {
+    property: [
+      { name: 'REACHABILITY_PROPERTY', graph: 0, src: '192.168.1.10', dst: '198.51.100.80' },
+      { name: 'ISOLATION_PROPERTY', graph: 0, src: '198.51.100.66', dst: '192.168.1.10' },
+    ],
+  };
+  const next = await call('POST', `/adp/simulations/${smid}/reconfigure`, JSON.stringify(wanted), {
+    'Content-Type': 'application/json',
+  });
+  t.equal(next.status, 200, next.text);
+  t.match(next.headers.get('x-nfv-summary'), /^2\/2 requirements hold; .*; \d+ rule changes$/);
+  const later = Number(
+    next.json.links
+      .find((l: { rel: string }) => l.rel === 'simulation')
+      .href.split('/')
+      .pop(),
+  );
+  const diff = (await call('GET', `/adp/simulations/${smid}/diff/${later}`)).json;
+  t.ok(diff.reconfigured.length >= 1, 'the diff carries the change per firewall');
+  const fw = diff.reconfigured[0].firewall;
+  const script = await call('GET', `/adp/simulations/${smid}/change/${later}?node=${fw}&format=iptables`);
+  t.equal(script.status, 200);
+  t.match(script.text, /^# nfv: firewall .*\n# load with: iptables-restore --noflush < FILE\n\*filter\n/);
+  t.equal((await call('GET', `/adp/simulations/${smid}/change/${later}?node=${fw}&format=ipfw`)).status, 400);
+  t.equal((await call('GET', `/adp/simulations/${smid}/change/${later}?node=9.9.9.9`)).status, 404);
+  t.equal((await call('POST', `/adp/simulations/999/reconfigure`, JSON.stringify(wanted))).status, 404);
 });

@@ -20,6 +20,7 @@ import { Command, Option } from 'commander';
 import { EXIT } from '../../model/errors.js';
 import { parseCount, parseParam } from '../../model/ids.js';
 import { venvironmentGenerateFiles } from '../../ops/network/generate.js';
+import { simulationsChange } from '../../ops/network/simulations.js';
 import { makeUserFolder, readInput, writeUserFile } from '../files.js';
 import { group, opCommand } from '../op-command.js';
 import { state } from '../options.js';
@@ -84,17 +85,28 @@ export const deployCommand = new Command('deploy')
       .createArgument('<format>', 'iptables, ovs, ipfw or vendor (FortiOS)')
       .choices(Object.keys(TRANSLATORS)),
   )
-  .argument('<nid>', 'firewall node id')
+  .argument('<nid>', 'firewall node id; with --from, the later simulation id')
+  .argument('[node]', 'with --from: the firewall node (its name) whose rules change')
+  .option('--from <smid>', 'the commands that take NODE from its rules in simulation SMID to those in the later one')
   .option('-o, --output <file>', 'write to a file instead of stdout')
-  .action(async (format: keyof typeof TRANSLATORS, nid: string, opts: { output?: string }, self: Command) => {
-    const outcome = await runOperation(self, TRANSLATORS[format], { params: { nid: parseParam('nid', nid) } });
+  .action(async (format: keyof typeof TRANSLATORS, nid: string, node: string | undefined, opts, self: Command) => {
+    const { from, output } = opts as { from?: string; output?: string };
+    if (from === undefined && node !== undefined) throw badRequest(`${node}: a node name goes with --from`);
+    if (from !== undefined && node === undefined) throw badRequest('--from SMID_OLD SMID_NEW NODE: name the node');
+    const outcome =
+      from === undefined
+        ? await runOperation(self, TRANSLATORS[format], { params: { nid: parseParam('nid', nid) } })
+        : await runOperation(self, simulationsChange, {
+            params: { smid: parseParam('smid', from), other: parseParam('other', nid) },
+            query: new URLSearchParams({ format, node: node! }),
+          });
     if (!outcome.ok) {
       state.exitCode = printOutcome(self, outcome);
       return;
     }
-    if (opts.output) {
-      await writeUserFile('-o', opts.output, outcome.reply.body);
-      say(`wrote ${opts.output}`);
+    if (output) {
+      await writeUserFile('-o', output, outcome.reply.body);
+      say(`wrote ${output}`);
     } else writeData(outcome.reply.body);
   });
 

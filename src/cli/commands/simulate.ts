@@ -1,7 +1,9 @@
 import {
   simulationsByParams,
   simulationsRun,
+  simulationsReconfigure,
   simulationsDelete,
+  type SimulationReply,
   simulationsDiff,
   simulationsList,
   simulationsSummary,
@@ -15,6 +17,9 @@ import { Command, Option } from 'commander';
 import { encodeDocument, detectFormat } from '../../model/codec.js';
 import { EXIT } from '../../model/errors.js';
 import { NfvType } from '../../model/resources.js';
+import type { Format } from '../../model/schema.js';
+import type { NFV } from '../../model/types.js';
+import type { Outcome } from '../../ops/operation.js';
 import type { Report } from '../../engine/simulate.js';
 import { DEFAULT_TIMEOUT_SECONDS, MAX_TIMEOUT_SECONDS } from '../../model/limits.js';
 
@@ -28,7 +33,7 @@ import { printOutcome, runOperation } from '../requests.js';
 import { badRequest } from '../../model/errors.js';
 import { plainStyle, say, writeData } from '../output.js';
 import { drawCommand } from '../draw.js';
-import { simulationSummary } from '../summary.js';
+import { changeLine, simulationSummary } from '../summary.js';
 
 interface SimulateOptions {
   gid?: string;
@@ -38,6 +43,7 @@ interface SimulateOptions {
   timeout: string;
   fid: string[];
   store?: boolean;
+  reconfigure?: boolean;
   output?: string;
 }
 
@@ -74,6 +80,7 @@ export const simulateCommand = new Command('simulate')
   .option('--timeout <seconds>', `solver time limit, at most ${MAX_TIMEOUT_SECONDS}`, String(DEFAULT_TIMEOUT_SECONDS))
   .option('--fid <type...>', 'functional types of interest (checked, informative)', [])
   .option('--store', 'also store the inputs and the result in the workspace')
+  .option('--reconfigure', 'configured firewalls are deployed: change their rules as little as possible')
   .option('-o, --output <file>', 'write the result document to FILE (in the input format unless --format says)')
   .action(async (file: string | undefined, opts: SimulateOptions, self: Command) => {
     if (opts.gid !== undefined && file !== undefined) throw badRequest(`give a document (${file}) or --gid, not both`);
@@ -82,6 +89,7 @@ export const simulateCommand = new Command('simulate')
     }
     const query = new URLSearchParams({ algorithm: opts.algorithm, timeout: opts.timeout });
     for (const f of opts.fid) query.append('fid', f);
+    if (opts.reconfigure) query.set('reconfigure', 'true');
     const started = performance.now();
     const seconds = () => (performance.now() - started) / 1000;
     if (opts.gid !== undefined) {
@@ -103,25 +111,54 @@ export const simulateCommand = new Command('simulate')
     const outcome = await spinning(started, (progress) =>
       runOperation(self, simulationsRun, { query, body, format: inputFormat, progress }),
     );
-    if (!outcome.ok) {
-      state.exitCode = printOutcome(self, outcome);
-      return;
-    }
-    const { report } = outcome.reply;
-    // A person gets the summary; a pipe, --format xml|json or -o FILE gets the result document.
-    const nfv = outcome.reply.content[0]!;
-    const format = globals(self).format ?? (process.stdout.isTTY ? 'table' : (inputFormat ?? 'json'));
-    const documentFormat = format === 'table' ? (inputFormat ?? 'xml') : format;
-    if (opts.output) await writeUserFile('-o', opts.output, encodeDocument(NfvType, nfv, documentFormat));
-    if (format === 'table') writeData(`${simulationSummary(nfv, report)}\n(${seconds().toFixed(2)} s)`);
-    else {
-      if (!opts.output) writeData(encodeDocument(NfvType, nfv, format));
-      summarise(outcome.reply, seconds());
-    }
-    sayTimings(self, report);
-    const stored = outcome.reply.links?.find((l) => l.rel === 'simulation');
-    if (stored) say(`stored as ${stored.href}`);
-    state.exitCode = report.verdict === 'SAT' ? EXIT.ok : EXIT.unsatisfied;
+    await showResult(self, outcome, inputFormat, opts.output, seconds);
+  });
+
+/** A simulation's answer: the summary for a person; for a pipe, --format xml|json or -o FILE, the document. */
+async function showResult(
+  self: Command,
+  outcome: Outcome<SimulationReply<unknown>>,
+  inputFormat: Format | undefined,
+  output: string | undefined,
+  seconds: () => number,
+): Promise<void> {
+  if (!outcome.ok) {
+    state.exitCode = printOutcome(self, outcome);
+    return;
+  }
+  const { report } = outcome.reply;
+  const nfv = outcome.reply.content[0] as NFV;
+  const format = globals(self).format ?? (process.stdout.isTTY ? 'table' : (inputFormat ?? 'json'));
+  const documentFormat = format === 'table' ? (inputFormat ?? 'xml') : format;
+  if (output) await writeUserFile('-o', output, encodeDocument(NfvType, nfv, documentFormat));
+  if (format === 'table') writeData(`${simulationSummary(nfv, report)}\n(${seconds().toFixed(2)} s)`);
+  else {
+    if (!output) writeData(encodeDocument(NfvType, nfv, format));
+    summarise(outcome.reply, seconds());
+  }
+  sayTimings(self, report);
+  const stored = outcome.reply.links?.find((l) => l.rel === 'simulation');
+  if (stored) say(`stored as ${stored.href}`);
+  state.exitCode = report.verdict === 'SAT' ? EXIT.ok : EXIT.unsatisfied;
+}
+
+/** `simulations reconfigure SMID -f REQUIREMENTS`: new requirements against a stored result, stored anew. */
+const reconfigureCommand = new Command('reconfigure')
+  .description('new requirements against a stored result: its firewalls change as little as possible')
+  .argument('<smid>', 'the stored simulation whose firewalls are deployed')
+  .option('-f, --file <file>', 'the new requirements (a PropertyDefinition), XML or JSON (- or none: stdin)')
+  .option('--timeout <seconds>', `solver time limit, at most ${MAX_TIMEOUT_SECONDS}`, String(DEFAULT_TIMEOUT_SECONDS))
+  .option('-o, --output <file>', 'write the result document to FILE')
+  .action(async (smid: string, opts: { file?: string; timeout: string; output?: string }, self: Command) => {
+    const params = { smid: parseParam('smid', smid) };
+    const body = await readInput(opts.file);
+    const inputFormat = globals(self).in ?? detectFormat(body);
+    const query = new URLSearchParams({ timeout: opts.timeout });
+    const started = performance.now();
+    const outcome = await spinning(started, (progress) =>
+      runOperation(self, simulationsReconfigure, { params, query, body, format: inputFormat, progress }),
+    );
+    await showResult(self, outcome, inputFormat, opts.output, () => (performance.now() - started) / 1000);
   });
 
 /**
@@ -220,12 +257,14 @@ const diffCommand = new Command('diff')
         ...r.removed.map((x) => `  - ${x}`),
       );
     }
+    for (const c of d.reconfigured) out.push(`firewall ${c.firewall} reconfigured:`, changeLine(c));
     writeData(out.join('\n'));
   });
 
 export const simulationsCommand = group('simulations', 'stored simulation results', [
   listCommand,
   diffCommand,
+  reconfigureCommand,
   drawCommand('simulations'),
   opCommand('get', simulationsGet),
   opCommand('report', simulationsReport),

@@ -3,15 +3,21 @@
  * read and delete them. Reads never solve.
  */
 import { EmptyCollection, badRequest, interrupted, notFound, quote } from '../../model/errors.js';
-import { NfvType } from '../../model/resources.js';
+import { NfvType, PropertyDefinitionType } from '../../model/resources.js';
 import { FUNCTIONAL_TYPES } from '../../model/resources.js';
-import type { Elements, Graph, NFV, Property } from '../../model/types.js';
+import type { Elements, Graph, NFV, Node, Property } from '../../model/types.js';
 import { runSimulation } from '../../engine/threads/pool.js';
-import type { FirewallReport, Report, RequirementReport, SimulationResult } from '../../engine/simulate.js';
+import type {
+  FirewallChange,
+  FirewallReport,
+  Report,
+  RequirementReport,
+  SimulationResult,
+} from '../../engine/simulate.js';
 import { ALGORITHMS, DEFAULT_TIMEOUT_SECONDS, MAX_TIMEOUT_SECONDS, type Algorithm } from '../../model/limits.js';
 import { parseId } from '../../model/ids.js';
 import { dotOf, dotReply } from './draw.js';
-import { done, envelope, json, operation, type EnvelopeReply, type Input } from '../operation.js';
+import { done, envelope, json, operation, text, type EnvelopeReply, type Input } from '../operation.js';
 import { clearCollection, addGraph, findGraph, findRequirementSet, findSubstrate, nextId } from './lookups.js';
 import { ADP_AREA, type AdpData, type SimulationRecord, type SimulationRun } from '../../store/network.js';
 
@@ -21,6 +27,8 @@ interface SimulationQuery {
   algorithm: Algorithm;
   timeoutSeconds: number;
   store: boolean;
+  /** Configured firewalls are deployed: change them at the fewest rule changes (VEREFOO's REACT=true too). */
+  reconfigure: boolean;
   /** What the client calls its input (the CLI sends the file name), kept with a stored result. */
   origin?: string;
 }
@@ -42,12 +50,17 @@ function simulationQuery(query: URLSearchParams): SimulationQuery {
       `timeout: ${quote(timeoutText)} is not a number of seconds above 0 and at most ${MAX_TIMEOUT_SECONDS}`,
     );
   }
-  const store = query.get('store') ?? 'true';
-  if (store !== 'true' && store !== 'false') throw badRequest(`store: ${quote(store)} is not true or false`);
+  const flag = (name: string, fallback: 'true' | 'false') => {
+    const text = query.get(name) ?? fallback;
+    if (text !== 'true' && text !== 'false') throw badRequest(`${name}: ${quote(text)} is not true or false`);
+    return text === 'true';
+  };
+  const store = flag('store', 'true');
+  const reconfigure = flag('reconfigure', 'false') || flag('REACT', 'false');
   const origin = query.get('origin') ?? undefined;
   if (origin !== undefined && (origin.length === 0 || origin.length > MAX_ORIGIN))
     throw badRequest(`origin: give 1 to ${MAX_ORIGIN} characters`);
-  return { algorithm: algorithm as Algorithm, timeoutSeconds, store: store === 'true', origin };
+  return { algorithm: algorithm as Algorithm, timeoutSeconds, store, reconfigure, origin };
 }
 
 /** The answer of a simulation, with its report for the CLI's summary (HTTP has it as X-Nfv-* headers). */
@@ -62,6 +75,7 @@ function resultReply<C>(r: Report, content: C, stored?: number): SimulationReply
   const summary =
     `${r.satisfied}/${r.properties} requirements hold; ` +
     `${r.firewalls} firewalls (${r.allocated} placed); ${r.rules} rules` +
+    (r.changes === undefined ? '' : `; ${r.changes} rule changes`) +
     (r.optimal === false ? '; not proven minimal (optimal="false")' : '');
   return {
     kind: 'envelope',
@@ -93,7 +107,7 @@ async function solve(
   const started = performance.now();
   const result = await runSimulation(
     nfv,
-    { algorithm: q.algorithm, timeoutSeconds: q.timeoutSeconds, onPhase: i.progress },
+    { algorithm: q.algorithm, timeoutSeconds: q.timeoutSeconds, reconfigure: q.reconfigure, onPhase: i.progress },
     i.signal,
   );
   if (i.signal?.aborted) throw interrupted();
@@ -181,6 +195,8 @@ export interface SimulationDiff {
   requirements: { requirement: string; from: boolean | null; to: boolean | null }[];
   firewalls: { added: string[]; removed: string[] };
   rules: { firewall: string; added: string[]; removed: string[] }[];
+  /** When the later result is a reconfiguration: each deployed firewall's change, as its report gives it. */
+  reconfigured: (FirewallChange & { firewall: string })[];
 }
 
 function diffResults(a: SimulationRecord, b: SimulationRecord): SimulationDiff {
@@ -206,6 +222,7 @@ function diffResults(a: SimulationRecord, b: SimulationRecord): SimulationDiff {
     requirements,
     firewalls: { added: [...fb.keys()].filter((n) => !fa.has(n)), removed: [...fa.keys()].filter((n) => !fb.has(n)) },
     rules,
+    reconfigured: rb.placements.flatMap((f) => (f.change ? [{ firewall: f.node, ...f.change }] : [])),
   };
 }
 
@@ -348,6 +365,96 @@ export const simulationsByParams = operation({
   },
 });
 
+/**
+ * The nodes of a stored result made ready for new requirements: its firewalls stay as deployed (every one may
+ * change), and the allocation places it left unused (forwarders now) become places again.
+ */
+function deployedNetwork(data: AdpData, s: SimulationRecord, properties: Property[]): NFV {
+  const result = structuredClone(s.result as NFV);
+  const graphs = result.graphs.graph ?? [];
+  graphs.forEach((g, k) => {
+    const input = data.graphs.find((x) => x.id === s.source.gids[k]);
+    const places = new Set((input?.node ?? []).filter((n) => n.functionalType === undefined).map((n) => n.name));
+    for (const n of g.node) {
+      if (places.has(n.name) && n.functionalType === 'FORWARDER') {
+        delete n.functionalType;
+        delete n.configuration;
+      }
+    }
+  });
+  const graph = graphs[0]?.id ?? 0;
+  return {
+    ...result,
+    initialProperty: { property: result.propertyDefinition.property.map(({ isSat: _isSat, ...p }) => p) },
+    propertyDefinition: { property: properties.map(({ id: _id, isSat: _isSat, ...p }) => ({ ...p, graph })) },
+  };
+}
+
+export const simulationsReconfigure = operation({
+  name: 'simulations.reconfigure',
+  method: 'POST',
+  path: '/adp/simulations/{smid}/reconfigure',
+  summary:
+    'New requirements against a stored result: its firewalls change at the fewest rule changes, places may get ' +
+    'new ones; stored as a new simulation (our addition)',
+  body: PropertyDefinitionType,
+  reply: nfvReply,
+  status: 200,
+  errors: 'document',
+  handler: async (i) => {
+    const q = { ...simulationQuery(i.query), reconfigure: true };
+    const smid = i.params.smid as number;
+    const data = await i.ws.read(ADP_AREA);
+    const s = findSimulation(data, smid);
+    if (i.body.property.length === 0) throw badRequest('property: give at least one requirement');
+    const nfv = deployedNetwork(data, s, i.body.property);
+    const { result, run } = await solve(i, nfv, q);
+    const id = await i.ws.mutate(ADP_AREA, (d) => {
+      const from = findSimulation(d, smid); // it may have been deleted while we solved
+      return storeResult(d, result, { ...from.source, reconfigured: smid }, run);
+    });
+    return resultReply(result.report, result.nfv, id);
+  },
+});
+
+/** A firewall of a stored result by node name; a node that is no firewall there (a forwarder) passes everything. */
+function firewallIn(s: SimulationRecord, name: string): Node {
+  for (const g of (s.result as NFV).graphs.graph ?? []) {
+    const node = g.node.find((n) => n.name === name);
+    if (!node) continue;
+    if (node.functionalType === 'FIREWALL') return node;
+    return { name, functionalType: 'FIREWALL', configuration: { name: 'none', firewall: { defaultAction: 'ALLOW' } } };
+  }
+  throw notFound(`node: simulation ${s.id} has no node ${quote(name)}`);
+}
+
+export const simulationsChange = operation({
+  name: 'simulations.change',
+  method: 'GET',
+  path: '/adp/simulations/{smid}/change/{other}',
+  summary:
+    'The commands that take one firewall from its rules in stored result smid to those in other: ' +
+    '?node=NAME&format=iptables, an iptables-restore --noflush file of -D and -I at positions (our addition)',
+  reply: 'text',
+  status: 200,
+  errors: 'json',
+  handler: async (i) => {
+    const format = i.query.get('format') ?? 'iptables';
+    if (format !== 'iptables')
+      throw badRequest(
+        `format: ${quote(format)}: a change script exists for iptables only (ovs, ipfw and vendor number their ` +
+          'rules by position, so deploy the new result in full)',
+      );
+    const name = i.query.get('node');
+    if (!name) throw badRequest('node: the firewall node (its name) is required');
+    const data = await i.ws.read(ADP_AREA);
+    const [from, to] = [findSimulation(data, i.params.smid as number), findSimulation(data, i.params.other as number)];
+    const { iptablesChange } = await import('../../deploy/iptables.js');
+    const body = iptablesChange(firewallIn(from, name), firewallIn(to, name), `simulation ${from.id} -> ${to.id}`);
+    return text(body, `iptables_${name}_${from.id}-${to.id}.rules`, 'text/plain; charset=utf-8');
+  },
+});
+
 export const simulationsSummary = operation({
   name: 'simulations.summary',
   method: 'GET',
@@ -447,12 +554,14 @@ export const simulationsReport = operation({
 export const simulationOperations = [
   simulationsList,
   simulationsRun,
+  simulationsReconfigure,
   simulationsDeleteAll,
   simulationsByParams,
   simulationsSummary,
   simulationsGet,
   simulationsDelete,
   simulationsDiff,
+  simulationsChange,
   simulationsDraw,
   simulationsReport,
 ];
