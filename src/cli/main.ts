@@ -14,6 +14,7 @@ import {
 import { deployCommand, fwdCommand, generateFilesCommand } from './commands/fwd.js';
 import { completionCommand } from './commands/completion.js';
 import { addExamples } from './examples.js';
+import { dbCommand } from './commands/db.js';
 import { initCommand } from './commands/init.js';
 import { inventoryCommand } from './commands/inventory.js';
 import { requestCommand } from './commands/request.js';
@@ -36,6 +37,7 @@ export function buildProgram(): Command {
     .showHelpAfterError('(run with --help for usage)');
   for (const cmd of [
     initCommand,
+    dbCommand,
     simulateCommand,
     simulationsCommand,
     graphsCommand,

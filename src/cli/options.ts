@@ -5,11 +5,14 @@
 import { Command, Option } from 'commander';
 import { badRequest } from '../model/errors.js';
 import type { Format } from '../model/schema.js';
+import { DEFAULT_LOCK_TIMEOUT_MS } from '../model/limits.js';
+import { PostgresAreas } from '../store/postgres.js';
 import { Workspace, resolveWorkspaceDir } from '../store/workspace.js';
 import type { OutputFormat } from './output.js';
 
 export interface GlobalOptions {
   workspace?: string;
+  database?: string;
   quiet?: boolean;
   verbose?: boolean;
   lockTimeout?: number;
@@ -28,11 +31,22 @@ export const workspaceOf = (cmd: Command) => {
     (process.env.NFV_LOCK_TIMEOUT ? lockSeconds('NFV_LOCK_TIMEOUT', process.env.NFV_LOCK_TIMEOUT) : undefined);
   // A workspace the user named (-w, NFV_WORKSPACE) must exist to be read; the default one reads as empty.
   const named = g.workspace !== undefined || process.env.NFV_WORKSPACE !== undefined;
+  const lockTimeoutMs = seconds === undefined ? undefined : seconds * 1000;
+  const url = g.database ?? process.env.NFV_DATABASE_URL;
   return new Workspace(resolveWorkspaceDir(g.workspace), {
-    lockTimeoutMs: seconds === undefined ? undefined : seconds * 1000,
+    lockTimeoutMs,
     mustExist: named,
+    database: url ? databaseAt(url, lockTimeoutMs ?? DEFAULT_LOCK_TIMEOUT_MS) : undefined,
   });
 };
+
+/** One connection pool per database for the whole process (a command may make several requests). */
+const databases = new Map<string, PostgresAreas>();
+export function databaseAt(url: string, lockTimeoutMs: number): PostgresAreas {
+  let db = databases.get(url);
+  if (!db) databases.set(url, (db = new PostgresAreas(url, lockTimeoutMs)));
+  return db;
+}
 
 /** A lock wait in seconds, 0 to 600, from a flag or the environment. */
 function lockSeconds(name: string, text: string): number {
@@ -45,6 +59,10 @@ function lockSeconds(name: string, text: string): number {
 export function addGlobalOptions(program: Command): Command {
   return program
     .option('-w, --workspace <dir>', 'workspace folder (default $NFV_WORKSPACE or ./workspaces/default)')
+    .option(
+      '--database <url>',
+      'keep graphs, requirements, substrates, simulations and /fwd nodes in PostgreSQL (default $NFV_DATABASE_URL)',
+    )
     .option(
       '--lock-timeout <seconds>',
       'how long to wait for another process holding the workspace lock (default 5, $NFV_LOCK_TIMEOUT)',

@@ -31,6 +31,7 @@ function decodeFwd(raw: unknown): FwdData {
 
 export const FWD_AREA: AreaSpec<FwdData> = {
   name: 'fwd',
+  database: true,
   initial: () => ({ counters: {}, nodes: [] }),
   decode: decodeFwd,
 };

@@ -92,6 +92,7 @@ function decodeAdp(raw: unknown): AdpData {
 
 export const ADP_AREA: AreaSpec<AdpData> = {
   name: 'adp',
+  database: true,
   initial: () => ({ counters: {}, graphs: [], constraints: [], requirementSets: [], substrates: [], simulations: [] }),
   decode: decodeAdp,
 };

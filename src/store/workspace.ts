@@ -19,6 +19,7 @@ import { Low, type Adapter } from 'lowdb';
 import lockfile from 'proper-lockfile';
 import { NfvError } from '../model/errors.js';
 import { DEFAULT_LOCK_TIMEOUT_MS } from '../model/limits.js';
+import type { PostgresAreas } from './postgres.js';
 
 /** Resolves the workspace folder: `--workspace DIR`, else `NFV_WORKSPACE`, else `./workspaces/default`. */
 export function resolveWorkspaceDir(option?: string): string {
@@ -39,6 +40,8 @@ export interface AreaSpec<T> {
   decode: (raw: unknown) => T;
   /** Indented JSON (readable) or compact (large areas). */
   pretty?: boolean;
+  /** Kept in PostgreSQL when the workspace has a database (`--database`); otherwise always in the folder. */
+  database?: boolean;
 }
 
 /** A sentence for an operating-system failure on the workspace; other errors pass through. */
@@ -180,6 +183,8 @@ export interface WorkspaceOptions {
   lockTimeoutMs?: number;
   /** Reads of a folder that does not exist fail (404) instead of reading as empty: a workspace the user named. */
   mustExist?: boolean;
+  /** Areas marked `database` live there instead of in the folder (postgres.ts). */
+  database?: PostgresAreas;
 }
 
 interface CachedRead {
@@ -192,6 +197,7 @@ export class Workspace {
   private readonly swept = new Set<string>();
   readonly lockTimeoutMs: number;
   private readonly mustExist: boolean;
+  readonly database?: PostgresAreas;
 
   constructor(
     readonly dir: string,
@@ -199,6 +205,7 @@ export class Workspace {
   ) {
     this.lockTimeoutMs = options.lockTimeoutMs ?? DEFAULT_LOCK_TIMEOUT_MS;
     this.mustExist = options.mustExist ?? false;
+    this.database = options.database;
   }
 
   /** For reads of something never written: a named workspace that does not exist is said as such. */
@@ -220,6 +227,7 @@ export class Workspace {
    * reads while the file is unchanged: callers must not modify it.
    */
   async read<T>(area: AreaSpec<T>): Promise<T> {
+    if (this.database && area.database) return this.database.read(area);
     const file = this.file(area);
     let key: string;
     try {
@@ -242,6 +250,7 @@ export class Workspace {
    * or returns `Unchanged`.
    */
   async mutate<T, R>(area: AreaSpec<T>, change: (data: T) => R | Unchanged<R> | Promise<R | Unchanged<R>>): Promise<R> {
+    if (this.database && area.database) return this.database.mutate(area, change);
     const file = this.file(area);
     return this.exclusive(file, async (guard) => {
       await this.sweepTemporaries(file);

@@ -1,0 +1,210 @@
+/**
+ * The workspace areas in PostgreSQL (`--database URL` or `NFV_DATABASE_URL`): each area (`adp`, `fwd`) is one row
+ * of `nfv_areas`, and every change is a transaction that holds that row's lock (`SELECT ... FOR UPDATE`) while it
+ * reads, changes and writes it. Several nfv processes on one database (serve instances behind one address, shell
+ * commands) therefore see each other's changes whole, never lose one, and never hand out an id twice: ids come from
+ * the counters of the area, which only the lock holder advances. A lock wait is bounded like the file lock's
+ * (`lock_timeout`, 503). The column is `json`, not `jsonb`, so that documents keep their key order: the same input
+ * gives the same bytes on both backends.
+ *
+ * The schema is versioned (`nfv db migrate`, `migrations` below); a database without it is refused with a sentence
+ * that says what to run.
+ */
+import type pg from 'pg';
+import { NfvError } from '../model/errors.js';
+import type { AreaSpec } from './workspace.js';
+import { Unchanged } from './workspace.js';
+
+/** Versioned migrations, applied in order by `nfv db migrate`; never edit one that was released. */
+export const MIGRATIONS: { version: number; name: string; sql: string }[] = [
+  {
+    version: 1,
+    name: 'workspace areas',
+    sql: `CREATE TABLE nfv_areas (
+            name text PRIMARY KEY,
+            doc json NOT NULL,
+            version bigint NOT NULL DEFAULT 1,
+            updated timestamptz NOT NULL DEFAULT now()
+          )`,
+  },
+];
+export const SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;
+
+/** A sentence for a database failure; other errors pass through. */
+function databaseError(e: unknown, where: string): unknown {
+  const code = (e as { code?: string } | undefined)?.code;
+  if (code === '55P03')
+    return new NfvError(503, `the database ${where} is busy: another nfv process holds the area's lock`);
+  if (code === '42P01')
+    return new NfvError(424, `the database ${where} has no nfv schema yet: run nfv db migrate --database URL`);
+  if (code === '3D000' || code === '28P01' || code === '28000')
+    return new NfvError(503, `the database ${where} refused nfv: ${(e as Error).message}`);
+  if (code === 'ECONNREFUSED' || code === 'ENOTFOUND' || code === 'ETIMEDOUT' || code === 'EAI_AGAIN')
+    return new NfvError(503, `the database ${where} cannot be reached (${code})`);
+  return e;
+}
+
+/** The URL without its password, for messages. */
+export function shownUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    if (u.password) u.password = '***';
+    return u.toString();
+  } catch {
+    return 'given';
+  }
+}
+
+export class PostgresAreas {
+  private connected?: Promise<pg.Pool>;
+  private readonly url: string;
+  readonly where: string;
+
+  constructor(
+    url: string,
+    private readonly lockTimeoutMs: number,
+  ) {
+    let parsed: URL;
+    try {
+      parsed = new URL(url);
+    } catch {
+      throw new NfvError(400, '--database: not a URL (postgres://USER@HOST:PORT/DATABASE)');
+    }
+    if (parsed.protocol !== 'postgres:' && parsed.protocol !== 'postgresql:')
+      throw new NfvError(400, `--database: ${parsed.protocol} is not postgres: (postgres://USER@HOST:PORT/DATABASE)`);
+    this.where = shownUrl(url);
+    this.url = url;
+  }
+
+  /** The connection pool, made on first use: pg is loaded only by commands that touch the database. */
+  private pool(): Promise<pg.Pool> {
+    this.connected ??= import('pg').then(({ default: driver }) => {
+      const pool = new driver.Pool({ connectionString: this.url, max: 4, connectionTimeoutMillis: this.lockTimeoutMs });
+      // An idle client that loses its connection must not crash the process; the next query reconnects.
+      pool.on('error', () => undefined);
+      return pool;
+    });
+    return this.connected;
+  }
+
+  private async run<R>(fn: () => Promise<R>): Promise<R> {
+    try {
+      return await fn();
+    } catch (e) {
+      throw databaseError(e, this.where);
+    }
+  }
+
+  async read<T>(area: AreaSpec<T>): Promise<T> {
+    return this.run(async () => {
+      const r = await (
+        await this.pool()
+      ).query<{ doc: unknown }>('SELECT doc FROM nfv_areas WHERE name = $1', [area.name]);
+      return r.rows.length ? decoded(area, r.rows[0]!.doc, this.where) : area.initial();
+    });
+  }
+
+  /** Applies `change` inside one transaction holding the area's row lock; writes nothing if it throws. */
+  async mutate<T, R>(area: AreaSpec<T>, change: (data: T) => R | Unchanged<R> | Promise<R | Unchanged<R>>): Promise<R> {
+    return this.run(async () => {
+      const client = await (await this.pool()).connect();
+      try {
+        await client.query('BEGIN');
+        await client.query(`SET LOCAL lock_timeout = ${Math.max(1, Math.round(this.lockTimeoutMs))}`);
+        await client.query('INSERT INTO nfv_areas (name, doc) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING', [
+          area.name,
+          JSON.stringify(area.initial()),
+        ]);
+        const r = await client.query<{ doc: unknown }>('SELECT doc FROM nfv_areas WHERE name = $1 FOR UPDATE', [
+          area.name,
+        ]);
+        const data = decoded(area, r.rows[0]!.doc, this.where);
+        const result = await change(data);
+        if (result instanceof Unchanged) {
+          await client.query('ROLLBACK');
+          return result.value;
+        }
+        await client.query('UPDATE nfv_areas SET doc = $2, version = version + 1, updated = now() WHERE name = $1', [
+          area.name,
+          JSON.stringify(data),
+        ]);
+        await client.query('COMMIT');
+        return result;
+      } catch (e) {
+        await client.query('ROLLBACK').catch(() => undefined);
+        throw e;
+      } finally {
+        client.release();
+      }
+    });
+  }
+
+  /** The schema version the database is at (0: none), and the areas it holds with their change counts. */
+  async status(): Promise<{ version: number; areas: { name: string; changes: number; updated: string }[] }> {
+    return this.run(async () => {
+      const has = await (await this.pool()).query(`SELECT to_regclass('nfv_schema_migrations') IS NOT NULL AS present`);
+      if (!has.rows[0].present) return { version: 0, areas: [] };
+      const v = await (
+        await this.pool()
+      ).query<{ version: number | null }>('SELECT max(version) AS version FROM nfv_schema_migrations');
+      const areas = await (
+        await this.pool()
+      ).query<{ name: string; version: string; updated: Date }>(
+        'SELECT name, version, updated FROM nfv_areas ORDER BY name',
+      );
+      return {
+        version: v.rows[0]?.version ?? 0,
+        areas: areas.rows.map((a) => ({ name: a.name, changes: Number(a.version), updated: a.updated.toISOString() })),
+      };
+    });
+  }
+
+  /** Applies the migrations the database lacks, each in its own transaction, one migrating process at a time. */
+  async migrate(): Promise<{ from: number; to: number }> {
+    return this.run(async () => {
+      const client = await (await this.pool()).connect();
+      try {
+        // Two processes migrating at once: the second waits, then finds nothing left to do.
+        await client.query('SELECT pg_advisory_lock(74270211)');
+        await client.query(
+          'CREATE TABLE IF NOT EXISTS nfv_schema_migrations (version int PRIMARY KEY, name text NOT NULL, ' +
+            'applied timestamptz NOT NULL DEFAULT now())',
+        );
+        const v = await client.query<{ version: number | null }>(
+          'SELECT max(version) AS version FROM nfv_schema_migrations',
+        );
+        const from = v.rows[0]?.version ?? 0;
+        for (const m of MIGRATIONS.filter((x) => x.version > from)) {
+          await client.query('BEGIN');
+          await client.query(m.sql);
+          await client.query('INSERT INTO nfv_schema_migrations (version, name) VALUES ($1, $2)', [m.version, m.name]);
+          await client.query('COMMIT');
+        }
+        return { from, to: SCHEMA_VERSION };
+      } catch (e) {
+        await client.query('ROLLBACK').catch(() => undefined);
+        throw e;
+      } finally {
+        await client.query('SELECT pg_advisory_unlock(74270211)').catch(() => undefined);
+        client.release();
+      }
+    });
+  }
+
+  async close(): Promise<void> {
+    if (this.connected) await (await this.connected).end();
+    this.connected = undefined;
+  }
+}
+
+function decoded<T>(area: AreaSpec<T>, raw: unknown, where: string): T {
+  try {
+    return area.decode(raw);
+  } catch (e) {
+    throw new NfvError(
+      409,
+      `the ${area.name} area in the database ${where} is not what nfv wrote: ${(e as Error).message}; ` +
+        'nfv leaves it untouched',
+    );
+  }
+}

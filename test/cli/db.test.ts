@@ -1,0 +1,60 @@
+/**
+ * nfv db migrate | status | import, and the same commands answering from a database and from a folder alike.
+ */
+import path from 'node:path';
+import t from 'tap';
+import { cli, scratch } from '../helpers.js';
+import { postgresMissing, startPostgres } from '../postgres.js';
+
+const missing = postgresMissing();
+if (missing && process.env.CI) t.fail(`CI must test PostgreSQL: ${missing}`);
+if (missing) t.skip(missing);
+else {
+  const pg = await startPostgres(t);
+  const office = path.join('samples', 'office-nat.xml');
+
+  t.test('a database is required, and a bad one is said in a sentence', async (t) => {
+    const ws = await scratch(t);
+    const none = await cli(['db', 'status'], { workspace: ws });
+    t.equal(none.code, 2);
+    t.match(none.stderr, /^nfv: --database: give the database/);
+    const bad = await cli(['db', 'status', '--database', 'mysql://x'], { workspace: ws });
+    t.equal(bad.code, 2);
+    t.match(bad.stderr, /^nfv: --database: mysql: is not postgres:/);
+    const down = await cli(['graphs', 'list', '--database', 'postgres://nfv@127.0.0.1:1/postgres'], { workspace: ws });
+    t.equal(down.code, 4, down.stderr);
+    t.match(down.stderr, /cannot be reached \(ECONNREFUSED\)/);
+    const early = await cli(['graphs', 'list', '--database', pg.url], { workspace: ws });
+    t.match(early.stderr, /run nfv db migrate/);
+  });
+
+  t.test('migrate, import a workspace, and read it back byte for byte', async (t) => {
+    const local = await scratch(t);
+    const env = { NFV_DATABASE_URL: pg.url };
+    t.equal((await cli(['simulate', '--store', office], { workspace: local })).code, 0);
+    t.equal((await cli(['fwd', 'import', '--simulation', '1'], { workspace: local })).code, 0);
+    const migrated = await cli(['db', 'migrate'], { workspace: local, env });
+    t.equal(migrated.code, 0, migrated.stderr);
+    t.match(migrated.stderr, /^schema version 0 -> 1\n$/);
+    const imported = await cli(['db', 'import', local], { workspace: local, env });
+    t.equal(imported.code, 0, imported.stderr);
+    t.match(imported.stderr, /imported 1 graphs, 1 requirement sets, 0 substrates, 1 simulations, 1 firewall nodes/);
+    const status = JSON.parse((await cli(['db', 'status'], { workspace: local, env })).stdout);
+    t.match(status, { version: 1, latest: 1, counts: { graphs: 1, simulations: 1, firewallNodes: 1 } });
+    for (const args of [
+      ['simulations', 'get', '1', '--format', 'xml'],
+      ['simulations', 'report', '1'],
+      ['fwd', 'nodes', 'list'],
+      ['graphs', 'list', '--format', 'json'],
+    ]) {
+      const fromFolder = await cli(args, { workspace: local });
+      const fromDatabase = await cli(args, { workspace: local, env });
+      t.equal(fromDatabase.stdout, fromFolder.stdout, `${args.join(' ')}: the same bytes`);
+    }
+    const again = await cli(['db', 'import', local], { workspace: local, env });
+    t.equal(again.code, 4);
+    t.match(again.stderr, /holds data already; nothing was imported/);
+    t.equal((await cli(['simulate', '--store', office], { workspace: local, env })).code, 0);
+    t.match(JSON.parse((await cli(['db', 'status'], { workspace: local, env })).stdout).counts, { simulations: 2 });
+  });
+}
