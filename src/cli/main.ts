@@ -19,7 +19,7 @@ import { initCommand } from './commands/init.js';
 import { inventoryCommand } from './commands/inventory.js';
 import { requestCommand } from './commands/request.js';
 import { propertiesCommand, requirementsCommand } from './commands/requirements.js';
-import { serveCommand } from './commands/serve.js';
+import { serveCommand, workerCommand } from './commands/serve.js';
 import { simulateCommand, simulationsCommand } from './commands/simulate.js';
 import { substratesCommand } from './commands/substrates.js';
 import { addGlobalOptions, state } from './options.js';
@@ -54,6 +54,7 @@ export function buildProgram(): Command {
     inventoryCommand,
     requestCommand,
     serveCommand,
+    workerCommand,
   ]) {
     program.addCommand(cmd);
   }

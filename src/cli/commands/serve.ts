@@ -1,7 +1,8 @@
 import { Command, InvalidArgumentError } from 'commander';
-import { stopSolverWorkers, useSolverWorkers } from '../../engine/threads/pool.js';
+import { solveJob, stopSolverWorkers, useSolverQueue, useSolverWorkers } from '../../engine/threads/pool.js';
 import { MAX_QUEUED_SOLVES } from '../../model/limits.js';
-import { workspaceOf } from '../options.js';
+import { SimulationQueue } from '../../store/jobs.js';
+import { globals, workspaceOf } from '../options.js';
 import { badRequest } from '../../model/errors.js';
 import { say } from '../output.js';
 
@@ -21,6 +22,14 @@ interface ServeOptions {
   token?: string;
   insecure?: boolean;
   log?: boolean;
+  workers?: boolean;
+}
+
+/** The database of a command that needs one: --database or NFV_DATABASE_URL. */
+function databaseUrl(self: Command, why: string): string {
+  const url = globals(self).database ?? process.env.NFV_DATABASE_URL;
+  if (!url) throw badRequest(`--database: ${why} needs the database (postgres://USER@HOST:PORT/DATABASE)`);
+  return url;
 }
 
 export const serveCommand = new Command('serve')
@@ -37,6 +46,7 @@ export const serveCommand = new Command('serve')
   .option('--token <token>', 'require Authorization: Bearer TOKEN on every request (default $NFV_TOKEN)')
   .option('--insecure', 'allow a non-loopback --host without a token (prints a warning)')
   .option('--log', 'write one access-log line per request to stderr')
+  .option('--workers', 'queue simulations in the database for nfv worker processes instead of solving them here')
   .action(async (opts: ServeOptions, self: Command) => {
     const { isLoopback, listen } = await import('../../http/server.js');
     const token = opts.token ?? (process.env.NFV_TOKEN || undefined);
@@ -46,6 +56,8 @@ export const serveCommand = new Command('serve')
       );
     }
     useSolverWorkers(opts.solvers, opts.queue);
+    const jobs = opts.workers ? new SimulationQueue(databaseUrl(self, '--workers')) : undefined;
+    if (jobs) useSolverQueue(jobs);
     let listening;
     try {
       listening = await listen(workspaceOf(self), opts.host, opts.port, { token, log: opts.log ? say : undefined });
@@ -70,9 +82,25 @@ export const serveCommand = new Command('serve')
     await new Promise<void>((resolve) => {
       const stop = () => {
         server.closeAllConnections();
-        server.close(() => void stopSolverWorkers().then(resolve));
+        server.close(() => void Promise.all([stopSolverWorkers(), jobs?.close()]).then(() => resolve()));
       };
       process.once('SIGINT', stop);
       process.once('SIGTERM', stop);
     });
+  });
+
+/** `nfv worker`: solves the simulations that `nfv serve --workers` queued in the same database. */
+export const workerCommand = new Command('worker')
+  .description('solve simulations queued in the database by nfv serve --workers (on any machine)')
+  .option('--solvers <n>', 'simulations solved at once, each in its own worker thread', integer(1, 16, 'a count'), 2)
+  .action(async (opts: { solvers: number }, self: Command) => {
+    const queue = new SimulationQueue(databaseUrl(self, 'a worker'));
+    useSolverWorkers(opts.solvers);
+    await queue.work(opts.solvers, solveJob);
+    say(`solving simulations queued in ${queue.where}, ${opts.solvers} at a time`);
+    await new Promise<void>((resolve) => {
+      process.once('SIGINT', resolve);
+      process.once('SIGTERM', resolve);
+    });
+    await Promise.all([queue.close(), stopSolverWorkers()]);
   });

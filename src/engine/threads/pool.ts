@@ -7,7 +7,8 @@
  */
 import { Worker } from 'node:worker_threads';
 import { NfvError, interrupted } from '../../model/errors.js';
-import { MAX_QUEUED_SOLVES } from '../../model/limits.js';
+import { DEFAULT_TIMEOUT_SECONDS, MAX_QUEUED_SOLVES } from '../../model/limits.js';
+import type { SimulationQueue } from '../../store/jobs.js';
 import type { NFV } from '../../model/types.js';
 import type { SimulateOptions, SimulationResult } from '../simulate.js';
 
@@ -148,6 +149,42 @@ class SolverPool {
 }
 
 let pool: SolverPool | undefined;
+let queue: SimulationQueue | undefined;
+
+/** What a worker answers for a job: the result, or the failure a client should get (no retry for those). */
+type JobAnswer = { result: SimulationResult } | { error: { status: number; message: string } };
+
+/** Serve with workers: simulations go to the database's job queue and `nfv worker` processes solve them. */
+export function useSolverQueue(q: SimulationQueue): void {
+  queue = q;
+}
+
+/** A worker's side: solves one job's payload here (in this process's solver threads) and answers its text. */
+export async function solveJob(payload: string): Promise<string> {
+  const { nfv, options } = JSON.parse(payload) as { nfv: NFV; options: SimulateOptions };
+  let answer: JobAnswer;
+  try {
+    answer = { result: await runSimulation(nfv, options) };
+  } catch (e) {
+    // A crash of the solver thread was retried here already; what remains is the client's answer.
+    if (!(e instanceof NfvError)) throw e;
+    answer = { error: { status: e.status, message: e.message } };
+  }
+  return JSON.stringify(answer);
+}
+
+async function solveQueued(
+  q: SimulationQueue,
+  nfv: NFV,
+  options: SimulateOptions,
+  signal?: AbortSignal,
+): Promise<SimulationResult> {
+  const { onPhase: _onPhase, ...portable } = options;
+  const timeout = options.timeoutSeconds ?? DEFAULT_TIMEOUT_SECONDS;
+  const answer = JSON.parse(await q.solve(JSON.stringify({ nfv, options: portable }), timeout, signal)) as JobAnswer;
+  if ('error' in answer) throw new NfvError(answer.error.status, answer.error.message);
+  return answer.result;
+}
 
 /** Serve mode: solve in up to `size` worker threads, with at most `maxQueue` simulations waiting. */
 export function useSolverWorkers(size: number, maxQueue = MAX_QUEUED_SOLVES): void {
@@ -165,6 +202,7 @@ export function runSimulation(
   options: SimulateOptions = {},
   signal?: AbortSignal,
 ): Promise<SimulationResult> {
+  if (queue) return solveQueued(queue, nfv, options, signal);
   pool ??= new SolverPool(1, MAX_QUEUED_SOLVES);
   return pool.run(nfv, options, signal);
 }
