@@ -95,12 +95,27 @@ export class PostgresAreas {
     }
   }
 
+  /**
+   * The last version read of each area: a read that finds the version unchanged skips the document (callers must
+   * not modify what `read` returns, as with the folder's cache).
+   */
+  private readonly cache = new Map<string, { version: string; data: unknown }>();
+
   async read<T>(area: AreaSpec<T>): Promise<T> {
     return this.run(async () => {
+      const known = this.cache.get(area.name);
       const r = await (
         await this.pool()
-      ).query<{ doc: unknown }>('SELECT doc FROM nfv_areas WHERE name = $1', [area.name]);
-      return r.rows.length ? decoded(area, r.rows[0]!.doc, this.where) : area.initial();
+      ).query<{ version: string; doc: unknown }>(
+        'SELECT version, CASE WHEN version::text = $2 THEN NULL ELSE doc END AS doc FROM nfv_areas WHERE name = $1',
+        [area.name, known?.version ?? ''],
+      );
+      if (!r.rows.length) return area.initial();
+      const { version, doc } = r.rows[0]!;
+      if (doc === null && known) return known.data as T;
+      const data = decoded(area, doc, this.where);
+      this.cache.set(area.name, { version: String(version), data });
+      return data;
     });
   }
 
