@@ -1,5 +1,5 @@
 /** Shared test helpers: temporary workspaces, a real listener on 127.0.0.1, the CLI binary as a child process. */
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import http from 'node:http';
 import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -72,24 +72,41 @@ export interface CliResult {
   stderr: string;
 }
 
+/** Starts bin/nfv as a user runs it: without the test runner's TypeScript loader hooks, colour off, `env` added. */
+export function spawnNfv(args: string[], env: Record<string, string> = {}): ChildProcessWithoutNullStreams {
+  const inherited = Object.fromEntries(
+    Object.entries(process.env).filter(([k]) => k !== 'NODE_OPTIONS' && !k.startsWith('_TAPJS_')),
+  );
+  // tap's process-info hook re-adds its loader to node children; env -u drops it right before exec.
+  return spawn('/usr/bin/env', ['-u', 'NODE_OPTIONS', BIN, ...args], {
+    env: { ...inherited, NO_COLOR: '1', ...env },
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+}
+
+/** The first match of `pattern` in what a child writes to stderr; rejects when the child ends first. */
+export function saidOnStderr(child: ChildProcessWithoutNullStreams, pattern: RegExp): Promise<RegExpExecArray> {
+  return new Promise((resolve, reject) => {
+    let said = '';
+    child.stderr.on('data', (d) => {
+      said += d;
+      const m = pattern.exec(said);
+      if (m) resolve(m);
+    });
+    child.on('exit', (code) => reject(new Error(`nfv ended (${code}) before saying ${pattern}: ${said}`)));
+  });
+}
+
 /** Runs bin/nfv with a workspace, feeding `input` on stdin. */
 export function cli(
   args: string[],
   options: { workspace?: string; input?: string; env?: Record<string, string> } = {},
 ): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    // The binary runs as a user runs it: without the test runner's TypeScript loader hooks.
-    const inherited = Object.fromEntries(
-      Object.entries(process.env).filter(([k]) => k !== 'NODE_OPTIONS' && !k.startsWith('_TAPJS_')),
-    );
-    const env = {
-      ...inherited,
-      NO_COLOR: '1',
+    const child = spawnNfv(args, {
       ...(options.workspace ? { NFV_WORKSPACE: options.workspace } : {}),
       ...options.env,
-    };
-    // tap's process-info hook re-adds its loader to node children; env -u drops it right before exec.
-    const child = spawn('/usr/bin/env', ['-u', 'NODE_OPTIONS', BIN, ...args], { env, stdio: ['pipe', 'pipe', 'pipe'] });
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d) => (stdout += d));

@@ -35,8 +35,16 @@ export interface Postgres {
 }
 
 /** Why PostgreSQL cannot run here, or undefined when it can. */
-export const postgresMissing = (): string | undefined =>
+const postgresMissing = (): string | undefined =>
   binaries() ? undefined : 'PostgreSQL is not installed (.ci/run installs it from Debian)';
+
+/** Whether a test file can use PostgreSQL; if not, it is skipped with the reason, or fails under CI=true. */
+export function havePostgres(t: { fail: (why: string) => void; skip: (why: string) => void }): boolean {
+  const missing = postgresMissing();
+  if (missing && process.env.CI) t.fail(`CI must test PostgreSQL: ${missing}`);
+  else if (missing) t.skip(missing);
+  return missing === undefined;
+}
 
 /** Starts a cluster for this test file; `t.teardown` stops it. Throws under CI when PostgreSQL is missing. */
 export async function startPostgres(t: { teardown: (fn: () => unknown) => void }): Promise<Postgres> {

@@ -2,19 +2,15 @@
  * Simulations as jobs: one `nfv serve --workers`, two `nfv worker` processes on one real PostgreSQL, 20
  * simulations; the first worker is killed in the middle of a solve, and its job is picked up again by the second.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import pg from 'pg';
 import t from 'tap';
 import { PostgresAreas } from '../../src/store/postgres.js';
-import { BIN, ROOT, request, scratch } from '../helpers.js';
-import { postgresMissing, startPostgres } from '../postgres.js';
+import { ROOT, cli, request, saidOnStderr, scratch, spawnNfv } from '../helpers.js';
+import { havePostgres, startPostgres } from '../postgres.js';
 
-const missing = postgresMissing();
-if (missing && process.env.CI) t.fail(`CI must test PostgreSQL: ${missing}`);
-if (missing) t.skip(missing);
-else {
+if (havePostgres(t)) {
   const server = await startPostgres(t);
   const areas = new PostgresAreas(server.url, 2000);
   await areas.migrate();
@@ -25,23 +21,10 @@ else {
 
   /** Starts `nfv ARGS --database URL` and waits for the line it says when ready. */
   const start = async (args: string[], ready: RegExp, env: Record<string, string> = {}) => {
-    const ws = await scratch(t);
-    const inherited = Object.fromEntries(Object.entries(process.env).filter(([k]) => k !== 'NODE_OPTIONS'));
-    const child: ChildProcess = spawn('/usr/bin/env', ['-u', 'NODE_OPTIONS', BIN, ...args, '--database', server.url], {
-      env: { ...inherited, NFV_WORKSPACE: ws, ...env },
-      stdio: ['ignore', 'ignore', 'pipe'],
-    });
+    const child = spawnNfv([...args, '--database', server.url], { NFV_WORKSPACE: await scratch(t), ...env });
     t.teardown(() => void child.kill('SIGKILL'));
-    const line = await new Promise<string>((resolve, reject) => {
-      let err = '';
-      child.stderr!.on('data', (d) => {
-        err += d;
-        const m = ready.exec(err);
-        if (m) resolve(m[1] ?? m[0]);
-      });
-      child.on('exit', (code) => reject(new Error(`${args[0]} ended (${code}): ${err}`)));
-    });
-    return { child, line };
+    const said = await saidOnStderr(child, ready);
+    return { child, line: said[1] ?? said[0] };
   };
 
   t.test('a worker killed mid-solve loses no job', async (t) => {
@@ -75,17 +58,7 @@ else {
 
   t.test('--workers and worker need the database', async (t) => {
     const ws = await scratch(t);
-    const inherited = Object.fromEntries(Object.entries(process.env).filter(([k]) => k !== 'NODE_OPTIONS'));
-    const run = (args: string[]) =>
-      new Promise<{ code: number | null; stderr: string }>((resolve) => {
-        const child = spawn('/usr/bin/env', ['-u', 'NODE_OPTIONS', BIN, ...args], {
-          env: { ...inherited, NFV_WORKSPACE: ws, NFV_DATABASE_URL: '' },
-          stdio: ['ignore', 'ignore', 'pipe'],
-        });
-        let stderr = '';
-        child.stderr.on('data', (d) => (stderr += d));
-        child.on('exit', (code) => resolve({ code, stderr }));
-      });
+    const run = (args: string[]) => cli(args, { workspace: ws, env: { NFV_DATABASE_URL: '' } });
     const worker = await run(['worker']);
     t.equal(worker.code, 2);
     t.match(worker.stderr, /^nfv: --database: a worker needs the database/);

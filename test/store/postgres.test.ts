@@ -2,19 +2,15 @@
  * The workspace areas in a real PostgreSQL: migrations, whole-or-absent changes, and two `nfv serve` processes on
  * one database whose clients create and delete concurrently without losing anything or giving an id twice.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import t from 'tap';
 import { NfvError } from '../../src/model/errors.js';
 import { ADP_AREA } from '../../src/store/network.js';
 import { PostgresAreas, SCHEMA_VERSION } from '../../src/store/postgres.js';
 import { Unchanged } from '../../src/store/workspace.js';
-import { BIN, request, scratch } from '../helpers.js';
-import { postgresMissing, startPostgres } from '../postgres.js';
+import { request, saidOnStderr, scratch, spawnNfv } from '../helpers.js';
+import { havePostgres, startPostgres } from '../postgres.js';
 
-const missing = postgresMissing();
-if (missing && process.env.CI) t.fail(`CI must test PostgreSQL: ${missing}`);
-if (missing) t.skip(missing);
-else {
+if (havePostgres(t)) {
   const pg = await startPostgres(t);
   const db = new PostgresAreas(pg.url, 2000);
   t.teardown(() => db.close());
@@ -75,24 +71,10 @@ else {
   t.test(
     'two serve processes, two clients each, 200 creates and deletes each: nothing lost, no id twice',
     async (t) => {
-      const serve = async (): Promise<{ url: string; child: ChildProcess }> => {
-        const ws = await scratch(t);
-        const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => k !== 'NODE_OPTIONS'));
-        const child = spawn('/usr/bin/env', ['-u', 'NODE_OPTIONS', BIN, 'serve', '--port', '0', '--database', pg.url], {
-          env: { ...env, NFV_WORKSPACE: ws },
-          stdio: ['ignore', 'ignore', 'pipe'],
-        });
+      const serve = async () => {
+        const child = spawnNfv(['serve', '--port', '0', '--database', pg.url], { NFV_WORKSPACE: await scratch(t) });
         t.teardown(() => void child.kill());
-        const url = await new Promise<string>((resolve, reject) => {
-          let err = '';
-          child.stderr!.on('data', (d) => {
-            err += d;
-            const m = /listening on (\S+)/.exec(err);
-            if (m) resolve(m[1]!);
-          });
-          child.on('exit', () => reject(new Error(`serve ended: ${err}`)));
-        });
-        return { url, child };
+        return { url: (await saidOnStderr(child, /listening on (\S+)/))[1]! };
       };
       const servers = [await serve(), await serve()];
       const before = (await db.read(ADP_AREA)).graphs.map((g) => g.id!);
