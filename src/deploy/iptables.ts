@@ -1,7 +1,17 @@
 /** iptables-restore input: a FORWARD chain in first-match order. */
 import type { Node } from '../model/types.js';
 import { DPORT, DST, SPORT, SRC } from '../model/space.js';
-import { address, cidr, header, isFull, normalisedRules, perProtocol, protocolOf, range } from './rules.js';
+import {
+  address,
+  cidr,
+  commonSubsequence,
+  header,
+  isFull,
+  normalisedRules,
+  perProtocol,
+  protocolOf,
+  range,
+} from './rules.js';
 
 export function iptables(node: Node, id: number): string {
   const { policy, specs } = forwardChain(node);
@@ -40,22 +50,6 @@ export function iptablesChange(from: Node, to: Node, what: string): string {
     'COMMIT',
   ];
   return `${lines.join('\n')}\n`;
-}
-
-/** Index pairs of a longest common subsequence, in order. */
-function commonSubsequence(a: string[], b: string[]): [number, number][] {
-  const n = b.length;
-  const length = Array.from({ length: a.length + 1 }, () => new Array<number>(n + 1).fill(0));
-  for (let i = a.length - 1; i >= 0; i--)
-    for (let j = n - 1; j >= 0; j--)
-      length[i]![j] = a[i] === b[j] ? length[i + 1]![j + 1]! + 1 : Math.max(length[i + 1]![j]!, length[i]![j + 1]!);
-  const pairs: [number, number][] = [];
-  for (let i = 0, j = 0; i < a.length && j < n;) {
-    if (a[i] === b[j]) pairs.push([i++, j++]);
-    else if (length[i + 1]![j]! >= length[i]![j + 1]!) i++;
-    else j++;
-  }
-  return pairs;
 }
 
 /** The FORWARD chain of a firewall: its policy and each rule's match and target, in first-match order. */

@@ -2,7 +2,7 @@
 import type { Node } from '../model/types.js';
 import { badRequest } from '../model/errors.js';
 import { DPORT, DST, SPORT, SRC } from '../model/space.js';
-import { address, cidr, header, normalisedRules, perProtocol, protocolOf, range } from './rules.js';
+import { address, cidr, commonSubsequence, header, normalisedRules, perProtocol, protocolOf, range } from './rules.js';
 
 /** A port range as value/mask pairs, exactly (ranges starting at 0 included). */
 export function portMasks(lo: number, hi: number): string[] {
@@ -46,4 +46,24 @@ export function openVswitch(node: Node, id: number): string {
   });
   lines.push(`priority=0,actions=${defaultAllow ? 'NORMAL' : 'drop'}`);
   return `${lines.join('\n')}\n`;
+}
+
+/**
+ * From `from` to `to` on an Open vSwitch bridge: the new flow table, for `ovs-ofctl --bundle replace-flows`, which
+ * changes only the flows that differ, in one atomic transaction. Priorities follow list positions, so a flow that
+ * moves is replaced as well; the header counts the rules that really change.
+ */
+export function openVswitchChange(from: Node, to: Node, what: string): string {
+  const flows = (node: Node) =>
+    openVswitch(node, 0)
+      .split('\n')
+      .filter((l) => l.startsWith('priority='))
+      .map((l) => l.replace(/^priority=\d+,/, ''));
+  const [a, b] = [flows(from), flows(to)];
+  const same = commonSubsequence(a, b).length;
+  const table = openVswitch(to, 0).split('\n').slice(1).join('\n');
+  return (
+    `# nfv: firewall ${to.name}, ${what}: ${a.length - same} flows removed, ${b.length - same} added; ` +
+    `apply with: ovs-ofctl --bundle replace-flows ${bridgeOf(to)} FILE\n${table}`
+  );
 }

@@ -117,3 +117,19 @@ export const range = (b: Box, d: number) => [b[2 * d]!, b[2 * d + 1]!] as const;
 export function header(node: Node, id: number, how: string): string {
   return `# nfv: firewall ${node.name} (node ${id}), ${how}`;
 }
+
+/** Index pairs of a longest common subsequence of two rule lists, in order: the rules a change leaves alone. */
+export function commonSubsequence(a: string[], b: string[]): [number, number][] {
+  const n = b.length;
+  const length = Array.from({ length: a.length + 1 }, () => new Array<number>(n + 1).fill(0));
+  for (let i = a.length - 1; i >= 0; i--)
+    for (let j = n - 1; j >= 0; j--)
+      length[i]![j] = a[i] === b[j] ? length[i + 1]![j + 1]! + 1 : Math.max(length[i + 1]![j]!, length[i]![j + 1]!);
+  const pairs: [number, number][] = [];
+  for (let i = 0, j = 0; i < a.length && j < n;) {
+    if (a[i] === b[j]) pairs.push([i++, j++]);
+    else if (length[i + 1]![j]! >= length[i]![j + 1]!) i++;
+    else j++;
+  }
+  return pairs;
+}

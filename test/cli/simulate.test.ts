@@ -84,9 +84,10 @@ t.test(
     const script = await runIn(['deploy', 'iptables', '--from', '1', '2', changed.node]);
     t.equal(script.code, 0, script.stderr);
     t.match(script.stdout, /: 0 deleted, 1 inserted, policy DROP\n[\s\S]*\n-I FORWARD 1 .* -j ACCEPT\nCOMMIT\n$/);
-    const bad = await runIn(['deploy', 'ipfw', '--from', '1', '2', changed.node]);
-    t.equal(bad.code, 2);
-    t.match(bad.stderr, /^nfv: format: "ipfw": a change script exists for iptables only/);
+    const ipfwScript = await runIn(['deploy', 'ipfw', '--from', '1', '2', changed.node]);
+    t.match(ipfwScript.stdout, /: 0 deleted, 1 added;[^\n]*\ncmd="\/sbin\/ipfw -q"\n\$\{cmd\} add 50 allow /);
+    const vendor = await runIn(['deploy', 'vendor', '--from', '1', '2', changed.node]);
+    t.match(vendor.stdout, /: 0 deleted, 1 added;[\s\S]*\n {4}move 3 before 1\n/);
     t.equal((await runIn(['deploy', 'iptables', '--from', '1', '2'])).code, 2, 'the node is required');
   },
 );

@@ -434,24 +434,24 @@ export const simulationsChange = operation({
   path: '/adp/simulations/{smid}/change/{other}',
   summary:
     'The commands that take one firewall from its rules in stored result smid to those in other: ' +
-    '?node=NAME&format=iptables, an iptables-restore --noflush file of -D and -I at positions (our addition)',
+    '?node=NAME&format=iptables|ovs|ipfw|vendor: the rules that differ deleted and inserted in place (our addition)',
   reply: 'text',
   status: 200,
   errors: 'json',
   handler: async (i) => {
     const format = i.query.get('format') ?? 'iptables';
-    if (format !== 'iptables')
+    const scripts = await import('../../deploy/change.js');
+    const change = scripts.CHANGE_SCRIPTS.get(format);
+    if (!change)
       throw badRequest(
-        `format: ${quote(format)}: a change script exists for iptables only (ovs, ipfw and vendor number their ` +
-          'rules by position, so deploy the new result in full)',
+        `format: ${quote(format)}: change scripts exist for ${[...scripts.CHANGE_SCRIPTS.keys()].join(', ')}`,
       );
     const name = i.query.get('node');
     if (!name) throw badRequest('node: the firewall node (its name) is required');
     const data = await i.ws.read(ADP_AREA);
     const [from, to] = [findSimulation(data, i.params.smid as number), findSimulation(data, i.params.other as number)];
-    const { iptablesChange } = await import('../../deploy/iptables.js');
-    const body = iptablesChange(firewallIn(from, name), firewallIn(to, name), `simulation ${from.id} -> ${to.id}`);
-    return text(body, `iptables_${name}_${from.id}-${to.id}.rules`, 'text/plain; charset=utf-8');
+    const body = change.render(firewallIn(from, name), firewallIn(to, name), `simulation ${from.id} -> ${to.id}`);
+    return text(body, `${format}_${name}_${from.id}-${to.id}.${change.ext}`, 'text/plain; charset=utf-8');
   },
 });
 

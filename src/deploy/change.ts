@@ -1,0 +1,17 @@
+/**
+ * Change scripts: the commands that take a device from one rule list to another, touching only the rules that
+ * differ (a longest common subsequence of the two lists stays). Loaded with the translators, on first use.
+ */
+import type { Node } from '../model/types.js';
+import { fortiosChange } from './fortios.js';
+import { ipfwChange } from './ipfw.js';
+import { iptablesChange } from './iptables.js';
+import { openVswitchChange } from './openvswitch.js';
+
+/** By format name (a Map: the name comes from the user). */
+export const CHANGE_SCRIPTS = new Map<string, { render: (from: Node, to: Node, what: string) => string; ext: string }>([
+  ['iptables', { render: iptablesChange, ext: 'rules' }],
+  ['ovs', { render: openVswitchChange, ext: 'flows' }],
+  ['ipfw', { render: ipfwChange, ext: 'sh' }],
+  ['vendor', { render: fortiosChange, ext: 'conf' }],
+]);
