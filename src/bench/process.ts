@@ -55,7 +55,8 @@ const report = [
   `nfv simulate, whole process, medians of ${RUNS} runs; node -e 0: ${node.toFixed(3)} s; ` +
     `nfv --version: ${version.toFixed(3)} s`,
   table.toString(),
-  `${summary.inputs} inputs: median ${summary.median.toFixed(3)} s (${(summary.median / node).toFixed(2)}x node -e 0), ` +
+  `${summary.inputs} inputs: median ${summary.median.toFixed(3)} s ` +
+    `(${(summary.median / node).toFixed(2)}x node -e 0), ` +
     `min ${summary.min.toFixed(3)} s, max ${summary.max.toFixed(3)} s; failed: ${summary.failed.length}`,
 ];
 process.stdout.write(`${report.join('\n')}\n`);

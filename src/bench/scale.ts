@@ -108,7 +108,8 @@ const lines = [
   table.toString(),
   '',
   ...growth,
-  `300 -> 1200 nodes: median time ${(medians[3]! / medians[1]!).toFixed(2)}x; slowest instance ${worst.toFixed(2)} s; ` +
+  `300 -> 1200 nodes: median time ${(medians[3]! / medians[1]!).toFixed(2)}x; ` +
+    `slowest instance ${worst.toFixed(2)} s; ` +
     `peak memory ${Math.max(...rows.map((r) => r.peakMB))} MB; ` +
     `${rows.filter((r) => r.optimal).length} of ${rows.length} answers proven minimal`,
 ];

@@ -370,8 +370,7 @@ export async function allocatePlaces(
     });
     if (answer === undefined) {
       // The fast answer knows nothing of rules to keep: a reconfiguration waits for the solver.
-      const redeploys = [...enc.deployed.keys()].length > 0;
-      const fast = redeploys ? undefined : greedyDecisions(net, reqs, model, members);
+      const fast = enc.deployed.size > 0 ? undefined : greedyDecisions(net, reqs, model, members);
       if (fast) {
         for (const n of fast.used) decisions.used.add(n);
         for (const [n, d] of fast.drops) decisions.drops.set(n, d);

@@ -84,7 +84,8 @@ const importCommand = new Command('import')
     await fill(FWD_AREA, fwd, fwdEmpty);
     say(
       `imported ${adp.graphs.length} graphs, ${adp.requirementSets.length} requirement sets, ` +
-        `${adp.substrates.length} substrates, ${adp.simulations.length} simulations, ${fwd.nodes.length} firewall nodes`,
+        `${adp.substrates.length} substrates, ${adp.simulations.length} simulations, ` +
+        `${fwd.nodes.length} firewall nodes`,
     );
   });
 
