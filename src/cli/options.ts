@@ -32,13 +32,17 @@ export const workspaceOf = (cmd: Command) => {
   // A workspace the user named (-w, NFV_WORKSPACE) must exist to be read; the default one reads as empty.
   const named = g.workspace !== undefined || process.env.NFV_WORKSPACE !== undefined;
   const lockTimeoutMs = seconds === undefined ? undefined : seconds * 1000;
-  const url = g.database ?? process.env.NFV_DATABASE_URL;
+  const url = databaseUrlOf(cmd);
   return new Workspace(resolveWorkspaceDir(g.workspace), {
     lockTimeoutMs,
     mustExist: named,
     database: url ? databaseAt(url, lockTimeoutMs ?? DEFAULT_LOCK_TIMEOUT_MS) : undefined,
   });
 };
+
+/** The database a command names: --database, else NFV_DATABASE_URL. */
+export const databaseUrlOf = (cmd: Command): string | undefined =>
+  globals(cmd).database ?? (process.env.NFV_DATABASE_URL || undefined);
 
 /** One connection pool per database for the whole process (a command may make several requests). */
 const databases = new Map<string, PostgresAreas>();

@@ -12,7 +12,7 @@
  * collapsed into one.
  */
 import type { AtomicFlow, FlowModel, Requirement } from './flows.js';
-import { EXACT_MAX_VARIABLES, exactCore, exactMaxSat } from './exact.js';
+import { exactCore, exactMaxSat } from './exact.js';
 import { greedyDecisions } from './greedy.js';
 import { SolverTimeout, conflictCore, solveMaxSat, type Lit, type MaxSatProblem } from './maxsat.js';
 import type { NetNode } from './network.js';
@@ -37,12 +37,12 @@ export interface Decisions {
 
 /**
  * A deployed firewall after reconfiguration: which of its rules stay (in their order), whether its default action
- * flips, and for each class entering it, whether it is dropped and whether a new rule above the kept ones says so.
+ * flips, and for each class entering it whether a new rule above the kept ones decides it (what it drops is in
+ * `Decisions.drops`, as for every firewall whose rules are chosen).
  */
 export interface Revision {
   keep: boolean[];
   flip: boolean;
-  drops: Map<number, boolean>;
   added: Map<number, boolean>;
 }
 
@@ -172,7 +172,7 @@ function encode(
    */
   const deployedTerm = (n: number, cls: number, u: Term): Term => {
     const node = net[n]!;
-    const { rules, defaultAction } = node.deployed!;
+    const rules = node.rules!;
     let terms = deployed.get(n);
     if (!terms) {
       terms = { keep: rules.map(() => b.fresh()), flip: b.fresh(), added: new Map() };
@@ -184,7 +184,7 @@ function encode(
     }
     const box = model.classes[cls]!.boxes[0]!;
     const matching = rules.flatMap((rule, i) => (contains(ruleBox(rule), box) ? [i] : []));
-    let outcome: Term = defaultAction === 'DENY' ? -terms.flip : terms.flip;
+    let outcome: Term = node.defaultAction === 'DENY' ? -terms.flip : terms.flip;
     for (const i of [...matching].reverse())
       outcome = choice(terms.keep[i]!, (rules[i]!.action ?? 'DENY') !== 'ALLOW', outcome);
     const falls = b.fresh();
@@ -203,34 +203,32 @@ function encode(
     b.soft[RULES]!.push(-added);
     return d;
   };
+  /** A firewall whose rules we synthesise drops class `cls` (a fresh d), with a rule where its default differs. */
+  const synthesisedTerm = (n: number, cls: number, u: Term): Term => {
+    if (u === false) return false;
+    const t = b.fresh();
+    b.clause([-t, u]);
+    let w = white.get(n);
+    if (w === undefined) {
+      const { defaultAction } = net[n]!;
+      w = defaultAction === 'DENY' ? true : defaultAction === 'ALLOW' ? false : b.fresh();
+      white.set(n, w);
+    }
+    // A class needs a rule when it is allowed under a default DENY, or dropped under a default ALLOW.
+    const rule = b.fresh();
+    b.clause([not(u), t, not(w), rule]);
+    b.clause([-t, w, rule]);
+    b.soft[RULES]!.push(-rule);
+    return t;
+  };
   const hopTerm = (n: number, cls: number): Term => {
     const node = net[n]!;
-    if (node.deployed) {
-      const key = `${n}:${cls}`;
-      let t = drop.get(key);
-      if (t === undefined) drop.set(key, (t = deployedTerm(n, cls, usedTerm(n))));
-      return t;
-    }
-    if (!node.configurable) return firstMatchDrops(node, model.classes[cls]!) ? usedTerm(n) : false;
+    if (!node.configurable && !node.deployed) return firstMatchDrops(node, model.classes[cls]!) ? usedTerm(n) : false;
     const key = `${n}:${cls}`;
     let t = drop.get(key);
     if (t === undefined) {
-      const u = usedTerm(n);
-      t = u === false ? false : b.fresh();
+      t = (node.deployed ? deployedTerm : synthesisedTerm)(n, cls, usedTerm(n));
       drop.set(key, t);
-      if (typeof t === 'number') {
-        b.clause([-t, u]);
-        let w = white.get(n);
-        if (w === undefined) {
-          w = node.defaultAction === 'DENY' ? true : node.defaultAction === 'ALLOW' ? false : b.fresh();
-          white.set(n, w);
-        }
-        // A class needs a rule when it is allowed under a default DENY, or dropped under a default ALLOW.
-        const rule = b.fresh();
-        b.clause([not(u), t, not(w), rule]);
-        b.clause([-t, w, rule]);
-        b.soft[RULES]!.push(-rule);
-      }
     }
     return t;
   };
@@ -357,12 +355,18 @@ export async function allocatePlaces(
     // Our solver first: a small component is proven minimal before Z3 would have loaded.
     let z3Used = false;
     const optimum = async (problem: MaxSatProblem, until: number) => {
-      const exact = problem.variables <= EXACT_MAX_VARIABLES ? exactMaxSat(problem, until) : undefined;
+      const exact = exactMaxSat(problem, until);
       if (exact) return exact;
       // Z3 reads a large problem for seconds even with a 1 ms limit: no call once the time is up.
       if (Date.now() >= until) throw new SolverTimeout();
       z3Used = true;
       return solveMaxSat(problem, until - Date.now());
+    };
+    const coreOf = async (problem: MaxSatProblem, assumptions: Lit[]) => {
+      const exact = exactCore(problem, assumptions, deadline);
+      if (exact) return exact;
+      z3Used = true;
+      return conflictCore(problem, assumptions, deadline - Date.now());
     };
     let answer = await optimum(enc.builder.problem(false), proofDeadline).catch((e: unknown) => {
       if (!(e instanceof SolverTimeout)) throw e;
@@ -383,18 +387,13 @@ export async function allocatePlaces(
     }
     if (answer.status === 'unsat') {
       enc = encode(net, model, reqs, members, true, tuning.collapse);
-      answer = await optimum(enc.builder.problem(true), deadline);
+      const problem = enc.builder.problem(true);
+      answer = await optimum(problem, deadline);
       const v = answer.value;
       const kept = members.filter((r) => value(enc.selector.get(r), v));
       for (const r of members.filter((m) => !kept.includes(m))) {
         decisions.satisfied[r] = false;
-        const problem = enc.builder.problem(true);
-        const assumptions = [enc.selector.get(r)!, ...kept.map((k) => enc.selector.get(k)!)];
-        let core = problem.variables <= EXACT_MAX_VARIABLES ? exactCore(problem, assumptions, deadline) : undefined;
-        if (!core) {
-          z3Used = true;
-          core = await conflictCore(problem, assumptions, deadline - Date.now());
-        }
+        const core = await coreOf(problem, [enc.selector.get(r)!, ...kept.map((k) => enc.selector.get(k)!)]);
         decisions.conflicts.set(
           r,
           members.filter((k) => k !== r && core.includes(enc.selector.get(k)!)),
@@ -409,11 +408,9 @@ export async function allocatePlaces(
     }
     for (const [n, t] of enc.white) decisions.whitelist.set(n, value(t, v));
     for (const [n, terms] of enc.deployed) {
-      const drops = decisions.drops.get(n) ?? new Map<number, boolean>();
       decisions.revisions.set(n, {
         keep: terms.keep.map((k) => value(k, v)),
         flip: value(terms.flip, v),
-        drops,
         added: new Map([...terms.added].map(([c, t]) => [c, value(t, v)])),
       });
     }

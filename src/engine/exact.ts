@@ -47,8 +47,9 @@ function totalizer(sat: SatSolver, inputs: Lit[], cap: number): Lit[] {
 
 const holds = (model: boolean[], l: Lit) => (l > 0 ? model[l]! : !model[-l]);
 
-/** The optimum of the lexicographic objectives, or undefined when the budget ran out. */
+/** The optimum of the lexicographic objectives, or undefined when the problem is too large or the budget ran out. */
 export function exactMaxSat(p: MaxSatProblem, deadline: number): MaxSatAnswer | undefined {
+  if (p.variables > EXACT_MAX_VARIABLES) return undefined;
   const budget: SatBudget = { conflicts: EXACT_MAX_CONFLICTS, deadline };
   const sat = loaded(p);
   if (!sat) return { status: 'unsat', value: [] };
@@ -89,9 +90,10 @@ export function exactMaxSat(p: MaxSatProblem, deadline: number): MaxSatAnswer | 
 
 /**
  * A minimal set of the assumptions that cannot hold together with the hard clauses ([] when they can), or undefined
- * when the budget ran out.
+ * when the problem is too large or the budget ran out.
  */
 export function exactCore(p: MaxSatProblem, assumptions: Lit[], deadline: number): Lit[] | undefined {
+  if (p.variables > EXACT_MAX_VARIABLES) return undefined;
   const budget: SatBudget = { conflicts: EXACT_MAX_CONFLICTS, deadline };
   const sat = loaded(p);
   if (!sat) return [];

@@ -35,10 +35,10 @@ export interface NetNode {
   /** NAT: the private address patterns it hides. */
   natSources?: number[][];
   /**
-   * Reconfiguration: a deployed firewall whose rules may change (each kept, removed, or overridden by a new rule
-   * above them) and whose default may flip, at the fewest changes.
+   * Reconfiguration: a deployed firewall (`rules`, `defaultAction`) whose rules may change (each kept, removed, or
+   * overridden by a new rule above them) and whose default may flip, at the fewest changes.
    */
-  deployed?: { rules: Elements[]; defaultAction: 'ALLOW' | 'DENY' };
+  deployed?: boolean;
 }
 
 const AP_PREFIX = '20.0.0.';
@@ -142,7 +142,7 @@ export function buildNetwork(graph: Graph, constraints: Constraints | undefined,
       const optional = optionalNames.has(node.name);
       if (reconfigure && fw) {
         const defaultAction = fw.defaultAction === 'ALLOW' ? 'ALLOW' : 'DENY';
-        return { ...base, role: 'firewall', rules, defaultAction, optional, deployed: { rules, defaultAction } };
+        return { ...base, role: 'firewall', rules, defaultAction, optional, deployed: true };
       }
       const configurable = rules.length === 0;
       return {

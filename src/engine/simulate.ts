@@ -158,7 +158,7 @@ function writeGraph(
   for (const n of net) {
     const revision = d.revisions.get(n.index);
     if (revision && d.used.has(n.index)) {
-      placements.push(redeploy(graph, n, revision, model));
+      placements.push(redeploy(graph, n, revision, d.drops.get(n.index) ?? new Map(), model));
       continue;
     }
     if (!onPath.has(n.index) || (!n.configurable && !n.optional)) continue;
@@ -207,14 +207,20 @@ function writeGraph(
 }
 
 /** A deployed firewall's new rules and default, written into its node, and what changed. */
-function redeploy(graph: Graph, n: NetNode, revision: Revision, model: FlowModel): FirewallReport {
-  const { rules, defaultAction: from } = n.deployed!;
+function redeploy(
+  graph: Graph,
+  n: NetNode,
+  revision: Revision,
+  drops: Map<number, boolean>,
+  model: FlowModel,
+): FirewallReport {
+  const rules = n.rules!;
+  const from = n.defaultAction!;
   const to = revision.flip ? (from === 'DENY' ? 'ALLOW' : 'DENY') : from;
-  const entering = [...revision.drops.keys()].sort((a, b) => a - b);
-  const outcome = (drop: boolean) =>
-    entering.filter((c) => revision.drops.get(c) === drop).map((c) => model.classes[c]!);
+  const entering = [...drops.keys()].sort((a, b) => a - b);
+  const outcome = (drop: boolean) => entering.filter((c) => drops.get(c) === drop).map((c) => model.classes[c]!);
   const addedFor = (drop: boolean) =>
-    entering.filter((c) => revision.added.get(c) && revision.drops.get(c) === drop).map((c) => model.classes[c]!);
+    entering.filter((c) => revision.added.get(c) && drops.get(c) === drop).map((c) => model.classes[c]!);
   const added = [
     ...coveringRules(addedFor(false), outcome(true), 'ALLOW'),
     ...coveringRules(addedFor(true), outcome(false), 'DENY'),

@@ -87,11 +87,20 @@ export class PostgresAreas {
     return this.connected;
   }
 
-  private async run<R>(fn: () => Promise<R>): Promise<R> {
+  /**
+   * Runs `fn` on one connection of the pool: a transaction it opened and did not end is rolled back, and failures
+   * become sentences.
+   */
+  private async session<R>(fn: (client: pg.PoolClient) => Promise<R>): Promise<R> {
+    let client: pg.PoolClient | undefined;
     try {
-      return await fn();
+      client = await (await this.pool()).connect();
+      return await fn(client);
     } catch (e) {
+      await client?.query('ROLLBACK').catch(() => undefined);
       throw databaseError(e, this.where);
+    } finally {
+      client?.release();
     }
   }
 
@@ -102,11 +111,9 @@ export class PostgresAreas {
   private readonly cache = new Map<string, { version: string; data: unknown }>();
 
   async read<T>(area: AreaSpec<T>): Promise<T> {
-    return this.run(async () => {
+    return this.session(async (client) => {
       const known = this.cache.get(area.name);
-      const r = await (
-        await this.pool()
-      ).query<{ version: string; doc: unknown }>(
+      const r = await client.query<{ version: string; doc: unknown }>(
         'SELECT version, CASE WHEN version::text = $2 THEN NULL ELSE doc END AS doc FROM nfv_areas WHERE name = $1',
         [area.name, known?.version ?? ''],
       );
@@ -121,50 +128,40 @@ export class PostgresAreas {
 
   /** Applies `change` inside one transaction holding the area's row lock; writes nothing if it throws. */
   async mutate<T, R>(area: AreaSpec<T>, change: (data: T) => R | Unchanged<R> | Promise<R | Unchanged<R>>): Promise<R> {
-    return this.run(async () => {
-      const client = await (await this.pool()).connect();
-      try {
-        await client.query('BEGIN');
-        await client.query(`SET LOCAL lock_timeout = ${Math.max(1, Math.round(this.lockTimeoutMs))}`);
-        await client.query('INSERT INTO nfv_areas (name, doc) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING', [
-          area.name,
-          JSON.stringify(area.initial()),
-        ]);
-        const r = await client.query<{ doc: unknown }>('SELECT doc FROM nfv_areas WHERE name = $1 FOR UPDATE', [
-          area.name,
-        ]);
-        const data = decoded(area, r.rows[0]!.doc, this.where);
-        const result = await change(data);
-        if (result instanceof Unchanged) {
-          await client.query('ROLLBACK');
-          return result.value;
-        }
-        await client.query('UPDATE nfv_areas SET doc = $2, version = version + 1, updated = now() WHERE name = $1', [
-          area.name,
-          JSON.stringify(data),
-        ]);
-        await client.query('COMMIT');
-        return result;
-      } catch (e) {
-        await client.query('ROLLBACK').catch(() => undefined);
-        throw e;
-      } finally {
-        client.release();
+    return this.session(async (client) => {
+      await client.query('BEGIN');
+      await client.query(`SET LOCAL lock_timeout = ${Math.max(1, Math.round(this.lockTimeoutMs))}`);
+      await client.query('INSERT INTO nfv_areas (name, doc) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING', [
+        area.name,
+        JSON.stringify(area.initial()),
+      ]);
+      const r = await client.query<{ doc: unknown }>('SELECT doc FROM nfv_areas WHERE name = $1 FOR UPDATE', [
+        area.name,
+      ]);
+      const data = decoded(area, r.rows[0]!.doc, this.where);
+      const result = await change(data);
+      if (result instanceof Unchanged) {
+        await client.query('ROLLBACK');
+        return result.value;
       }
+      await client.query('UPDATE nfv_areas SET doc = $2, version = version + 1, updated = now() WHERE name = $1', [
+        area.name,
+        JSON.stringify(data),
+      ]);
+      await client.query('COMMIT');
+      return result;
     });
   }
 
   /** The schema version the database is at (0: none), and the areas it holds with their change counts. */
   async status(): Promise<{ version: number; areas: { name: string; changes: number; updated: string }[] }> {
-    return this.run(async () => {
-      const has = await (await this.pool()).query(`SELECT to_regclass('nfv_schema_migrations') IS NOT NULL AS present`);
+    return this.session(async (client) => {
+      const has = await client.query(`SELECT to_regclass('nfv_schema_migrations') IS NOT NULL AS present`);
       if (!has.rows[0].present) return { version: 0, areas: [] };
-      const v = await (
-        await this.pool()
-      ).query<{ version: number | null }>('SELECT max(version) AS version FROM nfv_schema_migrations');
-      const areas = await (
-        await this.pool()
-      ).query<{ name: string; version: string; updated: Date }>(
+      const v = await client.query<{ version: number | null }>(
+        'SELECT max(version) AS version FROM nfv_schema_migrations',
+      );
+      const areas = await client.query<{ name: string; version: string; updated: Date }>(
         'SELECT name, version, updated FROM nfv_areas ORDER BY name',
       );
       return {
@@ -176,11 +173,10 @@ export class PostgresAreas {
 
   /** Applies the migrations the database lacks, each in its own transaction, one migrating process at a time. */
   async migrate(): Promise<{ from: number; to: number }> {
-    return this.run(async () => {
-      const client = await (await this.pool()).connect();
+    return this.session(async (client) => {
+      // Two processes migrating at once: the second waits, then finds nothing left to do.
+      await client.query('SELECT pg_advisory_lock(74270211)');
       try {
-        // Two processes migrating at once: the second waits, then finds nothing left to do.
-        await client.query('SELECT pg_advisory_lock(74270211)');
         await client.query(
           'CREATE TABLE IF NOT EXISTS nfv_schema_migrations (version int PRIMARY KEY, name text NOT NULL, ' +
             'applied timestamptz NOT NULL DEFAULT now())',
@@ -196,12 +192,11 @@ export class PostgresAreas {
           await client.query('COMMIT');
         }
         return { from, to: SCHEMA_VERSION };
-      } catch (e) {
-        await client.query('ROLLBACK').catch(() => undefined);
-        throw e;
       } finally {
+        // End a failed migration's transaction first (an aborted one refuses every query), then give up the lock:
+        // a pooled connection keeps session locks after its release.
+        await client.query('ROLLBACK').catch(() => undefined);
         await client.query('SELECT pg_advisory_unlock(74270211)').catch(() => undefined);
-        client.release();
       }
     });
   }

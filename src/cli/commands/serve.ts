@@ -2,7 +2,7 @@ import { Command, InvalidArgumentError } from 'commander';
 import { solveJob, stopSolverWorkers, useSolverQueue, useSolverWorkers } from '../../engine/threads/pool.js';
 import { MAX_QUEUED_SOLVES } from '../../model/limits.js';
 import { SimulationQueue } from '../../store/jobs.js';
-import { globals, workspaceOf } from '../options.js';
+import { databaseUrlOf, workspaceOf } from '../options.js';
 import { badRequest } from '../../model/errors.js';
 import { say } from '../output.js';
 
@@ -27,7 +27,7 @@ interface ServeOptions {
 
 /** The database of a command that needs one: --database or NFV_DATABASE_URL. */
 function databaseUrl(self: Command, why: string): string {
-  const url = globals(self).database ?? process.env.NFV_DATABASE_URL;
+  const url = databaseUrlOf(self);
   if (!url) throw badRequest(`--database: ${why} needs the database (postgres://USER@HOST:PORT/DATABASE)`);
   return url;
 }

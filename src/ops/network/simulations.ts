@@ -406,7 +406,6 @@ export const simulationsReconfigure = operation({
     const smid = i.params.smid as number;
     const data = await i.ws.read(ADP_AREA);
     const s = findSimulation(data, smid);
-    if (i.body.property.length === 0) throw badRequest('property: give at least one requirement');
     const nfv = deployedNetwork(data, s, i.body.property);
     const { result, run } = await solve(i, nfv, q);
     const id = await i.ws.mutate(ADP_AREA, (d) => {
