@@ -37,7 +37,7 @@ interface QueryField {
 }
 
 /** `parameters.a."b.c"` -> ['a', 'b.c'] */
-function dottedPath(name: string): string[] {
+export function dottedPath(name: string): string[] {
   const rest = name.slice('parameters.'.length);
   const parts: string[] = [];
   for (const m of rest.matchAll(/"((?:[^"\\]|\\.)*)"|([^.]+)/g))
@@ -363,21 +363,21 @@ function nullCheck(f: QueryField, value: unknown): Predicate {
 }
 
 /** Entities related implicitly: which outer field matches which inner one. */
-function implicitJoin(outer: Entity, inner: Entity): [string, string] {
+export function implicitJoin(outer: Entity, inner: Entity): [string, string] {
   if (outer.name === 'events' && inner.name === 'reports') return ['report', 'hash'];
   if (outer.name === 'reports' && inner.name === 'events') return ['hash', 'report'];
   if (outer.fields.certname && inner.fields.certname) return ['certname', 'certname'];
   throw badRequest(`No implicit relationship for entity '${inner.name}'`);
 }
 
-function entityNamed(name: unknown): Entity {
+export function entityNamed(name: unknown): Entity {
   const e = typeof name === 'string' ? ENTITIES[name] : undefined;
   if (!e) throw badRequest(`No implicit relationship for entity '${show(name)}'`);
   return e;
 }
 
-/** The tuples a subquery extracts, as canonical JSON keys of the fields' raw values. */
-function extractedTuples(index: Index, node: unknown): { width: number; keys: Set<string> } {
+/** A subquery of `in`: the entity it selects from, the fields it extracts and its criteria (checked). */
+export function subqueryParts(node: unknown): { entity: Entity; names: string[]; where: unknown } {
   if (!Array.isArray(node)) throw badRequest(`${quote(node)} is not a valid subquery`);
   let entity: Entity;
   let fields: unknown;
@@ -402,7 +402,13 @@ function extractedTuples(index: Index, node: unknown): { width: number; keys: Se
   const names = Array.isArray(fields) ? fields : [fields];
   const unknown = names.filter((n) => typeof n !== 'string' || !entity.fields[n] || entity.fields[n]!.filterOnly);
   if (unknown.length) throw badRequest(extractError(entity, unknown as string[]));
-  const getters = (names as string[]).map((n) => entity.fields[n]!.get);
+  return { entity, names: names as string[], where };
+}
+
+/** The tuples a subquery extracts, as canonical JSON keys of the fields' raw values. */
+function extractedTuples(index: Index, node: unknown): { width: number; keys: Set<string> } {
+  const { entity, names, where } = subqueryParts(node);
+  const getters = names.map((n) => entity.fields[n]!.get);
   const keys = new Set<string>();
   for (const row of select(compileFilter(entity, index, where))) keys.add(canonicalJson(getters.map((g) => g(row))));
   return { width: names.length, keys };
@@ -509,7 +515,7 @@ export function compileFilter(entity: Entity, index: Index, node: unknown): Filt
 /** The rows a filter keeps. */
 export const select = (f: Filter, rows: any[] = f.rows) => rows.filter((row) => f.test(row) === true);
 
-function anyType(entity: Entity, node: unknown): unknown {
+export function anyType(entity: Entity, node: unknown): unknown {
   if (entity.name !== 'reports' || !Array.isArray(node)) return node;
   if (node[0] === '=' && node[1] === 'type' && node[2] === 'any')
     return ['or', ['=', 'type', 'agent'], ['=', 'type', 'plan']];
@@ -522,7 +528,8 @@ export interface Column {
   name: string;
   /** A field's answer value for a row, given the row's answer record. */
   value?: (row: any, record: Record<string, unknown>) => unknown;
-  fn?: { name: string; field?: (row: any) => unknown };
+  /** An aggregate; `raw` is the field as the query names it (for the SQL backend). */
+  fn?: { name: string; field?: (row: any) => unknown; raw?: unknown };
 }
 
 export interface Extraction {
@@ -532,6 +539,8 @@ export interface Extraction {
 
 export interface CompiledQuery {
   filter: Filter;
+  /** The criteria, the route's included: what `filter` tests. */
+  where: unknown;
   extract?: Extraction;
 }
 
@@ -547,7 +556,7 @@ function column(entity: Entity, raw: unknown, unknown: string[]): Column | undef
       return { name, fn: { name } };
     }
     const f = queryField(entity, raw[2], 'query');
-    return { name, fn: { name, field: f.get } };
+    return { name, fn: { name, field: f.get, raw: raw[2] } };
   }
   if (typeof raw !== 'string') throw badRequest(`${quote(raw)} is not a valid extract field`);
   if (entity.name === 'resources' && raw.startsWith('parameters.')) {
@@ -574,7 +583,7 @@ export function compileQuery(entity: Entity, data: InventoryData, node: unknown,
   const narrowed = (where: unknown) =>
     fixed.length === 0 ? where : ['and', ...fixed, ...(where === undefined ? [] : [where])];
   if (!Array.isArray(node) || text(node[0]).toLowerCase() !== 'extract')
-    return { filter: compileFilter(entity, index, narrowed(node)) };
+    return { filter: compileFilter(entity, index, narrowed(node)), where: narrowed(node) };
   const [, fields, ...rest] = node;
   const group = rest.find((r) => Array.isArray(r) && text(r[0]).toLowerCase() === 'group_by') as unknown[] | undefined;
   const where = rest.find((r) => r !== group);
@@ -585,7 +594,11 @@ export function compileQuery(entity: Entity, data: InventoryData, node: unknown,
   const groupBy = (group?.slice(1) ?? []).map(String);
   for (const g of groupBy) if (!entity.fields[g] || entity.fields[g]!.filterOnly) unknown.push(g);
   if (unknown.length) throw badRequest(extractError(entity, [...new Set(unknown)]));
-  return { filter: compileFilter(entity, index, narrowed(where)), extract: { columns: columns as Column[], groupBy } };
+  return {
+    filter: compileFilter(entity, index, narrowed(where)),
+    where: narrowed(where),
+    extract: { columns: columns as Column[], groupBy },
+  };
 }
 
 /** What a field is answered as: its value in the record, or the raw value of a field the record names otherwise. */

@@ -13,16 +13,21 @@ export interface Answer {
   rows: unknown[];
   /** Set when include_total was asked for. */
   total?: number;
+  /** The rows as compact JSON text, when the store wrote them so (`rows` then parses it). */
+  json?: string;
 }
 
 const DISTINCT = ['distinct_resources', 'distinct_start_time', 'distinct_end_time'];
 
-/** distinct_resources: per (certname, type, title, property, name) only the newest event inside the time window. */
-function distinctEvents(query: URLSearchParams, rows: EventItem[]): EventItem[] {
+/**
+ * distinct_resources (with its time window, checked here): undefined when the query does not ask for it, else the
+ * window in milliseconds.
+ */
+export function distinctWindow(query: URLSearchParams): { from: number; to: number } | undefined {
   const on = param(query, 'distinct_resources');
   const start = param(query, 'distinct_start_time');
   const end = param(query, 'distinct_end_time');
-  if (on === null && start === null && end === null) return rows;
+  if (on === null && start === null && end === null) return undefined;
   if (on === null)
     throw badRequest(
       "'distinct_resources' query parameter must accompany parameters 'distinct_start_time' and 'distinct_end_time'",
@@ -39,10 +44,16 @@ function distinctEvents(query: URLSearchParams, rows: EventItem[]): EventItem[] 
       `query parameters 'distinct_start_time' and 'distinct_end_time' must be valid datetime strings: ${start} ${end}`,
     );
   }
-  if (on.toLowerCase() !== 'true') return rows;
+  return on.toLowerCase() === 'true' ? { from, to } : undefined;
+}
+
+/** distinct_resources: per (certname, type, title, property, name) only the newest event inside the time window. */
+function distinctEvents(query: URLSearchParams, rows: EventItem[]): EventItem[] {
+  const window = distinctWindow(query);
+  if (!window) return rows;
   const newest = new Map<string, EventItem>();
   for (const e of rows) {
-    if (e.timestamp < from || e.timestamp > to) continue;
+    if (e.timestamp < window.from || e.timestamp > window.to) continue;
     const key = JSON.stringify([e.report.certname, e.resource_type, e.resource_title, e.property, e.name]);
     const cur = newest.get(key);
     if (!cur || e.timestamp > cur.timestamp) newest.set(key, e);
@@ -99,8 +110,15 @@ interface CountRow {
   [key: string]: unknown;
 }
 
-function countsFilter(text: string | null): (row: CountRow) => boolean {
-  if (text === null || text.trim() === '') return () => true;
+/** A counts_filter: one comparison [op, field, number] on the counts, checked. */
+export interface CountsFilter {
+  op: '=' | '>' | '<' | '>=' | '<=';
+  field: string;
+  value: number;
+}
+
+export function parseCountsFilter(text: string | null): CountsFilter | undefined {
+  if (text === null || text.trim() === '') return undefined;
   let f: unknown;
   try {
     f = JSON.parse(text);
@@ -116,6 +134,13 @@ function countsFilter(text: string | null): (row: CountRow) => boolean {
     throw badRequest(`${clip(asText(field))} is not a queryable object for event counts`);
   if (typeof value !== 'number')
     throw badRequest(`Argument "${clip(asText(value))}" and operator "${clip(asText(op))}" have incompatible types.`);
+  return { op, field, value };
+}
+
+function countsFilter(text: string | null): (row: CountRow) => boolean {
+  const filter = parseCountsFilter(text);
+  if (!filter) return () => true;
+  const { op, field, value } = filter;
   return (row) => {
     const v = row[field] as number;
     return op === '='

@@ -5,13 +5,16 @@
  * hashes) in memory and catches up with other writers by reading only the lines they added. Queries see the data
  * materialised in memory; a fresh process parses a catalog or report payload only when a query needs that half.
  * Superseded catalogs are dead lines; when they outweigh the live ones the journal is rewritten (compacted).
- * A second backend (PostgreSQL, issue 11) implements the same interface.
+ * The PostgreSQL backend (postgres.ts) implements the same interface.
  */
 import { readFile, readdir, rename, stat, unlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { NfvError } from '../model/errors.js';
 import { Journal, type Line } from '../store/journal.js';
 import type { AreaSpec, Workspace } from '../store/workspace.js';
+import { indexOf, type Entity } from './entities.js';
+import { PostgresInventoryStore } from './postgres.js';
+import { aggregateEventCounts, eventCounts, queryEntity, type Answer } from './service.js';
 import {
   decide,
   decodeInventory,
@@ -30,14 +33,25 @@ import {
 /** What one command of a batch came to: its answer, or the error that refused it (nothing stored for it). */
 export type CommandResult = { ok: CommandOutcome } | { error: NfvError };
 
+/** What a stored report answers at /reports/{hash}/metrics and /logs. */
+export interface StoredReportParts {
+  metrics: unknown[] | null;
+  logs: unknown[] | null;
+}
+
+/** The inventory as the operations see it; the folder's journal and PostgreSQL give the same answers. */
 export interface InventoryStore {
   /**
    * Applies commands in order. Each is checked on its own (a refused one changes nothing and does not stop the
    * others) and is durable when this resolves.
    */
   apply(commands: unknown[], now: number): Promise<CommandResult[]>;
-  /** The stored inventory, for queries; valid until the next call. */
-  data(): Promise<InventoryData>;
+  /** A query on an entity; `fixed` adds the route's criteria (`/resources/<type>`). */
+  query(entity: Entity, query: URLSearchParams, fixed?: unknown[]): Promise<Answer>;
+  eventCounts(query: URLSearchParams): Promise<Answer>;
+  aggregateEventCounts(query: URLSearchParams): Promise<Answer>;
+  /** The report with this hash, or undefined. */
+  report(hash: string): Promise<StoredReportParts | undefined>;
 }
 
 /**
@@ -273,6 +287,23 @@ export class JournalInventoryStore implements InventoryStore {
     this.id = read.id;
   }
 
+  async query(entity: Entity, query: URLSearchParams, fixed: unknown[] = []): Promise<Answer> {
+    return queryEntity(entity, await this.data(), query, fixed);
+  }
+
+  async eventCounts(query: URLSearchParams): Promise<Answer> {
+    return eventCounts(await this.data(), query);
+  }
+
+  async aggregateEventCounts(query: URLSearchParams): Promise<Answer> {
+    return aggregateEventCounts(await this.data(), query);
+  }
+
+  async report(hash: string): Promise<StoredReportParts | undefined> {
+    return indexOf(await this.data()).byHash.get(hash);
+  }
+
+  /** The stored inventory, for queries; valid until the next call. */
   async data(): Promise<InventoryData> {
     await this.ws.checkExists();
     await this.migrate();
@@ -381,24 +412,7 @@ export class JournalInventoryStore implements InventoryStore {
         if (!(await exists())) return;
         // Read as any workspace file is: a BOM accepted, a damaged file refused by name and left as it is.
         const data = await this.ws.read(LEGACY_AREA);
-        const lines: Prepared[] = [
-          ...Object.entries(data.catalogs).map(([certname, catalog]) => ({
-            kind: 'catalog' as const,
-            certname,
-            at: catalog.producer_timestamp,
-            catalog,
-          })),
-          ...data.reports.map((report) => ({
-            kind: 'report' as const,
-            certname: report.certname,
-            at: report.producer_timestamp,
-            report,
-          })),
-          ...Object.entries(data.nodes)
-            .filter(([, n]) => n.deactivated !== null)
-            .map(([certname, n]) => ({ kind: 'deactivate' as const, certname, at: n.deactivated! })),
-        ];
-        await this.journal.append(Journal.encode<JournalHeader>(lines.map(record)), guard);
+        await this.journal.append(Journal.encode<JournalHeader>(preparedOf(data).map(record)), guard);
         await rename(old, `${old}.migrated`);
       });
     }
@@ -406,14 +420,42 @@ export class JournalInventoryStore implements InventoryStore {
   }
 }
 
+/**
+ * Commands that rebuild a stored inventory: each node's catalog, every report in order, and the deactivations that
+ * hold (applied last, they are newer than everything else of their node).
+ */
+export function preparedOf(data: InventoryData): Prepared[] {
+  return [
+    ...Object.entries(data.catalogs).map(([certname, catalog]) => ({
+      kind: 'catalog' as const,
+      certname,
+      at: catalog.producer_timestamp,
+      catalog,
+    })),
+    ...data.reports.map((report) => ({
+      kind: 'report' as const,
+      certname: report.certname,
+      at: report.producer_timestamp,
+      report,
+    })),
+    ...Object.entries(data.nodes)
+      .filter(([, n]) => n.deactivated !== null)
+      .map(([certname, n]) => ({ kind: 'deactivate' as const, certname, at: n.deactivated! })),
+  ];
+}
+
 /** The single file that held the inventory in nfv 0.1. */
 const LEGACY_AREA: AreaSpec<InventoryData> = { name: 'inventory', initial: emptyInventory, decode: decodeInventory };
 
 const stores = new WeakMap<Workspace, InventoryStore>();
 
-/** The inventory store of a workspace (one per workspace object, so that serve keeps its state between requests). */
+/**
+ * The inventory store of a workspace: its database's tables when it has one, else the folder's journal (one store
+ * per workspace object, so that serve keeps its state between requests).
+ */
 export function inventoryStore(ws: Workspace): InventoryStore {
   let store = stores.get(ws);
-  if (!store) stores.set(ws, (store = new JournalInventoryStore(ws)));
+  if (!store)
+    stores.set(ws, (store = ws.database ? new PostgresInventoryStore(ws.database) : new JournalInventoryStore(ws)));
   return store;
 }

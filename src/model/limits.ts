@@ -41,3 +41,6 @@ export type Algorithm = (typeof ALGORITHMS)[number];
  * the report says optimal="false". Every VEREFOO test input is proven within a fifth of this here.
  */
 export const PROOF_SECONDS = 4;
+
+/** Seconds an inventory query may run in PostgreSQL (statement_timeout) before it is stopped with 503. */
+export const MAX_QUERY_SECONDS = 30;

@@ -1,10 +1,11 @@
 /**
  * `/v4`: the inventory query service (resources, reports, events, event counts) and the ingest commands that feed
- * it, over the workspace's `inventory.json`. Answers are JSON; errors are PuppetDB's one-line texts.
+ * it, over the workspace's inventory store (its folder's journal, or its database). Answers are JSON; errors are
+ * PuppetDB's one-line texts.
  */
-import type { InventoryData } from '../inventory/ingest.js';
 import { MAX_BATCH } from '../model/limits.js';
 import type { Answer } from '../inventory/service.js';
+import type { InventoryStore } from '../inventory/store.js';
 import { badRequest, notFound } from '../model/errors.js';
 import { json, operation, type Input, type JsonReply, type Operation } from './operation.js';
 
@@ -12,11 +13,25 @@ type Inventory = typeof import('../inventory/index.js');
 /** The inventory loads on the first inventory operation, not at every command's start. */
 const inventory = (): Promise<Inventory> => import('../inventory/index.js');
 
-const answer = (a: Answer, query: URLSearchParams): JsonReply<unknown[]> =>
-  json(a.rows, {
+/** The workspace's inventory store. */
+const storeOf = async (i: Input<unknown>): Promise<InventoryStore> => (await inventory()).inventoryStore(i.ws);
+
+function answer(a: Answer, query: URLSearchParams): JsonReply<unknown[]> {
+  const more = {
     compact: (query.get('pretty') ?? '').toLowerCase() !== 'true',
     headers: a.total === undefined ? undefined : { 'X-Records': String(a.total) },
-  });
+  };
+  if (a.json === undefined) return json(a.rows, more);
+  // Rows the database wrote as JSON are parsed only if a renderer needs the values (pretty, tables).
+  return {
+    kind: 'json',
+    ...more,
+    text: a.json,
+    get value() {
+      return a.rows;
+    },
+  };
+}
 
 /** A query endpoint's two operations. */
 export interface QueryOperations {
@@ -38,7 +53,7 @@ function query(
   name: string,
   path: string,
   summary: string,
-  run: (inv: Inventory, data: InventoryData, i: Input<unknown>) => Answer,
+  run: (store: InventoryStore, inv: Inventory, i: Input<unknown>) => Promise<Answer>,
 ): QueryOperations {
   const get = operation({
     name,
@@ -49,8 +64,7 @@ function query(
     status: 200,
     errors: 'puppetdb',
     handler: async (i) => {
-      const inv = await inventory();
-      return answer(run(inv, await inv.inventoryStore(i.ws).data(), i), i.query);
+      return answer(await run(await storeOf(i), await inventory(), i), i.query);
     },
   });
   const post = operation<unknown, JsonReply<unknown[]>>({
@@ -60,8 +74,7 @@ function query(
     body: 'json',
     handler: async (i) => {
       const params = bodyParameters(i.body, i.query);
-      const inv = await inventory();
-      return answer(run(inv, await inv.inventoryStore(i.ws).data(), { ...i, query: params }), params);
+      return answer(await run(await storeOf(i), await inventory(), { ...i, query: params }), params);
     },
   });
   return { get, post };
@@ -70,9 +83,9 @@ function query(
 const reportNotFound = (hash: string | number | undefined) => notFound(`No information is known about report ${hash}`);
 
 function reportPart(part: 'metrics' | 'logs'): QueryOperations {
-  return query(`v4.reports.${part}`, `/v4/reports/{hash}/${part}`, `The ${part} of a report`, (inv, data, i) => {
+  return query(`v4.reports.${part}`, `/v4/reports/{hash}/${part}`, `The ${part} of a report`, async (store, inv, i) => {
     inv.rejectUnknown(i.query, []);
-    const report = inv.indexOf(data).byHash.get(i.params.hash as string);
+    const report = await store.report(i.params.hash as string);
     if (!report) throw reportNotFound(i.params.hash);
     return { rows: report[part] ?? [] };
   });
@@ -88,7 +101,7 @@ export const ingestCommand = operation({
   status: 200,
   errors: 'puppetdb',
   handler: async (i) => {
-    const [result] = await (await inventory()).inventoryStore(i.ws).apply([i.body], Date.now());
+    const [result] = await (await storeOf(i)).apply([i.body], Date.now());
     if ('error' in result!) throw result.error;
     return json(result!.ok);
   },
@@ -107,7 +120,7 @@ export const ingestBatch = operation({
     if (!Array.isArray(i.body)) throw badRequest('the body must be a JSON array of commands');
     if (i.body.length > MAX_BATCH)
       throw badRequest(`a batch holds at most ${MAX_BATCH} commands, not ${i.body.length}`);
-    const results = await (await inventory()).inventoryStore(i.ws).apply(i.body, Date.now());
+    const results = await (await storeOf(i)).apply(i.body, Date.now());
     return json(
       results.map((r) => ('ok' in r ? r.ok : { error: { status: r.error.status, message: r.error.message } })),
       { compact: true },
@@ -117,50 +130,48 @@ export const ingestBatch = operation({
 
 /** The query endpoints, by the name the CLI's `inventory query ENDPOINT` takes. */
 export const queryEndpoints = {
-  resources: query('v4.resources', '/v4/resources', 'Resources of active nodes', (inv, data, i) =>
-    inv.queryEntity(inv.resources, data, i.query),
+  resources: query('v4.resources', '/v4/resources', 'Resources of active nodes', (store, inv, i) =>
+    store.query(inv.resources, i.query),
   ),
-  'resources.type': query('v4.resources.type', '/v4/resources/{type}', 'Resources of one type', (inv, data, i) =>
-    inv.queryEntity(inv.resources, data, i.query, [['=', 'type', i.params.type]]),
+  'resources.type': query('v4.resources.type', '/v4/resources/{type}', 'Resources of one type', (store, inv, i) =>
+    store.query(inv.resources, i.query, [['=', 'type', i.params.type]]),
   ),
   'resources.title': query(
     'v4.resources.title',
     '/v4/resources/{type}/{title}',
     'Resources of one type and title',
-    (inv, data, i) =>
-      inv.queryEntity(inv.resources, data, i.query, [
+    (store, inv, i) =>
+      store.query(inv.resources, i.query, [
         ['=', 'type', i.params.type],
         ['=', 'title', i.params.title],
       ]),
   ),
-  reports: query('v4.reports', '/v4/reports', 'Run reports', (inv, data, i) =>
-    inv.queryEntity(inv.reports, data, i.query),
-  ),
+  reports: query('v4.reports', '/v4/reports', 'Run reports', (store, inv, i) => store.query(inv.reports, i.query)),
   'reports.events': query(
     'v4.reports.events',
     '/v4/reports/{hash}/events',
     'The events of a report',
-    (inv, data, i) => {
-      if (!inv.indexOf(data).byHash.has(i.params.hash as string)) throw reportNotFound(i.params.hash);
-      return inv.queryEntity(inv.events, data, i.query, [['=', 'report', i.params.hash]]);
+    async (store, inv, i) => {
+      if (!(await store.report(i.params.hash as string))) throw reportNotFound(i.params.hash);
+      return store.query(inv.events, i.query, [['=', 'report', i.params.hash]]);
     },
   ),
   'reports.metrics': reportPart('metrics'),
   'reports.logs': reportPart('logs'),
-  events: query('v4.events', '/v4/events', 'Resource events of reports', (inv, data, i) =>
-    inv.queryEntity(inv.events, data, i.query),
+  events: query('v4.events', '/v4/events', 'Resource events of reports', (store, inv, i) =>
+    store.query(inv.events, i.query),
   ),
   'event-counts': query(
     'v4.eventCounts',
     '/v4/event-counts',
     'Event counts per resource, class or node',
-    (inv, data, i) => inv.eventCounts(data, i.query),
+    (store, inv, i) => store.eventCounts(i.query),
   ),
   'aggregate-event-counts': query(
     'v4.aggregateEventCounts',
     '/v4/aggregate-event-counts',
     'Event counts summed over subjects',
-    (inv, data, i) => inv.aggregateEventCounts(data, i.query),
+    (store, inv, i) => store.aggregateEventCounts(i.query),
   ),
 };
 

@@ -49,6 +49,8 @@ export interface JsonReply<V = unknown> extends ReplyBase {
   value: V;
   /** Written without indentation (large `/v4` answers, as PuppetDB does unless `pretty`). */
   compact?: boolean;
+  /** The compact JSON text of `value` when the handler has it already (rows the database rendered). */
+  text?: string;
 }
 
 /** A text file (deployment output, drawings). */

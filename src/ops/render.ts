@@ -30,7 +30,8 @@ function renderReply(outcome: Answered, format: Format): Rendered {
       return { status, mediaType: MEDIA_TYPES[format], body, headers };
     }
     case 'json': {
-      const body = `${JSON.stringify(reply.value, null, reply.compact ? undefined : 2)}\n`;
+      const text = reply.compact && reply.text !== undefined ? reply.text : undefined;
+      const body = `${text ?? JSON.stringify(reply.value, null, reply.compact ? undefined : 2)}\n`;
       return { status, mediaType: MEDIA_TYPES.json, body, headers };
     }
     case 'text':

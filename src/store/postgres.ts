@@ -27,6 +27,110 @@ export const MIGRATIONS: { version: number; name: string; sql: string }[] = [
             updated timestamptz NOT NULL DEFAULT now()
           )`,
   },
+  {
+    version: 2,
+    name: 'inventory tables',
+    // Timestamps are milliseconds since the epoch (as the queries compare them); `ord` orders rows as the folder
+    // backend does (a node's first catalog, then the resource's place in it; a report's arrival, then the event's
+    // place in it), so both backends give the same bytes. `params` is the jsonb twin of `parameters`, which keeps the
+    // key order of the answer. json values of events keep their canonical text for equality, regexes and ordering.
+    sql: `CREATE TABLE nfv_inv_nodes (
+            certname text PRIMARY KEY,
+            deactivated bigint,
+            last_seen bigint,
+            catalog_time bigint,
+            catalog_environment text,
+            catalog_version text,
+            catalog_ord bigint,
+            latest_report_time bigint
+          );
+          CREATE SEQUENCE nfv_inv_catalog_ord;
+          CREATE TABLE nfv_inv_resources (
+            ord bigint PRIMARY KEY,
+            certname text NOT NULL,
+            resource text NOT NULL,
+            type text NOT NULL,
+            title text NOT NULL,
+            exported boolean NOT NULL,
+            tags text[] NOT NULL,
+            file text,
+            line integer,
+            environment text,
+            parameters json NOT NULL,
+            params jsonb NOT NULL,
+            active boolean NOT NULL
+          );
+          CREATE INDEX nfv_inv_resources_certname ON nfv_inv_resources (certname);
+          CREATE INDEX nfv_inv_resources_type_title ON nfv_inv_resources (type, title);
+          -- Listings of a type paged by node (order_by certname): read in order, counted from the index alone.
+          CREATE INDEX nfv_inv_resources_type_certname ON nfv_inv_resources (type, certname COLLATE "C") WHERE active;
+          CREATE INDEX nfv_inv_resources_tags ON nfv_inv_resources USING gin (tags);
+          CREATE INDEX nfv_inv_resources_params ON nfv_inv_resources USING gin (params jsonb_path_ops);
+          CREATE INDEX nfv_inv_resources_line ON nfv_inv_resources (line);
+          CREATE INDEX nfv_inv_resources_exported ON nfv_inv_resources (type) WHERE exported;
+          CREATE TABLE nfv_inv_reports (
+            id bigint PRIMARY KEY,
+            hash text NOT NULL UNIQUE,
+            certname text NOT NULL,
+            puppet_version text NOT NULL,
+            report_format integer NOT NULL,
+            configuration_version text NOT NULL,
+            start_time bigint NOT NULL,
+            end_time bigint NOT NULL,
+            producer_timestamp bigint NOT NULL,
+            receive_time bigint NOT NULL,
+            producer text,
+            transaction_uuid text,
+            catalog_uuid text,
+            code_id text,
+            job_id text,
+            cached_catalog_status text,
+            status text,
+            noop boolean,
+            noop_pending boolean,
+            environment text,
+            type text NOT NULL,
+            latest boolean NOT NULL,
+            metrics json,
+            logs json
+          );
+          CREATE SEQUENCE nfv_inv_report_id;
+          CREATE INDEX nfv_inv_reports_certname ON nfv_inv_reports (certname, producer_timestamp);
+          CREATE INDEX nfv_inv_reports_latest ON nfv_inv_reports (certname) WHERE latest;
+          CREATE INDEX nfv_inv_reports_status ON nfv_inv_reports (status);
+          CREATE TABLE nfv_inv_events (
+            ord bigint PRIMARY KEY,
+            report_id bigint NOT NULL REFERENCES nfv_inv_reports (id),
+            status text,
+            "timestamp" bigint NOT NULL,
+            resource_type text NOT NULL,
+            resource_title text NOT NULL,
+            property text,
+            name text,
+            new_value json,
+            old_value json,
+            new_value_canon text NOT NULL,
+            old_value_canon text NOT NULL,
+            message text,
+            file text,
+            line integer,
+            containment_path text[],
+            containing_class text
+          );
+          CREATE INDEX nfv_inv_events_report ON nfv_inv_events (report_id);
+          CREATE INDEX nfv_inv_events_status ON nfv_inv_events (status);
+          CREATE INDEX nfv_inv_events_resource ON nfv_inv_events (resource_type, resource_title);
+          -- PuppetDB's text of a JSON value (sorted keys, no spaces), for regexes and ordering on parameters.
+          CREATE FUNCTION nfv_canonical(j jsonb) RETURNS text LANGUAGE plpgsql IMMUTABLE STRICT AS $f$
+          BEGIN
+            RETURN CASE jsonb_typeof(j)
+              WHEN 'object' THEN '{' || coalesce((SELECT string_agg(to_json(k)::text || ':' || nfv_canonical(v), ','
+                  ORDER BY k COLLATE "C") FROM jsonb_each(j) AS e(k, v)), '') || '}'
+              WHEN 'array' THEN '[' || coalesce((SELECT string_agg(nfv_canonical(v), ',' ORDER BY n)
+                  FROM jsonb_array_elements(j) WITH ORDINALITY AS a(v, n)), '') || ']'
+              ELSE j::text END;
+          END $f$`,
+  },
 ];
 export const SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;
 
@@ -35,6 +139,8 @@ function databaseError(e: unknown, where: string): unknown {
   const code = (e as { code?: string } | undefined)?.code;
   if (code === '55P03')
     return new NfvError(503, `the database ${where} is busy: another nfv process holds the area's lock`);
+  if (code === '57014')
+    return new NfvError(503, `the database ${where} stopped a query that ran longer than its time limit`);
   if (code === '42P01')
     return new NfvError(424, `the database ${where} has no nfv schema yet: run nfv db migrate --database URL`);
   if (code === '3D000' || code === '28P01' || code === '28000')
@@ -91,7 +197,7 @@ export class PostgresAreas {
    * Runs `fn` on one connection of the pool: a transaction it opened and did not end is rolled back, and failures
    * become sentences.
    */
-  private async session<R>(fn: (client: pg.PoolClient) => Promise<R>): Promise<R> {
+  async session<R>(fn: (client: pg.PoolClient) => Promise<R>): Promise<R> {
     let client: pg.PoolClient | undefined;
     try {
       client = await (await this.pool()).connect();
@@ -126,11 +232,16 @@ export class PostgresAreas {
     });
   }
 
+  /** Milliseconds a transaction waits for a row lock before giving up with 503. */
+  get lockTimeout(): number {
+    return Math.max(1, Math.round(this.lockTimeoutMs));
+  }
+
   /** Applies `change` inside one transaction holding the area's row lock; writes nothing if it throws. */
   async mutate<T, R>(area: AreaSpec<T>, change: (data: T) => R | Unchanged<R> | Promise<R | Unchanged<R>>): Promise<R> {
     return this.session(async (client) => {
       await client.query('BEGIN');
-      await client.query(`SET LOCAL lock_timeout = ${Math.max(1, Math.round(this.lockTimeoutMs))}`);
+      await client.query(`SET LOCAL lock_timeout = ${this.lockTimeout}`);
       await client.query('INSERT INTO nfv_areas (name, doc) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING', [
         area.name,
         JSON.stringify(area.initial()),

@@ -1,9 +1,11 @@
 /**
  * nfv db migrate | status | import, and the same commands answering from a database and from a folder alike.
  */
+import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import t from 'tap';
 import { cli, scratch } from '../helpers.js';
+import { catalog, report, user, web } from '../inventory/data.js';
 import { havePostgres, startPostgres } from '../postgres.js';
 
 if (havePostgres(t)) {
@@ -30,22 +32,43 @@ if (havePostgres(t)) {
     const env = { NFV_DATABASE_URL: pg.url };
     t.equal((await cli(['simulate', '--store', office], { workspace: local })).code, 0);
     t.equal((await cli(['fwd', 'import', '--simulation', '1'], { workspace: local })).code, 0);
+    const commands = path.join(local, 'commands.jsonl');
+    await writeFile(
+      commands,
+      [
+        { command: 'replace catalog', version: 9, payload: catalog('a.example', '2024-01-01T00:00:00Z', [web, user]) },
+        { command: 'store report', version: 8, payload: report('a.example', '2024-01-02T00:00:00Z', []) },
+      ]
+        .map((c) => JSON.stringify(c))
+        .join('\n'),
+    );
+    t.equal((await cli(['inventory', 'ingest', 'commands', commands], { workspace: local })).code, 0);
     const migrated = await cli(['db', 'migrate'], { workspace: local, env });
     t.equal(migrated.code, 0, migrated.stderr);
-    t.match(migrated.stderr, /^schema version 0 -> 1\n$/);
+    t.match(migrated.stderr, /^schema version 0 -> 2\n$/);
     const imported = await cli(['db', 'import', local], { workspace: local, env });
     t.equal(imported.code, 0, imported.stderr);
-    t.match(imported.stderr, /imported 1 graphs, 1 requirement sets, 0 substrates, 1 simulations, 1 firewall nodes/);
+    t.match(
+      imported.stderr,
+      /imported 1 graphs, 1 requirement sets, 0 substrates, 1 simulations, 1 firewall nodes, 1 catalogs, 1 reports/,
+    );
     const status = JSON.parse((await cli(['db', 'status'], { workspace: local, env })).stdout);
-    t.match(status, { version: 1, latest: 1, counts: { graphs: 1, simulations: 1, firewallNodes: 1 } });
+    t.match(status, {
+      version: 2,
+      latest: 2,
+      counts: { graphs: 1, simulations: 1, firewallNodes: 1, inventoryNodes: 1, resources: 2, reports: 1 },
+    });
     for (const args of [
       ['simulations', 'get', '1', '--format', 'xml'],
       ['simulations', 'report', '1'],
       ['fwd', 'nodes', 'list'],
       ['graphs', 'list', '--format', 'json'],
+      ['inventory', 'resources', '--format', 'json'],
+      ['inventory', 'reports'],
     ]) {
       const fromFolder = await cli(args, { workspace: local });
       const fromDatabase = await cli(args, { workspace: local, env });
+      t.ok(fromFolder.code === 0 && fromFolder.stdout.length > 2, `${args.join(' ')} answers`);
       t.equal(fromDatabase.stdout, fromFolder.stdout, `${args.join(' ')}: the same bytes`);
     }
     const again = await cli(['db', 'import', local], { workspace: local, env });

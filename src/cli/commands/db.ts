@@ -1,12 +1,14 @@
 /**
  * `nfv db migrate | status | import DIR`: the PostgreSQL side of a workspace (`--database URL` or
  * `NFV_DATABASE_URL`). Migrations are versioned (store/postgres.ts); status says the version and what is stored;
- * import moves a local workspace folder's graphs, requirement sets, substrates, simulations and /fwd nodes into an
- * empty database.
+ * import moves a local workspace folder's graphs, requirement sets, substrates, simulations, /fwd nodes and
+ * inventory into an empty database.
  */
 import path from 'node:path';
 import { Command } from 'commander';
 import { NfvError, badRequest } from '../../model/errors.js';
+import { PostgresInventoryStore } from '../../inventory/postgres.js';
+import { JournalInventoryStore, preparedOf } from '../../inventory/store.js';
 import { FWD_AREA } from '../../store/firewalls.js';
 import { ADP_AREA } from '../../store/network.js';
 import { SCHEMA_VERSION } from '../../store/postgres.js';
@@ -38,6 +40,7 @@ const statusCommand = new Command('status')
     const { version, areas } = await db.status();
     const adp = version ? await ws.read(ADP_AREA) : undefined;
     const fwd = version ? await ws.read(FWD_AREA) : undefined;
+    const inventory = version >= 2 ? await new PostgresInventoryStore(db).counts() : {};
     const status = {
       database: db.where,
       version,
@@ -48,6 +51,10 @@ const statusCommand = new Command('status')
         substrates: adp?.substrates.length ?? 0,
         simulations: adp?.simulations.length ?? 0,
         firewallNodes: fwd?.nodes.length ?? 0,
+        inventoryNodes: inventory.nodes ?? 0,
+        resources: inventory.resources ?? 0,
+        reports: inventory.reports ?? 0,
+        events: inventory.events ?? 0,
       },
       areas,
     };
@@ -70,8 +77,11 @@ const importCommand = new Command('import')
     const adpEmpty = (d: typeof adp) =>
       d.graphs.length + d.requirementSets.length + d.substrates.length + d.simulations.length === 0;
     const fwdEmpty = (d: typeof fwd) => d.nodes.length === 0;
-    if (!adpEmpty(await ws.read(ADP_AREA)) || !fwdEmpty(await ws.read(FWD_AREA)))
+    const inventory = new PostgresInventoryStore(ws.database!);
+    const held = await inventory.counts();
+    if (!adpEmpty(await ws.read(ADP_AREA)) || !fwdEmpty(await ws.read(FWD_AREA)) || held.nodes)
       throw new NfvError(409, `the database ${ws.database!.where} holds data already; nothing was imported`);
+    const commands = preparedOf(await new JournalInventoryStore(local).data());
     // Each area in one transaction, found empty again under its lock.
     const fill = <T extends object>(area: AreaSpec<T>, data: T, empty: (d: T) => boolean) =>
       ws.mutate(area, (current) => {
@@ -82,10 +92,14 @@ const importCommand = new Command('import')
       });
     await fill(ADP_AREA, adp, adpEmpty);
     await fill(FWD_AREA, fwd, fwdEmpty);
+    if (!(await inventory.importPrepared(commands)))
+      throw new NfvError(409, "the database's inventory was written meanwhile; it was not imported");
+    const catalogs = commands.filter((c) => c.kind === 'catalog').length;
+    const reports = commands.filter((c) => c.kind === 'report').length;
     say(
       `imported ${adp.graphs.length} graphs, ${adp.requirementSets.length} requirement sets, ` +
         `${adp.substrates.length} substrates, ${adp.simulations.length} simulations, ` +
-        `${fwd.nodes.length} firewall nodes`,
+        `${fwd.nodes.length} firewall nodes, ${catalogs} catalogs, ${reports} reports`,
     );
   });
 

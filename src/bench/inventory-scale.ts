@@ -1,0 +1,187 @@
+/**
+ * npm run bench:inventory-scale: the inventory at fleet size on both backends, side by side. The fleet generator of
+ * ../shared/bench/inventory makes NFV_BENCH_NODES nodes (default 10,000) of 100 resources with 5 reports each
+ * (1,000,000 resources, 50,000 reports); each backend ingests it with `nfv inventory ingest commands`, then `nfv
+ * serve` answers the 17 queries of the comparison set (median of 3 over HTTP). The PostgreSQL backend runs on a fresh
+ * database made beside the one NFV_DATABASE_URL names, dropped afterwards. Answers are compared byte for byte.
+ * NFV_BENCH_DATASET reuses a generated folder. Prints a table and writes bench-results/inventory-scale.{md,json}.
+ */
+import { execFileSync, spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import Table from 'cli-table3';
+import pg from 'pg';
+import { REPO, SHARED, median } from './reference.js';
+
+const GENERATOR = path.join(SHARED, 'bench', 'inventory');
+const BIN = path.join(REPO, 'bin', 'nfv');
+const NODES = Number(process.env.NFV_BENCH_NODES ?? 10_000);
+const url = process.env.NFV_DATABASE_URL;
+if (!url) {
+  process.stderr.write('bench:inventory-scale needs NFV_DATABASE_URL (a PostgreSQL where it may create a database)\n');
+  process.exit(2);
+}
+// The children choose their backend by flag only.
+delete process.env.NFV_DATABASE_URL;
+const work = mkdtempSync(path.join(tmpdir(), 'nfv-bench-scale-'));
+const progress = (text: string) => process.stderr.isTTY && process.stderr.write(`\r\x1b[K${text}`);
+
+const dataset = process.env.NFV_BENCH_DATASET ?? path.join(work, 'fleet');
+if (!existsSync(path.join(dataset, 'meta.json'))) {
+  progress(`generating ${NODES} nodes`);
+  execFileSync('python3', [
+    path.join(GENERATOR, 'gen_dataset.py'),
+    dataset,
+    '--nodes',
+    String(NODES),
+    '--per-node',
+    '100',
+    '--reports-per-node',
+    '5',
+  ]);
+}
+const meta = JSON.parse(readFileSync(path.join(dataset, 'meta.json'), 'utf8')) as Record<string, number>;
+const querySet = JSON.parse(
+  execFileSync(
+    'python3',
+    [
+      '-c',
+      `import json,sys; sys.path.insert(0, ${JSON.stringify(GENERATOR)}); from queries import query_set; ` +
+        `print(json.dumps(query_set(json.load(open(${JSON.stringify(path.join(dataset, 'meta.json'))})))))`,
+    ],
+    { encoding: 'utf8' },
+  ),
+) as [string, string, Record<string, unknown>, boolean][];
+
+// A fresh database beside the given one.
+const database = `nfv_bench_scale_${process.pid}`;
+const admin = new pg.Client({ connectionString: url });
+await admin.connect();
+await admin.query(`CREATE DATABASE ${database}`);
+const dbUrl = new URL(url);
+dbUrl.pathname = `/${database}`;
+
+interface Backend {
+  name: string;
+  args: string[];
+}
+const backends: Backend[] = [
+  { name: 'folder', args: [] },
+  { name: 'PostgreSQL', args: ['--database', dbUrl.toString()] },
+];
+
+function ingest(workspace: string, b: Backend, files: string[]): { seconds: number; applied: number } {
+  const out = execFileSync(
+    process.execPath,
+    [BIN, 'inventory', 'ingest', 'commands', ...files, '--workspace', workspace, ...b.args],
+    { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 },
+  );
+  const summary = JSON.parse(out) as { seconds: number; applied: number; refused: number };
+  if (summary.refused) throw new Error(`${b.name}: ${summary.refused} commands refused`);
+  return summary;
+}
+
+async function serve(workspace: string, b: Backend) {
+  const child = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--workspace', workspace, ...b.args], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  const base = await new Promise<string>((resolve, reject) => {
+    let err = '';
+    child.stderr.on('data', (d) => {
+      err += d;
+      const m = /listening on (\S+)/.exec(err);
+      if (m) resolve(m[1]!);
+    });
+    child.on('exit', () => reject(new Error(err)));
+  });
+  const rss = () => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'))![1]) / 1024;
+  const stop = () => new Promise<void>((r) => (child.on('exit', () => r()), child.kill('SIGTERM')));
+  return { base, rss, stop };
+}
+
+const target = (base: string, p: string, params: Record<string, unknown>) => {
+  const pairs = Object.entries(params).map(([k, v]) => [k, typeof v === 'string' ? v : JSON.stringify(v)]);
+  return `${base}/v4${p}${pairs.length ? `?${new URLSearchParams(pairs)}` : ''}`;
+};
+
+const results: Record<string, any> = {};
+for (const b of backends) {
+  const workspace = path.join(work, `ws-${b.name}`);
+  mkdirSync(workspace);
+  if (b.args.length) execFileSync(process.execPath, [BIN, 'db', 'migrate', '--workspace', workspace, ...b.args]);
+  progress(`${b.name}: ingesting catalogs`);
+  const catalogs = ingest(workspace, b, [path.join(dataset, 'catalogs.jsonl')]);
+  progress(`${b.name}: ingesting reports`);
+  const reports = ingest(
+    workspace,
+    b,
+    ['reports', 'deactivations'].map((k) => path.join(dataset, `${k}.jsonl`)),
+  );
+  const s = await serve(workspace, b);
+  await fetch(target(s.base, '/resources', { limit: 1 })); // the folder backend reads its journal once
+  const queries: Record<string, { ms: number; rows: number; sha: string }> = {};
+  for (const [name, p, params] of querySet) {
+    progress(`${b.name}: ${name}`);
+    const times: number[] = [];
+    let body = '';
+    for (let k = 0; k < 3; k++) {
+      const t0 = performance.now();
+      const res = await fetch(target(s.base, p, params));
+      body = `${res.status} ${res.headers.get('x-records') ?? ''} ${await res.text()}`;
+      times.push(performance.now() - t0);
+    }
+    const rows = (JSON.parse(body.slice(body.indexOf(' ', 4) + 1)) as unknown[]).length;
+    queries[name] = { ms: median(times), rows, sha: createHash('sha256').update(body).digest('hex') };
+  }
+  results[b.name] = {
+    catalogSeconds: catalogs.seconds,
+    resourcesPerSecond: meta.resources! / catalogs.seconds,
+    reportSeconds: reports.seconds,
+    reportsPerSecond: meta.reports! / reports.seconds,
+    serveRssMb: s.rss(),
+    queries,
+  };
+  await s.stop();
+}
+progress('');
+await admin.query(`DROP DATABASE ${database}`);
+await admin.end();
+rmSync(work, { recursive: true, force: true });
+
+const [folder, postgres] = [results.folder, results.PostgreSQL];
+const ingestTable = new Table({
+  head: ['backend', 'catalogs s', 'resources/s', 'reports s', 'reports/s', 'serve RSS MB'],
+  style: { head: [], border: [] },
+});
+for (const b of backends) {
+  const r = results[b.name];
+  ingestTable.push([
+    b.name,
+    r.catalogSeconds.toFixed(1),
+    r.resourcesPerSecond.toFixed(0),
+    r.reportSeconds.toFixed(1),
+    r.reportsPerSecond.toFixed(0),
+    r.serveRssMb.toFixed(0),
+  ]);
+}
+const queryTable = new Table({
+  head: ['query', 'rows', 'folder ms', 'PostgreSQL ms', 'PostgreSQL / folder', 'same bytes'],
+  style: { head: [], border: [] },
+});
+for (const [name] of querySet) {
+  const f = folder.queries[name];
+  const p = postgres.queries[name];
+  queryTable.push([name, p.rows, f.ms.toFixed(0), p.ms.toFixed(0), (p.ms / f.ms).toFixed(2), f.sha === p.sha]);
+}
+const heading =
+  `Inventory at ${meta.resources} resources, ${meta.reports} reports, ${meta.events} events ` +
+  `(${meta.nodes} nodes); median of 3 over HTTP`;
+process.stdout.write(`${heading}\n${ingestTable.toString()}\n${queryTable.toString()}\n`);
+mkdirSync(path.join(REPO, 'bench-results'), { recursive: true });
+writeFileSync(path.join(REPO, 'bench-results', 'inventory-scale.json'), JSON.stringify({ meta, results }, null, 2));
+writeFileSync(
+  path.join(REPO, 'bench-results', 'inventory-scale.md'),
+  `${heading}\n\n\`\`\`\n${ingestTable.toString()}\n${queryTable.toString()}\n\`\`\`\n`,
+);

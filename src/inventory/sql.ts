@@ -1,0 +1,325 @@
+/**
+ * PuppetDB's v4 query AST compiled to SQL over the inventory tables (migration 2 in store/postgres.ts). Every
+ * predicate gives a row the truth the in-memory compiler (query.ts) gives it, unknown included: SQL's AND, OR and
+ * NOT are the same three-valued logic, and where query.ts answers false instead of unknown (a missing parameter,
+ * membership) the SQL says so with coalesce. Queries reach this module already checked by query.ts (the same 400s
+ * on both backends), so shapes are trusted here; values travel as parameters, never in the SQL text.
+ */
+import { badRequest } from '../model/errors.js';
+import type { Entity, Kind } from './entities.js';
+import { anyType, dottedPath, entityNamed, implicitJoin, subqueryParts } from './query.js';
+import { canonicalJson, parseInstant, text } from './values.js';
+
+/** The values of `$n` placeholders, in order. */
+export class SqlParameters {
+  readonly values: unknown[] = [];
+  private aliases = 0;
+
+  /** A placeholder for `value`, cast to `type`. */
+  add(value: unknown, type: string): string {
+    this.values.push(value);
+    return `$${this.values.length}::${type}`;
+  }
+
+  /** A fresh table alias (subqueries nest). */
+  alias(): string {
+    return `x${this.aliases++}`;
+  }
+}
+
+/** Each entity's rows with one column per field, named as the field, and `ord`: the folder backend's row order. */
+export const SOURCES: Record<string, string> = {
+  resources: 'nfv_inv_resources',
+  reports: '(SELECT r.*, r.id AS ord FROM nfv_inv_reports r)',
+  events: `(SELECT e.*, p.certname, p.hash AS report, p.configuration_version, p.environment,
+    p.start_time AS run_start_time, p.end_time AS run_end_time, p.receive_time AS report_receive_time, p.latest
+    FROM nfv_inv_events e JOIN nfv_inv_reports p ON p.id = e.report_id)`,
+  catalogs: `(SELECT certname, catalog_environment AS environment, catalog_version AS version,
+    catalog_time AS producer_timestamp, catalog_ord AS ord FROM nfv_inv_nodes WHERE catalog_time IS NOT NULL)`,
+};
+
+/** Fields whose column is named otherwise. */
+const COLUMNS: Record<string, Record<string, string>> = {
+  resources: { tag: 'tags', parameters: 'params' },
+  reports: { agent_version: 'puppet_version', 'latest_report?': 'latest' },
+  events: { 'latest_report?': 'latest' },
+};
+
+/** A field's column as stored (json values of events as their canonical text). */
+export function columnOf(entity: Entity, alias: string, name: string): string {
+  if (name === 'corrective_change') return 'NULL::boolean';
+  if (entity.fields[name]?.kind === 'json' && entity.name === 'events') return `${alias}."${name}_canon"`;
+  return `${alias}."${COLUMNS[entity.name]?.[name] ?? name}"`;
+}
+
+type FieldKind = Kind | 'parameter' | 'dotted';
+
+/** A field as a query uses it. */
+interface SqlField {
+  name: string;
+  kind: FieldKind;
+  sql: string;
+}
+
+interface Compiler {
+  entity: Entity;
+  alias: string;
+  params: SqlParameters;
+  mentions: Set<string>;
+}
+
+function fieldOf(c: Compiler, raw: unknown): SqlField {
+  const { entity, alias } = c;
+  if (Array.isArray(raw) && raw[0] === 'parameter' && entity.name === 'resources') {
+    return {
+      name: `parameter ${raw[1]}`,
+      kind: 'parameter',
+      sql: `(${alias}.params -> ${c.params.add(raw[1], 'text')})`,
+    };
+  }
+  const name = raw as string;
+  if (entity.name === 'resources' && name.startsWith('parameters.'))
+    return { name, kind: 'dotted', sql: `(${alias}.params #> ${c.params.add(dottedPath(name), 'text[]')})` };
+  if (entity.name === 'resources' && name === 'node_state') return { name, kind: 'node_state', sql: `${alias}.active` };
+  return { name, kind: entity.fields[name]!.kind, sql: columnOf(entity, alias, name) };
+}
+
+const JSONB_KINDS: FieldKind[] = ['parameter', 'dotted', 'parameters'];
+
+function equality(c: Compiler, f: SqlField, value: unknown): string {
+  const p = c.params;
+  if (value === null && f.kind !== 'json' && !JSONB_KINDS.includes(f.kind)) return `(${f.sql} IS NULL)`;
+  switch (f.kind) {
+    case 'string':
+      return `(${f.sql} = ${p.add(value, 'text')})`;
+    case 'number':
+      return `(${f.sql} = ${p.add(value, 'float8')})`;
+    case 'timestamp':
+      return `(${f.sql} = ${p.add(parseInstant(value), 'float8')})`;
+    case 'boolean':
+    case 'latest': {
+      const b = f.kind === 'latest' && typeof value === 'string' ? value.toLowerCase() === 'true' : value;
+      return `(${f.sql} = ${p.add(b, 'boolean')})`;
+    }
+    case 'array':
+    case 'tag': {
+      const wanted = f.kind === 'tag' ? (value as string).toLowerCase() : value;
+      return `(${f.sql} @> ARRAY[${p.add(wanted, 'text')}])`;
+    }
+    case 'node_state': {
+      const state = text(value).toLowerCase();
+      return state === 'any' ? 'TRUE' : state === 'active' ? f.sql : `(NOT ${f.sql})`;
+    }
+    case 'json':
+      return `(${f.sql} = ${p.add(canonicalJson(value), 'text')})`;
+    case 'parameter':
+    case 'dotted':
+    case 'parameters': {
+      const same = `coalesce(${f.sql} = ${p.add(JSON.stringify(value), 'jsonb')}, false)`;
+      // Containment first, so that the GIN index on params finds the candidates.
+      if (f.kind !== 'parameter') return same;
+      const name = f.name.slice('parameter '.length);
+      return `(${c.alias}.params @> ${p.add(JSON.stringify(Object.fromEntries([[name, value]])), 'jsonb')} AND ${same})`;
+    }
+  }
+}
+
+function inequality(c: Compiler, f: SqlField, op: string, value: unknown): string {
+  const bound = c.params.add(f.kind === 'timestamp' ? parseInstant(value) : value, 'float8');
+  if (f.kind === 'dotted')
+    return `(CASE WHEN jsonb_typeof(${f.sql}) = 'number' THEN (${f.sql})::float8 ${op} ${bound} END)`;
+  return `(${f.sql} ${op} ${bound})`;
+}
+
+function regexMatch(c: Compiler, f: SqlField, value: string): string {
+  const p = c.params;
+  switch (f.kind) {
+    case 'array':
+    case 'tag': {
+      const re = p.add(f.kind === 'tag' ? value.toLowerCase() : value, 'text');
+      return `(CASE WHEN ${f.sql} IS NULL THEN NULL ELSE EXISTS (SELECT 1 FROM unnest(${f.sql}) AS t(v) WHERE t.v ~ ${re}) END)`;
+    }
+    // PuppetDB JSON-encodes the pattern too (see query.ts).
+    case 'parameter':
+      return `coalesce(nfv_canonical(${f.sql}) ~ ${p.add(JSON.stringify(value), 'text')}, false)`;
+    case 'json':
+      return `(${f.sql} ~ ${p.add(JSON.stringify(value), 'text')})`;
+    case 'dotted': {
+      const re = p.add(value, 'text');
+      return (
+        `(CASE jsonb_typeof(${f.sql}) WHEN 'null' THEN NULL WHEN 'string' THEN (${f.sql} #>> '{}') ~ ${re} ` +
+        `ELSE nfv_canonical(${f.sql}) ~ ${re} END)`
+      );
+    }
+    default:
+      // A node's name is matched once per node rather than once per resource, report or event.
+      if (f.name === 'certname' && c.entity.name !== 'catalogs')
+        return `(${f.sql} IN (SELECT n.certname FROM nfv_inv_nodes n WHERE n.certname ~ ${p.add(value, 'text')}))`;
+      return `(${f.sql} ~ ${p.add(value, 'text')})`;
+  }
+}
+
+function nullCheck(c: Compiler, f: SqlField, value: boolean): string {
+  if (f.kind === 'json') return 'FALSE';
+  const b = c.params.add(value, 'boolean');
+  if (f.kind === 'dotted' || f.kind === 'parameter')
+    return `(CASE WHEN ${f.sql} IS NULL THEN FALSE ELSE (jsonb_typeof(${f.sql}) = 'null') = ${b} END)`;
+  return `((${f.sql} IS NULL) = ${b})`;
+}
+
+/** A field's raw value for membership, and the SQL type it compares as ('jsonb' compares across types). */
+function rawValue(entity: Entity, alias: string, f: SqlField): { sql: string; type: string } {
+  switch (f.kind) {
+    case 'string':
+      return { sql: f.sql, type: 'text' };
+    case 'number':
+    case 'timestamp':
+      return { sql: `(${f.sql})::float8`, type: 'float8' };
+    case 'boolean':
+    case 'latest':
+      return { sql: f.sql, type: 'boolean' };
+    case 'array':
+    case 'tag':
+      return { sql: f.sql, type: 'text[]' };
+    case 'json':
+      return { sql: `${alias}."${f.name}"::jsonb`, type: 'jsonb' };
+    default:
+      return { sql: f.sql, type: 'jsonb' };
+  }
+}
+
+function membership(c: Compiler, node: unknown[]): string {
+  const rawFields = Array.isArray(node[1]) && node[1][0] !== 'parameter' ? (node[1] as unknown[]) : [node[1]];
+  const fields = rawFields.map((raw) => fieldOf(c, raw));
+  fields.forEach((f) => c.mentions.add(f.name));
+  const sub = node[2] as unknown[];
+  if (text(sub[0]).toLowerCase() === 'array') {
+    const values = sub[1] as unknown[];
+    return values.length === 0 ? 'FALSE' : `(${values.map((v) => equality(c, fields[0]!, v)).join(' OR ')})`;
+  }
+  const { entity, names, where } = subqueryParts(sub);
+  const inner = (alias: string) => ({
+    from: `${SOURCES[entity.name]} ${alias}`,
+    where: filterSql(entity, where, alias, c.params),
+    values: names.map((n) => rawValue(entity, alias, fieldOf({ ...c, entity, alias }, n))),
+  });
+  const outer = fields.map((f) => rawValue(c.entity, c.alias, f));
+  const pairs = (values: { sql: string; type: string }[]) =>
+    outer.map((o, k) => {
+      const i = values[k]!;
+      return o.type === i.type ? [o.sql, i.sql] : [`to_jsonb(${o.sql})`, `to_jsonb(${i.sql})`];
+    });
+  if (outer.length === 1) {
+    // Nulls match nulls, as in query.ts (canonical JSON keys); IN alone would make them unknown.
+    const a = inner(c.params.alias());
+    const [[o, i]] = pairs(a.values) as [[string, string]];
+    const b = inner(c.params.alias());
+    const [[, j]] = pairs(b.values) as [[string, string]];
+    return (
+      `(coalesce(${o} IN (SELECT ${i} FROM ${a.from} WHERE ${a.where} AND ${i} IS NOT NULL), false) OR ` +
+      `(${o} IS NULL AND EXISTS (SELECT 1 FROM ${b.from} WHERE ${b.where} AND ${j} IS NULL)))`
+    );
+  }
+  const a = inner(c.params.alias());
+  const same = pairs(a.values).map(([o, i]) => `${i} IS NOT DISTINCT FROM ${o}`);
+  return `EXISTS (SELECT 1 FROM ${a.from} WHERE ${a.where} AND ${same.join(' AND ')})`;
+}
+
+function compileNode(c: Compiler, node: unknown): string {
+  const list = node as unknown[];
+  const op = (list[0] as string).toLowerCase();
+  const args = list.slice(1);
+  switch (op) {
+    case 'and':
+    case 'or':
+      return `(${args.map((a) => compileNode(c, a)).join(op === 'and' ? ' AND ' : ' OR ')})`;
+    case 'not':
+      return `(NOT ${compileNode(c, args[0])})`;
+    case 'in':
+      return membership(c, list);
+    case 'subquery': {
+      const inner = entityNamed(args[0]);
+      const [outerField, innerField] = implicitJoin(c.entity, inner);
+      return membership(c, ['in', outerField, ['from', inner.name, ['extract', innerField, args[1]]]]);
+    }
+    default: {
+      const f = fieldOf(c, args[0]);
+      c.mentions.add(f.name);
+      if (op === '=') return equality(c, f, args[1]);
+      if (op === '~') return regexMatch(c, f, args[1] as string);
+      if (op === 'null?') return nullCheck(c, f, args[1] as boolean);
+      if (['<', '>', '<=', '>='].includes(op)) return inequality(c, f, op, args[1]);
+      throw badRequest(`'${op}' is not a known query operator`);
+    }
+  }
+}
+
+/** The criteria of a query on `entity` (rows under `alias`), with PuppetDB's default restrictions. */
+export function filterSql(entity: Entity, node: unknown, alias: string, params: SqlParameters): string {
+  const c: Compiler = { entity, alias, params, mentions: new Set() };
+  const p = node === undefined || node === null ? 'TRUE' : compileNode(c, anyType(entity, node));
+  if (entity.name === 'resources' && !c.mentions.has('node_state')) return `(${alias}.active AND ${p})`;
+  if (entity.name === 'reports' && !c.mentions.has('type')) return `(${alias}.type = 'agent' AND ${p})`;
+  return p;
+}
+
+/** A field as an ORDER BY key with the folder backend's order (strings by code point, lists by their JSON). */
+export function orderKey(entity: Entity, alias: string, name: string): string {
+  const col = columnOf(entity, alias, name);
+  switch (entity.fields[name]!.kind) {
+    case 'string':
+      return `${col} COLLATE "C"`;
+    case 'json': {
+      // As query.ts compares them: a string by itself, JSON null as no value, anything else by its canonical text.
+      const value = `${alias}."${name}"`;
+      return (
+        `(CASE json_typeof(${value}) WHEN 'string' THEN ${value} #>> '{}' WHEN 'null' THEN NULL ` +
+        `ELSE ${col} END) COLLATE "C"`
+      );
+    }
+    case 'array':
+    case 'tag':
+      return `array_to_json(${col})::text COLLATE "C"`;
+    case 'parameters':
+      return `nfv_canonical(${col}) COLLATE "C"`;
+    default:
+      return col;
+  }
+}
+
+/** A field as a GROUP BY key (json values have no equality; their text has). */
+export function groupKey(entity: Entity, alias: string, name: string): string {
+  const kind = entity.fields[name]!.kind;
+  if (entity.fields[name]!.answerOnly && entity.name === 'reports' && name === 'resource_events')
+    throw badRequest('group_by resource_events is not supported');
+  return kind === 'json' && entity.name !== 'events'
+    ? `${columnOf(entity, alias, name)}::text`
+    : columnOf(entity, alias, name);
+}
+
+/** An aggregate of extract (count, avg, sum, min, max) over a field, counting only what query.ts counts. */
+export function aggregateSql(
+  entity: Entity,
+  alias: string,
+  params: SqlParameters,
+  name: string,
+  raw?: unknown,
+): string {
+  if (raw === undefined) return 'count(*)::float8';
+  const f = fieldOf({ entity, alias, params, mentions: new Set() }, raw);
+  const jsonb = JSONB_KINDS.includes(f.kind) && f.kind !== 'parameters';
+  if (name === 'count') {
+    if (jsonb) return `count(CASE WHEN jsonb_typeof(${f.sql}) <> 'null' THEN 1 END)::float8`;
+    if (f.kind === 'json') return `count(CASE WHEN ${f.sql} <> 'null' THEN 1 END)::float8`;
+    return `count(${f.sql})::float8`;
+  }
+  const number =
+    f.kind === 'number' || f.kind === 'timestamp'
+      ? `(${f.sql})::float8`
+      : jsonb
+        ? `(CASE WHEN jsonb_typeof(${f.sql}) = 'number' THEN (${f.sql})::float8 END)`
+        : f.kind === 'json'
+          ? `(CASE WHEN json_typeof(${alias}."${f.name}") = 'number' THEN (${alias}."${f.name}"::text)::float8 END)`
+          : 'NULL::float8';
+  return `${name}(${number})`;
+}

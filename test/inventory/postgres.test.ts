@@ -1,0 +1,256 @@
+/**
+ * The inventory on PostgreSQL against the folder backend: PuppetDB's 98 recorded cases pass on both with the same
+ * bytes, more queries (every operator, null logic, order_by, paging, extract with aggregates, distinct events,
+ * event counts) answer byte for byte alike, the staleness rules decide alike, and concurrent batches on shared
+ * nodes neither deadlock nor lose a command.
+ */
+import t from 'tap';
+import { DECISIONS, ingestDataset, readCases, runCases } from '../../src/bench/inventory-cases.js';
+import { PostgresInventoryStore } from '../../src/inventory/postgres.js';
+import { JournalInventoryStore } from '../../src/inventory/store.js';
+import { resources } from '../../src/inventory/entities.js';
+import { PostgresAreas } from '../../src/store/postgres.js';
+import { Workspace } from '../../src/store/workspace.js';
+import { saidOnStderr, scratch, spawnNfv } from '../helpers.js';
+import { havePostgres, startPostgres } from '../postgres.js';
+import { catalog, report, user, web } from './data.js';
+
+if (havePostgres(t)) {
+  const server = await startPostgres(t);
+  let databases = 0;
+  /** A fresh, migrated database of the cluster. */
+  const freshDatabase = async (t: Tap.Test): Promise<{ url: string; areas: PostgresAreas }> => {
+    const admin = new PostgresAreas(server.url, 5000);
+    const name = `inv${databases++}`;
+    await admin.session((c) => c.query(`CREATE DATABASE ${name}`));
+    await admin.close();
+    const url = server.url.replace(/\/postgres$/, `/${name}`);
+    const areas = new PostgresAreas(url, 5000);
+    await areas.migrate();
+    t.teardown(() => areas.close());
+    return { url, areas };
+  };
+
+  /** `nfv serve` on a workspace folder, with or without the database; stopped at teardown. */
+  const serve = async (t: Tap.Test, dir: string, url?: string): Promise<string> => {
+    const child = spawnNfv(['serve', '--port', '0', '--workspace', dir, ...(url ? ['--database', url] : [])]);
+    t.teardown(() => child.kill());
+    return (await saidOnStderr(child, /listening on (\S+)/))[1]!;
+  };
+
+  /** The recorded dataset in a folder and in a database, each behind its own serve. */
+  const both = async (t: Tap.Test) => {
+    const { dataset, cases } = readCases();
+    const folder = await scratch(t);
+    await ingestDataset(new Workspace(folder), dataset);
+    const db = await freshDatabase(t);
+    const dbFolder = await scratch(t);
+    await ingestDataset(new Workspace(dbFolder, { database: db.areas }), dataset);
+    return { cases, folder: await serve(t, folder), database: await serve(t, dbFolder, db.url) };
+  };
+
+  t.test("PuppetDB's recorded cases: all pass on both backends, with the same bytes", async (t) => {
+    const { cases, folder, database } = await both(t);
+    const onFolder = await runCases(folder, cases);
+    const onDatabase = await runCases(database, cases);
+    t.equal(cases.length, 98);
+    t.same(onFolder.failures, [], `folder (with ${DECISIONS.length} decision applied)`);
+    t.same(onDatabase.failures, [], 'database');
+    onDatabase.answers.forEach((a, k) => t.equal(a, onFolder.answers[k], cases[k]!.name));
+  });
+
+  t.test('more queries answer byte for byte alike', async (t) => {
+    const { folder, database } = await both(t);
+    const q = (path: string, params: Record<string, unknown> = {}) => ({ path, params });
+    const queries = [
+      q('/resources'),
+      q('/resources', { query: ['=', 'node_state', 'any'] }),
+      q('/resources', { query: ['=', 'node_state', 'inactive'] }),
+      q('/resources', { query: ['not', ['=', 'file', '/etc/site.pp']] }),
+      q('/resources', { query: ['null?', 'line', true] }),
+      q('/resources', { query: ['null?', 'parameters.nested.foo', false] }),
+      q('/resources', { query: ['not', ['=', ['parameter', 'ensure'], 'file']] }),
+      q('/resources', { query: ['=', ['parameter', 'nested'], { foo: 'bar' }] }),
+      q('/resources', { query: ['=', 'parameters.nested.foo', 'bar'] }),
+      q('/resources', { query: ['>', 'parameters.numeric', 1000] }),
+      q('/resources', { query: ['~', 'parameters.ensure', '^fi'] }),
+      q('/resources', { query: ['~', ['parameter', 'owner'], 'ro+t'] }),
+      q('/resources', { query: ['~', 'tag', 'ONE|tw'] }),
+      q('/resources', { query: ['~', 'certname', '(?i)^ONE'] }),
+      q('/resources', { query: ['in', 'type', ['array', ['File', 'Service', 'Nope']]] }),
+      q('/resources', { query: ['in', 'line', ['array', []]] }),
+      q('/resources', { query: ['subquery', 'reports', ['=', 'status', 'failed']] }),
+      q('/resources', {
+        query: [
+          'in',
+          ['certname', 'environment'],
+          ['extract', ['certname', 'environment'], ['select_reports', ['=', 'type', 'any']]],
+        ],
+      }),
+      q('/resources', { query: ['in', 'file', ['extract', 'file', ['select_resources', ['=', 'type', 'File']]]] }),
+      q('/resources', { order_by: [{ field: 'tags' }, { field: 'line', order: 'desc' }], limit: 3, offset: 1 }),
+      q('/resources', { order_by: [{ field: 'parameters' }], include_total: true }),
+      q('/resources', { order_by: [{ field: 'file', order: 'desc' }, { field: 'title' }] }),
+      q('/resources', {
+        query: ['extract', ['title', 'parameters.nested', 'tags'], ['=', 'exported', false]],
+        order_by: [{ field: 'title', order: 'desc' }],
+      }),
+      q('/resources', {
+        query: [
+          'extract',
+          [
+            'type',
+            ['function', 'count'],
+            ['function', 'max', 'line'],
+            ['function', 'avg', 'parameters.numeric'],
+            ['function', 'count', 'file'],
+          ],
+          ['group_by', 'type'],
+        ],
+        order_by: [{ field: 'type', order: 'desc' }],
+      }),
+      q('/resources', { query: ['extract', [['function', 'count']], ['=', 'type', 'Nope']] }),
+      q('/resources', {
+        query: [
+          'extract',
+          [
+            ['function', 'sum', 'line'],
+            ['function', 'min', 'line'],
+          ],
+          ['group_by', 'certname', 'environment'],
+        ],
+      }),
+      q('/reports', { query: ['=', 'type', 'any'], order_by: [{ field: 'start_time', order: 'desc' }] }),
+      q('/reports', { query: ['or', ['=', 'noop', true], ['null?', 'noop', true]], include_total: true, limit: 1 }),
+      q('/reports', {
+        query: ['extract', ['hash', 'receive_time', 'resource_events'], ['>=', 'producer_timestamp', '2011']],
+      }),
+      q('/reports', { query: ['extract', [['function', 'count'], 'status'], ['group_by', 'status']] }),
+      q('/reports', { query: ['subquery', 'events', ['=', 'resource_type', 'Notify']] }),
+      q('/events'),
+      q('/events', { order_by: [{ field: 'new_value' }, { field: 'containment_path', order: 'desc' }] }),
+      q('/events', { query: ['=', 'old_value', null] }),
+      q('/events', { query: ['~', 'new_value', 'hi'] }),
+      q('/events', { query: ['and', ['<', 'timestamp', '2030-01-01'], ['=', 'latest_report?', false]] }),
+      q('/events', { query: ['~', 'containment_path', 'Stage'] }),
+      q('/events', { distinct_resources: true, distinct_start_time: '2000-01-01', distinct_end_time: '2030-01-01' }),
+      q('/events', { query: ['extract', [['function', 'count'], 'status'], ['group_by', 'status']] }),
+      q('/event-counts', {
+        summarize_by: 'certname',
+        count_by: 'certname',
+        order_by: [{ field: 'successes', order: 'desc' }],
+      }),
+      q('/event-counts', { summarize_by: 'containing_class', include_total: true, limit: 2 }),
+      q('/event-counts', {
+        summarize_by: 'resource',
+        counts_filter: ['<=', 'skips', 0],
+        order_by: [{ field: 'resource_title' }],
+      }),
+      q('/event-counts', {
+        summarize_by: 'resource',
+        distinct_resources: true,
+        distinct_start_time: '2000-01-01',
+        distinct_end_time: '2030-01-01',
+      }),
+      q('/aggregate-event-counts', { summarize_by: 'resource,certname,containing_class', count_by: 'certname' }),
+      q('/resources', { query: ['~', 'title', '(a)\\1'] }),
+      q('/resources', { query: ['=', 'nosuchfield', 1] }),
+      q('/resources', { order_by: [{ field: 'nosuch' }] }),
+    ];
+    for (const { path, params } of queries) {
+      const pairs = Object.entries(params).map(([k, v]) => [k, typeof v === 'string' ? v : JSON.stringify(v)]);
+      const suffix = `/v4${path}${pairs.length ? `?${new URLSearchParams(pairs)}` : ''}`;
+      const answers = await Promise.all(
+        [folder, database].map(async (base) => {
+          const res = await fetch(base + suffix);
+          return `${res.status} ${res.headers.get('x-records') ?? '-'} ${await res.text()}`;
+        }),
+      );
+      t.equal(answers[1], answers[0], `${path} ${JSON.stringify(params)}`);
+    }
+  });
+
+  t.test('the staleness rules decide alike, and answers follow them', async (t) => {
+    const db = await freshDatabase(t);
+    const stores = [new JournalInventoryStore(new Workspace(await scratch(t))), new PostgresInventoryStore(db.areas)];
+    const cmd = (command: string, version: number, payload: object, received?: string) => ({
+      command,
+      version,
+      payload,
+      received,
+    });
+    const batches = [
+      [
+        cmd('replace catalog', 9, catalog('a.example', '2024-01-02T00:00:00Z', [web])),
+        cmd('replace catalog', 9, catalog('b.example', '2024-01-02T00:00:00Z', [user])),
+        cmd('replace catalog', 9, catalog('a.example', '2024-01-01T00:00:00Z', [user])),
+      ],
+      [
+        cmd('store report', 8, report('a.example', '2024-01-03T00:00:00Z', []), '2024-01-03T00:00:01Z'),
+        cmd('store report', 8, report('a.example', '2024-01-03T00:00:00Z', []), '2024-01-03T00:00:02Z'),
+        cmd('store report', 8, report('a.example', '2024-01-04T00:00:00Z', [], { type: 'plan' })),
+        cmd('deactivate node', 3, { certname: 'a.example', producer_timestamp: '2024-01-02T12:00:00Z' }),
+        cmd('deactivate node', 3, { certname: 'b.example', producer_timestamp: '2024-01-05T00:00:00Z' }),
+        cmd('deactivate node', 3, { certname: 'c.example', producer_timestamp: '2024-01-05T00:00:00Z' }),
+        { command: 'replace catalog', version: 8, payload: {} },
+      ],
+      [
+        cmd('store report', 8, report('b.example', '2024-01-06T00:00:00Z', []), '2024-01-06T00:00:01Z'),
+        cmd('replace catalog', 9, catalog('a.example', '2024-01-07T00:00:00Z', [web, user], 'PROD')),
+        cmd('replace catalog', 9, catalog('a.example', '2024-01-07T00:00:00Z', [user], 'TEST')),
+      ],
+    ];
+    const now = Date.UTC(2024, 0, 10);
+    for (const batch of batches) {
+      const [a, b] = await Promise.all(stores.map((s) => s.apply(batch, now)));
+      const shown = (r: typeof a) => r.map((x) => ('ok' in x ? x.ok : x.error.message));
+      t.same(shown(b!), shown(a!));
+      const all = new URLSearchParams({ query: '["=", "node_state", "any"]' });
+      const [ra, rb] = await Promise.all(stores.map((s) => s.query(resources, all)));
+      t.equal(JSON.stringify(rb!.rows), JSON.stringify(ra!.rows));
+    }
+    const active = await stores[1]!.query(resources, new URLSearchParams());
+    t.same(
+      active.rows.map((r: any) => `${r.certname} ${r.title} ${r.environment}`),
+      ['a.example alice TEST', 'b.example alice DEV'],
+      'b reactivated by its newer report; a catalog of the same time replaces',
+    );
+  });
+
+  t.test('concurrent batches on shared nodes: no deadlock, nothing lost', async (t) => {
+    const db = await freshDatabase(t);
+    const connections = [0, 1].map(() => new PostgresAreas(db.url, 5000));
+    t.teardown(() => Promise.all(connections.map((c) => c.close())));
+    const writers = connections.map((c) => new PostgresInventoryStore(c));
+    const names = Array.from({ length: 20 }, (_, k) => `n${String(k).padStart(2, '0')}.example`);
+    const batch = (order: string[], minute: number) =>
+      order.map((certname) => ({
+        command: 'replace catalog',
+        version: 9,
+        payload: catalog(certname, new Date(Date.UTC(2024, 0, 1, 0, minute)).toISOString(), [web]),
+      }));
+    const rounds = 15;
+    for (let k = 0; k < rounds; k++) {
+      const results = await Promise.all([
+        writers[0]!.apply(batch(names, 2 * k), Date.now()),
+        writers[1]!.apply(batch([...names].reverse(), 2 * k + 1), Date.now()),
+      ]);
+      // The older of two catalogs of a node is ignored when the newer one was written first.
+      t.ok(
+        results.flat().every((r) => 'ok' in r),
+        `round ${k}: every command answered`,
+      );
+      t.ok(
+        results[1]!.every((r) => 'ok' in r && r.ok.applied),
+        `round ${k}: the newer catalogs applied`,
+      );
+    }
+    const rows = await writers[0]!.query(resources, new URLSearchParams());
+    t.equal(rows.rows.length, names.length, 'one resource per node');
+    const count = await db.areas.session((c) =>
+      c.query('SELECT count(*)::int AS n, max(catalog_time) AS t FROM nfv_inv_nodes'),
+    );
+    t.equal(count.rows[0].n, names.length);
+    t.equal(Number(count.rows[0].t), Date.UTC(2024, 0, 1, 0, 2 * rounds - 1), 'the newest catalog won');
+  });
+}
