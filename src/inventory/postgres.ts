@@ -14,15 +14,7 @@ import { NfvError } from '../model/errors.js';
 import { MAX_QUERY_SECONDS } from '../model/limits.js';
 import type { PostgresAreas } from '../store/postgres.js';
 import type { CommandResult, InventoryStore, StoredReportParts } from './store.js';
-import {
-  events,
-  reports,
-  resources,
-  type Entity,
-  type EventItem,
-  type ReportItem,
-  type ResourceItem,
-} from './entities.js';
+import { events, resources, type Entity, type EventItem, type ReportItem, type ResourceItem } from './entities.js';
 import {
   decide,
   emptyIngestState,
