@@ -3,7 +3,7 @@
  * report (v8) and deactivate node (v3), with PuppetDB's staleness rules. Payloads are checked field by field; a
  * malformed one is a 400 naming the field and stores nothing.
  */
-import { badRequest, quote } from '../model/errors.js';
+import { NfvError, badRequest, quote } from '../model/errors.js';
 import { array, dictionary, object } from '../store/shape.js';
 import { canonicalJson, parseInstant, sha1, utc } from './values.js';
 
@@ -631,6 +631,18 @@ export function prepareCommand(body: unknown, now: number): Prepared {
         `command.command: ${quote(body.command)} is not replace catalog, store report or deactivate node`,
       );
   }
+}
+
+/** Checks each command of a batch on its own: its stored form, or the error that refuses it. */
+export function prepareEach(commands: unknown[], now: number): (Prepared | NfvError)[] {
+  return commands.map((c) => {
+    try {
+      return prepareCommand(c, now);
+    } catch (e) {
+      if (e instanceof NfvError) return e;
+      throw e;
+    }
+  });
 }
 
 // The single-command forms, as the tests and the conformance dataset use them on a whole in-memory inventory.

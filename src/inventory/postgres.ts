@@ -21,7 +21,7 @@ import {
   emptyInventory,
   factOf,
   outcomeOf,
-  prepareCommand,
+  prepareEach,
   type EventRow,
   type Prepared,
 } from './ingest.js';
@@ -300,14 +300,7 @@ export class PostgresInventoryStore implements InventoryStore {
   }
 
   async apply(commands: unknown[], now: number): Promise<CommandResult[]> {
-    const prepared = commands.map((c) => {
-      try {
-        return prepareCommand(c, now);
-      } catch (e) {
-        if (e instanceof NfvError) return e;
-        throw e;
-      }
-    });
+    const prepared = prepareEach(commands, now);
     const valid = prepared.filter((p): p is Prepared => !(p instanceof NfvError));
     const applied = valid.length ? await this.write(valid) : [];
     let k = 0;

@@ -22,7 +22,7 @@ import {
   factOf,
   outcomeOf,
   type CommandOutcome,
-  prepareCommand,
+  prepareEach,
   type CatalogRecord,
   type Fact,
   type InventoryData,
@@ -316,14 +316,7 @@ export class JournalInventoryStore implements InventoryStore {
   }
 
   async apply(commands: unknown[], now: number): Promise<CommandResult[]> {
-    const prepared = commands.map((c) => {
-      try {
-        return prepareCommand(c, now);
-      } catch (e) {
-        if (e instanceof NfvError) return e;
-        throw e;
-      }
-    });
+    const prepared = prepareEach(commands, now);
     await this.migrate();
     return this.ws.exclusive(this.journal.file, (guard) => this.serial(() => this.applyLocked(prepared, guard)));
   }
