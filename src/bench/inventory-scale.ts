@@ -7,17 +7,16 @@
  * (apart from receive_time: when each backend's ingest received a report).
  * NFV_BENCH_DATASET reuses a generated folder. Prints a table and writes bench-results/inventory-scale.{md,json}.
  */
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import Table from 'cli-table3';
 import pg from 'pg';
-import { REPO, SHARED, median } from './reference.js';
+import { BIN, GENERATOR, queryUrl, querySet, rssMb, serve } from './inventory-bench.js';
+import { REPO, median } from './reference.js';
 
-const GENERATOR = path.join(SHARED, 'bench', 'inventory');
-const BIN = path.join(REPO, 'bin', 'nfv');
 const NODES = Number(process.env.NFV_BENCH_NODES ?? 10_000);
 const url = process.env.NFV_DATABASE_URL;
 if (!url) {
@@ -44,17 +43,7 @@ if (!existsSync(path.join(dataset, 'meta.json'))) {
   ]);
 }
 const meta = JSON.parse(readFileSync(path.join(dataset, 'meta.json'), 'utf8')) as Record<string, number>;
-const querySet = JSON.parse(
-  execFileSync(
-    'python3',
-    [
-      '-c',
-      `import json,sys; sys.path.insert(0, ${JSON.stringify(GENERATOR)}); from queries import query_set; ` +
-        `print(json.dumps(query_set(json.load(open(${JSON.stringify(path.join(dataset, 'meta.json'))})))))`,
-    ],
-    { encoding: 'utf8' },
-  ),
-) as [string, string, Record<string, unknown>, boolean][];
+const comparisonSet = querySet(path.join(dataset, 'meta.json'));
 
 // A fresh database beside the given one.
 const database = `nfv_bench_scale_${process.pid}`;
@@ -84,29 +73,6 @@ function ingest(workspace: string, b: Backend, files: string[]): { seconds: numb
   return summary;
 }
 
-async function serve(workspace: string, b: Backend) {
-  const child = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--workspace', workspace, ...b.args], {
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
-  const base = await new Promise<string>((resolve, reject) => {
-    let err = '';
-    child.stderr.on('data', (d) => {
-      err += d;
-      const m = /listening on (\S+)/.exec(err);
-      if (m) resolve(m[1]!);
-    });
-    child.on('exit', () => reject(new Error(err)));
-  });
-  const rss = () => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'))![1]) / 1024;
-  const stop = () => new Promise<void>((r) => (child.on('exit', () => r()), child.kill('SIGTERM')));
-  return { base, rss, stop };
-}
-
-const target = (base: string, p: string, params: Record<string, unknown>) => {
-  const pairs = Object.entries(params).map(([k, v]) => [k, typeof v === 'string' ? v : JSON.stringify(v)]);
-  return `${base}/v4${p}${pairs.length ? `?${new URLSearchParams(pairs)}` : ''}`;
-};
-
 const results: Record<string, any> = {};
 for (const b of backends) {
   const workspace = path.join(work, `ws-${b.name}`);
@@ -120,16 +86,16 @@ for (const b of backends) {
     b,
     ['reports', 'deactivations'].map((k) => path.join(dataset, `${k}.jsonl`)),
   );
-  const s = await serve(workspace, b);
-  await fetch(target(s.base, '/resources', { limit: 1 })); // the folder backend reads its journal once
+  const s = await serve(workspace, b.args);
+  await fetch(queryUrl(s.url, '/resources', { limit: 1 })); // the folder backend reads its journal once
   const queries: Record<string, { ms: number; rows: number; sha: string }> = {};
-  for (const [name, p, params] of querySet) {
+  for (const [name, p, params] of comparisonSet) {
     progress(`${b.name}: ${name}`);
     const times: number[] = [];
     let body = '';
     for (let k = 0; k < 3; k++) {
       const t0 = performance.now();
-      const res = await fetch(target(s.base, p, params));
+      const res = await fetch(queryUrl(s.url, p, params));
       body = `${res.status} ${res.headers.get('x-records') ?? ''} ${await res.text()}`;
       times.push(performance.now() - t0);
     }
@@ -143,7 +109,7 @@ for (const b of backends) {
     resourcesPerSecond: meta.resources! / catalogs.seconds,
     reportSeconds: reports.seconds,
     reportsPerSecond: meta.reports! / reports.seconds,
-    serveRssMb: s.rss(),
+    serveRssMb: rssMb(s.pid),
     queries,
   };
   await s.stop();
@@ -173,7 +139,7 @@ const queryTable = new Table({
   head: ['query', 'rows', 'folder ms', 'PostgreSQL ms', 'PostgreSQL / folder', 'same bytes'],
   style: { head: [], border: [] },
 });
-for (const [name] of querySet) {
+for (const [name] of comparisonSet) {
   const f = folder.queries[name];
   const p = postgres.queries[name];
   queryTable.push([name, p.rows, f.ms.toFixed(0), p.ms.toFixed(0), (p.ms / f.ms).toFixed(2), f.sha === p.sha]);

@@ -10,7 +10,7 @@
  * - one CLI query and one CLI ingest, end to end, beside `node -e 0`.
  * Prints tables and writes bench-results/inventory.{md,json}.
  */
-import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import {
   closeSync,
   fsyncSync,
@@ -25,10 +25,9 @@ import {
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import Table from 'cli-table3';
-import { REPO, SHARED, median } from './reference.js';
+import { BIN, GENERATOR, queryUrl, querySet, rssMb, serve } from './inventory-bench.js';
+import { REPO, median } from './reference.js';
 
-const GENERATOR = path.join(SHARED, 'bench', 'inventory');
-const BIN = path.join(REPO, 'bin', 'nfv');
 const SIZES = (process.env.NFV_BENCH_NODES ?? '10,100,1000').split(',').map(Number);
 const POSTS = 40;
 const work = mkdtempSync(path.join(tmpdir(), 'nfv-bench-inventory-'));
@@ -63,30 +62,6 @@ function seconds(fn: () => void): number {
   fn();
   return (performance.now() - t0) / 1000;
 }
-
-interface Serve {
-  url: string;
-  pid: number;
-  stop: () => Promise<void>;
-}
-
-async function serve(workspace: string): Promise<Serve> {
-  const child = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--workspace', workspace], {
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
-  const url = await new Promise<string>((resolve, reject) => {
-    let err = '';
-    child.stderr.on('data', (d) => {
-      err += d;
-      const m = /listening on (\S+)/.exec(err);
-      if (m) resolve(m[1]!);
-    });
-    child.on('exit', () => reject(new Error(err)));
-  });
-  return { url, pid: child.pid!, stop: () => new Promise((r) => (child.on('exit', () => r()), child.kill('SIGTERM'))) };
-}
-
-const rssMb = (pid: number) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) / 1024;
 
 async function post(url: string, body: string): Promise<number> {
   const t0 = performance.now();
@@ -219,22 +194,9 @@ const flat = {
 
 // ---- the query set at 100k ------------------------------------------------------------------------------------------
 const meta = JSON.parse(readFileSync(path.join(big!.dir, 'meta.json'), 'utf8')) as Record<string, unknown>;
-const querySet = JSON.parse(
-  execFileSync(
-    'python3',
-    [
-      '-c',
-      `import json,sys; sys.path.insert(0, ${JSON.stringify(GENERATOR)}); from queries import query_set; ` +
-        `print(json.dumps(query_set(json.load(open(${JSON.stringify(path.join(big!.dir, 'meta.json'))})))))`,
-    ],
-    { encoding: 'utf8' },
-  ),
-) as [string, string, Record<string, unknown>, boolean][];
+const queries = querySet(path.join(big!.dir, 'meta.json'));
 const s = await serve(big!.workspace);
-const target = (p: string, params: Record<string, unknown>) => {
-  const pairs = Object.entries(params).map(([k, v]) => [k, typeof v === 'string' ? v : JSON.stringify(v)]);
-  return `${s.url}/v4${p}?${new URLSearchParams(pairs)}`;
-};
+const target = (p: string, params: Record<string, unknown>) => queryUrl(s.url, p, params);
 // The baseline's rows: the entity's rows as plain objects, from the same commands.
 const plainRows = {
   resources: lines(path.join(big!.dir, 'catalogs.jsonl')).flatMap(
@@ -252,7 +214,7 @@ const queryTable = new Table({
   style: { head: [], border: [] },
 });
 const queryRows: Record<string, unknown>[] = [];
-for (const [name, p, params] of querySet) {
+for (const [name, p, params] of queries) {
   progress(name);
   const times: number[] = [];
   let answer: unknown[] = [];
