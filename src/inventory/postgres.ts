@@ -30,10 +30,10 @@ import { compileQuery, parseQueryParameter, project } from './query.js';
 import { SOURCES, SqlParameters, aggregateSql, filterSql, groupKey, orderKey } from './sql.js';
 import {
   aggregateEventCounts,
+  checkQuery,
   distinctWindow,
   eventCounts,
   parseCountsFilter,
-  queryEntity,
   type Answer,
 } from './service.js';
 import { canonicalJson } from './values.js';
@@ -98,8 +98,11 @@ function distinctSource(window: { from: number; to: number }, params: SqlParamet
 }
 
 /** Where an entity's rows come from for this query, and the column that gives the folder backend's order. */
-function sourceOf(entity: Entity, query: URLSearchParams, params: SqlParameters): { from: string; ord: string } {
-  const window = entity === events ? distinctWindow(query) : undefined;
+function sourceOf(
+  entity: Entity,
+  window: { from: number; to: number } | undefined,
+  params: SqlParameters,
+): { from: string; ord: string } {
   if (window) return { from: distinctSource(window, params), ord: 'first' };
   return { from: SOURCES[entity.name]!, ord: 'ord' };
 }
@@ -123,11 +126,9 @@ export class PostgresInventoryStore implements InventoryStore {
 
   async query(entity: Entity, query: URLSearchParams, fixed: unknown[] = []): Promise<Answer> {
     // Checked by the folder backend's code on no data: the same 400s, before any SQL.
-    queryEntity(entity, emptyInventory(), query, fixed);
-    const paging = parsePaging(query, entity.orderable);
-    const compiled = compileQuery(entity, emptyInventory(), parseQueryParameter(param(query, 'query')), fixed);
+    const { paging, compiled, window } = checkQuery(entity, emptyInventory(), query, fixed);
     const params = new SqlParameters();
-    const source = sourceOf(entity, query, params);
+    const source = sourceOf(entity, window, params);
     const where = filterSql(entity, compiled.where, 'x', params);
     const from = `${source.from} x WHERE ${where}`;
     const extract = compiled.extract;
@@ -276,7 +277,7 @@ export class PostgresInventoryStore implements InventoryStore {
 
   /** Event counts per subject as a derived table: subject_type, subject_title, the four counts, first. */
   private countGroups(query: URLSearchParams, summarizeBy: string, params: SqlParameters): string {
-    const source = sourceOf(events, query, params);
+    const source = sourceOf(events, distinctWindow(query), params);
     const where = filterSql(events, parseQueryParameter(param(query, 'query')), 'x', params);
     const counted = (param(query, 'count_by') ?? 'resource') === 'certname' ? 'DISTINCT x.certname' : '*';
     const count = (status: string) => `count(${counted}) FILTER (WHERE x.status = '${status}')::float8`;

@@ -48,8 +48,7 @@ export function distinctWindow(query: URLSearchParams): { from: number; to: numb
 }
 
 /** distinct_resources: per (certname, type, title, property, name) only the newest event inside the time window. */
-function distinctEvents(query: URLSearchParams, rows: EventItem[]): EventItem[] {
-  const window = distinctWindow(query);
+function distinctEvents(window: { from: number; to: number } | undefined, rows: EventItem[]): EventItem[] {
   if (!window) return rows;
   const newest = new Map<string, EventItem>();
   for (const e of rows) {
@@ -62,6 +61,18 @@ function distinctEvents(query: URLSearchParams, rows: EventItem[]): EventItem[] 
 }
 
 /**
+ * A query on an entity, checked in PuppetDB's order (parameters, paging, criteria, distinct window): its paging,
+ * its compiled criteria (subqueries evaluated on `data`) and, for events, the distinct_resources window.
+ */
+export function checkQuery(entity: Entity, data: InventoryData, query: URLSearchParams, fixed: unknown[] = []) {
+  rejectUnknown(query, ['query', ...PAGING_PARAMETERS, ...(entity === eventEntity ? DISTINCT : [])]);
+  const paging = parsePaging(query, entity.orderable);
+  const compiled = compileQuery(entity, data, parseQueryParameter(param(query, 'query')), fixed);
+  const window = entity === eventEntity ? distinctWindow(query) : undefined;
+  return { paging, compiled, window };
+}
+
+/**
  * Answers a query on an entity. `fixed` adds criteria of the route (`/resources/<type>`, `/reports/<hash>/events`).
  */
 export function queryEntity(
@@ -70,13 +81,8 @@ export function queryEntity(
   query: URLSearchParams,
   fixed: unknown[] = [],
 ): Answer {
-  rejectUnknown(query, ['query', ...PAGING_PARAMETERS, ...(entity === eventEntity ? DISTINCT : [])]);
-  const paging = parsePaging(query, entity.orderable);
-  const compiled = compileQuery(entity, data, parseQueryParameter(param(query, 'query')), fixed);
-  const rows = select(
-    compiled.filter,
-    entity === eventEntity ? distinctEvents(query, compiled.filter.rows) : compiled.filter.rows,
-  );
+  const { paging, compiled, window } = checkQuery(entity, data, query, fixed);
+  const rows = select(compiled.filter, distinctEvents(window, compiled.filter.rows));
   if (compiled.extract) {
     const projected = project(rows, compiled.extract, entity);
     const sorted = sortRows(projected, paging.orderBy, (r, f) => r[f]);
@@ -163,7 +169,7 @@ function countRows(data: InventoryData, query: URLSearchParams, summarizeBy: str
     throw badRequest(`Unsupported value for 'count_by': '${clip(countBy)}'`);
   const filter = compileFilter(eventEntity, indexOf(data), parseQueryParameter(param(query, 'query')));
   const keep = countsFilter(param(query, 'counts_filter'));
-  const rows = select(filter, distinctEvents(query, filter.rows)) as EventItem[];
+  const rows = select(filter, distinctEvents(distinctWindow(query), filter.rows)) as EventItem[];
   const subjectOf = (e: EventItem): Record<string, unknown> =>
     summarizeBy === 'resource'
       ? { type: e.resource_type, title: e.resource_title }
