@@ -9,6 +9,7 @@ import { ConfigurationType, ElementsType, NodeType } from '../model/resources.js
 import type { Configuration, Elements, NFV, Node } from '../model/types.js';
 import { FWD_AREA, type FwdData } from '../store/firewalls.js';
 import { ADP_AREA } from '../store/network.js';
+import { nextId, type IdSource } from '../store/workspace.js';
 import { parseCount, parseId } from '../model/ids.js';
 import { done, json, operation, type Input, type Operation, text, type TextReply } from './operation.js';
 
@@ -27,33 +28,33 @@ function findRule(node: Node, eid: number): Elements {
 }
 
 /** Rules keep the ids they bring when those belong to the node (or are new to the store); others get new ones. */
-function withRuleIds(data: FwdData, configuration: Configuration, previous?: Node): Configuration {
+async function withRuleIds(ids: IdSource, configuration: Configuration, previous?: Node): Promise<Configuration> {
   const fw = configuration.firewall;
   if (!fw) throw badRequest('configuration.firewall: a firewall node needs a firewall configuration');
   const own = new Set((previous?.configuration?.firewall?.elements ?? []).map((e) => e.id));
-  const seen = new Set<number>();
-  const elements = (fw.elements ?? []).map((e) => {
-    if (e.id !== undefined && seen.has(e.id))
-      throw badRequest(`configuration.firewall.elements: rule id ${e.id} appears twice`);
-    const keep = e.id !== undefined && own.has(e.id);
-    const id = keep ? e.id! : (data.counters.rule = (data.counters.rule ?? 0) + 1);
-    seen.add(id);
-    return { ...e, id };
-  });
+  const brought = new Set<number>();
+  for (const e of fw.elements ?? []) {
+    if (e.id === undefined) continue;
+    if (brought.has(e.id)) throw badRequest(`configuration.firewall.elements: rule id ${e.id} appears twice`);
+    brought.add(e.id);
+  }
+  const kept = (e: Elements) => e.id !== undefined && own.has(e.id);
+  const fresh = await ids.take('rule', (fw.elements ?? []).filter((e) => !kept(e)).length);
+  const elements = (fw.elements ?? []).map((e) => ({ ...e, id: kept(e) ? e.id! : fresh.shift()! }));
   return { ...configuration, firewall: { ...fw, elements } };
 }
 
-function asFirewall(data: FwdData, node: Node, previous?: Node): Node {
+async function asFirewall(ids: IdSource, node: Node, previous?: Node): Promise<Node> {
   if (node.functionalType !== 'FIREWALL')
     throw badRequest(`node.functional_type: ${quote(node.functionalType ?? null)} is not FIREWALL`);
   if (!node.configuration) throw badRequest('node.configuration: a firewall node needs a configuration');
   const { neighbour: _links, ...rest } = node;
-  return { ...rest, configuration: withRuleIds(data, node.configuration, previous) };
+  return { ...rest, configuration: await withRuleIds(ids, node.configuration, previous) };
 }
 
-function addNode(data: FwdData, node: Node): number {
-  const id = (data.counters.node = (data.counters.node ?? 0) + 1);
-  data.nodes.push({ ...asFirewall(data, node), id });
+async function addNode(data: FwdData, ids: IdSource, node: Node): Promise<number> {
+  const id = await nextId(ids, 'node');
+  data.nodes.push({ ...(await asFirewall(ids, node)), id });
   return id;
 }
 
@@ -128,7 +129,7 @@ export const fwdNodesCreate = operation({
   reply: 'json',
   status: 201,
   errors: 'json',
-  handler: async (i) => json({ id: await i.ws.mutate(FWD_AREA, (data) => addNode(data, i.body)) }),
+  handler: async (i) => json({ id: await i.ws.mutate(FWD_AREA, (data, ids) => addNode(data, ids, i.body)) }),
 });
 
 export const fwdNodesImport = operation({
@@ -150,9 +151,11 @@ export const fwdNodesImport = operation({
       g.node.filter((n) => n.functionalType === 'FIREWALL').map((n) => ({ g, n })),
     );
     if (firewalls.length === 0) throw badRequest(`simulation ${smid} has no firewall`);
-    const stored = await i.ws.mutate(FWD_AREA, (data) =>
-      firewalls.map(({ g, n }) => ({ id: addNode(data, n), name: n.name, graph: g.id })),
-    );
+    const stored = await i.ws.mutate(FWD_AREA, async (data, ids) => {
+      const added: { id: number; name: string; graph: number | undefined }[] = [];
+      for (const { g, n } of firewalls) added.push({ id: await addNode(data, ids, n), name: n.name, graph: g.id });
+      return added;
+    });
     return json(stored);
   },
 });
@@ -194,9 +197,9 @@ export const fwdNodesUpdate = operation({
   status: 204,
   errors: 'json',
   handler: async (i) =>
-    i.ws.mutate(FWD_AREA, (data) => {
+    i.ws.mutate(FWD_AREA, async (data, ids) => {
       const old = findFwdNode(data, nid(i));
-      data.nodes[data.nodes.indexOf(old)] = { ...asFirewall(data, i.body, old), id: old.id };
+      data.nodes[data.nodes.indexOf(old)] = { ...(await asFirewall(ids, i.body, old)), id: old.id };
       return done();
     }),
 });
@@ -228,9 +231,9 @@ export const fwdConfigurationUpdate = operation({
   status: 204,
   errors: 'json',
   handler: async (i) =>
-    i.ws.mutate(FWD_AREA, (data) => {
+    i.ws.mutate(FWD_AREA, async (data, ids) => {
       const node = findFwdNode(data, nid(i));
-      node.configuration = withRuleIds(data, i.body, node);
+      node.configuration = await withRuleIds(ids, i.body, node);
       return done();
     }),
 });

@@ -6,7 +6,8 @@ import { IdLedger, array, object } from './shape.js';
 import type { AreaSpec } from './workspace.js';
 
 export interface FwdData {
-  counters: { node?: number; rule?: number };
+  /** Last id given out per kind (`node`, `rule`); ids are never reused. */
+  counters: Record<string, number>;
   nodes: Node[];
 }
 
@@ -34,4 +35,5 @@ export const FWD_AREA: AreaSpec<FwdData> = {
   database: true,
   initial: () => ({ counters: {}, nodes: [] }),
   decode: decodeFwd,
+  ids: { kinds: ['node', 'rule'], counters: (data) => data.counters },
 };

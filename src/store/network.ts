@@ -95,4 +95,8 @@ export const ADP_AREA: AreaSpec<AdpData> = {
   database: true,
   initial: () => ({ counters: {}, graphs: [], constraints: [], requirementSets: [], substrates: [], simulations: [] }),
   decode: decodeAdp,
+  ids: {
+    kinds: ['graph', 'node', 'neighbour', 'configuration', 'requirementSet', 'property', 'substrate', 'simulation'],
+    counters: (data) => data.counters,
+  },
 };

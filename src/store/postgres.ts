@@ -2,18 +2,18 @@
  * The workspace areas in PostgreSQL (`--database URL` or `NFV_DATABASE_URL`): each area (`adp`, `fwd`) is one row
  * of `nfv_areas`, and every change is a transaction that holds that row's lock (`SELECT ... FOR UPDATE`) while it
  * reads, changes and writes it. Several nfv processes on one database (serve instances behind one address, shell
- * commands) therefore see each other's changes whole, never lose one, and never hand out an id twice: ids come from
- * the counters of the area, which only the lock holder advances. A lock wait is bounded like the file lock's
- * (`lock_timeout`, 503). The column is `json`, not `jsonb`, so that documents keep their key order: the same input
- * gives the same bytes on both backends.
+ * commands) therefore see each other's changes whole and never lose one. Ids come from one sequence per area and
+ * kind (`nfv_adp_graph_id`, ...), so no two processes can hand out the same id even outside the lock; the area's
+ * counters follow the sequences, so that the document stays valid on its own. A change that is rolled back leaves
+ * a gap in the ids, never a reuse. A lock wait is bounded like the file lock's (`lock_timeout`, 503). The column is
+ * `json`, not `jsonb`, so that documents keep their key order: the same input gives the same bytes on both backends.
  *
  * The schema is versioned (`nfv db migrate`, `migrations` below); a database without it is refused with a sentence
  * that says what to run.
  */
 import type pg from 'pg';
 import { NfvError } from '../model/errors.js';
-import type { AreaSpec } from './workspace.js';
-import { Unchanged } from './workspace.js';
+import { Unchanged, checkIdKind, type AreaSpec, type Change, type IdSource } from './workspace.js';
 
 /** Versioned migrations, applied in order by `nfv db migrate`; never edit one that was released. */
 export const MIGRATIONS: { version: number; name: string; sql: string }[] = [
@@ -131,6 +131,23 @@ export const MIGRATIONS: { version: number; name: string; sql: string }[] = [
               ELSE j::text END;
           END $f$`,
   },
+  {
+    version: 3,
+    name: 'id sequences',
+    // One sequence per area and kind of id, started after the counters of what the database holds already.
+    sql: `DO $m$
+          DECLARE k record;
+          BEGIN
+            FOR k IN SELECT * FROM (VALUES ('adp', 'graph'), ('adp', 'node'), ('adp', 'neighbour'),
+                ('adp', 'configuration'), ('adp', 'requirementSet'), ('adp', 'property'), ('adp', 'substrate'),
+                ('adp', 'simulation'), ('fwd', 'node'), ('fwd', 'rule')) AS v(area, kind) LOOP
+              EXECUTE format('CREATE SEQUENCE %I', 'nfv_' || k.area || '_' || lower(k.kind) || '_id');
+              PERFORM setval(('nfv_' || k.area || '_' || lower(k.kind) || '_id')::regclass,
+                  (doc->'counters'->>k.kind)::bigint)
+                FROM nfv_areas WHERE name = k.area AND (doc->'counters'->>k.kind)::bigint > 0;
+            END LOOP;
+          END $m$`,
+  },
 ];
 export const SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;
 
@@ -238,7 +255,7 @@ export class PostgresAreas {
   }
 
   /** Applies `change` inside one transaction holding the area's row lock; writes nothing if it throws. */
-  async mutate<T, R>(area: AreaSpec<T>, change: (data: T) => R | Unchanged<R> | Promise<R | Unchanged<R>>): Promise<R> {
+  async mutate<T, R>(area: AreaSpec<T>, change: Change<T, R>): Promise<R> {
     return this.session(async (client) => {
       await client.query('BEGIN');
       await client.query(`SET LOCAL lock_timeout = ${this.lockTimeout}`);
@@ -250,7 +267,7 @@ export class PostgresAreas {
         area.name,
       ]);
       const data = decoded(area, r.rows[0]!.doc, this.where);
-      const result = await change(data);
+      const result = await change(data, sequenceIds(client, area, data));
       if (result instanceof Unchanged) {
         await client.query('ROLLBACK');
         return result.value;
@@ -316,6 +333,39 @@ export class PostgresAreas {
     if (this.connected) await (await this.connected).end();
     this.connected = undefined;
   }
+}
+
+/** The sequence of an area's kind of id (migration 3). */
+export const sequenceName = (area: string, kind: string) => `nfv_${area}_${kind.toLowerCase()}_id`;
+
+/** The database's ids: from the area's sequences, with the area's counters following them. */
+function sequenceIds<T>(client: pg.PoolClient, area: AreaSpec<T>, data: T): IdSource {
+  const follow = (kind: string, id: number) => {
+    const counters = area.ids!.counters(data);
+    counters[kind] = Math.max(counters[kind] ?? 0, id);
+  };
+  return {
+    take: async (kind, count) => {
+      checkIdKind(area, kind);
+      if (count === 0) return [];
+      const r = await client.query<{ id: string }>(
+        'SELECT nextval($1::regclass) AS id FROM generate_series(1, $2::int)',
+        [sequenceName(area.name, kind), count],
+      );
+      const ids = r.rows.map((row) => Number(row.id)).sort((a, b) => a - b);
+      follow(kind, ids[ids.length - 1]!);
+      return ids;
+    },
+    skipPast: async (kind, id) => {
+      checkIdKind(area, kind);
+      if (id < 1) return;
+      await client.query(
+        'SELECT setval($1::regclass, greatest($2::bigint, coalesce(pg_sequence_last_value($1::regclass), 0)))',
+        [sequenceName(area.name, kind), id],
+      );
+      follow(kind, id);
+    },
+  };
 }
 
 function decoded<T>(area: AreaSpec<T>, raw: unknown, where: string): T {

@@ -31,6 +31,50 @@ export class Unchanged<R> {
   constructor(readonly value: R) {}
 }
 
+/**
+ * Where a change gets fresh ids: each id of a kind is handed out once, by any process on the same workspace. The
+ * folder counts them in the area's counters under its lock; PostgreSQL takes them from sequences (postgres.ts).
+ */
+export interface IdSource {
+  /** `count` fresh ids of `kind`, ascending. */
+  take(kind: string, count: number): Promise<number[]>;
+  /** Makes later ids of `kind` larger than `id`: data moved in from elsewhere brings ids of its own. */
+  skipPast(kind: string, id: number): Promise<void>;
+}
+
+export async function nextId(ids: IdSource, kind: string): Promise<number> {
+  return (await ids.take(kind, 1))[0]!;
+}
+
+/** How an area hands out ids: the kinds, and the counters of the last id of each kind, kept in the area. */
+export interface AreaIds<T> {
+  kinds: readonly string[];
+  counters: (data: T) => Record<string, number>;
+}
+
+/** The kind checked against what the area hands out (a misspelt kind is a bug, not a new counter). */
+export function checkIdKind<T>(area: AreaSpec<T>, kind: string): void {
+  if (!area.ids?.kinds.includes(kind)) throw new Error(`the ${area.name} area hands out no ${kind} ids`);
+}
+
+/** The folder's ids: the area's counters, advanced only by the holder of the area's lock. */
+function counterIds<T>(area: AreaSpec<T>, data: T): IdSource {
+  return {
+    take: async (kind, count) => {
+      checkIdKind(area, kind);
+      const counters = area.ids!.counters(data);
+      const first = (counters[kind] ?? 0) + 1;
+      counters[kind] = first + count - 1;
+      return Array.from({ length: count }, (_, k) => first + k);
+    },
+    skipPast: async (kind, id) => {
+      checkIdKind(area, kind);
+      const counters = area.ids!.counters(data);
+      counters[kind] = Math.max(counters[kind] ?? 0, id);
+    },
+  };
+}
+
 export interface AreaSpec<T> {
   /** File name without `.json`. */
   name: string;
@@ -42,7 +86,12 @@ export interface AreaSpec<T> {
   pretty?: boolean;
   /** Kept in PostgreSQL when the workspace has a database (`--database`); otherwise always in the folder. */
   database?: boolean;
+  /** The ids its changes hand out, if any. */
+  ids?: AreaIds<T>;
 }
+
+/** What `mutate` runs: changes the area's data in place, taking fresh ids from `ids`. */
+export type Change<T, R> = (data: T, ids: IdSource) => R | Unchanged<R> | Promise<R | Unchanged<R>>;
 
 /** A sentence for an operating-system failure on the workspace; other errors pass through. */
 export function storageError(e: unknown, dir: string): unknown {
@@ -218,7 +267,7 @@ export class Workspace {
     if (!s.isDirectory()) throw new NfvError(400, `the workspace ${this.dir} is not a folder`);
   }
 
-  private file(area: AreaSpec<unknown>): string {
+  private file<T>(area: AreaSpec<T>): string {
     return path.join(this.dir, `${area.name}.json`);
   }
 
@@ -249,14 +298,14 @@ export class Workspace {
    * Applies `change` to a fresh copy of the area under both locks and writes it back, or writes nothing if it throws
    * or returns `Unchanged`.
    */
-  async mutate<T, R>(area: AreaSpec<T>, change: (data: T) => R | Unchanged<R> | Promise<R | Unchanged<R>>): Promise<R> {
+  async mutate<T, R>(area: AreaSpec<T>, change: Change<T, R>): Promise<R> {
     if (this.database && area.database) return this.database.mutate(area, change);
     const file = this.file(area);
     return this.exclusive(file, async (guard) => {
       await this.sweepTemporaries(file);
       const db = new Low<T>(new DurableJsonFile<T>(file, area, guard), area.initial());
       await db.read();
-      const result = await change(db.data);
+      const result = await change(db.data, counterIds(area, db.data));
       if (result instanceof Unchanged) return result.value;
       await db.write();
       this.cache.delete(file);

@@ -45,7 +45,7 @@ if (havePostgres(t)) {
     t.equal((await cli(['inventory', 'ingest', 'commands', commands], { workspace: local })).code, 0);
     const migrated = await cli(['db', 'migrate'], { workspace: local, env });
     t.equal(migrated.code, 0, migrated.stderr);
-    t.match(migrated.stderr, /^schema version 0 -> 2\n$/);
+    t.match(migrated.stderr, /^schema version 0 -> 3\n$/);
     const imported = await cli(['db', 'import', local], { workspace: local, env });
     t.equal(imported.code, 0, imported.stderr);
     t.match(
@@ -54,8 +54,8 @@ if (havePostgres(t)) {
     );
     const status = JSON.parse((await cli(['db', 'status'], { workspace: local, env })).stdout);
     t.match(status, {
-      version: 2,
-      latest: 2,
+      version: 3,
+      latest: 3,
       counts: { graphs: 1, simulations: 1, firewallNodes: 1, inventoryNodes: 1, resources: 2, reports: 1 },
     });
     for (const args of [
@@ -74,7 +74,13 @@ if (havePostgres(t)) {
     const again = await cli(['db', 'import', local], { workspace: local, env });
     t.equal(again.code, 4);
     t.match(again.stderr, /holds data already; nothing was imported/);
-    t.equal((await cli(['simulate', '--store', office], { workspace: local, env })).code, 0);
+    const stored = await cli(['simulate', '--store', office], { workspace: local, env });
+    t.match(stored.stderr, /stored as \/adp\/simulations\/2\n/, 'ids go on after the imported ones');
+    const graphs = JSON.parse((await cli(['graphs', 'list', '--format', 'json'], { workspace: local, env })).stdout);
+    t.same(
+      graphs.content[0].graph.map((g: { id: number }) => g.id),
+      [1, 2],
+    );
     t.match(JSON.parse((await cli(['db', 'status'], { workspace: local, env })).stdout).counts, { simulations: 2 });
   });
 }

@@ -1,11 +1,12 @@
 /**
- * The workspace areas in a real PostgreSQL: migrations, whole-or-absent changes, and two `nfv serve` processes on
- * one database whose clients create and delete concurrently without losing anything or giving an id twice.
+ * The workspace areas in a real PostgreSQL: migrations (with the upgrade that moves counters into sequences),
+ * whole-or-absent changes, ids from sequences, and two `nfv serve` processes on one database whose clients create
+ * and delete concurrently without losing anything or giving an id twice.
  */
 import t from 'tap';
 import { NfvError } from '../../src/model/errors.js';
 import { ADP_AREA } from '../../src/store/network.js';
-import { PostgresAreas, SCHEMA_VERSION } from '../../src/store/postgres.js';
+import { MIGRATIONS, PostgresAreas, SCHEMA_VERSION } from '../../src/store/postgres.js';
 import { Unchanged } from '../../src/store/workspace.js';
 import { request, saidOnStderr, scratch, spawnNfv } from '../helpers.js';
 import { havePostgres, startPostgres } from '../postgres.js';
@@ -31,10 +32,11 @@ if (havePostgres(t)) {
 
   t.test('a change is whole or absent', async (t) => {
     t.same((await db.read(ADP_AREA)).graphs, [], 'an area never written reads as empty');
-    await db.mutate(ADP_AREA, (d) => {
-      d.graphs.push({ id: 1, node: [{ id: 1, name: '10.0.0.1' }] });
-      d.counters.graph = 1;
-      d.counters.node = 1;
+    await db.mutate(ADP_AREA, async (d, ids) => {
+      d.graphs.push({
+        id: (await ids.take('graph', 1))[0],
+        node: [{ id: (await ids.take('node', 1))[0], name: '10.0.0.1' }],
+      });
     });
     await t.rejects(
       db.mutate(ADP_AREA, (d) => {
@@ -50,6 +52,53 @@ if (havePostgres(t)) {
       'the failed change left nothing',
     );
     t.equal((await db.status()).areas[0]!.changes, 2, 'one insert and one write');
+  });
+
+  t.test('ids come from the sequences: a rolled-back change leaves a gap, never a reuse', async (t) => {
+    await t.rejects(
+      db.mutate(ADP_AREA, async (_d, ids) => {
+        t.same(await ids.take('graph', 3), [2, 3, 4], 'three at once, ascending');
+        throw new NfvError(400, 'changed my mind');
+      }),
+    );
+    const counters = await db.mutate(ADP_AREA, async (d, ids) => {
+      t.same(await ids.take('graph', 1), [5], 'the rolled-back ids are not handed out again');
+      t.same(await ids.take('node', 0), [], 'none asked, none taken');
+      await ids.skipPast('node', 40);
+      t.same(await ids.take('node', 1), [41], 'skipped past');
+      await ids.skipPast('node', 10);
+      t.same(await ids.take('node', 1), [42], 'skipping past a smaller id changes nothing');
+      return { ...d.counters };
+    });
+    t.match(counters, { graph: 5, node: 42 }, "the area's counters follow the sequences");
+    await t.rejects(
+      db.mutate(ADP_AREA, (_d, ids) => ids.take('rule', 1)),
+      /the adp area hands out no rule ids/,
+    );
+    const rows = await db.session((c) => c.query('SELECT last_value FROM nfv_adp_graph_id'));
+    t.equal(Number(rows.rows[0].last_value), 5);
+  });
+
+  t.test('migrating from schema 2 starts each sequence after the counters already held', async (t) => {
+    await db.session((c) => c.query('CREATE DATABASE old'));
+    const old = new PostgresAreas(pg.url.replace(/\/postgres$/, '/old'), 2000);
+    t.teardown(() => old.close());
+    await old.session(async (c) => {
+      await c.query('CREATE TABLE nfv_schema_migrations (version int PRIMARY KEY, name text NOT NULL)');
+      for (const m of MIGRATIONS.filter((x) => x.version <= 2)) {
+        await c.query(m.sql);
+        await c.query('INSERT INTO nfv_schema_migrations VALUES ($1, $2)', [m.version, m.name]);
+      }
+      const doc = { ...ADP_AREA.initial(), counters: { graph: 7, simulation: 3 } };
+      await c.query("INSERT INTO nfv_areas (name, doc) VALUES ('adp', $1)", [JSON.stringify(doc)]);
+    });
+    t.same(await old.migrate(), { from: 2, to: SCHEMA_VERSION });
+    const taken = await old.mutate(ADP_AREA, async (_d, ids) => [
+      await ids.take('graph', 1),
+      await ids.take('simulation', 1),
+      await ids.take('substrate', 1),
+    ]);
+    t.same(taken, [[8], [4], [1]]);
   });
 
   t.test('a lock held too long: 503 after the bounded wait', async (t) => {
@@ -100,6 +149,8 @@ if (havePostgres(t)) {
       };
       await Promise.all(servers.flatMap((s) => [client(s.url), client(s.url)]));
       t.equal(new Set(created).size, created.length, `${created.length} ids handed out, each once`);
+      const sequence = await db.session((c) => c.query('SELECT last_value FROM nfv_adp_graph_id'));
+      t.equal(Number(sequence.rows[0].last_value), Math.max(...created), "the last id is the sequence's last value");
       const left = (await request(servers[0]!.url, 'GET', '/adp/graphs')).json.content[0].graph.map(
         (g: { id: number }) => g.id,
       );

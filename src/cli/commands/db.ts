@@ -82,12 +82,14 @@ const importCommand = new Command('import')
     if (!adpEmpty(await ws.read(ADP_AREA)) || !fwdEmpty(await ws.read(FWD_AREA)) || held.nodes)
       throw new NfvError(409, `the database ${ws.database!.where} holds data already; nothing was imported`);
     const commands = preparedOf(await new JournalInventoryStore(local).data());
-    // Each area in one transaction, found empty again under its lock.
+    // Each area in one transaction, found empty again under its lock; its ids are not handed out again.
     const fill = <T extends object>(area: AreaSpec<T>, data: T, empty: (d: T) => boolean) =>
-      ws.mutate(area, (current) => {
+      ws.mutate(area, async (current, ids) => {
         if (!empty(current))
           throw new NfvError(409, `the database's ${area.name} area was written meanwhile; it was not imported`);
+        const counters = area.ids!.counters(data);
         Object.assign(current, data);
+        for (const kind of area.ids!.kinds) await ids.skipPast(kind, counters[kind] ?? 0);
         return true;
       });
     await fill(ADP_AREA, adp, adpEmpty);

@@ -27,11 +27,10 @@ import {
   findGraph,
   findNode,
   graphReferences,
-  nextId,
   nodeReferences,
 } from './lookups.js';
 import { ADP_AREA, type AdpData } from '../../store/network.js';
-import { Unchanged } from '../../store/workspace.js';
+import { Unchanged, nextId } from '../../store/workspace.js';
 
 const ids = { envelope: { item: 'id' } } as const;
 const idList = { envelope: { item: 'ids' } } as const;
@@ -73,7 +72,11 @@ export const graphsCreate = operation({
   errors: 'envelope',
   handler: async ({ ws, body }) => {
     if (!body.graph?.length) throw badRequest('graphs.graph: at least one graph is required');
-    const created = await ws.mutate(ADP_AREA, (data) => body.graph!.map((g) => addGraph(data, g)));
+    const created = await ws.mutate(ADP_AREA, async (data, ids) => {
+      const gids: number[] = [];
+      for (const g of body.graph!) gids.push(await addGraph(data, ids, g));
+      return gids;
+    });
     return envelope(created);
   },
 });
@@ -121,7 +124,7 @@ export const graphsUpdate = operation({
   status: 200,
   errors: 'document',
   handler: async (i) =>
-    i.ws.mutate(ADP_AREA, (data) => {
+    i.ws.mutate(ADP_AREA, async (data, ids) => {
       const graph = findGraph(data, gid(i));
       const kept = new Map(graph.node.map((n) => [n.name, n]));
       const dropped = graph.node.filter((n) => !i.body.node.some((m) => m.name === n.name));
@@ -131,7 +134,11 @@ export const graphsUpdate = operation({
         if (refs.length) throw conflict(`node ${n.id} (${n.name}) is referred to by ${describeRefs(refs)}`);
       }
       graph.serviceGraph = i.body.serviceGraph;
-      graph.node = i.body.node.map((n) => assignNodeIds(data, n, kept.get(n.name)?.id));
+      graph.node = await assignNodeIds(
+        ids,
+        i.body.node,
+        i.body.node.map((n) => kept.get(n.name)?.id),
+      );
       return done();
     }),
 });
@@ -165,12 +172,12 @@ export const nodesCreate = operation({
   status: 201,
   errors: 'envelope',
   handler: async (i) =>
-    i.ws.mutate(ADP_AREA, (data) => {
+    i.ws.mutate(ADP_AREA, async (data, ids) => {
       const graph = findGraph(data, gid(i));
       if (graph.node.some((n) => n.name === i.body.name))
         throw badRequest(`node.name: graph ${graph.id} already has a node ${i.body.name}`);
       checkNeighboursExist(graph, i.body);
-      graph.node.push(assignNodeIds(data, i.body));
+      graph.node.push(...(await assignNodeIds(ids, [i.body])));
       return envelope(i.body.id);
     }),
 });
@@ -196,7 +203,7 @@ export const nodesUpdate = operation({
   status: 200,
   errors: 'document',
   handler: async (i) =>
-    i.ws.mutate(ADP_AREA, (data) => {
+    i.ws.mutate(ADP_AREA, async (data, ids) => {
       const graph = findGraph(data, gid(i));
       const node = findNode(graph, nid(i));
       if (i.body.name !== node.name) {
@@ -211,7 +218,8 @@ export const nodesUpdate = operation({
       node.name = i.body.name;
       node.functionalType = i.body.functionalType;
       if (i.body.configuration) {
-        node.configuration = { ...i.body.configuration, id: node.configuration?.id ?? nextId(data, 'configuration') };
+        const id = node.configuration?.id ?? (await nextId(ids, 'configuration'));
+        node.configuration = { ...i.body.configuration, id };
       } else delete node.configuration;
       return done();
     }),
@@ -248,7 +256,7 @@ export const neighboursCreate = operation({
   status: 201,
   errors: 'envelope',
   handler: async (i) =>
-    i.ws.mutate(ADP_AREA, (data) => {
+    i.ws.mutate(ADP_AREA, async (data, ids) => {
       const graph = findGraph(data, gid(i));
       const node = findNode(graph, nid(i));
       if (!graph.node.some((n) => n.name === i.body.name))
@@ -256,7 +264,7 @@ export const neighboursCreate = operation({
       if ((node.neighbour ?? []).some((nb) => nb.name === i.body.name)) {
         throw badRequest(`neighbour.name: node ${node.id} already has neighbour ${i.body.name}`);
       }
-      const neighbour = { id: nextId(data, 'neighbour'), name: i.body.name };
+      const neighbour = { id: await nextId(ids, 'neighbour'), name: i.body.name };
       (node.neighbour ??= []).push(neighbour);
       return envelope(neighbour.id);
     }),

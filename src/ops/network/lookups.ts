@@ -4,13 +4,8 @@
 import { failedDependency, notFound } from '../../model/errors.js';
 import type { Graph, Host, Node, PropertyDefinition } from '../../model/types.js';
 import { ADP_AREA, type AdpData, type Substrate } from '../../store/network.js';
-import { Unchanged, type Workspace } from '../../store/workspace.js';
+import { Unchanged, type IdSource, type Workspace } from '../../store/workspace.js';
 import { done, notModified, type DoneReply, type NotModifiedReply } from '../operation.js';
-
-export function nextId(data: AdpData, kind: string): number {
-  data.counters[kind] = (data.counters[kind] ?? 0) + 1;
-  return data.counters[kind];
-}
 
 export function findGraph(data: AdpData, gid: number): Graph {
   const g = data.graphs.find((x) => x.id === gid);
@@ -36,20 +31,32 @@ export function findSubstrate(data: AdpData, sid: number): Substrate {
   return s;
 }
 
-/** Gives a node (unless it keeps `id`) and everything nested in it fresh ids. */
-export function assignNodeIds(data: AdpData, node: Node, id?: number): Node {
-  node.id = id ?? nextId(data, 'node');
-  for (const nb of node.neighbour ?? []) nb.id = nextId(data, 'neighbour');
-  if (node.configuration) node.configuration.id = nextId(data, 'configuration');
-  return node;
+/**
+ * Gives nodes and everything nested in them fresh ids, in order; a node whose entry in `keep` is a number keeps that
+ * id. One request per kind of id, however many nodes.
+ */
+export async function assignNodeIds(ids: IdSource, nodes: Node[], keep: (number | undefined)[] = []): Promise<Node[]> {
+  const nodeIds = await ids.take('node', nodes.filter((_, i) => keep[i] === undefined).length);
+  const neighbourIds = await ids.take(
+    'neighbour',
+    nodes.reduce((n, node) => n + (node.neighbour?.length ?? 0), 0),
+  );
+  const configurationIds = await ids.take('configuration', nodes.filter((node) => node.configuration).length);
+  for (const [i, node] of nodes.entries()) {
+    node.id = keep[i] ?? nodeIds.shift();
+    for (const nb of node.neighbour ?? []) nb.id = neighbourIds.shift();
+    if (node.configuration) node.configuration.id = configurationIds.shift();
+  }
+  return nodes;
 }
 
 /** Stores a graph with fresh ids for it and everything nested; ids sent by the client are ignored. */
-export function addGraph(data: AdpData, graph: Graph): number {
-  graph.id = nextId(data, 'graph');
-  graph.node.forEach((n) => assignNodeIds(data, n));
+export async function addGraph(data: AdpData, ids: IdSource, graph: Graph): Promise<number> {
+  const [id] = await ids.take('graph', 1);
+  graph.id = id;
+  await assignNodeIds(ids, graph.node);
   data.graphs.push(graph);
-  return graph.id;
+  return id!;
 }
 
 const hostNodeNames = (h: Host) => [

@@ -5,8 +5,9 @@ import { EmptyCollection, conflict, notFound } from '../../model/errors.js';
 import { PropertyDefinitionType, PropertyType } from '../../model/resources.js';
 import type { Property, PropertyDefinition } from '../../model/types.js';
 import { done, envelope, operation, type Input } from '../operation.js';
-import { clearCollection, checkPropertyGraphs, findRequirementSet, nextId } from './lookups.js';
-import { ADP_AREA, type AdpData } from '../../store/network.js';
+import { clearCollection, checkPropertyGraphs, findRequirementSet } from './lookups.js';
+import { ADP_AREA } from '../../store/network.js';
+import { nextId, type IdSource } from '../../store/workspace.js';
 
 const rid = (i: Input) => i.params.rid as number;
 
@@ -17,8 +18,9 @@ function findProperty(set: PropertyDefinition, pid: number): Property {
 }
 
 /** Properties get ids; on replacement, a property keeps the id of the one it replaces at the same position. */
-function withIds(data: AdpData, properties: Property[], previous: Property[] = []): Property[] {
-  return properties.map((p, k) => ({ ...p, id: previous[k]?.id ?? nextId(data, 'property') }));
+async function withIds(ids: IdSource, properties: Property[], previous: Property[] = []): Promise<Property[]> {
+  const fresh = await ids.take('property', Math.max(0, properties.length - previous.length));
+  return properties.map((p, k) => ({ ...p, id: previous[k]?.id ?? fresh.shift()! }));
 }
 
 export const requirementsList = operation({
@@ -46,9 +48,9 @@ export const requirementsCreate = operation({
   status: 201,
   errors: 'envelope',
   handler: async (i) =>
-    i.ws.mutate(ADP_AREA, (data) => {
+    i.ws.mutate(ADP_AREA, async (data, ids) => {
       checkPropertyGraphs(data, i.body);
-      const set = { id: nextId(data, 'requirementSet'), property: withIds(data, i.body.property) };
+      const set = { id: await nextId(ids, 'requirementSet'), property: await withIds(ids, i.body.property) };
       data.requirementSets.push(set);
       return envelope(set.id);
     }),
@@ -86,10 +88,10 @@ export const requirementsUpdate = operation({
   status: 200,
   errors: 'document',
   handler: async (i) =>
-    i.ws.mutate(ADP_AREA, (data) => {
+    i.ws.mutate(ADP_AREA, async (data, ids) => {
       const set = findRequirementSet(data, rid(i));
       checkPropertyGraphs(data, i.body);
-      set.property = withIds(data, i.body.property, set.property);
+      set.property = await withIds(ids, i.body.property, set.property);
       return done();
     }),
 });
@@ -120,10 +122,10 @@ export const propertiesCreate = operation({
   status: 201,
   errors: 'envelope',
   handler: async (i) =>
-    i.ws.mutate(ADP_AREA, (data) => {
+    i.ws.mutate(ADP_AREA, async (data, ids) => {
       const set = findRequirementSet(data, rid(i));
       checkPropertyGraphs(data, { property: [i.body] });
-      const [p] = withIds(data, [i.body]);
+      const [p] = await withIds(ids, [i.body]);
       set.property.push(p!);
       return envelope(p!.id);
     }),

@@ -18,8 +18,9 @@ import { ALGORITHMS, DEFAULT_TIMEOUT_SECONDS, MAX_TIMEOUT_SECONDS, type Algorith
 import { parseId } from '../../model/ids.js';
 import { dotOf, dotReply } from './draw.js';
 import { done, envelope, json, operation, text, type EnvelopeReply, type Input } from '../operation.js';
-import { clearCollection, addGraph, findGraph, findRequirementSet, findSubstrate, nextId } from './lookups.js';
+import { clearCollection, addGraph, findGraph, findRequirementSet, findSubstrate } from './lookups.js';
 import { ADP_AREA, type AdpData, type SimulationRecord, type SimulationRun } from '../../store/network.js';
+import { nextId, type IdSource } from '../../store/workspace.js';
 
 const nfvReply = { envelope: { item: NfvType } } as const;
 
@@ -87,13 +88,14 @@ function resultReply<C>(r: Report, content: C, stored?: number): SimulationReply
   };
 }
 
-function storeResult(
+async function storeResult(
   data: AdpData,
+  ids: IdSource,
   result: SimulationResult,
   source: SimulationRecord['source'],
   run: SimulationRun,
-): number {
-  const id = nextId(data, 'simulation');
+): Promise<number> {
+  const id = await nextId(ids, 'simulation');
   data.simulations.push({ id, result: result.nfv, report: result.report, source, run });
   return id;
 }
@@ -256,25 +258,26 @@ function findSimulation(data: AdpData, smid: number): SimulationRecord {
 }
 
 /** Stores what an all-in-one simulation needs: its graphs (new ids), constraints, requirement set and substrate. */
-function storeInputs(data: AdpData, nfv: NFV): SimulationRecord['source'] {
+async function storeInputs(data: AdpData, ids: IdSource, nfv: NFV): Promise<SimulationRecord['source']> {
   const idMap = new Map<number | undefined, number>();
   for (const g of nfv.graphs.graph ?? []) {
     const copy: Graph = structuredClone(g);
-    idMap.set(g.id, addGraph(data, copy));
+    idMap.set(g.id, await addGraph(data, ids, copy));
     if (nfv.constraints) data.constraints.push({ graph: copy.id!, constraints: structuredClone(nfv.constraints) });
   }
-  const rid = nextId(data, 'requirementSet');
+  const rid = await nextId(ids, 'requirementSet');
+  const pids = await ids.take('property', nfv.propertyDefinition.property.length);
   data.requirementSets.push({
     id: rid,
-    property: nfv.propertyDefinition.property.map((p) => ({
+    property: nfv.propertyDefinition.property.map((p, k) => ({
       ...p,
       graph: idMap.get(p.graph) ?? p.graph,
-      id: nextId(data, 'property'),
+      id: pids[k],
     })),
   });
   let sid: number | undefined;
   if (nfv.hosts?.host?.length || nfv.connections?.connection?.length) {
-    sid = nextId(data, 'substrate');
+    sid = await nextId(ids, 'substrate');
     data.substrates.push({ id: sid, hosts: nfv.hosts?.host ?? [], connections: nfv.connections?.connection ?? [] });
   }
   return { gids: [...idMap.values()], rid, sid };
@@ -308,7 +311,9 @@ export const simulationsRun = operation({
     const q = simulationQuery(i.query);
     const { result, run } = await solve(i, i.body, q);
     if (!q.store) return resultReply(result.report, result.nfv);
-    const id = await i.ws.mutate(ADP_AREA, (data) => storeResult(data, result, storeInputs(data, i.body), run));
+    const id = await i.ws.mutate(ADP_AREA, async (data, ids) =>
+      storeResult(data, ids, result, await storeInputs(data, ids, i.body), run),
+    );
     return resultReply(result.report, result.nfv, id);
   },
 });
@@ -340,26 +345,26 @@ export const simulationsByParams = operation({
     };
     const gid = optionalId('gid');
     if (gid === undefined) throw badRequest('gid: the graph to simulate is required');
-    const ids = { gid, rid: optionalId('rid'), sid: optionalId('sid') };
+    const chosen = { gid, rid: optionalId('rid'), sid: optionalId('sid') };
     const data = await i.ws.read(ADP_AREA);
-    const graph = findGraph(data, ids.gid);
+    const graph = findGraph(data, chosen.gid);
     const properties: Property[] =
-      ids.rid !== undefined
-        ? findRequirementSet(data, ids.rid).property.map((p) => ({ ...p, graph: ids.gid }))
-        : data.requirementSets.flatMap((s) => s.property.filter((p) => p.graph === ids.gid));
+      chosen.rid !== undefined
+        ? findRequirementSet(data, chosen.rid).property.map((p) => ({ ...p, graph: chosen.gid }))
+        : data.requirementSets.flatMap((s) => s.property.filter((p) => p.graph === chosen.gid));
     if (properties.length === 0)
-      throw badRequest(`rid: no requirement set given, and no property refers to graph ${ids.gid}`);
-    const substrate = ids.sid !== undefined ? findSubstrate(data, ids.sid) : undefined;
+      throw badRequest(`rid: no requirement set given, and no property refers to graph ${chosen.gid}`);
+    const substrate = chosen.sid !== undefined ? findSubstrate(data, chosen.sid) : undefined;
     const nfv: NFV = {
       graphs: { graph: [structuredClone(graph)] },
-      constraints: structuredClone(data.constraints.find((c) => c.graph === ids.gid)?.constraints),
+      constraints: structuredClone(data.constraints.find((c) => c.graph === chosen.gid)?.constraints),
       propertyDefinition: { property: properties.map(({ id: _id, ...p }) => p) },
       ...(substrate ? { hosts: { host: substrate.hosts }, connections: { connection: substrate.connections } } : {}),
     };
     const { result, run } = await solve(i, nfv, q);
-    const id = await i.ws.mutate(ADP_AREA, (d) => {
-      findGraph(d, ids.gid); // it may have been deleted while we solved
-      return storeResult(d, result, { gids: [ids.gid], rid: ids.rid, sid: ids.sid }, run);
+    const id = await i.ws.mutate(ADP_AREA, (d, ids) => {
+      findGraph(d, chosen.gid); // it may have been deleted while we solved
+      return storeResult(d, ids, result, { gids: [chosen.gid], rid: chosen.rid, sid: chosen.sid }, run);
     });
     return resultReply(result.report, id, id);
   },
@@ -408,9 +413,9 @@ export const simulationsReconfigure = operation({
     const s = findSimulation(data, smid);
     const nfv = deployedNetwork(data, s, i.body.property);
     const { result, run } = await solve(i, nfv, q);
-    const id = await i.ws.mutate(ADP_AREA, (d) => {
+    const id = await i.ws.mutate(ADP_AREA, (d, ids) => {
       const from = findSimulation(d, smid); // it may have been deleted while we solved
-      return storeResult(d, result, { ...from.source, reconfigured: smid }, run);
+      return storeResult(d, ids, result, { ...from.source, reconfigured: smid }, run);
     });
     return resultReply(result.report, result.nfv, id);
   },

@@ -5,8 +5,9 @@ import { EmptyCollection, badRequest, conflict, failedDependency, notFound, quot
 import { ConnectionsType, HostType, HostsType } from '../../model/resources.js';
 import type { Connection, Connections, Host, Hosts } from '../../model/types.js';
 import { done, envelope, operation, type Input } from '../operation.js';
-import { clearCollection, checkHostNodes, findSubstrate, nextId } from './lookups.js';
+import { clearCollection, checkHostNodes, findSubstrate } from './lookups.js';
 import { ADP_AREA, type Substrate } from '../../store/network.js';
+import { nextId } from '../../store/workspace.js';
 
 const sid = (i: Input) => i.params.sid as number;
 
@@ -57,8 +58,8 @@ export const substratesCreate = operation({
   status: 201,
   errors: 'envelope',
   handler: async ({ ws }) =>
-    ws.mutate(ADP_AREA, (data) => {
-      const s = { id: nextId(data, 'substrate'), hosts: [], connections: [] };
+    ws.mutate(ADP_AREA, async (data, ids) => {
+      const s = { id: await nextId(ids, 'substrate'), hosts: [], connections: [] };
       data.substrates.push(s);
       return envelope(s.id);
     }),
