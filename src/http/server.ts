@@ -141,7 +141,9 @@ export function createServer(ws: Workspace, options: ServerOptions = {}): http.S
     }
     const rendered = render(outcome, answerFormat);
     const noBody = rendered.status === 304 || rendered.status === 204 || rendered.body === '';
-    const length = noBody ? 0 : Buffer.byteLength(rendered.body);
+    // Encoded once: a large answer's text (55 MB) is otherwise walked for its length and encoded again to be sent.
+    const bytes = noBody ? undefined : Buffer.from(rendered.body);
+    const length = bytes?.length ?? 0;
     if (!res.destroyed) {
       res.writeHead(rendered.status, {
         ...rendered.headers,
@@ -150,7 +152,7 @@ export function createServer(ws: Workspace, options: ServerOptions = {}): http.S
         ...(outcome.status === 503 ? { 'Retry-After': '1' } : {}),
         ...(outcome.status === 401 ? { 'WWW-Authenticate': 'Bearer' } : {}),
       });
-      res.end(noBody ? undefined : rendered.body);
+      res.end(bytes);
     }
     const ms = (performance.now() - started).toFixed(1);
     const request = `${req.socket.remoteAddress ?? '-'} ${req.method} ${target.slice(0, 200)}`;
