@@ -11,7 +11,7 @@
  */
 import type pg from 'pg';
 import { NfvError } from '../model/errors.js';
-import { MAX_QUERY_SECONDS } from '../model/limits.js';
+import { MAX_QUERY_SECONDS, QUERY_WORK_MEM_MB } from '../model/limits.js';
 import type { PostgresAreas } from '../store/postgres.js';
 import type { CommandResult, InventoryStore, StoredReportParts } from './store.js';
 import { events, resources, type Entity, type EventItem, type ReportItem, type ResourceItem } from './entities.js';
@@ -113,11 +113,20 @@ const limits = (p: Paging) => `${p.limit === undefined ? '' : ` LIMIT ${p.limit}
 export class PostgresInventoryStore implements InventoryStore {
   constructor(private readonly db: PostgresAreas) {}
 
-  /** Runs reads in one read-only snapshot, bounded by statement_timeout. */
+  /**
+   * Runs reads in one read-only snapshot, bounded by statement_timeout, with planner settings for what these reads
+   * are: selective queries over a fleet that stays in memory. PostgreSQL's defaults are made for spinning disks
+   * (random_page_cost 4 makes it scan the whole table rather than follow the tags index to a tenth of it), sort in
+   * 4 MB (a large answer's sort went to temporary files) and compile expressions with JIT (30-40 ms spent on each
+   * large answer, gained back by none). Measured at 1,000,000 resources: tag=profile::nginx from 600 to 370 ms.
+   */
   private read<R>(fn: (client: pg.PoolClient) => Promise<R>): Promise<R> {
     return this.db.session(async (client) => {
       await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
-      await client.query(`SET LOCAL statement_timeout = ${MAX_QUERY_SECONDS * 1000}`);
+      await client.query(
+        `SET LOCAL statement_timeout = ${MAX_QUERY_SECONDS * 1000}; SET LOCAL random_page_cost = 1.1; ` +
+          `SET LOCAL work_mem = '${QUERY_WORK_MEM_MB}MB'; SET LOCAL jit = off`,
+      );
       const result = await fn(client);
       await client.query('COMMIT');
       return result;

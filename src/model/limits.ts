@@ -44,3 +44,6 @@ export const PROOF_SECONDS = 4;
 
 /** Seconds an inventory query may run in PostgreSQL (statement_timeout) before it is stopped with 503. */
 export const MAX_QUERY_SECONDS = 30;
+
+/** Memory an inventory query may sort or hash in, per PostgreSQL process, before it spills to temporary files. */
+export const QUERY_WORK_MEM_MB = 64;
