@@ -117,54 +117,94 @@ if (havePostgres(t)) {
     await other.close();
   });
 
-  t.test(
-    'two serve processes, two clients each, 200 creates and deletes each: nothing lost, no id twice',
-    async (t) => {
-      const serve = async () => {
-        const child = spawnNfv(['serve', '--port', '0', '--database', pg.url], { NFV_WORKSPACE: await scratch(t) });
-        t.teardown(() => void child.kill());
-        return { url: (await saidOnStderr(child, /listening on (\S+)/))[1]! };
-      };
-      const servers = [await serve(), await serve()];
-      const before = (await db.read(ADP_AREA)).graphs.map((g) => g.id!);
-      const graph = JSON.stringify({ graph: [{ node: [{ name: '10.0.0.1' }] }] });
-      const created: number[] = [];
-      const deleted: number[] = [];
-      const client = async (base: string) => {
-        const mine: number[] = [];
-        for (let k = 0; k < 200; k++) {
-          if (k % 3 === 2) {
-            const id = mine.shift()!;
-            const r = await request(base, 'DELETE', `/adp/graphs/${id}`);
-            if (r.status !== 204 && r.status !== 200) t.fail(`DELETE ${id}: ${r.status} ${r.text}`);
-            deleted.push(id);
-          } else {
-            const r = await request(base, 'POST', '/adp/graphs', graph);
-            if (r.status !== 201) t.fail(`POST: ${r.status} ${r.text}`);
-            const id = Number(r.json?.content?.[0]?.[0]);
-            mine.push(id);
-            created.push(id);
-          }
-        }
-      };
-      await Promise.all(servers.flatMap((s) => [client(s.url), client(s.url)]));
-      t.equal(new Set(created).size, created.length, `${created.length} ids handed out, each once`);
-      const sequence = await db.session((c) => c.query('SELECT last_value FROM nfv_adp_graph_id'));
-      t.equal(Number(sequence.rows[0].last_value), Math.max(...created), "the last id is the sequence's last value");
-      const left = (await request(servers[0]!.url, 'GET', '/adp/graphs')).json.content[0].graph.map(
-        (g: { id: number }) => g.id,
-      );
-      const expected = [...before, ...created.filter((id) => !deleted.includes(id))];
-      t.same(
-        [...left].sort((a, b) => a - b),
-        [...expected].sort((a, b) => a - b),
-        'every create and delete stayed',
-      );
-      t.same(
-        (await request(servers[1]!.url, 'GET', '/adp/graphs')).json,
-        (await request(servers[0]!.url, 'GET', '/adp/graphs')).json,
-        'both servers answer the same',
-      );
+  /** What the concurrent clients create and delete: where, the body, the id in the answer, and the ids listed. */
+  interface Collection {
+    path: string;
+    /** The whole list (`/fwd/nodes` lists ids 1 to 10 unless told). */
+    all: string;
+    /** The sequence its ids come from. */
+    sequence: string;
+    body: string;
+    created: (json: any) => number;
+    listed: (json: any) => number[];
+  }
+  const collections: Record<string, Collection> = {
+    graphs: {
+      path: '/adp/graphs',
+      all: '/adp/graphs',
+      sequence: 'nfv_adp_graph_id',
+      body: JSON.stringify({ graph: [{ node: [{ name: '10.0.0.1', neighbour: [{ name: '10.0.0.1' }] }] }] }),
+      created: (json) => Number(json?.content?.[0]?.[0]),
+      listed: (json) => json.content[0].graph.map((g: { id: number }) => g.id),
     },
-  );
+    'firewall nodes': {
+      path: '/fwd/nodes',
+      all: '/fwd/nodes?afterInclusive=100000',
+      sequence: 'nfv_fwd_node_id',
+      body: JSON.stringify({
+        name: '30.0.0.1',
+        functionalType: 'FIREWALL',
+        configuration: {
+          name: 'c',
+          firewall: { defaultAction: 'DENY', elements: [{ action: 'ALLOW', source: '*', destination: '20.0.0.2' }] },
+        },
+      }),
+      created: (json) => Number(json?.id),
+      listed: (json) => json.map((n: { id: number }) => n.id),
+    },
+  };
+
+  for (const [name, c] of Object.entries(collections)) {
+    t.test(
+      `${name}: two serve processes, two clients each, 200 creates and deletes each: nothing lost, no id twice`,
+      async (t) => {
+        const serve = async () => {
+          const child = spawnNfv(['serve', '--port', '0', '--database', pg.url], { NFV_WORKSPACE: await scratch(t) });
+          t.teardown(() => void child.kill());
+          return { url: (await saidOnStderr(child, /listening on (\S+)/))[1]! };
+        };
+        const servers = [await serve(), await serve()];
+        const list = async (base: string) => {
+          const r = await request(base, 'GET', c.all);
+          return r.status === 200 ? c.listed(r.json) : [];
+        };
+        const before = await list(servers[0]!.url);
+        const created: number[] = [];
+        const deleted: number[] = [];
+        const client = async (base: string) => {
+          const mine: number[] = [];
+          for (let k = 0; k < 200; k++) {
+            if (k % 3 === 2) {
+              const id = mine.shift()!;
+              const r = await request(base, 'DELETE', `${c.path}/${id}`);
+              if (r.status !== 204 && r.status !== 200) t.fail(`DELETE ${id}: ${r.status} ${r.text}`);
+              deleted.push(id);
+            } else {
+              const r = await request(base, 'POST', c.path, c.body);
+              if (r.status !== 201) t.fail(`POST: ${r.status} ${r.text}`);
+              const id = c.created(r.json);
+              mine.push(id);
+              created.push(id);
+            }
+          }
+        };
+        await Promise.all(servers.flatMap((s) => [client(s.url), client(s.url)]));
+        t.equal(new Set(created).size, created.length, `${created.length} ids handed out, each once`);
+        const left = await list(servers[0]!.url);
+        const expected = [...before, ...created.filter((id) => !deleted.includes(id))];
+        t.same(
+          [...left].sort((a, b) => a - b),
+          [...expected].sort((a, b) => a - b),
+          'every create and delete stayed',
+        );
+        t.same(
+          (await request(servers[1]!.url, 'GET', c.all)).json,
+          (await request(servers[0]!.url, 'GET', c.all)).json,
+          'both servers answer the same',
+        );
+        const { rows } = await db.session((client) => client.query(`SELECT last_value FROM ${c.sequence}`));
+        t.equal(Number(rows[0].last_value), Math.max(...created), "the last id is the sequence's last value");
+      },
+    );
+  }
 }
