@@ -4,7 +4,7 @@
 import { failedDependency, notFound } from '../../model/errors.js';
 import type { Graph, Host, Node, PropertyDefinition } from '../../model/types.js';
 import { ADP_AREA, type AdpData, type Substrate } from '../../store/network.js';
-import { Unchanged, type IdSource, type Workspace } from '../../store/workspace.js';
+import { Unchanged, nextId, type IdSource, type Workspace } from '../../store/workspace.js';
 import { done, notModified, type DoneReply, type NotModifiedReply } from '../operation.js';
 
 export function findGraph(data: AdpData, gid: number): Graph {
@@ -52,11 +52,11 @@ export async function assignNodeIds(ids: IdSource, nodes: Node[], keep: (number 
 
 /** Stores a graph with fresh ids for it and everything nested; ids sent by the client are ignored. */
 export async function addGraph(data: AdpData, ids: IdSource, graph: Graph): Promise<number> {
-  const [id] = await ids.take('graph', 1);
+  const id = await nextId(ids, 'graph');
   graph.id = id;
   await assignNodeIds(ids, graph.node);
   data.graphs.push(graph);
-  return id!;
+  return id;
 }
 
 const hostNodeNames = (h: Host) => [
