@@ -13,7 +13,7 @@
  */
 import type pg from 'pg';
 import { NfvError } from '../model/errors.js';
-import { Unchanged, checkIdKind, type AreaSpec, type Change, type IdSource } from './workspace.js';
+import { Unchanged, countersOf, raiseCounter, type AreaSpec, type Change, type IdSource } from './workspace.js';
 
 /** Versioned migrations, applied in order by `nfv db migrate`; never edit one that was released. */
 export const MIGRATIONS: { version: number; name: string; sql: string }[] = [
@@ -336,34 +336,30 @@ export class PostgresAreas {
 }
 
 /** The sequence of an area's kind of id (migration 3). */
-export const sequenceName = (area: string, kind: string) => `nfv_${area}_${kind.toLowerCase()}_id`;
+const sequenceName = (area: string, kind: string) => `nfv_${area}_${kind.toLowerCase()}_id`;
 
 /** The database's ids: from the area's sequences, with the area's counters following them. */
 function sequenceIds<T>(client: pg.PoolClient, area: AreaSpec<T>, data: T): IdSource {
-  const follow = (kind: string, id: number) => {
-    const counters = area.ids!.counters(data);
-    counters[kind] = Math.max(counters[kind] ?? 0, id);
-  };
   return {
     take: async (kind, count) => {
-      checkIdKind(area, kind);
+      const counters = countersOf(area, data, kind);
       if (count === 0) return [];
       const r = await client.query<{ id: string }>(
         'SELECT nextval($1::regclass) AS id FROM generate_series(1, $2::int)',
         [sequenceName(area.name, kind), count],
       );
       const ids = r.rows.map((row) => Number(row.id)).sort((a, b) => a - b);
-      follow(kind, ids[ids.length - 1]!);
+      raiseCounter(counters, kind, ids[ids.length - 1]!);
       return ids;
     },
     skipPast: async (kind, id) => {
-      checkIdKind(area, kind);
+      const counters = countersOf(area, data, kind);
       if (id < 1) return;
       await client.query(
         'SELECT setval($1::regclass, greatest($2::bigint, coalesce(pg_sequence_last_value($1::regclass), 0)))',
         [sequenceName(area.name, kind), id],
       );
-      follow(kind, id);
+      raiseCounter(counters, kind, id);
     },
   };
 }

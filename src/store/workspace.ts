@@ -52,26 +52,27 @@ export interface AreaIds<T> {
   counters: (data: T) => Record<string, number>;
 }
 
-/** The kind checked against what the area hands out (a misspelt kind is a bug, not a new counter). */
-export function checkIdKind<T>(area: AreaSpec<T>, kind: string): void {
+/** The area's counters, for a kind of id it hands out (a misspelt kind is a bug, not a new counter). */
+export function countersOf<T>(area: AreaSpec<T>, data: T, kind: string): Record<string, number> {
   if (!area.ids?.kinds.includes(kind)) throw new Error(`the ${area.name} area hands out no ${kind} ids`);
+  return area.ids.counters(data);
+}
+
+/** Raises a kind's counter to `id` unless it is there already. */
+export function raiseCounter(counters: Record<string, number>, kind: string, id: number): void {
+  counters[kind] = Math.max(counters[kind] ?? 0, id);
 }
 
 /** The folder's ids: the area's counters, advanced only by the holder of the area's lock. */
 function counterIds<T>(area: AreaSpec<T>, data: T): IdSource {
   return {
     take: async (kind, count) => {
-      checkIdKind(area, kind);
-      const counters = area.ids!.counters(data);
+      const counters = countersOf(area, data, kind);
       const first = (counters[kind] ?? 0) + 1;
       counters[kind] = first + count - 1;
       return Array.from({ length: count }, (_, k) => first + k);
     },
-    skipPast: async (kind, id) => {
-      checkIdKind(area, kind);
-      const counters = area.ids!.counters(data);
-      counters[kind] = Math.max(counters[kind] ?? 0, id);
-    },
+    skipPast: async (kind, id) => raiseCounter(countersOf(area, data, kind), kind, id),
   };
 }
 
