@@ -49,7 +49,8 @@ export async function confirmed(question: string, yes: boolean | undefined): Pro
 }
 
 export interface BulkDelete {
-  /** The items it removes ("simulation results"), for the question. */
+  /** What it removes, one and many ("simulation result", "simulation results"), for the question. */
+  item: string;
   items: string;
   /** The operation that lists them, to say how many, and its query. */
   list: Operation;
@@ -76,7 +77,8 @@ export function opCommand(
     const bulk = options.bulkDelete;
     if (bulk && !opts.yes) {
       const count = await itemsIn(self, bulk, values);
-      if (count > 0 && !(await confirmed(`Delete all ${count} ${bulk.items}?`, opts.yes))) {
+      const question = count === 1 ? `Delete the 1 ${bulk.item}?` : `Delete all ${count} ${bulk.items}?`;
+      if (count > 0 && !(await confirmed(question, opts.yes))) {
         say('cancelled');
         return;
       }

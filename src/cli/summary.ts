@@ -6,6 +6,8 @@
 import Table from 'cli-table3';
 import type { FirewallChange, Report } from '../engine/simulate.js';
 import type { NFV, Property } from '../model/types.js';
+import { plural } from '../model/words.js';
+import { reportSummary } from '../ops/network/simulations.js';
 import { plainStyle } from './output.js';
 
 const KIND: Record<Property['name'], string> = {
@@ -13,8 +15,6 @@ const KIND: Record<Property['name'], string> = {
   REACHABILITY_PROPERTY: 'reachability',
   COMPLETE_REACHABILITY_PROPERTY: 'complete reachability',
 };
-
-const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
 
 /** The traffic a requirement is about: protocol and ports, `*` for any. */
 export function traffic(p: Pick<Property, 'lv4Proto' | 'srcPort' | 'dstPort'>): string {
@@ -39,12 +39,7 @@ export function changeLine(c: FirewallChange): string {
 }
 
 export function simulationSummary(nfv: NFV, report: Report): string {
-  const out: string[] = [
-    `${report.verdict}: ${report.satisfied}/${report.properties} requirements hold; ` +
-      `${plural(report.firewalls, 'firewall')} (${report.allocated} placed); ${plural(report.rules, 'rule')}` +
-      (report.changes === undefined ? '' : `; ${plural(report.changes, 'rule change')}`) +
-      (report.optimal === false ? '; not proven minimal (optimal="false"): fewer may do' : ''),
-  ];
+  const out: string[] = [`${report.verdict}: ${reportSummary(report)}`];
   const nodes = new Map(
     (nfv.graphs.graph ?? []).flatMap((g) => g.node.map((n) => [`${g.id ?? 0}/${n.name}`, n] as const)),
   );

@@ -3,6 +3,7 @@ import type { Node } from '../model/types.js';
 import { badRequest } from '../model/errors.js';
 import { DPORT, DST, SPORT, SRC } from '../model/space.js';
 import { address, cidr, commonSubsequence, header, normalisedRules, perProtocol, protocolOf, range } from './rules.js';
+import { plural } from '../model/words.js';
 
 /** A port range as value/mask pairs, exactly (ranges starting at 0 included). */
 export function portMasks(lo: number, hi: number): string[] {
@@ -63,7 +64,7 @@ export function openVswitchChange(from: Node, to: Node, what: string): string {
   const same = commonSubsequence(a, b).length;
   const table = openVswitch(to, 0).split('\n').slice(1).join('\n');
   return (
-    `# nfv: firewall ${to.name}, ${what}: ${a.length - same} flows removed, ${b.length - same} added; ` +
+    `# nfv: firewall ${to.name}, ${what}: ${plural(a.length - same, 'flow')} removed, ${b.length - same} added; ` +
     `apply with: ovs-ofctl --bundle replace-flows ${bridgeOf(to)} FILE\n${table}`
   );
 }

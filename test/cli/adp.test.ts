@@ -99,7 +99,7 @@ t.test('bulk deletes ask for --yes when not on a terminal', async (t) => {
   await run(['substrates', 'create']);
   const refused = await run(['substrates', 'delete-all']);
   t.equal(refused.code, 2);
-  t.match(refused.stderr, /Delete all 1 substrates\? Pass --yes/);
+  t.match(refused.stderr, /Delete the 1 substrate\? Pass --yes/);
   t.same(JSON.parse((await run(['substrates', 'list'])).stdout).content, [[1]], 'nothing deleted');
   t.equal((await run(['substrates', 'delete-all', '--yes'])).code, 0);
   t.same(JSON.parse((await run(['substrates', 'list'])).stdout).content, [[]], 'all deleted');

@@ -50,7 +50,7 @@ if (havePostgres(t)) {
     t.equal(imported.code, 0, imported.stderr);
     t.match(
       imported.stderr,
-      /imported 1 graphs, 1 requirement sets, 0 substrates, 1 simulations, 1 firewall nodes, 1 catalogs, 1 reports/,
+      /imported 1 graph, 1 requirement set, 0 substrates, 1 simulation, 1 firewall node, 1 catalog, 1 report/,
     );
     const status = JSON.parse((await cli(['db', 'status'], { workspace: local, env })).stdout);
     t.match(status, {

@@ -106,5 +106,5 @@ t.test('bulk-delete prompts say how many items go; nothing to delete needs no co
   await cli(['graphs', 'create', '-f', GRAPHS], { workspace: ws });
   const refused = await cli(['graphs', 'delete-all'], { workspace: ws });
   t.equal(refused.code, 2);
-  t.match(refused.stderr, /^nfv: Delete all 1 graphs\? Pass --yes to confirm when not on a terminal\.\n$/);
+  t.match(refused.stderr, /^nfv: Delete the 1 graph\? Pass --yes to confirm when not on a terminal\.\n$/);
 });

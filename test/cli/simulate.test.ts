@@ -15,7 +15,7 @@ t.test('a document in, the result out in the same format, a summary on stderr', 
   const r = await run(['simulate', office]);
   t.equal(r.code, 0, r.stderr);
   t.match(r.stdout, /^<\?xml[\s\S]*<NFV>[\s\S]*functional_type="FIREWALL"/);
-  t.match(r.stderr, /^SAT: 3\/3 requirements hold; 1 firewalls \(1 placed\); 1 rules; [\d.]+ s\n$/);
+  t.match(r.stderr, /^SAT: 3\/3 requirements hold; 1 firewall \(1 placed\); 1 rule; [\d.]+ s\n$/);
   t.same(JSON.parse((await run(['simulations', 'list'])).stdout), [], 'nothing stored without --store');
 });
 
@@ -71,7 +71,7 @@ t.test(
       '</PropertyDefinition>';
     const r = await runIn(['simulations', 'reconfigure', '1', '-f', '-', '--format', 'json'], wanted);
     t.equal(r.code, 0, r.stderr);
-    t.match(r.stderr, /^SAT: 3\/3 requirements hold; .*; 1 rule changes; [\d.]+ s\nstored as \/adp\/simulations\/2\n$/);
+    t.match(r.stderr, /^SAT: 3\/3 requirements hold; .*; 1 rule change; [\d.]+ s\nstored as \/adp\/simulations\/2\n$/);
     const report = JSON.parse((await runIn(['simulations', 'report', '2'])).stdout);
     const changed = report.placements.find((p: { change?: unknown }) => p.change);
     t.same(changed.change.removed, [], 'nothing removed');

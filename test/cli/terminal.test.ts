@@ -80,13 +80,13 @@ t.test('in a real terminal', { skip: !HAVE_TMUX && 'tmux is not installed here (
     t.match(await term.until(/EXIT=\d+/), /no simulations[\s\S]*EXIT=0/);
     term.run('clear');
     term.run(`${BIN} graphs delete-all; echo EXIT=$?`);
-    await term.until(/Delete all 1 graphs\?/);
+    await term.until(/Delete the 1 graph\?/);
     term.type('n');
     term.keys('Enter');
     t.match(await term.until(/EXIT=\d+/), /cancelled[\s\S]*EXIT=0/);
     term.run('clear');
     term.run(`${BIN} graphs delete-all; echo EXIT=$?`);
-    await term.until(/Delete all 1 graphs\?/);
+    await term.until(/Delete the 1 graph\?/);
     term.type('y');
     term.keys('Enter');
     await term.until(/EXIT=\d+/);

@@ -16,6 +16,7 @@ import { Workspace, type AreaSpec } from '../../store/workspace.js';
 import { group } from '../op-command.js';
 import { outputFormat, workspaceOf } from '../options.js';
 import { say, writeData } from '../output.js';
+import { plural } from '../../model/words.js';
 
 /** The workspace of the command, which must have a database. */
 function withDatabase(self: Command) {
@@ -99,9 +100,9 @@ const importCommand = new Command('import')
     const catalogs = commands.filter((c) => c.kind === 'catalog').length;
     const reports = commands.filter((c) => c.kind === 'report').length;
     say(
-      `imported ${adp.graphs.length} graphs, ${adp.requirementSets.length} requirement sets, ` +
-        `${adp.substrates.length} substrates, ${adp.simulations.length} simulations, ` +
-        `${fwd.nodes.length} firewall nodes, ${catalogs} catalogs, ${reports} reports`,
+      `imported ${plural(adp.graphs.length, 'graph')}, ${plural(adp.requirementSets.length, 'requirement set')}, ` +
+        `${plural(adp.substrates.length, 'substrate')}, ${plural(adp.simulations.length, 'simulation')}, ` +
+        `${plural(fwd.nodes.length, 'firewall node')}, ${plural(catalogs, 'catalog')}, ${plural(reports, 'report')}`,
     );
   });
 

@@ -56,6 +56,7 @@ export const fwdCommand = group('fwd', 'firewall nodes and policies kept for dep
     opCommand('delete', fwdNodesDelete),
     opCommand('delete-all', fwdNodesDeleteAll, {
       bulkDelete: {
+        item: 'firewall node',
         items: 'firewall nodes',
         list: fwdNodesList,
         query: new URLSearchParams({ beforeInclusive: '0', afterInclusive: String(Number.MAX_SAFE_INTEGER) }),

@@ -27,7 +27,7 @@ export const graphsCommand = group('graphs', 'graphs of network functions', [
   opCommand('get', graphsGet),
   opCommand('update', graphsUpdate),
   opCommand('delete', graphsDelete),
-  opCommand('delete-all', graphsDeleteAll, { bulkDelete: { items: 'graphs', list: graphsList } }),
+  opCommand('delete-all', graphsDeleteAll, { bulkDelete: { item: 'graph', items: 'graphs', list: graphsList } }),
   drawCommand('graphs'),
 ]);
 

@@ -12,6 +12,7 @@ import { outputFormat, state, workspaceOf } from '../options.js';
 import { printOutcome, runOperation } from '../requests.js';
 import { badRequest } from '../../model/errors.js';
 import { plainStyle, say, sayError, writeData } from '../output.js';
+import { plural } from '../../model/words.js';
 
 const VERSIONS = {
   catalog: ['replace catalog', 9],
@@ -69,7 +70,7 @@ async function ingestMany(self: Command, paths: string[]): Promise<number> {
     bytes = 0;
     if (showProgress)
       process.stderr.write(
-        `\r\x1b[Kingested ${totals.commands} commands (${((performance.now() - started) / 1000).toFixed(1)} s)`,
+        `\r\x1b[Kingested ${plural(totals.commands, 'command')} (${((performance.now() - started) / 1000).toFixed(1)} s)`,
       );
   };
   for await (const c of commandLines(paths)) {

@@ -18,7 +18,9 @@ export const requirementsCommand = group('requirements', 'requirement sets (isol
   opCommand('get', requirementsGet),
   opCommand('update', requirementsUpdate),
   opCommand('delete', requirementsDelete),
-  opCommand('delete-all', requirementsDeleteAll, { bulkDelete: { items: 'requirement sets', list: requirementsList } }),
+  opCommand('delete-all', requirementsDeleteAll, {
+    bulkDelete: { item: 'requirement set', items: 'requirement sets', list: requirementsList },
+  }),
 ]);
 
 export const propertiesCommand = group('properties', 'properties of a requirement set', [

@@ -34,6 +34,7 @@ import { badRequest } from '../../model/errors.js';
 import { plainStyle, say, writeData } from '../output.js';
 import { drawCommand } from '../draw.js';
 import { changeLine, simulationSummary } from '../summary.js';
+import { plural } from '../../model/words.js';
 
 interface SimulateOptions {
   gid?: string;
@@ -55,7 +56,8 @@ function sayTimings(self: Command, r: Report): void {
   say(`engine: ${phases.join(', ')}`);
   t.components.forEach((c, k) =>
     say(
-      `  component ${k + 1}: ${c.requirements} requirements, ${c.variables} variables, ${c.clauses} clauses; ` +
+      `  component ${k + 1}: ${plural(c.requirements, 'requirement')}, ${plural(c.variables, 'variable')}, ` +
+        `${plural(c.clauses, 'clause')}; ` +
         `${c.method}; encoding ${c.encoding} s, total ${c.seconds} s`,
     ),
   );
@@ -269,5 +271,7 @@ export const simulationsCommand = group('simulations', 'stored simulation result
   opCommand('get', simulationsGet),
   opCommand('report', simulationsReport),
   opCommand('delete', simulationsDelete),
-  opCommand('delete-all', simulationsDeleteAll, { bulkDelete: { items: 'simulation results', list: simulationsList } }),
+  opCommand('delete-all', simulationsDeleteAll, {
+    bulkDelete: { item: 'simulation result', items: 'simulation results', list: simulationsList },
+  }),
 ]);

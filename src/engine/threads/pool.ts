@@ -11,6 +11,7 @@ import { DEFAULT_TIMEOUT_SECONDS, MAX_QUEUED_SOLVES } from '../../model/limits.j
 import type { SimulationQueue } from '../../store/jobs.js';
 import type { NFV } from '../../model/types.js';
 import type { SimulateOptions, SimulationResult } from '../simulate.js';
+import { plural } from '../../model/words.js';
 
 interface Job {
   id: number;
@@ -53,7 +54,7 @@ class SolverPool {
         return reject(
           new NfvError(
             503,
-            `${this.busy.size} simulations are being solved and ${this.queue.length} wait; try again shortly`,
+            `${plural(this.busy.size, 'simulation')} being solved and ${this.queue.length} waiting; try again shortly`,
           ),
         );
       }

@@ -6,6 +6,7 @@
 import type { Report } from '../../engine/simulate.js';
 import type { Graph, Node } from '../../model/types.js';
 import { findGraph } from './lookups.js';
+import { plural } from '../../model/words.js';
 import { ADP_AREA } from '../../store/network.js';
 import { operation, text } from '../operation.js';
 
@@ -36,7 +37,7 @@ function nodeLine(n: Node, p: Picture): string {
     const rules = n.configuration?.firewall?.elements?.length ?? 0;
     const defaultAction = n.configuration?.firewall?.defaultAction ?? 'DENY';
     const placed = wasPlace ? ' (placed)' : '';
-    attrs.label = `${n.name}\\nFIREWALL${placed}\\n${rules} rule${rules === 1 ? '' : 's'}, default ${defaultAction}`;
+    attrs.label = `${n.name}\\nFIREWALL${placed}\\n${plural(rules, 'rule')}, default ${defaultAction}`;
     Object.assign(attrs, { fillcolor: '#ffd54f', penwidth: '2.5', color: '#e65100' });
   } else if (fn === undefined || (wasPlace && fn === 'FORWARDER')) {
     // An allocation place: dashed; faded when a result left it without a firewall.

@@ -16,6 +16,7 @@ import type {
 } from '../../engine/simulate.js';
 import { ALGORITHMS, DEFAULT_TIMEOUT_SECONDS, MAX_TIMEOUT_SECONDS, type Algorithm } from '../../model/limits.js';
 import { parseId } from '../../model/ids.js';
+import { plural } from '../../model/words.js';
 import { dotOf, dotReply } from './draw.js';
 import { done, envelope, json, operation, text, type EnvelopeReply, type Input } from '../operation.js';
 import { clearCollection, addGraph, findGraph, findRequirementSet, findSubstrate } from './lookups.js';
@@ -67,17 +68,20 @@ function simulationQuery(query: URLSearchParams): SimulationQuery {
 /** The answer of a simulation, with its report for the CLI's summary (HTTP has it as X-Nfv-* headers). */
 export interface SimulationReply<C> extends EnvelopeReply<C> {
   report: Report;
-  /** "3/3 requirements hold; 1 firewalls (1 placed); 1 rules", also the X-Nfv-Summary header. */
+  /** "3/3 requirements hold; 1 firewall (1 placed); 2 rules" (`reportSummary`), also the X-Nfv-Summary header. */
   summary: string;
 }
 
 /** The reply of a simulation: `content` (the result NFV, or the stored id), and the summary of its report. */
+/** A report in one line, the same words on a terminal, on stderr and in the X-Nfv-Summary header. */
+export const reportSummary = (r: Report) =>
+  `${r.satisfied}/${r.properties} requirements hold; ` +
+  `${plural(r.firewalls, 'firewall')} (${r.allocated} placed); ${plural(r.rules, 'rule')}` +
+  (r.changes === undefined ? '' : `; ${plural(r.changes, 'rule change')}`) +
+  (r.optimal === false ? '; not proven minimal (optimal="false"): fewer may do' : '');
+
 function resultReply<C>(r: Report, content: C, stored?: number): SimulationReply<C> {
-  const summary =
-    `${r.satisfied}/${r.properties} requirements hold; ` +
-    `${r.firewalls} firewalls (${r.allocated} placed); ${r.rules} rules` +
-    (r.changes === undefined ? '' : `; ${r.changes} rule changes`) +
-    (r.optimal === false ? '; not proven minimal (optimal="false")' : '');
+  const summary = reportSummary(r);
   return {
     kind: 'envelope',
     content: [content],

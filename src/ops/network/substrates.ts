@@ -8,6 +8,7 @@ import { done, envelope, operation, type Input } from '../operation.js';
 import { clearCollection, checkHostNodes, findSubstrate } from './lookups.js';
 import { ADP_AREA, type Substrate } from '../../store/network.js';
 import { nextId } from '../../store/workspace.js';
+import { plural } from '../../model/words.js';
 
 const sid = (i: Input) => i.params.sid as number;
 
@@ -138,7 +139,7 @@ export const hostsDeleteAll = operation({
     i.ws.mutate(ADP_AREA, (data) => {
       const s = findSubstrate(data, sid(i));
       if (s.connections.length)
-        throw conflict(`substrate ${s.id} has ${s.connections.length} connections; delete them first`);
+        throw conflict(`substrate ${s.id} has ${plural(s.connections.length, 'connection')}; delete them first`);
       s.hosts = [];
       return done();
     }),
