@@ -25,6 +25,21 @@ export function sayError(message: string): void {
   process.stderr.write(`${chalk.red('nfv:')} ${message.split('\n')[0]}\n`);
 }
 
+/**
+ * A terminal whose size was never set (`stty size` says `0 0`: script, some CI runners, `docker exec -t`) has 0
+ * columns, and progress drawing divides by the width: ora then clears lines without end and the process hangs,
+ * Ctrl-C included. Such a stream counts as 80 columns wide, now and after every resize, until the returned
+ * function is called.
+ */
+export function widthAtLeastOne(stream: NodeJS.WriteStream): () => void {
+  const fix = () => {
+    if (!(stream.columns > 0)) stream.columns = 80;
+  };
+  fix();
+  stream.on('resize', fix);
+  return () => stream.off('resize', fix);
+}
+
 /** cli-table3 colours its borders even when piped or under NO_COLOR; this turns that off. */
 export const plainStyle = () => (chalk.level === 0 || !process.stdout.isTTY ? { head: [], border: [] } : undefined);
 

@@ -105,3 +105,53 @@ t.test('in a real terminal', { skip: !HAVE_TMUX && 'tmux is not installed here (
     );
   });
 });
+
+const HAVE_PYTHON = existsSync('/usr/bin/python3');
+
+t.test(
+  'on a terminal whose size was never set (0x0), the spinner draws, Ctrl-C stops it, exit 130',
+  { skip: !HAVE_PYTHON && '/usr/bin/python3 is not installed here (apt-get install python3)' },
+  async (t) => {
+    const ws = await scratch(t);
+    const driver = path.join(ROOT, 'test', 'fixtures', 'zero-size-terminal.py');
+    // Ctrl-C once the spinner has counted past a second: a width of 0 hung it on its second frame, writing
+    // cursor-up and clear-line without end, so the pattern never came and the driver killed it at its deadline.
+    const run = spawnSync(
+      '/usr/bin/env',
+      [
+        '-u',
+        'NODE_OPTIONS',
+        '-u',
+        'CI',
+        '/usr/bin/python3',
+        driver,
+        String.raw`\(1\.\d s\)`,
+        '30',
+        BIN,
+        'simulate',
+        SAMPLE,
+      ],
+      {
+        encoding: 'utf8',
+        env: { ...process.env, NO_COLOR: '1', TERM: 'xterm', NFV_WORKSPACE: ws, NFV_SOLVER_FAULT: 'delay:30000' },
+      },
+    );
+    t.equal(run.status, 0, run.stderr);
+    const seen = JSON.parse(run.stdout) as {
+      size: number[];
+      matched: boolean;
+      exit: number;
+      secondsAfterCtrlC: number;
+      bytes: number;
+      killed: boolean;
+      tail: string;
+    };
+    t.same(seen.size, [0, 0], 'the terminal has no size');
+    t.ok(seen.matched, `the spinner counted the seconds: ${JSON.stringify(seen.tail)}`);
+    t.notOk(seen.killed, 'nfv ended by itself');
+    t.equal(seen.exit, 130, 'interrupted');
+    t.ok(seen.secondsAfterCtrlC < 2, `ended ${seen.secondsAfterCtrlC} s after Ctrl-C`);
+    t.ok(seen.bytes < 20_000, `${seen.bytes} bytes drawn, not an endless redraw`);
+    t.match(seen.tail, /interrupted/);
+  },
+);

@@ -31,7 +31,7 @@ import { group, opCommand } from '../op-command.js';
 import { globals, outputFormat, state } from '../options.js';
 import { printOutcome, runOperation } from '../requests.js';
 import { badRequest } from '../../model/errors.js';
-import { plainStyle, say, writeData } from '../output.js';
+import { plainStyle, say, widthAtLeastOne, writeData } from '../output.js';
 import { drawCommand } from '../draw.js';
 import { changeLine, simulationSummary } from '../summary.js';
 import { plural } from '../../model/words.js';
@@ -182,6 +182,7 @@ async function spinning<T>(started: number, work: (progress: (phase: string) => 
     spinner.text = `${phase} (${((performance.now() - started) / 1000).toFixed(1)} s)`;
   };
   const ticker = process.stderr.isTTY ? setInterval(show, 100) : undefined;
+  const releaseWidth = process.stderr.isTTY ? widthAtLeastOne(process.stderr) : undefined;
   spinner.start();
   try {
     return await work((next) => {
@@ -191,6 +192,7 @@ async function spinning<T>(started: number, work: (progress: (phase: string) => 
   } finally {
     clearInterval(ticker);
     spinner.stop();
+    releaseWidth?.();
   }
 }
 
