@@ -2,8 +2,8 @@
  * Paging URL parameters (limit, offset, order_by, include_total) with PuppetDB's validation messages, the check for
  * unknown parameters, and ordering with PostgreSQL's rules (nulls last ascending, first descending).
  */
-import { badRequest, clip, quote } from '../model/errors.js';
-import { canonicalJson, text } from './values.js';
+import { MAX_MESSAGE, badRequest, clip, listWithin } from '../model/errors.js';
+import { canonicalJson, clojure, text } from './values.js';
 
 export interface Paging {
   limit?: number;
@@ -36,12 +36,7 @@ export function rejectUnknown(query: URLSearchParams, allowed: string[]): void {
 export const PAGING_PARAMETERS = ['limit', 'offset', 'order_by', 'include_total'];
 
 /** Clojure's rendering of a map in PuppetDB's messages: {:field "title", :order "asc"}. */
-const clj = (o: Record<string, unknown>) =>
-  clip(
-    `{${Object.entries(o)
-      .map(([k, v]) => `:${k} ${quote(v)}`)
-      .join(', ')}}`,
-  );
+const clj = (o: Record<string, unknown>) => clip(clojure(o, true));
 
 export function parsePaging(query: URLSearchParams, orderable: string[]): Paging {
   const limitText = param(query, 'limit');
@@ -82,10 +77,8 @@ export function parsePaging(query: URLSearchParams, orderable: string[]): Paging
         throw badRequest(`Illegal value '${clj(o)}' in :order_by; 'order' must be either 'asc' or 'desc'`);
       const field = text(o.field);
       if (!orderable.includes(field)) {
-        throw badRequest(
-          `Unrecognized column '${clip(field)}' specified in :order_by; ` +
-            `Supported columns are ${orderable.map((c) => `'${c}'`).join(', ')}`,
-        );
+        const head = `Unrecognized column '${clip(field)}' specified in :order_by; Supported columns are `;
+        throw badRequest(head + listWithin(orderable, MAX_MESSAGE - head.length, false));
       }
       orderBy.push({ field, desc: order === 'desc' });
     }

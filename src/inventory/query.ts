@@ -5,7 +5,7 @@
  * PuppetDB's one-line messages.
  */
 import { RE2JS, RE2JSSyntaxException } from 're2js';
-import { NfvError, badRequest, clip, quote } from '../model/errors.js';
+import { MAX_MESSAGE, NfvError, badRequest, clip, listWithin, quote } from '../model/errors.js';
 import { checkDepth } from '../model/codec.js';
 import { MAX_REGEX_LENGTH } from '../model/limits.js';
 import { ENTITIES, indexOf, type Entity, type Field, type Index } from './entities.js';
@@ -15,10 +15,8 @@ import { canonicalJson, parseInstant, text } from './values.js';
 export type Truth = boolean | null;
 export type Predicate = (row: any) => Truth;
 
-const quoteList = (names: string[]) => {
-  const q = names.map((n) => `'${clip(n)}'`);
-  return q.length <= 2 ? q.join(' and ') : `${q.slice(0, -1).join(', ')}, and ${q.at(-1)}`;
-};
+/** `head` followed by the names, listed within what is left of the longest message. */
+const withNames = (head: string, names: string[]) => head + listWithin(names, MAX_MESSAGE - head.length);
 
 const queryableNames = (e: Entity) =>
   Object.keys(e.fields)
@@ -73,16 +71,11 @@ function queryField(entity: Entity, raw: unknown, purpose: 'query' | 'in'): Quer
     return { name: raw, kind: 'node_state', get: (row) => row.active };
   const field = entity.fields[raw];
   if (!field || field.answerOnly) {
-    if (purpose === 'in') {
-      throw badRequest(
-        `Can't match on unknown '${entity.name}' field '${clip(raw)}' for 'in'. ` +
-          `Acceptable fields are ${quoteList(queryableNames(entity))}`,
-      );
-    }
-    throw badRequest(
-      `'${clip(raw)}' is not a queryable object for ${entity.name}. ` +
-        `Known queryable objects are ${quoteList(queryableNames(entity))}`,
-    );
+    const head =
+      purpose === 'in'
+        ? `Can't match on unknown '${entity.name}' field '${clip(raw)}' for 'in'. Acceptable fields are `
+        : `'${clip(raw)}' is not a queryable object for ${entity.name}. Known queryable objects are `;
+    throw badRequest(withNames(head, queryableNames(entity)));
   }
   return { name: raw, kind: field.kind, get: field.get };
 }
@@ -162,11 +155,12 @@ export function pgRegex(pattern: string): Matcher {
     return remembering(RE2JS.compile(out, flags));
   } catch (e) {
     const why = e instanceof RE2JSSyntaxException ? e.getDescription() : (e as Error).message;
-    throw fail(why.slice(0, 200));
+    throw fail(clip(why));
   }
 }
 
-const show = (v: unknown) => (typeof v === 'string' ? v : JSON.stringify(v));
+/** A user's value as PuppetDB shows it in a message (a string as it is, else JSON), cut. */
+const show = (v: unknown) => clip(text(v));
 
 function timestampValue(v: unknown): number {
   const ms = parseInstant(v);
@@ -234,14 +228,14 @@ function equality(c: Compiler, f: QueryField, value: unknown): Predicate {
   switch (f.kind) {
     case 'string':
       if (typeof value !== 'string')
-        throw badRequest(`Argument "${show(value)}" is incompatible with string field "${f.name}".`);
+        throw badRequest(`Argument "${show(value)}" is incompatible with string field "${clip(f.name)}".`);
       return (row) => {
         const v = get(row);
         return v === null ? null : v === value;
       };
     case 'number':
       if (typeof value !== 'number')
-        throw badRequest(`Argument "${show(value)}" is incompatible with numeric field "${f.name}".`);
+        throw badRequest(`Argument "${show(value)}" is incompatible with numeric field "${clip(f.name)}".`);
       return (row) => {
         const v = get(row);
         return v === null ? null : v === value;
@@ -257,7 +251,7 @@ function equality(c: Compiler, f: QueryField, value: unknown): Predicate {
     case 'latest': {
       const b = f.kind === 'latest' && typeof value === 'string' ? value.toLowerCase() === 'true' : value;
       if (typeof b !== 'boolean')
-        throw badRequest(`Argument "${show(value)}" is incompatible with boolean field "${f.name}".`);
+        throw badRequest(`Argument "${show(value)}" is incompatible with boolean field "${clip(f.name)}".`);
       return (row) => {
         const v = get(row);
         return v === null ? null : v === b;
@@ -266,7 +260,7 @@ function equality(c: Compiler, f: QueryField, value: unknown): Predicate {
     case 'array':
     case 'tag': {
       if (typeof value !== 'string')
-        throw badRequest(`Argument "${show(value)}" is incompatible with array field "${f.name}".`);
+        throw badRequest(`Argument "${show(value)}" is incompatible with array field "${clip(f.name)}".`);
       const wanted = f.kind === 'tag' ? value.toLowerCase() : value;
       return (row) => {
         const v = get(row) as string[] | null;
@@ -303,7 +297,7 @@ function inequality(f: QueryField, op: string, value: unknown): Predicate {
       throw badRequest(`Argument "${show(value)}" and operator "${op}" have incompatible types.`);
     bound = value;
   } else if (f.kind === 'timestamp') bound = timestampValue(value);
-  else throw badRequest(`Query operators >,>=,<,<= are not allowed on field ${f.name}`);
+  else throw badRequest(`Query operators >,>=,<,<= are not allowed on field ${clip(f.name)}`);
   return (row) => {
     const v = f.get(row);
     return typeof v === 'number' ? cmp(v, bound) : null;
@@ -346,7 +340,7 @@ function regexMatch(f: QueryField, value: unknown): Predicate {
       };
     }
     default:
-      throw badRequest(`Query operator ~ is not allowed on field ${f.name}`);
+      throw badRequest(`Query operator ~ is not allowed on field ${clip(f.name)}`);
   }
 }
 
@@ -401,7 +395,7 @@ export function subqueryParts(node: unknown): { entity: Entity; names: string[];
   } else throw badRequest(`${quote(node[0])} is not a valid subquery for 'in'`);
   const names = Array.isArray(fields) ? fields : [fields];
   const unknown = names.filter((n) => typeof n !== 'string' || !entity.fields[n] || entity.fields[n]!.filterOnly);
-  if (unknown.length) throw badRequest(extractError(entity, unknown as string[]));
+  if (unknown.length) throw badRequest(extractError(entity, unknown));
   return { entity, names: names as string[], where };
 }
 
@@ -414,9 +408,11 @@ function extractedTuples(index: Index, node: unknown): { width: number; keys: Se
   return { width: names.length, keys };
 }
 
-function extractError(entity: Entity, unknown: string[]): string {
-  const what = unknown.length === 1 ? `field '${unknown[0]}'` : `fields ${quoteList(unknown)}`;
-  return `Can't extract unknown '${entity.name}' ${what}. Acceptable fields are ${quoteList(extractableNames(entity))}`;
+function extractError(entity: Entity, unknown: unknown[]): string {
+  // Room for one cut name and a count of the others, the rest for the acceptable fields.
+  const names = unknown.map((n) => (typeof n === 'string' ? n : show(n)));
+  const what = `${names.length === 1 ? 'field' : 'fields'} ${listWithin(names, 140)}`;
+  return withNames(`Can't extract unknown '${entity.name}' ${what}. Acceptable fields are `, extractableNames(entity));
 }
 
 function membership(c: Compiler, node: unknown[]): Predicate {
@@ -470,7 +466,7 @@ function compileNode(c: Compiler, node: unknown): Predicate {
       if (op === '=') return equality(c, f, args[1]);
       if (op === '~') return regexMatch(f, args[1]);
       if (op === 'null?') return nullCheck(f, args[1]);
-      if (op === '~>') throw badRequest(`Query operator ~> is not allowed on field ${f.name}`);
+      if (op === '~>') throw badRequest(`Query operator ~> is not allowed on field ${clip(f.name)}`);
       return inequality(f, op, args[1]);
     }
     case 'in':
@@ -482,7 +478,7 @@ function compileNode(c: Compiler, node: unknown): Predicate {
       return membership(c, ['in', outerField, ['from', inner.name, ['extract', innerField, args[1]]]]);
     }
     default:
-      throw badRequest(`'${node[0]}' is not a known query operator`);
+      throw badRequest(`'${clip(node[0])}' is not a known query operator`);
   }
 }
 
@@ -667,6 +663,6 @@ export function parseQueryParameter(text: string | null): unknown {
     const before = text.slice(0, pos);
     const line = before.split('\n').length;
     const column = pos - before.lastIndexOf('\n');
-    throw badRequest(`Json parse error at line ${line}, column ${column}: ${(e as Error).message}`);
+    throw badRequest(`Json parse error at line ${line}, column ${column}: ${clip((e as Error).message)}`);
   }
 }

@@ -7,7 +7,7 @@ import { events as eventEntity, indexOf, lookup, type Entity, type EventItem } f
 import type { InventoryData } from './ingest.js';
 import { PAGING_PARAMETERS, page, param, parsePaging, rejectUnknown, sortRows } from './paging.js';
 import { compileFilter, compileQuery, parseQueryParameter, project, select } from './query.js';
-import { parseInstant, text as asText } from './values.js';
+import { clojure, parseInstant, text as asText } from './values.js';
 
 export interface Answer {
   rows: unknown[];
@@ -41,7 +41,8 @@ export function distinctWindow(query: URLSearchParams): { from: number; to: numb
   const to = parseInstant(end);
   if (from === undefined || to === undefined) {
     throw badRequest(
-      `query parameters 'distinct_start_time' and 'distinct_end_time' must be valid datetime strings: ${start} ${end}`,
+      "query parameters 'distinct_start_time' and 'distinct_end_time' must be valid datetime strings: " +
+        `${clip(start)} ${clip(end)}`,
     );
   }
   return on.toLowerCase() === 'true' ? { from, to } : undefined;
@@ -123,6 +124,10 @@ export interface CountsFilter {
   value: number;
 }
 
+const COUNTS_OPERATORS: readonly string[] = ['=', '>', '<', '>=', '<='] satisfies CountsFilter['op'][];
+const countsOperator = (op: unknown): op is CountsFilter['op'] =>
+  typeof op === 'string' && COUNTS_OPERATORS.includes(op);
+
 export function parseCountsFilter(text: string | null): CountsFilter | undefined {
   if (text === null || text.trim() === '') return undefined;
   let f: unknown;
@@ -131,11 +136,14 @@ export function parseCountsFilter(text: string | null): CountsFilter | undefined
   } catch {
     throw badRequest(`Illegal value '${clip(text)}' for :counts_filter; expected JSON`);
   }
-  if (!Array.isArray(f) || f.length !== 3)
-    throw badRequest(`${clip(text)} is not well-formed: counts_filter takes one comparison [op, field, number]`);
+  // PuppetDB's words (compile-term): the filter as Clojure prints it, then what is wrong with it.
+  if (!Array.isArray(f))
+    throw badRequest(`${clip(clojure(f))} is not well-formed: counts_filter takes one comparison [op, field, number]`);
+  if (f.length === 0) throw badRequest('[] is not well-formed: queries must contain at least one operator');
   const [op, field, value] = f;
-  if (!['=', '>', '<', '>=', '<='].includes(asText(op)))
-    throw badRequest(`${clip(text)} is not well-formed: query operator '${clip(asText(op))}' is unknown`);
+  if (!countsOperator(op))
+    throw badRequest(`${clip(clojure(f))} is not well-formed: query operator '${clip(asText(op))}' is unknown`);
+  if (f.length !== 3) throw badRequest(`${op} requires exactly two arguments`);
   if (typeof field !== 'string' || COUNT_FIELDS[field] === undefined)
     throw badRequest(`${clip(asText(field))} is not a queryable object for event counts`);
   if (typeof value !== 'number')

@@ -5,7 +5,7 @@
  * membership) the SQL says so with coalesce. Queries reach this module already checked by query.ts (the same 400s
  * on both backends), so shapes are trusted here; values travel as parameters, never in the SQL text.
  */
-import { badRequest } from '../model/errors.js';
+import { badRequest, clip } from '../model/errors.js';
 import type { Entity, Kind } from './entities.js';
 import { anyType, dottedPath, entityNamed, implicitJoin, subqueryParts } from './query.js';
 import { canonicalJson, parseInstant, text } from './values.js';
@@ -119,7 +119,8 @@ function equality(c: Compiler, f: SqlField, value: unknown): string {
       // Containment first, so that the GIN index on params finds the candidates.
       if (f.kind !== 'parameter') return same;
       const name = f.name.slice('parameter '.length);
-      return `(${c.alias}.params @> ${p.add(JSON.stringify(Object.fromEntries([[name, value]])), 'jsonb')} AND ${same})`;
+      const holds = p.add(JSON.stringify({ [name]: value }), 'jsonb');
+      return `(${c.alias}.params @> ${holds} AND ${same})`;
     }
   }
 }
@@ -137,7 +138,8 @@ function regexMatch(c: Compiler, f: SqlField, value: string): string {
     case 'array':
     case 'tag': {
       const re = p.add(f.kind === 'tag' ? value.toLowerCase() : value, 'text');
-      return `(CASE WHEN ${f.sql} IS NULL THEN NULL ELSE EXISTS (SELECT 1 FROM unnest(${f.sql}) AS t(v) WHERE t.v ~ ${re}) END)`;
+      const some = `EXISTS (SELECT 1 FROM unnest(${f.sql}) AS t(v) WHERE t.v ~ ${re})`;
+      return `(CASE WHEN ${f.sql} IS NULL THEN NULL ELSE ${some} END)`;
     }
     // PuppetDB JSON-encodes the pattern too (see query.ts).
     case 'parameter':
@@ -249,7 +251,7 @@ function compileNode(c: Compiler, node: unknown): string {
       if (op === '~') return regexMatch(c, f, args[1] as string);
       if (op === 'null?') return nullCheck(c, f, args[1] as boolean);
       if (['<', '>', '<=', '>='].includes(op)) return inequality(c, f, op, args[1]);
-      throw badRequest(`'${op}' is not a known query operator`);
+      throw badRequest(`'${clip(op)}' is not a known query operator`);
     }
   }
 }

@@ -19,6 +19,22 @@ export function canonicalJson(value: unknown): string {
 export const text = (value: unknown): string =>
   typeof value === 'string' ? value : (JSON.stringify(value) ?? String(value));
 
+/**
+ * A parsed JSON value as Clojure prints it in PuppetDB's messages: `["=" "failures" 1]`, `{"a" nil}`, or with
+ * `keywords` the keys as keywords: `{:field "title", :order "asc"}`.
+ */
+export function clojure(value: unknown, keywords = false): string {
+  if (value === null || value === undefined) return 'nil';
+  if (Array.isArray(value)) return `[${value.map((v) => clojure(v, keywords)).join(' ')}]`;
+  if (typeof value === 'object') {
+    const entries = Object.entries(value).map(
+      ([k, v]) => `${keywords ? `:${k}` : JSON.stringify(k)} ${clojure(v, keywords)}`,
+    );
+    return `{${entries.join(', ')}}`;
+  }
+  return JSON.stringify(value);
+}
+
 export const sha1 = (text: string) => createHash('sha1').update(text, 'utf8').digest('hex');
 
 /**

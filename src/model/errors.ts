@@ -8,29 +8,61 @@ export class NfvError extends Error {
     message: string,
   ) {
     // A safety net: messages are one line of a sensible length even if a caller quoted a value whole.
-    const line = message.split('\n')[0]!;
-    super(line.length > MAX_MESSAGE ? `${line.slice(0, MAX_MESSAGE - 1)}…` : line);
+    super(clip(message.split('\n')[0]!, MAX_MESSAGE));
     this.name = 'NfvError';
   }
 }
 
-const MAX_MESSAGE = 600;
+/** Longest message: a user's values are cut (`clip`) and lists shortened (`listWithin`) to stay within it. */
+export const MAX_MESSAGE = 300;
 /** Longest rendering of a user's value inside a message. */
 export const MAX_QUOTED = 120;
 
-/** A user's text inside a message in someone else's quoting style (PuppetDB's '...'): cut to 120 characters. */
-export const clip = (text: string) => (text.length > MAX_QUOTED ? `${text.slice(0, MAX_QUOTED - 1)}…` : text);
+/**
+ * The one cut of a user's text inside a message: at most `max` characters, the last of them an ellipsis when
+ * something was cut (never half of a surrogate pair), so that a 100 KB value gives a short line.
+ */
+export function clip(text: string, max = MAX_QUOTED): string {
+  if (text.length <= max) return text;
+  let end = max - 1;
+  const last = text.charCodeAt(end - 1);
+  if (last >= 0xd800 && last <= 0xdbff) end--;
+  return `${text.slice(0, end)}…`;
+}
 
-/** A user's value inside a message: JSON-quoted and cut to 120 characters, so a 1 MB value gives a short line. */
+/** A user's value inside a message: JSON-quoted and cut to 120 characters, quotes included. */
 export function quote(value: unknown): string {
-  const shortened = typeof value === 'string' && value.length > MAX_QUOTED ? value.slice(0, MAX_QUOTED) : value;
+  // Only the part that can be shown is encoded.
+  const shortened = typeof value === 'string' ? value.slice(0, MAX_QUOTED) : value;
   let text: string;
   try {
     text = JSON.stringify(shortened) ?? String(shortened);
   } catch {
     text = String(shortened);
   }
-  return text.length > MAX_QUOTED ? `${text.slice(0, MAX_QUOTED - 1)}…` : text;
+  return clip(text);
+}
+
+/**
+ * Names listed in a message within `room` characters, each quoted '...' and cut: 'a', 'b', and 'c' (PuppetDB's
+ * style; 'a', 'b', 'c' with `and` false), or the first that fit and how many more there are.
+ */
+export function listWithin(names: string[], room: number, and = true): string {
+  const q = names.map((n) => `'${clip(n)}'`);
+  const whole = (items: string[]) =>
+    and && items.length > 1
+      ? items.length === 2
+        ? items.join(' and ')
+        : `${items.slice(0, -1).join(', ')}, and ${items.at(-1)}`
+      : items.join(', ');
+  const all = whole(q);
+  if (all.length <= room) return all;
+  for (let n = q.length - 1; n > 0; n--) {
+    const rest = `and ${q.length - n} more`;
+    const text = `${q.slice(0, n).join(', ')}, ${rest}`;
+    if (text.length <= room) return text;
+  }
+  return `${q.length} name${q.length === 1 ? '' : 's'}`;
 }
 
 /** Exit codes of the CLI, documented in the README and the man page. */

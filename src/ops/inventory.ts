@@ -6,7 +6,7 @@
 import { MAX_BATCH } from '../model/limits.js';
 import type { Answer } from '../inventory/service.js';
 import type { InventoryStore } from '../inventory/store.js';
-import { badRequest, notFound } from '../model/errors.js';
+import { badRequest, clip, notFound } from '../model/errors.js';
 import { json, operation, type Input, type JsonReply, type Operation } from './operation.js';
 
 type Inventory = typeof import('../inventory/index.js');
@@ -80,7 +80,8 @@ function query(
   return { get, post };
 }
 
-const reportNotFound = (hash: string | number | undefined) => notFound(`No information is known about report ${hash}`);
+const reportNotFound = (hash: string | number | undefined) =>
+  notFound(`No information is known about report ${clip(String(hash))}`);
 
 function reportPart(part: 'metrics' | 'logs'): QueryOperations {
   return query(`v4.reports.${part}`, `/v4/reports/{hash}/${part}`, `The ${part} of a report`, async (store, inv, i) => {

@@ -61,7 +61,7 @@ if (havePostgres(t)) {
 
   t.test('more queries answer byte for byte alike', async (t) => {
     const { folder, database } = await both(t);
-    const q = (path: string, params: Record<string, unknown> = {}) => ({ path, params });
+    const q = (path: string, params: Record<string, unknown> = {}, expect?: RegExp) => ({ path, params, expect });
     const queries = [
       q('/resources'),
       q('/resources', { query: ['=', 'node_state', 'any'] }),
@@ -156,8 +156,18 @@ if (havePostgres(t)) {
       q('/resources', { query: ['~', 'title', '(a)\\1'] }),
       q('/resources', { query: ['=', 'nosuchfield', 1] }),
       q('/resources', { order_by: [{ field: 'nosuch' }] }),
+      q(
+        '/event-counts',
+        { summarize_by: 'resource', counts_filter: ['and', ['>', 'failures', 0], ['=', 'skips', 0]] },
+        /^400 - \["and" \[">" "failures" 0\] \["=" "skips" 0\]\] is not well-formed: query operator 'and' is unknown\n$/,
+      ),
+      q(
+        '/aggregate-event-counts',
+        { summarize_by: 'certname', counts_filter: ['OR', ['>', 'failures', 0]] },
+        /^400 - \["OR" \[">" "failures" 0\]\] is not well-formed: query operator 'OR' is unknown\n$/,
+      ),
     ];
-    for (const { path, params } of queries) {
+    for (const { path, params, expect } of queries) {
       const pairs = Object.entries(params).map(([k, v]) => [k, typeof v === 'string' ? v : JSON.stringify(v)]);
       const suffix = `/v4${path}${pairs.length ? `?${new URLSearchParams(pairs)}` : ''}`;
       const answers = await Promise.all(
@@ -167,6 +177,7 @@ if (havePostgres(t)) {
         }),
       );
       t.equal(answers[1], answers[0], `${path} ${JSON.stringify(params)}`);
+      if (expect) t.match(answers[0], expect, "in PuppetDB's words");
     }
   });
 

@@ -1,8 +1,8 @@
 /** The query language on hand-written data: every operator, null semantics, subqueries, extract, errors. */
 import t from 'tap';
-import { events, reports, resources } from '../../src/inventory/entities.js';
+import { ENTITIES, events, reports, resources } from '../../src/inventory/entities.js';
 import { compileQuery, parseQueryParameter, pgRegex } from '../../src/inventory/query.js';
-import { queryEntity } from '../../src/inventory/service.js';
+import { eventCounts, parseCountsFilter, queryEntity } from '../../src/inventory/service.js';
 import { NfvError } from '../../src/model/errors.js';
 import { sample } from './data.js';
 
@@ -158,4 +158,107 @@ t.test("errors in PuppetDB's words", async (t) => {
   t.ok(pgRegex('[]a]').test(']'), 'a ] right after [ is literal');
   fails(t, () => parseQueryParameter('["="'), /^Json parse error at line 1, column 5/);
   t.equal(parseQueryParameter(''), undefined);
+});
+
+t.test("counts_filter: one comparison; and, or and other operators refused in PuppetDB's words", async (t) => {
+  const filter = (f: unknown) => () => parseCountsFilter(JSON.stringify(f));
+  t.same(filter(['>=', 'failures', 1])(), { op: '>=', field: 'failures', value: 1 });
+  fails(
+    t,
+    filter(['and', ['>', 'failures', 0], ['=', 'skips', 0]]),
+    /^\["and" \[">" "failures" 0\] \["=" "skips" 0\]\] is not well-formed: query operator 'and' is unknown$/,
+  );
+  fails(
+    t,
+    filter(['or', ['>', 'failures', 0]]),
+    /^\["or" \[">" "failures" 0\]\] is not well-formed: query operator 'or' is unknown$/,
+  );
+  fails(t, filter(['not', ['>', 'failures', 0]]), /query operator 'not' is unknown$/);
+  fails(t, filter(['~', 'failures', 0]), /^\["~" "failures" 0\] is not well-formed: query operator '~' is unknown$/);
+  fails(t, filter([]), /^\[\] is not well-formed: queries must contain at least one operator$/);
+  fails(t, filter(['=', 'failures']), /^= requires exactly two arguments$/);
+  fails(t, filter(['=', 'total', 1]), /^total is not a queryable object for event counts$/);
+  fails(t, filter(['=', 'failures', '1']), /^Argument "1" and operator "=" have incompatible types\.$/);
+  const counts = (f: unknown) => () =>
+    eventCounts(data, new URLSearchParams({ summarize_by: 'certname', counts_filter: JSON.stringify(f) }));
+  fails(t, counts(['and', ['=', 'failures', 1]]), /is not well-formed: query operator 'and' is unknown$/);
+  t.same(
+    counts(['>', 'failures', 0])().rows.map((r: any) => r.subject.title),
+    ['b.example'],
+    'a supported comparison still filters',
+  );
+});
+
+t.test('a 100 KB value in any query error: quoted cut to 120 characters, the message within 300', async (t) => {
+  const big = 'v'.repeat(100_000);
+  const json = (v: unknown) => JSON.stringify(v);
+  /** Each a call that fails quoting `big`, named by the kind of error. */
+  const cases: [string, () => unknown][] = [];
+  for (const entity of Object.values(ENTITIES)) {
+    const query = (kind: string, params: Record<string, string>) =>
+      cases.push([`${entity.name}: ${kind}`, () => queryEntity(entity, data, new URLSearchParams(params))]);
+    query('query field', { query: json(['=', big, 1]) });
+    query('null? field', { query: json(['null?', big, true]) });
+    query('in field', { query: json(['in', big, ['array', [1]]]) });
+    query('extract field', { query: json(['extract', [big], ['=', 'certname', 'a']]) });
+    query('extract fields', { query: json(['extract', [big, `${big}w`], ['=', 'certname', 'a']]) });
+    query('group_by field', { query: json(['extract', ['certname'], ['group_by', big]]) });
+    query('aggregate field', { query: json(['extract', [['function', 'max', big]], ['=', 'certname', 'a']]) });
+    query('function', { query: json(['extract', [['function', big]], ['=', 'certname', 'a']]) });
+    query('operator', { query: json([big, 'certname', 'a']) });
+    query('subquery entity', { query: json(['subquery', big, ['=', 'certname', 'a']]) });
+    query('subquery form', { query: json(['in', 'certname', [big]]) });
+    query('subquery extract field', {
+      query: json(['in', 'certname', ['extract', big, ['select_resources', ['=', 'type', 'A']]]]),
+    });
+    query('not a query', { query: json({ [big]: 1 }) });
+    query('order_by field', { order_by: json([{ field: big }]) });
+    query('order_by key', { order_by: json([{ field: 'certname', [big]: 1 }]) });
+    query('order_by order', { order_by: json([{ field: 'certname', order: big }]) });
+    query('order_by shape', { order_by: json([big]) });
+    query('order_by JSON', { order_by: big });
+    query('limit', { limit: big });
+    query('offset', { offset: big });
+    query('URL parameter', { [big]: '1' });
+  }
+  const q = (kind: string, entity: (typeof ENTITIES)[string], query: unknown) =>
+    cases.push([kind, () => queryEntity(entity, data, new URLSearchParams({ query: json(query) }))]);
+  q('numeric value', resources, ['=', 'line', big]);
+  q('inequality value', resources, ['<', 'line', big]);
+  q('boolean value', resources, ['=', 'exported', big]);
+  q('node_state value', resources, ['=', 'node_state', big]);
+  q('null? value', resources, ['null?', 'title', big]);
+  q('inequality field', resources, ['<', ['parameter', big], 1]);
+  q('path regex field', resources, ['~>', ['parameter', big], 'a']);
+  q('timestamp value', reports, ['=', 'start_time', big]);
+  q('string value', events, ['=', 'certname', { [big]: 1 }]);
+  const counts = (kind: string, params: Record<string, string>) =>
+    cases.push([`event-counts: ${kind}`, () => eventCounts(data, new URLSearchParams(params))]);
+  counts('summarize_by', { summarize_by: big });
+  counts('count_by', { summarize_by: 'certname', count_by: big });
+  counts('counts_filter operator', { summarize_by: 'certname', counts_filter: json(['and', ['=', big, 1]]) });
+  counts('counts_filter long operator', { summarize_by: 'certname', counts_filter: json([big, 'failures', 1]) });
+  counts('counts_filter field', { summarize_by: 'certname', counts_filter: json(['=', big, 1]) });
+  counts('counts_filter value', { summarize_by: 'certname', counts_filter: json(['=', 'failures', big]) });
+  counts('counts_filter JSON', { summarize_by: 'certname', counts_filter: big });
+  counts('distinct times', {
+    summarize_by: 'certname',
+    distinct_resources: 'true',
+    distinct_start_time: big,
+    distinct_end_time: big,
+  });
+  for (const [kind, run] of cases) {
+    let message = '';
+    try {
+      run();
+    } catch (e) {
+      if (!(e instanceof NfvError) || e.status !== 400) throw e;
+      message = e.message;
+    }
+    const quoted = Math.max(0, ...[...message.matchAll(/v{10,}…?/g)].map((m) => m[0].length));
+    t.ok(message.length > 0 && message.length <= 300, `${kind}: ${message.length} characters`);
+    t.ok(quoted >= 50 && quoted <= 120, `${kind}: the value quoted in ${quoted} characters`);
+  }
+  for (const text of [`["=", "${big}`, `["=", ${big}]`])
+    fails(t, () => parseQueryParameter(text), /^Json parse error at line 1, column \d+: .{1,120}$/);
 });

@@ -1,7 +1,7 @@
 /** Ids, request targets, quoting, depth and UTF-8: the one place each is parsed. */
 import t from 'tap';
 import { checkDepth, decodeUtf8, parseJson, parseXml } from '../../src/model/codec.js';
-import { NfvError, exitCodeFor, quote } from '../../src/model/errors.js';
+import { NfvError, clip, exitCodeFor, listWithin, quote } from '../../src/model/errors.js';
 import { parseCount, parseId, parseName, parseParam } from '../../src/model/ids.js';
 import { MAX_DEPTH } from '../../src/model/limits.js';
 import { parseTarget } from '../../src/model/target.js';
@@ -76,8 +76,19 @@ t.test('request targets are parsed before any normalisation', async (t) => {
 
 t.test('quoted values are cut to 120 characters; messages stay one short line', async (t) => {
   t.equal(quote('abc'), '"abc"');
-  t.ok(quote('x'.repeat(1_000_000)).length <= 120);
-  t.ok(new NfvError(400, `a: ${'y'.repeat(100_000)}\nsecond line`).message.length <= 600);
+  t.equal(quote('x'.repeat(1_000_000)), `"${'x'.repeat(118)}…`);
+  t.equal(clip('x'.repeat(120)), 'x'.repeat(120), 'a value of 120 characters is whole');
+  t.equal(clip('x'.repeat(121)), `${'x'.repeat(119)}…`);
+  t.equal(clip(`${'x'.repeat(118)}😀😀`), `${'x'.repeat(118)}…`, 'never half of a surrogate pair');
+  t.equal(new NfvError(400, `a: ${'y'.repeat(100_000)}\nsecond line`).message.length, 300);
+  t.equal(listWithin(['a', 'b', 'c'], 100), "'a', 'b', and 'c'");
+  t.equal(listWithin(['a', 'b'], 100), "'a' and 'b'");
+  t.equal(listWithin(['a', 'b', 'c'], 100, false), "'a', 'b', 'c'");
+  const greek = ['alpha', 'beta', 'gamma', 'delta'];
+  t.equal(listWithin(greek, 27), "'alpha', 'beta', and 2 more", 'as many as fit, and how many more');
+  t.equal(listWithin(greek, 26), "'alpha', and 3 more");
+  t.equal(listWithin(greek, 5), '4 names');
+  t.equal(listWithin(['x'.repeat(100_000)], 200), `'${'x'.repeat(119)}…'`, 'each name cut');
   t.notMatch(new NfvError(400, 'one\ntwo').message, /two/);
 });
 
