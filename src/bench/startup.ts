@@ -1,6 +1,7 @@
 /**
- * npm run bench:startup: how long non-solving commands take to start and answer, beside `node -e 0` measured in
- * the same run (medians of 15 processes). Prints a table and writes bench-results/startup.{md,json}.
+ * npm run bench:startup: how long non-solving commands take to start and answer, in wall time and in CPU time (user
+ * plus system, which a busy machine does not inflate as much), beside `node -e 0` measured in the same run (medians
+ * of 15 processes). Prints a table and writes bench-results/startup.{md,json}.
  */
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -14,14 +15,28 @@ const BIN = path.join(REPO, 'bin', 'nfv');
 const ws = mkdtempSync(path.join(tmpdir(), 'nfv-bench-startup-'));
 const env = { ...process.env, NFV_WORKSPACE: ws, NO_COLOR: '1' };
 
-function seconds(args: string[]): number {
-  const times: number[] = [];
+/** CPU seconds (user + system) of one process, as bash's `times` reports its children. */
+function cpuSeconds(args: string[]): number {
+  const out = spawnSync('bash', ['-c', '"$@" >/dev/null 2>&1; times', 'bash', process.execPath, ...args], {
+    env,
+    encoding: 'utf8',
+  }).stdout;
+  const children = out.trim().split('\n').at(-1) ?? '';
+  const [user, system] = [...children.matchAll(/(\d+)m([\d.]+)s/g)].map((m) => Number(m[1]) * 60 + Number(m[2]));
+  return (user ?? NaN) + (system ?? NaN);
+}
+
+/** Medians of wall and CPU seconds over RUNS processes each. */
+function seconds(args: string[]): { wall: number; cpu: number } {
+  const walls: number[] = [];
+  const cpus: number[] = [];
   for (let k = 0; k < RUNS; k++) {
     const t0 = performance.now();
     spawnSync(process.execPath, args, { env, stdio: 'ignore' });
-    times.push((performance.now() - t0) / 1000);
+    walls.push((performance.now() - t0) / 1000);
+    cpus.push(cpuSeconds(args));
   }
-  return median(times);
+  return { wall: median(walls), cpu: median(cpus) };
 }
 
 const baseline = seconds(['-e', '0']);
@@ -33,14 +48,21 @@ const commands: [string, string[]][] = [
   ['nfv inventory resources', ['inventory', 'resources']],
   ['nfv simulate --help', ['simulate', '--help']],
 ];
-const table = new Table({ head: ['command', 'seconds', 'x node -e 0'], style: { head: [], border: [] } });
+const table = new Table({
+  head: ['command', 'seconds', 'x node -e 0', 'CPU seconds', 'CPU x node -e 0'],
+  style: { head: [], border: [] },
+});
 const rows = commands.map(([name, args]) => {
   const s = seconds([BIN, ...args]);
-  table.push([name, s.toFixed(3), `${(s / baseline).toFixed(2)}x`]);
-  return { command: name, seconds: s, ratio: s / baseline };
+  const row = { command: name, ...s, ratio: s.wall / baseline.wall, cpuRatio: s.cpu / baseline.cpu };
+  table.push([name, s.wall.toFixed(3), `${row.ratio.toFixed(2)}x`, s.cpu.toFixed(3), `${row.cpuRatio.toFixed(2)}x`]);
+  return row;
 });
 rmSync(ws, { recursive: true, force: true });
-const report = [`start-up, medians of ${RUNS} processes; node -e 0: ${baseline.toFixed(3)} s`, table.toString()];
+const report = [
+  `start-up, medians of ${RUNS} processes; node -e 0: ${baseline.wall.toFixed(3)} s, CPU ${baseline.cpu.toFixed(3)} s`,
+  table.toString(),
+];
 process.stdout.write(`${report.join('\n')}\n`);
 const out = path.join(REPO, 'bench-results');
 mkdirSync(out, { recursive: true });

@@ -1,5 +1,8 @@
 /** Files and folders the user names: reading input documents, writing outputs, refusals in words. */
+import { existsSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { decodeUtf8 } from '../model/codec.js';
 import { badRequest } from '../model/errors.js';
 
@@ -53,4 +56,18 @@ export async function readInput(file: string | undefined): Promise<string> {
   const chunks: Buffer[] = [];
   for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
   return decodeUtf8(Buffer.concat(chunks), 'standard input');
+}
+
+/**
+ * A file shipped with nfv (`package.json`, `samples/`), found from this module's place upwards: the same code runs
+ * from `src/` in the tests, and from the bundle in `dist/bundle/` or the compiled `dist/` otherwise.
+ */
+export function shippedPath(...parts: string[]): string {
+  let dir = path.dirname(fileURLToPath(import.meta.url));
+  while (!existsSync(path.join(dir, 'package.json'))) {
+    const up = path.dirname(dir);
+    if (up === dir) throw new Error(`nfv's own package.json is not above ${fileURLToPath(import.meta.url)}`);
+    dir = up;
+  }
+  return path.join(dir, ...parts);
 }

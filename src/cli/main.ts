@@ -25,10 +25,9 @@ import { substratesCommand } from './commands/substrates.js';
 import { addGlobalOptions, state } from './options.js';
 import { badRequest } from '../model/errors.js';
 import { messages, sayError } from './output.js';
+import { shippedPath } from './files.js';
 
-const VERSION = (
-  JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }
-).version;
+const VERSION = (JSON.parse(readFileSync(shippedPath('package.json'), 'utf8')) as { version: string }).version;
 
 export function buildProgram(): Command {
   const program = addGlobalOptions(new Command('nfv'))

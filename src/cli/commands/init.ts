@@ -1,14 +1,11 @@
 import { copyFile, readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { Command } from 'commander';
 import { resolveWorkspaceDir } from '../../store/workspace.js';
-import { makeUserFolder } from '../files.js';
+import { makeUserFolder, shippedPath } from '../files.js';
 import { confirmed } from '../op-command.js';
 import { globals } from '../options.js';
 import { isInteractive, say, writeData } from '../output.js';
-
-const SAMPLES = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'samples');
 
 /** `nfv init [DIR]`: a workspace folder with the shipped samples in it; asks only on a terminal, never overwrites. */
 export const initCommand = new Command('init')
@@ -28,10 +25,10 @@ export const initCommand = new Command('init')
     const samples = path.join(target, 'samples');
     await makeUserFolder('init', samples);
     const copied: string[] = [];
-    for (const name of (await readdir(SAMPLES)).filter((n) => /\.(xml|json)$/.test(n)).sort()) {
+    for (const name of (await readdir(shippedPath('samples'))).filter((n) => /\.(xml|json)$/.test(n)).sort()) {
       const to = path.join(samples, name);
       if (await stat(to).catch(() => undefined)) continue;
-      await copyFile(path.join(SAMPLES, name), to);
+      await copyFile(shippedPath('samples', name), to);
       copied.push(name);
     }
     writeData(target);
