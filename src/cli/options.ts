@@ -8,7 +8,7 @@ import type { Format } from '../model/schema.js';
 import { DEFAULT_LOCK_TIMEOUT_MS } from '../model/limits.js';
 import { PostgresAreas } from '../store/postgres.js';
 import { Workspace, resolveWorkspaceDir } from '../store/workspace.js';
-import type { OutputFormat } from './output.js';
+import { say, type OutputFormat } from './output.js';
 
 export interface GlobalOptions {
   workspace?: string;
@@ -37,6 +37,8 @@ export const workspaceOf = (cmd: Command) => {
     lockTimeoutMs,
     mustExist: named,
     database: url ? databaseAt(url, lockTimeoutMs ?? DEFAULT_LOCK_TIMEOUT_MS) : undefined,
+    // Warnings about the workspace (a torn inventory journal) go to stderr: serve's log.
+    warn: say,
   });
 };
 

@@ -208,6 +208,8 @@ export class JournalInventoryStore implements InventoryStore {
   private state = new JournalData();
   private end = 0;
   private id = '';
+  /** The torn tail said last (`id:offset:bytes`): each is said once. */
+  private saidTorn = '';
   /**
    * Serialises reading the journal and changing the state within this process: a query's catch-up must not replay
    * lines this process is appending. Held only for the catch-up and the append itself (milliseconds), never while
@@ -273,8 +275,11 @@ export class JournalInventoryStore implements InventoryStore {
     await Promise.all(stale.map((n) => unlink(path.join(this.ws.dir, n)).catch(() => undefined)));
   }
 
-  /** Reads what other writers appended since the last read (or everything, if the journal was rewritten). */
-  private async catchUp(): Promise<void> {
+  /**
+   * Reads what other writers appended since the last read (or everything, if the journal was rewritten). `locked`:
+   * the caller holds the journal's lock.
+   */
+  private async catchUp(locked: boolean): Promise<void> {
     const read = await this.journal.read(this.end, this.id);
     if (read.id !== this.id) this.state = new JournalData();
     for (const line of read.lines) {
@@ -285,6 +290,26 @@ export class JournalInventoryStore implements InventoryStore {
     }
     this.end = read.end;
     this.id = read.id;
+    if (read.torn) await this.sayTorn(read.id, read.end, read.torn, locked);
+  }
+
+  /**
+   * Says once that the journal ends in a torn write of `bytes` bytes from `at`. A reader without the lock may have
+   * seen a write under way: it says so only when no writer holds the lock and the file still ends there.
+   */
+  private async sayTorn(id: string, at: number, bytes: number, locked: boolean): Promise<void> {
+    const key = `${id}:${at}:${bytes}`;
+    if (key === this.saidTorn) return;
+    if (!locked) {
+      if (await this.ws.locked(this.journal.file)) return;
+      const s = await stat(this.journal.file, { bigint: true }).catch(() => undefined);
+      if (!s || `${s.dev}:${s.ino}` !== id || Number(s.size) !== at + bytes) return;
+    }
+    this.saidTorn = key;
+    this.ws.warn(
+      `warning: the inventory journal ${this.journal.file} ends in a torn write of ${bytes} bytes ` +
+        `(from byte ${at}; left out of what is read, the next write removes it)`,
+    );
   }
 
   async query(entity: Entity, query: URLSearchParams, fixed: unknown[] = []): Promise<Answer> {
@@ -310,7 +335,7 @@ export class JournalInventoryStore implements InventoryStore {
     return this.serial(async () => {
       // A writer started from a checkpoint has no payloads: queries read the whole journal.
       if (this.state.partial) this.forget();
-      await this.catchUp();
+      await this.catchUp(false);
       return this.state;
     });
   }
@@ -324,7 +349,7 @@ export class JournalInventoryStore implements InventoryStore {
   private async applyLocked(prepared: (Prepared | NfvError)[], guard: () => void): Promise<CommandResult[]> {
     await this.sweep();
     if (this.id === '') await this.fromCheckpoint();
-    await this.catchUp();
+    await this.catchUp(true);
     const applied: Prepared[] = [];
     const results: CommandResult[] = prepared.map((p) => {
       if (p instanceof NfvError) return { error: p };
@@ -337,6 +362,7 @@ export class JournalInventoryStore implements InventoryStore {
       const bytes = Buffer.concat(encoded);
       try {
         const written = await this.journal.append(bytes, guard);
+        if (written.cut) await this.sayTorn(written.id, written.end - bytes.length, written.cut, true);
         const sameFile = written.id === this.id || (this.id === '' && this.end === 0);
         if (written.end - bytes.length !== this.end || !sameFile) {
           // A torn tail was cut, or the file changed under us: read it again from the start next time.
@@ -405,7 +431,9 @@ export class JournalInventoryStore implements InventoryStore {
         if (!(await exists())) return;
         // Read as any workspace file is: a BOM accepted, a damaged file refused by name and left as it is.
         const data = await this.ws.read(LEGACY_AREA);
-        await this.journal.append(Journal.encode<JournalHeader>(preparedOf(data).map(record)), guard);
+        const bytes = Journal.encode<JournalHeader>(preparedOf(data).map(record));
+        const written = await this.journal.append(bytes, guard);
+        if (written.cut) await this.sayTorn(written.id, written.end - bytes.length, written.cut, true);
         await rename(old, `${old}.migrated`);
       });
     }

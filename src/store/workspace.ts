@@ -235,6 +235,8 @@ export interface WorkspaceOptions {
   mustExist?: boolean;
   /** Areas marked `database` live there instead of in the folder (postgres.ts). */
   database?: PostgresAreas;
+  /** Where a warning about the workspace goes (a line on stderr, serve's log); by default nowhere. */
+  warn?: (message: string) => void;
 }
 
 interface CachedRead {
@@ -248,6 +250,7 @@ export class Workspace {
   readonly lockTimeoutMs: number;
   private readonly mustExist: boolean;
   readonly database?: PostgresAreas;
+  readonly warn: (message: string) => void;
 
   constructor(
     readonly dir: string,
@@ -256,6 +259,7 @@ export class Workspace {
     this.lockTimeoutMs = options.lockTimeoutMs ?? DEFAULT_LOCK_TIMEOUT_MS;
     this.mustExist = options.mustExist ?? false;
     this.database = options.database;
+    this.warn = options.warn ?? (() => undefined);
   }
 
   /** For reads of something never written: a named workspace that does not exist is said as such. */
@@ -340,6 +344,11 @@ export class Workspace {
         await release?.().catch(() => undefined);
       }
     });
+  }
+
+  /** Whether a process (this one included) holds the cross-process lock of `file` now; a stale lock does not count. */
+  async locked(file: string): Promise<boolean> {
+    return lockfile.check(file, { realpath: false, stale: STALE_MS, lockfilePath: `${file}.lock` }).catch(() => false);
   }
 
   /** Takes the cross-process lock of a file, waiting at most `lockTimeoutMs` for another holder. */

@@ -1,4 +1,7 @@
-/** The journal store of the inventory on real files: replay, torn tails, damage, compaction, migration, two writers. */
+/**
+ * The journal store of the inventory on real files: replay, torn tails and how they are said, damage at the end and
+ * inside, compaction, migration, two writers.
+ */
 import { spawnSync } from 'node:child_process';
 import { appendFile, readFile, readdir, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -75,6 +78,58 @@ t.test('a damaged line inside the journal is refused by name and left untouched'
     status: 409,
   });
   t.equal(await readFile(file, 'utf8'), `${text}${text}`);
+});
+
+t.test('the end of the journal is judged alike by readers and writers', async (t) => {
+  const cases = [
+    ['a last line with a newline, shorter than its header says', '{"k":"c","n":"x","t":1,"b":500}\t{"certname":"x"}\n'],
+    ['a last line with a newline, longer than its header says', '{"k":"c","n":"x","t":1,"b":2}\t{"certname":"x"}\n'],
+    ['a tail without a newline, longer than its header says', '{"k":"c","n":"x","t":1,"b":2}\t{"certname":"x"}'],
+    ['a header that is JSON without a length', '5\t{"certname":"x"}\n'],
+    ['a tail whose header is not JSON', '{"k":"c",\t{"certname":"x"}'],
+  ];
+  for (const [what, end] of cases) {
+    const dir = await scratch(t);
+    const ws = new Workspace(dir);
+    const file = path.join(dir, 'inventory.journal');
+    await new JournalInventoryStore(ws).apply([catalogAt('a.example', '2025-01-01T00:00:00Z')], Date.now());
+    const at = (await stat(file)).size;
+    await appendFile(file, end!);
+    const before = await readFile(file);
+    const refused = { status: 409, message: new RegExp(`the (line|header) at byte ${at} `) };
+    await t.rejects(new JournalInventoryStore(ws).data(), refused, `${what}: a read refuses it`);
+    await t.rejects(
+      new JournalInventoryStore(ws).apply([catalogAt('b.example', '2025-01-01T00:00:00Z')], Date.now()),
+      refused,
+      `${what}: so does the next write`,
+    );
+    t.same(await readFile(file), before, `${what}: the journal is untouched`);
+  }
+});
+
+t.test('a torn tail is said once per store, and not while a writer holds the lock', async (t) => {
+  const dir = await scratch(t);
+  const said: string[] = [];
+  const ws = new Workspace(dir, { warn: (m) => said.push(m) });
+  const file = path.join(dir, 'inventory.journal');
+  await new JournalInventoryStore(ws).apply([catalogAt('a.example', '2025-01-01T00:00:00Z')], Date.now());
+  await appendFile(file, '{"k":"c","n":"b.example","t":1,"b":999}\t{"producer_timest');
+  const reader = new JournalInventoryStore(ws);
+  // A writer at work: what follows the last newline may be its line under way.
+  await ws.exclusive(file, async () => {
+    await reader.data();
+  });
+  t.same(said, [], 'nothing said while the lock is held');
+  await reader.data();
+  await reader.data();
+  t.equal(said.length, 1, 'said once over two reads');
+  t.match(said[0], /ends in a torn write of 57 bytes \(from byte \d+;/);
+  const writer = new JournalInventoryStore(ws);
+  await writer.apply([catalogAt('c.example', '2025-01-01T00:00:00Z', [web])], Date.now());
+  t.equal(said.length, 2, 'a new store says it once too, before it cuts it');
+  await reader.data();
+  t.equal(said.length, 2, 'nothing is left to say');
+  t.equal(await resourcesOf(reader, 'c.example'), 1);
 });
 
 t.test('superseded catalogs are compacted away; the data stays the same', async (t) => {

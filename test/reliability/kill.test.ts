@@ -1,18 +1,19 @@
 /**
  * kill -9 at random moments of every kind of writer: CLI creates, simulate --store, bulk deletes, inventory
  * ingest, and serve in the middle of writes. After each kill the workspace loads and every operation is whole or
- * absent. NFV_KILLS sets how many kills (60 by default, as CI runs it).
+ * absent. NFV_KILLS sets how many kills (60 by default, as CI runs it). Then the inventory journal's end damaged by
+ * hand: reads and the next write judge it alike, and nothing answered as applied is lost.
  */
 import { spawn } from 'node:child_process';
-import { writeFile } from 'node:fs/promises';
+import { appendFile, readFile, truncate, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import t from 'tap';
 import { JournalInventoryStore } from '../../src/inventory/store.js';
 import { ADP_AREA } from '../../src/store/network.js';
 import { FWD_AREA } from '../../src/store/firewalls.js';
 import { Workspace } from '../../src/store/workspace.js';
-import { BIN, ROOT, scratch } from '../helpers.js';
-import { catalog, web } from '../inventory/data.js';
+import { BIN, ROOT, cli, saidOnStderr, scratch, spawnNfv } from '../helpers.js';
+import { catalog, changed, report, web } from '../inventory/data.js';
 
 const KILLS = Number(process.env.NFV_KILLS ?? 60);
 const NODES = 2000;
@@ -173,5 +174,107 @@ t.test(
       0,
       'a writer after all the kills succeeds (stale locks taken over, temporary files swept)',
     );
+  },
+);
+
+/** Commands for `nfv inventory ingest commands`: per node a catalog and a report (the last line a report). */
+function inventoryLines(first: number, count: number, catalogs = true): string {
+  const lines = [];
+  for (let k = first; k < first + count; k++) {
+    const at = new Date(Date.parse('2025-01-01T00:00:00Z') + k * 60_000).toISOString();
+    if (catalogs) lines.push({ command: 'replace catalog', version: 9, payload: catalog(`n${k}.example`, at, [web]) });
+    lines.push({ command: 'store report', version: 8, payload: report(`n${k}.example`, at, [changed('nginx')]) });
+  }
+  return lines.map((l) => JSON.stringify(l)).join('\n');
+}
+
+/** A workspace holding 20 catalogs and 20 reports, its journal, and a file of 2 more reports. */
+async function twentyNodes(t: Tap.Test) {
+  const ws = await scratch(t);
+  const dir = await scratch(t);
+  const batch = path.join(dir, 'batch.jsonl');
+  const more = path.join(dir, 'more.jsonl');
+  await writeFile(batch, inventoryLines(0, 20));
+  await writeFile(more, inventoryLines(20, 2, false));
+  const ingested = await cli(['inventory', 'ingest', 'commands', batch], { workspace: ws });
+  t.equal(ingested.code, 0, ingested.stderr);
+  t.equal(JSON.parse(ingested.stdout).applied, 40);
+  return { ws, more, journal: path.join(ws, 'inventory.journal') };
+}
+
+/** The reports that `nfv inventory reports` lists, with what it said on stderr (or its exit code when it fails). */
+async function reportsOf(ws: string) {
+  const r = await cli(['inventory', 'reports'], { workspace: ws });
+  return { ...r, count: r.code === 0 ? (JSON.parse(r.stdout) as unknown[]).length : undefined };
+}
+
+const tornSaid = (stderr: string) =>
+  [...stderr.matchAll(/ends in a torn write of (\d+) bytes/g)].map((m) => Number(m[1]));
+
+t.test('the journal ends in a line with a newline that claims more bytes than it has', async (t) => {
+  const { ws, more, journal } = await twentyNodes(t);
+  const whole = await readFile(journal);
+  // Not a write of nfv's cut short (that never ends in a newline): damage, which reads and writes refuse alike.
+  await appendFile(journal, '{"k":"c","n":"x.example.com","t":1,"b":500}\t{"certname":"x"}\n');
+  const damaged = await readFile(journal);
+  const damage = new RegExp(`the line at byte ${whole.length} does not have the length its header gives`);
+  const read = await reportsOf(ws);
+  t.equal(read.code, 4, 'a read refuses it (409)');
+  t.match(read.stderr, damage);
+  const write = await cli(['inventory', 'ingest', 'commands', more], { workspace: ws });
+  t.equal(write.code, 4, 'the next write refuses it too, and answers nothing as applied');
+  t.match(write.stderr, damage);
+  t.same(await readFile(journal), damaged, 'the journal is left as it was');
+  // Repaired by hand, everything nfv answered as applied is there, and writing goes on.
+  await truncate(journal, whole.length);
+  t.equal((await reportsOf(ws)).count, 20);
+  const again = await cli(['inventory', 'ingest', 'commands', more], { workspace: ws });
+  t.equal(again.code, 0, again.stderr);
+  t.equal(JSON.parse(again.stdout).applied, 2);
+  t.equal((await reportsOf(ws)).count, 22);
+});
+
+t.test(
+  'a journal cut 3 bytes short: reads leave the torn line out and say so once, the next write cuts it',
+  async (t) => {
+    const { ws, more, journal } = await twentyNodes(t);
+    const whole = await readFile(journal);
+    await truncate(journal, whole.length - 3);
+    const lastLine = whole.lastIndexOf('\n', whole.length - 2) + 1;
+    const torn = whole.length - 3 - lastLine;
+
+    const read = await reportsOf(ws);
+    t.equal(read.code, 0, read.stderr);
+    t.equal(read.count, 19, 'the torn report is left out');
+    t.same(tornSaid(read.stderr), [torn], 'a read says it once, with its size');
+
+    const server = spawnNfv(['serve', '--port', '0', '--workspace', ws]);
+    const closed = new Promise<string>((resolve) => {
+      let said = '';
+      server.stderr.on('data', (d) => (said += d));
+      server.on('close', () => resolve(said));
+    });
+    t.teardown(() => {
+      if (server.exitCode === null && server.signalCode === null) server.kill('SIGKILL');
+    });
+    const url = (await saidOnStderr(server, /listening on (\S+)/))[1]!;
+    for (let k = 0; k < 3; k++) {
+      const answer = await fetch(`${url}/v4/reports`);
+      t.equal(answer.status, 200);
+      t.equal(((await answer.json()) as unknown[]).length, 19);
+    }
+    server.kill('SIGTERM');
+    t.same(tornSaid(await closed), [torn], "serve's log says it once over several reads");
+
+    const write = await cli(['inventory', 'ingest', 'commands', more], { workspace: ws });
+    t.equal(write.code, 0, write.stderr);
+    t.equal(JSON.parse(write.stdout).applied, 2);
+    t.same(tornSaid(write.stderr), [torn], 'the writer says it once too');
+    const after = await readFile(journal);
+    t.same(after.subarray(0, lastLine), whole.subarray(0, lastLine), 'every whole line is kept');
+    t.equal(after.subarray(lastLine).toString().split('\n').length, 3, 'the torn line is cut, two lines follow');
+    const final = await reportsOf(ws);
+    t.equal(final.count, 21, 'the 19 reports read before and the 2 applied');
+    t.same(tornSaid(final.stderr), [], 'nothing torn is left to say');
   },
 );

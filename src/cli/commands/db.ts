@@ -73,7 +73,7 @@ const importCommand = new Command('import')
   .argument('<dir>', 'the workspace folder to import')
   .action(async (dir: string, _opts: unknown, self: Command) => {
     const { ws } = withDatabase(self);
-    const local = new Workspace(path.resolve(dir), { mustExist: true, lockTimeoutMs: ws.lockTimeoutMs });
+    const local = new Workspace(path.resolve(dir), { mustExist: true, lockTimeoutMs: ws.lockTimeoutMs, warn: ws.warn });
     const [adp, fwd] = [await local.read(ADP_AREA), await local.read(FWD_AREA)];
     const adpEmpty = (d: typeof adp) =>
       d.graphs.length + d.requirementSets.length + d.substrates.length + d.simulations.length === 0;
