@@ -7,8 +7,6 @@
 import path from 'node:path';
 import { Command } from 'commander';
 import { NfvError, badRequest } from '../../model/errors.js';
-import { PostgresInventoryStore } from '../../inventory/postgres.js';
-import { JournalInventoryStore, preparedOf } from '../../inventory/store.js';
 import { FWD_AREA } from '../../store/firewalls.js';
 import { ADP_AREA } from '../../store/network.js';
 import { SCHEMA_VERSION } from '../../store/postgres.js';
@@ -41,6 +39,8 @@ const statusCommand = new Command('status')
     const { version, areas } = await db.status();
     const adp = version ? await ws.read(ADP_AREA) : undefined;
     const fwd = version ? await ws.read(FWD_AREA) : undefined;
+    // The inventory (with its regular-expression engine) loads only here: every other command starts without it.
+    const { PostgresInventoryStore } = await import('../../inventory/postgres.js');
     const inventory = version >= 2 ? await new PostgresInventoryStore(db).counts() : {};
     const status = {
       database: db.where,
@@ -78,6 +78,8 @@ const importCommand = new Command('import')
     const adpEmpty = (d: typeof adp) =>
       d.graphs.length + d.requirementSets.length + d.substrates.length + d.simulations.length === 0;
     const fwdEmpty = (d: typeof fwd) => d.nodes.length === 0;
+    const { PostgresInventoryStore } = await import('../../inventory/postgres.js');
+    const { JournalInventoryStore, preparedOf } = await import('../../inventory/store.js');
     const inventory = new PostgresInventoryStore(ws.database!);
     const held = await inventory.counts();
     if (!adpEmpty(await ws.read(ADP_AREA)) || !fwdEmpty(await ws.read(FWD_AREA)) || held.nodes)
