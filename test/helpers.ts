@@ -1,5 +1,6 @@
 /** Shared test helpers: temporary workspaces, a real listener on 127.0.0.1, the CLI binary as a child process. */
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import http from 'node:http';
 import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -72,13 +73,25 @@ export interface CliResult {
   stderr: string;
 }
 
+/**
+ * The command line that starts bin/nfv from a test. tap's process-info hook re-adds its loader to node children;
+ * env -u drops it right before exec. setpriv (util-linux) gives the child a parent-death signal, so that a serve or
+ * worker started by a test dies with the test process even when that is killed (tap's timeout) before its teardown.
+ */
+export const NFV_ARGV: readonly string[] = [
+  ...(existsSync('/usr/bin/setpriv') ? ['/usr/bin/setpriv', '--pdeathsig', 'KILL'] : []),
+  '/usr/bin/env',
+  '-u',
+  'NODE_OPTIONS',
+  BIN,
+];
+
 /** Starts bin/nfv as a user runs it: without the test runner's TypeScript loader hooks, colour off, `env` added. */
 export function spawnNfv(args: string[], env: Record<string, string> = {}): ChildProcessWithoutNullStreams {
   const inherited = Object.fromEntries(
     Object.entries(process.env).filter(([k]) => k !== 'NODE_OPTIONS' && !k.startsWith('_TAPJS_')),
   );
-  // tap's process-info hook re-adds its loader to node children; env -u drops it right before exec.
-  return spawn('/usr/bin/env', ['-u', 'NODE_OPTIONS', BIN, ...args], {
+  return spawn(NFV_ARGV[0]!, [...NFV_ARGV.slice(1), ...args], {
     env: { ...inherited, NO_COLOR: '1', ...env },
     stdio: ['pipe', 'pipe', 'pipe'],
   });

@@ -3,12 +3,19 @@
  * of 127.0.0.1, a database, and a teardown that stops the server and removes the folder. As root (CI), the server
  * runs as the unprivileged `postgres` user (initdb refuses root). Without PostgreSQL installed the test is skipped
  * with the reason said, except under CI=true, where .ci/run installs it and a missing server is a failure.
+ *
+ * Nothing is left behind, whatever happens to the test: the teardown is registered before anything can fail, and a
+ * detached reaper (`tail --pid` on the test process) stops the cluster and removes its folder when the test process
+ * ends without running it (killed by tap's timeout, a crash). The port is taken by PostgreSQL itself: one chosen
+ * below the kernel's ephemeral range (where port-0 listeners and outgoing connections take theirs), and another
+ * chosen when the start fails because something took it meanwhile.
  */
-import { execFileSync, spawnSync } from 'node:child_process';
-import { chmodSync, chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { execFile, execFileSync, spawn, spawnSync } from 'node:child_process';
+import { chmodSync, chownSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { promisify } from 'node:util';
 
 /** The folder of initdb and pg_ctl: Debian keeps them under /usr/lib/postgresql/VERSION/bin. */
 function binaries(): string | undefined {
@@ -20,15 +27,36 @@ function binaries(): string | undefined {
   return versions.length ? path.join(root, versions[0]!, 'bin') : undefined;
 }
 
-const freePort = () =>
-  new Promise<number>((resolve, reject) => {
+/** The lowest port the kernel hands out for port 0 and outgoing connections (32768 on Linux unless changed). */
+function ephemeralLow(): number {
+  try {
+    const low = Number(readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0]);
+    return low > 12000 ? low : 32768;
+  } catch {
+    return 32768;
+  }
+}
+
+/** Whether nothing listens on 127.0.0.1:port right now. */
+const free = (port: number) =>
+  new Promise<boolean>((resolve) => {
     const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
+    s.once('error', () => resolve(false));
+    s.listen(port, '127.0.0.1', () => s.close(() => resolve(true)));
   });
+
+/** A port below the ephemeral range that is free now (PostgreSQL binds it a moment later; see the retry). */
+async function freePort(): Promise<number> {
+  const low = 10000;
+  const high = ephemeralLow();
+  for (;;) {
+    const port = low + Math.floor(Math.random() * (high - low));
+    if (await free(port)) return port;
+  }
+}
+
+/** How many ports a cluster start tries before it gives up. */
+const START_ATTEMPTS = 8;
 
 export interface Postgres {
   url: string;
@@ -53,38 +81,62 @@ export async function startPostgres(t: { teardown: (fn: () => unknown) => void }
   const dir = mkdtempSync(path.join(tmpdir(), 'nfv-pg-'));
   const data = path.join(dir, 'data');
   const root = process.getuid?.() === 0;
-  const as = (cmd: string, args: string[]) =>
-    root
-      ? execFileSync('runuser', ['-u', 'postgres', '--', cmd, ...args], { stdio: 'pipe' })
-      : execFileSync(cmd, args, { stdio: 'pipe' });
+  /** A command as the cluster's owner: `postgres` when we are root. */
+  const as = (cmd: string, args: string[]): [string, string[]] =>
+    root ? ['runuser', ['-u', 'postgres', '--', cmd, ...args]] : [cmd, args];
+  const stopCommand = as(path.join(bin, 'pg_ctl'), ['-D', data, '-m', 'immediate', 'stop']);
+  // Whatever ends this process, the cluster goes with it: the reaper waits for our pid, then stops and removes.
+  spawn(
+    'sh',
+    [
+      '-c',
+      'tail --pid="$1" -f /dev/null; shift; d="$1"; shift; [ -f "$d/data/postmaster.pid" ] && "$@"; rm -rf "$d"',
+      'nfv-pg-reaper',
+      String(process.pid),
+      dir,
+      ...stopCommand.flat(),
+    ],
+    { detached: true, stdio: 'ignore' },
+  ).unref();
+  t.teardown(() => {
+    if (existsSync(path.join(data, 'postmaster.pid'))) spawnSync(...stopCommand);
+    rmSync(dir, { recursive: true, force: true });
+  });
   if (root) {
     const uid = Number(execFileSync('id', ['-u', 'postgres']).toString());
     const gid = Number(execFileSync('id', ['-g', 'postgres']).toString());
     chownSync(dir, uid, gid);
     chmodSync(dir, 0o700);
   }
-  as(path.join(bin, 'initdb'), ['-D', data, '-U', 'nfv', '--auth=trust', '-E', 'UTF8', '--no-sync']);
-  const port = await freePort();
-  as(path.join(bin, 'pg_ctl'), [
-    '-D',
-    data,
-    '-l',
-    path.join(dir, 'log'),
-    '-w',
-    '-o',
-    `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off`,
-    'start',
-  ]);
-  t.teardown(() => {
-    spawnSync(root ? 'runuser' : path.join(bin, 'pg_ctl'), [
-      ...(root ? ['-u', 'postgres', '--', path.join(bin, 'pg_ctl')] : []),
-      '-D',
-      data,
-      '-m',
-      'immediate',
-      'stop',
-    ]);
-    rmSync(dir, { recursive: true, force: true });
-  });
-  return { url: `postgres://nfv@127.0.0.1:${port}/postgres` };
+  const run = promisify(execFile);
+  await run(...as(path.join(bin, 'initdb'), ['-D', data, '-U', 'nfv', '--auth=trust', '-E', 'UTF8', '--no-sync']));
+  const log = path.join(dir, 'log');
+  for (let attempt = 1; ; attempt++) {
+    const port = await freePort();
+    try {
+      // -w: pg_ctl returns when the server accepts connections (or has failed), not after a fixed wait.
+      await run(
+        ...as(path.join(bin, 'pg_ctl'), [
+          '-D',
+          data,
+          '-l',
+          log,
+          '-w',
+          '-t',
+          '120',
+          '-o',
+          `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off`,
+          'start',
+        ]),
+      );
+      return { url: `postgres://nfv@127.0.0.1:${port}/postgres` };
+    } catch (e) {
+      const said = existsSync(log) ? readFileSync(log, 'utf8') : '';
+      // Another process took the port between our look and PostgreSQL's bind: try another.
+      if (attempt < START_ATTEMPTS && /could not (bind|create any TCP\/IP)|already in use/i.test(said)) continue;
+      throw new Error(`PostgreSQL did not start on port ${port}: ${(e as Error).message}\n${said.slice(-2000)}`, {
+        cause: e,
+      });
+    }
+  }
 }

@@ -1,25 +1,15 @@
 /** nfv serve as a process: concurrent simulations solved in worker threads, and a clean stop. */
-import { spawn } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import t from 'tap';
-import { BIN, ROOT, cli, scratch } from '../helpers.js';
+import { ROOT, cli, saidOnStderr, scratch, spawnNfv } from '../helpers.js';
 
 const ws = await scratch(t);
-// tap's process-info hook must not load into the server: env -u drops it (see helpers.cli).
-const server = spawn('/usr/bin/env', ['-u', 'NODE_OPTIONS', BIN, 'serve', '--port', '0', '--workspace', ws], {
-  stdio: ['ignore', 'ignore', 'pipe'],
-});
+const server = spawnNfv(['serve', '--port', '0', '--workspace', ws]);
 const exited = new Promise<number | null>((resolve) => server.on('exit', (code) => resolve(code)));
-const url = await new Promise<string>((resolve, reject) => {
-  let err = '';
-  server.stderr.on('data', (d: Buffer) => {
-    err += d;
-    const m = /^listening on (http:\/\/127\.0\.0\.1:\d+)$/m.exec(err);
-    if (m) resolve(m[1]!);
-  });
-  void exited.then(() => reject(new Error(err)));
-});
+// Stopped when the file ends, whether or not its tests passed (the last test stops it first when all goes well).
+t.teardown(() => void server.kill('SIGKILL'));
+const url = (await saidOnStderr(server, /^listening on (http:\/\/127\.0\.0\.1:\d+)$/m))[1]!;
 
 t.test('three simulations at once: each answered as the CLI answers it', async (t) => {
   const files = ['office-nat.xml', 'web-farm.xml', 'office-nat.xml'].map((f) => path.join(ROOT, 'samples', f));

@@ -349,8 +349,11 @@ t.test('serve bounds the body bytes it buffers at once: 503 with Retry-After, an
     maxBufferedBytes: 1_000_000,
   });
   t.teardown(() => new Promise<void>((r) => server.close(() => r())));
-  // Three clients each send 600 kB and pause: together they pass the 1 MB budget while all are being read.
+  // Three clients each send 600 kB and hold their request open until the server has refused one: together they pass
+  // the 1 MB budget while all are being read, however slowly the server reads (no guessed pause).
   const { port } = new URL(url);
+  let refused!: () => void;
+  const oneRefused = new Promise<void>((resolve) => (refused = resolve));
   const slowPost = () =>
     new Promise<{ status: number; headers: Headers }>((resolve, reject) => {
       const req = http.request(
@@ -362,6 +365,7 @@ t.test('serve bounds the body bytes it buffers at once: 503 with Retry-After, an
           headers: { 'Content-Type': 'application/json' },
         },
         (res) => {
+          if (res.statusCode === 503) refused();
           res.resume();
           const headers = new Headers();
           if (typeof res.headers['retry-after'] === 'string') headers.set('retry-after', res.headers['retry-after']);
@@ -370,7 +374,11 @@ t.test('serve bounds the body bytes it buffers at once: 503 with Retry-After, an
       );
       req.on('error', reject);
       req.write(`{"pad": "${'x'.repeat(600_000)}`);
-      setTimeout(() => req.end('"}'), 200);
+      const waited = setTimeout(refused, 20_000);
+      void oneRefused.then(() => {
+        clearTimeout(waited);
+        req.end('"}');
+      });
     });
   const answers = await Promise.all([slowPost(), slowPost(), slowPost()]);
   const busy = answers.filter((a) => a.status === 503);
