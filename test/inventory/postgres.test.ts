@@ -159,12 +159,12 @@ if (havePostgres(t)) {
       q(
         '/event-counts',
         { summarize_by: 'resource', counts_filter: ['and', ['>', 'failures', 0], ['=', 'skips', 0]] },
-        /^400 - \["and" \[">" "failures" 0\] \["=" "skips" 0\]\] is not well-formed: query operator 'and' is unknown\n$/,
+        /^400 - \["and" \[">" "failures" 0\] \["=" "skips" 0\]\] is not well-formed: query operator 'and' is unknown$/m,
       ),
       q(
         '/aggregate-event-counts',
         { summarize_by: 'certname', counts_filter: ['OR', ['>', 'failures', 0]] },
-        /^400 - \["OR" \[">" "failures" 0\]\] is not well-formed: query operator 'OR' is unknown\n$/,
+        /^400 - \["OR" \[">" "failures" 0\]\] is not well-formed: query operator 'OR' is unknown$/m,
       ),
     ];
     for (const { path, params, expect } of queries) {

@@ -1,0 +1,216 @@
+/**
+ * The `/v4` operations in-process on a folder workspace: ingest of one command or a batch (each applied or refused
+ * on its own, PuppetDB's words for a refusal, nothing written for it), and every query endpoint in its GET and POST
+ * forms, with the criteria its route adds, paging headers and PuppetDB's 404s and 400s.
+ */
+import t from 'tap';
+import { MAX_BATCH } from '../../src/model/limits.js';
+import { ingestBatch, ingestCommand, queryEndpoints } from '../../src/ops/inventory.js';
+import { invoke } from '../../src/ops/operation.js';
+import { render } from '../../src/ops/render.js';
+import type { Workspace } from '../../src/store/workspace.js';
+import { snapshot } from '../helpers.js';
+import { catalog, changed, report, user, web } from '../inventory/data.js';
+import { ok, refused, workspace } from './call.js';
+
+const command = (command: string, version: number, payload: unknown, more: object = {}) =>
+  JSON.stringify({ command, version, payload, ...more });
+
+/** A workspace with a.example (web, user) and b.example (web, deactivated), and one report of a.example. */
+async function populated(t: Tap.Test): Promise<{ ws: Workspace; hash: string }> {
+  const ws = await workspace(t);
+  const batch = [
+    { command: 'replace catalog', version: 9, payload: catalog('a.example', '2025-01-01T00:00:00Z', [web, user]) },
+    { command: 'replace catalog', version: 9, payload: catalog('b.example', '2025-01-01T00:00:00Z', [web], 'PROD') },
+    {
+      command: 'store report',
+      version: 8,
+      payload: report('a.example', '2025-01-01T10:00:00Z', [changed('nginx'), changed('cron', 'failure')]),
+      received: '2025-01-01T10:05:00Z',
+    },
+    { command: 'deactivate node', version: 3, payload: { certname: 'b.example', producer_timestamp: '2025-02-01' } },
+  ];
+  const results = await ok(t, ws, 'POST', '/v4/commands/batch', batch, 200);
+  t.ok(
+    results.every((r: { applied?: boolean }) => r.applied === true),
+    'the four commands applied',
+  );
+  return { ws, hash: results[2].hash };
+}
+
+/** The GET form of an endpoint, with URL parameters (non-strings as JSON). */
+const query = (ws: Workspace, endpoint: keyof typeof queryEndpoints, params: Record<string, unknown> = {}, path = {}) =>
+  invoke(queryEndpoints[endpoint].get, ws, {
+    params: path,
+    query: new URLSearchParams(
+      Object.entries(params).map(([k, v]) => [k, typeof v === 'string' ? v : JSON.stringify(v)]),
+    ),
+  });
+const rows = async (...args: Parameters<typeof query>) => {
+  const o = await query(...args);
+  if (!o.ok) throw new Error(`${args[1]}: ${o.status} ${o.error}`);
+  return o.reply.value as any[];
+};
+
+t.test('ingest: a command applied, a stale one answered as not applied, a bad one refused', async (t) => {
+  const ws = await workspace(t);
+  const first = await invoke(ingestCommand, ws, {
+    body: command('replace catalog', 9, catalog('a.example', '2025-01-02T00:00:00Z', [web])),
+  });
+  t.match(first, { ok: true, status: 200, reply: { value: { command: 'replace catalog', applied: true } } });
+  const stale = await invoke(ingestCommand, ws, {
+    body: command('replace_catalog', 9, catalog('a.example', '2025-01-01T00:00:00Z', [user])),
+  });
+  t.match(stale, { ok: true, reply: { value: { applied: false } } }, 'older than the stored catalog');
+  t.same(
+    (await rows(ws, 'resources')).map((r) => r.title),
+    ['nginx'],
+    'the newer catalog stays',
+  );
+
+  const refusals: [string, RegExp][] = [
+    [command('store report', 8, { certname: 'x' }), /payload\.puppet_version: is required/],
+    [command('replace catalog', 8, {}), /^command\.version: 8 is not supported for replace catalog \(use 9\)$/],
+    [command('nonsense', 1, {}), /^command\.command: "nonsense" is not replace catalog, store report or deactivate/],
+    ['[]', /^expected a command object \{command, version, payload\}$/],
+  ];
+  for (const [body, message] of refusals) await refused(t, ws, 'POST', '/v4/commands', body, 400, message);
+  const bad = await invoke(ingestCommand, ws, { body: '{"command": "nonsense"}', format: 'json' });
+  t.equal(render(bad, 'json').mediaType, 'text/plain', 'PuppetDB: a one-line text');
+});
+
+t.test('batch: each command applied or refused on its own; not an array or too many: 400', async (t) => {
+  const ws = await workspace(t);
+  const batch = [
+    JSON.parse(command('replace catalog', 9, catalog('a.example', '2025-01-01T00:00:00Z', [web]))),
+    { command: 'replace catalog', version: 9, payload: { certname: 'b.example' } },
+    JSON.parse(command('replace catalog', 9, catalog('c.example', '2025-01-01T00:00:00Z', [user]))),
+  ];
+  const answered = await invoke(ingestBatch, ws, { body: JSON.stringify(batch) });
+  if (!answered.ok) return t.fail(answered.error);
+  t.match(answered.reply, { compact: true });
+  const [a, b, c] = answered.reply.value as any[];
+  t.match(a, { command: 'replace catalog', applied: true });
+  t.match(b, { error: { status: 400, message: /^payload\./ } });
+  t.match(c, { applied: true });
+  t.same(
+    (await rows(ws, 'resources')).map((r) => r.certname),
+    ['a.example', 'c.example'],
+  );
+  await refused(t, ws, 'POST', '/v4/commands/batch', batch[0], 400, /^the body must be a JSON array of commands$/);
+  await refused(
+    t,
+    ws,
+    'POST',
+    '/v4/commands/batch',
+    `[${Array(MAX_BATCH + 1).fill('{}')}]`,
+    400,
+    new RegExp(`^a batch holds at most ${MAX_BATCH} commands, not ${MAX_BATCH + 1}$`),
+  );
+});
+
+t.test('queries: each endpoint answers its rows; routes add their criteria', async (t) => {
+  const { ws, hash } = await populated(t);
+  t.same(
+    (await rows(ws, 'resources')).map((r) => `${r.certname} ${r.title}`),
+    ['a.example nginx', 'a.example alice'],
+    'resources of active nodes',
+  );
+  t.equal((await rows(ws, 'resources', { query: ['=', 'node_state', 'any'] })).length, 3);
+  t.same(
+    (await rows(ws, 'resources.type', {}, { type: 'User' })).map((r) => r.title),
+    ['alice'],
+  );
+  t.same(await rows(ws, 'resources.type', {}, { type: 'user' }), [], 'types are exact; no 404');
+  t.equal((await rows(ws, 'resources.title', {}, { type: 'Service', title: 'nginx' })).length, 1);
+  t.same(
+    await rows(ws, 'resources.title', { query: ['=', 'exported', true] }, { type: 'Service', title: 'nginx' }),
+    [],
+    'the query is ANDed onto the route',
+  );
+  const [r] = await rows(ws, 'reports');
+  t.match(r, { hash, certname: 'a.example', agent_version: '8.1.0' });
+  t.same(await rows(ws, 'reports.metrics', {}, { hash }), [{ category: 'time', name: 'total', value: 1.5 }]);
+  t.same(await rows(ws, 'reports.logs', {}, { hash }), []);
+  t.same(
+    (await rows(ws, 'reports.events', { query: ['=', 'status', 'failure'] }, { hash })).map((e) => e.resource_title),
+    ['cron'],
+  );
+  t.equal((await rows(ws, 'events')).length, 2);
+  t.same(await rows(ws, 'event-counts', { summarize_by: 'resource', counts_filter: ['>', 'failures', 0] }), [
+    {
+      subject_type: 'resource',
+      subject: { type: 'Service', title: 'cron' },
+      failures: 1,
+      successes: 0,
+      noops: 0,
+      skips: 0,
+    },
+  ]);
+  t.same(await rows(ws, 'aggregate-event-counts', { summarize_by: 'certname' }), [
+    { summarize_by: 'certname', successes: 1, failures: 1, noops: 0, skips: 0, total: 1 },
+  ]);
+});
+
+t.test('POST forms take the parameters from a JSON body; paging headers; compact unless pretty', async (t) => {
+  const { ws } = await populated(t);
+  const post = await invoke(queryEndpoints.resources.post, ws, {
+    body: JSON.stringify({ query: ['=', 'type', 'User'], limit: 5, include_total: true }),
+  });
+  if (!post.ok) return t.fail(post.error);
+  t.same(
+    (post.reply.value as any[]).map((r) => r.title),
+    ['alice'],
+  );
+  t.same(post.reply.headers, { 'X-Records': '1' });
+  t.equal(post.reply.compact, true);
+  const pretty = await query(ws, 'resources', { pretty: 'true', order_by: [{ field: 'title' }], limit: '1' });
+  t.match(pretty, { ok: true, reply: { compact: false, headers: undefined } });
+  t.same(pretty.ok && (pretty.reply.value as any[]).map((r) => r.title), ['alice']);
+  await refused(
+    t,
+    ws,
+    'POST',
+    '/v4/resources',
+    '["=", "type", "User"]',
+    400,
+    /^the body must be a JSON object of query parameters$/,
+  );
+});
+
+t.test("unknown reports are 404s and bad queries 400s, in PuppetDB's words, changing nothing", async (t) => {
+  const { ws } = await populated(t);
+  for (const part of ['metrics', 'logs', 'events'])
+    await refused(
+      t,
+      ws,
+      'GET',
+      `/v4/reports/0000/${part}`,
+      undefined,
+      404,
+      /^No information is known about report 0000$/,
+    );
+  const long = await query(ws, 'reports.metrics', {}, { hash: 'f'.repeat(100_000) });
+  t.match(long, { ok: false, status: 404 });
+  t.ok(!long.ok && long.error.length <= 300, 'a 100 KB hash is cut in the message');
+  const before = await snapshot(ws.dir);
+  const bad: [keyof typeof queryEndpoints, Record<string, unknown>, RegExp][] = [
+    ['resources', { query: ['=', 'nope', 1] }, /^'nope' is not a queryable object for resources\. Known queryable/],
+    ['resources', { limit: '0' }, /^Illegal value '0' for :limit; expected a positive non-zero integer\.$/],
+    ['reports', { frobnicate: '1' }, /^Unsupported query parameter 'frobnicate'$/],
+    ['event-counts', {}, /^Missing required query parameter 'summarize_by'$/],
+    [
+      'event-counts',
+      { summarize_by: 'certname', counts_filter: ['and', ['>', 'failures', 0]] },
+      /^\["and" \[">" "failures" 0\]\] is not well-formed: query operator 'and' is unknown$/,
+    ],
+    ['aggregate-event-counts', { summarize_by: 'resource', limit: '1' }, /^Unsupported query parameter 'limit'$/],
+  ];
+  for (const [endpoint, params, message] of bad) {
+    const o = await query(ws, endpoint, params);
+    t.match(o, { ok: false, status: 400 }, endpoint);
+    t.match(!o.ok && o.error, message);
+    t.equal(render(o, 'json').mediaType, 'text/plain');
+  }
+  t.same(await snapshot(ws.dir), before, 'nothing written');
+});
