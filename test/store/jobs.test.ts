@@ -66,12 +66,14 @@ if (havePostgres(t)) {
     const done = await Promise.all(answers);
     const finished = (Date.now() - killed) / 1000;
     t.comment(
-      `killed worker noticed and its job put back after ${noticed.toFixed(1)} s; all answered ${finished.toFixed(1)} s after the kill`,
+      `killed worker noticed and its job put back after ${noticed.toFixed(1)} s; ` +
+        `all answered ${finished.toFixed(1)} s after the kill`,
     );
     t.ok(noticed < 10, `the dead worker noticed within 10 s (${noticed.toFixed(1)} s)`);
     t.ok(
       finished < (limit + JOB_EXPIRY_MARGIN_SECONDS) / 2,
-      `its job solved again long before the job's expiry of ${limit + JOB_EXPIRY_MARGIN_SECONDS} s (${finished.toFixed(1)} s)`,
+      `its job solved again long before the job's expiry of ${limit + JOB_EXPIRY_MARGIN_SECONDS} s ` +
+        `(${finished.toFixed(1)} s)`,
     );
     t.same(
       done.map((a) => a.status),

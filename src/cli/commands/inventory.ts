@@ -68,10 +68,10 @@ async function ingestMany(self: Command, paths: string[]): Promise<number> {
     totals.commands += batch.length;
     batch = [];
     bytes = 0;
-    if (showProgress)
-      process.stderr.write(
-        `\r\x1b[Kingested ${plural(totals.commands, 'command')} (${((performance.now() - started) / 1000).toFixed(1)} s)`,
-      );
+    if (showProgress) {
+      const took = ((performance.now() - started) / 1000).toFixed(1);
+      process.stderr.write(`\r\x1b[Kingested ${plural(totals.commands, 'command')} (${took} s)`);
+    }
   };
   for await (const c of commandLines(paths)) {
     batch.push(c);
