@@ -33,10 +33,21 @@ export function parseName(name: string, text: string): string {
   return text;
 }
 
+/**
+ * A Puppet resource title: any non-empty string. File paths (`/etc/passwd`) are the most common titles, so `/`,
+ * dots and everything else are allowed; the request target's own rules (no empty or dot segment) still apply to
+ * the segment that carries it, percent-encoded.
+ */
+export function parseTitle(name: string, text: string): string {
+  if (text === '') throw badRequest(`${name}: is empty`);
+  return text;
+}
+
 /** Path parameters that are names; every other path parameter is a numeric id. */
-const NAME_PARAMS = new Set(['hid', 'type', 'title', 'hash']);
+const NAME_PARAMS = new Set(['hid', 'type', 'hash']);
 
 export function parseParam(name: string, text: string): string | number {
+  if (name === 'title') return parseTitle(name, text);
   return NAME_PARAMS.has(name) ? parseName(name, text) : parseId(name, text);
 }
 

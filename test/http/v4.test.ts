@@ -129,3 +129,20 @@ t.test('errors: one-line text/plain 400s', async (t) => {
     t.match(r.text, message);
   }
 });
+
+t.test('a title is any non-empty string: file paths, percent-encoded in the path', async (t) => {
+  const file = { ...web, type: 'File', title: '/etc/passwd', parameters: { mode: '0644' } };
+  const dotted = { ...web, type: 'File', title: '..', parameters: {} };
+  t.equal(
+    (await command('replace catalog', 9, catalog('c.example', '2025-01-01T00:00:00Z', [file, dotted]))).status,
+    200,
+  );
+  const passwd = await get('/v4/resources/File/%2Fetc%2Fpasswd');
+  t.equal(passwd.status, 200, passwd.text);
+  t.same(
+    passwd.json.map((r: { certname: string; title: string }) => [r.certname, r.title]),
+    [['c.example', '/etc/passwd']],
+  );
+  t.equal((await get('/v4/resources/File/%2e%2e')).status, 400, 'a dot segment stays refused by the router');
+  t.equal((await get('/v4/resources/File/%2Fetc%2Fshadow')).json.length, 0);
+});
