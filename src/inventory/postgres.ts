@@ -1,7 +1,7 @@
 /**
  * The inventory in PostgreSQL tables (`--database`): nodes, resources, reports and events, with indexes (migration 2
- * in store/postgres.ts). Queries are compiled to SQL (sql.ts), ordered and paged in SQL; answers are rendered by the
- * same records as the folder backend's, from rows in the same order, so both backends give the same bytes.
+ * in store/postgres.ts). Queries are compiled to SQL (query/sql.ts), ordered and paged in SQL; answers are rendered by
+ * the same records as the folder backend's, from rows in the same order, so both backends give the same bytes.
  *
  * A batch of commands is one transaction. It first locks the rows of the batch's nodes (in one order, so two
  * writers cannot deadlock), decides each command with PuppetDB's staleness rules (`decide`, shared with the folder
@@ -26,8 +26,8 @@ import {
   type Prepared,
 } from './ingest.js';
 import { page, param, parsePaging, sortRows, type Paging } from './paging.js';
-import { compileQuery, parseQueryParameter, project } from './query.js';
-import { SOURCES, SqlParameters, aggregateSql, filterSql, groupKey, orderKey } from './sql.js';
+import { compileQuery, parseQueryParameter, project } from './query/ast.js';
+import { SOURCES, SqlParameters, aggregateSql, filterSql, groupKey, orderKey } from './query/sql.js';
 import {
   aggregateEventCounts,
   checkQuery,

@@ -6,7 +6,7 @@ import { badRequest, clip } from '../model/errors.js';
 import { events as eventEntity, indexOf, lookup, type Entity, type EventItem } from './entities.js';
 import type { InventoryData } from './ingest.js';
 import { PAGING_PARAMETERS, page, param, parsePaging, rejectUnknown, sortRows } from './paging.js';
-import { compileFilter, compileQuery, parseQueryParameter, project, select } from './query.js';
+import { compileFilter, compileQuery, parseQueryParameter, project, select } from './query/ast.js';
 import { clojure, parseInstant, text as asText } from './values.js';
 
 export interface Answer {

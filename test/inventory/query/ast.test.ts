@@ -1,10 +1,10 @@
 /** The query language on hand-written data: every operator, null semantics, subqueries, extract, errors. */
 import t from 'tap';
-import { ENTITIES, events, reports, resources } from '../../src/inventory/entities.js';
-import { compileQuery, parseQueryParameter, pgRegex } from '../../src/inventory/query.js';
-import { eventCounts, parseCountsFilter, queryEntity } from '../../src/inventory/service.js';
-import { NfvError } from '../../src/model/errors.js';
-import { sample } from './data.js';
+import { ENTITIES, events, reports, resources } from '../../../src/inventory/entities.js';
+import { compileQuery, parseQueryParameter, pgRegex } from '../../../src/inventory/query/ast.js';
+import { eventCounts, parseCountsFilter, queryEntity } from '../../../src/inventory/service.js';
+import { NfvError } from '../../../src/model/errors.js';
+import { sample } from '../data.js';
 
 const data = sample();
 const rows = (entity = resources, query?: unknown, params: Record<string, string> = {}) => {

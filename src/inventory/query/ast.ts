@@ -5,12 +5,12 @@
  * PuppetDB's one-line messages.
  */
 import { RE2JS, RE2JSSyntaxException } from 're2js';
-import { MAX_MESSAGE, NfvError, badRequest, clip, listWithin, quote } from '../model/errors.js';
-import { checkDepth } from '../model/codec.js';
-import { MAX_REGEX_LENGTH } from '../model/limits.js';
-import { ENTITIES, indexOf, type Entity, type Field, type Index } from './entities.js';
-import type { InventoryData } from './ingest.js';
-import { canonicalJson, parseInstant, text } from './values.js';
+import { MAX_MESSAGE, NfvError, badRequest, clip, listWithin, quote } from '../../model/errors.js';
+import { checkDepth } from '../../model/codec.js';
+import { MAX_REGEX_LENGTH } from '../../model/limits.js';
+import { ENTITIES, indexOf, type Entity, type Field, type Index } from '../entities.js';
+import type { InventoryData } from '../ingest.js';
+import { canonicalJson, parseInstant, text } from '../values.js';
 
 export type Truth = boolean | null;
 export type Predicate = (row: any) => Truth;

@@ -1,14 +1,14 @@
 /**
  * PuppetDB's v4 query AST compiled to SQL over the inventory tables (migration 2 in store/postgres.ts). Every
- * predicate gives a row the truth the in-memory compiler (query.ts) gives it, unknown included: SQL's AND, OR and
- * NOT are the same three-valued logic, and where query.ts answers false instead of unknown (a missing parameter,
- * membership) the SQL says so with coalesce. Queries reach this module already checked by query.ts (the same 400s
+ * predicate gives a row the truth the in-memory compiler (ast.ts) gives it, unknown included: SQL's AND, OR and
+ * NOT are the same three-valued logic, and where ast.ts answers false instead of unknown (a missing parameter,
+ * membership) the SQL says so with coalesce. Queries reach this module already checked by ast.ts (the same 400s
  * on both backends), so shapes are trusted here; values travel as parameters, never in the SQL text.
  */
-import { badRequest, clip } from '../model/errors.js';
-import type { Entity, Kind } from './entities.js';
-import { anyType, dottedPath, entityNamed, implicitJoin, subqueryParts } from './query.js';
-import { canonicalJson, parseInstant, text } from './values.js';
+import { badRequest, clip } from '../../model/errors.js';
+import type { Entity, Kind } from '../entities.js';
+import { anyType, dottedPath, entityNamed, implicitJoin, subqueryParts } from './ast.js';
+import { canonicalJson, parseInstant, text } from '../values.js';
 
 /** The values of `$n` placeholders, in order. */
 export class SqlParameters {
@@ -141,7 +141,7 @@ function regexMatch(c: Compiler, f: SqlField, value: string): string {
       const some = `EXISTS (SELECT 1 FROM unnest(${f.sql}) AS t(v) WHERE t.v ~ ${re})`;
       return `(CASE WHEN ${f.sql} IS NULL THEN NULL ELSE ${some} END)`;
     }
-    // PuppetDB JSON-encodes the pattern too (see query.ts).
+    // PuppetDB JSON-encodes the pattern too (see ast.ts).
     case 'parameter':
       return `coalesce(nfv_canonical(${f.sql}) ~ ${p.add(JSON.stringify(value), 'text')}, false)`;
     case 'json':
@@ -212,7 +212,7 @@ function membership(c: Compiler, node: unknown[]): string {
       return o.type === i.type ? [o.sql, i.sql] : [`to_jsonb(${o.sql})`, `to_jsonb(${i.sql})`];
     });
   if (outer.length === 1) {
-    // Nulls match nulls, as in query.ts (canonical JSON keys); IN alone would make them unknown.
+    // Nulls match nulls, as in ast.ts (canonical JSON keys); IN alone would make them unknown.
     const a = inner(c.params.alias());
     const [[o, i]] = pairs(a.values) as [[string, string]];
     const b = inner(c.params.alias());
@@ -272,7 +272,7 @@ export function orderKey(entity: Entity, alias: string, name: string): string {
     case 'string':
       return `${col} COLLATE "C"`;
     case 'json': {
-      // As query.ts compares them: a string by itself, JSON null as no value, anything else by its canonical text.
+      // As ast.ts compares them: a string by itself, JSON null as no value, anything else by its canonical text.
       const value = `${alias}."${name}"`;
       return (
         `(CASE json_typeof(${value}) WHEN 'string' THEN ${value} #>> '{}' WHEN 'null' THEN NULL ` +
@@ -299,7 +299,7 @@ export function groupKey(entity: Entity, alias: string, name: string): string {
     : columnOf(entity, alias, name);
 }
 
-/** An aggregate of extract (count, avg, sum, min, max) over a field, counting only what query.ts counts. */
+/** An aggregate of extract (count, avg, sum, min, max) over a field, counting only what ast.ts counts. */
 export function aggregateSql(
   entity: Entity,
   alias: string,
