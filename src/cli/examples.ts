@@ -30,7 +30,10 @@ const WRITTEN: Record<string, string[]> = {
   'nfv deploy': [
     'nfv deploy iptables 1 | iptables-restore --test',
     'nfv deploy ovs 1 -o br0.flows',
+    'nfv deploy nftables 1 -o fw.nft && nft -c -f fw.nft && nft -f fw.nft   # replaces table ip nfv atomically',
+    'nfv deploy nftables 1 --sets --format json | nft -j -f -                # rules grouped in sets, as JSON',
     'nfv deploy iptables --from 1 2 10.255.0.1 | iptables-restore --noflush   # from result 1 to result 2',
+    'nfv deploy nftables --from 1 2 10.255.0.1 -o change.sh && sh change.sh  # refuses a chain that drifted',
   ],
   'nfv generate-files': ['nfv generate-files result.xml --type all -o out/'],
   'nfv fwd import': ['nfv fwd import --simulation 1'],

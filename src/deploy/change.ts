@@ -6,12 +6,17 @@ import type { Node } from '../model/types.js';
 import { fortiosChange } from './fortios.js';
 import { ipfwChange } from './ipfw.js';
 import { iptablesChange } from './iptables.js';
+import { nftablesChange, type NftOptions } from './nftables.js';
 import { openVswitchChange } from './openvswitch.js';
 
 /** By format name (a Map: the name comes from the user). */
-export const CHANGE_SCRIPTS = new Map<string, { render: (from: Node, to: Node, what: string) => string; ext: string }>([
+export const CHANGE_SCRIPTS = new Map<
+  string,
+  { render: (from: Node, to: Node, what: string, options?: NftOptions) => string; ext: string }
+>([
   ['iptables', { render: iptablesChange, ext: 'rules' }],
+  ['nftables', { render: nftablesChange, ext: 'sh' }],
   ['ovs', { render: openVswitchChange, ext: 'flows' }],
   ['ipfw', { render: ipfwChange, ext: 'sh' }],
-  ['vendor', { render: fortiosChange, ext: 'conf' }],
+  ['vendor', { render: (from, to, what) => fortiosChange(from, to, what), ext: 'conf' }],
 ]);

@@ -1,5 +1,6 @@
 /**
- * Deployable configuration from a firewall node: iptables-restore, Open vSwitch flows, ipfw and FortiOS.
+ * Deployable configuration from a firewall node: iptables-restore, nftables (text or JSON), Open vSwitch flows, ipfw
+ * and FortiOS.
  *
  * Every format gets the same first-match rule list, normalised once: documented defaults filled in (action DENY,
  * protocol ANY, ports *, directional false), `directional` rules followed by their reverse, and protocol OTHER
@@ -7,31 +8,44 @@
  * the TCP and UDP part of what the later rules (and the default) decide for its addresses, then an all-protocols
  * rule. Rules keep their list order; formats with priorities or rule numbers number them in that order.
  * Addresses with trailing -1 octets become CIDR prefixes; a -1 before a fixed octet becomes an address with a
- * non-contiguous mask (iptables, Open vSwitch, ipfw, FortiOS wildcard addresses all take one).
+ * non-contiguous mask (iptables, nftables, Open vSwitch, ipfw, FortiOS wildcard addresses all take one). Ports
+ * constrain TCP and UDP only: a rule of protocol ANY with ports is deployed for TCP and UDP.
  */
+import { badRequest } from '../model/errors.js';
 import type { Node } from '../model/types.js';
 import { fortios } from './fortios.js';
 import { ipfw } from './ipfw.js';
 import { iptables } from './iptables.js';
+import { nftables, nftablesJson, type NftOptions } from './nftables.js';
 import { openVswitch } from './openvswitch.js';
 
-export type DeployFormat = 'iptables' | 'ovs' | 'ipfw' | 'fortios';
-export const DEPLOY_FORMATS: readonly DeployFormat[] = ['iptables', 'ovs', 'ipfw', 'fortios'];
+export type DeployFormat = 'iptables' | 'nftables' | 'ovs' | 'ipfw' | 'fortios';
+export const DEPLOY_FORMATS: readonly DeployFormat[] = ['iptables', 'nftables', 'ovs', 'ipfw', 'fortios'];
 export interface DeployFile {
   format: DeployFormat;
   filename: string;
   content: string;
 }
+/** Options of the formats that have them (nftables): sets, and JSON instead of text. */
+export interface DeployOptions extends NftOptions {
+  json?: boolean;
+}
 
-const TRANSLATORS: Record<DeployFormat, { render: (node: Node, id: number) => string; prefix: string; ext: string }> = {
+type Render = (node: Node, id: number, options: NftOptions) => string;
+const TRANSLATORS: Record<DeployFormat, { render: Render; json?: Render; prefix: string; ext: string }> = {
   iptables: { render: iptables, prefix: 'iptables', ext: 'rules' },
+  nftables: { render: nftables, json: nftablesJson, prefix: 'nftables', ext: 'nft' },
   ovs: { render: openVswitch, prefix: 'ovs', ext: 'flows' },
   ipfw: { render: ipfw, prefix: 'ipfw', ext: 'sh' },
   fortios: { render: fortios, prefix: 'fortios', ext: 'conf' },
 };
 
-export function deployFile(node: Node, id: number, format: DeployFormat): DeployFile {
+export function deployFile(node: Node, id: number, format: DeployFormat, options: DeployOptions = {}): DeployFile {
   const t = TRANSLATORS[format];
+  if (options.sets && format !== 'nftables') throw badRequest(`sets: only nftables groups rules into sets`);
+  if (options.json && !t.json) throw badRequest(`format: ${format} has no JSON form (nftables has)`);
   const label = (node.configuration?.description || node.name).replace(/[^A-Za-z0-9_.-]/g, '_');
-  return { format, filename: `${t.prefix}_${label}_${id}.${t.ext}`, content: t.render(node, id) };
+  const render = options.json ? t.json! : t.render;
+  const ext = options.json ? 'json' : t.ext;
+  return { format, filename: `${t.prefix}_${label}_${id}.${ext}`, content: render(node, id, { sets: options.sets }) };
 }

@@ -3,7 +3,7 @@
  * Bodies are JSON. Node ids and rule ids are given by the service and never reused; a rule keeps its id and its
  * place in the list (its first-match position) across updates and deletes of other rules.
  */
-import type { DeployFormat } from '../deploy/index.js';
+import type { DeployFormat, DeployOptions } from '../deploy/index.js';
 import { badRequest, notFound, quote } from '../model/errors.js';
 import { ConfigurationType, ElementsType, NodeType } from '../model/resources.js';
 import type { Configuration, Elements, NFV, Node } from '../model/types.js';
@@ -65,6 +65,16 @@ function countQuery(query: URLSearchParams, name: string, fallback: number): num
 
 const nid = (i: Input) => i.params.nid as number;
 
+/** The options of a format that has them (nftables: `?sets=true`, `?format=json`); others take none. */
+function deployOptions(format: DeployFormat, query: URLSearchParams): DeployOptions {
+  if (format !== 'nftables') return {};
+  const sets = query.get('sets') ?? 'false';
+  if (sets !== 'true' && sets !== 'false') throw badRequest(`sets: ${quote(sets)} is not true or false`);
+  const form = query.get('format') ?? 'text';
+  if (form !== 'text' && form !== 'json') throw badRequest(`format: ${quote(form)} is not text or json`);
+  return { sets: sets === 'true', json: form === 'json' };
+}
+
 function deployOperation(segment: string, format: DeployFormat, summary: string): Operation<unknown, TextReply> {
   return operation({
     name: `deploy.${segment}`,
@@ -75,16 +85,24 @@ function deployOperation(segment: string, format: DeployFormat, summary: string)
     status: 200,
     errors: 'json',
     handler: async (i) => {
+      const options = deployOptions(format, i.query);
       const node = findFwdNode(await i.ws.read(FWD_AREA), nid(i));
       // The translators load only when a configuration is asked for (not at every command's start).
       const { deployFile } = await import('../deploy/index.js');
-      const file = deployFile(node, node.id!, format);
-      return text(file.content, file.filename, 'text/plain; charset=utf-8');
+      const file = deployFile(node, node.id!, format, options);
+      const mediaType = options.json ? 'application/json; charset=utf-8' : 'text/plain; charset=utf-8';
+      return text(file.content, file.filename, mediaType);
     },
   });
 }
 
 export const deployIptables = deployOperation('getIptables', 'iptables', 'iptables-restore rules for a firewall node');
+export const deployNftables = deployOperation(
+  'getNftables',
+  'nftables',
+  'nftables for a firewall node, one atomic nft -f file (table ip nfv); ?sets=true groups rules into sets, ' +
+    '?format=json gives it for nft -j -f (our addition)',
+);
 export const deployOpenVswitch = deployOperation(
   'getOpenVswitch',
   'ovs',
@@ -302,6 +320,7 @@ export const fwdOperations = [
   fwdRulesUpdate,
   fwdRulesDelete,
   deployIptables,
+  deployNftables,
   deployOpenVswitch,
   deployIpfw,
   deployVendorFirewall,

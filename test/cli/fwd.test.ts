@@ -24,6 +24,15 @@ t.test('simulation -> import -> deploy', async (t) => {
   const ovs = await run(['deploy', 'ovs', '1', '-o', out]);
   t.equal(ovs.code, 0);
   t.match(await readFile(out, 'utf8'), /priority=60000,ip,nw_src=192\.168\.1\.10\/32,actions=NORMAL/);
+  const nft = await run(['deploy', 'nftables', '1']);
+  t.equal(nft.code, 0, nft.stderr);
+  t.match(nft.stdout, /\ntable ip nfv\ndelete table ip nfv\ntable ip nfv \{\n\tchain forward \{\n/, 'text when piped');
+  const nftJson = await run(['deploy', 'nftables', '1', '--sets', '--format', 'json']);
+  t.equal(nftJson.code, 0, nftJson.stderr);
+  t.match(JSON.parse(nftJson.stdout), { nftables: [{ metainfo: { json_schema_version: 1 } }] });
+  const sets = await run(['deploy', 'iptables', '1', '--sets']);
+  t.equal(sets.code, 2);
+  t.match(sets.stderr, /^nfv: --sets: only nftables groups rules into sets, not iptables\n/);
   t.equal((await run(['deploy', 'vendor', '9'])).code, 3);
   t.equal((await run(['deploy', 'pf', '1'])).code, 2);
 });
@@ -52,6 +61,7 @@ t.test('generate-files writes one file per firewall and format', async (t) => {
     'fortios_dbfw_1.conf',
     'ipfw_dbfw_1.sh',
     'iptables_dbfw_1.rules',
+    'nftables_dbfw_1.nft',
     'ovs_dbfw_1.flows',
   ]);
 });

@@ -88,6 +88,18 @@ t.test(
     t.match(ipfwScript.stdout, /: 0 deleted, 1 added;[^\n]*\ncmd="\/sbin\/ipfw -q"\n\$\{cmd\} add 50 allow /);
     const vendor = await runIn(['deploy', 'vendor', '--from', '1', '2', changed.node]);
     t.match(vendor.stdout, /: 0 deleted, 1 added;[\s\S]*\n {4}move 3 before 1\n/);
+    const nft = await runIn(['deploy', 'nftables', '--from', '1', '2', changed.node]);
+    t.equal(nft.code, 0, nft.stderr);
+    t.match(nft.stdout, /^#!\/bin\/sh\n# nfv: firewall [\d.]+, simulation 1 -> 2: 0 deleted, 1 inserted, policy \w+\n/);
+    t.match(nft.stdout, /\nnft -f - <<NFV\ninsert rule ip nfv forward position \$\{1\} .* accept\nNFV\n$/);
+    const grouped = await runIn(['deploy', 'nftables', '--from', '1', '2', changed.node, '--sets']);
+    t.equal(grouped.code, 0, grouped.stderr);
+    t.match(
+      grouped.stdout,
+      /, simulation 1 -> 2: \d+ deleted, \d+ inserted, policy \w+\n# .*\n# chain forward, with --sets\)/,
+    );
+    const json = await runIn(['deploy', 'nftables', '--from', '1', '2', changed.node, '--format', 'json']);
+    t.equal(json.code, 2, 'a change script has no JSON form');
     t.equal((await runIn(['deploy', 'iptables', '--from', '1', '2'])).code, 2, 'the node is required');
   },
 );

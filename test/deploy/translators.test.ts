@@ -1,4 +1,4 @@
-/** The translators on a table of rules; iptables and Open vSwitch output fed to the real tools. */
+/** The translators on a table of rules; iptables, nftables and Open vSwitch output fed to the real tools. */
 import { execFileSync, spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -7,6 +7,7 @@ import { fortios } from '../../src/deploy/fortios.js';
 import { deployFile } from '../../src/deploy/index.js';
 import { ipfw } from '../../src/deploy/ipfw.js';
 import { iptables } from '../../src/deploy/iptables.js';
+import { nftables, nftablesJson } from '../../src/deploy/nftables.js';
 import { openVswitch, portMasks } from '../../src/deploy/openvswitch.js';
 import { normalisedRules } from '../../src/deploy/rules.js';
 import { contains, ruleBox } from '../../src/model/space.js';
@@ -144,6 +145,136 @@ t.test('iptables: CIDRs, masks for non-trailing wildcards, ranges, protocols, di
   t.equal(check.status, 0, `iptables-restore --test: ${check.stderr}`);
 });
 
+t.test('nftables: one atomic file, ANY with ports as one rule for TCP and UDP only, OTHER compiled away', async (t) => {
+  const text = nftables(firewall('DENY', TABLE), 7);
+  t.match(text, /^# nfv: firewall 30\.0\.0\.1 \(node 7\), load with: nft -f FILE\n/);
+  t.equal(
+    text.slice(text.indexOf('\ntable ip nfv\n') + 1),
+    [
+      'table ip nfv',
+      'delete table ip nfv',
+      'table ip nfv {',
+      '\tchain forward {',
+      '\t\ttype filter hook forward priority filter; policy drop;',
+      '\t\tip saddr 10.0.0.0/24 ip daddr 20.0.0.1 tcp dport 80 accept',
+      '\t\tip saddr 10.0.1.5 udp sport 1000-2000 drop',
+      '\t\tip daddr 20.0.0.0/16 meta l4proto { tcp, udp } th dport 0-1023 accept',
+      '\t\tip saddr & 255.0.255.255 == 10.0.0.1 ip daddr 20.0.0.2 meta l4proto tcp drop',
+      '\t\tip saddr & 255.0.255.255 == 10.0.0.1 ip daddr 20.0.0.2 meta l4proto udp drop',
+      '\t\tip saddr & 255.0.255.255 == 10.0.0.1 ip daddr 20.0.0.2 drop',
+      '\t\tip saddr 192.168.0.0/24 meta l4proto { tcp, udp } th dport 443 drop',
+      '\t\tip daddr 192.168.0.0/24 meta l4proto { tcp, udp } th sport 443 drop',
+      '\t\tip saddr 1.2.3.4 ip daddr 5.6.7.8 accept',
+      '\t}',
+      '}',
+      '',
+    ].join('\n'),
+    'the table deleted and defined again in one file; 9 rules where iptables has 12',
+  );
+  t.match(nftables(firewall('ALLOW', []), 1), /policy accept;\n\t}\n}\n$/, 'the default is the policy');
+  t.match(
+    nftables(firewall('DENY', [{ action: 'ALLOW', source: '*', destination: '*', srcPort: '2000', dstPort: '22' }]), 1),
+    /\n\t\tmeta l4proto \{ tcp, udp \} th sport \. th dport \{ 2000 \. 22 \} accept\n/,
+    'two single ports of TCP and UDP as a concatenation (nft would list th sport 2000 th dport 22 as @th,0,32)',
+  );
+  const json = JSON.parse(nftablesJson(firewall('DENY', TABLE), 7)) as { nftables: Record<string, any>[] };
+  t.same(
+    json.nftables.slice(0, 5),
+    [
+      { metainfo: { json_schema_version: 1 } },
+      { add: { table: { family: 'ip', name: 'nfv' } } },
+      { delete: { table: { family: 'ip', name: 'nfv' } } },
+      { add: { table: { family: 'ip', name: 'nfv' } } },
+      {
+        add: {
+          chain: {
+            family: 'ip',
+            table: 'nfv',
+            name: 'forward',
+            type: 'filter',
+            hook: 'forward',
+            prio: 0,
+            policy: 'drop',
+          },
+        },
+      },
+    ],
+    'JSON: the same transaction for nft -j -f',
+  );
+  t.same(json.nftables[7]!.add.rule.expr, [
+    {
+      match: {
+        op: '==',
+        left: { payload: { protocol: 'ip', field: 'daddr' } },
+        right: { prefix: { addr: '20.0.0.0', len: 16 } },
+      },
+    },
+    { match: { op: '==', left: { meta: { key: 'l4proto' } }, right: { set: ['tcp', 'udp'] } } },
+    { match: { op: '==', left: { payload: { protocol: 'th', field: 'dport' } }, right: { range: [0, 1023] } } },
+    { accept: null },
+  ]);
+  t.same(json.nftables[8]!.add.rule.expr[0], {
+    match: {
+      op: '==',
+      left: { '&': [{ payload: { protocol: 'ip', field: 'saddr' } }, '255.0.255.255'] },
+      right: '10.0.0.1',
+    },
+  });
+  t.equal(json.nftables.length, 5 + 9, 'one command per rule');
+  const probe = spawnSync('unshare', ['-rn', 'nft', 'list', 'ruleset']);
+  if (probe.status !== 0) return t.skip('nft in a network namespace is not available here (.ci/run installs nftables)');
+  const dir = await scratch(t);
+  writeFileSync(path.join(dir, 'fw.nft'), text);
+  writeFileSync(path.join(dir, 'fw.json'), nftablesJson(firewall('DENY', TABLE), 7));
+  const check = spawnSync('unshare', ['-rn', 'sh', '-c', `nft -c -f ${dir}/fw.nft && nft -j -c -f ${dir}/fw.json`], {
+    encoding: 'utf8',
+  });
+  t.equal(check.status, 0, `nft -c accepts both: ${check.stderr}`);
+});
+
+t.test('nftables --sets: runs of one action as concatenated sets, elements of a set never overlap', async (t) => {
+  const allow = (source: string, destination: string, more: Partial<Elements> = {}): Elements => ({
+    action: 'ALLOW',
+    source,
+    destination,
+    ...more,
+  });
+  const web = { protocol: 'TCP', dstPort: '80' } as const;
+  const node = firewall('DENY', [
+    allow('10.0.0.-1', '20.0.0.1', web),
+    allow('10.0.1.-1', '20.0.0.1', web),
+    allow('10.0.0.5', '20.0.0.1', web), // inside the first: left out
+    allow('10.0.0.-1', '20.0.0.-1', { protocol: 'TCP', dstPort: '80-90' }), // overlaps the first: another set
+    allow('1.2.3.4', '5.6.7.8'),
+    allow('1.2.3.5', '5.6.7.8'),
+    allow('10.-1.0.1', '*'), // a non-contiguous mask: a rule of its own
+    { action: 'DENY', source: '9.9.9.9', destination: '*' },
+    allow('10.0.2.-1', '20.0.0.1', web),
+  ]);
+  const text = nftables(node, 1, { sets: true });
+  t.equal(
+    text.slice(text.indexOf('\t\ttype')),
+    [
+      '\t\ttype filter hook forward priority filter; policy drop;',
+      '\t\tmeta l4proto { tcp, udp } ip saddr . ip daddr . meta l4proto . th sport . th dport ' +
+        '{ 10.0.0.0/24 . 20.0.0.1 . tcp . 0-65535 . 80, 10.0.1.0/24 . 20.0.0.1 . tcp . 0-65535 . 80 } accept',
+      '\t\tip saddr 10.0.0.0/24 ip daddr 20.0.0.0/24 tcp dport 80-90 accept',
+      '\t\tip saddr . ip daddr { 1.2.3.4 . 5.6.7.8, 1.2.3.5 . 5.6.7.8 } accept',
+      '\t\tip saddr & 255.0.255.255 == 10.0.0.1 accept',
+      '\t\tip saddr 9.9.9.9 drop',
+      '\t\tip saddr 10.0.2.0/24 ip daddr 20.0.0.1 tcp dport 80 accept',
+      '\t}',
+      '}',
+      '',
+    ].join('\n'),
+    'a rule of the other action ends a run: the last rule stays after the drop',
+  );
+  const json = JSON.parse(nftablesJson(node, 1, { sets: true })) as { nftables: Record<string, any>[] };
+  t.same(json.nftables[7]!.add.rule.expr[0].match.right, {
+    set: [{ concat: ['1.2.3.4', '5.6.7.8'] }, { concat: ['1.2.3.5', '5.6.7.8'] }],
+  });
+});
+
 t.test('Open vSwitch: priorities in list order, port masks, default flow', async (t) => {
   const text = openVswitch(firewall('ALLOW', TABLE, 'br-edge:port1'), 7);
   t.match(text, /add-flows br-edge FILE/);
@@ -185,6 +316,12 @@ t.test('ipfw and FortiOS', async (t) => {
 t.test('file names, and rules that cannot be deployed', async (t) => {
   t.equal(deployFile(firewall('DENY', TABLE), 7, 'iptables').filename, 'iptables_fw1_7.rules');
   t.equal(deployFile(firewall('DENY', TABLE, ''), 7, 'ovs').filename, 'ovs_30.0.0.1_7.flows');
+  t.equal(deployFile(firewall('DENY', TABLE), 7, 'nftables').filename, 'nftables_fw1_7.nft');
+  const json = deployFile(firewall('DENY', TABLE), 7, 'nftables', { json: true, sets: true });
+  t.equal(json.filename, 'nftables_fw1_7.json');
+  t.doesNotThrow(() => JSON.parse(json.content));
+  t.throws(() => deployFile(firewall('DENY', TABLE), 7, 'iptables', { sets: true }), /sets: only nftables/);
+  t.throws(() => deployFile(firewall('DENY', TABLE), 7, 'ovs', { json: true }), /ovs has no JSON form/);
   t.throws(
     () => iptables(firewall('DENY', [{ action: 'ALLOW_COND', source: '*', destination: '*' }]), 1),
     /ALLOW_COND cannot be deployed/,

@@ -115,6 +115,7 @@ t.test('deploy output: text/plain with a file name', async (t) => {
   t.equal(ipt.headers.get('content-disposition'), 'attachment; filename="iptables_edge_2.rules"');
   t.match(ipt.text, /-A FORWARD -s 10\.0\.0\.0\/24 -d 20\.0\.0\.1\/32 -p tcp --dport 80 -j ACCEPT/);
   for (const [segment, pattern] of [
+    ['getNftables', /\ntable ip nfv\ndelete table ip nfv\ntable ip nfv \{\n/],
     ['getOpenVswitch', /priority=0,actions=drop/],
     ['getIpfw', /add 65534 deny ip from any to any/],
     ['getVendorFirewall', /config firewall policy/],
@@ -124,6 +125,12 @@ t.test('deploy output: text/plain with a file name', async (t) => {
     t.equal(r.status, 200, segment);
     t.match(r.text, pattern);
   }
+  const nft = await call('GET', '/fwd/deploy/getNftables/2?sets=true&format=json');
+  t.equal(nft.status, 200);
+  t.match(nft.headers.get('content-type'), /^application\/json/);
+  t.equal(nft.headers.get('content-disposition'), 'attachment; filename="nftables_edge_2.json"');
+  t.match(nft.json, { nftables: [{ metainfo: { json_schema_version: 1 } }] });
+  t.equal((await call('GET', '/fwd/deploy/getNftables/2?format=yaml')).status, 400);
   t.equal((await call('GET', '/fwd/deploy/getIptables/99')).status, 404);
   t.equal((await call('GET', '/fwd/deploy/getSomething/2')).status, 404);
 });

@@ -132,7 +132,7 @@ t.test('reconfiguration: REACT=true or reconfigure=true, then new requirements a
   const script = await call('GET', `/adp/simulations/${smid}/change/${later}?node=${fw}&format=iptables`);
   t.equal(script.status, 200);
   t.match(script.text, /^# nfv: firewall .*\n# load with: iptables-restore --noflush < FILE\n\*filter\n/);
-  for (const format of ['ovs', 'ipfw', 'vendor'])
+  for (const format of ['nftables', 'ovs', 'ipfw', 'vendor'])
     t.equal((await call('GET', `/adp/simulations/${smid}/change/${later}?node=${fw}&format=${format}`)).status, 200);
   for (const format of ['pf', 'constructor'])
     t.equal((await call('GET', `/adp/simulations/${smid}/change/${later}?node=${fw}&format=${format}`)).status, 400);

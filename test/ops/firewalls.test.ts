@@ -157,6 +157,7 @@ t.test('deploy: each format as a text file named after the node', async (t) => {
       'iptables_edge_1.rules',
       /-A FORWARD -s 10\.0\.0\.0\/24 -d 20\.0\.0\.1\/32 -p tcp --dport 80 -j ACCEPT/,
     ],
+    ['getNftables', 'nftables_edge_1.nft', /\n\t\tip saddr 10\.0\.0\.0\/24 ip daddr 20\.0\.0\.1 tcp dport 80 accept\n/],
     ['getOpenVswitch', 'ovs_edge_1.flows', /priority=0,actions=drop/],
     ['getIpfw', 'ipfw_edge_1.sh', /add 65534 deny ip from any to any/],
     ['getVendorFirewall', 'fortios_edge_1.conf', /config firewall policy/],
@@ -168,6 +169,28 @@ t.test('deploy: each format as a text file named after the node', async (t) => {
     t.match(o.reply, { kind: 'text', filename, mediaType: 'text/plain; charset=utf-8' }, segment);
     t.match(content(o), pattern);
   }
+  const json = await call(ws, 'GET', '/fwd/deploy/getNftables/1?sets=true&format=json');
+  if (!json.ok) return t.fail(json.error);
+  t.match(json.reply, { kind: 'text', filename: 'nftables_edge_1.json', mediaType: 'application/json; charset=utf-8' });
+  t.match(JSON.parse(content(json)), { nftables: [{ metainfo: { json_schema_version: 1 } }] }, 'JSON for nft -j -f');
+  await refused(
+    t,
+    ws,
+    'GET',
+    '/fwd/deploy/getNftables/1?sets=yes',
+    undefined,
+    400,
+    /^sets: "yes" is not true or false$/,
+  );
+  await refused(
+    t,
+    ws,
+    'GET',
+    '/fwd/deploy/getNftables/1?format=xml',
+    undefined,
+    400,
+    /^format: "xml" is not text or json$/,
+  );
   await refused(t, ws, 'GET', '/fwd/deploy/getIptables/7', undefined, 404, /^firewall node 7 does not exist$/);
   await refused(t, ws, 'GET', '/fwd/deploy/getPf/1', undefined, 404, /^no operation at "\/fwd\/deploy\/getPf\/1"$/);
 });

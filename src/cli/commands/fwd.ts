@@ -1,6 +1,7 @@
 import {
   deployIpfw,
   deployIptables,
+  deployNftables,
   deployOpenVswitch,
   deployVendorFirewall,
   fwdConfigurationUpdate,
@@ -23,7 +24,7 @@ import { venvironmentGenerateFiles } from '../../ops/network/generate.js';
 import { simulationsChange } from '../../ops/network/simulations.js';
 import { makeUserFolder, readInput, writeUserFile } from '../files.js';
 import { group, opCommand } from '../op-command.js';
-import { state } from '../options.js';
+import { globals, state } from '../options.js';
 import { printOutcome, runOperation } from '../requests.js';
 import { badRequest } from '../../model/errors.js';
 import { say, writeData } from '../output.js';
@@ -74,6 +75,7 @@ export const fwdCommand = group('fwd', 'firewall nodes and policies kept for dep
 
 const TRANSLATORS = {
   iptables: deployIptables,
+  nftables: deployNftables,
   ovs: deployOpenVswitch,
   ipfw: deployIpfw,
   vendor: deployVendorFirewall,
@@ -83,23 +85,30 @@ export const deployCommand = new Command('deploy')
   .description('deployable configuration of a stored firewall node')
   .addArgument(
     new Command()
-      .createArgument('<format>', 'iptables, ovs, ipfw or vendor (FortiOS)')
+      .createArgument('<format>', 'iptables, nftables, ovs, ipfw or vendor (FortiOS)')
       .choices(Object.keys(TRANSLATORS)),
   )
   .argument('<nid>', 'firewall node id; with --from, the later simulation id')
   .argument('[node]', 'with --from: the firewall node (its name) whose rules change')
   .option('--from <smid>', 'the commands that take NODE from its rules in simulation SMID to those in the later one')
+  .option('--sets', 'nftables: group adjacent rules of one action into concatenated sets (same verdicts, fewer rules)')
   .option('-o, --output <file>', 'write to a file instead of stdout')
   .action(async (format: keyof typeof TRANSLATORS, nid: string, node: string | undefined, opts, self: Command) => {
-    const { from, output } = opts as { from?: string; output?: string };
+    const { from, output, sets } = opts as { from?: string; output?: string; sets?: boolean };
     if (from === undefined && node !== undefined) throw badRequest(`${node}: a node name goes with --from`);
     if (from !== undefined && node === undefined) throw badRequest('--from SMID_OLD SMID_NEW NODE: name the node');
+    if (sets && format !== 'nftables') throw badRequest(`--sets: only nftables groups rules into sets, not ${format}`);
+    // The JSON form only when asked for: piped, a deployment file is still the text its tool reads.
+    const json = globals(self).format === 'json' && format === 'nftables';
+    if (json && from !== undefined) throw badRequest('--format json: a change script (--from) is a shell script');
+    const options = new URLSearchParams(format === 'nftables' ? { sets: String(Boolean(sets)) } : {});
+    if (json) options.set('format', 'json');
     const outcome =
       from === undefined
-        ? await runOperation(self, TRANSLATORS[format], { params: { nid: parseParam('nid', nid) } })
+        ? await runOperation(self, TRANSLATORS[format], { params: { nid: parseParam('nid', nid) }, query: options })
         : await runOperation(self, simulationsChange, {
             params: { smid: parseParam('smid', from), other: parseParam('other', nid) },
-            query: new URLSearchParams({ format, node: node! }),
+            query: new URLSearchParams({ format, node: node!, ...Object.fromEntries(options) }),
           });
     if (!outcome.ok) {
       state.exitCode = printOutcome(self, outcome);

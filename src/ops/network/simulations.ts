@@ -442,7 +442,8 @@ export const simulationsChange = operation({
   path: '/adp/simulations/{smid}/change/{other}',
   summary:
     'The commands that take one firewall from its rules in stored result smid to those in other: ' +
-    '?node=NAME&format=iptables|ovs|ipfw|vendor: the rules that differ deleted and inserted in place (our addition)',
+    '?node=NAME&format=iptables|nftables|ovs|ipfw|vendor (nftables: &sets=true): the rules that differ deleted and ' +
+    'inserted in place (our addition)',
   reply: 'text',
   status: 200,
   errors: 'json',
@@ -454,11 +455,15 @@ export const simulationsChange = operation({
       throw badRequest(
         `format: ${quote(format)}: change scripts exist for ${[...scripts.CHANGE_SCRIPTS.keys()].join(', ')}`,
       );
+    const sets = i.query.get('sets') ?? 'false';
+    if (sets !== 'true' && sets !== 'false') throw badRequest(`sets: ${quote(sets)} is not true or false`);
+    if (sets === 'true' && format !== 'nftables') throw badRequest('sets: only nftables groups rules into sets');
     const name = i.query.get('node');
     if (!name) throw badRequest('node: the firewall node (its name) is required');
     const data = await i.ws.read(ADP_AREA);
     const [from, to] = [findSimulation(data, i.params.smid as number), findSimulation(data, i.params.other as number)];
-    const body = change.render(firewallIn(from, name), firewallIn(to, name), `simulation ${from.id} -> ${to.id}`);
+    const what = `simulation ${from.id} -> ${to.id}`;
+    const body = change.render(firewallIn(from, name), firewallIn(to, name), what, { sets: sets === 'true' });
     return text(body, `${format}_${name}_${from.id}-${to.id}.${change.ext}`, 'text/plain; charset=utf-8');
   },
 });

@@ -39,10 +39,12 @@ t.test('IPTABLES: one file per firewall; ALL: one per firewall and format', asyn
   const all = await generate('ALL');
   t.same(all.ok && all.reply.content[0]!.file!.map((f) => f.name), [
     'iptables_edge_1.rules',
+    'nftables_edge_1.nft',
     'ovs_edge_1.flows',
     'ipfw_edge_1.sh',
     'fortios_edge_1.conf',
     'iptables_30.0.0.2_7.rules',
+    'nftables_30.0.0.2_7.nft',
     'ovs_30.0.0.2_7.flows',
     'ipfw_30.0.0.2_7.sh',
     'fortios_30.0.0.2_7.conf',

@@ -193,6 +193,19 @@ t.test('reconfigure, diff and change scripts between stored results', async (t) 
     400,
     /^format: "pf": change scripts exist for /,
   );
+  const nft = await call(ws, 'GET', `/adp/simulations/1/change/2?node=${firewall}&format=nftables&sets=true`);
+  if (!nft.ok) return t.fail(nft.error);
+  t.match(nft.reply, { kind: 'text', filename: `nftables_${firewall}_1-2.sh` });
+  t.match(content(nft), /^#!\/bin\/sh\n# nfv: firewall .*\n# .*\n# chain forward, with --sets\);/);
+  await refused(
+    t,
+    ws,
+    'GET',
+    `/adp/simulations/1/change/2?node=${firewall}&format=iptables&sets=true`,
+    undefined,
+    400,
+    /^sets: only nftables groups rules into sets$/,
+  );
   await refused(t, ws, 'GET', '/adp/simulations/1/change/2', undefined, 400, /^node: the firewall node/);
   await refused(
     t,
