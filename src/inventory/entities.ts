@@ -41,6 +41,8 @@ export interface Index {
   resources: ResourceItem[];
   /** Resources of active nodes: what resource queries see unless they ask for node_state. */
   activeResources: ResourceItem[];
+  /** Certnames of deactivated nodes: node_state of the other entities. */
+  inactiveNodes: Set<string>;
   reports: ReportItem[];
   events: EventItem[];
   byHash: Map<string, ReportItem>;
@@ -51,7 +53,7 @@ interface CachedParts {
   /** Catalog revision and node activity together: both change which resources answer. */
   catalogsRevision: string;
   reportsRevision: number;
-  resourcePart?: Pick<Index, 'resources' | 'activeResources' | 'catalogs'>;
+  resourcePart?: Pick<Index, 'resources' | 'activeResources' | 'inactiveNodes' | 'catalogs'>;
   reportPart?: Pick<Index, 'reports' | 'events' | 'byHash'>;
   index?: Index;
 }
@@ -82,7 +84,10 @@ function rowsOf(catalog: CatalogRecord, active: boolean): ResourceItem[] {
   return rows;
 }
 
-/** Resource rows of every node with its activity, and catalog rows; rebuilt when catalogs or nodes change. */
+/**
+ * Resource rows of every node with its activity, the deactivated nodes, and catalog rows; rebuilt when catalogs or
+ * nodes change.
+ */
 function resourcePart(data: InventoryData): NonNullable<CachedParts['resourcePart']> {
   const resources: ResourceItem[] = [];
   const activeResources: ResourceItem[] = [];
@@ -92,9 +97,12 @@ function resourcePart(data: InventoryData): NonNullable<CachedParts['resourcePar
     for (const r of rows) resources.push(r);
     if (active) for (const r of rows) activeResources.push(r);
   }
+  const inactiveNodes = new Set<string>();
+  for (const [certname, node] of Object.entries(data.nodes)) if (node.deactivated !== null) inactiveNodes.add(certname);
   return {
     resources,
     activeResources,
+    inactiveNodes,
     catalogs: Object.entries(data.catalogs).map(([certname, c]) => ({
       certname,
       environment: c.environment,
@@ -183,6 +191,9 @@ export function indexOf(data: InventoryData): Index {
     },
     get activeResources() {
       return resources().activeResources;
+    },
+    get inactiveNodes() {
+      return resources().inactiveNodes;
     },
     get catalogs() {
       return resources().catalogs;

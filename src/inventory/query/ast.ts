@@ -10,6 +10,7 @@ import { checkDepth } from '../../model/codec.js';
 import { MAX_REGEX_LENGTH } from '../../model/limits.js';
 import { ENTITIES, indexOf, type Entity, type Field, type Index } from '../entities.js';
 import type { InventoryData } from '../ingest.js';
+import { page, parsePaging, sortRows, type Paging } from '../paging.js';
 import { canonicalJson, parseInstant, text } from '../values.js';
 
 export type Truth = boolean | null;
@@ -53,7 +54,18 @@ function atPath(value: unknown, path: string[]): unknown {
   return v;
 }
 
-function queryField(entity: Entity, raw: unknown, purpose: 'query' | 'in'): QueryField {
+/**
+ * `node_state` (active, inactive or any), which PuppetDB accepts on every entity with a certname without listing it:
+ * a resource's own flag, else whether the row's node is deactivated.
+ */
+function nodeState(entity: Entity, index: Index): QueryField {
+  if (entity.name === 'resources') return { name: 'node_state', kind: 'node_state', get: (row) => row.active };
+  const certname = entity.fields.certname!.get;
+  return { name: 'node_state', kind: 'node_state', get: (row) => !index.inactiveNodes.has(certname(row) as string) };
+}
+
+function queryField(c: Pick<Compiler, 'entity' | 'index'>, raw: unknown, purpose: 'query' | 'in'): QueryField {
+  const { entity } = c;
   if (Array.isArray(raw) && raw[0] === 'parameter' && entity.name === 'resources' && typeof raw[1] === 'string') {
     const name = raw[1];
     return {
@@ -67,8 +79,7 @@ function queryField(entity: Entity, raw: unknown, purpose: 'query' | 'in'): Quer
     const path = dottedPath(raw);
     return { name: raw, kind: 'dotted', get: (row) => atPath(row.parameters, path) };
   }
-  if (entity.name === 'resources' && raw === 'node_state')
-    return { name: raw, kind: 'node_state', get: (row) => row.active };
+  if (raw === 'node_state' && entity.fields.certname) return nodeState(entity, c.index);
   const field = entity.fields[raw];
   if (!field || field.answerOnly) {
     const head =
@@ -271,7 +282,7 @@ function equality(c: Compiler, f: QueryField, value: unknown): Predicate {
       const state = text(value).toLowerCase();
       if (!['active', 'inactive', 'any'].includes(state))
         throw badRequest(`node_state: '${show(value)}' is not active, inactive or any`);
-      return (row) => state === 'any' || (state === 'active') === row.active;
+      return (row) => state === 'any' || (state === 'active') === get(row);
     }
     case 'parameter':
     case 'dotted':
@@ -370,12 +381,56 @@ export function entityNamed(name: unknown): Entity {
   return e;
 }
 
-/** A subquery of `in`: the entity it selects from, the fields it extracts and its criteria (checked). */
-export function subqueryParts(node: unknown): { entity: Entity; names: string[]; where: unknown } {
+/** The paging clauses a `from` may end with. */
+export const isPagingClause = (c: unknown): c is unknown[] =>
+  Array.isArray(c) && (c[0] === 'limit' || c[0] === 'offset' || c[0] === 'order_by');
+
+export const FROM_SHAPE =
+  'Your `from` query accepts an optional query only as a second argument. Check your query and try again.';
+
+/**
+ * The paging clauses of a `from` (`["limit", n]`, `["offset", n]`, `["order_by", [f | [f, "desc"], ...]]`) as the
+ * URL parameters that say the same, so that they are checked by parsePaging with PuppetDB's messages.
+ */
+export function pagingClauses(clauses: unknown[]): URLSearchParams {
+  const params = new URLSearchParams();
+  if (!clauses.every(isPagingClause)) throw badRequest(FROM_SHAPE);
+  for (const name of ['limit', 'offset', 'order_by']) {
+    const found = clauses.filter((c) => c[0] === name);
+    if (found.length > 1) throw badRequest(`Multiple '${name}' clauses are not permitted`);
+    if (found.length === 0) continue;
+    const value = found[0]![1];
+    if (value === undefined || value === null || value === false)
+      throw badRequest(`Received '${name}' clause without an argument`);
+    if (name !== 'order_by') {
+      params.set(name, text(value));
+      continue;
+    }
+    const fields = Array.isArray(value) ? value : [];
+    const order = fields.map((o) =>
+      typeof o === 'string'
+        ? { field: o }
+        : Array.isArray(o) && o.length === 2 && typeof o[0] === 'string'
+          ? { field: o[0], order: o[1] }
+          : undefined,
+    );
+    if (!Array.isArray(value) || order.includes(undefined))
+      throw badRequest(`Illegal value '${show(value)}' for :order_by; expected fields or [field, "asc"|"desc"] pairs`);
+    params.set('order_by', JSON.stringify(order));
+  }
+  return params;
+}
+
+/**
+ * A subquery of `in`: the entity it selects from, the fields it extracts, its criteria and, for a `from`, its paging
+ * (checked).
+ */
+export function subqueryParts(node: unknown): { entity: Entity; names: string[]; where: unknown; paging?: Paging } {
   if (!Array.isArray(node)) throw badRequest(`${quote(node)} is not a valid subquery`);
   let entity: Entity;
   let fields: unknown;
   let where: unknown;
+  let paging: Paging | undefined;
   const head = text(node[0]).toLowerCase();
   if (head === 'extract') {
     const select = node[2];
@@ -392,19 +447,26 @@ export function subqueryParts(node: unknown): { entity: Entity; names: string[];
       throw badRequest('from in an in clause needs an extract');
     fields = inner[1];
     where = inner[2];
+    if (node.length > 3) paging = parsePaging(pagingClauses(node.slice(3)), entity.orderable);
   } else throw badRequest(`${quote(node[0])} is not a valid subquery for 'in'`);
   const names = Array.isArray(fields) ? fields : [fields];
   const unknown = names.filter((n) => typeof n !== 'string' || !entity.fields[n] || entity.fields[n]!.filterOnly);
   if (unknown.length) throw badRequest(extractError(entity, unknown));
-  return { entity, names: names as string[], where };
+  return { entity, names: names as string[], where, paging };
 }
 
 /** The tuples a subquery extracts, as canonical JSON keys of the fields' raw values. */
 function extractedTuples(index: Index, node: unknown): { width: number; keys: Set<string> } {
-  const { entity, names, where } = subqueryParts(node);
+  const { entity, names, where, paging } = subqueryParts(node);
   const getters = names.map((n) => entity.fields[n]!.get);
   const keys = new Set<string>();
-  for (const row of select(compileFilter(entity, index, where))) keys.add(canonicalJson(getters.map((g) => g(row))));
+  let rows = select(compileFilter(entity, index, where));
+  if (paging)
+    rows = page(
+      sortRows(rows, paging.orderBy, (row, f) => entity.fields[f]!.get(row)),
+      paging,
+    ).rows;
+  for (const row of rows) keys.add(canonicalJson(getters.map((g) => g(row))));
   return { width: names.length, keys };
 }
 
@@ -418,7 +480,7 @@ function extractError(entity: Entity, unknown: unknown[]): string {
 function membership(c: Compiler, node: unknown[]): Predicate {
   if (node.length !== 3) throw badRequest('in requires exactly two arguments');
   const rawFields = Array.isArray(node[1]) && node[1][0] !== 'parameter' ? node[1] : [node[1]];
-  const fields = rawFields.map((f) => queryField(c.entity, f, 'in'));
+  const fields = rawFields.map((f) => queryField(c, f, 'in'));
   fields.forEach((f) => c.mentions.add(f.name));
   const sub = node[2];
   if (Array.isArray(sub) && text(sub[0]).toLowerCase() === 'array') {
@@ -461,7 +523,7 @@ function compileNode(c: Compiler, node: unknown): Predicate {
     case '~>':
     case 'null?': {
       if (args.length !== 2) throw badRequest(`${op} requires exactly two arguments`);
-      const f = queryField(c.entity, args[0], 'query');
+      const f = queryField(c, args[0], 'query');
       c.mentions.add(f.name);
       if (op === '=') return equality(c, f, args[1]);
       if (op === '~') return regexMatch(f, args[1]);
@@ -472,7 +534,8 @@ function compileNode(c: Compiler, node: unknown): Predicate {
     case 'in':
       return membership(c, node);
     case 'subquery': {
-      if (args.length !== 2) throw badRequest('subquery requires an entity and a query');
+      // PQL's `nodes { reports { } }` gives ["subquery", "reports"]: no criteria.
+      if (args.length !== 1 && args.length !== 2) throw badRequest('subquery requires an entity and a query');
       const inner = entityNamed(args[0]);
       const [outerField, innerField] = implicitJoin(c.entity, inner);
       return membership(c, ['in', outerField, ['from', inner.name, ['extract', innerField, args[1]]]]);
@@ -542,7 +605,7 @@ export interface CompiledQuery {
 
 const FUNCTIONS = ['count', 'avg', 'sum', 'min', 'max'];
 
-function column(entity: Entity, raw: unknown, unknown: string[]): Column | undefined {
+function column(entity: Entity, index: Index, raw: unknown, unknown: string[]): Column | undefined {
   if (Array.isArray(raw) && raw[0] === 'function') {
     const name = text(raw[1]).toLowerCase();
     if (!FUNCTIONS.includes(name))
@@ -551,7 +614,7 @@ function column(entity: Entity, raw: unknown, unknown: string[]): Column | undef
       if (name !== 'count') throw badRequest(`function ${name} needs a field`);
       return { name, fn: { name } };
     }
-    const f = queryField(entity, raw[2], 'query');
+    const f = queryField({ entity, index }, raw[2], 'query');
     return { name, fn: { name, field: f.get, raw: raw[2] } };
   }
   if (typeof raw !== 'string') throw badRequest(`${quote(raw)} is not a valid extract field`);
@@ -585,7 +648,7 @@ export function compileQuery(entity: Entity, data: InventoryData, node: unknown,
   const where = rest.find((r) => r !== group);
   const unknown: string[] = [];
   const columns = (Array.isArray(fields) && fields[0] !== 'function' ? fields : [fields]).map((f) =>
-    column(entity, f, unknown),
+    column(entity, index, f, unknown),
   );
   const groupBy = (group?.slice(1) ?? []).map(String);
   for (const g of groupBy) if (!entity.fields[g] || entity.fields[g]!.filterOnly) unknown.push(g);

@@ -81,6 +81,11 @@ function fieldOf(c: Compiler, raw: unknown): SqlField {
   if (entity.name === 'resources' && name.startsWith('parameters.'))
     return { name, kind: 'dotted', sql: `(${alias}.params #> ${c.params.add(dottedPath(name), 'text[]')})` };
   if (entity.name === 'resources' && name === 'node_state') return { name, kind: 'node_state', sql: `${alias}.active` };
+  if (name === 'node_state') {
+    const certname = columnOf(entity, alias, 'certname');
+    const inactive = `SELECT 1 FROM nfv_inv_nodes n WHERE n.certname = ${certname} AND n.deactivated IS NOT NULL`;
+    return { name, kind: 'node_state', sql: `(NOT EXISTS (${inactive}))` };
+  }
   return { name, kind: entity.fields[name]!.kind, sql: columnOf(entity, alias, name) };
 }
 
@@ -199,12 +204,18 @@ function membership(c: Compiler, node: unknown[]): string {
     const values = sub[1] as unknown[];
     return values.length === 0 ? 'FALSE' : `(${values.map((v) => equality(c, fields[0]!, v)).join(' OR ')})`;
   }
-  const { entity, names, where } = subqueryParts(sub);
-  const inner = (alias: string) => ({
-    from: `${SOURCES[entity.name]} ${alias}`,
-    where: filterSql(entity, where, alias, c.params),
-    values: names.map((n) => rawValue(entity, alias, fieldOf({ ...c, entity, alias }, n))),
-  });
+  const { entity, names, where, paging } = subqueryParts(sub);
+  const inner = (alias: string) => {
+    const source = `${SOURCES[entity.name]} ${alias}`;
+    const filter = filterSql(entity, where, alias, c.params);
+    const values = names.map((n) => rawValue(entity, alias, fieldOf({ ...c, entity, alias }, n)));
+    if (!paging || (paging.limit === undefined && paging.offset === 0)) return { from: source, where: filter, values };
+    // Only the rows of the page, in the folder backend's order (order_by, then its row order).
+    const keys = paging.orderBy.map((o) => `${orderKey(entity, alias, o.field)} ${o.desc ? 'DESC' : 'ASC'}`);
+    const limit = paging.limit === undefined ? '' : ` LIMIT ${paging.limit}`;
+    const rows = `SELECT ${alias}.* FROM ${source} WHERE ${filter} ORDER BY ${[...keys, `${alias}.ord`].join(', ')}`;
+    return { from: `(${rows}${limit} OFFSET ${paging.offset}) ${alias}`, where: 'TRUE', values };
+  };
   const outer = fields.map((f) => rawValue(c.entity, c.alias, f));
   const pairs = (values: { sql: string; type: string }[]) =>
     outer.map((o, k) => {

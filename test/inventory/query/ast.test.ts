@@ -4,6 +4,7 @@ import { ENTITIES, events, reports, resources } from '../../../src/inventory/ent
 import { compileQuery, parseQueryParameter, pgRegex } from '../../../src/inventory/query/ast.js';
 import { eventCounts, parseCountsFilter, queryEntity } from '../../../src/inventory/service.js';
 import { NfvError } from '../../../src/model/errors.js';
+import { deactivateNode } from '../../../src/inventory/ingest.js';
 import { sample } from '../data.js';
 
 const data = sample();
@@ -82,6 +83,85 @@ t.test('subqueries and extract', async (t) => {
     [{ count: 3 }],
     "both reports are their node's latest",
   );
+});
+
+t.test('node_state on every entity with a certname: a deactivated node leaves or joins the answer', async (t) => {
+  const gone = sample();
+  deactivateNode(gone, { certname: 'b.example', producer_timestamp: '2025-03-01T00:00:00Z' });
+  const on = (entity: typeof resources, query?: unknown) =>
+    queryEntity(entity, gone, new URLSearchParams(query === undefined ? {} : { query: JSON.stringify(query) }))
+      .rows as any[];
+  const certnames = (entity: typeof resources, state?: string) =>
+    [...new Set(on(entity, state && ['=', 'node_state', state]).map((r) => r.certname))].sort();
+  t.same(certnames(reports), ['a.example', 'b.example'], 'reports: no restriction unless asked');
+  t.same(certnames(reports, 'active'), ['a.example']);
+  t.same(certnames(reports, 'INACTIVE'), ['b.example']);
+  t.same(certnames(reports, 'any'), ['a.example', 'b.example']);
+  t.same(certnames(events, 'active'), ['a.example']);
+  t.same(certnames(events, 'inactive'), ['b.example']);
+  t.same(certnames(resources), ['a.example'], 'resources: active nodes by default');
+  t.same(certnames(resources, 'inactive'), ['b.example']);
+  t.same(
+    on(resources, ['subquery', 'catalogs', ['=', 'node_state', 'inactive']]),
+    [],
+    'in a subquery too: the active resources are on active nodes',
+  );
+  t.match(
+    (() => {
+      try {
+        on(reports, ['=', 'node_state', 'gone']);
+      } catch (e) {
+        return (e as Error).message;
+      }
+    })(),
+    /node_state: 'gone' is not active, inactive or any/,
+  );
+});
+
+t.test('from subqueries: paging clauses select the page; subquery with no criteria', async (t) => {
+  const sub = (clauses: unknown[], inner: unknown = ['=', 'type', 'Service']) =>
+    titles(['in', 'line', ['from', 'resources', ['extract', ['line'], inner], ...clauses]]);
+  t.same(sub([]), ['a.example:nginx', 'b.example:nginx']);
+  t.same(
+    sub([
+      ['order_by', [['line', 'desc']]],
+      ['limit', 1],
+    ]),
+    ['b.example:nginx'],
+    'the highest line only',
+  );
+  t.same(
+    sub([
+      ['limit', 1],
+      ['order_by', ['line']],
+    ]),
+    ['a.example:nginx'],
+    'clauses in any order',
+  );
+  t.same(
+    sub([
+      ['offset', 1],
+      ['order_by', [['certname', 'asc']]],
+    ]),
+    ['b.example:nginx'],
+  );
+  t.same(sub([['offset', 5]]), []);
+  t.same(titles(['subquery', 'reports']).length, 3, 'every node with a report');
+  fails(
+    t,
+    () =>
+      sub([
+        ['limit', 1],
+        ['limit', 2],
+      ]),
+    /^Multiple 'limit' clauses are not permitted$/,
+  );
+  fails(t, () => sub([['offset']]), /^Received 'offset' clause without an argument$/);
+  fails(t, () => sub([['limit', 0]]), /Illegal value '0' for :limit; expected a positive non-zero integer\./);
+  fails(t, () => sub([['order_by', [['line', 'up']]]]), /'order' must be either 'asc' or 'desc'/);
+  fails(t, () => sub([['order_by', [['nope']]]]), /Illegal value '\[\["nope"\]\]' for :order_by/);
+  fails(t, () => sub([['order_by', ['nope']]]), /Unrecognized column 'nope' specified in :order_by/);
+  fails(t, () => sub([['=', 'type', 'User']]), /^Your `from` query accepts an optional query only as a second/);
 });
 
 t.test('reports and events', async (t) => {
