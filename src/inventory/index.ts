@@ -4,5 +4,13 @@
  */
 export { events, indexOf, reports, resources } from './entities.js';
 export { rejectUnknown } from './paging.js';
-export { aggregateEventCounts, eventCounts, queryEntity, type Answer } from './service.js';
+export {
+  aggregateEventCounts,
+  eventCounts,
+  queryEntity,
+  rootQuery,
+  withPuppetdbNames,
+  type Answer,
+  type RootQuery,
+} from './service.js';
 export { inventoryStore } from './store.js';

@@ -1,12 +1,22 @@
 /**
  * The inventory endpoints as functions of the stored data and the URL parameters: resources, reports, events,
- * event counts and aggregate event counts, with paging. The ops layer maps paths onto these.
+ * event counts and aggregate event counts, with paging; and the queries of PuppetDB's root endpoint (PQL or AST),
+ * turned into queries of those entities. The ops layer maps paths onto these.
  */
 import { badRequest, clip } from '../model/errors.js';
-import { events as eventEntity, indexOf, lookup, type Entity, type EventItem } from './entities.js';
-import type { InventoryData } from './ingest.js';
+import {
+  events as eventEntity,
+  indexOf,
+  lookup,
+  reports as reportEntity,
+  resources as resourceEntity,
+  type Entity,
+  type EventItem,
+} from './entities.js';
+import { emptyInventory, type InventoryData } from './ingest.js';
 import { PAGING_PARAMETERS, page, param, parsePaging, rejectUnknown, sortRows } from './paging.js';
 import { compileFilter, compileQuery, parseQueryParameter, project, select } from './query/ast.js';
+import { PUPPETDB_ENTITIES, fromParts, invalidEntity, parseQueryText, withActiveNodes } from './query/from.js';
 import { clojure, parseInstant, text as asText } from './values.js';
 
 export interface Answer {
@@ -93,6 +103,68 @@ export function queryEntity(
   const sorted = sortRows(rows, paging.orderBy, (row, f) => entity.fields[f]!.get(row));
   const paged = page(sorted, paging);
   return { rows: paged.rows.map(entity.record), total: paging.includeTotal ? paged.total : undefined };
+}
+
+// ---- the root endpoint -------------------------------------------------------------------------------------------
+
+/** The entities nfv answers at the root endpoint, by PuppetDB's names. */
+const ROOT_ENTITIES = new Map<string, Entity>([
+  ['resources', resourceEntity],
+  ['reports', reportEntity],
+  ['events', eventEntity],
+]);
+
+/** A root query: the AST alone (ast_only), or the entity's query as its own URL parameters. */
+export type RootQuery =
+  | { ast: unknown }
+  | {
+      entity: Entity;
+      params: URLSearchParams;
+      /** Whole records are answered (no extract): reports then take PuppetDB's field names. */
+      records: boolean;
+    };
+
+/**
+ * A query of the root endpoint (`/pdb/query/v4`), checked in PuppetDB's order: the query text (PQL, or an AST when
+ * it starts with `[`), the parameters, the `from` form and its paging clauses, the entity. With ast_only: the AST as
+ * parsed, checked as a query of its entity when nfv has that entity (PuppetDB's other entities are answered
+ * unchecked). Otherwise the query restricted to active nodes as PuppetDB does, as the URL parameters of a query of
+ * its entity, the from's paging clauses taking the place of the URL's.
+ */
+export function rootQuery(query: URLSearchParams): RootQuery {
+  const text = query.get('query');
+  if (text === null) throw badRequest("Missing required query parameter 'query'");
+  const ast = parseQueryText(text);
+  rejectUnknown(query, ['query', 'ast_only', ...PAGING_PARAMETERS]);
+  const astOnly = (param(query, 'ast_only') ?? '').toLowerCase() === 'true';
+  const parts = fromParts(astOnly ? ast : withActiveNodes(ast));
+  const entity = ROOT_ENTITIES.get(parts.entity);
+  if (!entity) {
+    if (astOnly && PUPPETDB_ENTITIES.has(parts.entity)) return { ast };
+    throw invalidEntity(parts.entity);
+  }
+  const params = new URLSearchParams();
+  if (parts.query !== undefined) params.set('query', JSON.stringify(parts.query));
+  for (const name of PAGING_PARAMETERS) {
+    const value = parts.paging.get(name) ?? param(query, name);
+    if (value !== null) params.set(name, value);
+  }
+  if (astOnly) {
+    checkQuery(entity, emptyInventory(), params);
+    return { ast };
+  }
+  const extract = Array.isArray(parts.query) && asText(parts.query[0]).toLowerCase() === 'extract';
+  return { entity, params, records: !extract };
+}
+
+/** Report records with PuppetDB's name for the agent's version (`puppet_version`), in its place. */
+export function withPuppetdbNames(answer: Answer): Answer {
+  const rows = answer.rows.map((row) =>
+    Object.fromEntries(
+      Object.entries(row as Record<string, unknown>).map(([k, v]) => [k === 'agent_version' ? 'puppet_version' : k, v]),
+    ),
+  );
+  return { rows, total: answer.total };
 }
 
 // ---- event counts ------------------------------------------------------------------------------------------------

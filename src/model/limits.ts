@@ -28,6 +28,12 @@ export const MAX_BUFFERED_BODY_BYTES = 96 * 1024 * 1024;
 /** A query regular expression longer than this is refused (matching itself is linear in the text, RE2). */
 export const MAX_REGEX_LENGTH = 4_096;
 
+/**
+ * Longest PQL query accepted, in characters (the parser is linear in the text; PuppetDB sets no bound). Its nesting
+ * (parentheses, `!`, subqueries, arrays) is bounded by MAX_DEPTH, and so is the AST it gives.
+ */
+export const MAX_PQL_LENGTH = 1024 * 1024;
+
 /** Commands in one batch of `POST /v4/commands/batch` (the CLI's batch ingest sends several batches). */
 export const MAX_BATCH = 10_000;
 

@@ -1,7 +1,7 @@
 /**
  * `/v4`: the inventory query service (resources, reports, events, event counts) and the ingest commands that feed
- * it, over the workspace's inventory store (its folder's journal, or its database). Answers are JSON; errors are
- * PuppetDB's one-line texts.
+ * it, over the workspace's inventory store (its folder's journal, or its database); and PuppetDB's root query
+ * endpoint `/pdb/query/v4` (PQL). Answers are JSON; errors are PuppetDB's one-line texts.
  */
 import { MAX_BATCH } from '../model/limits.js';
 import type { Answer } from '../inventory/service.js';
@@ -176,8 +176,27 @@ export const queryEndpoints = {
   ),
 };
 
+/**
+ * PuppetDB's root query endpoint: PQL (`resources[certname] { type = "File" }`) or an AST `["from", entity, ...]`,
+ * restricted to active nodes as PuppetDB does; `ast_only=true` answers the AST. Entities nfv has: resources, reports
+ * and events (reports with PuppetDB's field names, as under `/pdb`).
+ */
+export const rootQuery = query(
+  'pdb.query',
+  '/pdb/query/v4',
+  'PQL or AST queries of an entity (PuppetDB root query endpoint)',
+  async (store, inv, i) => {
+    const root = inv.rootQuery(i.query);
+    if ('ast' in root) return { rows: root.ast as unknown[] };
+    const found = await store.query(root.entity, root.params);
+    return root.records && root.entity === inv.reports ? inv.withPuppetdbNames(found) : found;
+  },
+);
+
 export const inventoryOperations: Operation[] = [
   ingestCommand,
   ingestBatch,
   ...Object.values(queryEndpoints).flatMap((q) => [q.get, q.post]),
+  rootQuery.get,
+  rootQuery.post,
 ];

@@ -146,3 +146,24 @@ t.test('a title is any non-empty string: file paths, percent-encoded in the path
   t.equal((await get('/v4/resources/File/%2e%2e')).status, 400, 'a dot segment stays refused by the router');
   t.equal((await get('/v4/resources/File/%2Fetc%2Fshadow')).json.length, 0);
 });
+
+t.test('/pdb/query/v4: PQL over GET and POST as puppetdb_query() and pypuppetdb send it', async (t) => {
+  const got = await get('/pdb/query/v4', { query: 'resources[certname, title] { type = "User" }' });
+  t.equal(got.status, 200, got.text);
+  t.match(got.headers.get('content-type'), /^application\/json/);
+  t.same(got.json, [{ certname: 'a.example', title: 'alice' }]);
+  const posted = await request(
+    s.url,
+    'POST',
+    '/pdb/query/v4',
+    JSON.stringify({ query: '["from", "resources", ["extract", ["title"], ["=", "type", "User"]]]' }),
+    { 'Content-Type': 'application/json; charset=UTF-8' },
+  );
+  t.equal(posted.status, 200, posted.text);
+  t.same(posted.json, [{ title: 'alice' }]);
+  const bad = await get('/pdb/query/v4', { query: 'resources { type = }' });
+  t.equal(bad.status, 400);
+  t.match(bad.headers.get('content-type'), /^text\/plain/);
+  t.match(bad.text, /^PQL parse error at line 1, column 20: found '}'\. Expected one of: /);
+  t.equal((await request(s.url, 'PUT', '/pdb/query/v4?query=resources{}')).status, 405);
+});

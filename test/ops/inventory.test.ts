@@ -11,7 +11,7 @@ import { render } from '../../src/ops/render.js';
 import type { Workspace } from '../../src/store/workspace.js';
 import { snapshot } from '../helpers.js';
 import { catalog, changed, report, user, web } from '../inventory/data.js';
-import { ok, refused, workspace } from './call.js';
+import { call, ok, refused, workspace } from './call.js';
 
 const command = (command: string, version: number, payload: unknown, more: object = {}) =>
   JSON.stringify({ command, version, payload, ...more });
@@ -213,4 +213,111 @@ t.test("unknown reports are 404s and bad queries 400s, in PuppetDB's words, chan
     t.equal(render(o, 'json').mediaType, 'text/plain');
   }
   t.same(await snapshot(ws.dir), before, 'nothing written');
+});
+
+t.test('the root endpoint: PQL or AST, GET or POST, active nodes only, PuppetDB names', async (t) => {
+  const { ws } = await populated(t);
+  // A report of b.example older than its deactivation: stored, and b stays deactivated.
+  await ok(t, ws, 'POST', '/v4/commands', {
+    command: 'store report',
+    version: 8,
+    payload: report('b.example', '2025-01-01T11:00:00Z', [changed('nginx')], { environment: 'PROD' }),
+  });
+  const root = (params: Record<string, unknown>) =>
+    ok(
+      t,
+      ws,
+      'GET',
+      `/pdb/query/v4?${new URLSearchParams(
+        Object.entries(params).map(([k, v]) => [k, typeof v === 'string' ? v : JSON.stringify(v)]),
+      )}`,
+    );
+  const pql = (query: string, more: Record<string, unknown> = {}) => root({ query, ...more });
+
+  t.same(
+    (await pql('resources { }')).map((r: any) => `${r.certname} ${r.title}`),
+    ['a.example nginx', 'a.example alice'],
+  );
+  t.same(await pql('resources { }'), await rows(ws, 'resources'), 'as /v4/resources answers');
+  t.same(await pql('resources[title] { type = "User" }'), [{ title: 'alice' }]);
+  t.same(await root({ query: ['from', 'resources', ['extract', ['title'], ['=', 'type', 'User']]] }), [
+    { title: 'alice' },
+  ]);
+  t.same(
+    (await pql('resources[certname] { node_state = "any" and type = "Service" }')).map((r: any) => r.certname),
+    ['a.example', 'b.example'],
+    'node_state in the query: no restriction',
+  );
+
+  const reportsOf = async (query: string) => ((await pql(query)) as any[]).map((r) => r.certname);
+  t.same(await reportsOf('reports { }'), ['a.example'], 'reports of deactivated nodes are not answered here');
+  t.same(
+    (await rows(ws, 'reports')).map((r) => r.certname),
+    ['a.example', 'b.example'],
+    'but /v4/reports answers them',
+  );
+  t.same(await reportsOf('reports { node_state = "any" }'), ['a.example', 'b.example']);
+  t.same(await reportsOf('reports { node_state = "inactive" }'), ['b.example']);
+  t.same(
+    ((await pql('events { }')) as any[]).map((e) => e.certname),
+    ['a.example', 'a.example'],
+    'events likewise',
+  );
+  const [record] = await pql('reports { }');
+  t.equal(record.puppet_version, '8.1.0', 'reports answer puppet_version');
+  t.notOk('agent_version' in record);
+  t.same(Object.keys(record).slice(0, 4), ['hash', 'certname', 'puppet_version', 'report_format'], 'in its place');
+  t.same(await pql('reports[agent_version] { }'), [{ agent_version: '8.1.0' }], 'an extract keeps the names asked for');
+
+  t.same(
+    (await pql('resources[title] { order by title desc limit 1 }', { limit: 5, order_by: [{ field: 'title' }] })).map(
+      (r: any) => r.title,
+    ),
+    ['nginx'],
+    "the from's paging clauses take the place of the URL's",
+  );
+  t.same(
+    (await pql('resources[title] { }', { limit: 1, offset: 1, order_by: [{ field: 'title' }] })).map(
+      (r: any) => r.title,
+    ),
+    ['nginx'],
+    "the URL's paging otherwise",
+  );
+  const counted = await call(
+    ws,
+    'GET',
+    `/pdb/query/v4?${new URLSearchParams({ query: 'resources{}', include_total: 'true', limit: '1' })}`,
+  );
+  t.match(counted, { ok: true, reply: { headers: { 'X-Records': '2' } } });
+
+  const post = (body: object) => ok(t, ws, 'POST', '/pdb/query/v4', body, 200);
+  t.same(await post({ query: 'resources[title] { type = "User" }' }), [{ title: 'alice' }]);
+  t.same(await post({ query: ['from', 'resources', ['extract', ['title']]], limit: 1 }), [{ title: 'nginx' }]);
+  t.same(await post({ query: 'reports { }', ast_only: true }), ['from', 'reports'], 'ast_only: the AST as parsed');
+  t.same(await pql('nodes[certname] { facts { name = "os" } }', { ast_only: 'TRUE' }), [
+    'from',
+    'nodes',
+    ['extract', ['certname'], ['subquery', 'facts', ['=', 'name', 'os']]],
+  ]);
+});
+
+t.test("the root endpoint refuses in PuppetDB's words, changing nothing", async (t) => {
+  const { ws } = await populated(t);
+  const bad: [Record<string, string>, RegExp][] = [
+    [{ query: 'nodes { certname = }' }, /^PQL parse error at line 1, column 20: found '}'\. Expected one of: /],
+    [{ query: '["from", "resources"' }, /^Json parse error at line 1, column/],
+    [{}, /^Missing required query parameter 'query'$/],
+    [{ query: 'resources {}', summarize_by: 'certname' }, /^Unsupported query parameter 'summarize_by'$/],
+    [{ query: '["=", "type", "File"]' }, /^Your initial query must be of the form: \["from",<entity>,/],
+    [{ query: 'nodes { }' }, /^Invalid entity 'nodes' in query$/],
+    [{ query: '["from", "frobs"]', ast_only: 'true' }, /^Invalid entity 'frobs' in query$/],
+    [{ query: 'resources { nope = 1 }' }, /^'nope' is not a queryable object for resources\. Known queryable/],
+    [{ query: 'resources { nope = 1 }', ast_only: 'true' }, /^'nope' is not a queryable object for resources/],
+    [{ query: 'resources { limit 1 limit 2 }' }, /^Multiple 'limit' clauses are not permitted$/],
+    [{ query: 'resources { limit 0 }' }, /^Illegal value '0' for :limit; expected a positive non-zero integer\.$/],
+    [{ query: 'resources[to_string(line, "9")] { }' }, /^function to_string is not supported/],
+  ];
+  for (const [params, message] of bad)
+    await refused(t, ws, 'GET', `/pdb/query/v4?${new URLSearchParams(params)}`, undefined, 400, message);
+  await refused(t, ws, 'POST', '/pdb/query/v4', '{"query": "nodes {"}', 400, /^PQL parse error at line 1, column 8/);
 });

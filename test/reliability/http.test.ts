@@ -175,6 +175,19 @@ t.test('user strings never reach an object prototype', async (t) => {
     `/v4/resources?query=${encodeURIComponent(JSON.stringify(['null?', 'parameters.toString', false]))}`,
   );
   t.same(dotted.json, []);
+  const pql = (query: string, more = '') => `/pdb/query/v4?query=${encodeURIComponent(query)}${more}`;
+  t.same(
+    ((await s.call('GET', pql('resources[certname] { node_state = "inactive" }'))).json as any[]).map(
+      (r) => r.certname,
+    ),
+    ['__proto__'],
+    'a deactivated node named __proto__ is inactive at the root endpoint',
+  );
+  for (const entity of ['__proto__', 'constructor', 'toString']) {
+    await refused(t, s, 'GET', pql(JSON.stringify(['from', entity])));
+    await refused(t, s, 'GET', pql(JSON.stringify(['from', entity]), '&ast_only=true'));
+    await refused(t, s, 'GET', pql(`resources { ${entity} = 1 }`));
+  }
 });
 
 t.test('a backtracking regular expression answers at once; unsupported syntax is a 400', async (t) => {
