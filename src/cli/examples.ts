@@ -43,6 +43,12 @@ const WRITTEN: Record<string, string[]> = {
     'nfv inventory ingest commands fleet/',
     'cat commands.jsonl | nfv inventory ingest commands',
   ],
+  'nfv inventory query': [
+    'nfv inventory query \'resources[certname, title] { type = "File" and tag = "web" }\'',
+    'nfv inventory query \'reports { latest_report? = true and status = "failed" }\' --total',
+    'nfv inventory query \'["from", "events", ["=", "status", "failure"]]\'     # or the AST',
+    "nfv inventory query 'resources[type, count()] { group by type }' --ast-only",
+  ],
   'nfv inventory resources': [
     'nfv inventory resources File',
     'nfv inventory resources --query \'["=","tag","web"]\' --limit 20 --total',

@@ -31,6 +31,35 @@ t.test('ingest and query', async (t) => {
   t.equal(JSON.parse((await run(['inventory', 'event-counts', '--summarize-by', 'certname'])).stdout)[0].successes, 1);
 });
 
+t.test('query: PQL or an AST; a table on a terminal, JSON when piped', async (t) => {
+  const pql = await run(['inventory', 'query', 'resources[certname, title] { type = "Service" }']);
+  t.equal(pql.code, 0, pql.stderr);
+  t.same(JSON.parse(pql.stdout), [{ certname: 'a.example', title: 'nginx' }]);
+  const ast = await run(['inventory', 'query', '["from", "resources", ["=", "type", "Service"]]']);
+  t.match(JSON.parse(ast.stdout), [{ certname: 'a.example', type: 'Service', title: 'nginx', line: 10 }]);
+  const table = await run(['inventory', 'query', 'resources { }', '--format', 'table', '--total']);
+  t.match(table.stdout, /a\.example\s*│ Service\s*│ nginx\s*│ \/site\.pp:10/);
+  t.match(table.stderr, /total: 1/);
+  const reports = await run(['inventory', 'query', 'reports { }', '--format', 'table']);
+  t.match(reports.stdout, /a\.example\s*│ changed\s*│ 2025-01-01T10:00:00\.000Z/);
+  const counted = await run(['inventory', 'query', 'resources[type, count()] { group by type }', '--format', 'table']);
+  t.match(counted.stdout, /type\s*│ count[\s\S]*Service\s*│ 1/);
+  t.match(
+    (await run(['inventory', 'query', 'events { status = "nope" }', '--format', 'table'])).stdout,
+    /^\(no events\)$/m,
+  );
+  const piped = await run(['inventory', 'query', '-', '--limit', '1'], 'resources[title] { }');
+  t.same(JSON.parse(piped.stdout), [{ title: 'nginx' }], '- reads the query from stdin');
+  const astOnly = await run(['inventory', 'query', 'nodes[certname] { }', '--ast-only', '--format', 'table']);
+  t.same(JSON.parse(astOnly.stdout), ['from', 'nodes', ['extract', ['certname']]]);
+  const bad = await run(['inventory', 'query', 'resources { title = }']);
+  t.equal(bad.code, 2);
+  t.match(bad.stderr, /^nfv: PQL parse error at line 1, column 21: found '}'\. Expected one of: /);
+  const unknown = await run(['inventory', 'query', 'nodes { }']);
+  t.equal(unknown.code, 2);
+  t.equal(unknown.stderr, "nfv: Invalid entity 'nodes' in query (400)\n");
+});
+
 t.test('errors', async (t) => {
   const bad = await run(['inventory', 'resources', '--query', '["=","nope",1]']);
   t.equal(bad.code, 2);

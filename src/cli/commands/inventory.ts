@@ -1,6 +1,6 @@
 import Table from 'cli-table3';
 import { Command } from 'commander';
-import { ingestBatch, ingestCommand, queryEndpoints, type QueryOperations } from '../../ops/inventory.js';
+import { ingestBatch, ingestCommand, queryEndpoints, rootQuery, type QueryOperations } from '../../ops/inventory.js';
 import { invoke } from '../../ops/operation.js';
 import { readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
@@ -224,6 +224,47 @@ function queryCommand(
   return cmd;
 }
 
+/** The entity a query names (`["from", "reports", ...]`, `reports { ... }`), when it has readable columns. */
+function entityOf(text: string): string {
+  let name: unknown = /^\s*([a-z_]+)/.exec(text)?.[1];
+  if (/^\s*\[/.test(text)) {
+    try {
+      name = (JSON.parse(text) as unknown[])[1];
+    } catch {
+      name = undefined;
+    }
+  }
+  return typeof name === 'string' && ['resources', 'reports', 'events'].includes(name) ? name : 'rows';
+}
+
+/** `inventory query`: PQL or an AST through PuppetDB's root query endpoint, printed as `inventory resources` does. */
+const pqlQuery = new Command('query')
+  .description('a PQL query, or a v4 AST ["from", entity, ...], of resources, reports or events (active nodes only)')
+  .argument('<query>', 'e.g. \'resources[certname, title] { type = "File" }\'; - reads it from stdin')
+  .option('--limit <n>', 'at most N rows (a limit in the query wins)')
+  .option('--offset <n>', 'skip N rows (an offset in the query wins)')
+  .option('--order-by <json>', 'e.g. \'[{"field":"title","order":"desc"}]\' (an order by in the query wins)')
+  .option('--total', 'report the number of matching rows (X-Records) on stderr')
+  .option('--ast-only', 'print the query as the v4 AST instead of running it')
+  .action(async (text: string, opts: QueryOptions & { astOnly?: boolean }, self: Command) => {
+    if (opts.limit !== undefined && parseCount('--limit', opts.limit) === 0)
+      throw badRequest('--limit 0: give at least 1');
+    if (opts.offset !== undefined) parseCount('--offset', opts.offset);
+    const query = text === '-' ? await readInput('-') : text;
+    const q = new URLSearchParams({ query });
+    if (opts.limit !== undefined) q.set('limit', opts.limit);
+    if (opts.offset !== undefined) q.set('offset', opts.offset);
+    if (opts.orderBy !== undefined) q.set('order_by', opts.orderBy);
+    if (opts.total) q.set('include_total', 'true');
+    if (opts.astOnly) q.set('ast_only', 'true');
+    const outcome = await runOperation(self, rootQuery.get, { query: q });
+    if (!outcome.ok || outputFormat(self) !== 'table') state.exitCode = printOutcome(self, outcome);
+    else if (opts.astOnly) writeData(JSON.stringify(outcome.reply.value, null, 2));
+    else writeData(table(entityOf(query), outcome.reply.value));
+    const total = outcome.ok ? outcome.reply.headers?.['X-Records'] : undefined;
+    if (total !== undefined) say(`total: ${total}`);
+  });
+
 /** Resources of all types, of one TYPE, or of one TYPE and TITLE. */
 function resourcesOf([type, title]: string[]) {
   if (type === undefined) return { endpoint: queryEndpoints.resources };
@@ -238,6 +279,7 @@ export const inventoryCommand = group(
   'resources and run reports of configuration-managed nodes (PuppetDB v4 queries)',
   [
     ingest,
+    pqlQuery,
     queryCommand('resources', 'resources of active nodes, optionally of one TYPE (and TITLE)', resourcesOf, [
       'type',
       'title',
