@@ -28,7 +28,7 @@ export interface NetNode {
   defaultAction?: 'ALLOW' | 'DENY';
   /** Rules are synthesised (allocation place, or a firewall without rules). */
   configurable: boolean;
-  /** May be left out: allocation places, and firewalls named by a NodeMetrics entry. */
+  /** May be left out: allocation places, and firewalls named by a NodeMetrics entry with optional="true". */
   optional: boolean;
   /** Using it counts as a newly allocated firewall. */
   costly: boolean;
@@ -112,7 +112,11 @@ export function expandWildcards(graph: Graph, properties: Property[]): Property[
 
 /** The nodes of a graph; with `reconfigure`, every configured firewall is deployed and may change (issue 14). */
 export function buildNetwork(graph: Graph, constraints: Constraints | undefined, reconfigure = false): NetNode[] {
-  const optionalNames = new Set((constraints?.nodeConstraints?.nodeMetrics ?? []).map((m) => m.node));
+  // optional="true" makes a firewall optional, not the mere presence of a NodeMetrics entry: with substrates, entries
+  // carry the resources of mandatory nodes too (placement.md P2, engine.md A.1).
+  const optionalNames = new Set(
+    (constraints?.nodeConstraints?.nodeMetrics ?? []).filter((m) => m.optional === true).map((m) => m.node),
+  );
   const index = new Map(graph.node.map((n, k) => [n.name, k]));
   return graph.node.map((node, k) => {
     const type = node.functionalType;

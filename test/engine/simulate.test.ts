@@ -242,6 +242,26 @@ t.test('unused optional firewalls are removed and their neighbours linked direct
   );
 });
 
+t.test('a NodeMetrics entry without optional="true" keeps its firewall mandatory (resources only)', async (t) => {
+  for (const metrics of [
+    { node: '30.0.0.1', cores: 2, memory: 4 },
+    { node: '30.0.0.1', optional: false },
+  ]) {
+    const nfv = network(
+      [
+        webclient('10.0.0.1', '30.0.0.1'),
+        firewall('30.0.0.1', 'ALLOW', [], '10.0.0.1', '20.0.0.1'),
+        webserver('20.0.0.1', '30.0.0.1'),
+      ],
+      [reachability('10.0.0.1', '20.0.0.1')],
+      { nodeConstraints: { nodeMetrics: [metrics] }, linkConstraints: {} },
+    );
+    const { nfv: out, report } = await simulate(nfv);
+    t.equal(nodeNamed(out, '30.0.0.1')?.functionalType, 'FIREWALL', `kept with ${JSON.stringify(metrics)}`);
+    t.equal(report.firewalls, 1);
+  }
+});
+
 t.test('wildcard requirements expand to every end host of the network', async (t) => {
   const nfv = network(
     [
