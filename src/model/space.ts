@@ -186,3 +186,94 @@ export function ruleBox(rule: {
     proto: rule.protocol,
   });
 }
+
+/** The number of packets in a box (exact: a box can hold about 2^98 packets). */
+export function volume(b: Box): bigint {
+  let n = 1n;
+  for (let i = 0; i < 2 * DIMS; i += 2) n *= BigInt(b[i + 1]! - b[i]! + 1);
+  return n;
+}
+
+/**
+ * The same packets in fewer boxes: boxes that differ in one dimension only, where their intervals touch or overlap,
+ * become one, round after round over the dimensions until no two do (or COALESCE_ROUNDS). The union is unchanged;
+ * disjoint boxes stay disjoint. Sorted, so that equal unions given in any order of the same pieces read alike.
+ */
+export function coalesce(boxes: readonly Box[], work?: (boxes: number) => void): Box[] {
+  return coalesceWith(
+    boxes.map((box) => ({ box, tag: undefined })),
+    () => undefined,
+    work,
+  ).map((x) => x.box);
+}
+
+/** Whether two boxes have the same bounds in every dimension but `d`. */
+function alikeBut(a: Box, b: Box, d: number): boolean {
+  for (let i = 0; i < 2 * DIMS; i++) if (i >> 1 !== d && a[i] !== b[i]) return false;
+  return true;
+}
+
+/** Rounds of `coalesce` over every dimension at most; later rounds seldom join anything. */
+const COALESCE_ROUNDS = 4;
+
+/**
+ * `coalesce` for boxes that carry something: when two boxes become one, `merge` joins what they carry. `work` is
+ * told how many boxes each step looks at (a caller bounding its work counts them).
+ */
+export function coalesceWith<T>(
+  items: readonly { box: Box; tag: T }[],
+  merge: (a: T, b: T) => T,
+  work: (boxes: number) => void = () => {},
+): { box: Box; tag: T }[] {
+  let out = items.map((x) => ({ box: [...x.box], tag: x.tag }));
+  for (let merged = true, round = 0; merged && round < COALESCE_ROUNDS; round++) {
+    merged = false;
+    for (let d = 0; d < DIMS; d++) {
+      work(out.length);
+      const lo = 2 * d;
+      const hi = lo + 1;
+      // Boxes alike but in dimension d, grouped by a hash of their other bounds (equal bounds are checked).
+      const groups = new Map<number, { box: number[]; tag: T }[]>();
+      for (const x of out) {
+        let h = 0;
+        for (let i = 0; i < 2 * DIMS; i++) if (i >> 1 !== d) h = (Math.imul(h, 0x01000193) ^ x.box[i]!) >>> 0;
+        const group = groups.get(h);
+        if (group) group.push(x);
+        else groups.set(h, [x]);
+      }
+      if (groups.size === out.length) continue;
+      out = [];
+      for (const group of groups.values()) {
+        if (group.length === 1) {
+          out.push(group[0]!);
+          continue;
+        }
+        group.sort((x, y) => x.box[lo]! - y.box[lo]!);
+        const open: { box: number[]; tag: T }[] = [];
+        for (const x of group) {
+          // Sorted by lower bound, a box can only join the last box alike (a hash collision is searched for).
+          const last = open[open.length - 1];
+          const current =
+            last && alikeBut(last.box, x.box, d)
+              ? x.box[lo]! <= last.box[hi]! + 1
+                ? last
+                : undefined
+              : open.find((c) => alikeBut(c.box, x.box, d) && x.box[lo]! <= c.box[hi]! + 1);
+          if (current) {
+            if (x.box[hi]! > current.box[hi]!) current.box[hi] = x.box[hi]!;
+            current.tag = merge(current.tag, x.tag);
+            merged = true;
+          } else open.push(x);
+        }
+        out.push(...open);
+      }
+    }
+  }
+  return out.sort((x, y) => compareBoxes(x.box, y.box));
+}
+
+/** Boxes in the order of their bounds, dimension by dimension. */
+export function compareBoxes(a: Box, b: Box): number {
+  for (let i = 0; i < 2 * DIMS; i++) if (a[i] !== b[i]) return a[i]! - b[i]!;
+  return 0;
+}

@@ -1,6 +1,18 @@
 /** Packet-space arithmetic and rule synthesis. */
 import t from 'tap';
-import { Partition, boxOf, contains, intersect, subtract } from '../../src/model/space.js';
+import {
+  Partition,
+  UNIVERSE,
+  boxOf,
+  coalesce,
+  coalesceWith,
+  contains,
+  intersect,
+  regionSubtract,
+  subtract,
+  volume,
+  type Box,
+} from '../../src/model/space.js';
 import { synthesiseRules } from '../../src/engine/rules.js';
 
 t.test('boxes intersect and subtract exactly', async (t) => {
@@ -94,4 +106,45 @@ t.test('a class that is a network minus one host becomes CIDR-shaped rules', asy
     rules.some((r) => r.source === '10.0.0.7' || r.source === '10.0.0.-1'),
     'the dropped host is never allowed',
   );
+});
+
+t.test('volumes are exact; coalescing keeps the union and joins what touches', async (t) => {
+  t.equal(volume(UNIVERSE), 256n ** 8n * 65536n ** 2n * 3n, 'every packet, beyond 2^53');
+  t.equal(volume(boxOf({ src: '10.0.0.1', dst: '20.0.0.-1', dstPort: '80-89', proto: 'TCP' })), 256n * 10n * 65536n);
+  const ports = (lo: number, hi: number) => boxOf({ src: '10.0.0.1', dst: '*', dstPort: `${lo}-${hi}` });
+  t.same(coalesce([ports(90, 99), ports(0, 9), ports(10, 89)]), [ports(0, 99)], 'touching ranges, in any order');
+  t.same(coalesce([ports(0, 9), ports(11, 20)]), [ports(0, 9), ports(11, 20)], 'a gap stays');
+  // The universe minus a few crossing boxes, in many pieces: fewer boxes, the same packets, still disjoint.
+  const holes = [
+    boxOf({ src: '10.-1.0.1', dst: '*', proto: 'TCP' }),
+    boxOf({ src: '*', dst: '20.0.0.-1', dstPort: '22-80' }),
+    boxOf({ src: '10.0.-1.-1', dst: '-1.-1.-1.7', srcPort: '1000-2000', proto: 'UDP' }),
+  ];
+  let pieces: Box[] = [UNIVERSE];
+  for (const h of holes) pieces = regionSubtract(pieces, h);
+  const joined = coalesce(pieces);
+  t.ok(joined.length < pieces.length, `${pieces.length} pieces in ${joined.length} boxes`);
+  const total = (boxes: Box[]) => boxes.reduce((n, b) => n + volume(b), 0n);
+  t.equal(total(joined), total(pieces), 'the same number of packets');
+  t.ok(
+    joined.every((a, i) => joined.every((b, j) => i === j || !intersect(a, b))),
+    'disjoint',
+  );
+  t.ok(
+    pieces.every((p) => joined.some((b) => contains(b, p))) &&
+      joined.every((b) => holes.every((h) => !intersect(b, h))),
+    'every piece inside one box, no box in a hole',
+  );
+  const tagged = coalesceWith(
+    [
+      { box: ports(0, 9), tag: ['a'] },
+      { box: ports(10, 19), tag: ['b'] },
+      { box: ports(30, 39), tag: ['c'] },
+    ],
+    (x, y) => [...x, ...y],
+  );
+  t.same(tagged, [
+    { box: ports(0, 19), tag: ['a', 'b'] },
+    { box: ports(30, 39), tag: ['c'] },
+  ]);
 });
