@@ -1,0 +1,43 @@
+/**
+ * `allows`: what a rule list lets through (firewall-io.md B.9.2), as disjoint packet classes, each with the lines
+ * (and the default) that allow its packets; optionally only within some traffic (`--proto tcp --dport 22`).
+ */
+import { UNIVERSE, type Box } from '../../model/space.js';
+import { classOf, type PacketClass } from './classes.js';
+import { Budget, byLine, coalesced, coalescedWith, decide, allows as allowed } from './decide.js';
+import { refOf, verdict, type RuleList, type RuleRef } from './list.js';
+
+export interface AllowedClass extends PacketClass {
+  /** The lines that allow packets of the class (first match), and `default` when the default does. */
+  rules: RuleRef[];
+}
+
+export interface AllowsReport {
+  firewall: string;
+  rules: number;
+  defaultAction: 'ALLOW' | 'DENY';
+  /** The traffic looked at: everything, or what the query asked for. */
+  within: PacketClass;
+  classes: AllowedClass[];
+}
+
+export function allowsOf(list: RuleList, within: Box = UNIVERSE, budget = new Budget()): AllowsReport {
+  const pieces = decide(list, budget, [within]).filter((p) => allowed(list, p.line));
+  // Pieces of one line first (fewer boxes to join), then all of them, each class keeping the lines of its pieces.
+  const joined = [...byLine(pieces)].flatMap(([line, boxes]) =>
+    coalesced(boxes, budget).map((box) => ({ box, tag: [line] })),
+  );
+  const classes = coalescedWith(joined, (a, b) => [...a, ...b], budget).map(({ box, tag }) => ({
+    ...classOf(box),
+    rules: [...new Set(tag)]
+      .sort((x, y) => (x < 0 ? 1 : y < 0 ? -1 : x - y))
+      .map((at): RuleRef => (at < 0 ? 'default' : refOf(list.lines[at]!))),
+  }));
+  return {
+    firewall: list.name,
+    rules: list.lines.length,
+    defaultAction: verdict(list.defaultAllow),
+    within: classOf(within),
+    classes,
+  };
+}

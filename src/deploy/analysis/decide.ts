@@ -1,0 +1,170 @@
+/**
+ * First-match decomposition, the step every analysis shares: a set of packets split by the line that decides each
+ * packet (the first line matching it) or by the default action. Exact, with the box arithmetic of model/space.ts,
+ * and bounded: an analysis that would need more work than MAX_ANALYSIS_BOXES and MAX_ANALYSIS_TESTS allow is refused
+ * rather than left to run.
+ */
+import { badRequest } from '../../model/errors.js';
+import { plural } from '../../model/words.js';
+import { coalesce, coalesceWith, contains, intersect, subtract, UNIVERSE, type Box } from '../../model/space.js';
+import type { Line, RuleList } from './list.js';
+
+/**
+ * The work one analysis may do: boxes made by subtraction or intersection (at most about 700 MB of them), and tests
+ * whether a rule's box meets a piece, boxes looked at while coalescing counting 20 tests each (at most a few seconds
+ * of them here). Linting 5,000 random prefix-shaped rules made 0.64 million boxes and 6.5 million tests, in 0.35 s;
+ * allows and diff of 300 random rules with wildcards in any octet, 0.6 million boxes and 65 and 190 million tests.
+ */
+export const MAX_ANALYSIS_BOXES = 3_000_000;
+export const MAX_ANALYSIS_TESTS = 100_000_000;
+
+/** Counts the work of an analysis and refuses to go beyond its bounds. */
+export class Budget {
+  boxes = 0;
+  tests = 0;
+  constructor(
+    private readonly maxBoxes = MAX_ANALYSIS_BOXES,
+    private readonly maxTests = MAX_ANALYSIS_TESTS,
+  ) {}
+
+  /** `boxes` made and `tests` of whether boxes meet. */
+  spend(boxes: number, tests = 0): void {
+    this.boxes += boxes;
+    this.tests += tests;
+    if (this.boxes > this.maxBoxes || this.tests > this.maxTests) {
+      const what =
+        this.boxes > this.maxBoxes ? plural(this.maxBoxes, 'box', 'boxes') : plural(this.maxTests, 'box test');
+      throw badRequest(`rules: an exact analysis of these rules needs more than ${what}; give fewer rules`);
+    }
+  }
+}
+
+/** Boxes a step of coalescing looks at count as this many tests (hashing and grouping one box). */
+const COALESCE_TESTS = 20;
+
+/** Coalesces boxes (model/space.ts), counted. */
+export const coalesced = (boxes: readonly Box[], budget: Budget) =>
+  coalesce(boxes, (n) => budget.spend(0, COALESCE_TESTS * n));
+
+/** `coalesceWith`, counted. */
+export const coalescedWith = <T>(items: readonly { box: Box; tag: T }[], merge: (a: T, b: T) => T, budget: Budget) =>
+  coalesceWith(items, merge, (n) => budget.spend(0, COALESCE_TESTS * n));
+
+/** `region` minus one box, counted. */
+export function without(region: readonly Box[], b: Box, budget: Budget): Box[] {
+  const out: Box[] = [];
+  for (const r of region) {
+    if (!intersect(r, b)) out.push(r);
+    else {
+      const parts = subtract(r, b);
+      budget.spend(parts.length);
+      out.push(...parts);
+    }
+  }
+  return out;
+}
+
+/** `region` minus everything a line matches. */
+export function withoutLine(region: readonly Box[], line: Line, budget: Budget): Box[] {
+  let rest = [...region];
+  for (const b of line.boxes) if (rest.length) rest = without(rest, b, budget);
+  return rest;
+}
+
+/** Whether two boxes share a packet (without making their intersection). */
+export function overlaps(a: Box, b: Box): boolean {
+  for (let i = 0; i < a.length; i += 2) if (a[i]! > b[i + 1]! || b[i]! > a[i + 1]!) return false;
+  return true;
+}
+
+interface Entry {
+  line: number;
+  box: Box;
+}
+
+/** The boxes of a list's lines in order, made once per list, and where each line's boxes start among them. */
+const flattened = new WeakMap<RuleList, { entries: Entry[]; start: number[] }>();
+function entriesOf(list: RuleList): { entries: Entry[]; start: number[] } {
+  let f = flattened.get(list);
+  if (!f) {
+    const entries: Entry[] = [];
+    const start: number[] = [];
+    list.lines.forEach((line, k) => {
+      start.push(entries.length);
+      for (const box of line.boxes) entries.push({ line: k, box });
+    });
+    start.push(entries.length);
+    flattened.set(list, (f = { entries, start }));
+  }
+  return f;
+}
+
+/**
+ * Visits the packets of `region` (disjoint boxes) as disjoint pieces, each with the line that decides it among
+ * lines `from` to `to` (exclusive; default all), or -1 when none of them matches it. Depth first: the first line
+ * that meets a piece decides what of the piece it contains, the rest of the piece (box subtraction) goes on with
+ * the lines after it. Stops when `visit` answers false, and then answers false.
+ */
+export function eachDecided(
+  list: RuleList,
+  budget: Budget,
+  region: readonly Box[],
+  visit: (box: Box, line: number) => boolean | void,
+  { from = 0, to = list.lines.length }: { from?: number; to?: number } = {},
+): boolean {
+  const { entries, start } = entriesOf(list);
+  const end = start[to]!;
+  // A piece goes on from the entry after the one that cut it; entries that miss it are skipped as they come.
+  const stack = region.map((box) => ({ box, next: start[from]! }));
+  budget.spend(stack.length);
+  while (stack.length) {
+    const piece = stack.pop()!;
+    const { box } = piece;
+    let at = piece.next;
+    while (at < end && !overlaps(entries[at]!.box, box)) at++;
+    budget.spend(0, at - piece.next + 1);
+    const first = entries[at];
+    if (at === end || !first) {
+      if (visit(box, -1) === false) return false;
+      continue;
+    }
+    if (contains(first.box, box)) {
+      if (visit(box, first.line) === false) return false;
+      continue;
+    }
+    if (visit(intersect(box, first.box)!, first.line) === false) return false;
+    const parts = subtract(box, first.box);
+    budget.spend(parts.length);
+    for (const part of parts) stack.push({ box: part, next: at + 1 });
+  }
+  return true;
+}
+
+/** A piece of a decomposition: its packets and the line that decides them (an index into the list), or -1. */
+export interface Decided {
+  box: Box;
+  line: number;
+}
+
+/** The packets of `region` (disjoint boxes; default all) by the line that decides them. */
+export function decide(list: RuleList, budget: Budget, region: readonly Box[] = [UNIVERSE]): Decided[] {
+  const out: Decided[] = [];
+  eachDecided(list, budget, region, (box, line) => {
+    out.push({ box, line });
+  });
+  return out;
+}
+
+/** The boxes of a decomposition by deciding line. */
+export function byLine(pieces: readonly Decided[]): Map<number, Box[]> {
+  const out = new Map<number, Box[]>();
+  for (const p of pieces) {
+    const boxes = out.get(p.line);
+    if (boxes) boxes.push(p.box);
+    else out.set(p.line, [p.box]);
+  }
+  return out;
+}
+
+/** The verdict of a decided piece. */
+export const allows = (list: RuleList, line: number) => (line < 0 ? list.defaultAllow : list.lines[line]!.allow);

@@ -1,0 +1,52 @@
+/**
+ * `diff`: the packets two rule lists treat differently (firewall-io.md B.9.3, Batfish's compareFilters), as
+ * disjoint packet classes, each with the verdict and the deciding line (or the default) in either list. No class
+ * means the lists are equivalent: every packet gets the same verdict from both.
+ */
+import { compareBoxes, type Box } from '../../model/space.js';
+import { classOf, type PacketClass } from './classes.js';
+import { Budget, allows, byLine, coalesced, decide } from './decide.js';
+import { refOf, verdict, type RuleList, type RuleRef } from './list.js';
+
+export interface Side {
+  verdict: 'ALLOW' | 'DENY';
+  rule: RuleRef;
+  text?: string;
+}
+
+export interface DiffClass extends PacketClass {
+  from: Side;
+  to: Side;
+}
+
+export interface DiffReport {
+  from: string;
+  to: string;
+  equivalent: boolean;
+  classes: DiffClass[];
+}
+
+function side(list: RuleList, at: number): Side {
+  if (at < 0) return { verdict: verdict(list.defaultAllow), rule: 'default' };
+  const line = list.lines[at]!;
+  return { verdict: verdict(line.allow), rule: refOf(line), text: line.text };
+}
+
+export function diff(a: RuleList, b: RuleList, budget = new Budget()): DiffReport {
+  // The first list's pieces joined line by line, then each split by the second list.
+  const pairs = new Map<string, { from: number; to: number; boxes: Box[] }>();
+  for (const [from, boxes] of byLine(decide(a, budget))) {
+    for (const q of decide(b, budget, coalesced(boxes, budget))) {
+      if (allows(a, from) === allows(b, q.line)) continue;
+      const key = `${from} ${q.line}`;
+      const pair = pairs.get(key);
+      if (pair) pair.boxes.push(q.box);
+      else pairs.set(key, { from, to: q.line, boxes: [q.box] });
+    }
+  }
+  const classes = [...pairs.values()]
+    .flatMap((pair) => coalesced(pair.boxes, budget).map((box) => ({ box, pair })))
+    .sort((x, y) => compareBoxes(x.box, y.box))
+    .map(({ box, pair }) => ({ ...classOf(box), from: side(a, pair.from), to: side(b, pair.to) }));
+  return { from: a.name, to: b.name, equivalent: classes.length === 0, classes };
+}

@@ -1,0 +1,143 @@
+/**
+ * `lint`: lines that never decide a packet, and lines whose removal changes no verdict (firewall-io.md B.9.1).
+ *
+ * As Batfish's filterLineReachability: a line that matches nothing is *unmatchable*; a line whose packets earlier
+ * lines all match is unreachable: *shadowed* when some earlier line that takes some of its packets has the other
+ * action, else *redundant-unreachable*. Its blocking lines are chosen as Batfish chooses them (#2823, approach D):
+ * the earlier lines that take some of its packets, by the size of their overlap with it, largest first (ties: the
+ * earlier line), until they cover it, plus the largest one with the other action if none is among them yet. A
+ * reachable line is *redundant* when every packet it decides gets its action from the later lines and the default
+ * anyway: removing it alone changes no packet's verdict; it names the lines (and the default) that would decide
+ * its packets. Al-Shaer's correlation and generalisation are not defects and are not reported.
+ */
+import { volume, intersect, type Box } from '../../model/space.js';
+import { Budget, eachDecided, withoutLine } from './decide.js';
+import { refOf, verdict, type RuleList, type RuleRef } from './list.js';
+
+export type FindingKind = 'unmatchable' | 'shadowed' | 'redundant-unreachable' | 'redundant';
+
+export interface Finding {
+  rule: RuleRef;
+  action: 'ALLOW' | 'DENY';
+  text: string;
+  finding: FindingKind;
+  /**
+   * Unreachable lines: the earlier lines that block it (Batfish's choice). Redundant lines: the later lines, and
+   * the default, that decide its packets once it is gone. Empty for an unmatchable line.
+   */
+  by: RuleRef[];
+  /** Unreachable lines: some earlier line that takes some of its packets has the other action. */
+  differentAction: boolean;
+}
+
+export interface LintReport {
+  firewall: string;
+  rules: number;
+  defaultAction: 'ALLOW' | 'DENY';
+  findings: Finding[];
+}
+
+/** The packets two unions of disjoint boxes share, counted exactly. */
+function overlap(a: readonly Box[], b: readonly Box[]): bigint {
+  let n = 0n;
+  for (const x of a)
+    for (const y of b) {
+      const both = intersect(x, y);
+      if (both) n += volume(both);
+    }
+  return n;
+}
+
+/**
+ * What becomes of line k: its packets decided by the lines around it. Those an earlier line matches are taken
+ * from it (`takers`); the others it decides (`reachable` when there are any), and without it the later lines and
+ * the default would (`later`). That stops as soon as one of them would give another action: the line is then
+ * reachable and not redundant, nothing to report.
+ */
+function fate(list: RuleList, k: number, budget: Budget) {
+  const { lines } = list;
+  const line = lines[k]!;
+  const takers = new Set<number>();
+  const later = new Set<number>();
+  const rest: Box[] = [];
+  eachDecided(
+    list,
+    budget,
+    line.boxes,
+    (box, at) => {
+      if (at < 0) rest.push(box);
+      else takers.add(at);
+    },
+    { to: k },
+  );
+  const redundant = eachDecided(
+    list,
+    budget,
+    rest,
+    (_box, at) => {
+      if ((at < 0 ? list.defaultAllow : lines[at]!.allow) !== line.allow) return false;
+      later.add(at);
+    },
+    { from: k + 1 },
+  );
+  return { takers, reachable: rest.length > 0, redundant, later };
+}
+
+/**
+ * An unreachable line's blocking lines, of those that take its packets (`takers`): by overlap with the whole line,
+ * largest first, until the line is covered, and the largest with the other action.
+ */
+function blocking(list: RuleList, k: number, takers: Set<number>, budget: Budget): number[] {
+  const { lines } = list;
+  const line = lines[k]!;
+  const weighed = [...takers]
+    .map((at) => ({ at, weight: overlap(lines[at]!.boxes, line.boxes) }))
+    .sort((a, b) => (a.weight === b.weight ? a.at - b.at : a.weight > b.weight ? -1 : 1));
+  let uncovered: Box[] = [...line.boxes];
+  let needDifferent = weighed.some(({ at }) => lines[at]!.allow !== line.allow);
+  const by: number[] = [];
+  for (const { at } of weighed) {
+    const blocker = lines[at]!;
+    const otherAction = blocker.allow !== line.allow;
+    if (uncovered.length || (needDifferent && otherAction)) {
+      uncovered = withoutLine(uncovered, blocker, budget);
+      by.push(at);
+      needDifferent &&= !otherAction;
+    }
+    if (!uncovered.length && !needDifferent) break;
+  }
+  return by.sort((a, b) => a - b);
+}
+
+export function lint(list: RuleList, budget = new Budget()): LintReport {
+  const { lines } = list;
+  const ref = (at: number): RuleRef => (at < 0 ? 'default' : refOf(lines[at]!));
+  const findings: Finding[] = [];
+  lines.forEach((line, k) => {
+    const base = { rule: refOf(line), action: verdict(line.allow), text: line.text };
+    if (!line.boxes.length) {
+      findings.push({ ...base, finding: 'unmatchable', by: [], differentAction: false });
+      return;
+    }
+    const { takers, reachable, redundant, later } = fate(list, k, budget);
+    if (!reachable) {
+      const different = [...takers].some((at) => lines[at]!.allow !== line.allow);
+      const by = blocking(list, k, takers, budget).map(ref);
+      findings.push({
+        ...base,
+        finding: different ? 'shadowed' : 'redundant-unreachable',
+        by,
+        differentAction: different,
+      });
+    } else if (redundant) {
+      const by = [...later].sort((a, b) => (a < 0 ? 1 : b < 0 ? -1 : a - b)).map(ref);
+      findings.push({ ...base, finding: 'redundant', by, differentAction: false });
+    }
+  });
+  return {
+    firewall: list.name,
+    rules: lines.length,
+    defaultAction: verdict(list.defaultAllow),
+    findings,
+  };
+}

@@ -1,0 +1,86 @@
+/**
+ * A rule list as the analyses see it: lines in first-match order, each an action and the packets it matches (a
+ * union of boxes, possibly empty), and a default action. Every rule source becomes one: a firewall node's elements
+ * here; an imported iptables or nftables file later, where one live line may become several boxes (multiport,
+ * negations) or none (a line that matches no new connection).
+ *
+ * A firewall node's rules mean what the engine verifies (engine.md A.2, `firstMatchDrops` in engine/allocate.ts):
+ * an element matches the packets of `ruleBox` (so ports follow the engine's meaning, whatever it is), an element
+ * allows only with action ALLOW (absent is DENY, ALLOW_COND drops as in the engine), the default allows only when
+ * it is ALLOW, and `directional` and `priority` change nothing.
+ */
+import { badRequest } from '../../model/errors.js';
+import type { Elements, Node } from '../../model/types.js';
+import { regionSubtract, ruleBox, type Box } from '../../model/space.js';
+
+export interface Line {
+  /** 1-based place in the list (first-match order). */
+  position: number;
+  /** The rule's id, when it has one (`/fwd` rules always do). */
+  id?: number;
+  allow: boolean;
+  /** The packets the line matches, as disjoint boxes; empty for a line that can match nothing. */
+  boxes: Box[];
+  /** The line as its source wrote it, for people. */
+  text: string;
+}
+
+export interface RuleList {
+  /** What the list is, for people: `fwd node 3 (10.255.0.1)`. */
+  name: string;
+  lines: Line[];
+  defaultAllow: boolean;
+}
+
+/** Which line decides: a line (by position and id) or the default action. */
+export type RuleRef = { position: number; id?: number } | 'default';
+
+export const refOf = (line: Line): RuleRef =>
+  line.id === undefined ? { position: line.position } : { position: line.position, id: line.id };
+
+/** A line's label for people: its id, or `#position` when it has none. */
+export const labelOf = (ref: RuleRef) =>
+  ref === 'default' ? 'default' : ref.id !== undefined ? String(ref.id) : `#${ref.position}`;
+
+export const verdict = (allow: boolean): 'ALLOW' | 'DENY' => (allow ? 'ALLOW' : 'DENY');
+
+/** The packets an element matches, as the engine reads it: the one place that turns a rule into boxes. */
+export function matchOf(element: Elements): Box[] {
+  return [ruleBox(element)];
+}
+
+/** Overlapping boxes as disjoint ones with the same union. */
+export function disjoint(boxes: readonly Box[]): Box[] {
+  const out: Box[] = [];
+  for (const b of boxes) {
+    let parts = [b];
+    for (const earlier of out) parts = regionSubtract(parts, earlier);
+    out.push(...parts);
+  }
+  return out;
+}
+
+/** An element as a line of text: `ALLOW TCP 10.0.0.-1 -> 20.0.0.1 dport 80`. */
+export function elementText(e: Elements): string {
+  const ports = [
+    e.srcPort !== undefined && e.srcPort !== '*' && e.srcPort !== 'null' ? `sport ${e.srcPort}` : '',
+    e.dstPort !== undefined && e.dstPort !== '*' && e.dstPort !== 'null' ? `dport ${e.dstPort}` : '',
+  ].filter(Boolean);
+  return [e.action ?? 'DENY', e.protocol ?? 'ANY', e.source, '->', e.destination, ...ports].join(' ');
+}
+
+/** A firewall node's rule list. */
+export function listOfNode(node: Node, name: string): RuleList {
+  const fw = node.configuration?.firewall;
+  if (node.functionalType !== 'FIREWALL')
+    throw badRequest(`node: ${name} is not a firewall (its function is ${node.functionalType ?? 'none'})`);
+  if (!fw) throw badRequest(`node: ${name} has no firewall configuration`);
+  const lines = (fw.elements ?? []).map((e, k): Line => ({
+    position: k + 1,
+    ...(e.id === undefined ? {} : { id: e.id }),
+    allow: e.action === 'ALLOW',
+    boxes: disjoint(matchOf(e)),
+    text: elementText(e),
+  }));
+  return { name, lines, defaultAllow: fw.defaultAction === 'ALLOW' };
+}
