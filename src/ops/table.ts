@@ -7,6 +7,7 @@ import { graphOperations } from './network/graphs.js';
 import { requirementOperations } from './network/requirements.js';
 import { simulationOperations } from './network/simulations.js';
 import { substrateOperations } from './network/substrates.js';
+import { analysisOperations } from './analysis.js';
 import { fwdOperations } from './firewalls.js';
 import type { Operation } from './operation.js';
 import { inventoryOperations } from './inventory.js';
@@ -19,5 +20,6 @@ export const OPERATIONS: readonly Operation[] = [
   ...drawOperations,
   ...generateOperations,
   ...fwdOperations,
+  ...analysisOperations,
   ...inventoryOperations,
 ];
