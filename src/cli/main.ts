@@ -13,6 +13,7 @@ import {
 } from './commands/graphs.js';
 import { deployCommand, fwdCommand, generateFilesCommand } from './commands/fwd.js';
 import { completionCommand } from './commands/completion.js';
+import { firewallCommand } from './commands/firewall.js';
 import { addExamples } from './examples.js';
 import { dbCommand } from './commands/db.js';
 import { initCommand } from './commands/init.js';
@@ -49,6 +50,7 @@ export function buildProgram(): Command {
     substratesCommand,
     fwdCommand,
     deployCommand,
+    firewallCommand,
     generateFilesCommand,
     inventoryCommand,
     requestCommand,

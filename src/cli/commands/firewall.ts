@@ -1,0 +1,230 @@
+/**
+ * `nfv firewall lint | allows | diff`: analyses of a firewall's rules on any rule source. A source is a file (an NFV
+ * document with --node naming its firewall, or a firewall node document as `/fwd` takes it; `-` is stdin),
+ * `fwd:NID` (a stored `/fwd` node, also --fwd NID), or `simulation:SMID` (a firewall of a stored result, also
+ * --simulation SMID; --node names it). Stored sources go to the GET operations, documents to the POST ones. A table
+ * on a terminal, JSON when piped; lint exits 1 when it finds something, diff when the lists differ.
+ */
+import Table from 'cli-table3';
+import { Command } from 'commander';
+import type { AllowsReport, DiffReport, LintReport, RuleRef, Side } from '../../deploy/analysis/index.js';
+import { labelOf } from '../../deploy/analysis/list.js';
+import { EXIT, badRequest, quote } from '../../model/errors.js';
+import { parseId } from '../../model/ids.js';
+import { plural } from '../../model/words.js';
+import {
+  analysisAllows,
+  analysisDiff,
+  analysisLint,
+  fwdAllows,
+  fwdDiff,
+  fwdLint,
+  simulationsAllows,
+  simulationsLint,
+  type SourceSpec,
+} from '../../ops/analysis.js';
+import type { JsonReply, Outcome } from '../../ops/operation.js';
+import { decodeUtf8 } from '../../model/codec.js';
+import { readInput } from '../files.js';
+import { group } from '../op-command.js';
+import { outputFormat, state } from '../options.js';
+import { plainStyle, writeData } from '../output.js';
+import { printOutcome, runOperation } from '../requests.js';
+
+const SOURCE_HELP = 'FILE (NFV or firewall node document, - for stdin), fwd:NID or simulation:SMID';
+
+interface SourceOptions {
+  fwd?: string;
+  simulation?: string;
+  node?: string;
+}
+
+/** Reads a rule source given as an argument: a stored node or result by prefix, else a file. */
+async function sourceOf(arg: string, node: string | undefined, flag: string): Promise<SourceSpec> {
+  const stored = /^(fwd|simulation):(.*)$/.exec(arg);
+  if (stored?.[1] === 'fwd') {
+    if (node !== undefined) throw badRequest(`--node: ${arg} is one firewall node already`);
+    return { kind: 'fwd', id: parseId(flag, stored[2]!) };
+  }
+  if (stored?.[1] === 'simulation')
+    return { kind: 'simulation', id: parseId(flag, stored[2]!), ...(node === undefined ? {} : { node }) };
+  const document = arg === '-' ? await piped() : await readInput(arg);
+  const name = arg === '-' ? 'standard input' : arg.startsWith('@') ? arg.slice(1) : arg;
+  return { kind: 'document', document, name, ...(node === undefined ? {} : { node }) };
+}
+
+/** A document piped to stdin. */
+async function piped(): Promise<string> {
+  const none = `no rule source: give ${SOURCE_HELP}, or pipe a document`;
+  if (process.stdin.isTTY) throw badRequest(none);
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  const document = decodeUtf8(Buffer.concat(chunks), 'standard input');
+  if (document.trim() === '') throw badRequest(none);
+  return document;
+}
+
+/** The one source of lint and allows: an argument, --fwd, --simulation, or a document piped to stdin. */
+async function oneSource(arg: string | undefined, opts: SourceOptions): Promise<SourceSpec> {
+  const given = [arg !== undefined, opts.fwd !== undefined, opts.simulation !== undefined].filter(Boolean).length;
+  if (given > 1) throw badRequest('give one rule source: SOURCE, --fwd NID or --simulation SMID');
+  if (opts.fwd !== undefined) return sourceOf(`fwd:${opts.fwd}`, opts.node, '--fwd');
+  if (opts.simulation !== undefined) return sourceOf(`simulation:${opts.simulation}`, opts.node, '--simulation');
+  return sourceOf(arg ?? '-', opts.node, 'source');
+}
+
+const nodeQuery = (spec: Extract<SourceSpec, { kind: 'simulation' }>, more: Record<string, string> = {}) =>
+  new URLSearchParams({ ...(spec.node === undefined ? {} : { node: spec.node }), ...more });
+
+const labels = (refs: RuleRef[]) => refs.map(labelOf).join(', ');
+
+/** Prints an analysis: data when piped or asked for, else the table `draw` makes; `exit` sets the exit code. */
+function show<V>(self: Command, outcome: Outcome<JsonReply<V>>, draw: (v: V) => string, exit: (v: V) => boolean) {
+  if (!outcome.ok || outputFormat(self) !== 'table') state.exitCode = printOutcome(self, outcome);
+  else {
+    writeData(draw(outcome.reply.value));
+    state.exitCode = EXIT.ok;
+  }
+  if (outcome.ok && state.exitCode === EXIT.ok && exit(outcome.reply.value)) state.exitCode = EXIT.unsatisfied;
+}
+
+function why(f: LintReport['findings'][number]): string {
+  switch (f.finding) {
+    case 'unmatchable':
+      return 'matches no packet';
+    case 'redundant':
+      return `without it, ${labels(f.by)} decide${f.by.length === 1 ? 's' : ''} its packets alike`;
+    default:
+      return `blocked by ${labels(f.by)}${f.differentAction ? ' (another action)' : ''}`;
+  }
+}
+
+function lintTable(r: LintReport): string {
+  const head = `${r.firewall}: ${plural(r.rules, 'rule')}, default ${r.defaultAction}; `;
+  if (!r.findings.length) return `${head}no findings`;
+  const table = new Table({ head: ['rule', 'rule text', 'finding', 'why'], style: plainStyle() });
+  for (const f of r.findings) table.push([labelOf(f.rule), f.text, f.finding, why(f)]);
+  return `${head}${plural(r.findings.length, 'finding')}\n${table.toString()}`;
+}
+
+const classCells = (c: { source: string; destination: string; protocol: string; srcPort: string; dstPort: string }) => [
+  c.source,
+  c.destination,
+  c.protocol,
+  c.srcPort,
+  c.dstPort,
+];
+const CLASS_HEAD = ['source', 'destination', 'protocol', 'src port', 'dst port'];
+
+function allowsTable(r: AllowsReport): string {
+  const w = r.within;
+  const filtered = [w.source, w.destination, w.protocol, w.srcPort, w.dstPort].some((x) => x !== '*' && x !== 'ANY');
+  const within = filtered ? ` of ${w.protocol} ${w.source}:${w.srcPort} -> ${w.destination}:${w.dstPort}` : '';
+  const head = `${r.firewall}: ${plural(r.rules, 'rule')}, default ${r.defaultAction}; `;
+  if (!r.classes.length) return `${head}allows nothing${within}`;
+  const table = new Table({ head: [...CLASS_HEAD, 'allowed by'], style: plainStyle() });
+  for (const c of r.classes) table.push([...classCells(c), labels(c.rules)]);
+  return `${head}allows ${plural(r.classes.length, 'class', 'classes')} of packets${within}\n${table.toString()}`;
+}
+
+const sideCell = (s: Side) => `${s.verdict} (${labelOf(s.rule)})`;
+
+function diffTable(r: DiffReport): string {
+  const head = `A: ${r.from}\nB: ${r.to}\n`;
+  if (r.equivalent) return `${head}equivalent: every packet gets the same verdict from both`;
+  const table = new Table({ head: [...CLASS_HEAD, 'A', 'B'], style: plainStyle() });
+  for (const c of r.classes) table.push([...classCells(c), sideCell(c.from), sideCell(c.to)]);
+  return `${head}${plural(r.classes.length, 'class', 'classes')} of packets treated differently\n${table.toString()}`;
+}
+
+const sourceOptions = (cmd: Command) =>
+  cmd
+    .argument('[source]', SOURCE_HELP)
+    .option('--fwd <nid>', 'a stored /fwd firewall node (as fwd:NID)')
+    .option('--simulation <smid>', 'a firewall of a stored simulation result (as simulation:SMID)')
+    .option('--node <name>', 'the firewall node of an NFV document or a result (needed when it holds several)');
+
+const lintCommand = sourceOptions(
+  new Command('lint').description(
+    'rules no packet reaches (shadowed, redundant-unreachable, unmatchable) and rules whose removal changes no ' +
+      'verdict (redundant), each with the rules that block it; exit 1 when it finds any',
+  ),
+).action(async (arg: string | undefined, opts: SourceOptions, self: Command) => {
+  const spec = await oneSource(arg, opts);
+  const outcome =
+    spec.kind === 'fwd'
+      ? await runOperation(self, fwdLint, { params: { nid: spec.id } })
+      : spec.kind === 'simulation'
+        ? await runOperation(self, simulationsLint, { params: { smid: spec.id }, query: nodeQuery(spec) })
+        : await runOperation(self, analysisLint, { body: JSON.stringify({ source: spec }), format: 'json' });
+  show(self, outcome, lintTable, (r) => r.findings.length > 0);
+});
+
+interface AllowsOptions extends SourceOptions {
+  src?: string;
+  dst?: string;
+  proto?: string;
+  sport?: string;
+  dport?: string;
+}
+
+const allowsCommand = sourceOptions(
+  new Command('allows').description(
+    'what the rules let through, as disjoint packet classes with the rules that allow them',
+  ),
+)
+  .option('--src <address>', 'only traffic from these sources (an address pattern)')
+  .option('--dst <address>', 'only traffic to these destinations')
+  .option('--proto <protocol>', 'only this protocol: ANY, TCP, UDP or OTHER')
+  .option('--sport <ports>', 'only these source ports (N or A-B)')
+  .option('--dport <ports>', 'only these destination ports')
+  .action(async (arg: string | undefined, opts: AllowsOptions, self: Command) => {
+    const spec = await oneSource(arg, opts);
+    const filter: Record<string, string> = {};
+    for (const key of ['src', 'dst', 'proto', 'sport', 'dport'] as const) {
+      const v = opts[key];
+      if (v !== undefined) filter[key] = v;
+    }
+    const query = new URLSearchParams(filter);
+    const outcome =
+      spec.kind === 'fwd'
+        ? await runOperation(self, fwdAllows, { params: { nid: spec.id }, query })
+        : spec.kind === 'simulation'
+          ? await runOperation(self, simulationsAllows, { params: { smid: spec.id }, query: nodeQuery(spec, filter) })
+          : await runOperation(self, analysisAllows, { body: JSON.stringify({ source: spec }), format: 'json', query });
+    // An answer saying what is allowed is no failure, whatever it allows.
+    show(self, outcome, allowsTable, () => false);
+  });
+
+const collect = (value: string, previous: string[]) => [...previous, value];
+
+const diffCommand = new Command('diff')
+  .description(
+    'the packets two rule lists treat differently, as packet classes with the verdict and deciding rule in each; ' +
+      'exit 1 when they differ',
+  )
+  .argument('<a>', `the earlier rules: ${SOURCE_HELP}`)
+  .argument('<b>', 'the later rules, the same kinds')
+  .option('--node <name>', 'the firewall of NFV documents and results; twice: of A, then of B', collect, [])
+  .action(async (a: string, b: string, opts: { node: string[] }, self: Command) => {
+    if (opts.node.length > 2) throw badRequest(`--node: given ${opts.node.length} times; once for both, or twice`);
+    const needs = (arg: string) => !arg.startsWith('fwd:');
+    const nodes = opts.node.length === 2 ? opts.node : [opts.node[0], opts.node[0]];
+    if (opts.node.length === 1 && !needs(a) && !needs(b))
+      throw badRequest(`--node ${quote(opts.node[0])}: ${a} and ${b} are firewall nodes already`);
+    const from = await sourceOf(a, needs(a) || opts.node.length === 2 ? nodes[0] : undefined, 'a');
+    const to = await sourceOf(b, needs(b) || opts.node.length === 2 ? nodes[1] : undefined, 'b');
+    const outcome =
+      from.kind === 'fwd' && to.kind === 'fwd'
+        ? await runOperation(self, fwdDiff, {
+            query: new URLSearchParams({ from: String(from.id), to: String(to.id) }),
+          })
+        : await runOperation(self, analysisDiff, { body: JSON.stringify({ from, to }), format: 'json' });
+    show(self, outcome, diffTable, (r) => !r.equivalent);
+  });
+
+export const firewallCommand = group('firewall', 'analyses of a firewall rule list: lint, allows, diff', [
+  lintCommand,
+  allowsCommand,
+  diffCommand,
+]);
