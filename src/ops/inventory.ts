@@ -1,7 +1,8 @@
 /**
  * `/v4`: the inventory query service (resources, reports, events, event counts) and the ingest commands that feed
- * it, over the workspace's inventory store (its folder's journal, or its database); and PuppetDB's root query
- * endpoint `/pdb/query/v4` (PQL). Answers are JSON; errors are PuppetDB's one-line texts.
+ * it, over the workspace's inventory store (its folder's journal, or its database); PuppetDB's root query endpoint
+ * `/pdb/query/v4` (PQL); and PuppetDB's meta and status endpoints, which its clients ask first. Answers are JSON;
+ * errors are PuppetDB's one-line texts.
  */
 import { MAX_BATCH } from '../model/limits.js';
 import type { Answer } from '../inventory/service.js';
@@ -193,7 +194,97 @@ export const rootQuery = query(
   },
 );
 
+/**
+ * The PuppetDB version the meta and status endpoints answer: the release whose API nfv's answers follow and were
+ * compared with (the recorded cases, puppet.md). Clients read it as an API level, not as nfv's own version:
+ * Puppetboard exits at start below 5.2.0, and pypuppetdb and Puppetboard choose features by it.
+ */
+export const PUPPETDB_VERSION = '7.12.1';
+
+/** PuppetDB's meta endpoints take no parameters (its validate-no-query-params): any is a 400. */
+function noParameters(query: URLSearchParams): void {
+  for (const key of query.keys()) throw badRequest(`Unsupported query parameter '${clip(key)}'`);
+}
+
+export const metaVersion = operation({
+  name: 'pdb.meta.version',
+  method: 'GET',
+  path: '/pdb/meta/v1/version',
+  summary: `The PuppetDB API version answered (${PUPPETDB_VERSION}), as PuppetDB's clients check it`,
+  reply: 'json',
+  status: 200,
+  errors: 'puppetdb',
+  handler: async (i) => {
+    noParameters(i.query);
+    return json({ version: PUPPETDB_VERSION });
+  },
+});
+
+export const metaServerTime = operation({
+  name: 'pdb.meta.serverTime',
+  method: 'GET',
+  path: '/pdb/meta/v1/server-time',
+  summary: "The server's clock, ISO 8601 UTC with milliseconds",
+  reply: 'json',
+  status: 200,
+  errors: 'puppetdb',
+  handler: async (i) => {
+    noParameters(i.query);
+    return json({ server_time: new Date().toISOString() });
+  },
+});
+
+/** Trapperkeeper's detail levels; the status is the same at each. */
+const STATUS_LEVELS = ['critical', 'info', 'debug'];
+
+/**
+ * PuppetDB's service status as trapperkeeper's status service answers it: `running` (200) when the inventory store
+ * answers a read, else `error` (503) with the reason as an alert. Commands are applied when they are received, so
+ * nothing ever queues. The read is bounded as every inventory read is (on PostgreSQL, its statement timeout).
+ */
+export const statusService = operation({
+  name: 'status.puppetdb',
+  method: 'GET',
+  path: '/status/v1/services/puppetdb-status',
+  summary: 'PuppetDB status: running when the inventory store answers a read (else 503)',
+  reply: 'json',
+  status: 200,
+  errors: 'puppetdb',
+  handler: async (i) => {
+    for (const key of i.query.keys())
+      if (key !== 'level' && key !== 'service_status_version')
+        throw badRequest(`Unsupported query parameter '${clip(key)}'`);
+    const level = i.query.get('level') ?? 'info';
+    if (!STATUS_LEVELS.includes(level)) throw badRequest(`Invalid level: ${clip(level)}`);
+    const version = i.query.get('service_status_version');
+    if (version !== null && version !== '1')
+      throw badRequest(`No status function with version ${clip(version)} found for service puppetdb-status`);
+    let problem: string | undefined;
+    try {
+      await (await storeOf(i)).query((await inventory()).resources, new URLSearchParams({ limit: '1' }));
+    } catch (e) {
+      problem = e instanceof Error ? e.message : String(e);
+    }
+    const up = problem === undefined;
+    return json(
+      {
+        service_version: PUPPETDB_VERSION,
+        service_status_version: 1,
+        detail_level: level,
+        state: up ? 'running' : 'error',
+        status: { 'maintenance_mode?': false, queue_depth: 0, 'read_db_up?': up, 'write_db_up?': up },
+        active_alerts: up ? [] : [{ severity: 'error', message: problem }],
+        service_name: 'puppetdb-status',
+      },
+      { status: up ? 200 : 503 },
+    );
+  },
+});
+
 export const inventoryOperations: Operation[] = [
+  metaVersion,
+  metaServerTime,
+  statusService,
   ingestCommand,
   ingestBatch,
   ...Object.values(queryEndpoints).flatMap((q) => [q.get, q.post]),

@@ -3,9 +3,11 @@
  * on its own, PuppetDB's words for a refusal, nothing written for it), and every query endpoint in its GET and POST
  * forms, with the criteria its route adds, paging headers and PuppetDB's 404s and 400s.
  */
+import { writeFile } from 'node:fs/promises';
+import path from 'node:path';
 import t from 'tap';
 import { MAX_BATCH } from '../../src/model/limits.js';
-import { ingestBatch, ingestCommand, queryEndpoints } from '../../src/ops/inventory.js';
+import { PUPPETDB_VERSION, ingestBatch, ingestCommand, queryEndpoints } from '../../src/ops/inventory.js';
 import { invoke } from '../../src/ops/operation.js';
 import { render } from '../../src/ops/render.js';
 import type { Workspace } from '../../src/store/workspace.js';
@@ -320,4 +322,68 @@ t.test("the root endpoint refuses in PuppetDB's words, changing nothing", async 
   for (const [params, message] of bad)
     await refused(t, ws, 'GET', `/pdb/query/v4?${new URLSearchParams(params)}`, undefined, 400, message);
   await refused(t, ws, 'POST', '/pdb/query/v4', '{"query": "nodes {"}', 400, /^PQL parse error at line 1, column 8/);
+});
+
+t.test("PuppetDB's meta endpoints: the API version its clients check, the server's clock", async (t) => {
+  const ws = await workspace(t);
+  const version = await ok(t, ws, 'GET', '/pdb/meta/v1/version', undefined, 200);
+  t.same(version, { version: PUPPETDB_VERSION });
+  // Puppetboard 4.2.6 (check_db_version): version.split('-')[0] compared with 5.2.0, or it exits at start.
+  const [major, minor] = (version.version as string).split('-')[0]!.split('.').map(Number);
+  t.ok(major! > 5 || (major === 5 && minor! >= 2), 'at least 5.2.0');
+
+  const before = Date.now();
+  const { server_time: time } = await ok(t, ws, 'GET', '/pdb/meta/v1/server-time', undefined, 200);
+  t.match(time, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/, 'ISO 8601, UTC, milliseconds');
+  t.ok(Date.parse(time) >= before - 1 && Date.parse(time) <= Date.now() + 1, 'now');
+
+  for (const path of ['/pdb/meta/v1/version', '/pdb/meta/v1/server-time'])
+    await refused(t, ws, 'GET', `${path}?pretty=true`, undefined, 400, /^Unsupported query parameter 'pretty'$/);
+  await refused(t, ws, 'POST', '/pdb/meta/v1/version', undefined, 405, /POST is not allowed/);
+});
+
+t.test('the puppetdb-status service: running while the inventory answers, 503 and the reason when not', async (t) => {
+  const { ws } = await populated(t);
+  const running = {
+    service_version: PUPPETDB_VERSION,
+    service_status_version: 1,
+    detail_level: 'info',
+    state: 'running',
+    status: { 'maintenance_mode?': false, queue_depth: 0, 'read_db_up?': true, 'write_db_up?': true },
+    active_alerts: [],
+    service_name: 'puppetdb-status',
+  };
+  t.same(await ok(t, ws, 'GET', '/status/v1/services/puppetdb-status', undefined, 200), running);
+  t.same(await ok(t, ws, 'GET', '/status/v1/services/puppetdb-status?level=debug&service_status_version=1'), {
+    ...running,
+    detail_level: 'debug',
+  });
+  const fresh = await workspace(t);
+  t.same(
+    await ok(t, fresh, 'GET', '/status/v1/services/puppetdb-status', undefined, 200),
+    running,
+    'an empty inventory is running too',
+  );
+  const bad: [string, RegExp][] = [
+    ['level=verbose', /^Invalid level: verbose$/],
+    ['service_status_version=2', /^No status function with version 2 found for service puppetdb-status$/],
+    ['timeout=5', /^Unsupported query parameter 'timeout'$/],
+  ];
+  for (const [params, message] of bad)
+    await refused(t, ws, 'GET', `/status/v1/services/puppetdb-status?${params}`, undefined, 400, message);
+
+  // A journal damaged in its middle is refused by every read: the service says so instead of answering running.
+  const damaged = await workspace(t);
+  await writeFile(path.join(damaged.dir, 'inventory.journal'), 'not a journal line\n');
+  const o = await call(damaged, 'GET', '/status/v1/services/puppetdb-status');
+  t.match(o, { ok: true, status: 503 });
+  const answer = o.ok ? (o.reply as { value: any }).value : undefined;
+  t.match(answer, {
+    state: 'error',
+    status: { 'read_db_up?': false, 'write_db_up?': false },
+    active_alerts: [{ severity: 'error', message: /inventory\.journal/ }],
+  });
+  const rendered = render(o, 'json');
+  t.equal(rendered.status, 503);
+  t.same(JSON.parse(rendered.body), answer, 'served as the status document, not as an error text');
 });
