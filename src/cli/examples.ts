@@ -60,7 +60,11 @@ const WRITTEN: Record<string, string[]> = {
   ],
   'nfv inventory aggregate-event-counts': ['nfv inventory aggregate-event-counts --summarize-by certname'],
   'nfv request': ['nfv request GET /adp/graphs/1', 'nfv request POST /adp/graphs -d @graphs.xml'],
-  'nfv serve': ['nfv serve --port 8085 --log', 'NFV_TOKEN=secret nfv serve --host 0.0.0.0'],
+  'nfv serve': [
+    'nfv serve --port 8085 --log',
+    'NFV_TOKEN=secret nfv serve --host 0.0.0.0',
+    'nfv serve --port 8081 --tls-cert cert.pem --tls-key key.pem --tls-ca ca.pem',
+  ],
   'nfv completion': ['source <(nfv completion bash)', 'nfv completion fish > ~/.config/fish/completions/nfv.fish'],
   'nfv help': ['nfv help graphs create'],
 };

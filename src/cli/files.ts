@@ -7,7 +7,7 @@ import { decodeUtf8 } from '../model/codec.js';
 import { badRequest } from '../model/errors.js';
 
 /** Why the operating system refused a path the user gave, in words. */
-function pathProblem(e: unknown): string {
+export function pathProblem(e: unknown): string {
   const code = (e as NodeJS.ErrnoException)?.code;
   const words: Record<string, string> = {
     ENOENT: 'no such file or folder',

@@ -1,13 +1,24 @@
 /**
- * Serve mode: an HTTP listener on node:http that routes every request to the operation table, with content
- * negotiation (Content-Type for the body, Accept for the answer), a body size limit, a bound on body bytes buffered
- * at once, optional bearer-token authentication, an access log, and cancellation when a client goes away.
+ * Serve mode: an HTTP listener on node:http, or node:https with --tls-*, that routes every request to the operation
+ * table, with content negotiation (Content-Type for the body, Accept for the answer), a body size limit, a bound on
+ * body bytes buffered at once, optional bearer-token authentication, an access log, and cancellation when a client
+ * goes away. Both listeners get one handler and one set of limits (`LISTENER_SETTINGS`).
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import http from 'node:http';
+import https from 'node:https';
+import type { TLSSocket } from 'node:tls';
 import { decodeUtf8 } from '../model/codec.js';
 import { NfvError } from '../model/errors.js';
-import { MAX_BUFFERED_BODY_BYTES, MAX_DOCUMENT_BYTES } from '../model/limits.js';
+import {
+  HEADERS_TIMEOUT_MS,
+  KEEP_ALIVE_TIMEOUT_MS,
+  MAX_BUFFERED_BODY_BYTES,
+  MAX_DOCUMENT_BYTES,
+  MAX_HEADER_BYTES,
+  REQUEST_TIMEOUT_MS,
+  TLS_HANDSHAKE_TIMEOUT_MS,
+} from '../model/limits.js';
 import type { Format } from '../model/schema.js';
 import { parseTarget } from '../model/target.js';
 import { allowedMethods, execute, type Operation, type Outcome } from '../ops/operation.js';
@@ -38,9 +49,28 @@ export interface ServerOptions {
   maxBufferedBytes?: number;
   /** When set, every request needs `Authorization: Bearer <token>`. */
   token?: string;
-  /** Where one access-log line per request goes (serve --log: stderr). */
+  /** Where one access-log line per request goes (serve --log: stderr); over TLS also each failed handshake. */
   log?: (line: string) => void;
+  /** Serve https with this certificate and key (PEM); with `ca`, every client must present a certificate it signed. */
+  tls?: TlsMaterial;
 }
+
+/** What serve --tls-cert, --tls-key and --tls-ca name, read and checked (PEM texts). */
+export interface TlsMaterial {
+  /** The server's certificate, optionally followed by the chain that signed it. */
+  cert: string;
+  key: string;
+  /** Certificates that client certificates must be signed by; none asked for without it. */
+  ca?: string;
+}
+
+/** The limits of both listeners, plain and TLS: one object, so that neither can have settings the other lacks. */
+export const LISTENER_SETTINGS = {
+  maxHeaderSize: MAX_HEADER_BYTES,
+  headersTimeout: HEADERS_TIMEOUT_MS,
+  requestTimeout: REQUEST_TIMEOUT_MS,
+  keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS,
+} as const satisfies http.ServerOptions;
 
 /** Counts body bytes held by all requests, so that many large bodies at once are refused rather than buffered. */
 class BodyBudget {
@@ -104,10 +134,39 @@ function allowHeader(table: readonly Operation[], target: string): string {
   }
 }
 
+/** The listener: https when `options.tls` is given, else http; either way the same handler and limits. */
 export function createServer(ws: Workspace, options: ServerOptions = {}): http.Server {
+  const handler = requestHandler(ws, options);
+  const { tls } = options;
+  if (!tls) return http.createServer(LISTENER_SETTINGS, handler);
+  const server = https.createServer(
+    {
+      ...LISTENER_SETTINGS,
+      cert: tls.cert,
+      key: tls.key,
+      handshakeTimeout: TLS_HANDSHAKE_TIMEOUT_MS,
+      // With a CA, a client without a certificate it signed is refused during the handshake, as PuppetDB does.
+      ...(tls.ca === undefined ? {} : { ca: tls.ca, requestCert: true, rejectUnauthorized: true }),
+    },
+    handler,
+  );
+  // Node closes the connection either way; the log says why (plain HTTP, an unknown CA, no client certificate).
+  server.on('tlsClientError', (e: Error & { code?: string; reason?: string }, socket: TLSSocket) => {
+    // OpenSSL's message spans lines and names its source file; its reason and code say it in one line. A client
+    // certificate that --tls-ca did not sign is refused by Node after the handshake, which says only that it hung up.
+    const refused = socket.authorizationError;
+    const why = refused
+      ? `client certificate refused (${String(refused)})`
+      : `${e.reason ?? e.message.split('\n')[0]}${e.code ? ` (${e.code})` : ''}`;
+    options.log?.(`${new Date().toISOString()} ${socket.remoteAddress ?? '-'} TLS handshake failed: ${why}`);
+  });
+  return server;
+}
+
+function requestHandler(ws: Workspace, options: ServerOptions): http.RequestListener {
   const table = options.table ?? OPERATIONS;
   const budget = new BodyBudget(options.maxBufferedBytes ?? MAX_BUFFERED_BODY_BYTES);
-  return http.createServer(async (req, res) => {
+  return async (req, res) => {
     const started = performance.now();
     const target = req.url ?? '/';
     const requestFormat = formatOf(req.headers['content-type']);
@@ -157,7 +216,7 @@ export function createServer(ws: Workspace, options: ServerOptions = {}): http.S
     const ms = (performance.now() - started).toFixed(1);
     const request = `${req.socket.remoteAddress ?? '-'} ${req.method} ${target.slice(0, 200)}`;
     options.log?.(`${new Date().toISOString()} ${request} ${rendered.status} ${length} ${ms}ms`);
-  });
+  };
 }
 
 export interface Listening {
@@ -184,7 +243,7 @@ export function listen(
       const addr = server.address();
       const actualPort = typeof addr === 'object' && addr ? addr.port : port;
       const shownHost = host.includes(':') ? `[${host}]` : host;
-      resolve({ server, url: `http://${shownHost}:${actualPort}` });
+      resolve({ server, url: `${options.tls ? 'https' : 'http'}://${shownHost}:${actualPort}` });
     });
   });
 }

@@ -53,3 +53,19 @@ export const MAX_QUERY_SECONDS = 30;
 
 /** Memory an inventory query may sort or hash in, per PostgreSQL process, before it spills to temporary files. */
 export const QUERY_WORK_MEM_MB = 64;
+
+/**
+ * Serve mode, plain and TLS alike (one set of settings for both listeners): the request line and headers, in bytes
+ * (Node's default, set here so that neither listener can drift); how long a client may take to send its headers, and
+ * its whole request (Node's defaults; 408 and the connection closed); how long an idle keep-alive connection stays.
+ */
+export const MAX_HEADER_BYTES = 16 * 1024;
+export const HEADERS_TIMEOUT_MS = 60_000;
+export const REQUEST_TIMEOUT_MS = 300_000;
+export const KEEP_ALIVE_TIMEOUT_MS = 5_000;
+
+/** Serve over TLS: how long a client may take to finish the handshake before its connection is closed. */
+export const TLS_HANDSHAKE_TIMEOUT_MS = 60_000;
+
+/** Largest certificate, key or CA file serve reads (--tls-*); a CA bundle of every public root is about 200 KB. */
+export const MAX_TLS_FILE_BYTES = 1024 * 1024;

@@ -23,6 +23,9 @@ interface ServeOptions {
   insecure?: boolean;
   log?: boolean;
   workers?: boolean;
+  tlsCert?: string;
+  tlsKey?: string;
+  tlsCa?: string;
 }
 
 /** The database of a command that needs one: --database or NFV_DATABASE_URL. */
@@ -44,15 +47,25 @@ export const serveCommand = new Command('serve')
     MAX_QUEUED_SOLVES,
   )
   .option('--token <token>', 'require Authorization: Bearer TOKEN on every request (default $NFV_TOKEN)')
-  .option('--insecure', 'allow a non-loopback --host without a token (prints a warning)')
+  .option('--insecure', 'allow a non-loopback --host without a token or --tls-ca (prints a warning)')
   .option('--log', 'write one access-log line per request to stderr')
   .option('--workers', 'queue simulations in the database for nfv worker processes instead of solving them here')
+  .option('--tls-cert <file>', 'serve https with this PEM certificate (and its chain); needs --tls-key')
+  .option('--tls-key <file>', 'the PEM private key of --tls-cert, without a passphrase')
+  .option('--tls-ca <file>', 'require client certificates signed by these PEM CA certificates (Puppet: its CA)')
   .action(async (opts: ServeOptions, self: Command) => {
-    const { isLoopback, listen } = await import('../../http/server.js');
+    const [{ isLoopback, listen }, { readTls }] = await Promise.all([
+      import('../../http/server.js'),
+      import('../tls.js'),
+    ]);
     const token = opts.token ?? (process.env.NFV_TOKEN || undefined);
-    if (!isLoopback(opts.host) && token === undefined && !opts.insecure) {
+    const tls = await readTls(opts);
+    // A client certificate checked against --tls-ca authenticates each connection, as it does for PuppetDB.
+    const authenticated = token !== undefined || tls?.ca !== undefined;
+    if (!isLoopback(opts.host) && !authenticated && !opts.insecure) {
       throw badRequest(
-        `--host ${opts.host} is reachable from other machines: give --token (or NFV_TOKEN), or --insecure`,
+        `--host ${opts.host} is reachable from other machines: give --token (or NFV_TOKEN), or --insecure ` +
+          '(or --tls-ca, to require client certificates)',
       );
     }
     useSolverWorkers(opts.solvers, opts.queue);
@@ -60,7 +73,11 @@ export const serveCommand = new Command('serve')
     if (jobs) useSolverQueue(jobs);
     let listening;
     try {
-      listening = await listen(workspaceOf(self), opts.host, opts.port, { token, log: opts.log ? say : undefined });
+      listening = await listen(workspaceOf(self), opts.host, opts.port, {
+        token,
+        tls,
+        log: opts.log ? say : undefined,
+      });
     } catch (e) {
       const code = (e as NodeJS.ErrnoException).code;
       if (code === 'EADDRINUSE') throw badRequest(`--port ${opts.port}: the port is already in use on ${opts.host}`);
@@ -72,7 +89,7 @@ export const serveCommand = new Command('serve')
     }
     const { server, url } = listening;
     say(`listening on ${url}`);
-    if (!isLoopback(opts.host) && token === undefined) {
+    if (!isLoopback(opts.host) && !authenticated) {
       say(
         `warning: serving ${opts.host} without authentication (--insecure): ` +
           'anyone who reaches it can change the workspace',
