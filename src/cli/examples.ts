@@ -37,6 +37,12 @@ const WRITTEN: Record<string, string[]> = {
   ],
   'nfv generate-files': ['nfv generate-files result.xml --type all -o out/'],
   'nfv fwd import': ['nfv fwd import --simulation 1'],
+  'nfv firewall lint': [
+    'nfv firewall lint fwd:1                                  # shadowed, redundant and unmatchable rules',
+    'nfv firewall lint simulation:1 --node 10.255.0.1',
+  ],
+  'nfv firewall allows': ['nfv firewall allows fwd:1 --dport 443           # what passes, as packet classes'],
+  'nfv firewall diff': ['nfv firewall diff fwd:1 fwd:2 && echo same        # the packets whose verdict changed'],
   'nfv fwd nodes list': ['nfv fwd nodes list --from 1 --to 50'],
   'nfv inventory ingest': [
     'nfv inventory ingest catalog catalog.json',
