@@ -145,25 +145,31 @@ export function rawRequest(
   return new Promise((resolve, reject) => {
     const req = http.request(
       { host: hostname, port, method, path: target, headers: { Accept: 'application/json', ...headers } },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => {
-          const text = Buffer.concat(chunks).toString('utf8');
-          let json: unknown;
-          try {
-            json = JSON.parse(text);
-          } catch {
-            json = undefined;
-          }
-          const h = new Headers();
-          for (const [k, v] of Object.entries(res.headers)) if (typeof v === 'string') h.set(k, v);
-          resolve({ status: res.statusCode ?? 0, text, json, headers: h });
-        });
-      },
+      (res) => answerOf(res).then(resolve, reject),
     );
     req.on('error', reject);
     req.end(body);
+  });
+}
+
+/** A response read whole: status, text, the JSON it parses to (if any), headers. For http and https alike. */
+export function answerOf(res: http.IncomingMessage): Promise<HttpAnswer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    res.on('data', (c: Buffer) => chunks.push(c));
+    res.on('error', reject);
+    res.on('end', () => {
+      const text = Buffer.concat(chunks).toString('utf8');
+      let json: unknown;
+      try {
+        json = JSON.parse(text);
+      } catch {
+        json = undefined;
+      }
+      const headers = new Headers();
+      for (const [k, v] of Object.entries(res.headers)) if (typeof v === 'string') headers.set(k, v);
+      resolve({ status: res.statusCode ?? 0, text, json, headers });
+    });
   });
 }
 

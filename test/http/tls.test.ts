@@ -13,7 +13,7 @@ import { LISTENER_SETTINGS, createServer } from '../../src/http/server.js';
 import { MAX_DOCUMENT_BYTES, MAX_HEADER_BYTES, MAX_TLS_FILE_BYTES } from '../../src/model/limits.js';
 import { PUPPETDB_VERSION } from '../../src/ops/inventory.js';
 import { Workspace } from '../../src/store/workspace.js';
-import { saidOnStderr, scratch, spawnNfv } from '../helpers.js';
+import { answerOf, saidOnStderr, scratch, spawnNfv, type HttpAnswer } from '../helpers.js';
 
 const dir = await scratch(t, 'nfv-tls-');
 
@@ -103,12 +103,6 @@ async function serve(t: Tap.Test, args: string[], env: Record<string, string> = 
   return { child, url, stderr: () => said };
 }
 
-interface Answer {
-  status: number;
-  text: string;
-  json: any;
-}
-
 interface Client {
   /** The name the server's certificate must carry (default: the URL's host). */
   servername?: string;
@@ -121,7 +115,7 @@ interface Client {
 }
 
 /** One https request with a client of its own (no agent: a fresh TLS handshake each time). */
-function tls(url: string, target: string, client: Client = {}): Promise<Answer> {
+function tls(url: string, target: string, client: Client = {}): Promise<HttpAnswer> {
   const { hostname, port } = new URL(url);
   return new Promise((resolve, reject) => {
     const req = https.request(
@@ -137,21 +131,7 @@ function tls(url: string, target: string, client: Client = {}): Promise<Answer> 
         key: client.key,
         agent: false,
       },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => {
-          const text = Buffer.concat(chunks).toString('utf8');
-          let json: unknown;
-          try {
-            json = JSON.parse(text);
-          } catch {
-            json = undefined;
-          }
-          resolve({ status: res.statusCode ?? 0, text, json });
-        });
-        res.on('error', reject);
-      },
+      (res) => answerOf(res).then(resolve, reject),
     );
     req.on('error', reject);
     req.end(client.body);
@@ -159,7 +139,7 @@ function tls(url: string, target: string, client: Client = {}): Promise<Answer> 
 }
 
 /** Why a request failed (its error code or message), or `answered STATUS` when it did not. */
-const failure = (p: Promise<Answer>): Promise<string> =>
+const failure = (p: Promise<HttpAnswer>): Promise<string> =>
   p.then(
     (a) => `answered ${a.status}`,
     (e: NodeJS.ErrnoException) => e.code ?? e.message,
