@@ -201,11 +201,11 @@ function onlyKnown(o: Obj, path: string, known: readonly string[]): void {
 
 /**
  * Fields accepted and not stored, as in PuppetDB (edges are served by /edges, out of scope; corrective_change is
- * Enterprise-only).
+ * Enterprise-only; `kind`, which Puppet 7 puts on every catalog resource, PuppetDB 7 strips explicitly).
  */
 export const IGNORED_FIELDS = {
   catalog: ['edges', 'transaction_uuid', 'catalog_uuid', 'code_id', 'job_id', 'producer'],
-  catalogResource: ['aliases'],
+  catalogResource: ['aliases', 'kind'],
   report: ['corrective_change'],
   reportResource: ['corrective_change'],
   event: ['corrective_change'],
@@ -355,6 +355,7 @@ function prepareCatalog(payload: unknown): Prepared {
     const title = str(r, rp, 'title')!;
     const tags = list(r, rp, 'tags')!;
     strings(r, rp, 'aliases', true);
+    str(r, rp, 'kind', true);
     tags.forEach((t, j) => {
       if (typeof t !== 'string' || !TAG.test(t)) throw badRequest(`${rp}.tags[${j}]: ${quote(t)} is not a valid tag`);
     });

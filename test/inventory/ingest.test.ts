@@ -41,6 +41,40 @@ t.test("a catalog replaces the node's previous one, unless it is older", async (
   );
 });
 
+t.test("replace catalog v9 as Puppet 7 sends it: each resource's kind is accepted and not stored", async (t) => {
+  const data = emptyInventory();
+  const kinds = [
+    { ...web, kind: 'compilable_type' },
+    { ...user, kind: 'unknown' },
+  ];
+  t.ok(
+    applyCommand(
+      data,
+      { command: 'replace catalog', version: 9, payload: catalog('n', '2025-01-02T00:00:00Z', kinds) },
+      0,
+    ),
+  );
+  const stored = data.catalogs.n!.resources;
+  t.same(
+    stored.map((r) => [r.type, r.title]),
+    [
+      ['Service', 'nginx'],
+      ['User', 'alice'],
+    ],
+  );
+  t.notOk(
+    stored.some((r) => 'kind' in r),
+    'kind is dropped, as PuppetDB does',
+  );
+  const plain = emptyInventory();
+  replaceCatalog(plain, catalog('n', '2025-01-02T00:00:00Z', [web, user]));
+  t.same(stored, plain.catalogs.n!.resources, 'the same resources as without kind');
+  t.throws(
+    () => replaceCatalog(emptyInventory(), catalog('n', '2025-01-02T00:00:00Z', [{ ...web, kind: 7 }])),
+    /payload\.resources\[0\]\.kind: expected a string/,
+  );
+});
+
 t.test('deactivation hides resources; something newer reactivates', async (t) => {
   const data = emptyInventory();
   replaceCatalog(data, catalog('n', '2025-01-01T00:00:00Z', [web]));
