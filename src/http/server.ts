@@ -188,6 +188,7 @@ function requestHandler(ws: Workspace, options: ServerOptions): http.RequestList
         target,
         body,
         format: requestFormat,
+        contentType: req.headers['content-type'],
         signal: gone.signal,
       });
     } catch (e) {

@@ -4,6 +4,7 @@
  * `/pdb/query/v4` (PQL); and PuppetDB's meta and status endpoints, which its clients ask first. Answers are JSON;
  * errors are PuppetDB's one-line texts.
  */
+import { randomUUID } from 'node:crypto';
 import { MAX_BATCH } from '../model/limits.js';
 import type { Answer } from '../inventory/service.js';
 import type { InventoryStore } from '../inventory/store.js';
@@ -127,6 +128,33 @@ export const ingestBatch = operation({
       results.map((r) => ('ok' in r ? r.ok : { error: { status: r.error.status, message: r.error.message } })),
       { compact: true },
     );
+  },
+});
+
+/**
+ * PuppetDB's command endpoint, as the Puppet terminus and pypuppetdb send commands: the query-parameter form (the bare
+ * payload as the body) or the older body form. The command is applied (or judged stale) before the answer, so the
+ * `{"uuid"}` PuppetDB gives on queueing means here that the command is durable; a refused one is a 400 (PuppetDB
+ * queues it and fails it later, which `puppet apply` would not report). `replace catalog inputs` is checked and not
+ * kept; `replace facts` is refused until nfv stores facts.
+ */
+export const pdbCommand = operation({
+  name: 'pdb.cmd',
+  method: 'POST',
+  path: '/pdb/cmd/v1',
+  summary: 'PuppetDB command submission: replace catalog (v9), store report (v8), deactivate node (v3)',
+  reply: 'json',
+  status: 200,
+  errors: 'puppetdb-command',
+  handler: async (i) => {
+    const { checkCommand } = await import('../inventory/pdb-command.js');
+    const checked = checkCommand({ query: i.query, text: i.text, contentType: i.contentType });
+    if (checked.apply) {
+      const [result] = await (await storeOf(i)).apply([checked.apply], Date.now());
+      if ('error' in result!) throw result.error;
+    }
+    const uuid = randomUUID();
+    return json(checked.waited ? { uuid, processed: true, timed_out: false } : { uuid });
   },
 });
 
@@ -287,6 +315,7 @@ export const inventoryOperations: Operation[] = [
   statusService,
   ingestCommand,
   ingestBatch,
+  pdbCommand,
   ...Object.values(queryEndpoints).flatMap((q) => [q.get, q.post]),
   rootQuery.get,
   rootQuery.post,

@@ -20,6 +20,10 @@ export interface Input<B = unknown> {
   body: B;
   /** Format of the request body, when there was one. */
   format?: Format;
+  /** The request body as it was sent, for operations that check it byte for byte (a checksum). */
+  text?: string;
+  /** The request's Content-Type header as sent (serve), for operations that refuse other media types. */
+  contentType?: string;
   /** Seconds spent parsing and checking the body. */
   parseSeconds: number;
   ws: Workspace;
@@ -96,9 +100,10 @@ export type ReplyKind = { envelope: ContentType } | 'json' | 'text' | 'none';
 /**
  * How the operation's failures are written: `envelope`, the envelope of its success with an error (the `/adp`
  * reads and creates, interface section 7); `document`, an error document in the format asked for (other `/adp`
- * operations); `json`, a JSON error object (`/fwd`); `puppetdb`, PuppetDB's conventions (`/v4`).
+ * operations); `json`, a JSON error object (`/fwd`); `puppetdb`, PuppetDB's conventions (`/v4`);
+ * `puppetdb-command`, PuppetDB's command endpoint (`{"error": ...}` for every refusal).
  */
-export type ErrorFormat = 'envelope' | 'document' | 'json' | 'puppetdb';
+export type ErrorFormat = 'envelope' | 'document' | 'json' | 'puppetdb' | 'puppetdb-command';
 
 /** An operation: where it is, what it takes, how it answers, and its handler. `B` is its body, `R` its reply. */
 export interface Operation<B = unknown, R extends Reply = Reply> {
@@ -195,6 +200,8 @@ export interface Request {
   body?: string;
   /** Format of the body, when known (from Content-Type or `--in`); otherwise detected. */
   format?: Format;
+  /** The Content-Type header as sent (serve only). */
+  contentType?: string;
   progress?: (phase: string) => void;
   /** Aborted when the client went away (serve) or the user pressed Ctrl-C (CLI). */
   signal?: AbortSignal;
@@ -206,6 +213,7 @@ export interface Call {
   query?: URLSearchParams;
   body?: string;
   format?: Format;
+  contentType?: string;
   progress?: (phase: string) => void;
   signal?: AbortSignal;
 }
@@ -238,8 +246,9 @@ export async function execute(table: readonly Operation[], ws: Workspace, reques
   } catch (e) {
     return failure(e, undefined, '/');
   }
-  const { body, format, progress, signal } = request;
-  return invoke(found.op, ws, { params: found.params, query: found.query, body, format, progress, signal }, found.path);
+  const { body, format, contentType, progress, signal } = request;
+  const call = { params: found.params, query: found.query, body, format, contentType, progress, signal };
+  return invoke(found.op, ws, call, found.path);
 }
 
 /** A request target resolved to its operation: the parsed parameters, the query and the decoded path. */
@@ -287,6 +296,8 @@ async function run<R extends Reply>(
     query: call.query,
     body,
     format,
+    text: call.body,
+    contentType: call.contentType,
     parseSeconds: Math.round(performance.now() - parsing) / 1000,
     ws,
     progress: call.progress,

@@ -58,6 +58,9 @@ function renderFailure(outcome: Failed, format: Format): Rendered {
       if (status === 404)
         return { status, mediaType: MEDIA_TYPES.json, body: `${JSON.stringify({ error })}\n`, headers: {} };
       return { status, mediaType: 'text/plain', body: `${error}\n`, headers: {} };
+    case 'puppetdb-command':
+      // PuppetDB's command endpoint answers every refusal as a JSON object, which the Puppet terminus parses.
+      return { status, mediaType: MEDIA_TYPES.json, body: `${JSON.stringify({ error })}\n`, headers: {} };
     case 'json':
       return { status, mediaType: MEDIA_TYPES.json, body: encodeError(status, error, 'json'), headers: {} };
     default:

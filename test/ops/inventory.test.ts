@@ -3,13 +3,15 @@
  * on its own, PuppetDB's words for a refusal, nothing written for it), and every query endpoint in its GET and POST
  * forms, with the criteria its route adds, paging headers and PuppetDB's 404s and 400s.
  */
+import { createHash } from 'node:crypto';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import t from 'tap';
 import { MAX_BATCH } from '../../src/model/limits.js';
 import { PUPPETDB_VERSION, ingestBatch, ingestCommand, queryEndpoints } from '../../src/ops/inventory.js';
-import { invoke } from '../../src/ops/operation.js';
+import { execute, invoke, type JsonReply } from '../../src/ops/operation.js';
 import { render } from '../../src/ops/render.js';
+import { OPERATIONS } from '../../src/ops/table.js';
 import type { Workspace } from '../../src/store/workspace.js';
 import { snapshot } from '../helpers.js';
 import { catalog, changed, report, user, web } from '../inventory/data.js';
@@ -386,4 +388,166 @@ t.test('the puppetdb-status service: running while the inventory answers, 503 an
   const rendered = render(o, 'json');
   t.equal(rendered.status, 503);
   t.same(JSON.parse(rendered.body), answer, 'served as the status document, not as an error text');
+});
+
+/** A `/pdb/cmd/v1` request through the table, as serve passes it (the Content-Type header given or not). */
+const pdbCmd = (ws: Workspace, params: Record<string, string>, body: string | object, contentType?: string) =>
+  execute(OPERATIONS, ws, {
+    method: 'POST',
+    target: `/pdb/cmd/v1${Object.keys(params).length ? `?${new URLSearchParams(params)}` : ''}`,
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+    contentType,
+  });
+const sha1 = (text: string) => createHash('sha1').update(text).digest('hex');
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+
+t.test('/pdb/cmd/v1: the query-parameter form and the body form, answered with a fresh uuid once stored', async (t) => {
+  const ws = await workspace(t);
+  const payload = JSON.stringify(catalog('a.example', '2025-01-02T00:00:00Z', [web, user]));
+  const params = {
+    checksum: sha1(payload),
+    version: '9',
+    certname: 'a.example',
+    command: 'replace_catalog',
+    'producer-timestamp': '2025-01-02T00:00:00.000Z',
+  };
+  const first = await pdbCmd(ws, params, payload, 'application/json; charset=utf-8');
+  t.match(first, { ok: true, status: 200 });
+  const { uuid } = first.ok ? (first.reply as JsonReply<{ uuid: string }>).value : { uuid: '' };
+  t.match(uuid, UUID, 'a UUID v4');
+  t.same(Object.keys(first.ok ? (first.reply as JsonReply<object>).value : {}), ['uuid'], 'only the uuid');
+  t.same((await rows(ws, 'resources')).map((r) => r.title).sort(), ['alice', 'nginx'], 'stored before the answer');
+
+  // The checksum the Puppet terminus sends: SHA-1 of {command (with spaces), version, certname, payload} as one line.
+  const older = JSON.stringify(catalog('a.example', '2025-01-01T00:00:00Z', [web]));
+  const terminus = sha1(`{"command":"replace catalog","version":9,"certname":"a.example","payload":${older}}`);
+  const stale = await pdbCmd(ws, { ...params, checksum: terminus }, older);
+  t.match(stale, { ok: true, status: 200 }, 'a stale catalog is answered too');
+  t.not(stale.ok && (stale.reply as JsonReply<{ uuid: string }>).value.uuid, uuid, 'a fresh uuid each time');
+  t.same((await rows(ws, 'resources')).length, 2, 'the stale catalog changed nothing');
+
+  // The body form (pypuppetdb's older clients), the command with spaces; and with secondsToWaitForCompletion.
+  const report8 = report('a.example', '2025-01-02T10:00:00Z', [changed('nginx')]);
+  const body = JSON.stringify({ command: 'store report', version: 8, payload: report8 });
+  const waited = await pdbCmd(ws, { checksum: sha1(body), secondsToWaitForCompletion: '5' }, body);
+  t.match(waited, { ok: true, status: 200, reply: { value: { uuid: UUID, processed: true, timed_out: false } } });
+  t.equal((await rows(ws, 'reports')).length, 1, 'the report is stored');
+
+  const deactivate = { certname: 'a.example', producer_timestamp: '2025-03-01T00:00:00Z' };
+  const gone = await pdbCmd(ws, { command: 'deactivate node', version: '3', certname: 'a.example' }, deactivate);
+  t.match(gone, { ok: true, status: 200, reply: { value: { uuid: UUID } } });
+  t.same(await rows(ws, 'resources'), [], 'a deactivated node has no active resources');
+
+  // Replace catalog inputs: checked and not kept.
+  const inputs = {
+    certname: 'a.example',
+    catalog_uuid: '0c2cb7a0-9b6a-4a43-9a5b-9d8ae6f7c6a1',
+    producer_timestamp: '2025-03-02T00:00:00Z',
+    inputs: [['hiera', 'ntp::servers']],
+  };
+  const before = await snapshot(ws.dir);
+  const kept = await pdbCmd(ws, { command: 'replace_catalog_inputs', version: '1', certname: 'a.example' }, inputs);
+  t.match(kept, { ok: true, status: 200, reply: { value: { uuid: UUID } } });
+  t.same(await snapshot(ws.dir), before, 'catalog inputs are not stored');
+});
+
+t.test('/pdb/cmd/v1: refusals in PuppetDB words, and nothing stored for them', async (t) => {
+  const { ws } = await populated(t);
+  const payload = JSON.stringify(catalog('a.example', '2025-06-01T00:00:00Z', [web]));
+  const q = { command: 'replace_catalog', version: '9', certname: 'a.example' };
+  const cases: [Record<string, string>, string | object, number, RegExp, string?][] = [
+    [
+      { command: 'replace_facts', version: '5' },
+      '{}',
+      400,
+      /^Command "replace facts" for certname nil is invalid\. Command is missing required parameters: certname\.$/,
+    ],
+    [
+      { version: '9', certname: 'a.example' },
+      payload,
+      400,
+      /^Command nil for certname "a.example" is invalid\. Command is missing required parameters: command\.$/,
+    ],
+    [
+      { ...q, foo: '1', bar: '2' },
+      payload,
+      400,
+      /^Command "replace catalog" for certname "a\.example" is invalid\. Command has invalid parameters: foo, bar\.$/,
+    ],
+    [
+      { ...q, command: 'replace_everything' },
+      payload,
+      400,
+      new RegExp(
+        '^Command "replace everything" for certname "a\\.example" is invalid\\. Command must be one of: ' +
+          'configure expiration, deactivate node, replace catalog, replace catalog inputs, replace facts, store report\\.$',
+      ),
+    ],
+    [
+      { command: 'replace facts', version: '3', certname: 'a.example' },
+      '{}',
+      400,
+      /^Command "replace facts" for certname "a\.example" is invalid\. Version 3 of command "replace facts" is retired\. The minimum supported version is 4\.$/,
+    ],
+    [
+      { ...q, version: '5' },
+      payload,
+      400,
+      /is invalid\. Version 5 of command "replace catalog" is retired\. The minimum supported version is 6\.$/,
+    ],
+    [{ ...q, command: 'store_report', version: '4' }, '{}', 400, /The minimum supported version is 5\.$/],
+    [{ ...q, command: 'deactivate_node', version: '2' }, '{}', 400, /The minimum supported version is 3\.$/],
+    [{ ...q, version: '8' }, payload, 400, /is invalid\. nfv takes version 9 of command "replace catalog", not 8\.$/],
+    [{ ...q, version: 'nine' }, payload, 400, /is invalid\. Version "nine" is not a whole number\.$/],
+    [
+      { command: 'replace_facts', version: '5', certname: 'a.example' },
+      { certname: 'a.example', values: {} },
+      400,
+      /^nfv does not store facts yet: replace facts for certname "a\.example" is refused$/,
+    ],
+    [
+      { ...q, checksum: sha1('something else') },
+      payload,
+      400,
+      /is invalid\. The checksum "[0-9a-f]{40}" is not the SHA-1/,
+    ],
+    [
+      { ...q, certname: 'b.example' },
+      payload,
+      400,
+      /The payload's certname "a\.example" is not the certname parameter\.$/,
+    ],
+    [{ ...q, 'producer-timestamp': 'yesterday' }, payload, 400, /producer-timestamp "yesterday" is not a timestamp\.$/],
+    [{ ...q, secondsToWaitForCompletion: 'soon' }, payload, 400, /secondsToWaitForCompletion "soon" is not a number/],
+    [q, '[1]', 400, /The payload must be a JSON object\.$/],
+    [q, '{"certname":', 400, /^JSON: /],
+    [q, '', 400, /^a request body is required$/],
+    [q, payload, 415, /^content type text\/plain not supported$/, 'text/plain'],
+    [q, payload, 415, /^content type application\/xml not supported$/, 'application/xml'],
+    [
+      { command: 'replace_catalog_inputs', version: '1', certname: 'a.example' },
+      { certname: 'a.example', catalog_uuid: 'x', producer_timestamp: '2025-01-01', inputs: [['hiera']] },
+      400,
+      /The payload's inputs must be a list of \[type, name\] string pairs\.$/,
+    ],
+    [{}, { command: 'replace catalog', version: 9, payload: {}, extra: 1 }, 400, /unknown key "extra"/],
+    [{}, { command: 'store report', version: 8, payload: { certname: 'a.example' } }, 400, /payload\.puppet_version/],
+    [
+      {},
+      { command: 'replace catalog', payload: { certname: 'a.example' } },
+      400,
+      /^Command "replace catalog" for certname "a\.example" is invalid\. Command is missing required parameters: version\.$/,
+    ],
+  ];
+  const before = await snapshot(ws.dir);
+  for (const [params, body, status, message, contentType] of cases) {
+    const o = await pdbCmd(ws, params, body, contentType);
+    t.match(o, { ok: false, status }, `${JSON.stringify(params)}: ${status}`);
+    if (!o.ok) {
+      t.match(o.error, message);
+      t.notMatch(o.error, /\n/, 'one line');
+      t.match(render(o, 'json'), { mediaType: 'application/json', body: `${JSON.stringify({ error: o.error })}\n` });
+    }
+  }
+  t.same(await snapshot(ws.dir), before, 'no refused command stored anything');
 });
