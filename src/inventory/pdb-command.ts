@@ -123,7 +123,8 @@ export function checkCommand(request: CommandRequest): PdbCommand {
   const minimum = MINIMUM_VERSION.get(command)!;
   if (number < minimum)
     throw badRequest(
-      `${invalid} Version ${number} of command ${quote(command)} is retired. The minimum supported version is ${minimum}.`,
+      `${invalid} Version ${number} of command ${quote(command)} is retired. ` +
+        `The minimum supported version is ${minimum}.`,
     );
   const producerTime = query.get('producer-timestamp');
   if (producerTime !== null && parseInstant(producerTime) === undefined)
@@ -166,7 +167,8 @@ function checksumMatches(
   if (given === sha1(text)) return true;
   if (!wrapped) return false;
   const { command, number, certname } = wrapped;
-  const terminus = `{"command":${JSON.stringify(command)},"version":${number},"certname":${JSON.stringify(certname)},"payload":${text}}`;
+  const head = `{"command":${JSON.stringify(command)},"version":${number},"certname":${JSON.stringify(certname)}`;
+  const terminus = `${head},"payload":${text}}`;
   return given === sha1(terminus);
 }
 

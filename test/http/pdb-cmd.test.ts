@@ -124,10 +124,13 @@ const report = {
 /** What Puppet::Util::Puppetdb::Command#submit posts: parameters unencoded, checksum of the wrapped command. */
 function terminusRequest(base: string, command: string, version: number, payload: object, at: string) {
   const body = JSON.stringify(payload);
-  const wrapped = `{"command":${JSON.stringify(command)},"version":${version},"certname":"${CERTNAME}","payload":${body}}`;
+  const head = `{"command":${JSON.stringify(command)},"version":${version},"certname":"${CERTNAME}"`;
+  const wrapped = `${head},"payload":${body}}`;
   const checksum = createHash('sha1').update(wrapped).digest('hex');
   const name = command.replace(/ /g, '_');
-  const target = `/pdb/cmd/v1?checksum=${checksum}&version=${version}&certname=${CERTNAME}&command=${name}&producer-timestamp=${at}`;
+  const target =
+    `/pdb/cmd/v1?checksum=${checksum}&version=${version}&certname=${CERTNAME}` +
+    `&command=${name}&producer-timestamp=${at}`;
   return rawRequest(base, 'POST', target, body, {
     'Content-Type': 'application/json; charset=utf-8',
     Accept: 'application/json',

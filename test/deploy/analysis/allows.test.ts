@@ -55,12 +55,15 @@ t.test(`allows agrees with brute force on ${LISTS} random lists`, async (t) => {
               : { position: at + 1, id: list.lines[at]!.id! };
         const want = [...deciders].sort((x, y) => (x < 0 ? 1 : y < 0 ? -1 : x - y)).map(ref);
         if (JSON.stringify(report.classes[k]!.rules) !== JSON.stringify(want))
-          return `class ${k} names ${JSON.stringify(report.classes[k]!.rules)}, its packets are decided by ${JSON.stringify(want)}`;
+          return (
+            `class ${k} names ${JSON.stringify(report.classes[k]!.rules)}, ` +
+            `its packets are decided by ${JSON.stringify(want)}`
+          );
       }
       for (let c = 0; c < g.cells; c++) {
         const allowed = inFilter[c] === 1 && allow(lowest(masks[c]!));
         if (allowed !== owner[c] >= 0)
-          return `packet ${g.packet(c).join(',')}: ${allowed ? 'allowed but in no class' : 'in a class but not allowed'}`;
+          return `packet ${g.packet(c).join(',')}: ${allowed ? 'allowed but in no class' : 'in a class, not allowed'}`;
       }
       return undefined;
     };

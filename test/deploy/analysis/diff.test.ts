@@ -100,7 +100,10 @@ t.test(`diff agrees with brute force on ${PAIRS} random pairs`, async (t) => {
       for (let c = 0; c < g.cells; c++) {
         const differs = allow(a, lowest(ma[c]!)) !== allow(b, lowest(mb[c]!));
         if (differs !== owner[c] >= 0)
-          return `packet ${g.packet(c).join(',')}: ${differs ? 'verdicts differ but it is in no class' : 'in a class but the verdicts agree'}`;
+          return (
+            `packet ${g.packet(c).join(',')}: ` +
+            (differs ? 'verdicts differ but it is in no class' : 'in a class but the verdicts agree')
+          );
       }
       return undefined;
     };
