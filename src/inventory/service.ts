@@ -120,8 +120,6 @@ export type RootQuery =
   | {
       entity: Entity;
       params: URLSearchParams;
-      /** Whole records are answered (no extract): reports then take PuppetDB's field names. */
-      records: boolean;
     };
 
 /**
@@ -153,12 +151,17 @@ export function rootQuery(query: URLSearchParams): RootQuery {
     checkQuery(entity, emptyInventory(), params);
     return { ast };
   }
-  const extract = Array.isArray(parts.query) && asText(parts.query[0]).toLowerCase() === 'extract';
-  return { entity, params, records: !extract };
+  return { entity, params };
 }
 
-/** Report records with PuppetDB's name for the agent's version (`puppet_version`), in its place. */
-export function withPuppetdbNames(answer: Answer): Answer {
+/**
+ * A reports answer under PuppetDB's URLs (the root endpoint, `/pdb/query/v4/reports`): whole records (the query of
+ * `params` is not an extract) take PuppetDB's name for the agent's version (`puppet_version`), in its place; an
+ * extract keeps the names it asked for.
+ */
+export function withPuppetdbNames(answer: Answer, params: URLSearchParams): Answer {
+  const ast = parseQueryParameter(param(params, 'query'));
+  if (Array.isArray(ast) && asText(ast[0]).toLowerCase() === 'extract') return answer;
   const rows = answer.rows.map((row) =>
     Object.fromEntries(
       Object.entries(row as Record<string, unknown>).map(([k, v]) => [k === 'agent_version' ? 'puppet_version' : k, v]),

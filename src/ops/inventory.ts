@@ -35,10 +35,14 @@ function answer(a: Answer, query: URLSearchParams): JsonReply<unknown[]> {
   };
 }
 
-/** A query endpoint's two operations. */
+/** What a query endpoint answers, from the store and the request (its URL parameters, or the POST body's). */
+type QueryRun = (store: InventoryStore, inv: Inventory, i: Input<unknown>) => Promise<Answer>;
+
+/** A query endpoint's two operations, and the query both run. */
 export interface QueryOperations {
   get: Operation<unknown, JsonReply<unknown[]>>;
   post: Operation<unknown, JsonReply<unknown[]>>;
+  run: QueryRun;
 }
 
 /** A POST body `{"query": [...], "limit": 10, ...}` as the URL parameters of the GET form. */
@@ -51,12 +55,7 @@ function bodyParameters(body: unknown, query: URLSearchParams): URLSearchParams 
 }
 
 /** A query endpoint: GET with URL parameters, and POST with the same parameters in a JSON body (PuppetDB 3.0+). */
-function query(
-  name: string,
-  path: string,
-  summary: string,
-  run: (store: InventoryStore, inv: Inventory, i: Input<unknown>) => Promise<Answer>,
-): QueryOperations {
+function query(name: string, path: string, summary: string, run: QueryRun): QueryOperations {
   const get = operation({
     name,
     method: 'GET',
@@ -79,7 +78,7 @@ function query(
       return answer(await run(await storeOf(i), await inventory(), { ...i, query: params }), params);
     },
   });
-  return { get, post };
+  return { get, post, run };
 }
 
 const reportNotFound = (hash: string | number | undefined) =>
@@ -206,6 +205,29 @@ export const queryEndpoints = {
 };
 
 /**
+ * The query endpoints at PuppetDB's URLs (`/pdb/query/v4/resources`, `/pdb/query/v4/reports/{hash}/events`, ...), as
+ * pypuppetdb and Puppetboard ask them: each runs its `/v4` twin's query, so criteria, paging, errors and the
+ * active-node rule are the same (PuppetDB's entity endpoints restrict resources to active nodes unless the query
+ * says node_state, and answer reports and events of every node); report records take PuppetDB's field names, as at
+ * the root endpoint. PuppetDB's other entities (nodes, facts, catalogs, ...) have no route.
+ */
+export const pdbQueryEndpoints = Object.fromEntries(
+  Object.entries(queryEndpoints).map(([key, q]) => {
+    const run: QueryRun =
+      key === 'reports' ? async (store, inv, i) => inv.withPuppetdbNames(await q.run(store, inv, i), i.query) : q.run;
+    return [
+      key,
+      query(
+        q.get.name.replace(/^v4\./, 'pdb.query.'),
+        `/pdb/query${q.get.path}`,
+        `${q.get.summary} (PuppetDB URL)`,
+        run,
+      ),
+    ];
+  }),
+) as Record<keyof typeof queryEndpoints, QueryOperations>;
+
+/**
  * PuppetDB's root query endpoint: PQL (`resources[certname] { type = "File" }`) or an AST `["from", entity, ...]`,
  * restricted to active nodes as PuppetDB does; `ast_only=true` answers the AST. Entities nfv has: resources, reports
  * and events (reports with PuppetDB's field names, as under `/pdb`).
@@ -218,7 +240,7 @@ export const rootQuery = query(
     const root = inv.rootQuery(i.query);
     if ('ast' in root) return { rows: root.ast as unknown[] };
     const found = await store.query(root.entity, root.params);
-    return root.records && root.entity === inv.reports ? inv.withPuppetdbNames(found) : found;
+    return root.entity === inv.reports ? inv.withPuppetdbNames(found, root.params) : found;
   },
 );
 
@@ -317,6 +339,7 @@ export const inventoryOperations: Operation[] = [
   ingestBatch,
   pdbCommand,
   ...Object.values(queryEndpoints).flatMap((q) => [q.get, q.post]),
+  ...Object.values(pdbQueryEndpoints).flatMap((q) => [q.get, q.post]),
   rootQuery.get,
   rootQuery.post,
 ];

@@ -167,3 +167,29 @@ t.test('/pdb/query/v4: PQL over GET and POST as puppetdb_query() and pypuppetdb 
   t.match(bad.text, /^PQL parse error at line 1, column 20: found '}'\. Expected one of: /);
   t.equal((await request(s.url, 'PUT', '/pdb/query/v4?query=resources{}')).status, 405);
 });
+
+t.test(
+  "/pdb/query/v4 entity routes as pypuppetdb asks them: reports with puppet_version, PuppetDB's errors",
+  async (t) => {
+    const reports = await get('/pdb/query/v4/reports', {
+      query: ['=', 'certname', 'a.example'],
+      order_by: [{ field: 'end_time', order: 'desc' }],
+      limit: '1',
+      include_total: 'true',
+    });
+    t.equal(reports.status, 200, reports.text);
+    t.equal(reports.headers.get('x-records'), '1');
+    t.equal(reports.json[0].puppet_version, '8.1.0');
+    t.notOk('agent_version' in reports.json[0]);
+    const events = await get(`/pdb/query/v4/reports/${reports.json[0].hash}/events`, {
+      query: ['=', 'status', 'failure'],
+    });
+    t.same(events.json, (await get('/v4/events', { query: ['=', 'status', 'failure'] })).json);
+    t.equal((await get('/pdb/query/v4/resources/User/alice')).json.length, 1);
+    const bad = await get('/pdb/query/v4/event-counts');
+    t.equal(bad.status, 400);
+    t.match(bad.headers.get('content-type'), /^text\/plain/);
+    t.equal(bad.text.trimEnd(), "Missing required query parameter 'summarize_by'");
+    t.equal((await get('/pdb/query/v4/nodes')).status, 404, 'entities nfv does not have stay unrouted');
+  },
+);

@@ -15,7 +15,7 @@ import { OPERATIONS } from '../../src/ops/table.js';
 import type { Workspace } from '../../src/store/workspace.js';
 import { snapshot } from '../helpers.js';
 import { catalog, changed, report, user, web } from '../inventory/data.js';
-import { call, ok, refused, workspace } from './call.js';
+import { call, content, ok, refused, workspace } from './call.js';
 
 const command = (command: string, version: number, payload: unknown, more: object = {}) =>
   JSON.stringify({ command, version, payload, ...more });
@@ -324,6 +324,127 @@ t.test("the root endpoint refuses in PuppetDB's words, changing nothing", async 
   for (const [params, message] of bad)
     await refused(t, ws, 'GET', `/pdb/query/v4?${new URLSearchParams(params)}`, undefined, 400, message);
   await refused(t, ws, 'POST', '/pdb/query/v4', '{"query": "nodes {"}', 400, /^PQL parse error at line 1, column 8/);
+});
+
+t.test('/pdb/query/v4 entity routes: what their /v4 twins answer, reports in PuppetDB names', async (t) => {
+  const { ws, hash } = await populated(t);
+  // A report of b.example older than its deactivation: stored, and b stays deactivated.
+  await ok(t, ws, 'POST', '/v4/commands', {
+    command: 'store report',
+    version: 8,
+    payload: report('b.example', '2025-01-01T11:00:00Z', [changed('nginx')], { environment: 'PROD' }),
+  });
+  const target = (path: string, params: Record<string, unknown>) => {
+    const q = new URLSearchParams(
+      Object.entries(params).map(([k, v]) => [k, typeof v === 'string' ? v : JSON.stringify(v)]),
+    );
+    return `${path}${q.size ? `?${q}` : ''}`;
+  };
+  const twins = async (path: string, params: Record<string, unknown> = {}) => {
+    const pdb = await call(ws, 'GET', target(`/pdb/query/v4${path}`, params));
+    const v4 = await call(ws, 'GET', target(`/v4${path}`, params));
+    if (!pdb.ok || !v4.ok) throw new Error(`${path}: ${!pdb.ok ? pdb.error : ''} ${!v4.ok ? v4.error : ''}`);
+    t.equal(pdb.status, v4.status, `${path}: status`);
+    t.same(pdb.reply.kind === 'json' && pdb.reply.headers, v4.reply.kind === 'json' && v4.reply.headers, 'headers');
+    return { pdb: content(pdb) as any[], v4: content(v4) as any[] };
+  };
+  const same = async (path: string, params: Record<string, unknown> = {}, expected?: number) => {
+    const { pdb, v4 } = await twins(path, params);
+    t.same(pdb, v4, `/pdb/query/v4${path} answers as /v4${path}`);
+    if (expected !== undefined) t.equal(pdb.length, expected, `${path}: ${expected} rows`);
+    return pdb;
+  };
+
+  t.same(
+    (await same('/resources', {}, 2)).map((r) => r.certname),
+    ['a.example', 'a.example'],
+    'resources of active nodes only',
+  );
+  await same('/resources', { query: ['=', 'node_state', 'any'], order_by: [{ field: 'certname' }] }, 3);
+  await same('/resources', { query: ['extract', [['function', 'count']]] }, 1);
+  await same('/resources/Service', { include_total: true }, 1);
+  await same('/resources/User/alice', { query: ['=', 'exported', true] }, 1);
+  await same('/resources/Service/nginx', { query: ['=', 'node_state', 'inactive'] }, 1);
+  await same(`/reports/${hash}/events`, { query: ['=', 'status', 'failure'] }, 1);
+  await same(`/reports/${hash}/metrics`, {}, 1);
+  await same(`/reports/${hash}/logs`, {}, 0);
+  await same('/events', { order_by: [{ field: 'resource_title' }], limit: 2, offset: 1 }, 2);
+  await same('/event-counts', { summarize_by: 'certname' }, 2);
+  await same('/aggregate-event-counts', { summarize_by: 'resource', count_by: 'certname' }, 1);
+
+  const { pdb, v4 } = await twins('/reports', {
+    order_by: [{ field: 'certname', order: 'desc' }],
+    include_total: true,
+  });
+  t.same(
+    pdb.map((r) => r.certname),
+    ['b.example', 'a.example'],
+    "reports of every node, the deactivated one's too, as PuppetDB's entity endpoint answers them",
+  );
+  t.equal(pdb[0].puppet_version, '8.1.0');
+  t.same(Object.keys(pdb[0]).slice(0, 4), ['hash', 'certname', 'puppet_version', 'report_format'], 'in its place');
+  t.notOk('agent_version' in pdb[0]);
+  t.same(
+    pdb,
+    v4.map(({ agent_version, ...rest }) => ({ ...rest, puppet_version: agent_version })),
+    'otherwise the /v4 records',
+  );
+  t.same(
+    await ok(t, ws, 'GET', target('/pdb/query/v4/reports', { query: ['~', 'puppet_version', '^8'] })),
+    pdb.slice().reverse(),
+    'puppet_version is a criterion',
+  );
+  t.same(
+    await ok(t, ws, 'GET', target('/pdb/query/v4/reports', { query: ['extract', ['agent_version', 'certname']] })),
+    [
+      { agent_version: '8.1.0', certname: 'a.example' },
+      { agent_version: '8.1.0', certname: 'b.example' },
+    ],
+    'an extract keeps the names asked for, as at the root endpoint',
+  );
+  const posted = await ok(t, ws, 'POST', '/pdb/query/v4/reports', { query: ['=', 'certname', 'a.example'] }, 200);
+  t.same(posted, [pdb[1]], 'the POST form takes the same names');
+});
+
+t.test('/pdb/query/v4 entity routes refuse as their /v4 twins do; other entities stay unrouted', async (t) => {
+  const { ws } = await populated(t);
+  const cases: [string, RegExp][] = [
+    ['/resources?query=["=","nope",1]', /^'nope' is not a queryable object for resources\. Known queryable/],
+    ['/resources/Service?limit=0', /^Illegal value '0' for :limit; expected a positive non-zero integer\.$/],
+    ['/resources/Service/nginx?order_by=[{"field":"nope"}]', /nope/],
+    ['/reports?frobnicate=1', /^Unsupported query parameter 'frobnicate'$/],
+    ['/reports?query=["=","puppet_version"', /^Json parse error at line 1, column/],
+    ['/events?distinct_resources=true', /^'distinct_resources' query parameter requires accompanying parameters/],
+    ['/event-counts', /^Missing required query parameter 'summarize_by'$/],
+    ['/aggregate-event-counts?summarize_by=resource&limit=1', /^Unsupported query parameter 'limit'$/],
+  ];
+  for (const [path, message] of cases) {
+    await refused(t, ws, 'GET', `/pdb/query/v4${path}`, undefined, 400, message);
+    const v4 = await call(ws, 'GET', `/v4${path}`);
+    const pdb = await call(ws, 'GET', `/pdb/query/v4${path}`);
+    t.same(!pdb.ok && [pdb.status, pdb.error], !v4.ok && [v4.status, v4.error], `${path}: the same refusal as /v4`);
+  }
+  for (const part of ['events', 'metrics', 'logs'])
+    await refused(
+      t,
+      ws,
+      'GET',
+      `/pdb/query/v4/reports/0000/${part}`,
+      undefined,
+      404,
+      /^No information is known about report 0000$/,
+    );
+  await refused(
+    t,
+    ws,
+    'POST',
+    '/pdb/query/v4/events',
+    '[]',
+    400,
+    /^the body must be a JSON object of query parameters$/,
+  );
+  for (const path of ['/nodes', '/nodes/a.example', '/facts', '/catalogs/a.example', '/environments'])
+    await refused(t, ws, 'GET', `/pdb/query/v4${path}`, undefined, 404, /^no operation at/);
 });
 
 t.test("PuppetDB's meta endpoints: the API version its clients check, the server's clock", async (t) => {
