@@ -601,14 +601,18 @@ t.test('/pdb/cmd/v1: refusals in PuppetDB words, and nothing stored for them', a
       400,
       new RegExp(
         '^Command "replace everything" for certname "a\\.example" is invalid\\. Command must be one of: ' +
-          'configure expiration, deactivate node, replace catalog, replace catalog inputs, replace facts, store report\\.$',
+          'configure expiration, deactivate node, replace catalog, replace catalog inputs, replace facts, ' +
+          'store report\\.$',
       ),
     ],
     [
       { command: 'replace facts', version: '3', certname: 'a.example' },
       '{}',
       400,
-      /^Command "replace facts" for certname "a\.example" is invalid\. Version 3 of command "replace facts" is retired\. The minimum supported version is 4\.$/,
+      new RegExp(
+        '^Command "replace facts" for certname "a\\.example" is invalid\\. ' +
+          'Version 3 of command "replace facts" is retired\\. The minimum supported version is 4\\.$',
+      ),
     ],
     [
       { ...q, version: '5' },
@@ -657,7 +661,10 @@ t.test('/pdb/cmd/v1: refusals in PuppetDB words, and nothing stored for them', a
       {},
       { command: 'replace catalog', payload: { certname: 'a.example' } },
       400,
-      /^Command "replace catalog" for certname "a\.example" is invalid\. Command is missing required parameters: version\.$/,
+      new RegExp(
+        '^Command "replace catalog" for certname "a\\.example" is invalid\\. ' +
+          'Command is missing required parameters: version\\.$',
+      ),
     ],
   ];
   const before = await snapshot(ws.dir);
