@@ -6,6 +6,7 @@ import { eventCounts, parseCountsFilter, queryEntity } from '../../../src/invent
 import { NfvError } from '../../../src/model/errors.js';
 import { deactivateNode } from '../../../src/inventory/ingest.js';
 import { sample } from '../data.js';
+import { fails } from './refused.js';
 
 const data = sample();
 const rows = (entity = resources, query?: unknown, params: Record<string, string> = {}) => {
@@ -17,15 +18,6 @@ const titles = (query: unknown) =>
   rows(resources, query)
     .map((r) => `${r.certname}:${r.title}`)
     .sort();
-const fails = (t: Tap.Test, run: () => unknown, message: RegExp) => {
-  try {
-    run();
-    t.fail(`accepted, expected ${message}`);
-  } catch (e) {
-    t.ok(e instanceof NfvError && e.status === 400, 'a 400');
-    t.match((e as Error).message, message);
-  }
-};
 
 t.test('equality, regex, tags, booleans, numbers', async (t) => {
   t.same(titles(['=', 'type', 'User']), ['a.example:alice']);

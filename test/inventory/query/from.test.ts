@@ -4,17 +4,7 @@
  */
 import t from 'tap';
 import { fromParts, parseQueryText, withActiveNodes } from '../../../src/inventory/query/from.js';
-import { NfvError } from '../../../src/model/errors.js';
-
-const fails = (t: Tap.Test, run: () => unknown, message: RegExp) => {
-  try {
-    run();
-    t.fail(`accepted, expected ${message}`);
-  } catch (e) {
-    t.ok(e instanceof NfvError && e.status === 400, 'a 400');
-    t.match((e as Error).message, message);
-  }
-};
+import { fails } from './refused.js';
 
 t.test('PQL unless the text starts with [ after whitespace', async (t) => {
   t.same(parseQueryText('resources { }'), ['from', 'resources']);
