@@ -183,6 +183,16 @@ export async function snapshot(dir: string): Promise<Map<string, string>> {
   return out;
 }
 
+/** Waits until `check` holds, looking every 20 ms, at most `seconds`; whether it held. */
+export async function until(check: () => boolean | Promise<boolean>, seconds = 10): Promise<boolean> {
+  const deadline = performance.now() + seconds * 1000;
+  while (!(await check())) {
+    if (performance.now() > deadline) return false;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  return true;
+}
+
 /** A fresh temporary folder removed when the test ends. */
 export async function scratch(t: { teardown: (fn: () => unknown) => void }, prefix = 'nfv-test-'): Promise<string> {
   const dir = await tempDir(prefix);

@@ -13,7 +13,7 @@ import { LISTENER_SETTINGS, createServer } from '../../src/http/server.js';
 import { MAX_DOCUMENT_BYTES, MAX_HEADER_BYTES, MAX_TLS_FILE_BYTES } from '../../src/model/limits.js';
 import { PUPPETDB_VERSION } from '../../src/ops/inventory.js';
 import { Workspace } from '../../src/store/workspace.js';
-import { answerOf, saidOnStderr, scratch, spawnNfv, type HttpAnswer } from '../helpers.js';
+import { answerOf, saidOnStderr, scratch, spawnNfv, until, type HttpAnswer } from '../helpers.js';
 
 const dir = await scratch(t, 'nfv-tls-');
 
@@ -72,16 +72,6 @@ const CA = await pem('ca.pem');
 const AGENT = { cert: await pem('agent.pem'), key: await pem('agent.key') };
 const ROGUE = { cert: await pem('rogue.pem'), key: await pem('rogue.key') };
 const SERVER = ['--tls-cert', file('server.pem'), '--tls-key', file('server.key')];
-
-/** Waits until `check` holds, looking every 20 ms, at most 10 s; whether it held. */
-async function until(check: () => boolean): Promise<boolean> {
-  const deadline = performance.now() + 10_000;
-  while (!check()) {
-    if (performance.now() > deadline) return false;
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  return true;
-}
 
 interface Running {
   child: ChildProcessWithoutNullStreams;

@@ -11,7 +11,7 @@ import t from 'tap';
 import { execute } from '../../src/ops/operation.js';
 import { OPERATIONS } from '../../src/ops/table.js';
 import { Workspace } from '../../src/store/workspace.js';
-import { BIN, NFV_ARGV, ROOT, cli, fixture, scratch, snapshot } from '../helpers.js';
+import { BIN, NFV_ARGV, ROOT, cli, fixture, scratch, snapshot, until } from '../helpers.js';
 
 const SAMPLE = path.join(ROOT, 'samples', 'office-nat.xml');
 const childEnv = (extra: Record<string, string> = {}) => ({
@@ -31,16 +31,6 @@ function start(args: string[], env: Record<string, string> = {}) {
   child.stderr.on('data', (d) => (out.stderr += d));
   const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
   return { child, out, exited };
-}
-
-/** Waits until `check` holds, looking every 20 ms, at most `seconds`; whether it held. */
-async function until(check: () => boolean | Promise<boolean>, seconds = 10): Promise<boolean> {
-  const deadline = performance.now() + seconds * 1000;
-  while (!(await check())) {
-    if (performance.now() > deadline) return false;
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  return true;
 }
 
 /** Whether process `pid` has a handler for SIGINT (the SigCgt mask of /proc/PID/status). */
