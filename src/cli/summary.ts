@@ -7,7 +7,8 @@ import Table from 'cli-table3';
 import type { FirewallChange, Report } from '../engine/simulate.js';
 import type { NFV, Property } from '../model/types.js';
 import { plural } from '../model/words.js';
-import { reportSummary } from '../ops/network/simulations.js';
+import { hostingSummary, reportSummary } from '../ops/network/simulations.js';
+import type { HostingReport } from '../engine/hosting.js';
 import { plainStyle } from './output.js';
 
 const KIND: Record<Property['name'], string> = {
@@ -76,6 +77,7 @@ export function simulationSummary(nfv: NFV, report: Report): string {
     );
     out.push(table.toString());
   }
+  if (report.hosting && report.hosting.status !== 'none') out.push('', ...hostingLines(report.hosting));
   const notBefore = report.requirements.filter((q) => q.heldBefore === false);
   if (notBefore.length)
     out.push(
@@ -107,4 +109,35 @@ export function simulationSummary(nfv: NFV, report: Report): string {
     out.push('', `${plural(failed.length, 'requirement')} cannot hold:`, table.toString());
   }
   return out.join('\n');
+}
+
+/** The hosting section for a person: the summary line, each active host's load, each LinkMetrics, the conflicts. */
+function hostingLines(h: HostingReport): string[] {
+  const out = [hostingSummary(h)];
+  const usage = ([used, capacity]: readonly [number, number | null]) => `${used}/${capacity ?? '-'}`;
+  const active = (h.hosts ?? []).filter((u) => u.nodes.length > 0);
+  if (active.length) {
+    const table = new Table({
+      head: ['host', 'nodes', 'cores', 'memory', 'disk', 'functions'],
+      style: plainStyle(),
+    });
+    for (const u of active)
+      table.push([u.host, u.nodes.join(' '), usage(u.cores), usage(u.memory), usage(u.diskStorage), usage(u.vnfs)]);
+    out.push(table.toString());
+  }
+  if (h.links?.length) {
+    const table = new Table({ head: ['link', 'latency', 'bound', 'host path', 'status'], style: plainStyle() });
+    for (const l of h.links)
+      table.push([
+        `${l.src} -> ${l.dst}`,
+        l.latency ?? '-',
+        l.reqLatency ?? '-',
+        l.hostPath.join(' ') || '-',
+        l.status,
+      ]);
+    out.push(table.toString());
+  }
+  for (const c of h.conflicts ?? []) out.push(`  ${c.code}: ${c.message}`);
+  for (const cut of h.allocationCuts ?? []) out.push(`  cannot be placed together: ${cut.join(' ')}`);
+  return out;
 }

@@ -13,7 +13,7 @@
  */
 import type { AtomicFlow, FlowModel, Requirement } from './flows.js';
 import { exactCore, exactMaxSat } from './exact.js';
-import { greedyDecisions } from './greedy.js';
+import { greedyDecisions, type GreedyDecisions } from './greedy.js';
 import { SolverTimeout, conflictCore, solveMaxSat, type Lit, type MaxSatProblem } from './maxsat.js';
 import type { NetNode } from './network.js';
 import { contains, ruleBox, type PacketClass } from '../model/space.js';
@@ -33,7 +33,18 @@ export interface Decisions {
   /** Every component's answer was proven minimal. */
   optimal: boolean;
   components: ComponentReport[];
+  /**
+   * The answer's cost, summed over components: new firewalls, rule changes, rules (the soft groups after the
+   * requirements, in order); a fast component counts what its answer uses, as a proven one would.
+   */
+  cost: [newFirewalls: number, changes: number, rules: number];
 }
+
+/**
+ * Allocation cuts (placement.md P8): each a set of decision nodes (places, optional firewalls) that must not all be
+ * used, because together with the mandatory nodes they cannot be placed on the substrate.
+ */
+export type AllocationCut = readonly number[];
 
 /**
  * A deployed firewall after reconfiguration: which of its rules stay (in their order), whether its default action
@@ -120,6 +131,7 @@ function encode(
   members: number[],
   selectors: boolean,
   collapse = true,
+  cuts: readonly AllocationCut[] = [],
 ): Encoding {
   const b = new Builder();
   const used = new Map<number, Term>();
@@ -270,14 +282,16 @@ function encode(
       b.clause([...guard, ...options]);
     }
   }
+  // A cut belongs to the component whose flows reach its nodes (components() keeps a cut's nodes together).
+  for (const cut of cuts) if (cut.every((n) => used.has(n))) b.clause(cut.map((n) => not(used.get(n)!)));
   return { builder: b, used, drop, white, selector, deployed };
 }
 
 const value = (t: Term | undefined, v: boolean[]) =>
   typeof t === 'boolean' ? t : t === undefined ? false : t > 0 ? v[t]! : !v[-t];
 
-/** Requirements that share a decision node solve together; the others are independent. */
-function components(net: NetNode[], model: FlowModel, count: number): number[][] {
+/** Requirements that share a decision node, or decision nodes of one cut, solve together; the others are apart. */
+function components(net: NetNode[], model: FlowModel, count: number, cuts: readonly AllocationCut[]): number[][] {
   const parent = Array.from({ length: count }, (_, k) => k);
   const find = (x: number): number => (parent[x] === x ? x : (parent[x] = find(parent[x]!)));
   const owner = new Map<number, number>();
@@ -292,6 +306,10 @@ function components(net: NetNode[], model: FlowModel, count: number): number[][]
       }
     }
   }
+  for (const cut of cuts) {
+    const owners = cut.map((n) => owner.get(n)).filter((o): o is number => o !== undefined);
+    for (const o of owners.slice(1)) parent[find(o)] = find(owners[0]!);
+  }
   const groups = new Map<number, number[]>();
   for (let r = 0; r < count; r++) (groups.get(find(r)) ?? groups.set(find(r), []).get(find(r))!).push(r);
   return [...groups.values()];
@@ -305,10 +323,29 @@ export interface AllocationTuning {
   collapse: boolean;
 }
 
+/** Soft literals of the groups after the requirements that the values leave false: what the answer costs. */
+function costOf(b: Builder, value: (lit: Lit) => boolean): [number, number, number] {
+  const unmet = (group: number) => b.soft[group]!.filter((lit) => !value(lit)).length;
+  return [unmet(NEW_FIREWALLS), unmet(CHANGES), unmet(RULES)];
+}
+
+/** What a fast answer costs, counted as the soft groups count: costly nodes used, classes against the default. */
+function fastCost(net: NetNode[], fast: GreedyDecisions): [number, number, number] {
+  const firewalls = [...fast.used].filter((n) => net[n]!.costly).length;
+  let rules = 0;
+  for (const [n, drops] of fast.drops) {
+    const whitelist = fast.whitelist.get(n) ?? true;
+    for (const drop of drops.values()) if (drop !== whitelist) rules++;
+  }
+  return [firewalls, 0, rules];
+}
+
 /**
  * Decides every component: directly when nothing is to be decided; else proven minimal, by our own solver when the
  * component is small enough for it and by Z3 otherwise, while the proof budget (`proofMs`, shared by all components)
  * lasts; else by the fast answer, or when that cannot meet every requirement, by Z3 again within the time limit.
+ * `cuts` (P8) are hard: with them, places that see the same flows are no longer interchangeable (their hosts may
+ * differ), so nothing is collapsed, and the fast answer, which knows nothing of cuts, is not used.
  */
 export async function allocatePlaces(
   net: NetNode[],
@@ -317,6 +354,7 @@ export async function allocatePlaces(
   timeoutMs: number,
   tuning: AllocationTuning = { decompose: true, collapse: true },
   proofMs = timeoutMs,
+  cuts: readonly AllocationCut[] = [],
 ): Promise<Decisions> {
   const decisions: Decisions = {
     satisfied: reqs.map(() => true),
@@ -327,13 +365,16 @@ export async function allocatePlaces(
     revisions: new Map(),
     optimal: true,
     components: [],
+    cost: [0, 0, 0],
   };
+  const addCost = (cost: readonly number[]) => cost.forEach((c, k) => (decisions.cost[k] += c));
+  const collapse = tuning.collapse && cuts.length === 0;
   const deadline = Date.now() + timeoutMs;
   const proofDeadline = Date.now() + Math.min(proofMs, timeoutMs);
-  const groups = tuning.decompose ? components(net, model, reqs.length) : [reqs.map((_, k) => k)];
+  const groups = tuning.decompose ? components(net, model, reqs.length, cuts) : [reqs.map((_, k) => k)];
   for (const members of groups) {
     const started = performance.now();
-    let enc = encode(net, model, reqs, members, false, tuning.collapse);
+    let enc = encode(net, model, reqs, members, false, collapse, cuts);
     const encoding = Math.round(performance.now() - started) / 1000;
     const done = (method: ComponentReport['method']) =>
       decisions.components.push({
@@ -373,12 +414,14 @@ export async function allocatePlaces(
       return undefined;
     });
     if (answer === undefined) {
-      // The fast answer knows nothing of rules to keep: a reconfiguration waits for the solver.
-      const fast = enc.deployed.size > 0 ? undefined : greedyDecisions(net, reqs, model, members);
+      // The fast answer knows nothing of rules to keep nor of cuts: a reconfiguration, or a cut, waits for the solver.
+      const cut = cuts.some((c) => c.every((n) => enc.used.has(n)));
+      const fast = enc.deployed.size > 0 || cut ? undefined : greedyDecisions(net, reqs, model, members);
       if (fast) {
         for (const n of fast.used) decisions.used.add(n);
         for (const [n, d] of fast.drops) decisions.drops.set(n, d);
         for (const [n, w] of fast.whitelist) decisions.whitelist.set(n, w);
+        addCost(fastCost(net, fast));
         decisions.optimal = false;
         done('fast');
         continue;
@@ -386,7 +429,7 @@ export async function allocatePlaces(
       answer = await optimum(enc.builder.problem(false), deadline);
     }
     if (answer.status === 'unsat') {
-      enc = encode(net, model, reqs, members, true, tuning.collapse);
+      enc = encode(net, model, reqs, members, true, collapse, cuts);
       const problem = enc.builder.problem(true);
       answer = await optimum(problem, deadline);
       const v = answer.value;
@@ -401,6 +444,7 @@ export async function allocatePlaces(
       }
     }
     const v = answer.value;
+    addCost(costOf(enc.builder, (lit) => value(lit, v)));
     for (const [n, t] of enc.used) if (value(t, v)) decisions.used.add(n);
     for (const [key, t] of enc.drop) {
       const [n, c] = key.split(':').map(Number) as [number, number];

@@ -43,12 +43,18 @@ export interface NetNode {
 
 const AP_PREFIX = '20.0.0.';
 
-/** Inserts an allocation place on every link of a service graph, except forbidden ones; forced ones get a firewall. */
-export function expandServiceGraph(graph: Graph, constraints: Constraints | undefined): void {
+/**
+ * Inserts an allocation place on every link of a service graph, except forbidden ones; forced ones get a firewall.
+ * Places are named 20.0.0.k with the least k free in the graph, as VEREFOO does, or free in `taken` (names of every
+ * graph, added to as places are named) when places of several graphs must differ (placement.md P1). Returns the
+ * places added.
+ */
+export function expandServiceGraph(graph: Graph, constraints: Constraints | undefined, taken?: Set<string>): Node[] {
   const rules = constraints?.allocationConstraints?.allocationConstraint ?? [];
   const ruleFor = (a: string, b: string) =>
     rules.find((r) => (r.nodeA === a && r.nodeB === b) || (r.nodeA === b && r.nodeB === a))?.type;
-  const used = new Set(graph.node.map((n) => n.name));
+  const used = taken ?? new Set<string>();
+  for (const n of graph.node) used.add(n.name);
   const byName = new Map(graph.node.map((n) => [n.name, n]));
   let k = 0;
   const added: Node[] = [];
@@ -82,6 +88,7 @@ export function expandServiceGraph(graph: Graph, constraints: Constraints | unde
     }
   }
   graph.node.push(...added);
+  return added;
 }
 
 /** Replaces each requirement whose src or dst is a network (a -1 octet) by one copy per end host inside it. */

@@ -4,10 +4,11 @@
  */
 import { parseAddress } from '../model/address.js';
 import { badRequest, quote } from '../model/errors.js';
-import type { Elements, Graph, NFV, Node, Property } from '../model/types.js';
+import type { Elements, Graph, NFV, Property } from '../model/types.js';
 import {
   allocatePlaces,
   firstMatchDrops,
+  type AllocationCut,
   type AllocationTuning,
   type ComponentReport,
   type Decisions,
@@ -19,6 +20,8 @@ import { computeFlows, type AtomicFlow, type FlowModel, type Requirement, type R
 import { buildNetwork, expandServiceGraph, expandWildcards, pathsBetween, type NetNode } from './network.js';
 import { coveringRules, synthesiseRules } from './rules.js';
 import { contains, ruleBox } from '../model/space.js';
+import { placeJointly, writeHosts, type HostingReport, type ResultShape } from './hosting.js';
+import { definePlacement, placementInput } from './placement/index.js';
 
 export { ALGORITHMS, type Algorithm } from '../model/limits.js';
 
@@ -87,6 +90,8 @@ export interface Timings {
   paths: number;
   flows: number;
   solving: number;
+  /** Placing on the substrate (allocations again after a cut count as solving). */
+  placing: number;
   writing: number;
   components: ComponentReport[];
 }
@@ -104,6 +109,8 @@ export interface Report {
   changes?: number;
   requirements: RequirementReport[];
   placements: FirewallReport[];
+  /** Where the functions run on the substrate (placement.md P9); status "none" without Hosts. */
+  hosting: HostingReport;
   timings: Timings;
 }
 
@@ -251,24 +258,74 @@ function redeploy(
   };
 }
 
-/** Removes unused optional firewalls; along each path through one, its surviving neighbours are linked directly. */
-function relink(graph: Graph, net: NetNode[], reqs: Requirement[], removed: Set<number>): void {
-  const link = (from: Node, to: string) => {
-    if (!(from.neighbour ?? []).some((nb) => nb.name === to)) (from.neighbour ??= []).push({ name: to });
-  };
+/** The links written around removed optional firewalls: neighbours along each requirement path, both ways. */
+function relinkedPairs(net: NetNode[], reqs: Requirement[], removed: ReadonlySet<number>): [number, number][] {
+  const pairs: [number, number][] = [];
   for (const path of reqs.flatMap((r) => r.paths)) {
     const kept = path.filter((k) => !removed.has(k));
     if (kept.length === path.length) continue;
-    for (let i = 0; i + 1 < kept.length; i++) {
-      const a = net[kept[i]!]!;
-      const b = net[kept[i + 1]!]!;
-      link(a.node, b.name);
-      link(b.node, a.name);
-    }
+    for (let i = 0; i + 1 < kept.length; i++) pairs.push([kept[i]!, kept[i + 1]!], [kept[i + 1]!, kept[i]!]);
+  }
+  return pairs;
+}
+
+/** Removes unused optional firewalls; along each path through one, its surviving neighbours are linked directly. */
+function relink(graph: Graph, net: NetNode[], reqs: Requirement[], removed: Set<number>): void {
+  for (const [a, b] of relinkedPairs(net, reqs, removed)) {
+    const from = net[a]!.node;
+    if (!(from.neighbour ?? []).some((nb) => nb.name === net[b]!.name))
+      (from.neighbour ??= []).push({ name: net[b]!.name });
   }
   const gone = new Set([...removed].map((k) => net[k]!.name));
   graph.node = graph.node.filter((n) => !gone.has(n.name));
   for (const n of graph.node) if (n.neighbour) n.neighbour = n.neighbour.filter((nb) => !gone.has(nb.name));
+}
+
+/** One simulated graph between its expansion and its written result. */
+interface GraphWork {
+  graph: Graph;
+  net: NetNode[];
+  reqs: Requirement[];
+  model: FlowModel;
+}
+
+/** Places and optional firewalls on some requirement's path: what an allocation decides. */
+function decisionNodes(w: GraphWork): Set<number> {
+  return new Set(w.reqs.flatMap((r) => r.paths.flatMap((p) => p.slice(1, -1))).filter((n) => w.net[n]!.optional));
+}
+const decisionSets = new WeakMap<GraphWork, Set<number>>();
+
+function decisionsOf(w: GraphWork): Set<number> {
+  let nodes = decisionSets.get(w);
+  if (!nodes) decisionSets.set(w, (nodes = decisionNodes(w)));
+  return nodes;
+}
+
+/** Names of the places and optional firewalls an allocation uses (P8's S, for one graph). */
+function decisionNames(w: GraphWork, d: Decisions): string[] {
+  return [...decisionsOf(w)].filter((n) => d.used.has(n)).map((n) => w.net[n]!.name);
+}
+
+/** The result graph's shape as writeGraph will leave it: optional firewalls removed, their neighbours relinked. */
+function resultShape(w: GraphWork, d: Decisions): ResultShape {
+  const removed = new Set([...decisionsOf(w)].filter((n) => !d.used.has(n) && w.net[n]!.role !== 'place'));
+  const name = (k: number) => w.net[k]!.name;
+  return {
+    gone: [...removed].map(name),
+    links: relinkedPairs(w.net, w.reqs, removed).map(([a, b]) => [name(a), name(b)]),
+  };
+}
+
+/** Optional firewalls no allocation decides (no requirement passes them): they stay in the result, so are placed. */
+function keptAlways(nfv: NFV, works: readonly GraphWork[]): string[] {
+  const optional = new Set(
+    (nfv.constraints?.nodeConstraints?.nodeMetrics ?? []).filter((m) => m.optional === true).map((m) => m.node),
+  );
+  const decided = new Set(works.flatMap((w) => [...decisionNodes(w)].map((n) => w.net[n]!.name)));
+  const kept = (nfv.graphs.graph ?? []).flatMap((g) =>
+    g.node.filter((n) => n.functionalType === 'FIREWALL' && optional.has(n.name) && !decided.has(n.name)),
+  );
+  return [...new Set(kept.map((n) => n.name))];
 }
 
 const sameRequirement = (a: Property, b: Property) =>
@@ -301,7 +358,16 @@ export async function simulate(input: NFV, options: SimulateOptions = {}): Promi
   if (!ALGORITHMS.includes(algorithm)) throw badRequest(`algorithm: ${quote(algorithm)} is not AP or MF`);
   const timeoutMs = (options.timeoutSeconds ?? DEFAULT_TIMEOUT_SECONDS) * 1000;
   const onPhase = options.onPhase ?? (() => undefined);
-  const timings: Timings = { parse: 0, expansion: 0, paths: 0, flows: 0, solving: 0, writing: 0, components: [] };
+  const timings: Timings = {
+    parse: 0,
+    expansion: 0,
+    paths: 0,
+    flows: 0,
+    solving: 0,
+    placing: 0,
+    writing: 0,
+    components: [],
+  };
   type Phase = Exclude<keyof Timings, 'components' | 'parse'>;
   let current: Phase | undefined;
   let since = performance.now();
@@ -320,30 +386,72 @@ export async function simulate(input: NFV, options: SimulateOptions = {}): Promi
   const deadline = Date.now() + timeoutMs;
   const proofDeadline = Date.now() + Math.min(timeoutMs, (options.proofSeconds ?? PROOF_SECONDS) * 1000);
 
+  const hosted = (nfv.hosts?.host?.length ?? 0) > 0;
+  // With a substrate the places of all graphs are one set of nodes: their names must differ (P1).
+  const taken = hosted ? new Set((nfv.graphs.graph ?? []).flatMap((g) => g.node.map((n) => n.name))) : undefined;
+  const works: GraphWork[] = [];
+  const forced: string[] = [];
   for (const graph of nfv.graphs.graph ?? []) {
     const own = nfv.propertyDefinition.property.filter((p) => p.graph === graph.id);
     if (own.length === 0) continue;
     phase('expansion');
-    if (graph.serviceGraph) expandServiceGraph(graph, nfv.constraints);
+    if (graph.serviceGraph)
+      for (const place of expandServiceGraph(graph, nfv.constraints, taken))
+        if (place.functionalType) forced.push(place.name);
     const expanded = expandWildcards(graph, own);
     const net = buildNetwork(graph, nfv.constraints, options.reconfigure);
     phase('paths');
     const reqs = requirementsOf(graph, net, expanded, nfv);
     phase('flows');
-    const model = computeFlows(net, reqs);
+    works.push({ graph, net, reqs, model: computeFlows(net, reqs) });
+  }
+  // The substrate's static checks (P10) come before any solving.
+  const problem = hosted ? definePlacement(placementInput(nfv, [], new Set(forced))) : undefined;
+  const allocate = async (w: GraphWork, cuts: readonly AllocationCut[] = []) => {
     phase('solving');
     const decisions = await allocatePlaces(
-      net,
-      reqs,
-      model,
+      w.net,
+      w.reqs,
+      w.model,
       Math.max(1, deadline - Date.now()),
       options.tuning,
       Math.max(1, proofDeadline - Date.now()),
+      cuts,
     ).catch((e: unknown) => {
       throw e instanceof SolverTimeout ? new SolverTimeout(timeoutMs / 1000) : e;
     });
-    optimal &&= decisions.optimal;
     timings.components.push(...decisions.components);
+    return decisions;
+  };
+  let chosen: Decisions[] = [];
+  for (const w of works) chosen.push(await allocate(w));
+  let hosting: HostingReport = { status: 'none' };
+  if (problem) {
+    phase('placing');
+    const joint = await placeJointly(
+      {
+        problem,
+        graphs: works.map((w) => ({
+          net: w.net,
+          usedNames: (d) => decisionNames(w, d),
+          shape: (d) => resultShape(w, d),
+        })),
+        always: [...forced, ...keptAlways(nfv, works)],
+        allocate: (k, cuts) => allocate(works[k]!, cuts),
+        deadline,
+      },
+      chosen,
+    ).catch((e: unknown) => {
+      throw e instanceof SolverTimeout ? new SolverTimeout(timeoutMs / 1000) : e;
+    });
+    chosen = joint.decisions;
+    hosting = joint.hosting;
+    if (joint.placement) writeHosts(nfv, joint.placement);
+  }
+  works.forEach((w, k) => {
+    const { graph, net, reqs, model } = w;
+    const decisions = chosen[k]!;
+    optimal &&= decisions.optimal;
     phase('writing');
     const initial = options.reconfigure ? (nfv.initialProperty?.property ?? []) : [];
     const heldBefore = (r: Requirement) =>
@@ -366,9 +474,9 @@ export async function simulate(input: NFV, options: SimulateOptions = {}): Promi
         ...heldBefore(r),
       });
     }
-  }
+  });
   phase();
-  for (const key of ['expansion', 'paths', 'flows', 'solving', 'writing'] as const)
+  for (const key of ['expansion', 'paths', 'flows', 'solving', 'placing', 'writing'] as const)
     timings[key] = Math.round(timings[key] * 1000) / 1000;
   // Properties of graphs that were not simulated keep their place after the others.
   const simulated = new Set(requirements.map((r) => r.graph));
@@ -390,6 +498,7 @@ export async function simulate(input: NFV, options: SimulateOptions = {}): Promi
       changes: options.reconfigure ? placements.reduce((sum, p) => sum + (p.change?.changes ?? 0), 0) : undefined,
       requirements,
       placements,
+      hosting,
       timings,
     },
   };

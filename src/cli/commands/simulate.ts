@@ -10,6 +10,7 @@ import {
   simulationsDeleteAll,
   simulationsGet,
   simulationsReport,
+  answerHolds,
 } from '../../ops/network/simulations.js';
 import path from 'node:path';
 import Table from 'cli-table3';
@@ -52,7 +53,9 @@ interface SimulateOptions {
 function sayTimings(self: Command, r: Report): void {
   const t = r.timings;
   if (!globals(self).verbose || !t) return;
-  const phases = (['parse', 'expansion', 'paths', 'flows', 'solving', 'writing'] as const).map((k) => `${k} ${t[k]} s`);
+  const phases = (['parse', 'expansion', 'paths', 'flows', 'solving', 'placing', 'writing'] as const).map(
+    (k) => `${k} ${t[k]} s`,
+  );
   say(`engine: ${phases.join(', ')}`);
   t.components.forEach((c, k) =>
     say(
@@ -103,7 +106,7 @@ export const simulateCommand = new Command('simulate')
       if (!outcome.ok) return;
       summarise(outcome.reply, seconds());
       sayTimings(self, outcome.reply.report);
-      state.exitCode = outcome.reply.report.verdict === 'SAT' ? EXIT.ok : EXIT.unsatisfied;
+      state.exitCode = answerHolds(outcome.reply.report) ? EXIT.ok : EXIT.unsatisfied;
       return;
     }
     const body = await readInput(file);
@@ -141,7 +144,7 @@ async function showResult(
   sayTimings(self, report);
   const stored = outcome.reply.links?.find((l) => l.rel === 'simulation');
   if (stored) say(`stored as ${stored.href}`);
-  state.exitCode = report.verdict === 'SAT' ? EXIT.ok : EXIT.unsatisfied;
+  state.exitCode = answerHolds(report) ? EXIT.ok : EXIT.unsatisfied;
 }
 
 /** `simulations reconfigure SMID -f REQUIREMENTS`: new requirements against a stored result, stored anew. */

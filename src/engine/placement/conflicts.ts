@@ -112,17 +112,19 @@ export type CutOutcome =
 /**
  * P8 step 3: the allocation `candidates` (places and optional firewalls used) cannot be placed; which of them cannot
  * be used together with the mandatory nodes. Deletion in document order: an element goes when the rest still
- * cannot be placed. An empty cut: the mandatory nodes alone cannot be placed, so no allocation can.
+ * cannot be placed. An empty cut: the mandatory nodes alone cannot be placed, so no allocation can. `always`: places
+ * every allocation uses (forced by an allocation constraint), never part of a cut.
  */
 export function minimalCut(
   problem: PlacementProblem,
   graph: HostGraph,
   candidates: readonly string[],
   limits: SearchLimits,
+  always: readonly string[] = [],
 ): CutOutcome {
   const run = sharedBudget(limits);
   const test = (names: readonly string[]) =>
-    run((budget) => feasibility(withAllocation(problem, names), graph, budget));
+    run((budget) => feasibility(withAllocation(problem, [...always, ...names]), graph, budget));
   const first = test(candidates);
   if (first !== 'infeasible') return first === 'placed' ? { status: 'placeable' } : { status: 'timeout' };
   let cut = [...new Set(candidates)].sort((a, b) => problem.nodeIndex.get(a)! - problem.nodeIndex.get(b)!);

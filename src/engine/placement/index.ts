@@ -31,6 +31,7 @@ export type {
   PlacementGraphNode,
   PlacementInput,
   PlacementProblem,
+  Relinked,
 } from './input.js';
 export type { Conflict, ConflictCode } from './bounds.js';
 export type { CutOutcome } from './conflicts.js';
@@ -132,12 +133,13 @@ export function isPlaceable(
 /**
  * P8 step 3 for the allocate-place-cut loop: given the allocation `candidates` that cannot be placed, a subset C
  * minimal by deletion that cannot be placed with the mandatory nodes; the engine then forbids using all of C.
- * An empty cut means no allocation can be placed.
+ * An empty cut means no allocation can be placed. `always`: places every allocation uses, never cut.
  */
 export function minimalConflict(
   problem: PlacementProblem,
   candidates: readonly string[],
   options: PlacementOptions = {},
+  always: readonly string[] = [],
 ): CutOutcome {
-  return minimalCut(problem, graphOf(problem), candidates, limitsOf(options));
+  return minimalCut(problem, graphOf(problem), candidates, limitsOf(options), always);
 }

@@ -111,6 +111,17 @@ export interface PlacementProblem {
   linkMetrics: readonly LinkMetricsSpec[];
   /** Node indices of the allocation S. */
   used: ReadonlySet<number>;
+  /** Where the result graph differs from the input's (P6), for the allocation S. */
+  relinked?: Relinked;
+}
+
+/**
+ * The result graph's shape: removed optional firewalls are not traversed, and the links the engine writes around
+ * them (along requirement paths only, as VEREFOO does) are followed instead.
+ */
+export interface Relinked {
+  gone: ReadonlySet<number>;
+  extra: ReadonlyMap<number, readonly number[]>;
 }
 
 /** Routes per LinkMetrics entry beyond which the input is refused rather than checked route by route. */
@@ -305,8 +316,9 @@ function routesOf(nodes: readonly NodeSpec[], src: number, dst: number, what: st
         if (routes.length > MAX_ROUTES) throw badRequest(`${what} has more than ${MAX_ROUTES} routes`);
         continue;
       }
-      const kind = nodes[next]!.kind;
-      if (onPath.has(next) || (kind !== 'place' && kind !== 'optional')) continue;
+      // Inner nodes: what the allocation decides, and firewalls (an allocated one, resubmitted, is a FIREWALL).
+      const { kind, type } = nodes[next]!;
+      if (onPath.has(next) || (kind !== 'place' && kind !== 'optional' && type !== 'FIREWALL')) continue;
       onPath.add(next);
       stack.push(next);
       walk(next);
@@ -379,9 +391,20 @@ export function definePlacement(input: PlacementInput): PlacementProblem {
 }
 
 /** The same checked problem with another allocation S (node names of places and optional firewalls). */
-export function withAllocation(problem: PlacementProblem, used: readonly string[]): PlacementProblem {
-  return { ...problem, used: allocationOf(used, problem.nodes, problem.nodeIndex) };
+export function withAllocation(
+  problem: PlacementProblem,
+  used: readonly string[],
+  relinked?: Relinked,
+): PlacementProblem {
+  return { ...problem, used: allocationOf(used, problem.nodes, problem.nodeIndex), ...(relinked ? { relinked } : {}) };
 }
+
+/**
+ * A place an earlier answer left unused: the forwarder the engine writes there (P2, transparent), so that a result
+ * submitted again is placed as it was.
+ */
+const isUnusedPlace = (n: Graph['node'][number]) =>
+  n.functionalType === 'FORWARDER' && n.configuration?.name === 'ForwardConf';
 
 /**
  * The placement input of an NFV whose graphs are expanded (service graphs with their places), before the result is
@@ -396,7 +419,7 @@ export function placementInput(
   const metrics = nfv.constraints?.nodeConstraints?.nodeMetrics ?? [];
   const optional = new Set(metrics.filter((m) => m.optional === true).map((m) => m.node));
   const kindOf = (n: Graph['node'][number]): NodeKind => {
-    if (n.functionalType === undefined || places.has(n.name)) return 'place';
+    if (n.functionalType === undefined || places.has(n.name) || isUnusedPlace(n)) return 'place';
     if (END_HOSTS.has(n.functionalType)) return 'endhost';
     return n.functionalType === 'FIREWALL' && optional.has(n.name) ? 'optional' : 'function';
   };

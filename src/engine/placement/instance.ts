@@ -48,18 +48,23 @@ export function instanceOf(problem: PlacementProblem): Instance {
   const placed = problem.nodes.filter((_, k) => roles[k] === 'placed').map((n) => n.index);
   const position = new Int32Array(problem.nodes.length).fill(-1);
   placed.forEach((k, p) => (position[k] = p));
+  const { relinked } = problem;
+  const next = (k: number) =>
+    relinked
+      ? [...problem.nodes[k]!.next.filter((x) => !relinked.gone.has(x)), ...(relinked.extra.get(k) ?? [])]
+      : problem.nodes[k]!.next;
   // Links: from each placed node through transparent nodes to the next placed ones; end hosts never forward.
   const links: [number, number][] = [];
   for (const u of placed) {
     const seen = new Set<number>([u]);
     const targets = new Set<number>();
-    const stack = [...problem.nodes[u]!.next];
+    const stack = [...next(u)];
     while (stack.length) {
       const w = stack.pop()!;
       if (seen.has(w)) continue;
       seen.add(w);
       if (roles[w] === 'placed') targets.add(position[w]!);
-      else if (roles[w] === 'transparent') stack.push(...problem.nodes[w]!.next);
+      else if (roles[w] === 'transparent') stack.push(...next(w));
     }
     for (const v of [...targets].sort((a, b) => a - b)) links.push([position[u]!, v]);
   }

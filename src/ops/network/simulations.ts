@@ -2,7 +2,7 @@
  * `/adp/simulations`: run the engine on an NFV (all-in-one) or on stored resources (byParams), store the results,
  * read and delete them. Reads never solve.
  */
-import { EmptyCollection, badRequest, interrupted, notFound, quote } from '../../model/errors.js';
+import { EmptyCollection, badRequest, clip, interrupted, notFound, quote } from '../../model/errors.js';
 import { NfvType, PropertyDefinitionType } from '../../model/resources.js';
 import { FUNCTIONAL_TYPES } from '../../model/resources.js';
 import type { Elements, Graph, NFV, Node, Property } from '../../model/types.js';
@@ -14,6 +14,7 @@ import type {
   RequirementReport,
   SimulationResult,
 } from '../../engine/simulate.js';
+import type { HostingReport } from '../../engine/hosting.js';
 import { ALGORITHMS, DEFAULT_TIMEOUT_SECONDS, MAX_TIMEOUT_SECONDS, type Algorithm } from '../../model/limits.js';
 import { parseId } from '../../model/ids.js';
 import { plural } from '../../model/words.js';
@@ -72,20 +73,39 @@ export interface SimulationReply<C> extends EnvelopeReply<C> {
   summary: string;
 }
 
-/** The reply of a simulation: `content` (the result NFV, or the stored id), and the summary of its report. */
+/** Where the functions run, in a few words: "hosting: 4 active hosts, total latency 119 (optimal)". */
+export function hostingSummary(h: HostingReport): string {
+  if (h.status === 'infeasible') return `hosting: INFEASIBLE: ${clip(h.conflicts?.[0]?.message ?? 'no placement')}`;
+  if (h.status === 'none' || !h.objective) return 'hosting: none (no substrate hosts)';
+  const { activeHosts, totalLatency } = h.objective;
+  const proof = h.optimal ? 'optimal' : `not proven optimal; at least ${h.lowerBound?.activeHosts ?? '?'} hosts`;
+  return `hosting: ${plural(activeHosts, 'active host')}, total latency ${totalLatency} (${proof})`;
+}
+
+/** The answer meets everything asked: every requirement holds and, with a substrate, it is placed (exit 0). */
+export const answerHolds = (r: Report) => r.verdict === 'SAT' && r.hosting?.status !== 'infeasible';
+
 /** A report in one line, the same words on a terminal, on stderr and in the X-Nfv-Summary header. */
 export const reportSummary = (r: Report) =>
   `${r.satisfied}/${r.properties} requirements hold; ` +
   `${plural(r.firewalls, 'firewall')} (${r.allocated} placed); ${plural(r.rules, 'rule')}` +
   (r.changes === undefined ? '' : `; ${plural(r.changes, 'rule change')}`) +
-  (r.optimal === false ? '; not proven minimal (optimal="false"): fewer may do' : '');
+  (r.optimal === false ? '; not proven minimal (optimal="false"): fewer may do' : '') +
+  (r.hosting && r.hosting.status !== 'none' ? `; ${hostingSummary(r.hosting)}` : '');
 
 function resultReply<C>(r: Report, content: C, stored?: number): SimulationReply<C> {
   const summary = reportSummary(r);
+  const hosting = r.hosting ?? { status: 'none' };
   return {
     kind: 'envelope',
     content: [content],
-    headers: { 'X-Nfv-Verdict': r.verdict, 'X-Nfv-Optimal': String(r.optimal !== false), 'X-Nfv-Summary': summary },
+    headers: {
+      'X-Nfv-Verdict': r.verdict,
+      'X-Nfv-Optimal': String(r.optimal !== false),
+      'X-Nfv-Summary': summary,
+      'X-Nfv-Hosting': hosting.status,
+      ...(hosting.objective ? { 'X-Nfv-Active-Hosts': String(hosting.objective.activeHosts) } : {}),
+    },
     links: stored === undefined ? undefined : [{ rel: 'simulation', href: `/adp/simulations/${stored}` }],
     report: r,
     summary,

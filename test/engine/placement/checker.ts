@@ -36,6 +36,9 @@ interface Derived {
 
 const pair = (a: string, b: string) => `${a}\u0000${b}`;
 
+/** A LinkMetrics route may pass places, optional firewalls and firewalls (P7; a resubmitted allocated one). */
+const isInner = (n: CheckNode) => n.kind === 'place' || n.kind === 'optional' || n.type === 'FIREWALL';
+
 /** value <= limit * cpu * 1e9 for cpu read as the decimal it prints as: compared as fractions over BigInt. */
 function runsInTime(ops: number, limit: number | undefined, cpu: number): boolean {
   if (limit === undefined) return true;
@@ -161,7 +164,7 @@ function derive(input: PlacementInput): Derived {
     const walk = (path: string[]) => {
       for (const x of nodes.get(path.at(-1)!)!.next) {
         if (x === m.dst) routes.push([...path, x]);
-        else if (!path.includes(x) && ['place', 'optional'].includes(nodes.get(x)!.kind)) walk([...path, x]);
+        else if (!path.includes(x) && isInner(nodes.get(x)!)) walk([...path, x]);
       }
     };
     walk([m.src]);
