@@ -206,7 +206,7 @@ function requestHandler(ws: Workspace, options: ServerOptions): http.RequestList
     const length = bytes?.length ?? 0;
     if (!res.destroyed) {
       res.writeHead(rendered.status, {
-        ...rendered.headers,
+        ...asciiHeaders(rendered.headers),
         ...(noBody ? {} : { 'Content-Type': `${rendered.mediaType}; charset=utf-8`, 'Content-Length': length }),
         ...(outcome.status === 405 ? { Allow: allowHeader(table, target) } : {}),
         ...(outcome.status === 503 ? { 'Retry-After': '1' } : {}),
@@ -218,6 +218,17 @@ function requestHandler(ws: Workspace, options: ServerOptions): http.RequestList
     const request = `${req.socket.remoteAddress ?? '-'} ${req.method} ${target.slice(0, 200)}`;
     options.log?.(`${new Date().toISOString()} ${request} ${rendered.status} ${length} ${ms}ms`);
   };
+}
+
+/**
+ * Header values are ASCII on the wire (Node refuses others, and a line break would end the header): a summary that
+ * quotes a user's name keeps its words, with "..." for the cut mark and "?" for anything else; the body has it whole.
+ */
+function asciiHeaders(headers: Readonly<Record<string, string>>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(headers))
+    out[name] = value.replaceAll('\u2026', '...').replace(/[^\x20-\x7e]/g, '?');
+  return out;
 }
 
 export interface Listening {

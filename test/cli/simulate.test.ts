@@ -103,3 +103,25 @@ t.test(
     t.equal((await runIn(['deploy', 'iptables', '--from', '1', '2'])).code, 2, 'the node is required');
   },
 );
+
+t.test('a substrate: the hosting summary on stderr; infeasible exits 1 with the hosts as given', async (t) => {
+  const centre = path.join('samples', 'data-centre.xml');
+  const r = await run(['simulate', '--store', centre]);
+  t.equal(r.code, 0, r.stderr);
+  t.match(r.stderr, /^SAT: 7\/7 requirements hold; .*; hosting: 6 active hosts, total latency 28 \(optimal\); /);
+  t.match(r.stdout, /<Host name="core1" [^>]*active="true"[^>]*>[\s\S]*?<NodeRef node="172\.16\.0\.1"\/>/);
+  // The inputs just stored are the newest of each kind.
+  const newest = async (target: string, ids: (content: never) => number[]) =>
+    String(Math.max(...ids(JSON.parse((await run(['request', 'GET', target])).stdout).content[0])));
+  const gid = await newest('/adp/graphs', (c: { graph: { id: number }[] }) => c.graph.map((g) => g.id));
+  const rid = await newest('/adp/requirements', (c: { id: number }[]) => c.map((r) => r.id));
+  const sid = await newest('/adp/substrates', (c: number[]) => c);
+  const stored = await run(['simulate', '--gid', gid, '--rid', rid, '--sid', sid]);
+  t.equal(stored.code, 0, stored.stderr);
+  t.match(stored.stderr, /hosting: 6 active hosts, total latency 28 \(optimal\)/);
+  const text = (await readFile(centre, 'utf8')).replaceAll('<SupportedVNF functional_type="LOADBALANCER"/>', '');
+  const infeasible = await run(['simulate', '-'], text);
+  t.equal(infeasible.code, 1);
+  t.match(infeasible.stderr, /^SAT: .*hosting: INFEASIBLE: 10\.0\.0\.1 \(LOADBALANCER\) fits no host/);
+  t.notMatch(infeasible.stdout, /active="true"|<NodeRef/, 'no partial placement');
+});

@@ -139,3 +139,44 @@ t.test('reconfiguration: REACT=true or reconfigure=true, then new requirements a
   t.equal((await call('GET', `/adp/simulations/${smid}/change/${later}?node=9.9.9.9`)).status, 404);
   t.equal((await call('POST', `/adp/simulations/999/reconfigure`, JSON.stringify(wanted))).status, 404);
 });
+
+t.test('a substrate in the NFV: placed, with X-Nfv-Hosting; byParams?sid places on the stored substrate', async (t) => {
+  const centre = await readFile(path.join(ROOT, 'samples', 'data-centre.xml'), 'utf8');
+  const r = await call('POST', '/adp/simulations', centre);
+  t.equal(r.status, 200);
+  t.equal(r.headers.get('x-nfv-hosting'), 'placed');
+  t.equal(r.headers.get('x-nfv-active-hosts'), '6');
+  t.match(r.headers.get('x-nfv-summary'), /; hosting: 6 active hosts, total latency 28 \(optimal\)$/);
+  const hosts = r.json.content[0].hosts.host as { name: string; active: boolean; nodeRef?: { node: string }[] }[];
+  t.same(
+    hosts.filter((h) => h.active).map((h) => h.name),
+    ['internet', 'admin', 'web1', 'web2', 'db', 'core1'],
+  );
+  const stored = r.json.links.find((l: { rel: string }) => l.rel === 'simulation').href as string;
+  const report = (await call('GET', `${stored}/report`)).json;
+  t.equal(report.hosting.status, 'placed');
+  // The stored inputs are the newest graph, requirement set and substrate.
+  const list = async (collection: string) => (await call('GET', collection)).json.content[0];
+  const gid = Math.max(...(await list('/adp/graphs')).graph.map((g: { id: number }) => g.id));
+  const rid = Math.max(...(await list('/adp/requirements')).map((r: { id: number }) => r.id));
+  const sid = Math.max(...((await list('/adp/substrates')) as number[]));
+  const byParams = await call('POST', `/adp/simulations/byParams?gid=${gid}&rid=${rid}&sid=${sid}`);
+  t.equal(byParams.status, 200);
+  t.equal(byParams.headers.get('x-nfv-hosting'), 'placed');
+  const again = (await call('GET', `/adp/simulations/${byParams.json.content[0]}/report`)).json;
+  t.same(again.hosting.objective, report.hosting.objective, 'the stored substrate gives the same placement');
+  const storedHosts = (await call('GET', `/adp/substrates/${sid}/hosts`)).json.content[0].host;
+  t.notOk(
+    storedHosts.some((h: { active?: boolean; nodeRef?: unknown }) => h.active !== undefined || h.nodeRef),
+    'the stored substrate stays as given',
+  );
+
+  // No middlebox runs a load balancer: infeasible, the security answer, the hosts as given, still 200.
+  const noBalancer = centre.replaceAll('<SupportedVNF functional_type="LOADBALANCER"/>', '');
+  const infeasible = await call('POST', '/adp/simulations?store=false', noBalancer);
+  t.equal(infeasible.status, 200);
+  t.equal(infeasible.headers.get('x-nfv-hosting'), 'infeasible');
+  t.equal(infeasible.headers.get('x-nfv-verdict'), 'SAT');
+  t.match(infeasible.headers.get('x-nfv-summary'), /hosting: INFEASIBLE: 10\.0\.0\.1 \(LOADBALANCER\) fits no host/);
+  t.notOk(infeasible.json.content[0].hosts.host.some((h: { active?: boolean }) => h.active));
+});
