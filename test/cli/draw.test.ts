@@ -67,3 +67,20 @@ t.test(
     t.same([...(await readFile(png)).subarray(0, 4)], [0x89, 0x50, 0x4e, 0x47], 'a PNG');
   },
 );
+
+t.test(
+  'a placed result: each active host is a cluster around its nodes, and dot renders it',
+  { skip: !HAVE_DOT && 'Graphviz is not installed here (apt-get install graphviz)' },
+  async (t) => {
+    const ws = await scratch(t);
+    const placed = await cli(['simulate', '--store', path.join(ROOT, 'samples', 'data-centre.xml')], { workspace: ws });
+    t.equal(placed.code, 0, placed.stderr);
+    const dot = (await cli(['simulations', 'draw', '1'], { workspace: ws })).stdout;
+    t.match(dot, /subgraph "cluster_6" \{\n {4}label="host core1 \(MIDDLEBOX\)";[^\n]*\n {4}"172\.16\.0\.1" \[/);
+    t.equal(dot.match(/subgraph "cluster_/g)?.length, 6, 'one cluster per active host');
+    t.notMatch(dot, /host edge|host core2/, 'inactive hosts are not drawn');
+    const svg = path.join(ws, 'hosts.svg');
+    t.equal((await cli(['simulations', 'draw', '1', '-o', svg], { workspace: ws })).code, 0);
+    t.match(await readFile(svg, 'utf8'), /<title>cluster_6<\/title>[\s\S]*host core1 \(MIDDLEBOX\)/);
+  },
+);

@@ -1,10 +1,11 @@
 /**
  * Pictures of graphs and simulation results as Graphviz DOT (`GET /adp/graphs/{gid}/draw`,
  * `GET /adp/simulations/{smid}/draw`, our additions). A result shows placed firewalls highlighted with their rule
- * counts, allocation places left unused faded, and requirements that cannot hold as red dashed edges.
+ * counts, allocation places left unused faded, requirements that cannot hold as red dashed edges, and, with a
+ * substrate, each active host as a box around the nodes it carries.
  */
 import type { Report } from '../../engine/simulate.js';
-import type { Graph, Node } from '../../model/types.js';
+import type { Graph, Host, Node } from '../../model/types.js';
 import { findGraph } from './lookups.js';
 import { plural } from '../../model/words.js';
 import { ADP_AREA } from '../../store/network.js';
@@ -26,6 +27,8 @@ interface Picture {
   /** The graph as it was given, to tell allocation places (no function there) from the rest. */
   input?: Graph;
   report?: Report;
+  /** A result's hosts: the nodes each carries are drawn inside it, as a cluster. */
+  hosts?: readonly Host[];
 }
 
 function nodeLine(n: Node, p: Picture): string {
@@ -59,8 +62,21 @@ export function dotOf(p: Picture): string {
     `  label=${q(p.title)}; labelloc=t; fontname="Helvetica"; rankdir=LR;`,
     '  node [shape=box, style="rounded,filled", fillcolor=white, fontname="Helvetica", fontsize=11];',
     '  edge [dir=none, color=gray30, fontname="Helvetica", fontsize=10];',
-    ...p.graph.node.map((n) => nodeLine(n, p)),
   ];
+  const byName = new Map(p.graph.node.map((n) => [n.name, n]));
+  const hosted = new Set<string>();
+  (p.hosts ?? []).forEach((h, k) => {
+    const nodes = (h.nodeRef ?? []).map((r) => byName.get(r.node)).filter((n): n is Node => n !== undefined);
+    if (nodes.length === 0) return;
+    const label = `host ${h.name} (${h.type ?? 'MIDDLEBOX'})`;
+    lines.push(`  subgraph ${q(`cluster_${k}`)} {`, `    label=${q(label)}; style="rounded"; color=gray50;`);
+    for (const n of nodes) {
+      hosted.add(n.name);
+      lines.push(`  ${nodeLine(n, p)}`);
+    }
+    lines.push('  }');
+  });
+  lines.push(...p.graph.node.filter((n) => !hosted.has(n.name)).map((n) => nodeLine(n, p)));
   const seen = new Set<string>();
   for (const n of p.graph.node) {
     for (const nb of n.neighbour ?? []) {

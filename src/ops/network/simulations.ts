@@ -566,6 +566,7 @@ export const simulationsDraw = operation({
       graph,
       input,
       report: s.report as Report,
+      hosts: (s.result as NFV).hosts?.host,
     });
     return dotReply(body, `simulation-${s.id}`);
   },
