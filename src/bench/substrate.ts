@@ -28,6 +28,11 @@ const MIDDLE_TYPES: FunctionalType[] = ['NAT', 'LOADBALANCER', 'CACHE', 'DPI', '
 
 export interface GeneratedSubstrate {
   input: PlacementInput;
+  /**
+   * The same graph and substrate as a whole simulation input: per chain, its client isolated from its server on
+   * TCP 22 and reaching it on TCP 443, so that the engine allocates the places before placing.
+   */
+  simulation: NFV;
   /** Nodes the allocation places (functions, used places, kept optional firewalls, pinned end hosts). */
   placed: number;
 }
@@ -131,6 +136,7 @@ export function generateSubstrate(spec: SubstrateSpec): GeneratedSubstrate {
   const shared: string[] = [];
   let functions = 0;
   let places = 0;
+  const serverOf = new Map<string, string>();
   const linkMetrics: { src: string; dst: string; reqLatency: number }[] = [];
   for (let c = 0; c < clients; c++) {
     const client = add(`10.0.${c >> 8}.${(c & 255) + 1}`, 'WEBCLIENT');
@@ -174,7 +180,9 @@ export function generateSubstrate(spec: SubstrateSpec): GeneratedSubstrate {
       link(at, next);
       at = next;
     }
-    link(at, pick(serverNames));
+    const server = pick(serverNames);
+    link(at, server);
+    serverOf.set(client, server);
   }
   const nfv: Pick<NFV, 'graphs' | 'constraints' | 'hosts' | 'connections'> = {
     graphs: { graph: [{ id: 0, node: nodes }] },
@@ -183,7 +191,31 @@ export function generateSubstrate(spec: SubstrateSpec): GeneratedSubstrate {
     connections: { connection: connections },
   };
   const input = placementInput(nfv, used);
+  const property = nodes
+    .filter((n) => n.functionalType === 'WEBCLIENT')
+    .flatMap((client) => {
+      const server = serverOf.get(client.name)!;
+      return [
+        {
+          graph: 0,
+          name: 'ISOLATION_PROPERTY' as const,
+          src: client.name,
+          dst: server,
+          lv4Proto: 'TCP' as const,
+          dstPort: '22',
+        },
+        {
+          graph: 0,
+          name: 'REACHABILITY_PROPERTY' as const,
+          src: client.name,
+          dst: server,
+          lv4Proto: 'TCP' as const,
+          dstPort: '443',
+        },
+      ];
+    });
+  const simulation: NFV = { ...structuredClone(nfv), propertyDefinition: { property } };
   const optional = new Set(metrics.filter((m) => m.optional).map((m) => m.node));
   const placed = nodes.filter((n) => n.functionalType && !optional.has(n.name)).length + used.length;
-  return { input, placed };
+  return { input, simulation, placed };
 }
