@@ -65,6 +65,10 @@ t.test(
     const resubmitted = await simulate(structuredClone(first.nfv));
     t.same(resubmitted.nfv.hosts, first.nfv.hosts);
     t.same(resubmitted.report.hosting.objective, h.objective);
+    // Reconfiguration of the placed result: its firewalls are deployed, its NodeRefs pin them where they run.
+    const reconfigured = await simulate(structuredClone(first.nfv), { reconfigure: true });
+    t.equal(reconfigured.report.hosting.status, 'placed');
+    t.same(reconfigured.nfv.hosts, first.nfv.hosts);
   },
 );
 

@@ -88,6 +88,18 @@ if (havePostgres(t)) {
     t.equal(stored.json.length, 20, 'each stored once');
   });
 
+  t.test('a simulation with a substrate is placed by a worker as in one process', async (t) => {
+    const serve = await start(t, ['serve', '--port', '0', '--workers'], /listening on (\S+)/);
+    await start(t, ['worker', '--solvers', '1'], /solving simulations/);
+    const centre = await readFile(path.join(ROOT, 'samples', 'data-centre.xml'), 'utf8');
+    const answer = await request(serve.line, 'POST', '/adp/simulations?store=false', centre);
+    t.equal(answer.status, 200);
+    t.equal(answer.headers.get('x-nfv-hosting'), 'placed');
+    t.equal(answer.headers.get('x-nfv-active-hosts'), '6');
+    const core1 = answer.json.content[0].hosts.host.find((h: { name: string }) => h.name === 'core1');
+    t.same(core1.nodeRef, [{ node: '172.16.0.1' }, { node: '10.0.0.1' }]);
+  });
+
   t.test('with no worker alive, a simulation is answered 503 within its time limit plus 5 s', async (t) => {
     // A database of its own, where no worker of the test above ever beat.
     await sql.query('CREATE DATABASE noworker');
