@@ -287,28 +287,23 @@ interface GraphWork {
   net: NetNode[];
   reqs: Requirement[];
   model: FlowModel;
+  /** Places and optional firewalls on some requirement's path: what an allocation decides. */
+  decided: Set<number>;
 }
 
-/** Places and optional firewalls on some requirement's path: what an allocation decides. */
-function decisionNodes(w: GraphWork): Set<number> {
-  return new Set(w.reqs.flatMap((r) => r.paths.flatMap((p) => p.slice(1, -1))).filter((n) => w.net[n]!.optional));
-}
-const decisionSets = new WeakMap<GraphWork, Set<number>>();
-
-function decisionsOf(w: GraphWork): Set<number> {
-  let nodes = decisionSets.get(w);
-  if (!nodes) decisionSets.set(w, (nodes = decisionNodes(w)));
-  return nodes;
+function graphWork(graph: Graph, net: NetNode[], reqs: Requirement[], model: FlowModel): GraphWork {
+  const inner = reqs.flatMap((r) => r.paths.flatMap((p) => p.slice(1, -1)));
+  return { graph, net, reqs, model, decided: new Set(inner.filter((n) => net[n]!.optional)) };
 }
 
 /** Names of the places and optional firewalls an allocation uses (P8's S, for one graph). */
 function decisionNames(w: GraphWork, d: Decisions): string[] {
-  return [...decisionsOf(w)].filter((n) => d.used.has(n)).map((n) => w.net[n]!.name);
+  return [...w.decided].filter((n) => d.used.has(n)).map((n) => w.net[n]!.name);
 }
 
 /** The result graph's shape as writeGraph will leave it: optional firewalls removed, their neighbours relinked. */
 function resultShape(w: GraphWork, d: Decisions): ResultShape {
-  const removed = new Set([...decisionsOf(w)].filter((n) => !d.used.has(n) && w.net[n]!.role !== 'place'));
+  const removed = new Set([...w.decided].filter((n) => !d.used.has(n) && w.net[n]!.role !== 'place'));
   const name = (k: number) => w.net[k]!.name;
   return {
     gone: [...removed].map(name),
@@ -321,7 +316,7 @@ function keptAlways(nfv: NFV, works: readonly GraphWork[]): string[] {
   const optional = new Set(
     (nfv.constraints?.nodeConstraints?.nodeMetrics ?? []).filter((m) => m.optional === true).map((m) => m.node),
   );
-  const decided = new Set(works.flatMap((w) => [...decisionNodes(w)].map((n) => w.net[n]!.name)));
+  const decided = new Set(works.flatMap((w) => [...w.decided].map((n) => w.net[n]!.name)));
   const kept = (nfv.graphs.graph ?? []).flatMap((g) =>
     g.node.filter((n) => n.functionalType === 'FIREWALL' && optional.has(n.name) && !decided.has(n.name)),
   );
@@ -403,11 +398,16 @@ export async function simulate(input: NFV, options: SimulateOptions = {}): Promi
     phase('paths');
     const reqs = requirementsOf(graph, net, expanded, nfv);
     phase('flows');
-    works.push({ graph, net, reqs, model: computeFlows(net, reqs) });
+    works.push(graphWork(graph, net, reqs, computeFlows(net, reqs)));
   }
   // The substrate's static checks (P10) come before any solving.
   const problem = hosted ? definePlacement(placementInput(nfv, [], new Set(forced))) : undefined;
+  /** A time-out says the simulation's limit, not what was left of it. */
+  const timedOut = (e: unknown): never => {
+    throw e instanceof SolverTimeout ? new SolverTimeout(timeoutMs / 1000) : e;
+  };
   const allocate = async (w: GraphWork, cuts: readonly AllocationCut[] = []) => {
+    const before = current;
     phase('solving');
     const decisions = await allocatePlaces(
       w.net,
@@ -417,10 +417,9 @@ export async function simulate(input: NFV, options: SimulateOptions = {}): Promi
       options.tuning,
       Math.max(1, proofDeadline - Date.now()),
       cuts,
-    ).catch((e: unknown) => {
-      throw e instanceof SolverTimeout ? new SolverTimeout(timeoutMs / 1000) : e;
-    });
+    ).catch(timedOut);
     timings.components.push(...decisions.components);
+    if (before === 'placing') phase('placing');
     return decisions;
   };
   let chosen: Decisions[] = [];
@@ -441,9 +440,7 @@ export async function simulate(input: NFV, options: SimulateOptions = {}): Promi
         deadline,
       },
       chosen,
-    ).catch((e: unknown) => {
-      throw e instanceof SolverTimeout ? new SolverTimeout(timeoutMs / 1000) : e;
-    });
+    ).catch(timedOut);
     chosen = joint.decisions;
     hosting = joint.hosting;
     if (joint.placement) writeHosts(nfv, joint.placement);

@@ -33,7 +33,12 @@ t.test('a simulation answers its result and its report, typed; store=false store
   const outcome = await invoke(simulationsRun, ws, { body, query: new URLSearchParams({ store: 'false' }) });
   if (!outcome.ok) return t.fail(outcome.error);
   t.equal(outcome.reply.report.verdict, 'SAT');
-  t.match(outcome.reply.summary, /^2\/2 requirements hold; \d+ firewalls? \(\d+ placed\); \d+ rules?$/);
+  // The fixture's two hosts cannot carry a firewall (h1 is a CLIENT host, h2 supports no FIREWALL).
+  t.match(
+    outcome.reply.summary,
+    /^2\/2 requirements hold; \d+ firewalls? \(\d+ placed\); \d+ rules?; hosting: INFEASIBLE: 30\.0\.0\.1 \(FIREWALL\)/,
+  );
+  t.equal(outcome.reply.headers?.['X-Nfv-Hosting'], 'infeasible');
   t.equal(outcome.reply.headers?.['X-Nfv-Summary'], outcome.reply.summary, 'the header is the same summary');
   t.equal(outcome.reply.headers?.['X-Nfv-Verdict'], 'SAT');
   t.ok(outcome.reply.content[0]!.graphs.graph?.length, 'the result NFV');
