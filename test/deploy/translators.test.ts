@@ -307,10 +307,28 @@ t.test('ipfw and FortiOS', async (t) => {
   const conf = fortios(firewall('ALLOW', TABLE), 7);
   t.match(conf, /set subnet 10\.0\.0\.0 255\.255\.255\.0/);
   t.match(conf, /set type wildcard\n\s+set wildcard 10\.0\.0\.1 255\.0\.255\.255/);
-  t.match(conf, /set tcp-portrange 80-80:1-65535/);
-  t.match(conf, /set udp-portrange 1-65535:1000-2000/);
+  t.match(conf, /set tcp-portrange 80-80:0-65535/);
+  t.match(conf, /set udp-portrange 0-65535:1000-2000/);
+  // TABLE's `0-1023` (ANY): both protocols, port 0 included (it was once written 1-1023).
+  t.match(conf, /set tcp-portrange 0-1023:0-65535\n\s+set udp-portrange 0-1023:0-65535\n/);
   t.match(conf, /set name "nfv-7-default"[\s\S]*set action accept/);
   t.notMatch(conf, /uuid/, 'no random ids: the same node gives the same file');
+});
+
+t.test('FortiOS: port ranges from 0 are written from 0 (0-0 was the empty 1-0)', async (t) => {
+  const conf = fortios(
+    firewall('DENY', [
+      { action: 'ALLOW', source: '*', destination: '*', protocol: 'TCP', dstPort: '0' },
+      { action: 'ALLOW', source: '*', destination: '*', protocol: 'UDP', srcPort: '0-79', dstPort: '53' },
+    ]),
+    1,
+  );
+  const ranges = [...conf.matchAll(/set (tcp|udp)-portrange (\S+)/g)].map((m) => `${m[1]} ${m[2]}`);
+  t.same(ranges, ['tcp 0-0:0-65535', 'udp 53-53:0-79']);
+  for (const r of ranges) {
+    const [lo, hi] = r.split(' ')[1]!.split(/[-:]/).map(Number);
+    t.ok(lo! <= hi!, `${r}: a range low to high`);
+  }
 });
 
 t.test('file names, and rules that cannot be deployed', async (t) => {
