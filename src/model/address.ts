@@ -47,6 +47,42 @@ export function ruleAddressBounds(text: string): number[] | undefined {
   return [3, 2, 1, 0].flatMap((k) => [Math.floor(lo / 256 ** k) % 256, Math.floor(hi / 256 ** k) % 256]);
 }
 
+const wholeOctet = (lo: number, hi: number) => lo === 0 && hi === 255;
+
+/** The prefix length of octet intervals, or undefined when they are not a prefix. */
+function prefixLength(bounds: readonly number[]): number | undefined {
+  let k = 0;
+  while (k < 4 && bounds[2 * k] === bounds[2 * k + 1]) k++;
+  if (k === 4) return 32;
+  const [lo, hi] = [bounds[2 * k]!, bounds[2 * k + 1]!];
+  const size = hi - lo + 1;
+  // An aligned power-of-two block in the first octet that is not one value, then only whole octets.
+  if ((size & (size - 1)) !== 0 || lo % size !== 0) return undefined;
+  for (let j = k + 1; j < 4; j++) if (!wholeOctet(bounds[2 * j]!, bounds[2 * j + 1]!)) return undefined;
+  return 8 * k + (8 - Math.log2(size));
+}
+
+/**
+ * Octet intervals `[lo0, hi0, ..., lo3, hi3]` for people: `*` (any address), CIDR when they are a prefix
+ * (`10.0.0.0/8`, `10.1.2.128/25`, a single address without `/32`), and otherwise octet by octet, each a value, a
+ * range or `*` (`10.*.0.1`, `10.0.0.5-9`), the notation of nmap's target lists.
+ */
+export function addressSetText(bounds: readonly number[]): string {
+  const octets = [0, 1, 2, 3].map((k) => [bounds[2 * k]!, bounds[2 * k + 1]!] as const);
+  if (octets.every(([lo, hi]) => wholeOctet(lo, hi))) return '*';
+  const prefix = prefixLength(bounds);
+  const base = octets.map(([lo]) => lo).join('.');
+  if (prefix === 32) return base;
+  if (prefix !== undefined) return `${base}/${prefix}`;
+  return octets.map(([lo, hi]) => (wholeOctet(lo, hi) ? '*' : lo === hi ? String(lo) : `${lo}-${hi}`)).join('.');
+}
+
+/** A rule address as tables show it (`198.-1.-1.-1` is `198.0.0.0/8`); the text itself if it is not one. */
+export function ruleAddressText(text: string): string {
+  const bounds = ruleAddressBounds(text);
+  return bounds ? addressSetText(bounds) : text;
+}
+
 export const RULE_ADDRESS_HINT =
   'is not an IPv4 address pattern (four octets 0-255 or -1, or *) or prefix (A.B.C.D/P, P 0-32)';
 
