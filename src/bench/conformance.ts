@@ -13,6 +13,7 @@ import Table from 'cli-table3';
 import { decodeDocument } from '../model/codec.js';
 import { NfvType } from '../model/resources.js';
 import type { NFV } from '../model/types.js';
+import { plural } from '../model/words.js';
 import { TESTFILES, answer, referenceRows, xmlFilesUnder, type Answer, type ReferenceRow } from './reference.js';
 
 /** Inputs where engine.md A.2 makes us answer differently on purpose. */
@@ -78,10 +79,11 @@ for (const file of xmlFilesUnder(dir)) {
   if (ref?.status === 'TIMEOUT' && (ours.verdict === 'SAT' || ours.verdict === 'UNSAT')) decidedWhereItTimedOut++;
   const differ = anyWithPorts(file);
   if (differ.requirements + differ.rules > 0) {
-    const agrees = !ref || !['SAT', 'UNSAT'].includes(ref.status) || ours.verdict === ref.status;
+    const decided = ref !== undefined && ['SAT', 'UNSAT'].includes(ref.status);
+    const verdict = !decided ? 'VEREFOO gave none to compare' : ours.verdict === ref.status ? 'agrees' : 'DIFFERS';
     portMeaning.push(
-      `${rel}: ${differ.requirements} requirements and ${differ.rules} rules of protocol ANY with ports ` +
-        `(TCP and UDP only here, every protocol in VEREFOO); verdict ${agrees ? 'agrees' : 'DIFFERS'} ` +
+      `${rel}: ${plural(differ.requirements, 'requirement')} and ${plural(differ.rules, 'rule')} of protocol ANY ` +
+        `with ports (TCP and UDP only here, every protocol in VEREFOO); verdict ${verdict} ` +
         `(ours ${ours.verdict}, VEREFOO ${ref?.status ?? '-'})`,
     );
   }
