@@ -2,9 +2,18 @@
  * npm run conformance [DIR]: every XML input under DIR (default ../shared/verefoo-testfile), our answer beside
  * VEREFOO AP's recorded one. Passes when verdicts agree wherever VEREFOO decided (and we decide where it timed out),
  * inputs it rejected get a 400 or an answer from us, and we never use more firewalls or rules than it did.
+ *
+ * Where a rule or requirement of protocol ANY has ports, our meaning differs from VEREFOO's (docs/SEMANTICS.md:
+ * here ports constrain TCP and UDP only, there they also narrow OTHER traffic). Each such input is listed with
+ * whether its verdict still agrees; one that does not fails, unless ON_PURPOSE explains it.
  */
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import Table from 'cli-table3';
+import { decodeDocument } from '../model/codec.js';
+import { NfvType } from '../model/resources.js';
+import type { NFV } from '../model/types.js';
+import { plural } from '../model/words.js';
 import { TESTFILES, answer, referenceRows, xmlFilesUnder, type Answer, type ReferenceRow } from './reference.js';
 
 /** Inputs where engine.md A.2 makes us answer differently on purpose. */
@@ -12,6 +21,27 @@ const ON_PURPOSE: Record<string, string> = {
   'NewFunctions/DPI01.xml':
     'A.2: a DPI is transparent; VEREFOO silently uses it as a hidden firewall to isolate 10.0.0.1 from 20.0.0.1',
 };
+
+const ported = (...ports: (string | undefined)[]) =>
+  ports.some((p) => p !== undefined && !['*', 'null', '0-65535', ''].includes(p.trim()));
+
+/** How many requirements and rules of an input say ANY (or nothing) with ports: where the meanings differ. */
+function anyWithPorts(file: string): { requirements: number; rules: number } {
+  let nfv: NFV;
+  try {
+    nfv = decodeDocument(NfvType, readFileSync(file, 'utf8'));
+  } catch {
+    return { requirements: 0, rules: 0 }; // a rejected input: its answer says why
+  }
+  const requirements = nfv.propertyDefinition.property.filter(
+    (p) => (p.lv4Proto ?? 'ANY') === 'ANY' && ported(p.srcPort, p.dstPort),
+  ).length;
+  const rules = (nfv.graphs.graph ?? [])
+    .flatMap((g) => g.node)
+    .flatMap((n) => n.configuration?.firewall?.elements ?? [])
+    .filter((e) => (e.protocol ?? 'ANY') === 'ANY' && ported(e.srcPort, e.dstPort)).length;
+  return { requirements, rules };
+}
 
 function judge(rel: string, ours: Answer, ref: ReferenceRow | undefined): string[] {
   const problems: string[] = [];
@@ -35,6 +65,7 @@ const table = new Table({
 });
 const failures: string[] = [];
 const purposeful: string[] = [];
+const portMeaning: string[] = [];
 let compared = 0;
 let decidedWhereItTimedOut = 0;
 for (const file of xmlFilesUnder(dir)) {
@@ -46,6 +77,16 @@ for (const file of xmlFilesUnder(dir)) {
   const problems = judge(rel, ours, ref);
   if (ref) compared++;
   if (ref?.status === 'TIMEOUT' && (ours.verdict === 'SAT' || ours.verdict === 'UNSAT')) decidedWhereItTimedOut++;
+  const differ = anyWithPorts(file);
+  if (differ.requirements + differ.rules > 0) {
+    const decided = ref !== undefined && ['SAT', 'UNSAT'].includes(ref.status);
+    const verdict = !decided ? 'VEREFOO gave none to compare' : ours.verdict === ref.status ? 'agrees' : 'DIFFERS';
+    portMeaning.push(
+      `${rel}: ${plural(differ.requirements, 'requirement')} and ${plural(differ.rules, 'rule')} of protocol ANY ` +
+        `with ports (TCP and UDP only here, every protocol in VEREFOO); verdict ${verdict} ` +
+        `(ours ${ours.verdict}, VEREFOO ${ref?.status ?? '-'})`,
+    );
+  }
   if (ON_PURPOSE[rel])
     purposeful.push(`${rel}: ours ${ours.verdict}, VEREFOO ${ref?.status ?? '-'}; ${ON_PURPOSE[rel]}`);
   if (problems.length) failures.push(`${rel}: ${problems.join('; ')}`);
@@ -69,6 +110,7 @@ process.stdout.write(
   `\ninputs with a VEREFOO AP row: ${compared}; decided where VEREFOO timed out: ${decidedWhereItTimedOut}\n`,
 );
 for (const p of purposeful) process.stdout.write(`differs on purpose: ${p}\n`);
+for (const p of portMeaning) process.stdout.write(`ports mean TCP and UDP only: ${p}\n`);
 for (const f of failures) process.stdout.write(`FAIL ${f}\n`);
 process.stdout.write(`conformance: ${failures.length === 0 ? 'passed' : `${failures.length} failures`}\n`);
 process.exit(failures.length === 0 ? 0 : 1);

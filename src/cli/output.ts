@@ -4,6 +4,7 @@
  */
 import chalk from 'chalk';
 import Table from 'cli-table3';
+import { ruleAddressText } from '../model/address.js';
 import { toJson } from '../model/schema.js';
 import type { Answered } from '../ops/operation.js';
 
@@ -143,6 +144,9 @@ const KINDS: { is: (r: Row) => boolean; columns: Column[] }[] = [
   },
 ];
 
+/** A rule address as tables show it: CIDR where it is a prefix (the document keeps the form it was given). */
+const shown = (address: unknown) => (typeof address === 'string' ? ruleAddressText(address) : address);
+
 function rulesTable(node: Row): string {
   const rules = (rulesOf(node).elements as Row[] | undefined) ?? [];
   if (!rules.length) return 'no rules';
@@ -152,9 +156,15 @@ function rulesTable(node: Row): string {
   });
   for (const r of rules)
     table.push(
-      [r.id, r.action ?? 'DENY', r.source, r.destination, r.protocol ?? 'ANY', r.srcPort ?? '*', r.dstPort ?? '*'].map(
-        cell,
-      ),
+      [
+        r.id,
+        r.action ?? 'DENY',
+        shown(r.source),
+        shown(r.destination),
+        r.protocol ?? 'ANY',
+        r.srcPort ?? '*',
+        r.dstPort ?? '*',
+      ].map(cell),
     );
   return table.toString();
 }

@@ -5,6 +5,7 @@
  */
 import Table from 'cli-table3';
 import type { FirewallChange, Report } from '../engine/simulate.js';
+import { ruleAddressText } from '../model/address.js';
 import type { NFV, Property } from '../model/types.js';
 import { plural } from '../model/words.js';
 import { hostingSummary, reportSummary } from '../ops/network/simulations.js';
@@ -68,8 +69,8 @@ export function simulationSummary(nfv: NFV, report: Report): string {
       table.push([
         k + 1,
         r.action ?? 'DENY',
-        r.source,
-        r.destination,
+        ruleAddressText(r.source),
+        ruleAddressText(r.destination),
         r.protocol ?? 'ANY',
         r.srcPort ?? '*',
         r.dstPort ?? '*',

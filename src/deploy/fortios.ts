@@ -1,17 +1,7 @@
 /** FortiOS CLI: address objects, custom services and policies in first-match order. */
 import type { Node } from '../model/types.js';
 import { type Box, DPORT, DST, SPORT, SRC } from '../model/space.js';
-import {
-  address,
-  type Address,
-  cidr,
-  commonSubsequence,
-  header,
-  isFull,
-  normalisedRules,
-  protocolOf,
-  range,
-} from './rules.js';
+import { address, type Address, cidr, commonSubsequence, header, normalisedRules, protocolOf, range } from './rules.js';
 
 interface Policy {
   /** What the policy does, whatever its objects are named: the change script compares these. */
@@ -44,15 +34,15 @@ function fortiosParts(node: Node, prefix: string) {
   const portRange = (b: Box) => {
     const [dl, dh] = range(b, DPORT);
     const [sl, sh] = range(b, SPORT);
-    const text = (lo: number, hi: number) => `${Math.max(lo, 1)}-${hi}`;
+    // As written: a range from port 0 keeps 0 (`0-79`; it once became `1-79`, and `0-0` the empty `1-0`).
+    const text = (lo: number, hi: number) => `${lo}-${hi}`;
     return `${text(dl, dh)}:${text(sl, sh)}`;
   };
   const policies: Policy[] = rules.map((r, k) => {
     const proto = protocolOf(r.box);
-    const ported = !isFull(r.box, SPORT) || !isFull(r.box, DPORT);
     let service = 'ALL';
     const ranges: string[] = [];
-    if (proto !== 'ip' || ported) {
+    if (proto !== 'ip') {
       service = `${prefix}-s${k + 1}`;
       if (proto !== 'udp') ranges.push(`        set tcp-portrange ${portRange(r.box)}`);
       if (proto !== 'tcp') ranges.push(`        set udp-portrange ${portRange(r.box)}`);

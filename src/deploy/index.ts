@@ -7,9 +7,9 @@
  * compiled away, because no format but iptables can say "neither TCP nor UDP": an OTHER rule becomes, before it,
  * the TCP and UDP part of what the later rules (and the default) decide for its addresses, then an all-protocols
  * rule. Rules keep their list order; formats with priorities or rule numbers number them in that order.
- * Addresses with trailing -1 octets become CIDR prefixes; a -1 before a fixed octet becomes an address with a
- * non-contiguous mask (iptables, nftables, Open vSwitch, ipfw, FortiOS wildcard addresses all take one). Ports
- * constrain TCP and UDP only: a rule of protocol ANY with ports is deployed for TCP and UDP.
+ * CIDR prefixes of any length and trailing -1 octets become prefixes; a -1 before a fixed octet becomes an address
+ * with a non-contiguous mask (iptables, nftables, Open vSwitch, ipfw, FortiOS wildcard addresses all take one).
+ * Ports constrain TCP and UDP only, as in the engine (docs/SEMANTICS.md): ANY with ports is deployed for TCP and UDP.
  */
 import { badRequest } from '../model/errors.js';
 import type { Node } from '../model/types.js';

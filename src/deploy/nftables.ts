@@ -8,9 +8,9 @@
  * the iptables output. Other tables hooked at forward (iptables-nft's `ip filter`, firewalld) still decide too: a
  * packet is forwarded only if every base chain at the hook accepts it.
  *
- * Ports constrain TCP and UDP only, as in every other format: a rule of protocol ANY with ports matches TCP and UDP
- * packets with those ports (`meta l4proto { tcp, udp } th dport 80`, one rule where iptables needs two) and never a
- * packet of another protocol, which has no ports; the ports of an OTHER rule are ignored (`normalisedRules`).
+ * Ports constrain TCP and UDP only, as in the engine and every other format: a rule of protocol ANY with ports
+ * matches TCP and UDP packets with those ports (`meta l4proto { tcp, udp } th dport 80`, one rule where iptables
+ * needs two) and never a packet of another protocol, which has no ports.
  *
  * With `sets`, each run of adjacent rules with the same action is grouped into rules with concatenated anonymous
  * sets: a packet that no earlier run matches gets the run's action if it matches any rule of the run, whatever
@@ -31,6 +31,7 @@ import {
   header,
   isFull,
   normalisedRules,
+  protocolOf,
   range,
   withDim,
 } from './rules.js';
@@ -65,15 +66,6 @@ const addressValue = (a: Address): unknown => (a.prefix === 32 ? a.ip : { prefix
 const portText = ([lo, hi]: readonly [number, number]) => (lo === hi ? `${lo}` : `${lo}-${hi}`);
 const portValue = ([lo, hi]: readonly [number, number]): unknown => (lo === hi ? lo : { range: [lo, hi] });
 
-/** The protocols a box takes: TCP, UDP, or both with OTHER (all). Normalised rules have no other combination. */
-function protocols(b: Box): 'tcp' | 'udp' | 'tcp+udp' | 'all' {
-  const [lo, hi] = range(b, PROTO);
-  if (lo === TCP && hi === TCP) return 'tcp';
-  if (lo === UDP && hi === UDP) return 'udp';
-  if (lo === TCP && hi === UDP) return 'tcp+udp';
-  if (lo === TCP && hi === 2) return 'all';
-  throw new Error(`protocols ${lo}-${hi}: not a normalised rule`);
-}
 const ported = (b: Box) => !isFull(b, SPORT) || !isFull(b, DPORT);
 
 /** One rule, its parts in the order nft lists them: source, destination, protocol and ports. */
@@ -94,9 +86,8 @@ function single(b: Box, allow: boolean): NftRule {
       expr.push(match({ '&': [payload('ip', field), a.mask] }, a.ip));
     }
   }
-  const protocol = protocols(b);
+  const protocol = protocolOf(b);
   const ports = ported(b);
-  // Ports need TCP or UDP: a rule of all protocols with ports is a rule for TCP and UDP (as perProtocol splits it).
   const one = protocol === 'tcp' || protocol === 'udp' ? protocol : undefined;
   if (!one && (protocol === 'tcp+udp' || ports)) {
     text.push('meta l4proto { tcp, udp }');
@@ -137,7 +128,7 @@ function single(b: Box, allow: boolean): NftRule {
 type Shape = 'ip' | 'l4';
 function shapeOf(b: Box): Shape | undefined {
   if (address(b, SRC).prefix === undefined || address(b, DST).prefix === undefined) return undefined;
-  return protocols(b) === 'all' && !ported(b) ? 'ip' : 'l4';
+  return protocolOf(b) === 'ip' ? 'ip' : 'l4';
 }
 function elementsOf(b: Box, shape: Shape): Box[] {
   if (shape === 'ip') return [b];

@@ -7,8 +7,10 @@
  * compiled away, because no format but iptables can say "neither TCP nor UDP": an OTHER rule becomes, before it,
  * the TCP and UDP part of what the later rules (and the default) decide for its addresses, then an all-protocols
  * rule. Rules keep their list order; formats with priorities or rule numbers number them in that order.
- * Addresses with trailing -1 octets become CIDR prefixes; a -1 before a fixed octet becomes an address with a
- * non-contiguous mask (iptables, Open vSwitch, ipfw, FortiOS wildcard addresses all take one).
+ * A rule's box means what the engine verifies (`ruleBox`): ports constrain TCP and UDP only, so a rule of protocol
+ * ANY with ports is a box of TCP and UDP. An address is a mask and a value: a prefix (`A/P`, any length) where
+ * the fixed bits lead, otherwise a non-contiguous mask (`10.-1.0.1` is 10.0.0.1/255.0.255.255; iptables, Open
+ * vSwitch, ipfw, FortiOS wildcard addresses and nft's `& mask ==` all take one).
  */
 import { badRequest } from '../model/errors.js';
 import type { Elements, Node } from '../model/types.js';
@@ -30,7 +32,6 @@ export const withDim = (b: Box, d: number, lo: number, hi: number): Box => {
   out[2 * d + 1] = hi;
   return out;
 };
-export const anyPorts = (b: Box) => withDim(withDim(b, SPORT, 0, 65535), DPORT, 0, 65535);
 
 function reversed(b: Box): Box {
   const out = [...b];
@@ -57,9 +58,7 @@ export function normalisedRules(node: Node): { rules: Rule[]; defaultAllow: bool
   const listed: Rule[] = [];
   (fw.elements ?? []).forEach((e: Elements, k) => {
     if (e.action === 'ALLOW_COND') throw badRequest(`rule ${e.id ?? k + 1}: action ALLOW_COND cannot be deployed`);
-    let box = ruleBox(e);
-    // Ports mean nothing to protocols other than TCP and UDP.
-    if (box[2 * PROTO] === OTHER) box = anyPorts(box);
+    const box = ruleBox(e);
     const allow = e.action === 'ALLOW';
     listed.push({ allow, box });
     if (e.directional === true) listed.push({ allow, box: reversed(box) });
@@ -80,15 +79,13 @@ export function normalisedRules(node: Node): { rules: Rule[]; defaultAllow: bool
   return { rules, defaultAllow };
 }
 
-/** Splits rules with ports over all protocols into a TCP and a UDP rule (ports need one of them). */
+/** Splits rules of TCP and UDP (ANY with ports) into a TCP and a UDP rule, for formats that need one protocol. */
 export function perProtocol(rules: Rule[]): Rule[] {
-  return rules.flatMap((r) => {
-    const ported = !isFull(r.box, SPORT) || !isFull(r.box, DPORT);
-    if (r.box[2 * PROTO] === 0 && r.box[2 * PROTO + 1] === 2 && ported) {
-      return [TCP, UDP].map((p) => ({ allow: r.allow, box: withDim(r.box, PROTO, p, p) }));
-    }
-    return [r];
-  });
+  return rules.flatMap((r) =>
+    protocolOf(r.box) === 'tcp+udp'
+      ? [TCP, UDP].map((p) => ({ allow: r.allow, box: withDim(r.box, PROTO, p, p) }))
+      : [r],
+  );
 }
 
 export interface Address {
@@ -99,19 +96,40 @@ export interface Address {
   mask: string;
 }
 
+/**
+ * An address of a rule box as value and mask. Each octet of a rule box is an aligned block (one value, all values,
+ * or the block a prefix cuts), and intersections of such blocks are such blocks again.
+ */
 export function address(b: Box, at: number): Address {
-  const fixed = [0, 1, 2, 3].map((k) => !isFull(b, at + k));
-  const ip = [0, 1, 2, 3].map((k) => (fixed[k] ? b[2 * (at + k)] : 0)).join('.');
-  const mask = fixed.map((f) => (f ? 255 : 0)).join('.');
-  const count = fixed.filter(Boolean).length;
-  const contiguous = fixed.every((f, k) => f === k < count);
-  return { any: count === 0, ip, mask, prefix: contiguous ? 8 * count : undefined };
+  const octets = [0, 1, 2, 3].map((k) => [b[2 * (at + k)]!, b[2 * (at + k) + 1]!] as const);
+  const masks = octets.map(([lo, hi]) => {
+    const size = hi - lo + 1;
+    if ((size & (size - 1)) !== 0 || lo % size !== 0) throw new Error(`octet ${lo}-${hi} is not a block of a mask`);
+    return 256 - size;
+  });
+  const maskValue = masks.reduce((v, m) => v * 256 + m, 0);
+  const hostBits = 2 ** 32 - 1 - maskValue;
+  // Host bits all at the end (bitwise operators read 2^32 - 1 as -1 and 2^32 as 0: still right).
+  const contiguous = (hostBits & (hostBits + 1)) === 0;
+  const ones = 32 - Math.log2(hostBits + 1);
+  return {
+    any: maskValue === 0,
+    ip: octets.map(([lo]) => lo).join('.'),
+    mask: masks.join('.'),
+    prefix: contiguous ? ones : undefined,
+  };
 }
 
 export const cidr = (a: Address, sep = '/') =>
   a.prefix !== undefined ? `${a.ip}/${a.prefix}` : `${a.ip}${sep}${a.mask}`;
-export const protocolOf = (b: Box): 'tcp' | 'udp' | 'ip' =>
-  b[2 * PROTO] === b[2 * PROTO + 1] ? (b[2 * PROTO] === TCP ? 'tcp' : 'udp') : 'ip';
+/** The protocols of a normalised rule: TCP, UDP, both (ANY with ports), or all (`ip`). */
+export function protocolOf(b: Box): 'tcp' | 'udp' | 'tcp+udp' | 'ip' {
+  const [lo, hi] = range(b, PROTO);
+  if (lo === TCP && hi === OTHER) return 'ip';
+  if (lo === TCP && hi === UDP) return 'tcp+udp';
+  if (lo === hi && lo !== OTHER) return lo === TCP ? 'tcp' : 'udp';
+  throw new Error(`protocols ${lo}-${hi}: not a normalised rule`);
+}
 export const range = (b: Box, d: number) => [b[2 * d]!, b[2 * d + 1]!] as const;
 
 export function header(node: Node, id: number, how: string): string {

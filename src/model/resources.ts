@@ -4,7 +4,7 @@
  */
 import { quote } from './errors.js';
 import { nameProblem } from './ids.js';
-import { ADDRESS_HINT, PORT_HINT, isAddressPattern, parsePorts } from './address.js';
+import { PORT_HINT, parsePorts, portsProblem, ruleAddressProblem } from './address.js';
 import {
   enumType,
   type FieldSpec,
@@ -75,10 +75,15 @@ const list = <const K extends string, T extends FieldType, const M extends More 
   ({ key, type, list: true, ...more }) as { key: K; type: T; list: true } & M;
 const named = (name: string, xml = name) => obj(name, xml, [elem('name', 'string')]);
 
-function checkPorts(v: Record<string, unknown>, report: Reporter, keys: [string, string][]): void {
+/** Each port range valid, and ports only with a protocol that has them (`protocolKey`: TCP, UDP or ANY). */
+function checkPorts(v: Record<string, unknown>, report: Reporter, keys: [string, string][], protocolKey: string) {
   for (const [key, label] of keys) {
     const text = v[key];
     if (typeof text === 'string' && !parsePorts(text)) report.add(label, `${quote(text)} ${PORT_HINT}`);
+  }
+  for (const [key, label] of keys) {
+    const problem = typeof v[key] === 'string' && portsProblem(v[protocolKey] as string | undefined, v[key]);
+    if (problem) report.add(label, `${quote(v[key])}: ${problem}`);
   }
 }
 
@@ -98,12 +103,18 @@ export const ElementsType = obj(
   ],
   (v, report) => {
     for (const key of ['source', 'destination']) {
-      if (!isAddressPattern(String(v[key]))) report.add(key, `${quote(v[key])} ${ADDRESS_HINT}`);
+      const problem = ruleAddressProblem(String(v[key]));
+      if (problem) report.add(key, `${quote(v[key])} ${problem}`);
     }
-    checkPorts(v, report, [
-      ['srcPort', 'src_port'],
-      ['dstPort', 'dst_port'],
-    ]);
+    checkPorts(
+      v,
+      report,
+      [
+        ['srcPort', 'src_port'],
+        ['dstPort', 'dst_port'],
+      ],
+      'protocol',
+    );
   },
 );
 
@@ -314,10 +325,15 @@ export const PropertyType = obj(
     ),
   ],
   (v, report) =>
-    checkPorts(v, report, [
-      ['srcPort', 'src_port'],
-      ['dstPort', 'dst_port'],
-    ]),
+    checkPorts(
+      v,
+      report,
+      [
+        ['srcPort', 'src_port'],
+        ['dstPort', 'dst_port'],
+      ],
+      'lv4Proto',
+    ),
 );
 
 export const PropertyDefinitionType = obj('propertyDefinition', 'PropertyDefinition', [

@@ -2,9 +2,17 @@
  * Exact packet-space arithmetic. A packet is (source address, destination address, source port, destination port,
  * protocol); every set the engine handles is a union of boxes: 11 integer intervals, one per address octet, port
  * and protocol. Address patterns with -1 octets, port ranges and protocol sets are all boxes, so intersections of
- * partially overlapping ranges or crossing wildcards are exact (engine.md A.2).
+ * partially overlapping ranges or crossing wildcards are exact (engine.md A.2). A CIDR prefix is one box too: its
+ * leading octets fixed, the octet it cuts an aligned interval (`172.16.0.0/12`: 172, 16-31, any, any).
+ *
+ * Ports constrain TCP and UDP only (docs/SEMANTICS.md): packets of another protocol have no ports, so in every box
+ * the engine makes, a box that holds OTHER packets holds them for every port value (the port dimensions are full),
+ * and a box with a port condition holds TCP or UDP packets only. `boxOf` builds boxes so, `intersect` and
+ * `subtract` keep them so (subtract splits the protocol before the ports), and so every set is a union of such
+ * boxes: no rule or requirement can tell OTHER packets apart by a port they do not have.
  */
-import { parseAddress, parsePorts, type PortRange } from './address.js';
+import { portsProblem, parsePorts, ruleAddressBounds, type PortRange } from './address.js';
+import { badRequest, quote } from './errors.js';
 
 /** [lo0, hi0, lo1, hi1, ...] over the dimensions below. */
 export type Box = readonly number[];
@@ -21,10 +29,11 @@ const FULL: number[] = [];
 for (let d = 0; d < DIMS; d++) FULL.push(0, d === SPORT || d === DPORT ? 65535 : d === PROTO ? 2 : 255);
 export const UNIVERSE: Box = FULL;
 
-export function octetBounds(pattern: string): number[] {
-  const octets = parseAddress(pattern);
-  if (!octets) throw new Error(`not an address pattern: ${pattern}`);
-  return octets.flatMap((o) => (o === -1 ? [0, 255] : [o, o]));
+/** The octet intervals of an address pattern or (in a rule) a CIDR prefix. */
+export function octetBounds(address: string): number[] {
+  const bounds = ruleAddressBounds(address);
+  if (!bounds) throw new Error(`not an address pattern or prefix: ${address}`);
+  return bounds;
 }
 
 export function protoBounds(proto: string | undefined): [number, number] {
@@ -40,10 +49,18 @@ export interface Traffic {
   proto?: string;
 }
 
+const TCP_AND_UDP: [number, number] = [0, 1];
+
+/** The packets of a traffic description; a port condition keeps TCP and UDP only. */
 export function boxOf(t: Traffic): Box {
+  const problem = portsProblem(t.proto, t.srcPort, t.dstPort);
+  if (problem) throw badRequest(`ports ${quote(t.srcPort ?? '*')} -> ${quote(t.dstPort ?? '*')}: ${problem}`);
   const sp = parsePorts(t.srcPort) as PortRange;
   const dp = parsePorts(t.dstPort) as PortRange;
-  return [...octetBounds(t.src), ...octetBounds(t.dst), sp.lo, sp.hi, dp.lo, dp.hi, ...protoBounds(t.proto)];
+  const ported = sp.lo !== 0 || sp.hi !== 65535 || dp.lo !== 0 || dp.hi !== 65535;
+  const [lo, hi] = protoBounds(t.proto);
+  const proto = ported ? [lo, Math.min(hi, TCP_AND_UDP[1])] : [lo, hi];
+  return [...octetBounds(t.src), ...octetBounds(t.dst), sp.lo, sp.hi, dp.lo, dp.hi, ...proto];
 }
 
 export function intersect(a: Box, b: Box): Box | undefined {
@@ -63,12 +80,18 @@ export function contains(outer: Box, inner: Box): boolean {
   return true;
 }
 
+/**
+ * The order in which `subtract` cuts dimensions: the protocol first, so that a piece holding OTHER packets keeps
+ * every port value (see the top of this file), then the others in order.
+ */
+const CUT_ORDER = [PROTO, ...Array.from({ length: DIMS - 1 }, (_, d) => d)];
+
 /** a minus b, as disjoint boxes. */
 export function subtract(a: Box, b: Box): Box[] {
   if (!intersect(a, b)) return [a];
   const out: Box[] = [];
   const rest = [...a];
-  for (let d = 0; d < DIMS; d++) {
+  for (const d of CUT_ORDER) {
     const lo = 2 * d;
     const hi = lo + 1;
     if (rest[lo]! < b[lo]!) {

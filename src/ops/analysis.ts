@@ -11,7 +11,7 @@
  * `{"kind": "document", "document": "<NFV>...</NFV>", "node": "10.255.0.1", "name": "net.xml"}`.
  */
 import type { AllowsReport, DiffReport, LintReport, RuleList } from '../deploy/analysis/index.js';
-import { ADDRESS_HINT, PORT_HINT, parseAddress, parsePorts } from '../model/address.js';
+import { PORT_HINT, parsePorts, portsProblem, ruleAddressProblem } from '../model/address.js';
 import { decodeDocument, detectFormat, parseJson, parseXml } from '../model/codec.js';
 import { badRequest, listWithin, notFound, quote } from '../model/errors.js';
 import { parseId } from '../model/ids.js';
@@ -216,7 +216,8 @@ const PROTOCOLS = ['ANY', 'TCP', 'UDP', 'OTHER'] as const;
 export function trafficFilter(query: URLSearchParams): Box {
   const address = (name: string) => {
     const v = query.get(name) ?? '*';
-    if (!parseAddress(v)) throw badRequest(`${name}: ${quote(v)} ${ADDRESS_HINT}`);
+    const problem = ruleAddressProblem(v);
+    if (problem) throw badRequest(`${name}: ${quote(v)} ${problem}`);
     return v;
   };
   const ports = (name: string) => {
@@ -227,6 +228,10 @@ export function trafficFilter(query: URLSearchParams): Box {
   const proto = (query.get('proto') ?? 'ANY').toUpperCase();
   if (!(PROTOCOLS as readonly string[]).includes(proto))
     throw badRequest(`proto: ${quote(query.get('proto'))} is not a protocol (${PROTOCOLS.join(', ')})`);
+  for (const name of ['sport', 'dport']) {
+    const problem = portsProblem(proto, ports(name));
+    if (problem) throw badRequest(`${name}: ${quote(query.get(name))} with proto OTHER: ${problem}`);
+  }
   return ruleBox({
     source: address('src'),
     destination: address('dst'),

@@ -38,7 +38,10 @@ t.test('per-kind columns, counts for long lists, a firewall node with its rules'
   t.notMatch(list, /functionalType, configuration/, 'values, not field names');
   const node = (await cli(['fwd', 'nodes', 'get', '1', '--format', 'table'], { workspace: ws })).stdout;
   t.match(node, /│ rule │ action │ source\s+│ destination │ protocol │ src port │ dst port │\n/);
-  t.match(node, /│ dst port │\n[^]*│ 1\s+│ ALLOW\s+│ 192\.168\.1\.10 │/, 'the rules under their header');
+  t.match(node, /│ dst port │\n[^]*│ 1\s+│ ALLOW\s+│ 192\.168\.1\.10 │ \*\s+│/, 'the rules under their header');
+  t.notMatch(node, /-1\.-1/, 'rule addresses as CIDR (-1.-1.-1.-1 is *)');
+  const stored = JSON.parse((await cli(['fwd', 'nodes', 'get', '1', '--format', 'json'], { workspace: ws })).stdout);
+  t.equal(stored.configuration.firewall.elements[0].destination, '-1.-1.-1.-1', 'the document keeps its form');
   const requirements = (await cli(['requirements', 'get', '1', '--format', 'table'], { workspace: ws })).stdout;
   t.match(
     requirements,

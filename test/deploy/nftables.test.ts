@@ -3,10 +3,11 @@
  * - `nft -c` (parser and kernel check) accepts 1,000 seeded random rule lists, as text and JSON, with and without
  *   --sets; loaded, a list is listed back exactly as nfv wrote it (from JSON too);
  * - real packets: 100 firewalls, their rulesets loaded in a namespace, 12,000 packets each way (text, --sets, and the
- *   iptables output), TCP, UDP and other protocols; the kernel's verdict (forwarded or not) must equal the
- *   first-match verdict of an evaluator written here from the documented meaning of a rule list, not from the
- *   translators: ports constrain TCP and UDP only, so a rule with ports never matches a packet of another protocol,
- *   and the ports of an OTHER rule are ignored;
+ *   iptables output), TCP, UDP and other protocols (ICMP, GRE, ESP, SCTP), rule addresses as octet patterns and
+ *   CIDR prefixes of any length; the kernel's verdict (forwarded or not) must equal the first-match verdict of an
+ *   evaluator written here from the documented meaning of a rule list, not from the translators (ports constrain
+ *   TCP and UDP only, so a rule with ports never matches a packet of another protocol), and nfv's own first-match
+ *   verdict (the engine's `ruleBox`) must equal both;
  * - the --from change script, applied to the old list, leaves the new one, and refuses a chain that drifted.
  * Without nft or unshare the tests are skipped, saying why (under CI=true that fails: .ci/run installs nftables).
  */
@@ -18,6 +19,7 @@ import t from 'tap';
 import { random } from '../../src/bench/topology.js';
 import { iptables } from '../../src/deploy/iptables.js';
 import { nftables, nftablesChange, nftablesJson } from '../../src/deploy/nftables.js';
+import { ruleBox } from '../../src/model/space.js';
 import type { Elements, Node } from '../../src/model/types.js';
 import { ROOT, scratch } from '../helpers.js';
 
@@ -96,6 +98,7 @@ const OCTETS = [
   [1, 2, 5, 254],
 ];
 const PORTS = [0, 22, 53, 80, 443, 1000, 1023, 1024, 2000, 65535];
+const PREFIXES = [0, 1, 8, 9, 12, 16, 20, 24, 25, 28, 30, 31, 32];
 // ICMP, GRE, ESP, SCTP (SCTP has ports where TCP has them: the rules must not read them)
 const OTHER_PROTOCOLS = [1, 47, 50, 132];
 
@@ -104,6 +107,13 @@ function generator(seed: number) {
   const pick = <T>(list: readonly T[]) => list[Math.floor(rnd() * list.length)]!;
   const pattern = () => {
     if (rnd() < 0.1) return rnd() < 0.5 ? '*' : '-1.-1.-1.-1';
+    if (rnd() < 0.3) {
+      // A CIDR prefix of any length: an address of the pools with its host bits cleared.
+      const length = pick(PREFIXES);
+      const value = OCTETS.reduce((v, pool) => v * 256 + pick(pool), 0);
+      const network = value - (value % 2 ** (32 - length));
+      return `${[3, 2, 1, 0].map((k) => Math.floor(network / 256 ** k) % 256).join('.')}/${length}`;
+    }
     return OCTETS.map((pool) => (rnd() < 0.3 ? -1 : pick(pool))).join('.');
   };
   const ports = (): string | undefined => {
@@ -118,7 +128,8 @@ function generator(seed: number) {
     if (rnd() < 0.9) e.action = rnd() < 0.5 ? 'ALLOW' : 'DENY';
     const protocol = pick([undefined, 'ANY', 'TCP', 'UDP', 'OTHER'] as const);
     if (protocol) e.protocol = protocol;
-    const [sp, dp] = [ports(), ports()];
+    // Ports need TCP or UDP (OTHER with ports is refused): an OTHER rule gets none, or the full range.
+    const [sp, dp] = protocol === 'OTHER' ? [pick([undefined, '*', '0-65535']), undefined] : [ports(), ports()];
     if (sp !== undefined) e.srcPort = sp;
     if (dp !== undefined) e.dstPort = dp;
     if (rnd() < 0.25) e.directional = rnd() < 0.8;
@@ -150,10 +161,25 @@ interface Packet {
   dport: number;
 }
 
-const octetsMatch = (pattern: string, ip: number[]) =>
-  (pattern.trim() === '*' ? ['-1', '-1', '-1', '-1'] : pattern.split('.')).every(
+/** A 32-bit address as a number. */
+const numberOf = (ip: number[]) => ip.reduce((v, o) => v * 256 + o, 0);
+
+/** The addresses of a rule address, low to high when it is a prefix (`A.B.C.D/P`), else undefined. */
+function prefixRange(pattern: string): [number, number] | undefined {
+  const [address, length] = pattern.split('/');
+  if (length === undefined) return undefined;
+  const size = 2 ** (32 - Number(length));
+  const lo = numberOf(address!.split('.').map(Number));
+  return [lo - (lo % size), lo - (lo % size) + size - 1];
+}
+
+function octetsMatch(pattern: string, ip: number[]) {
+  const prefix = prefixRange(pattern);
+  if (prefix) return numberOf(ip) >= prefix[0] && numberOf(ip) <= prefix[1];
+  return (pattern.trim() === '*' ? ['-1', '-1', '-1', '-1'] : pattern.split('.')).every(
     (o, k) => o.trim() === '-1' || Number(o) === ip[k],
   );
+}
 const anyPort = (spec: string | undefined) => spec === undefined || spec === '*' || spec === 'null' || spec === '';
 function portMatch(spec: string | undefined, port: number) {
   if (anyPort(spec)) return true;
@@ -174,7 +200,7 @@ function matches(e: Elements, p: Packet, reverse: boolean): boolean {
       if (p.proto !== 17) return false;
       break;
     case 'OTHER':
-      return !hasPorts; // neither TCP nor UDP; its ports are ignored
+      return !hasPorts; // neither TCP nor UDP; it has no ports (the generator gives it none)
   }
   if (anyPort(sp) && anyPort(dp)) return true;
   return hasPorts && portMatch(sp, p.sport) && portMatch(dp, p.dport);
@@ -185,6 +211,24 @@ function verdict(node: Node, p: Packet): boolean {
   for (const e of fw.elements ?? [])
     for (const reverse of e.directional === true ? [false, true] : [false])
       if (matches(e, p, reverse)) return (e.action ?? 'DENY') === 'ALLOW';
+  return fw.defaultAction === 'ALLOW';
+}
+
+/**
+ * nfv's own first-match verdict: the engine's meaning of each element (`ruleBox`), a directional element followed
+ * by its reverse (as deployed). A packet of another protocol is at protocol OTHER with the values its port fields
+ * carry, which must not matter.
+ */
+function nfvVerdict(node: Node, p: Packet): boolean {
+  const fw = node.configuration!.firewall!;
+  const proto = p.proto === 6 ? 0 : p.proto === 17 ? 1 : 2;
+  const forward = [...p.src, ...p.dst, p.sport, p.dport, proto];
+  const backward = [...p.dst, ...p.src, p.dport, p.sport, proto];
+  const inBox = (b: readonly number[], point: number[]) => point.every((v, d) => v >= b[2 * d]! && v <= b[2 * d + 1]!);
+  for (const e of fw.elements ?? []) {
+    const b = ruleBox(e);
+    if (inBox(b, forward) || (e.directional === true && inBox(b, backward))) return (e.action ?? 'DENY') === 'ALLOW';
+  }
   return fw.defaultAction === 'ALLOW';
 }
 
@@ -207,10 +251,17 @@ function packetsFor(node: Node, count: number, g: ReturnType<typeof generator>):
       out.push({ proto: proto(), src: fix(address()), dst: fix(address()), sport: port(), dport: port() });
       continue;
     }
-    const side = (p: string) =>
-      (p.trim() === '*' ? ['-1', '-1', '-1', '-1'] : p.split('.')).map((o) =>
+    const side = (p: string) => {
+      const prefix = prefixRange(p);
+      if (prefix) {
+        // At the prefix's first or last address or just outside it.
+        const v = edge(prefix[0], prefix[1], 2 ** 32 - 1);
+        return [3, 2, 1, 0].map((k) => Math.floor(v / 256 ** k) % 256);
+      }
+      return (p.trim() === '*' ? ['-1', '-1', '-1', '-1'] : p.split('.')).map((o) =>
         o.trim() === '-1' ? edge(0, 255, 255) : edge(Number(o), Number(o), 255),
       );
+    };
     const ports = (spec: string | undefined) => {
       if (anyPort(spec)) return port();
       const [lo, hi = lo] = spec!.split('-').map(Number) as [number, number?];
@@ -385,6 +436,7 @@ t.test(
       `without a ruleset all ${FIREWALLS * 20} packets of the control are forwarded`,
     );
     const tally = new Map<string, { packets: number; differ: string[] }>();
+    const nfvDiffers: string[] = [];
     jobs.forEach((job, j) => {
       if (job.variant === 'none') return;
       const entry = tally.get(job.variant) ?? { packets: 0, differ: [] };
@@ -392,6 +444,8 @@ t.test(
       packets[job.k]!.forEach((p, i) => {
         entry.packets++;
         const expected = verdict(firewalls[job.k]!, p);
+        if (job.variant === 'nft' && nfvVerdict(firewalls[job.k]!, p) !== expected)
+          nfvDiffers.push(`firewall ${job.k}, packet ${JSON.stringify(p)}: nfv's first match differs`);
         if (results[j]![i] !== expected)
           entry.differ.push(
             `firewall ${job.k}, packet ${JSON.stringify(p)}: kernel ${results[j]![i] ? 'forwards' : 'drops'}, ` +
@@ -409,6 +463,15 @@ t.test(
       );
       t.ok(entry.packets >= 10_000, `${variant}: at least 10,000 packets`);
     }
+    const other = packets.flat().filter((p) => p.proto !== 6 && p.proto !== 17).length;
+    const cidr = firewalls.filter((f) => f.configuration!.firewall!.elements!.some((e) => /\//.test(e.source))).length;
+    t.same(
+      nfvDiffers.slice(0, 5),
+      [],
+      `nfv's first-match verdict (ruleBox) equals the kernel's on all ${packets.flat().length} packets, ` +
+        `${other} of them of other protocols (ICMP, GRE, ESP, SCTP)`,
+    );
+    t.ok(other >= 1000 && cidr >= 50, `${other} other-protocol packets; ${cidr} firewalls with CIDR rule sources`);
     const planted = tally.get('planted')!;
     t.ok(planted.differ.length > 0, `the planted bug (ports left out) is caught: ${planted.differ.length} packets`);
     const forwarded = results.slice(1).flat().filter(Boolean).length;

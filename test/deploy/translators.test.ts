@@ -232,6 +232,82 @@ t.test('nftables: one atomic file, ANY with ports as one rule for TCP and UDP on
   t.equal(check.status, 0, `nft -c accepts both: ${check.stderr}`);
 });
 
+/** Prefixes of any length (/12, /25, /28, /31, /0, /32), alone and crossed with a -1 before a fixed octet. */
+const CIDR: Elements[] = [
+  { action: 'ALLOW', source: '172.16.0.0/12', destination: '10.1.2.128/25', protocol: 'TCP', dstPort: '443' },
+  { action: 'DENY', source: '192.168.1.48/28', destination: '10.0.0.4/31', dstPort: '0-1023' },
+  { action: 'ALLOW', source: '0.0.0.0/0', destination: '1.2.3.4/32', protocol: 'UDP' },
+  { action: 'DENY', source: '10.0.0.0/9', destination: '*', protocol: 'OTHER' },
+  { action: 'ALLOW', source: '-1.-1.0.1', destination: '10.64.0.0/10', directional: true },
+];
+
+t.test('CIDR prefixes of any length in every format, checked by the real parsers', async (t) => {
+  const node = firewall('DENY', CIDR);
+  const rules = iptables(node, 7);
+  for (const line of [
+    '-A FORWARD -s 172.16.0.0/12 -d 10.1.2.128/25 -p tcp --dport 443 -j ACCEPT',
+    '-A FORWARD -s 192.168.1.48/28 -d 10.0.0.4/31 -p tcp --dport 0:1023 -j DROP',
+    '-A FORWARD -s 192.168.1.48/28 -d 10.0.0.4/31 -p udp --dport 0:1023 -j DROP',
+    '-A FORWARD -d 1.2.3.4/32 -p udp -j ACCEPT',
+    '-A FORWARD -s 10.0.0.0/9 -j DROP',
+    '-A FORWARD -s 0.0.0.1/0.0.255.255 -d 10.64.0.0/10 -j ACCEPT',
+    '-A FORWARD -s 10.64.0.0/10 -d 0.0.0.1/0.0.255.255 -j ACCEPT',
+  ])
+    t.ok(rules.includes(`${line}\n`), `iptables: ${line}`);
+  const nft = nftables(node, 7);
+  for (const line of [
+    'ip saddr 172.16.0.0/12 ip daddr 10.1.2.128/25 tcp dport 443 accept',
+    'ip saddr 192.168.1.48/28 ip daddr 10.0.0.4/31 meta l4proto { tcp, udp } th dport 0-1023 drop',
+    'ip daddr 1.2.3.4 meta l4proto udp accept',
+    'ip saddr 10.0.0.0/9 drop',
+    'ip saddr & 0.0.255.255 == 0.0.0.1 ip daddr 10.64.0.0/10 accept',
+  ])
+    t.ok(nft.includes(`\t\t${line}\n`), `nftables: ${line}`);
+  // A prefix crossed with a wildcard octet: a mask that is not contiguous and cuts inside an octet.
+  const crossed = firewall('DENY', [
+    { action: 'DENY', source: '10.-1.0.1', destination: '*', protocol: 'OTHER' },
+    { action: 'ALLOW', source: '10.16.0.0/12', destination: '*' },
+  ]);
+  t.match(iptables(crossed, 1), /-A FORWARD -s 10\.16\.0\.1\/255\.240\.255\.255 -p tcp -j ACCEPT\n/);
+  t.match(nftables(crossed, 1), /ip saddr & 255\.240\.255\.255 == 10\.16\.0\.1 meta l4proto tcp accept/);
+  const flows = openVswitch(node, 7);
+  t.match(flows, /priority=\d+,tcp,nw_src=172\.16\.0\.0\/12,nw_dst=10\.1\.2\.128\/25,tp_dst=0x1bb,actions=NORMAL/);
+  t.match(ipfw(node, 7), /allow tcp from 172\.16\.0\.0\/12 to 10\.1\.2\.128\/25 443\n/);
+  t.match(ipfw(node, 7), /allow ip from 0\.0\.0\.1:0\.0\.255\.255 to 10\.64\.0\.0\/10\n/);
+  const conf = fortios(node, 7);
+  t.match(conf, /set comment "172\.16\.0\.0\/12"\n\s+set subnet 172\.16\.0\.0 255\.240\.0\.0/);
+  t.match(conf, /set comment "10\.0\.0\.4\/31"\n\s+set subnet 10\.0\.0\.4 255\.255\.255\.254/);
+  const dir = await scratch(t);
+  const files = { rules: iptables(node, 7) + iptables(crossed, 1), flows, nft: nftables(node, 7) };
+  for (const [name, text] of Object.entries(files)) writeFileSync(path.join(dir, `fw.${name}`), text);
+  writeFileSync(path.join(dir, 'crossed.nft'), nftables(crossed, 1));
+  writeFileSync(path.join(dir, 'fw.json'), nftablesJson(node, 7, { sets: true }));
+  writeFileSync(path.join(dir, 'sets.nft'), nftables(node, 7, { sets: true }));
+  if (have('iptables-restore')) {
+    for (const n of [node, crossed]) {
+      const check = spawnSync('iptables-restore', ['--test'], { input: iptables(n, 1) });
+      t.equal(check.status, 0, `iptables-restore --test: ${check.stderr}`);
+    }
+  } else t.skip('iptables-restore not installed (.ci/run installs it)');
+  if (have('ovs-ofctl'))
+    t.doesNotThrow(
+      () => execFileSync('ovs-ofctl', ['parse-flows', path.join(dir, 'fw.flows')], { stdio: 'pipe' }),
+      'ovs-ofctl parse-flows accepts the flows',
+    );
+  else t.skip('ovs-ofctl not installed (.ci/run installs it)');
+  const probe = spawnSync('unshare', ['-rn', 'nft', 'list', 'ruleset']);
+  if (probe.status !== 0) return t.skip('nft in a network namespace is not available here');
+  // Loaded, each lists back as written: nft reads the prefixes and masks as nfv meant them.
+  const script = ['fw.nft', 'crossed.nft']
+    .map((f) => `nft -f ${dir}/${f} && nft list ruleset && nft delete table ip nfv`)
+    .concat(`nft -c -f ${dir}/sets.nft`, `nft -j -c -f ${dir}/fw.json`)
+    .join(' && ');
+  const check = spawnSync('unshare', ['-rn', 'sh', '-c', script], { encoding: 'utf8' });
+  t.equal(check.status, 0, `nft accepts text, sets and JSON: ${check.stderr}`);
+  const body = (text: string) => text.slice(text.indexOf('table ip nfv {'));
+  t.equal(check.stdout, body(files.nft) + body(nftables(crossed, 1)), 'nft lists both tables as written');
+});
+
 t.test('nftables --sets: runs of one action as concatenated sets, elements of a set never overlap', async (t) => {
   const allow = (source: string, destination: string, more: Partial<Elements> = {}): Elements => ({
     action: 'ALLOW',
@@ -307,10 +383,28 @@ t.test('ipfw and FortiOS', async (t) => {
   const conf = fortios(firewall('ALLOW', TABLE), 7);
   t.match(conf, /set subnet 10\.0\.0\.0 255\.255\.255\.0/);
   t.match(conf, /set type wildcard\n\s+set wildcard 10\.0\.0\.1 255\.0\.255\.255/);
-  t.match(conf, /set tcp-portrange 80-80:1-65535/);
-  t.match(conf, /set udp-portrange 1-65535:1000-2000/);
+  t.match(conf, /set tcp-portrange 80-80:0-65535/);
+  t.match(conf, /set udp-portrange 0-65535:1000-2000/);
+  // TABLE's `0-1023` (ANY): both protocols, port 0 included (it was once written 1-1023).
+  t.match(conf, /set tcp-portrange 0-1023:0-65535\n\s+set udp-portrange 0-1023:0-65535\n/);
   t.match(conf, /set name "nfv-7-default"[\s\S]*set action accept/);
   t.notMatch(conf, /uuid/, 'no random ids: the same node gives the same file');
+});
+
+t.test('FortiOS: port ranges from 0 are written from 0 (0-0 was the empty 1-0)', async (t) => {
+  const conf = fortios(
+    firewall('DENY', [
+      { action: 'ALLOW', source: '*', destination: '*', protocol: 'TCP', dstPort: '0' },
+      { action: 'ALLOW', source: '*', destination: '*', protocol: 'UDP', srcPort: '0-79', dstPort: '53' },
+    ]),
+    1,
+  );
+  const ranges = [...conf.matchAll(/set (tcp|udp)-portrange (\S+)/g)].map((m) => `${m[1]} ${m[2]}`);
+  t.same(ranges, ['tcp 0-0:0-65535', 'udp 53-53:0-79']);
+  for (const r of ranges) {
+    const [lo, hi] = r.split(' ')[1]!.split(/[-:]/).map(Number);
+    t.ok(lo! <= hi!, `${r}: a range low to high`);
+  }
 });
 
 t.test('file names, and rules that cannot be deployed', async (t) => {

@@ -4,7 +4,10 @@
  * satisfied (`isSat`) do not hold.
  *
  * Packets are boxes over 11 dimensions: the four octets of the source and of the destination address, the source
- * and destination port, and the protocol. A node's behaviour (engine.md A.2, B 2.4 to 2.6):
+ * and destination port, and the protocol. A packet of protocol OTHER has no ports: its port dimensions are never
+ * narrowed, and a port condition (of a rule or a requirement) holds TCP and UDP packets only (docs/SEMANTICS.md).
+ * A rule address is an octet pattern or a CIDR prefix `A.B.C.D/P`, read here bit by bit: the addresses whose first
+ * P bits equal A's. A node's behaviour (engine.md A.2, B 2.4 to 2.6):
  * - end hosts never forward; FIREWALL applies its rules first match in order (a rule without action denies, no match
  *   means the default action, DENY when absent);
  * - NAT with address N hiding the patterns P: from P to outside P (not N) the source becomes N; from outside P to N
@@ -35,9 +38,22 @@ const everything = (): Box => {
   return b;
 };
 
-/** Octet ranges of an address pattern ("10.0.-1.1", "*"), or undefined when the text is not one. */
+/** Octet ranges of an address pattern ("10.0.-1.1", "*") or prefix ("172.16.0.0/12"), or undefined. */
 function octets(pattern: string): [number, number][] | undefined {
   if (pattern === '*') return [0, 1, 2, 3].map(() => [0, 255]);
+  const [address, length] = pattern.split('/');
+  if (length !== undefined) {
+    const parts = octets(address!);
+    const bits = Number(length);
+    if (!parts || !parts.every(([lo, hi]) => lo === hi) || !(bits >= 0 && bits <= 32)) return undefined;
+    // Octet k keeps its first min(8, bits - 8k) bits; the rest of it runs over every value.
+    return parts.map(([v], k) => {
+      const kept = Math.max(0, Math.min(8, bits - 8 * k));
+      const free = 2 ** (8 - kept);
+      const lo = v - (v % free);
+      return [lo, lo + free - 1];
+    });
+  }
   const parts = pattern.split('.');
   if (parts.length !== 4) return undefined;
   const out: [number, number][] = [];
@@ -105,13 +121,22 @@ const within = (region: Box[], b: Box) =>
 /** The packets addressed to (at = DST) or sent from (at = SRC) an address pattern. */
 const addressed = (pattern: [number, number][], at: number) => set(everything(), at, pattern);
 
-function ruleBox(rule: NonNullable<NonNullable<Node['configuration']>['firewall']>['elements']): Box[] {
+/** The protocols a traffic description or rule takes: with a port condition, only those of TCP and UDP. */
+function protocolsOf(protocol: string | undefined, srcPort: string | undefined, dstPort: string | undefined) {
+  const [lo, hi] = PROTOCOLS[protocol ?? 'ANY']!;
+  const portless = [srcPort, dstPort].every((p) => ports(p)[0] === 0 && ports(p)[1] === 65535);
+  return [lo, portless ? hi : Math.min(hi, PROTOCOLS.UDP![1])] as [number, number];
+}
+
+/** A rule's packets (undefined when it can match none: OTHER with a port condition). */
+function ruleBox(rule: NonNullable<NonNullable<Node['configuration']>['firewall']>['elements']): (Box | undefined)[] {
   return (rule ?? []).map((r) => {
     let b = set(everything(), SRC, octets(r.source)!);
     b = set(b, DST, octets(r.destination)!);
     b = set(b, SPORT, [ports(r.srcPort)]);
     b = set(b, DPORT, [ports(r.dstPort)]);
-    return set(b, PROTO, [PROTOCOLS[r.protocol ?? 'ANY']!]);
+    const [lo, hi] = protocolsOf(r.protocol, r.srcPort, r.dstPort);
+    return lo <= hi ? set(b, PROTO, [[lo, hi]]) : undefined;
   });
 }
 
@@ -152,6 +177,7 @@ function behave(node: Node, region: Box[], firewalls: boolean): Box[] {
     let undecided = region;
     const allowed: Box[] = [];
     boxes.forEach((b, k) => {
+      if (!b) return;
       if ((rules[k]!.action ?? 'DENY') === 'ALLOW') allowed.push(...within(undecided, b));
       undecided = minus(undecided, b);
     });
@@ -191,7 +217,7 @@ function arrives(nodes: Map<string, Node>, p: Property, path: string[], firewall
   let base: Box | undefined = set(everything(), SRC, octets(p.src)!);
   base = restrict(base, SPORT, [ports(p.srcPort)]);
   base = base && restrict(base, DPORT, [ports(p.dstPort)]);
-  base = base && restrict(base, PROTO, [PROTOCOLS[p.lv4Proto ?? 'ANY']!]);
+  base = base && restrict(base, PROTO, [protocolsOf(p.lv4Proto, p.srcPort, p.dstPort)]);
   if (!base) return [];
   const nats = path.slice(1, -1).filter((n) => nodes.get(n)!.functionalType === 'NAT' && octets(n));
   let region = [set(base, DST, dst), ...nats.map((n) => set(base, DST, octets(n)!))];

@@ -4,7 +4,7 @@ import { encodeDocument } from '../../src/model/codec.js';
 import { NfvError } from '../../src/model/errors.js';
 import { NfvType } from '../../src/model/resources.js';
 import type { NFV } from '../../src/model/types.js';
-import { checkedSimulate as simulate } from './evaluator.js';
+import { checkedSimulate as simulate, violations } from './evaluator.js';
 import {
   firewall,
   forwarder,
@@ -138,6 +138,55 @@ t.test('configured firewalls are verified with first-match rule order', async (t
   );
   t.equal(denyFirst.report.verdict, 'UNSAT', 'the DENY rule matches first');
   t.match(denyFirst.report.requirements[0]!.reason, /cannot hold even on its own/);
+});
+
+t.test('a configured firewall with /12 and /10 rules: verdicts the independent evaluator confirms', async (t) => {
+  const [a, b, c, s] = ['172.16.0.1', '172.31.255.1', '172.32.0.1', '10.0.0.1'];
+  const nfv = network(
+    [
+      webclient(a, '30.0.0.1'),
+      webclient(b, '30.0.0.1'),
+      webclient(c, '30.0.0.1'),
+      firewall(
+        '30.0.0.1',
+        'ALLOW',
+        [
+          { action: 'DENY', source: '172.16.0.0/12', destination: '10.0.0.0/24', protocol: 'TCP', dstPort: '22' },
+          { action: 'ALLOW', source: '172.16.0.0/12', destination: s, protocol: 'UDP' },
+          { action: 'DENY', source: '172.0.0.0/10', destination: '*' },
+        ],
+        a,
+        b,
+        c,
+        s,
+      ),
+      webserver(s, '30.0.0.1'),
+    ],
+    [
+      isolation(a, s, { lv4Proto: 'TCP', dstPort: '22' }), // the /12 rule
+      isolation(b, s, { lv4Proto: 'TCP', dstPort: '22' }), // the /12 rule, at its last /16
+      reachability(a, s, { lv4Proto: 'UDP' }), // the UDP rule
+      reachability(c, s, { lv4Proto: 'TCP', dstPort: '22' }), // outside the /12, inside the /10: dropped
+      isolation(c, s), // the /10 rule
+      isolation(a, s, { dstPort: '22' }), // ANY with a port is TCP and UDP: UDP 22 passes the UDP rule
+      isolation(a, s, { lv4Proto: 'OTHER' }), // neither the TCP nor the UDP rule: the /10 rule drops it
+    ],
+  );
+  const { nfv: out, report } = await simulate(nfv);
+  const held = out.propertyDefinition.property.map((p) => p.isSat);
+  t.same(held, [true, true, true, false, true, false, true]);
+  t.equal(report.verdict, 'UNSAT');
+  // The evaluator confirms every verdict: those held (checkedSimulate), and those failed, claimed held, are caught.
+  for (const [k, p] of out.propertyDefinition.property.entries()) {
+    if (p.isSat) continue;
+    const claimed = structuredClone(out);
+    claimed.propertyDefinition.property[k]!.isSat = true;
+    t.same(
+      violations(claimed).map((v) => v.index),
+      [k],
+      `#${k} ${p.name} ${p.src} -> ${p.dst} does not hold for the evaluator either`,
+    );
+  }
 });
 
 t.test('NAT: private sources are hidden behind the NAT address, replies are turned back', async (t) => {

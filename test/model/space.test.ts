@@ -148,3 +148,48 @@ t.test('volumes are exact; coalescing keeps the union and joins what touches', a
     { box: ports(30, 39), tag: ['c'] },
   ]);
 });
+
+t.test('ports constrain TCP and UDP only; OTHER packets are never told apart by ports', async (t) => {
+  const PROTO = 20; // the protocol's bounds in a box
+  const web = boxOf({ src: '*', dst: '20.0.0.1', dstPort: '80' });
+  t.same(web.slice(PROTO), [0, 1], 'ANY with ports: TCP and UDP');
+  t.same(boxOf({ src: '*', dst: '*', dstPort: '0-65535' }).slice(PROTO), [0, 2], 'a full range is no condition');
+  t.same(boxOf({ src: '*', dst: '*', proto: 'OTHER' }).slice(16), [0, 65535, 0, 65535, 2, 2]);
+  t.throws(() => boxOf({ src: '*', dst: '*', proto: 'OTHER', dstPort: '80' }), /OTHER traffic has no ports/);
+  // Pieces of a subtraction and of a partition keep every port value wherever they hold OTHER packets.
+  const all = boxOf({ src: '10.0.0.-1', dst: '*' });
+  const pieces = [
+    ...subtract(all, web),
+    ...regionSubtract([all], boxOf({ src: '*', dst: '*', srcPort: '1000-2000', proto: 'UDP' })),
+  ];
+  const p = new Partition();
+  p.add(all, true);
+  p.add(web, false);
+  p.add(boxOf({ src: '10.0.0.0/25', dst: '*', srcPort: '53' }), false);
+  const boxes = [...pieces, ...p.classes().flatMap((c) => c.boxes)];
+  t.ok(boxes.length > 5);
+  t.same(
+    boxes.filter((b) => b[PROTO + 1] === 2 && (b[16] !== 0 || b[17] !== 65535 || b[18] !== 0 || b[19] !== 65535)),
+    [],
+    'no box holds OTHER packets for some ports only',
+  );
+});
+
+t.test('a CIDR rule address is one box; synthesis keeps writing octet patterns', async (t) => {
+  t.same(
+    boxOf({ src: '172.16.0.0/12', dst: '10.1.2.128/25' }).slice(0, 16),
+    [172, 172, 16, 31, 0, 255, 0, 255, 10, 10, 1, 1, 2, 2, 128, 255],
+  );
+  const p = new Partition();
+  const traffic = p.add(boxOf({ src: '172.-1.-1.-1', dst: '20.0.0.1', dstPort: '80', proto: 'TCP' }), true);
+  p.add(boxOf({ src: '172.16.0.0/12', dst: '*' }), false);
+  const classes = p.classes().filter((c) => c.members.has(traffic));
+  const rules = synthesiseRules(
+    classes.map((cls) => ({ cls, drop: cls.members.size === 1 })),
+    true,
+  );
+  t.ok(rules.length > 0);
+  for (const r of rules) {
+    t.notMatch(`${r.source} ${r.destination}`, /\//, `${r.source} -> ${r.destination}: octet patterns`);
+  }
+});

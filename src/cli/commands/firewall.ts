@@ -173,7 +173,7 @@ const allowsCommand = sourceOptions(
     'what the rules let through, as disjoint packet classes with the rules that allow them',
   ),
 )
-  .option('--src <address>', 'only traffic from these sources (an address pattern)')
+  .option('--src <address>', 'only traffic from these sources (an address pattern or prefix A.B.C.D/P)')
   .option('--dst <address>', 'only traffic to these destinations')
   .option('--proto <protocol>', 'only this protocol: ANY, TCP, UDP or OTHER')
   .option('--sport <ports>', 'only these source ports (N or A-B)')

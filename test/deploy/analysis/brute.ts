@@ -12,8 +12,22 @@ import type { Elements, Node } from '../../../src/model/types.js';
 
 export { random };
 
-/** Octets 1 and 2 are mostly any, so that the grid stays small; -1 before a fixed octet crosses prefixes. */
-const ADDRESSES = ['10.-1.-1.1', '10.-1.-1.2', '10.-1.-1.-1', '*', '-1.-1.-1.2', '11.-1.-1.-1', '10.0.-1.-1'];
+/**
+ * Octets 1 and 2 are mostly any, so that the grid stays small; -1 before a fixed octet crosses prefixes; CIDR
+ * prefixes cut an octet (/9, /10) or the last one (/31).
+ */
+const ADDRESSES = [
+  '10.-1.-1.1',
+  '10.-1.-1.2',
+  '10.-1.-1.-1',
+  '*',
+  '-1.-1.-1.2',
+  '11.-1.-1.-1',
+  '10.0.-1.-1',
+  '10.0.0.0/9',
+  '10.64.0.0/10',
+  '10.0.0.0/31',
+];
 const PROTOS = [undefined, 'ANY', 'TCP', 'UDP', 'OTHER'] as const;
 const DST_PORTS = [undefined, undefined, '*', '80', '22-80', '443', '0-1023'];
 const SRC_PORTS = [undefined, undefined, undefined, '1000-2000', '53'];
@@ -28,10 +42,11 @@ export function randomElement(rnd: () => number, id?: number): Elements {
   if (action) e.action = action;
   const proto = pick(rnd, PROTOS);
   if (proto) e.protocol = proto;
+  // Ports constrain TCP and UDP only: OTHER with ports is refused, so OTHER rules get none.
   const dport = pick(rnd, DST_PORTS);
-  if (dport) e.dstPort = dport;
+  if (dport && proto !== 'OTHER') e.dstPort = dport;
   const sport = pick(rnd, SRC_PORTS);
-  if (sport) e.srcPort = sport;
+  if (sport && proto !== 'OTHER') e.srcPort = sport;
   return e;
 }
 
