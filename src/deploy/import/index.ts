@@ -14,8 +14,7 @@ import { readNftables } from './nftables.js';
 import type { LineClass, LiveRule, LiveRuleset } from './ruleset.js';
 import { unfold, type Entry } from './unfold.js';
 
-export { looksLikeIptables } from './iptables.js';
-export { looksLikeNftJson } from './nftables.js';
+export { looksLikeIptables, looksLikeNftJson } from './detect.js';
 export { parseIpsets, Refusal, type InterfaceMap, type IpSet } from './matches.js';
 export type { ImportOptions } from './iptables.js';
 export type { LineClass } from './ruleset.js';
@@ -75,10 +74,6 @@ export function importRules(format: ImportFormat, text: string, file: string, op
     throw e;
   }
   const { entries, defaultAllow, reached } = unfold(set);
-  // A line whose nfv rules would be too many (octet patterns only, B.4) is refused like any other.
-  const counts = new Map<LiveRule, number>();
-  for (const e of entries) counts.set(e.rule, (counts.get(e.rule) ?? 0) + ruleCount(e));
-  for (const [rule, n] of counts) if (n > MAX_RULES_PER_LINE && !rule.refused) rule.refused = tooMany(n);
   const lines = [...reached, ...set.checked].map((rule) => {
     const reason = reasonOf(rule);
     return { where: rule.where, line: rule.line, text: rule.text, class: classOf(rule), ...(reason ? { reason } : {}) };
@@ -150,9 +145,18 @@ export function importedNode(
         `${lines.length > 3 ? ', ...' : ''}); give --iface/--ipset to make them exact, or --approximation may|must`,
     );
   }
+  const entries = listEntries(imported, which);
+  // A line whose nfv rules would be too many (octet patterns only, B.4) is refused; the analyses read it exactly.
+  const counts = new Map<LiveRule, number>();
+  for (const e of entries) counts.set(e.rule, (counts.get(e.rule) ?? 0) + ruleCount(e));
+  const over = [...counts].filter(([, n]) => n > MAX_RULES_PER_LINE);
+  if (over.length) {
+    const more = over.length > 1 ? ` (and ${over.length - 1} more lines)` : '';
+    throw badRequest(`${over[0]![0].where}: ${tooMany(over[0]![1])}${more}`);
+  }
   const elements: Elements[] = [];
   const origins = new Map<LiveRule, LineElements>();
-  for (const e of listEntries(imported, which)) {
+  for (const e of entries) {
     const origin = origins.get(e.rule) ?? { where: e.rule.where, line: e.rule.line, text: e.rule.text, elements: [] };
     origins.set(e.rule, origin);
     for (const el of elementsOf(e)) {

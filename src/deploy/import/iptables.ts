@@ -449,7 +449,3 @@ function natChecked(d: Draft, o: ImportOptions, notes: string[]): LiveRule[] {
   walk(d.chains.get('nat/POSTROUTING'), 'POSTROUTING');
   return checked;
 }
-
-/** Whether a text looks like iptables-save output (for rule sources recognised by content). */
-export const looksLikeIptables = (text: string) =>
-  /^\s*(?:#[^\n]*\n\s*)*\*(?:filter|nat|mangle|raw|security)\s*$/m.test(text.slice(0, 4096));

@@ -33,9 +33,6 @@ type Json = unknown;
 const isRecord = (v: Json): v is Record<string, Json> => typeof v === 'object' && v !== null && !Array.isArray(v);
 const keyOf = (o: Record<string, Json>) => Object.keys(o)[0]!;
 
-/** Whether a text is nft's JSON output (for rule sources recognised by content). */
-export const looksLikeNftJson = (text: string) => /^\s*\{\s*"nftables"\s*:/.test(text.slice(0, 200));
-
 /** One condition's region, or an unknown one said, or nothing for an IPv6-only condition. */
 interface Reading {
   region?: Box[];
