@@ -66,6 +66,15 @@ const APPROXIMATED = new Set(
     ' ',
   ),
 );
+const PROTOCOL_OPTIONS = new Set([
+  'sport',
+  'source-port',
+  'dport',
+  'destination-port',
+  'syn',
+  'tcp-flags',
+  'tcp-option',
+]);
 const STATES = new Set(['NEW', 'ESTABLISHED', 'RELATED', 'INVALID', 'UNTRACKED', 'SNAT', 'DNAT']);
 const TCP_FLAGS = new Set(['FIN', 'SYN', 'RST', 'PSH', 'ACK', 'URG', 'ECE', 'CWR']);
 
@@ -212,13 +221,17 @@ function parseRule(w: string[], chain: string, options: ImportOptions): Parsed {
   function moduleOption(opt: string) {
     if (!opt.startsWith('--')) refuse(`${opt}: unknown option`);
     const name = opt.slice(2);
-    switch (module) {
+    // -p tcp and -p udp load their match implicitly: --dport after -m iprange is still the TCP one.
+    const implicit = proto === 0 ? 'tcp' : proto === 1 ? 'udp' : '';
+    const own = ['tcp', 'udp', 'multiport'].includes(module);
+    const mod = implicit && !own && PROTOCOL_OPTIONS.has(name) ? implicit : module;
+    switch (mod) {
       case 'tcp':
       case 'udp':
         if (name === 'sport' || name === 'source-port') return ports(opt, SPORT_DIM);
         if (name === 'dport' || name === 'destination-port') return ports(opt, DPORT_DIM);
-        if (module === 'tcp' && name === 'syn') return syn(negate, opt);
-        if (module === 'tcp' && name === 'tcp-flags') {
+        if (mod === 'tcp' && name === 'syn') return syn(!negate, opt);
+        if (mod === 'tcp' && name === 'tcp-flags') {
           const [mask, comp] = [flagSet(next(opt)), flagSet(next(opt))];
           // A connection's first packet carries SYN alone (with ECN it also carries ECE and CWR: then unknown).
           if (mask.has('ECE') || mask.has('CWR')) {
@@ -226,9 +239,9 @@ function parseRule(w: string[], chain: string, options: ImportOptions): Parsed {
             return approx(`${opt}: ECE/CWR in the mask (a first SYN may carry them)`);
           }
           const synOnly = mask.has('SYN') ? comp.size === 1 && comp.has('SYN') : comp.size === 0;
-          return syn(synOnly === negate, opt);
+          return syn(synOnly !== negate, opt);
         }
-        if (module === 'tcp' && name === 'tcp-option') {
+        if (mod === 'tcp' && name === 'tcp-option') {
           values();
           return approx(`${opt}: nfv cannot model TCP options`);
         }
@@ -438,7 +451,10 @@ function natChecked(d: Draft, o: ImportOptions, notes: string[]): LiveRule[] {
           r.refused =
             `-j ${target} in table nat PREROUTING changes the destination the ${o.chain ?? 'FORWARD'} chain sees; ` +
             'model it as a NAT node or give --ignore-nat';
-        else if (where === 'PREROUTING') notes.push(`${r.where}: -j ${target} ignored (--ignore-nat)`);
+        else if (where === 'PREROUTING') {
+          notes.push(`${r.where}: -j ${target} ignored (--ignore-nat)`);
+          r.notes.push(`-j ${target} before filtering, ignored (--ignore-nat)`);
+        }
       } else if ((target === 'SNAT' || target === 'MASQUERADE') && where === 'POSTROUTING')
         notes.push(`${r.where}: -j ${target} after filtering: the filter sees the addresses before it`);
       const jump = /(?:^|\s)-[jg]\s+(\S+)/.exec(r.text)?.[1];
