@@ -14,6 +14,7 @@ import {
 import { deployCommand, fwdCommand, generateFilesCommand } from './commands/fwd.js';
 import { completionCommand } from './commands/completion.js';
 import { firewallCommand } from './commands/firewall.js';
+import { importCommandGroup } from './commands/import.js';
 import { addExamples } from './examples.js';
 import { dbCommand } from './commands/db.js';
 import { initCommand } from './commands/init.js';
@@ -51,6 +52,7 @@ export function buildProgram(): Command {
     fwdCommand,
     deployCommand,
     firewallCommand,
+    importCommandGroup,
     generateFilesCommand,
     inventoryCommand,
     requestCommand,

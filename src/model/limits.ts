@@ -69,3 +69,14 @@ export const TLS_HANDSHAKE_TIMEOUT_MS = 60_000;
 
 /** Largest certificate, key or CA file serve reads (--tls-*); a CA bundle of every public root is about 200 KB. */
 export const MAX_TLS_FILE_BYTES = 1024 * 1024;
+
+/**
+ * Importing a live firewall (iptables-save, nft JSON): the most lines read, the deepest chain of jumps, the most
+ * packet boxes the unfolded rules may hold (negations and RETURNs subtract boxes, which multiplies them), and the
+ * most nfv rules one live line may become while rule addresses take octet patterns only (a /25 is 128 of them, the
+ * complement of a /24 about 760).
+ */
+export const MAX_IMPORT_LINES = 200_000;
+export const MAX_IMPORT_DEPTH = 64;
+export const MAX_IMPORT_BOXES = 1_000_000;
+export const MAX_RULES_PER_LINE = 1024;

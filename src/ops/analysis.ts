@@ -3,7 +3,8 @@
  * allows (what the list lets through, as packet classes) and diff (the packets two lists treat differently).
  *
  * A rule source is a stored `/fwd` node, a firewall of a stored simulation result, or a document sent with the
- * request (an NFV document with the firewall named by `node`, or a firewall node as `/fwd` takes it). Sources are
+ * request (an NFV document with the firewall named by `node`, a firewall node as `/fwd` takes it, an iptables-save file or
+ * `nft -j list ruleset` output). Sources are
  * resolved in one place, `SOURCES` (and, for documents, `DOCUMENTS`): a new kind, such as an imported iptables
  * file, is one entry there. The GET paths analyse stored sources; the POST paths under `/fwd/analysis` take any
  * source in a JSON body: `{"source": SOURCE}` or `{"from": SOURCE, "to": SOURCE}`, where SOURCE is
@@ -11,6 +12,7 @@
  * `{"kind": "document", "document": "<NFV>...</NFV>", "node": "10.255.0.1", "name": "net.xml"}`.
  */
 import type { AllowsReport, DiffReport, LintReport, RuleList } from '../deploy/analysis/index.js';
+import { looksLikeIptables, looksLikeNftJson } from '../deploy/import/detect.js';
 import { PORT_HINT, parsePorts, portsProblem, ruleAddressProblem } from '../model/address.js';
 import { decodeDocument, detectFormat, parseJson, parseXml } from '../model/codec.js';
 import { badRequest, listWithin, notFound, quote } from '../model/errors.js';
@@ -29,11 +31,8 @@ export type SourceSpec =
   | { kind: 'simulation'; id: number; node?: string }
   | { kind: 'document'; document: string; node?: string; name?: string };
 
-/** A firewall node found in a source, and what to call it. */
-interface Found {
-  node: Node;
-  name: string;
-}
+/** A firewall node found in a source, and what to call it; or the rule list of an imported live firewall. */
+type Found = { node: Node; name: string } | { list: RuleList };
 
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
@@ -87,7 +86,13 @@ interface DocumentKind {
   what: string;
   /** Whether a document is of this kind, from its text (XML root name or JSON fields given when they parse). */
   is: (text: string, root: string | undefined, fields: Record<string, unknown> | undefined) => boolean;
-  read: (text: string, node: string | undefined, name: string) => Found;
+  read: (text: string, node: string | undefined, name: string) => Found | Promise<Found>;
+}
+
+/** A live firewall file as a rule list: exact boxes, any prefix (the may list when some line is approximated). */
+async function importedSource(format: 'iptables' | 'nftables', text: string, name: string): Promise<Found> {
+  const { importRules, importedList } = await import('../deploy/import/index.js');
+  return { list: importedList(importRules(format, text, name)) };
 }
 
 /** The kinds of document a rule list can come in, each recognised by its content. */
@@ -111,12 +116,22 @@ const DOCUMENTS: DocumentKind[] = [
       return { node, name: `${name}, node ${node.name}` };
     },
   },
+  {
+    what: 'an iptables-save file',
+    is: (text) => looksLikeIptables(text),
+    read: (text, _node, name) => importedSource('iptables', text, name),
+  },
+  {
+    what: 'nft -j list ruleset output',
+    is: (text) => looksLikeNftJson(text),
+    read: (text, _node, name) => importedSource('nftables', text, name),
+  },
 ];
 
-function readDocument(text: string, wanted: string | undefined, name: string): Found {
+async function readDocument(text: string, wanted: string | undefined, name: string): Promise<Found> {
   const format = detectFormat(text);
   const root = format === 'xml' ? xmlRootName(text) : undefined;
-  const fields = format === 'json' ? jsonFields(text) : undefined;
+  const fields = format === 'json' && !looksLikeNftJson(text) ? jsonFields(text) : undefined;
   const kind = DOCUMENTS.find((d) => d.is(text, root, fields));
   if (!kind)
     throw badRequest(`${name}: not a rule source (${DOCUMENTS.map((d) => d.what).join(' or ')}, in XML or JSON)`);
@@ -145,6 +160,7 @@ const SOURCES: {
 async function ruleList(ws: Workspace, spec: SourceSpec): Promise<RuleList> {
   const read = SOURCES[spec.kind] as (ws: Workspace, spec: SourceSpec) => Promise<Found>;
   const found = await read(ws, spec);
+  if ('list' in found) return found.list;
   const { listOfNode } = await import('../deploy/analysis/index.js');
   return listOfNode(found.node, found.name);
 }

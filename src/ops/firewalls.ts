@@ -52,7 +52,8 @@ async function asFirewall(ids: IdSource, node: Node, previous?: Node): Promise<N
   return { ...rest, configuration: await withRuleIds(ids, node.configuration, previous) };
 }
 
-async function addNode(data: FwdData, ids: IdSource, node: Node): Promise<number> {
+/** Stores a firewall node with new node and rule ids; answers the node's id. */
+export async function addNode(data: FwdData, ids: IdSource, node: Node): Promise<number> {
   const id = await nextId(ids, 'node');
   data.nodes.push({ ...(await asFirewall(ids, node)), id });
   return id;

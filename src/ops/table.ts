@@ -9,6 +9,7 @@ import { simulationOperations } from './network/simulations.js';
 import { substrateOperations } from './network/substrates.js';
 import { analysisOperations } from './analysis.js';
 import { fwdOperations } from './firewalls.js';
+import { importOperations } from './imports.js';
 import type { Operation } from './operation.js';
 import { inventoryOperations } from './inventory.js';
 
@@ -21,5 +22,6 @@ export const OPERATIONS: readonly Operation[] = [
   ...generateOperations,
   ...fwdOperations,
   ...analysisOperations,
+  ...importOperations,
   ...inventoryOperations,
 ];

@@ -1,0 +1,134 @@
+/**
+ * `nfv import iptables|nftables FILE --node NAME`: a live firewall as a FIREWALL node (the `/fwd/nodes` body) on
+ * stdout, into an NFV document with --into, kept in `/fwd` with --store. Each approximated line is said on stderr
+ * in one line; the summary too; the whole report as a table on a terminal or as JSON with --report json (stderr:
+ * stdout is the node or the document).
+ */
+import Table from 'cli-table3';
+import { Command, Option } from 'commander';
+import { readFile } from 'node:fs/promises';
+import { EXIT, badRequest } from '../../model/errors.js';
+import { plural } from '../../model/words.js';
+import { fwdImport, type ImportAnswer } from '../../ops/imports.js';
+import { pathProblem, readInput, writeUserFile } from '../files.js';
+import { state } from '../options.js';
+import { plainStyle, say, writeData } from '../output.js';
+import { printOutcome, runOperation } from '../requests.js';
+
+interface ImportOptions {
+  node: string;
+  chain?: string;
+  iface: string[];
+  ipset?: string;
+  ignoreNat?: boolean;
+  approximation?: string;
+  into?: string;
+  output?: string;
+  store?: boolean;
+  report?: string;
+}
+
+const collect = (value: string, previous: string[]) => [...previous, value];
+
+async function readNamed(flag: string, file: string): Promise<string> {
+  try {
+    return await readFile(file, 'utf8');
+  } catch (e) {
+    throw badRequest(`${flag} ${file}: ${pathProblem(e)}`);
+  }
+}
+
+function summary(a: ImportAnswer): string {
+  const r = a.report;
+  const counts = Object.entries(r.counts)
+    .filter(([, n]) => n > 0)
+    .map(([c, n]) => `${n} ${c}`)
+    .join(', ');
+  const rules = a.node.configuration?.firewall?.elements?.length ?? 0;
+  return `${r.file}: ${r.chain}, ${plural(r.lines.length, 'line')} reached (${counts || 'none'}); ${plural(rules, 'nfv rule')}, default ${r.defaultAction}`;
+}
+
+function reportTable(a: ImportAnswer): string {
+  const ids = new Map(a.origins.map((o) => [o.where, o.elements]));
+  const table = new Table({ head: ['line', 'class', 'rules', 'text', 'why'], style: plainStyle() });
+  for (const l of a.report.lines) {
+    const el = ids.get(l.where) ?? [];
+    const span = el.length ? (el.length === 1 ? String(el[0]) : `${el[0]}-${el[el.length - 1]}`) : '';
+    table.push([l.where, l.class, span, l.text.slice(0, 60), (l.reason ?? '').slice(0, 60)]);
+  }
+  return table.toString();
+}
+
+function importCommand(format: 'iptables' | 'nftables', what: string): Command {
+  return new Command(format)
+    .description(`${what} as a FIREWALL node (stdout), into an NFV document (--into) or kept in /fwd (--store)`)
+    .argument(
+      '<file>',
+      format === 'iptables'
+        ? 'iptables-save output (- for stdin)'
+        : 'nft -j list ruleset output, or nft list ruleset text (- for stdin)',
+    )
+    .requiredOption('--node <name>', 'the firewall node (its name: the address nfv knows it by)')
+    .option(
+      '--chain <chain>',
+      format === 'iptables' ? 'the filter chain: FORWARD, or INPUT for a host firewall' : 'the hook: forward, or input',
+    )
+    .option(
+      '--iface <name=addresses>',
+      'addresses behind an interface (-i: sources, -o: destinations); repeat',
+      collect,
+      [],
+    )
+    .option('--ipset <file>', 'ipset save output, for -m set matches')
+    .option('--ignore-nat', 'import even when nat PREROUTING changes destinations (said in the report)')
+    .addOption(
+      new Option('--approximation <list>', 'when lines are approximated: write the may or the must list').choices([
+        'may',
+        'must',
+      ]),
+    )
+    .option('--into <nfv>', "an NFV document: written with the node's configuration replaced")
+    .option('-o, --output <file>', 'write the node or document to a file instead of stdout')
+    .option('--store', 'also keep the node in /fwd (prints its id)')
+    .addOption(new Option('--report <form>', 'the line-by-line report on stderr').choices(['table', 'json']))
+    .action(async (file: string, opts: ImportOptions, self: Command) => {
+      const text = await readInput(file);
+      const body = {
+        format,
+        text,
+        file: file === '-' ? 'standard input' : file,
+        node: opts.node,
+        iface: opts.iface,
+        ...(opts.chain === undefined ? {} : { chain: opts.chain }),
+        ...(opts.ipset === undefined ? {} : { ipset: await readNamed('--ipset', opts.ipset) }),
+        ...(opts.ignoreNat ? { ignoreNat: true } : {}),
+        ...(opts.approximation === undefined ? {} : { approximation: opts.approximation }),
+        ...(opts.into === undefined ? {} : { into: await readNamed('--into', opts.into) }),
+        ...(opts.store ? { store: true } : {}),
+      };
+      const outcome = await runOperation(self, fwdImport, { body: JSON.stringify(body), format: 'json' });
+      if (!outcome.ok) {
+        state.exitCode = printOutcome(self, outcome);
+        return;
+      }
+      const answer = outcome.reply.value;
+      for (const l of answer.report.lines)
+        if (l.class === 'approximated') say(`nfv: ${l.where}: ${l.reason ?? 'approximated'}; approximated`);
+      if (opts.report === 'json') process.stderr.write(`${JSON.stringify(answer.report, null, 2)}\n`);
+      else if (opts.report === 'table' || process.stderr.isTTY) process.stderr.write(`${reportTable(answer)}\n`);
+      say(summary(answer));
+      const data =
+        answer.document ??
+        (opts.store ? `${JSON.stringify({ id: answer.id })}\n` : `${JSON.stringify(answer.node, null, 2)}\n`);
+      if (opts.output !== undefined) {
+        await writeUserFile('-o', opts.output, data);
+        say(`wrote ${opts.output}`);
+      } else writeData(data);
+      state.exitCode = EXIT.ok;
+    });
+}
+
+export const importCommandGroup = new Command('import')
+  .description('a live firewall (iptables-save, nft ruleset) as an nfv FIREWALL node, line by line')
+  .addCommand(importCommand('iptables', 'iptables-save output'))
+  .addCommand(importCommand('nftables', 'an nft ruleset'));

@@ -1,0 +1,191 @@
+/**
+ * Import of a live firewall (firewall-io.md B): iptables-save text or nft JSON read into a rule set, unfolded into
+ * one first-match list, each line reached classified (exact, new-connection, no-verdict, approximated, refused),
+ * and given as a rule list for the analyses and as a FIREWALL node for `/fwd` and NFV documents.
+ */
+import { badRequest } from '../../model/errors.js';
+import { MAX_RULES_PER_LINE } from '../../model/limits.js';
+import type { Elements, Node } from '../../model/types.js';
+import type { Line, RuleList } from '../analysis/list.js';
+import { elementsOf, ruleCount, tooMany } from './elements.js';
+import { readIptables, type ImportOptions } from './iptables.js';
+import { Refusal, type InterfaceMap } from './matches.js';
+import { readNftables } from './nftables.js';
+import type { LineClass, LiveRule, LiveRuleset } from './ruleset.js';
+import { unfold, type Entry } from './unfold.js';
+
+export { looksLikeIptables, looksLikeNftJson } from './detect.js';
+export { parseIpsets, Refusal, type InterfaceMap, type IpSet } from './matches.js';
+export type { ImportOptions } from './iptables.js';
+export type { LineClass } from './ruleset.js';
+
+export type ImportFormat = 'iptables' | 'nftables';
+
+export interface LineReport {
+  /** `file:line` (iptables) or `table/chain/handle N` (nft). */
+  where: string;
+  line: number;
+  text: string;
+  class: LineClass;
+  /** Why the line is approximated or refused, or what its reading was (matches no new connection, ...). */
+  reason?: string;
+}
+
+export interface ImportReport {
+  file: string;
+  format: ImportFormat;
+  chain: string;
+  defaultAction: 'ALLOW' | 'DENY';
+  /** Lines reached, by class. */
+  counts: Record<LineClass, number>;
+  /** Whether some line reached is approximated: then the import has a may and a must list (B.5). */
+  approximated: boolean;
+  lines: LineReport[];
+  notes: string[];
+}
+
+export interface Imported {
+  report: ImportReport;
+  entries: Entry[];
+  defaultAllow: boolean;
+}
+
+const CLASSES: LineClass[] = ['exact', 'new-connection', 'no-verdict', 'approximated', 'refused'];
+
+function classOf(rule: LiveRule): LineClass {
+  if (rule.refused) return 'refused';
+  if (rule.verdict.kind === 'none') return 'no-verdict';
+  if (rule.unknown.length) return 'approximated';
+  return rule.newConnection ? 'new-connection' : 'exact';
+}
+
+function reasonOf(rule: LiveRule): string | undefined {
+  const why = rule.refused ?? (rule.unknown.length ? rule.unknown.join('; ') : rule.notes.join('; '));
+  return why || undefined;
+}
+
+/** Reads a live rule set; refuses it (exit 2) when a line reached cannot be imported, naming file:line and why. */
+export function importRules(format: ImportFormat, text: string, file: string, options: ImportOptions = {}): Imported {
+  let set: LiveRuleset;
+  try {
+    set = format === 'iptables' ? readIptables(text, file, options) : readNftables(text, file, options);
+  } catch (e) {
+    if (e instanceof Refusal) throw badRequest(`${file}: ${e.message}`);
+    throw e;
+  }
+  const { entries, defaultAllow, reached } = unfold(set);
+  const lines = [...reached, ...set.checked].map((rule) => {
+    const reason = reasonOf(rule);
+    return { where: rule.where, line: rule.line, text: rule.text, class: classOf(rule), ...(reason ? { reason } : {}) };
+  });
+  const tally = Object.fromEntries(CLASSES.map((c) => [c, 0])) as Record<LineClass, number>;
+  for (const l of lines) tally[l.class]++;
+  const refused = lines.filter((l) => l.class === 'refused');
+  if (refused.length) {
+    const more = refused.length > 1 ? ` (and ${refused.length - 1} more lines refused)` : '';
+    throw badRequest(`${refused[0]!.where}: ${refused[0]!.reason}${more}`);
+  }
+  const report: ImportReport = {
+    file,
+    format,
+    chain: set.path[set.path.length - 1]!.key,
+    defaultAction: defaultAllow ? 'ALLOW' : 'DENY',
+    counts: tally,
+    approximated: tally.approximated > 0,
+    lines,
+    notes: set.notes,
+  };
+  return { report, entries, defaultAllow };
+}
+
+export type Approximation = 'may' | 'must';
+
+/**
+ * The entries of one list: exact entries as they are; maybe entries by B.5 (may: maybe accepts taken, maybe drops
+ * left out; must: the opposite). With no maybe entry both are the exact list.
+ */
+export function listEntries(imported: Imported, which: Approximation = 'may'): Entry[] {
+  return imported.entries.filter((e) => !e.maybe || e.allow === (which === 'may'));
+}
+
+/** The import as a rule list for the analyses: one line per unfolded entry, named by its live line. */
+export function importedList(imported: Imported, which: Approximation = 'may'): RuleList {
+  const { report } = imported;
+  const lines = listEntries(imported, which).map((e, k): Line => ({
+    position: k + 1,
+    allow: e.allow,
+    boxes: e.region,
+    text: `${e.rule.where}: ${e.rule.text}`,
+  }));
+  const approx = report.approximated ? ` (${which} list: ${report.counts.approximated} lines approximated)` : '';
+  return { name: `${report.file}, ${report.chain}${approx}`, lines, defaultAllow: imported.defaultAllow };
+}
+
+/** A live line and the ids of the nfv rules it became. */
+export interface LineElements {
+  where: string;
+  line: number;
+  text: string;
+  elements: number[];
+}
+
+/**
+ * The import as a FIREWALL node named `name`: each entry's rules in order, ids from 1, and which live line each
+ * came from. An approximated import needs `which` (the may or the must list), said by the caller.
+ */
+export function importedNode(
+  imported: Imported,
+  name: string,
+  which?: Approximation,
+): { node: Node; origins: LineElements[] } {
+  if (imported.report.approximated && which === undefined) {
+    const lines = imported.report.lines.filter((l) => l.class === 'approximated').map((l) => l.where);
+    throw badRequest(
+      `${imported.report.file}: ${lines.length} lines approximated (${lines.slice(0, 3).join(', ')}` +
+        `${lines.length > 3 ? ', ...' : ''}); give --iface/--ipset to make them exact, or --approximation may|must`,
+    );
+  }
+  const entries = listEntries(imported, which);
+  // A line whose nfv rules would be too many (octet patterns only, B.4) is refused; the analyses read it exactly.
+  const counts = new Map<LiveRule, number>();
+  for (const e of entries) counts.set(e.rule, (counts.get(e.rule) ?? 0) + ruleCount(e));
+  const over = [...counts].filter(([, n]) => n > MAX_RULES_PER_LINE);
+  if (over.length) {
+    const more = over.length > 1 ? ` (and ${over.length - 1} more lines)` : '';
+    throw badRequest(`${over[0]![0].where}: ${tooMany(over[0]![1])}${more}`);
+  }
+  const elements: Elements[] = [];
+  const origins = new Map<LiveRule, LineElements>();
+  for (const e of entries) {
+    const origin = origins.get(e.rule) ?? { where: e.rule.where, line: e.rule.line, text: e.rule.text, elements: [] };
+    origins.set(e.rule, origin);
+    for (const el of elementsOf(e)) {
+      const id = elements.length + 1;
+      elements.push({ id, ...el });
+      origin.elements.push(id);
+    }
+  }
+  const node: Node = {
+    name,
+    functionalType: 'FIREWALL',
+    configuration: {
+      name: `${imported.report.format} ${imported.report.file}`.slice(0, 200),
+      firewall: { defaultAction: imported.defaultAllow ? 'ALLOW' : 'DENY', elements },
+    },
+  };
+  return { node, origins: [...origins.values()] };
+}
+
+/** `--iface NAME=CIDR[,CIDR...]` values as a map, each address checked. */
+export function interfaceMap(values: readonly string[]): InterfaceMap {
+  const map: InterfaceMap = new Map();
+  for (const v of values) {
+    const m = /^([^=\s]{1,15})=(\S+)$/.exec(v);
+    if (!m) throw badRequest(`--iface ${v}: give NAME=ADDRESS[/P][,ADDRESS[/P]...]`);
+    const addresses = m[2]!.split(',');
+    for (const a of addresses)
+      if (!/^\d{1,3}(\.\d{1,3}){3}(\/\d{1,2})?$/.test(a)) throw badRequest(`--iface ${v}: ${a} is not an IPv4 prefix`);
+    map.set(m[1]!, [...(map.get(m[1]!) ?? []), ...addresses]);
+  }
+  return map;
+}

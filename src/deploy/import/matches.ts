@@ -1,0 +1,175 @@
+/**
+ * Regions of the match conditions both importers read: addresses (any prefix, octet-wise masks, ranges), ports,
+ * protocols, interfaces through an `--iface` map, ipset contents, all as unions of boxes (exact, B.3, B.4).
+ * A function here returns a region or throws `Refusal` with the reason in the user's words.
+ */
+import { DPORT, DST, PROTO, SPORT, SRC, UNIVERSE, type Box } from '../../model/space.js';
+import { UNIVERSE_REGION, intersectRegions, withBounds } from './ruleset.js';
+import { coalesce, regionSubtract } from '../../model/space.js';
+
+/** A line nfv cannot import, and why. */
+export class Refusal extends Error {}
+export const refuse = (why: string): never => {
+  throw new Refusal(why);
+};
+
+const OCTET_DIMS = (at: number) => [at, at + 1, at + 2, at + 3];
+
+function octetsOf(text: string): number[] {
+  if (text.includes(':')) refuse(`${text}: an IPv6 address (nfv models IPv4)`);
+  const parts = text.split('.');
+  if (parts.length !== 4 || !parts.every((p) => /^\d{1,3}$/.test(p) && Number(p) <= 255))
+    refuse(`${text}: not an IPv4 address (host names are not resolved)`);
+  return parts.map(Number);
+}
+
+/** Per octet mask of a prefix length. */
+const prefixMask = (p: number) => [0, 1, 2, 3].map((k) => (0xff << (8 - Math.max(0, Math.min(8, p - 8 * k)))) & 0xff);
+const LEADING = new Set([0, 128, 192, 224, 240, 248, 252, 254, 255]);
+
+/** An address with a prefix length or a dotted mask as one box at `at` (SRC or DST): B.4. */
+export function addressBox(text: string, at: number): Box {
+  const [addr, suffix] = text.split('/', 2) as [string, string | undefined];
+  const octets = octetsOf(addr);
+  let mask: number[];
+  if (suffix === undefined) mask = [255, 255, 255, 255];
+  else if (/^\d{1,2}$/.test(suffix) && Number(suffix) <= 32) mask = prefixMask(Number(suffix));
+  else if (suffix.includes('.')) {
+    mask = octetsOf(suffix);
+    // Each octet's mask leading ones: a box (octet-wise masks such as 255.0.255.255 are what nfv deploys).
+    if (!mask.every((m) => LEADING.has(m)))
+      refuse(`${text}: a mask that is not contiguous within an octet (nfv's rule addresses cannot express it)`);
+  } else return refuse(`${text}: ${suffix} is not a prefix length (0-32) or a mask`);
+  const bounds = octets.flatMap((o, k) => [o & mask[k]!, (o & mask[k]!) | (~mask[k]! & 0xff)]);
+  return withBounds(UNIVERSE, OCTET_DIMS(at), bounds);
+}
+
+/** A comma-separated list of addresses (iptables splits it into one rule each; the union is the same). */
+export const addressRegion = (text: string, at: number): Box[] => text.split(',').map((a) => addressBox(a.trim(), at));
+
+const ipNumber = (o: number[]) => ((o[0]! << 24) | (o[1]! << 16) | (o[2]! << 8) | o[3]!) >>> 0;
+const ipText = (n: number) => [24, 16, 8, 0].map((s) => (n >>> s) & 0xff).join('.');
+
+/** An address range `A-B` (`-m iprange`) as the prefixes that cover it exactly. */
+export function rangeRegion(text: string, at: number): Box[] {
+  const [a, b] = text.split('-') as [string, string | undefined];
+  if (b === undefined) refuse(`${text}: not an address range A-B`);
+  let lo = ipNumber(octetsOf(a));
+  const hi = ipNumber(octetsOf(b!));
+  if (lo > hi) refuse(`${text}: the range is empty (${a} is above ${b})`);
+  const out: Box[] = [];
+  while (lo <= hi) {
+    let size = 32;
+    while (size > 0) {
+      const block = 2 ** (32 - size + 1);
+      if (lo % block !== 0 || lo + block - 1 > hi) break;
+      size--;
+    }
+    out.push(addressBox(`${ipText(lo)}/${size}`, at));
+    lo += 2 ** (32 - size);
+    if (lo > 0xffffffff) break;
+  }
+  return out;
+}
+
+export function complement(region: readonly Box[]): Box[] {
+  let out: Box[] = UNIVERSE_REGION;
+  for (const b of region) out = regionSubtract(out, b);
+  return coalesce(out);
+}
+
+export const negated = (region: Box[], negate: boolean) => (negate ? complement(region) : region);
+
+/** Protocol numbers and names: TCP, UDP, everything; anything else is one of nfv's OTHER (approximated). */
+export function protocolOf(text: string): { region: Box[]; approx?: string } {
+  const p = text.toLowerCase();
+  const at = (lo: number, hi: number) => [withBounds(UNIVERSE, [PROTO], [lo, hi])];
+  if (p === 'tcp' || p === '6') return { region: at(0, 0) };
+  if (p === 'udp' || p === '17') return { region: at(1, 1) };
+  if (p === 'all' || p === '0' || p === 'ip') return { region: UNIVERSE_REGION };
+  if (!/^[a-z0-9-]{1,20}$/.test(p)) return refuse(`${text}: not a protocol`);
+  return { region: at(2, 2), approx: `protocol ${p}: nfv has OTHER (neither TCP nor UDP), a superset` };
+}
+
+/** The protocol of a rule as TCP or UDP, for its ports; ports mean nothing to other protocols. */
+export function portRegion(spec: string, proto: number, dim: number, sep = ':'): Box[] {
+  return spec.split(',').map((item) => {
+    const parts = item.split(sep);
+    if (parts.length > 2 || !parts.every((p) => /^\d{0,5}$/.test(p)))
+      refuse(`${item}: not a port or range (service names are not looked up)`);
+    const lo = parts[0] === '' ? 0 : Number(parts[0]);
+    const hi = parts.length === 1 ? lo : parts[1] === '' ? 65535 : Number(parts[1]);
+    if (hi > 65535 || lo > hi) refuse(`${item}: not a port range within 0-65535`);
+    return withBounds(UNIVERSE, [dim, PROTO], [lo, hi, proto, proto]);
+  });
+}
+
+/** Ports negated: the rule's protocol with the other ports (so the region keeps other protocols out). */
+export function negatedPorts(region: Box[], proto: number): Box[] {
+  return intersectRegions(complement(region), [withBounds(UNIVERSE, [PROTO], [proto, proto])]);
+}
+
+export const SPORT_DIM = SPORT;
+export const DPORT_DIM = DPORT;
+export const SRC_AT = SRC;
+export const DST_AT = DST;
+
+/** `--iface NAME=CIDR[,CIDR...]`: the addresses behind each interface. */
+export type InterfaceMap = Map<string, string[]>;
+
+/**
+ * The packets an interface condition keeps: sources behind an input interface, destinations behind an output one
+ * (exact in nfv's model, which has no spoofing). `NAME+` is every mapped interface with that prefix. Undefined
+ * when the map does not say.
+ */
+export function interfaceRegion(name: string, at: number, map: InterfaceMap): Box[] | undefined {
+  const wild = name.endsWith('+');
+  const stem = wild ? name.slice(0, -1) : name;
+  const names = [...map.keys()].filter((k) => (wild ? k.startsWith(stem) : k === name));
+  if (!names.length) return undefined;
+  return names.flatMap((k) => map.get(k)!.flatMap((a) => addressRegion(a, at)));
+}
+
+/** An `ipset save` dump: each set's type and members. */
+export interface IpSet {
+  type: string;
+  members: string[];
+}
+
+/** `ipset save` text as sets by name. */
+export function parseIpsets(text: string, file: string): Map<string, IpSet> {
+  const sets = new Map<string, IpSet>();
+  text.split(/\r?\n/).forEach((raw, k) => {
+    const words = raw.trim().split(/\s+/);
+    if (words[0] === 'create' && words.length >= 3) sets.set(words[1]!, { type: words[2]!, members: [] });
+    else if (words[0] === 'add' && words.length >= 3) {
+      const set = sets.get(words[1]!);
+      if (!set) throw new Refusal(`${file}:${k + 1}: add to set ${words[1]} before its create line`);
+      set.members.push(words[2]!);
+    } else if (words[0] !== '' && !raw.trim().startsWith('#'))
+      throw new Refusal(`${file}:${k + 1}: not an ipset save line (create or add)`);
+  });
+  return sets;
+}
+
+const SET_TYPES = new Set(['hash:ip', 'hash:net', 'hash:ip,port', 'hash:net,port', 'bitmap:ip']);
+
+/** The packets `-m set --match-set NAME FLAGS` matches, from the set's members (B.3). */
+export function setRegion(set: IpSet, name: string, flags: string): Box[] {
+  if (!SET_TYPES.has(set.type)) refuse(`set ${name}: type ${set.type} (nfv reads ${[...SET_TYPES].join(', ')})`);
+  const dirs = flags.split(',');
+  if (!dirs.every((d) => d === 'src' || d === 'dst')) refuse(`--match-set ${name} ${flags}: flags are src or dst`);
+  const ported = set.type.endsWith(',port');
+  const region = set.members.flatMap((m) => {
+    const [addr, port] = m.split(',') as [string, string | undefined];
+    const a = addr.includes('-')
+      ? rangeRegion(addr, dirs[0] === 'src' ? SRC : DST)
+      : [addressBox(addr, dirs[0] === 'src' ? SRC : DST)];
+    if (!ported) return a;
+    const pm = /^(tcp|udp):(\d{1,5}(?:-\d{1,5})?)$/.exec(port ?? '');
+    if (!pm) return refuse(`set ${name}: member ${m} has a port nfv cannot read (tcp:N or udp:N)`);
+    const dim = (dirs[1] ?? dirs[0]) === 'src' ? SPORT : DPORT;
+    return intersectRegions(a, portRegion(pm[2]!, pm[1] === 'tcp' ? 0 : 1, dim, '-'));
+  });
+  return region;
+}

@@ -1,0 +1,196 @@
+/**
+ * Import of a live firewall (firewall-io.md B.7): `POST /fwd/import` takes an iptables-save file or nft's ruleset
+ * (JSON, or text that nft itself converts) in a JSON body and answers the FIREWALL node it becomes with the report
+ * of every line reached; with `into`, the NFV document whose firewall node has that configuration instead; with
+ * `store`, the node is also kept in `/fwd`. Body: `{"format": "iptables" | "nftables", "text": "...", "file":
+ * "rules.v4", "node": "10.255.0.1", "chain": "FORWARD", "iface": ["eth0=10.0.1.0/24"], "ipset": "<ipset save>",
+ * "ignoreNat": false, "approximation": "may" | "must", "into": "<NFV document>", "store": false}`.
+ */
+import { execFile } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import type { Approximation, ImportFormat, ImportOptions, ImportReport, LineElements } from '../deploy/import/index.js';
+import { decodeDocument, detectFormat, encodeDocument } from '../model/codec.js';
+import { badRequest, failedDependency, quote } from '../model/errors.js';
+import { MAX_DOCUMENT_BYTES } from '../model/limits.js';
+import { NfvType } from '../model/resources.js';
+import type { NFV, Node } from '../model/types.js';
+import { FWD_AREA } from '../store/firewalls.js';
+import { addNode } from './firewalls.js';
+import { json, operation } from './operation.js';
+
+const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+export interface ImportRequest {
+  format: ImportFormat;
+  text: string;
+  file: string;
+  node: string;
+  options: ImportOptions;
+  approximation?: Approximation;
+  into?: string;
+  store: boolean;
+}
+
+const FIELDS = [
+  'format',
+  'text',
+  'file',
+  'node',
+  'chain',
+  'iface',
+  'ipset',
+  'ignoreNat',
+  'approximation',
+  'into',
+  'store',
+];
+
+/** The import request a JSON body gives, each field checked and named. */
+export async function parseImportRequest(body: unknown): Promise<ImportRequest> {
+  if (!isRecord(body)) throw badRequest('body: a JSON object with format, text and node is required');
+  const extra = Object.keys(body).find((k) => !FIELDS.includes(k));
+  if (extra !== undefined) throw badRequest(`${quote(extra).slice(1, -1)}: not a field here (${FIELDS.join(', ')})`);
+  const str = (name: string, required: boolean) => {
+    const v = body[name];
+    if (v === undefined && !required) return undefined;
+    if (typeof v !== 'string' || (required && v === '')) throw badRequest(`${name}: a non-empty string is required`);
+    return v;
+  };
+  const format = str('format', true);
+  if (format !== 'iptables' && format !== 'nftables')
+    throw badRequest(`format: ${quote(format)} is not iptables or nftables`);
+  const approximation = str('approximation', false);
+  if (approximation !== undefined && approximation !== 'may' && approximation !== 'must')
+    throw badRequest(`approximation: ${quote(approximation)} is not may or must`);
+  const iface = body.iface ?? [];
+  if (!Array.isArray(iface) || !iface.every((x) => typeof x === 'string'))
+    throw badRequest('iface: a list of NAME=ADDRESSES strings is required');
+  for (const flag of ['ignoreNat', 'store'])
+    if (body[flag] !== undefined && typeof body[flag] !== 'boolean') throw badRequest(`${flag}: true or false`);
+  const file = str('file', false) ?? 'the rule set';
+  const { interfaceMap, parseIpsets, Refusal } = await import('../deploy/import/index.js');
+  const ipsetText = str('ipset', false);
+  let ipsets;
+  try {
+    ipsets = ipsetText === undefined ? undefined : parseIpsets(ipsetText, 'ipset');
+  } catch (e) {
+    if (e instanceof Refusal) throw badRequest(e.message);
+    throw e;
+  }
+  const chain = str('chain', false);
+  const into = str('into', false);
+  return {
+    format,
+    text: str('text', true)!,
+    file,
+    node: str('node', true)!,
+    options: {
+      ...(chain === undefined ? {} : { chain }),
+      iface: interfaceMap(iface as string[]),
+      ...(ipsets ? { ipsets } : {}),
+      ignoreNat: body.ignoreNat === true,
+    },
+    ...(approximation ? { approximation } : {}),
+    ...(into === undefined ? {} : { into }),
+    store: body.store === true,
+  };
+}
+
+/**
+ * `nft list ruleset` text as JSON, by nft itself in a user and network namespace of its own (B.6): the text is
+ * loaded there and listed back with -j; nothing on this machine changes.
+ */
+async function nftJsonOf(text: string, file: string): Promise<string> {
+  const dir = await mkdtemp(path.join(tmpdir(), 'nfv-nft-'));
+  try {
+    const input = path.join(dir, 'ruleset.nft');
+    await writeFile(input, text);
+    return await new Promise<string>((resolve, reject) => {
+      execFile(
+        'unshare',
+        ['-rn', 'sh', '-c', 'nft -f "$1" && nft -j list ruleset', 'sh', input],
+        { timeout: 60_000, maxBuffer: MAX_DOCUMENT_BYTES },
+        (error, stdout, stderr) => {
+          if (!error) return resolve(stdout);
+          const said = stderr.split('\n').find((l) => l.includes('Error')) ?? String(error.message).split('\n')[0];
+          const missing = (error as NodeJS.ErrnoException).code === 'ENOENT' || /not found/.test(stderr);
+          reject(
+            missing
+              ? failedDependency(`${file}: nft text needs nft and unshare to convert it (or give nft -j output)`)
+              : badRequest(`${file}: nft refused the ruleset: ${said!.replace(input, file).trim()}`),
+          );
+        },
+      );
+    });
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+export interface ImportAnswer {
+  report: ImportReport;
+  /** Each live line and the ids of the rules it became. */
+  origins: LineElements[];
+  node: Node;
+  /** With `into`: the NFV document, in its own format, the firewall node's configuration replaced. */
+  document?: string;
+  /** With `store`: the id of the stored `/fwd` node. */
+  id?: number;
+}
+
+/** Reads and imports; the node's configuration as `nfv simulate` reads a FIREWALL node. */
+export async function runImport(r: ImportRequest): Promise<Omit<ImportAnswer, 'id'>> {
+  const { importRules, importedNode, looksLikeNftJson } = await import('../deploy/import/index.js');
+  const text = r.format === 'nftables' && !looksLikeNftJson(r.text) ? await nftJsonOf(r.text, r.file) : r.text;
+  const imported = importRules(r.format, text, r.file, r.options);
+  const { node, origins } = importedNode(imported, r.node, r.approximation);
+  const answer = { report: imported.report, origins, node };
+  if (r.into === undefined) return answer;
+  const format = detectFormat(r.into);
+  if (!format) throw badRequest('into: not an XML or JSON NFV document');
+  const nfv: NFV = decodeDocument(NfvType, r.into, format);
+  const named = (nfv.graphs.graph ?? []).flatMap((g) => g.node).filter((n) => n.name === r.node);
+  if (!named.length) throw badRequest(`node: the document has no node ${quote(r.node)}`);
+  for (const n of named) {
+    if (n.functionalType !== undefined && n.functionalType !== 'FIREWALL')
+      throw badRequest(`node: ${quote(r.node)} is a ${n.functionalType}, not a FIREWALL`);
+    n.functionalType = 'FIREWALL';
+    n.configuration = { ...node.configuration!, name: n.configuration?.name ?? node.configuration!.name };
+  }
+  return { ...answer, document: encodeDocument(NfvType, nfv, format) };
+}
+
+export const fwdImport = operation({
+  name: 'fwd.import',
+  method: 'POST',
+  path: '/fwd/import',
+  summary:
+    'A live firewall (iptables-save, nft -j list ruleset, or nft text converted by nft) as a FIREWALL node, with ' +
+    'the report of every line: exact, new-connection, no-verdict, approximated or refused; into an NFV document ' +
+    'with "into", kept in /fwd with "store" (our addition)',
+  body: 'json',
+  bodyFormats: ['json'],
+  reply: 'json',
+  status: 200,
+  errors: 'json',
+  handler: async (i) => {
+    const request = await parseImportRequest(i.body);
+    const answer: ImportAnswer = await runImport(request);
+    if (request.store) {
+      const stored = await i.ws.mutate(FWD_AREA, async (data, ids) => {
+        const id = await addNode(data, ids, answer.node);
+        return data.nodes.find((n) => n.id === id)!;
+      });
+      // The store gives rules ids of its own, in order: the report names those.
+      const byPosition = stored.configuration!.firewall!.elements!.map((e) => e.id!);
+      for (const o of answer.origins) o.elements = o.elements.map((k) => byPosition[k - 1]!);
+      answer.node = stored;
+      answer.id = stored.id!;
+    }
+    return json(answer, { headers: { 'X-Nfv-Approximated': String(answer.report.approximated) } });
+  },
+});
+
+export const importOperations = [fwdImport];
