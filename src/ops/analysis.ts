@@ -98,7 +98,7 @@ async function importedSource(format: 'iptables' | 'nftables', text: string, nam
 /** The kinds of document a rule list can come in, each recognised by its content. */
 const DOCUMENTS: DocumentKind[] = [
   {
-    what: 'an NFV document',
+    what: 'an NFV document (XML or JSON)',
     is: (_text, root, fields) => root === 'NFV' || (fields !== undefined && 'graphs' in fields),
     read: (text, wanted, name) => {
       const node = pickFirewall(nodesOf(decodeDocument(NfvType, text)), wanted, name, badRequest);
@@ -106,7 +106,7 @@ const DOCUMENTS: DocumentKind[] = [
     },
   },
   {
-    what: 'a firewall node',
+    what: 'a firewall node (XML or JSON)',
     is: (_text, root, fields) =>
       root === 'node' || (fields !== undefined && ('functionalType' in fields || 'configuration' in fields)),
     read: (text, wanted, name) => {
@@ -134,7 +134,7 @@ async function readDocument(text: string, wanted: string | undefined, name: stri
   const fields = format === 'json' && !looksLikeNftJson(text) ? jsonFields(text) : undefined;
   const kind = DOCUMENTS.find((d) => d.is(text, root, fields));
   if (!kind)
-    throw badRequest(`${name}: not a rule source (${DOCUMENTS.map((d) => d.what).join(' or ')}, in XML or JSON)`);
+    throw badRequest(`${name}: not a rule source (${DOCUMENTS.map((d) => d.what).join(', ')})`);
   return kind.read(text, wanted, name);
 }
 
