@@ -133,8 +133,7 @@ async function readDocument(text: string, wanted: string | undefined, name: stri
   const root = format === 'xml' ? xmlRootName(text) : undefined;
   const fields = format === 'json' && !looksLikeNftJson(text) ? jsonFields(text) : undefined;
   const kind = DOCUMENTS.find((d) => d.is(text, root, fields));
-  if (!kind)
-    throw badRequest(`${name}: not a rule source (${DOCUMENTS.map((d) => d.what).join(', ')})`);
+  if (!kind) throw badRequest(`${name}: not a rule source (${DOCUMENTS.map((d) => d.what).join(', ')})`);
   return kind.read(text, wanted, name);
 }
 
