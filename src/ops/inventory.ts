@@ -97,7 +97,7 @@ export const ingestCommand = operation({
   name: 'v4.commands',
   method: 'POST',
   path: '/v4/commands',
-  summary: 'Ingest: replace catalog (v9), store report (v8) or deactivate node (v3)',
+  summary: 'Ingest: replace catalog (v9), replace facts (v5, v4), store report (v8) or deactivate node (v3)',
   body: 'json',
   reply: 'json',
   status: 200,
@@ -135,13 +135,14 @@ export const ingestBatch = operation({
  * payload as the body) or the older body form. The command is applied (or judged stale) before the answer, so the
  * `{"uuid"}` PuppetDB gives on queueing means here that the command is durable; a refused one is a 400 (PuppetDB
  * queues it and fails it later, which `puppet apply` would not report). `replace catalog inputs` is checked and not
- * kept; `replace facts` is refused until nfv stores facts.
+ * kept.
  */
 export const pdbCommand = operation({
   name: 'pdb.cmd',
   method: 'POST',
   path: '/pdb/cmd/v1',
-  summary: 'PuppetDB command submission: replace catalog (v9), store report (v8), deactivate node (v3)',
+  summary:
+    'PuppetDB command submission: replace catalog (v9), replace facts (v5, v4), store report (v8), deactivate node (v3)',
   reply: 'json',
   status: 200,
   errors: 'puppetdb-command',
@@ -157,25 +158,53 @@ export const pdbCommand = operation({
   },
 });
 
+/** Criteria of a path parameter: `field = value` of the request's parameter. */
+const where = (field: string, param: string) => (i: Input<unknown>) => ['=', field, i.params[param]];
+
+/** A query of an entity (by its name in queries) with the route's criteria. */
+const entityQuery =
+  (name: string, ...criteria: ((i: Input<unknown>) => unknown[])[]): QueryRun =>
+  (store, inv, i) =>
+    store.query(
+      inv.ENTITIES[name]!,
+      i.query,
+      criteria.map((c) => c(i)),
+    );
+
+/** fact-names answers the names as strings, as PuppetDB does (an extract keeps its rows). */
+const factNamesRun: QueryRun = async (store, inv, i) => {
+  const found = await entityQuery('fact_names')(store, inv, i);
+  if (inv.isExtract(i.query)) return found;
+  return { rows: found.rows.map((r) => (r as { name: string }).name), total: found.total };
+};
+
+/** The rows of a factset's `facts.href`: its facts as {name, value}. */
+const factsetFactsRun: QueryRun = async (store, inv, i) => {
+  const found = await entityQuery('facts', where('certname', 'certname'))(store, inv, i);
+  if (inv.isExtract(i.query)) return found;
+  const rows = found.rows.map((r) => {
+    const { name, value } = r as { name: string; value: unknown };
+    return { name, value };
+  });
+  return { rows, total: found.total };
+};
+
 /** The query endpoints, by the name the CLI's `inventory query ENDPOINT` takes. */
-export const queryEndpoints = {
-  resources: query('v4.resources', '/v4/resources', 'Resources of active nodes', (store, inv, i) =>
-    store.query(inv.resources, i.query),
-  ),
-  'resources.type': query('v4.resources.type', '/v4/resources/{type}', 'Resources of one type', (store, inv, i) =>
-    store.query(inv.resources, i.query, [['=', 'type', i.params.type]]),
+export const queryEndpoints: Record<string, QueryOperations> = {
+  resources: query('v4.resources', '/v4/resources', 'Resources of active nodes', entityQuery('resources')),
+  'resources.type': query(
+    'v4.resources.type',
+    '/v4/resources/{type}',
+    'Resources of one type',
+    entityQuery('resources', where('type', 'type')),
   ),
   'resources.title': query(
     'v4.resources.title',
     '/v4/resources/{type}/{title}',
     'Resources of one type and title',
-    (store, inv, i) =>
-      store.query(inv.resources, i.query, [
-        ['=', 'type', i.params.type],
-        ['=', 'title', i.params.title],
-      ]),
+    entityQuery('resources', where('type', 'type'), where('title', 'title')),
   ),
-  reports: query('v4.reports', '/v4/reports', 'Run reports', (store, inv, i) => store.query(inv.reports, i.query)),
+  reports: query('v4.reports', '/v4/reports', 'Run reports', entityQuery('reports')),
   'reports.events': query(
     'v4.reports.events',
     '/v4/reports/{hash}/events',
@@ -187,9 +216,7 @@ export const queryEndpoints = {
   ),
   'reports.metrics': reportPart('metrics'),
   'reports.logs': reportPart('logs'),
-  events: query('v4.events', '/v4/events', 'Resource events of reports', (store, inv, i) =>
-    store.query(inv.events, i.query),
-  ),
+  events: query('v4.events', '/v4/events', 'Resource events of reports', entityQuery('events')),
   'event-counts': query(
     'v4.eventCounts',
     '/v4/event-counts',
@@ -202,19 +229,201 @@ export const queryEndpoints = {
     'Event counts summed over subjects',
     (store, inv, i) => store.aggregateEventCounts(i.query),
   ),
+  nodes: query('v4.nodes', '/v4/nodes', 'Nodes with their latest report, catalog and facts', entityQuery('nodes')),
+  'nodes.facts': query(
+    'v4.nodes.facts',
+    '/v4/nodes/{certname}/facts',
+    'The facts of a node',
+    entityQuery('facts', where('certname', 'certname')),
+  ),
+  'nodes.facts.name': query(
+    'v4.nodes.facts.name',
+    '/v4/nodes/{certname}/facts/{fact}',
+    'One fact of a node',
+    entityQuery('facts', where('certname', 'certname'), where('name', 'fact')),
+  ),
+  'nodes.facts.value': query(
+    'v4.nodes.facts.value',
+    '/v4/nodes/{certname}/facts/{fact}/{value}',
+    'One fact of a node, if it has this value',
+    entityQuery('facts', where('certname', 'certname'), where('name', 'fact'), where('value', 'value')),
+  ),
+  'nodes.resources': query(
+    'v4.nodes.resources',
+    '/v4/nodes/{certname}/resources',
+    'The resources of a node',
+    entityQuery('resources', where('certname', 'certname')),
+  ),
+  'nodes.resources.type': query(
+    'v4.nodes.resources.type',
+    '/v4/nodes/{certname}/resources/{type}',
+    'The resources of a node of one type',
+    entityQuery('resources', where('certname', 'certname'), where('type', 'type')),
+  ),
+  'nodes.resources.title': query(
+    'v4.nodes.resources.title',
+    '/v4/nodes/{certname}/resources/{type}/{title}',
+    'One resource of a node',
+    entityQuery('resources', where('certname', 'certname'), where('type', 'type'), where('title', 'title')),
+  ),
+  facts: query('v4.facts', '/v4/facts', 'Facts of active nodes', entityQuery('facts')),
+  'facts.name': query(
+    'v4.facts.name',
+    '/v4/facts/{fact}',
+    'One fact of every node',
+    entityQuery('facts', where('name', 'fact')),
+  ),
+  'facts.value': query(
+    'v4.facts.value',
+    '/v4/facts/{fact}/{value}',
+    'The nodes whose fact has this value',
+    entityQuery('facts', where('name', 'fact'), where('value', 'value')),
+  ),
+  'fact-names': query('v4.factNames', '/v4/fact-names', 'Fact names, sorted', factNamesRun),
+  factsets: query('v4.factsets', '/v4/factsets', "Each node's facts as one record", entityQuery('factsets')),
+  'factsets.facts': query(
+    'v4.factsets.facts',
+    '/v4/factsets/{certname}/facts',
+    'The facts of a factset as {name, value}',
+    factsetFactsRun,
+  ),
+  'fact-paths': query(
+    'v4.factPaths',
+    '/v4/fact-paths',
+    'Paths of fact leaves with their types',
+    entityQuery('fact_paths'),
+  ),
+  'fact-contents': query(
+    'v4.factContents',
+    '/v4/fact-contents',
+    'Leaves of nested facts with their paths',
+    entityQuery('fact_contents'),
+  ),
+  inventory: query(
+    'v4.inventory',
+    '/v4/inventory',
+    "Each node's facts, with dotted criteria",
+    entityQuery('inventory'),
+  ),
+  environments: query(
+    'v4.environments',
+    '/v4/environments',
+    'Environments named by catalogs, facts and reports',
+    entityQuery('environments'),
+  ),
+  ...Object.fromEntries(
+    (['facts', 'resources', 'reports', 'events'] as const).map((name) => [
+      `environments.${name}`,
+      query(
+        `v4.environments.${name}`,
+        `/v4/environments/{environment}/${name}`,
+        `The ${name} of one environment`,
+        entityQuery(name, where('environment', 'environment')),
+      ),
+    ]),
+  ),
+  producers: query(
+    'v4.producers',
+    '/v4/producers',
+    'Producers of catalogs, facts and reports',
+    entityQuery('producers'),
+  ),
+  catalogs: query('v4.catalogs', '/v4/catalogs', 'Catalogs with their resources and edges', entityQuery('catalogs')),
+  'catalogs.edges': query(
+    'v4.catalogs.edges',
+    '/v4/catalogs/{certname}/edges',
+    'The edges of a catalog',
+    entityQuery('edges', where('certname', 'certname')),
+  ),
+  'catalogs.resources': query(
+    'v4.catalogs.resources',
+    '/v4/catalogs/{certname}/resources',
+    'The resources of a catalog',
+    entityQuery('resources', where('certname', 'certname')),
+  ),
+  edges: query('v4.edges', '/v4/edges', 'Edges of catalogs of active nodes', entityQuery('edges')),
 };
 
+/** A one-record endpoint's operation (`/nodes/<certname>`): the record, or PuppetDB's JSON 404. */
+type SingleRun = (store: InventoryStore, inv: Inventory, i: Input<unknown>) => Promise<unknown>;
+
+function single(name: string, path: string, summary: string, run: SingleRun) {
+  return operation({
+    name,
+    method: 'GET',
+    path,
+    summary,
+    reply: 'json',
+    status: 200,
+    errors: 'puppetdb',
+    handler: async (i) => {
+      (await inventory()).rejectUnknown(i.query, []);
+      const found = await run(await storeOf(i), await inventory(), i);
+      return json(found, { compact: (i.query.get('pretty') ?? '').toLowerCase() !== 'true' });
+    },
+  });
+}
+
+/** The one record of an entity that a path names, or a 404 in PuppetDB's words (`No information is known about`). */
+const oneOf =
+  (entity: string, what: string, field: string, param: string, criteria: unknown[] = []): SingleRun =>
+  async (store, inv, i) => {
+    const found = await store.query(inv.ENTITIES[entity]!, new URLSearchParams(), [
+      ['=', field, i.params[param]],
+      ...criteria,
+    ]);
+    if (found.rows.length === 0)
+      throw notFound(`No information is known about ${what} ${clip(String(i.params[param]))}`);
+    return found.rows[0];
+  };
+
+/** The one-record endpoints: a node (deactivated ones too), a catalog, a factset, an environment. */
+export const singleEndpoints = {
+  node: single(
+    'v4.nodes.one',
+    '/v4/nodes/{certname}',
+    'One node, deactivated or not',
+    oneOf('nodes', 'node', 'certname', 'certname', [['=', 'node_state', 'any']]),
+  ),
+  catalog: single(
+    'v4.catalogs.one',
+    '/v4/catalogs/{certname}',
+    'The catalog of one node',
+    oneOf('catalogs', 'catalog', 'certname', 'certname'),
+  ),
+  factset: single(
+    'v4.factsets.one',
+    '/v4/factsets/{certname}',
+    'The facts of one node as one record',
+    oneOf('factsets', 'factset', 'certname', 'certname', [['=', 'node_state', 'any']]),
+  ),
+  environment: single(
+    'v4.environments.one',
+    '/v4/environments/{environment}',
+    'One environment',
+    oneOf('environments', 'environment', 'name', 'environment'),
+  ),
+};
+
+/** A `/v4` operation at PuppetDB's URL (`/pdb/query/v4/...`). */
+const atPuppetdbUrl = <T extends Operation>(op: T): T => ({
+  ...op,
+  name: op.name.replace(/^v4\./, 'pdb.query.'),
+  path: `/pdb/query${op.path}`,
+  summary: `${op.summary} (PuppetDB URL)`,
+});
+
 /**
- * The query endpoints at PuppetDB's URLs (`/pdb/query/v4/resources`, `/pdb/query/v4/reports/{hash}/events`, ...), as
+ * The query endpoints at PuppetDB's URLs (`/pdb/query/v4/resources`, `/pdb/query/v4/nodes/{certname}`, ...), as
  * pypuppetdb and Puppetboard ask them: each runs its `/v4` twin's query, so criteria, paging, errors and the
- * active-node rule are the same (PuppetDB's entity endpoints restrict resources to active nodes unless the query
- * says node_state, and answer reports and events of every node); report records take PuppetDB's field names, as at
- * the root endpoint. PuppetDB's other entities (nodes, facts, catalogs, ...) have no route.
+ * active-node rule are the same; report records take PuppetDB's field names, as at the root endpoint.
  */
 export const pdbQueryEndpoints = Object.fromEntries(
   Object.entries(queryEndpoints).map(([key, q]) => {
     const run: QueryRun =
-      key === 'reports' ? async (store, inv, i) => inv.withPuppetdbNames(await q.run(store, inv, i), i.query) : q.run;
+      q.get.path.startsWith('/v4/environments/{environment}/reports') || key === 'reports'
+        ? async (store, inv, i) => inv.withPuppetdbNames(await q.run(store, inv, i), i.query)
+        : q.run;
     return [
       key,
       query(
@@ -225,7 +434,11 @@ export const pdbQueryEndpoints = Object.fromEntries(
       ),
     ];
   }),
-) as Record<keyof typeof queryEndpoints, QueryOperations>;
+) as Record<string, QueryOperations>;
+
+export const pdbSingleEndpoints = Object.fromEntries(
+  Object.entries(singleEndpoints).map(([key, op]) => [key, atPuppetdbUrl(op)]),
+) as typeof singleEndpoints;
 
 /**
  * PuppetDB's root query endpoint: PQL (`resources[certname] { type = "File" }`) or an AST `["from", entity, ...]`,
@@ -340,6 +553,8 @@ export const inventoryOperations: Operation[] = [
   pdbCommand,
   ...Object.values(queryEndpoints).flatMap((q) => [q.get, q.post]),
   ...Object.values(pdbQueryEndpoints).flatMap((q) => [q.get, q.post]),
+  ...Object.values(singleEndpoints),
+  ...Object.values(pdbSingleEndpoints),
   rootQuery.get,
   rootQuery.post,
 ];

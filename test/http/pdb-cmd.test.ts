@@ -201,13 +201,13 @@ t.test("a puppet apply's catalog and report, posted as the terminus does, read b
       environment: 'production',
       producer: 'p',
       producer_timestamp: '2026-11-24T07:13:45.000Z',
-      values: {},
+      values: ['not', 'an', 'object'],
     },
     '2026-11-24T07:13:45.000Z',
   );
   t.equal(facts.status, 400);
   t.match(facts.headers.get('content-type'), /^application\/json/);
-  t.same(facts.json, { error: `nfv does not store facts yet: replace facts for certname "${CERTNAME}" is refused` });
+  t.same(facts.json, { error: 'payload.values: expected an object of facts' });
   const plain = await rawRequest(
     server.url,
     'POST',

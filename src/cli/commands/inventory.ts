@@ -16,6 +16,7 @@ import { plural } from '../../model/words.js';
 
 const VERSIONS = {
   catalog: ['replace catalog', 9],
+  facts: ['replace facts', 5],
   report: ['store report', 8],
   deactivate: ['deactivate node', 3],
 } as const;
@@ -98,9 +99,10 @@ async function ingestMany(self: Command, paths: string[]): Promise<number> {
 
 const ingest = new Command('ingest')
   .description(
-    'feed the inventory: a catalog (wire format v9), a report (v8), a node deactivation (v3), or many commands',
+    'feed the inventory: a catalog (wire format v9), facts (v5), a report (v8), a node deactivation (v3), ' +
+      'or many commands',
   )
-  .argument('<kind>', 'catalog, report, deactivate, or commands (JSON Lines of {command, version, payload})')
+  .argument('<kind>', 'catalog, facts, report, deactivate, or commands (JSON Lines of {command, version, payload})')
   .argument('[files...]', 'the payload as JSON; for commands: JSON Lines files or folders of them (- or none: stdin)')
   .action(async (kind: string, files: string[], _opts: unknown, self: Command) => {
     if (kind === 'commands') {
@@ -109,7 +111,7 @@ const ingest = new Command('ingest')
     }
     const spec = VERSIONS[kind as keyof typeof VERSIONS];
     if (!spec) {
-      self.error(`error: kind must be catalog, report, deactivate or commands, not '${kind}'`, { exitCode: 2 });
+      self.error(`error: kind must be catalog, facts, report, deactivate or commands, not '${kind}'`, { exitCode: 2 });
     }
     if (files.length > 1) self.error('error: one payload file at a time (or use: ingest commands)', { exitCode: 2 });
     const file = files[0];
