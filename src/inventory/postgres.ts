@@ -13,7 +13,7 @@ import type pg from 'pg';
 import { NfvError } from '../model/errors.js';
 import { MAX_QUERY_SECONDS, QUERY_WORK_MEM_MB } from '../model/limits.js';
 import type { PostgresAreas } from '../store/postgres.js';
-import type { CommandResult, InventoryStore, StoredReportParts } from './store.js';
+import type { CommandResult, InventoryStore, StoredReportParts } from './backend.js';
 import {
   EVENT_OWN_COLUMNS,
   catalogs,

@@ -5,15 +5,15 @@
  * hashes) in memory and catches up with other writers by reading only the lines they added. Queries see the data
  * materialised in memory; a fresh process parses a catalog or report payload only when a query needs that half.
  * Superseded catalogs are dead lines; when they outweigh the live ones the journal is rewritten (compacted).
- * The PostgreSQL backend (postgres.ts) implements the same interface.
+ * The PostgreSQL backend (postgres.ts) implements the same interface (backend.ts).
  */
 import { readFile, readdir, rename, stat, unlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { NfvError } from '../model/errors.js';
 import { Journal, type Line } from '../store/journal.js';
 import type { AreaSpec, Workspace } from '../store/workspace.js';
+import type { CommandResult, InventoryStore, StoredReportParts } from './backend.js';
 import { indexOf, type Entity } from './entities.js';
-import { PostgresInventoryStore } from './postgres.js';
 import { aggregateEventCounts, eventCounts, queryEntity, type Answer } from './service.js';
 import {
   decide,
@@ -21,7 +21,6 @@ import {
   emptyInventory,
   factOf,
   outcomeOf,
-  type CommandOutcome,
   prepareEach,
   type CatalogRecord,
   type Fact,
@@ -30,30 +29,6 @@ import {
   type Prepared,
   type StoredReport,
 } from './ingest.js';
-
-/** What one command of a batch came to: its answer, or the error that refused it (nothing stored for it). */
-export type CommandResult = { ok: CommandOutcome } | { error: NfvError };
-
-/** What a stored report answers at /reports/{hash}/metrics and /logs. */
-export interface StoredReportParts {
-  metrics: unknown[] | null;
-  logs: unknown[] | null;
-}
-
-/** The inventory as the operations see it; the folder's journal and PostgreSQL give the same answers. */
-export interface InventoryStore {
-  /**
-   * Applies commands in order. Each is checked on its own (a refused one changes nothing and does not stop the
-   * others) and is durable when this resolves.
-   */
-  apply(commands: unknown[], now: number): Promise<CommandResult[]>;
-  /** A query on an entity; `fixed` adds the route's criteria (`/resources/<type>`). */
-  query(entity: Entity, query: URLSearchParams, fixed?: unknown[]): Promise<Answer>;
-  eventCounts(query: URLSearchParams): Promise<Answer>;
-  aggregateEventCounts(query: URLSearchParams): Promise<Answer>;
-  /** The report with this hash, or undefined. */
-  report(hash: string): Promise<StoredReportParts | undefined>;
-}
 
 /**
  * The staleness state at a journal offset, so that a fresh writer (one CLI ingest) reads a small file and the lines
@@ -511,16 +486,3 @@ export function preparedOf(data: InventoryData): Prepared[] {
 
 /** The single file that held the inventory in nfv 0.1. */
 const LEGACY_AREA: AreaSpec<InventoryData> = { name: 'inventory', initial: emptyInventory, decode: decodeInventory };
-
-const stores = new WeakMap<Workspace, InventoryStore>();
-
-/**
- * The inventory store of a workspace: its database's tables when it has one, else the folder's journal (one store
- * per workspace object, so that serve keeps its state between requests).
- */
-export function inventoryStore(ws: Workspace): InventoryStore {
-  let store = stores.get(ws);
-  if (!store)
-    stores.set(ws, (store = ws.database ? new PostgresInventoryStore(ws.database) : new JournalInventoryStore(ws)));
-  return store;
-}

@@ -7,7 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import { MAX_BATCH } from '../model/limits.js';
 import type { Answer } from '../inventory/service.js';
-import type { InventoryStore } from '../inventory/store.js';
+import type { InventoryStore } from '../inventory/backend.js';
 import { badRequest, clip, notFound } from '../model/errors.js';
 import { json, operation, type Input, type JsonReply, type Operation } from './operation.js';
 
