@@ -41,6 +41,8 @@ interface SqlField {
   name: string;
   kind: FieldKind;
   sql: string;
+  /** A dotted field's JSON column and path (object keys only): equality can then test containment first. */
+  within?: { column: string; path: string[] };
 }
 
 interface Compiler {
@@ -63,7 +65,10 @@ function fieldOf(c: Compiler, raw: unknown): SqlField {
   const json = dottedField(entity, name);
   if (json) {
     const column = columnOf(entity, alias, json);
-    return { name, kind: 'dotted', sql: `(${column} #> ${c.params.add(dottedPath(name), 'text[]')})` };
+    const path = dottedPath(name);
+    // A path through an array place cannot be written as a containment: those are found by the path alone.
+    const within = path.some((k) => /^\d+$/.test(k)) ? undefined : { column, path };
+    return { name, kind: 'dotted', sql: `(${column} #> ${c.params.add(path, 'text[]')})`, within };
   }
   if (entity.name === 'resources' && name === 'node_state') return { name, kind: 'node_state', sql: `${alias}.active` };
   if (name === 'node_state') {
@@ -109,7 +114,11 @@ function equality(c: Compiler, f: SqlField, value: unknown): string {
     case 'value':
     case 'parameters': {
       const same = `coalesce(${f.sql} = ${p.add(JSON.stringify(value), 'jsonb')}, false)`;
-      // Containment first, so that the GIN index on params finds the candidates.
+      // Containment first, so that a GIN index (params, facts) finds the candidates.
+      if (f.within) {
+        const nested = f.within.path.reduceRight<unknown>((v, k) => ({ [k]: v }), value);
+        return `(${f.within.column} @> ${p.add(JSON.stringify(nested), 'jsonb')} AND ${same})`;
+      }
       if (f.kind !== 'parameter') return same;
       const name = f.name.slice('parameter '.length);
       const holds = p.add(JSON.stringify({ [name]: value }), 'jsonb');
