@@ -7,7 +7,7 @@
  */
 import { badRequest, clip } from '../../model/errors.js';
 import type { Entity, Kind } from '../entities.js';
-import { anyType, dottedField, dottedPath, entityNamed, implicitJoin, subqueryParts } from './ast.js';
+import { anyType, dottedField, dottedPath, entityNamed, implicitJoin, isFieldForm, subqueryParts } from './ast.js';
 import { canonicalJson, parseInstant, text } from '../values.js';
 
 /** The values of `$n` placeholders, in order. */
@@ -60,6 +60,10 @@ function fieldOf(c: Compiler, raw: unknown): SqlField {
       kind: 'parameter',
       sql: `(${alias}.params -> ${c.params.add(raw[1], 'text')})`,
     };
+  }
+  if (Array.isArray(raw) && raw[0] === 'fact' && entity.name === 'nodes') {
+    const value = `SELECT f.value FROM nfv_inv_facts f WHERE f.certname = ${alias}.certname AND f.name = `;
+    return { name: `fact ${raw[1]}`, kind: 'dotted', sql: `(${value}${c.params.add(raw[1], 'text')})` };
   }
   const name = raw as string;
   const json = dottedField(entity, name);
@@ -196,7 +200,7 @@ function rawValue(entity: Entity, alias: string, f: SqlField): { sql: string; ty
 }
 
 function membership(c: Compiler, node: unknown[]): string {
-  const rawFields = Array.isArray(node[1]) && node[1][0] !== 'parameter' ? (node[1] as unknown[]) : [node[1]];
+  const rawFields = Array.isArray(node[1]) && !isFieldForm(node[1]) ? (node[1] as unknown[]) : [node[1]];
   const fields = rawFields.map((raw) => fieldOf(c, raw));
   fields.forEach((f) => c.mentions.add(f.name));
   const sub = node[2] as unknown[];
