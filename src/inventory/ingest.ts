@@ -433,6 +433,15 @@ function prepareCatalog(payload: unknown, receivedAt: number): Prepared {
       parameters,
     });
   });
+  // As PuppetDB's validate-edges: an edge names resources of the catalog (clients look its ends up there).
+  edges.forEach((e, k) => {
+    for (const [end, type, title] of [
+      ['source', e.source_type, e.source_title],
+      ['target', e.target_type, e.target_title],
+    ] as const)
+      if (!rows.has(canonicalJson([type, title])))
+        throw badRequest(`${p}.edges[${k}].${end}: ${quote(`${type}[${title}]`)} is not a resource of this catalog`);
+  });
   const stored = [...rows.values()];
   const edgeKeys = (e: EdgeRow) => [e.source_type, e.source_title, e.target_type, e.target_title, e.relationship];
   return {

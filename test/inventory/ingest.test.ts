@@ -202,4 +202,15 @@ t.test('malformed facts and catalog edges are refused naming the field', async (
     },
     /^payload\.edges\[0\]\.source\.title: is required$/,
   );
+  refused(
+    {
+      command: 'replace catalog',
+      version: 9,
+      payload: {
+        ...catalog('n', '2025-01-01T00:00:00Z', [web]),
+        edges: [{ ...edge, source: { type: 'Service', title: 'nginx' }, relationship: 'before' }],
+      },
+    },
+    /^payload\.edges\[0\]\.target: "B\[b\]" is not a resource of this catalog$/,
+  );
 });
