@@ -596,3 +596,71 @@ t.test('replace facts through /pdb/cmd/v1 as the Puppet terminus sends it', asyn
     );
   }
 });
+
+t.test("Puppetboard 4.2.6's node and fact requests (puppet.md, appendix 1), alike on both backends", async (t) => {
+  const all = await loaded(t);
+  const env = ['=', 'catalog_environment', 'production'];
+  t.same(await ask(t, all, '/pdb/query/v4/nodes', { query: ['extract', [['function', 'count']], ['and', env]] }), [
+    { count: 1 },
+  ]);
+  t.same(
+    await ask(t, all, '/pdb/query/v4/nodes', {
+      query: ['extract', [['function', 'count']], ['and', ['=', 'catalog_environment', 'staging']]],
+    }),
+    [{ count: 0 }],
+  );
+  const failed = await ask(t, all, '/pdb/query/v4/nodes', {
+    query: ['and', ['=', 'latest_report_status', 'failed'], env],
+  });
+  t.same(
+    failed.map((n: any) => n.certname),
+    ['a.example'],
+  );
+  t.same(
+    (
+      await ask(t, all, '/pdb/query/v4/nodes', {
+        query: [
+          'and',
+          ['=', 'catalog_environment', 'PROD'],
+          ['or', ['null?', 'report_timestamp', true], ['<=', 'report_timestamp', T2]],
+        ],
+      })
+    ).map((n: any) => n.certname),
+    ['b.example'],
+    'unreported nodes',
+  );
+  const catalogsPage = await call(
+    all[0]!.ws,
+    'GET',
+    target('/pdb/query/v4/nodes', {
+      query: ['and', ['null?', 'catalog_timestamp', false]],
+      order_by: [{ field: 'certname', order: 'asc' }],
+      limit: '1',
+      offset: '1',
+      include_total: 'true',
+    }),
+  );
+  t.match(catalogsPage, { ok: true, reply: { headers: { 'X-Records': '2' } } }, 'the catalogs table: total');
+  t.same(
+    (content(catalogsPage as never) as any[]).map((n) => n.certname),
+    ['b.example'],
+  );
+  t.same(
+    (
+      await ask(t, all, '/pdb/query/v4/facts', {
+        query: [
+          'and',
+          ['or', ['=', 'name', 'kernel'], ['=', 'name', 'uptime_seconds']],
+          ['=', 'environment', 'production'],
+        ],
+      })
+    ).map((f: any) => `${f.name}=${f.value}`),
+    ['kernel=Linux', 'uptime_seconds=100'],
+    'the inventory page',
+  );
+  t.same(
+    await ask(t, all, '/pdb/query/v4/facts/os', { query: ['and', ['=', 'environment', 'PROD']] }),
+    [{ certname: 'b.example', environment: 'PROD', name: 'os', value: { family: 'RedHat' } }],
+    'a fact page',
+  );
+});
