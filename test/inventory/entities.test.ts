@@ -664,3 +664,44 @@ t.test("Puppetboard 4.2.6's node and fact requests (puppet.md, appendix 1), alik
     'a fact page',
   );
 });
+
+t.test("the population metrics Puppetboard shows, as PuppetDB's Jolokia answers them", async (t) => {
+  const all = await loaded(t);
+  const list = await ask(t, all, '/metrics/v2/list');
+  t.same(Object.keys(list.value['puppetlabs.puppetdb.population']), [
+    'name=num-nodes',
+    'name=num-resources',
+    'name=avg-resources-per-node',
+    'name=pct-resource-dupes',
+    'name=num-inactive-nodes',
+  ]);
+  t.same([list.request, list.status], [{ type: 'list' }, 200]);
+  // Two active nodes with 3 and 1 resources; Class[Main] with the same parameters on both: one duplicate of four.
+  const expected: [string, number][] = [
+    ['num-nodes', 2],
+    ['num-resources', 4],
+    ['avg-resources-per-node', 2],
+    ['pct-resource-dupes', 0.25],
+    ['num-inactive-nodes', 1],
+  ];
+  for (const [name, value] of expected) {
+    const mbean = `puppetlabs.puppetdb.population:name=${name}`;
+    // As pypuppetdb sends it: the name percent-encoded in one segment. Each backend on its own: the timestamps differ.
+    for (const b of all) {
+      const read = content((await call(b.ws, 'GET', `/metrics/v2/read/${encodeURIComponent(mbean)}`)) as never);
+      t.same(
+        [read.request, read.value, read.status],
+        [{ mbean, type: 'read' }, { Value: value }, 200],
+        `${b.name}: ${name}`,
+      );
+      t.ok(Math.abs(read.timestamp - Date.now() / 1000) < 60, 'timestamp: seconds since the epoch');
+    }
+  }
+  const unknown = await ask(t, all, '/metrics/v2/read/java.lang:type=Memory');
+  t.same(unknown, {
+    request: { mbean: 'java.lang:type=Memory', type: 'read' },
+    error_type: 'javax.management.InstanceNotFoundException',
+    error: 'javax.management.InstanceNotFoundException : java.lang:type=Memory',
+    status: 404,
+  });
+});
