@@ -6,6 +6,7 @@
  * Both backends must give the same answers, byte for byte.
  */
 import t from 'tap';
+import { ingestDataset, readCases } from '../../src/bench/inventory-cases.js';
 import { PostgresAreas } from '../../src/store/postgres.js';
 import { Workspace } from '../../src/store/workspace.js';
 import { call, content } from '../ops/call.js';
@@ -704,4 +705,61 @@ t.test("the population metrics Puppetboard shows, as PuppetDB's Jolokia answers 
     error: 'javax.management.InstanceNotFoundException : java.lang:type=Memory',
     status: 404,
   });
+});
+
+t.test("the recorded dataset's nodes, latest reports, hashes and edges, as PuppetDB 7.12.1 derived them", async (t) => {
+  const { dataset } = readCases();
+  const all = await Promise.all(backends.map((b) => b(t)));
+  for (const b of all) await ingestDataset(b.ws, dataset);
+  const derived = dataset.derived;
+  const fields = ['certname', 'deactivated', 'expired', 'latest_report_hash'];
+  const nodes = await ask(t, all, '/pdb/query/v4/nodes', {
+    query: ['extract', fields, ['=', 'node_state', 'any']],
+  });
+  t.same(
+    [...nodes].sort((a: any, b: any) => (a.certname < b.certname ? -1 : 1)),
+    derived.nodes
+      .map((n: any) => ({
+        certname: n.certname,
+        deactivated: n.deactivated,
+        expired: n.expired,
+        latest_report_hash: derived.latest_report_per_certname[n.certname] ?? null,
+      }))
+      .sort((a: any, b: any) => (a.certname < b.certname ? -1 : 1)),
+    'every node named by a command, with its deactivation and latest report',
+  );
+  t.same(
+    (
+      await ask(t, all, '/pdb/query/v4/nodes', {
+        query: ['extract', ['certname'], ['and', ['=', 'node_state', 'any'], ['null?', 'catalog_timestamp', false]]],
+      })
+    )
+      .map((n: any) => n.certname)
+      .sort(),
+    derived.nodes
+      .filter((n: any) => n.has_catalog)
+      .map((n: any) => n.certname)
+      .sort(),
+    'catalog_timestamp is set exactly for the nodes with a catalog',
+  );
+  const catalogs = await ask(t, all, '/pdb/query/v4/catalogs', { query: ['extract', ['certname', 'resources']] });
+  for (const c of catalogs)
+    for (const r of c.resources.data)
+      t.equal(r.resource, derived.resource_hashes[`${r.type}[${r.title}]`], `${c.certname} ${r.type}[${r.title}]`);
+  const recorded = dataset.catalogs.flatMap((c: any) =>
+    (c.edges ?? []).map((e: any) => ({
+      certname: c.certname,
+      relationship: e.relationship,
+      source_type: e.source.type,
+      source_title: e.source.title,
+      target_type: e.target.type,
+      target_title: e.target.title,
+    })),
+  );
+  t.same(await ask(t, all, '/pdb/query/v4/edges', { query: ['=', 'node_state', 'any'] }), recorded, 'edges as sent');
+  t.same(
+    await ask(t, all, '/pdb/query/v4/edges'),
+    recorded.filter((e: any) => e.certname !== 'gone.local'),
+    'edges of active nodes by default',
+  );
 });
