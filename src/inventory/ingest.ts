@@ -488,6 +488,9 @@ function prepareFacts(payload: unknown, version: number, receivedAt: number): Pr
   const producer = version === 4 ? null : str(payload, p, 'producer', true);
   const values = need(payload, p, 'values');
   if (!isObj(values)) throw badRequest(`${p}.values: expected an object of facts`);
+  // PostgreSQL's jsonb cannot hold U+0000: refused on both backends alike rather than failing on one.
+  if (JSON.stringify(values).includes('\\u0000'))
+    throw badRequest(`${p}.values: a fact holds the character U+0000, which nfv cannot store`);
   list(payload, p, 'package_inventory', true);
   return {
     kind: 'facts',
