@@ -349,7 +349,12 @@ export class PostgresInventoryStore implements InventoryStore {
         (SELECT count(*) FROM nfv_inv_resources)::float8 AS resources,
         (SELECT count(*) FROM nfv_inv_reports)::float8 AS reports,
         (SELECT count(*) FROM nfv_inv_events)::float8 AS events`);
-      return r.rows[0];
+      // Facts came with migration 4: a database not yet migrated to it has none.
+      const facts = await client.query(`SELECT to_regclass('nfv_inv_factsets') IS NOT NULL AS held`);
+      const factsets = facts.rows[0].held
+        ? Number((await client.query('SELECT count(*) AS n FROM nfv_inv_factsets')).rows[0].n)
+        : 0;
+      return { ...r.rows[0], factsets };
     });
   }
 
