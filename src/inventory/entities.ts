@@ -38,8 +38,8 @@ export interface Field {
 export interface Entity {
   /** PuppetDB's name in queries (`fact_contents`). */
   name: string;
-  /** The name in URLs (`/v4/fact-contents`, `/pdb/query/v4/fact-contents`); none: no URL of its own. */
-  path?: string;
+  /** Its URL (`/v4/fact-contents`, `/pdb/query/v4/fact-contents`) and what that answers. */
+  route: { path: string; summary: string };
   fields: Record<string, Field>;
   /** Fields accepted in order_by. */
   orderable: string[];
@@ -458,7 +458,7 @@ const prop = (kind: Kind, key: string, more: Partial<Field> = {}) => f(kind, get
 
 export const resources: Entity = {
   name: 'resources',
-  path: 'resources',
+  route: { path: 'resources', summary: 'Resources of active nodes' },
   fields: lookup({
     certname: prop('string', 'certname'),
     environment: prop('string', 'environment'),
@@ -551,7 +551,7 @@ const REPORT_TIMES = ['start_time', 'end_time', 'producer_timestamp', 'receive_t
 
 export const reports: Entity = {
   name: 'reports',
-  path: 'reports',
+  route: { path: 'reports', summary: 'Run reports' },
   fields: lookup({
     ...Object.fromEntries(REPORT_STRINGS.map((k) => [k, prop('string', k)])),
     report_format: prop('number', 'report_format'),
@@ -635,7 +635,7 @@ export const EVENT_OWN_COLUMNS = `x.status, x."timestamp"::float8 AS "timestamp"
 
 export const events: Entity = {
   name: 'events',
-  path: 'events',
+  route: { path: 'events', summary: 'Resource events of reports' },
   fields: lookup({
     certname: f('string', (e: EventItem) => e.report.certname),
     report: f('string', (e: EventItem) => e.report.hash),
@@ -724,7 +724,7 @@ const NODE_STRINGS = [
 
 export const nodes: Entity = {
   name: 'nodes',
-  path: 'nodes',
+  route: { path: 'nodes', summary: 'Nodes with their latest report, catalog and facts' },
   fields: lookup({
     certname: prop('string', 'certname'),
     ...times(...NODE_TIMES),
@@ -779,7 +779,7 @@ export const nodes: Entity = {
 
 export const facts: Entity = {
   name: 'facts',
-  path: 'facts',
+  route: { path: 'facts', summary: 'Facts of active nodes' },
   fields: lookup({ ...strings('certname', 'environment', 'name'), value: prop('value', 'value') }),
   orderable: ['certname', 'environment', 'name'],
   activeOnly: true,
@@ -795,7 +795,7 @@ export const facts: Entity = {
 
 export const factNames: Entity = {
   name: 'fact_names',
-  path: 'fact-names',
+  route: { path: 'fact-names', summary: 'Fact names, sorted' },
   fields: lookup({ name: prop('string', 'name') }),
   orderable: ['name'],
   activeOnly: false,
@@ -811,7 +811,7 @@ const FACTSET_TIMES = ['timestamp', 'producer_timestamp'];
 
 export const factsets: Entity = {
   name: 'factsets',
-  path: 'factsets',
+  route: { path: 'factsets', summary: "Each node's facts as one record" },
   fields: lookup({
     ...strings('certname', 'environment', 'producer', 'hash'),
     ...times(...FACTSET_TIMES),
@@ -842,7 +842,7 @@ function factsetFacts(r: FactsetItem) {
 
 export const factPaths: Entity = {
   name: 'fact_paths',
-  path: 'fact-paths',
+  route: { path: 'fact-paths', summary: 'Paths of fact leaves with their types' },
   fields: lookup({ path: prop('path', 'path'), ...strings('name', 'type') }),
   orderable: ['path', 'name', 'type'],
   activeOnly: false,
@@ -858,7 +858,7 @@ export const factPaths: Entity = {
 
 export const factContents: Entity = {
   name: 'fact_contents',
-  path: 'fact-contents',
+  route: { path: 'fact-contents', summary: 'Leaves of nested facts with their paths' },
   fields: lookup({
     ...strings('certname', 'environment', 'name'),
     path: prop('path', 'path'),
@@ -884,7 +884,7 @@ export const factContents: Entity = {
 
 export const inventory: Entity = {
   name: 'inventory',
-  path: 'inventory',
+  route: { path: 'inventory', summary: "Each node's facts, with dotted criteria" },
   fields: lookup({
     ...strings('certname', 'environment'),
     timestamp: prop('timestamp', 'timestamp'),
@@ -918,7 +918,7 @@ const namesOf = (column: string) => `(SELECT d.name, ${ordered('d.name')} FROM (
 
 export const environments: Entity = {
   name: 'environments',
-  path: 'environments',
+  route: { path: 'environments', summary: 'Environments named by catalogs, facts and reports' },
   fields: lookup({ name: prop('string', 'name') }),
   orderable: ['name'],
   activeOnly: false,
@@ -929,7 +929,7 @@ export const environments: Entity = {
 
 export const producers: Entity = {
   name: 'producers',
-  path: 'producers',
+  route: { path: 'producers', summary: 'Producers of catalogs, facts and reports' },
   fields: lookup({ name: prop('string', 'name') }),
   orderable: ['name'],
   activeOnly: false,
@@ -973,7 +973,7 @@ const catalogHref = (certname: string, what: string) =>
 
 export const catalogs: Entity = {
   name: 'catalogs',
-  path: 'catalogs',
+  route: { path: 'catalogs', summary: 'Catalogs with their resources and edges' },
   fields: lookup({
     ...strings(...CATALOG_STRINGS),
     producer_timestamp: prop('timestamp', 'producer_timestamp'),
@@ -1008,7 +1008,7 @@ const EDGE_STRINGS = ['certname', 'relationship', 'source_type', 'source_title',
 
 export const edges: Entity = {
   name: 'edges',
-  path: 'edges',
+  route: { path: 'edges', summary: 'Edges of catalogs of active nodes' },
   fields: lookup(strings(...EDGE_STRINGS)),
   orderable: EDGE_STRINGS,
   activeOnly: true,

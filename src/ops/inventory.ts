@@ -5,6 +5,8 @@
  * errors are PuppetDB's one-line texts.
  */
 import { randomUUID } from 'node:crypto';
+// The declarations only (light): routes are derived from them; the engine and the stores load on first use.
+import { ENTITIES, factNames } from '../inventory/entities.js';
 import { MAX_BATCH } from '../model/limits.js';
 import type { Answer } from '../inventory/service.js';
 import type { InventoryStore } from '../inventory/backend.js';
@@ -189,9 +191,28 @@ const factsetFactsRun: QueryRun = async (store, inv, i) => {
   return { rows, total: found.total };
 };
 
+/** `fact-names` -> `factNames`, for operation names. */
+const camel = (path: string) => path.replace(/-(\w)/g, (_, c: string) => c.toUpperCase());
+
+/**
+ * Each entity's own endpoint (`/v4/<entity>`), from its declaration: its path, what it answers, its query. Only
+ * fact-names answers otherwise (strings).
+ */
+const entityEndpoints = Object.fromEntries(
+  Object.values(ENTITIES).map((e) => [
+    e.route.path,
+    query(
+      `v4.${camel(e.route.path)}`,
+      `/v4/${e.route.path}`,
+      e.route.summary,
+      e === factNames ? factNamesRun : entityQuery(e.name),
+    ),
+  ]),
+);
+
 /** The query endpoints, by the name the CLI's `inventory query ENDPOINT` takes. */
 export const queryEndpoints: Record<string, QueryOperations> = {
-  resources: query('v4.resources', '/v4/resources', 'Resources of active nodes', entityQuery('resources')),
+  ...entityEndpoints,
   'resources.type': query(
     'v4.resources.type',
     '/v4/resources/{type}',
@@ -204,7 +225,6 @@ export const queryEndpoints: Record<string, QueryOperations> = {
     'Resources of one type and title',
     entityQuery('resources', where('type', 'type'), where('title', 'title')),
   ),
-  reports: query('v4.reports', '/v4/reports', 'Run reports', entityQuery('reports')),
   'reports.events': query(
     'v4.reports.events',
     '/v4/reports/{hash}/events',
@@ -216,7 +236,6 @@ export const queryEndpoints: Record<string, QueryOperations> = {
   ),
   'reports.metrics': reportPart('metrics'),
   'reports.logs': reportPart('logs'),
-  events: query('v4.events', '/v4/events', 'Resource events of reports', entityQuery('events')),
   'event-counts': query(
     'v4.eventCounts',
     '/v4/event-counts',
@@ -229,7 +248,6 @@ export const queryEndpoints: Record<string, QueryOperations> = {
     'Event counts summed over subjects',
     (store, inv, i) => store.aggregateEventCounts(i.query),
   ),
-  nodes: query('v4.nodes', '/v4/nodes', 'Nodes with their latest report, catalog and facts', entityQuery('nodes')),
   'nodes.facts': query(
     'v4.nodes.facts',
     '/v4/nodes/{certname}/facts',
@@ -266,7 +284,6 @@ export const queryEndpoints: Record<string, QueryOperations> = {
     'One resource of a node',
     entityQuery('resources', where('certname', 'certname'), where('type', 'type'), where('title', 'title')),
   ),
-  facts: query('v4.facts', '/v4/facts', 'Facts of active nodes', entityQuery('facts')),
   'facts.name': query(
     'v4.facts.name',
     '/v4/facts/{fact}',
@@ -279,37 +296,11 @@ export const queryEndpoints: Record<string, QueryOperations> = {
     'The nodes whose fact has this value',
     entityQuery('facts', where('name', 'fact'), where('value', 'value')),
   ),
-  'fact-names': query('v4.factNames', '/v4/fact-names', 'Fact names, sorted', factNamesRun),
-  factsets: query('v4.factsets', '/v4/factsets', "Each node's facts as one record", entityQuery('factsets')),
   'factsets.facts': query(
     'v4.factsets.facts',
     '/v4/factsets/{certname}/facts',
     'The facts of a factset as {name, value}',
     factsetFactsRun,
-  ),
-  'fact-paths': query(
-    'v4.factPaths',
-    '/v4/fact-paths',
-    'Paths of fact leaves with their types',
-    entityQuery('fact_paths'),
-  ),
-  'fact-contents': query(
-    'v4.factContents',
-    '/v4/fact-contents',
-    'Leaves of nested facts with their paths',
-    entityQuery('fact_contents'),
-  ),
-  inventory: query(
-    'v4.inventory',
-    '/v4/inventory',
-    "Each node's facts, with dotted criteria",
-    entityQuery('inventory'),
-  ),
-  environments: query(
-    'v4.environments',
-    '/v4/environments',
-    'Environments named by catalogs, facts and reports',
-    entityQuery('environments'),
   ),
   ...Object.fromEntries(
     (['facts', 'resources', 'reports', 'events'] as const).map((name) => [
@@ -322,13 +313,6 @@ export const queryEndpoints: Record<string, QueryOperations> = {
       ),
     ]),
   ),
-  producers: query(
-    'v4.producers',
-    '/v4/producers',
-    'Producers of catalogs, facts and reports',
-    entityQuery('producers'),
-  ),
-  catalogs: query('v4.catalogs', '/v4/catalogs', 'Catalogs with their resources and edges', entityQuery('catalogs')),
   'catalogs.edges': query(
     'v4.catalogs.edges',
     '/v4/catalogs/{certname}/edges',
@@ -341,7 +325,6 @@ export const queryEndpoints: Record<string, QueryOperations> = {
     'The resources of a catalog',
     entityQuery('resources', where('certname', 'certname')),
   ),
-  edges: query('v4.edges', '/v4/edges', 'Edges of catalogs of active nodes', entityQuery('edges')),
 };
 
 /** A one-record endpoint's operation (`/nodes/<certname>`): the record, or PuppetDB's JSON 404. */
