@@ -173,6 +173,46 @@ const entityQuery =
       criteria.map((c) => c(i)),
     );
 
+/** What a path names (`/nodes/<certname>`): the entity, its word in PuppetDB's 404, the field the parameter gives. */
+interface Parent {
+  entity: string;
+  what: string;
+  field: string;
+  param: string;
+  /** More criteria: `node_state any` where PuppetDB answers deactivated nodes too. */
+  criteria?: unknown[][];
+}
+const ANY_NODE = [['=', 'node_state', 'any']];
+const NODE: Parent = { entity: 'nodes', what: 'node', field: 'certname', param: 'certname', criteria: ANY_NODE };
+const CATALOG: Parent = { entity: 'catalogs', what: 'catalog', field: 'certname', param: 'certname' };
+const FACTSET: Parent = {
+  entity: 'factsets',
+  what: 'factset',
+  field: 'certname',
+  param: 'certname',
+  criteria: ANY_NODE,
+};
+const ENVIRONMENT: Parent = { entity: 'environments', what: 'environment', field: 'name', param: 'environment' };
+
+/** The record a path names, or PuppetDB's JSON 404 (`No information is known about node X`). */
+async function recordOf(parent: Parent, store: InventoryStore, inv: Inventory, i: Input<unknown>): Promise<unknown> {
+  const id = i.params[parent.param];
+  const found = await store.query(inv.ENTITIES[parent.entity]!, new URLSearchParams(), [
+    ['=', parent.field, id],
+    ...(parent.criteria ?? []),
+  ]);
+  if (found.rows.length === 0) throw notFound(`No information is known about ${parent.what} ${clip(String(id))}`);
+  return found.rows[0];
+}
+
+/** A sub-route's query, answered only when what its path names exists (PuppetDB's parent check), else a 404. */
+const under =
+  (parent: Parent, run: QueryRun): QueryRun =>
+  async (store, inv, i) => {
+    await recordOf(parent, store, inv, i);
+    return run(store, inv, i);
+  };
+
 /** fact-names answers the names as strings, as PuppetDB does (an extract keeps its rows). */
 const factNamesRun: QueryRun = async (store, inv, i) => {
   const found = await entityQuery('fact_names')(store, inv, i);
@@ -252,37 +292,40 @@ export const queryEndpoints: Record<string, QueryOperations> = {
     'v4.nodes.facts',
     '/v4/nodes/{certname}/facts',
     'The facts of a node',
-    entityQuery('facts', where('certname', 'certname')),
+    under(NODE, entityQuery('facts', where('certname', 'certname'))),
   ),
   'nodes.facts.name': query(
     'v4.nodes.facts.name',
     '/v4/nodes/{certname}/facts/{fact}',
     'One fact of a node',
-    entityQuery('facts', where('certname', 'certname'), where('name', 'fact')),
+    under(NODE, entityQuery('facts', where('certname', 'certname'), where('name', 'fact'))),
   ),
   'nodes.facts.value': query(
     'v4.nodes.facts.value',
     '/v4/nodes/{certname}/facts/{fact}/{value}',
     'One fact of a node, if it has this value',
-    entityQuery('facts', where('certname', 'certname'), where('name', 'fact'), where('value', 'value')),
+    under(NODE, entityQuery('facts', where('certname', 'certname'), where('name', 'fact'), where('value', 'value'))),
   ),
   'nodes.resources': query(
     'v4.nodes.resources',
     '/v4/nodes/{certname}/resources',
     'The resources of a node',
-    entityQuery('resources', where('certname', 'certname')),
+    under(NODE, entityQuery('resources', where('certname', 'certname'))),
   ),
   'nodes.resources.type': query(
     'v4.nodes.resources.type',
     '/v4/nodes/{certname}/resources/{type}',
     'The resources of a node of one type',
-    entityQuery('resources', where('certname', 'certname'), where('type', 'type')),
+    under(NODE, entityQuery('resources', where('certname', 'certname'), where('type', 'type'))),
   ),
   'nodes.resources.title': query(
     'v4.nodes.resources.title',
     '/v4/nodes/{certname}/resources/{type}/{title}',
     'One resource of a node',
-    entityQuery('resources', where('certname', 'certname'), where('type', 'type'), where('title', 'title')),
+    under(
+      NODE,
+      entityQuery('resources', where('certname', 'certname'), where('type', 'type'), where('title', 'title')),
+    ),
   ),
   'facts.name': query(
     'v4.facts.name',
@@ -300,7 +343,7 @@ export const queryEndpoints: Record<string, QueryOperations> = {
     'v4.factsets.facts',
     '/v4/factsets/{certname}/facts',
     'The facts of a factset as {name, value}',
-    factsetFactsRun,
+    under(FACTSET, factsetFactsRun),
   ),
   ...Object.fromEntries(
     (['facts', 'resources', 'reports', 'events'] as const).map((name) => [
@@ -309,7 +352,7 @@ export const queryEndpoints: Record<string, QueryOperations> = {
         `v4.environments.${name}`,
         `/v4/environments/{environment}/${name}`,
         `The ${name} of one environment`,
-        entityQuery(name, where('environment', 'environment')),
+        under(ENVIRONMENT, entityQuery(name, where('environment', 'environment'))),
       ),
     ]),
   ),
@@ -317,13 +360,13 @@ export const queryEndpoints: Record<string, QueryOperations> = {
     'v4.catalogs.edges',
     '/v4/catalogs/{certname}/edges',
     'The edges of a catalog',
-    entityQuery('edges', where('certname', 'certname')),
+    under(CATALOG, entityQuery('edges', where('certname', 'certname'))),
   ),
   'catalogs.resources': query(
     'v4.catalogs.resources',
     '/v4/catalogs/{certname}/resources',
     'The resources of a catalog',
-    entityQuery('resources', where('certname', 'certname')),
+    under(CATALOG, entityQuery('resources', where('certname', 'certname'))),
   ),
 };
 
@@ -347,44 +390,22 @@ function single(name: string, path: string, summary: string, run: SingleRun) {
   });
 }
 
-/** The one record of an entity that a path names, or a 404 in PuppetDB's words (`No information is known about`). */
-const oneOf =
-  (entity: string, what: string, field: string, param: string, criteria: unknown[] = []): SingleRun =>
-  async (store, inv, i) => {
-    const found = await store.query(inv.ENTITIES[entity]!, new URLSearchParams(), [
-      ['=', field, i.params[param]],
-      ...criteria,
-    ]);
-    if (found.rows.length === 0)
-      throw notFound(`No information is known about ${what} ${clip(String(i.params[param]))}`);
-    return found.rows[0];
-  };
-
 /** The one-record endpoints: a node (deactivated ones too), a catalog, a factset, an environment. */
 export const singleEndpoints = {
-  node: single(
-    'v4.nodes.one',
-    '/v4/nodes/{certname}',
-    'One node, deactivated or not',
-    oneOf('nodes', 'node', 'certname', 'certname', [['=', 'node_state', 'any']]),
+  node: single('v4.nodes.one', '/v4/nodes/{certname}', 'One node, deactivated or not', (store, inv, i) =>
+    recordOf(NODE, store, inv, i),
   ),
-  catalog: single(
-    'v4.catalogs.one',
-    '/v4/catalogs/{certname}',
-    'The catalog of one node',
-    oneOf('catalogs', 'catalog', 'certname', 'certname'),
+  catalog: single('v4.catalogs.one', '/v4/catalogs/{certname}', 'The catalog of one node', (store, inv, i) =>
+    recordOf(CATALOG, store, inv, i),
   ),
   factset: single(
     'v4.factsets.one',
     '/v4/factsets/{certname}',
     'The facts of one node as one record',
-    oneOf('factsets', 'factset', 'certname', 'certname', [['=', 'node_state', 'any']]),
+    (store, inv, i) => recordOf(FACTSET, store, inv, i),
   ),
-  environment: single(
-    'v4.environments.one',
-    '/v4/environments/{environment}',
-    'One environment',
-    oneOf('environments', 'environment', 'name', 'environment'),
+  environment: single('v4.environments.one', '/v4/environments/{environment}', 'One environment', (store, inv, i) =>
+    recordOf(ENVIRONMENT, store, inv, i),
   ),
 };
 

@@ -448,6 +448,22 @@ t.test('every entity answers what the commands say, alike on both backends', asy
       (await ask(t, all, `${prefix}/nodes/a.example/resources/File`)).map((r: any) => r.title),
       ['/etc/motd'],
     );
+    // PuppetDB's parent check: a sub-route of something unknown is its 404, not an empty list.
+    for (const [path, what] of [
+      ['/nodes/zz.example/facts', 'node zz.example'],
+      ['/nodes/zz.example/facts/kernel/Linux', 'node zz.example'],
+      ['/nodes/zz.example/resources/File', 'node zz.example'],
+      ['/catalogs/c.example/edges', 'catalog c.example'],
+      ['/catalogs/zz.example/resources', 'catalog zz.example'],
+      ['/factsets/zz.example/facts', 'factset zz.example'],
+      ['/environments/staging/reports', 'environment staging'],
+    ])
+      t.same(await ask(t, all, `${prefix}${path}`), { status: 404, error: `No information is known about ${what}` });
+    t.same(
+      await ask(t, all, `${prefix}/nodes/c.example/facts`),
+      [],
+      'a deactivated node exists; its facts are not answered',
+    );
   }
 });
 
