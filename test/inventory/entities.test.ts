@@ -388,6 +388,15 @@ t.test('every entity answers what the commands say, alike on both backends', asy
       ['is_virtual', 'kernel', 'os', 'uptime_seconds', 'virtual'],
     );
     t.same(await ask(t, all, `${prefix}/producers`), [{ name: 'other' }, { name: 'puppet.example' }]);
+    const reports = await ask(t, all, `${prefix}/environments/production/reports`);
+    t.same(
+      reports.map((r: any) => [r.certname, r.status, r.puppet_version ?? r.agent_version]),
+      [['a.example', 'failed', '7.23.0']],
+    );
+    t.ok(
+      Object.hasOwn(reports[0], prefix === '/v4' ? 'agent_version' : 'puppet_version'),
+      "reports under PuppetDB's URLs take its names",
+    );
 
     const edgesOfA = [
       ['Class', 'Main', 'Notify', 'hi', 'contains'],
