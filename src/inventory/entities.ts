@@ -849,7 +849,7 @@ export const factPaths: Entity = {
   rows: (index) => index.factPaths,
   sql: {
     source: `(SELECT g.*, g.path_key::json AS path_json, ${ordered('g.path_key', 'g.type')}
-      FROM (SELECT c.path_key, min(c.path) AS path, min(c.name) AS name, c.type
+      FROM (SELECT c.path_key, c.path_key::jsonb AS path, min(c.name) AS name, c.type
         FROM nfv_inv_fact_contents c GROUP BY c.path_key, c.type) g)`,
     select: 'x.path_json AS path, x.path_key AS "pathKey", x.name, x.type',
   },

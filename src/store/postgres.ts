@@ -206,7 +206,7 @@ export const MIGRATIONS: { version: number; name: string; sql: string }[] = [
           CREATE TABLE nfv_inv_fact_contents (
             certname text NOT NULL,
             path_key text NOT NULL,
-            path text[] NOT NULL,
+            path jsonb NOT NULL,
             name text NOT NULL,
             value jsonb NOT NULL,
             type text NOT NULL,

@@ -267,8 +267,8 @@ function compileNode(c: Compiler, node: unknown): string {
       if (op === '~>') {
         // Checked by ast.ts: an array of patterns on a path.
         const res = args[1] as string[];
-        const each = res.map((re, k) => `(${f.sql})[${k + 1}] ~ ${c.params.add(re, 'text')}`);
-        return `(cardinality(${f.sql}) = ${res.length}${each.map((e) => ` AND ${e}`).join('')})`;
+        const each = res.map((re, k) => `(${f.sql} ->> ${k}) ~ ${c.params.add(re, 'text')}`);
+        return `(jsonb_array_length(${f.sql}) = ${res.length}${each.map((e) => ` AND ${e}`).join('')})`;
       }
       if (op === 'null?') return nullCheck(c, f, args[1] as boolean);
       if (['<', '>', '<=', '>='].includes(op)) return inequality(c, f, op, args[1]);
