@@ -1,6 +1,6 @@
 /**
- * The three commands that feed the inventory (PuppetDB's command API): replace catalog (wire format v9), store
- * report (v8) and deactivate node (v3), with PuppetDB's staleness rules. Payloads are checked field by field; a
+ * The commands that feed the inventory (PuppetDB's command API): replace catalog (wire format v9), replace facts (v4
+ * and v5), store report (v8) and deactivate node (v3), with PuppetDB's staleness rules. Payloads are checked field by field; a
  * malformed one is a 400 naming the field and stores nothing.
  */
 import { NfvError, badRequest, quote } from '../model/errors.js';
@@ -68,11 +68,41 @@ export interface NodeRecord {
   lastSeen: number;
 }
 
+/** A catalog edge as stored (PuppetDB's /edges record without the certname). */
+export interface EdgeRow {
+  source_type: string;
+  source_title: string;
+  target_type: string;
+  target_title: string;
+  relationship: string;
+}
+
 export interface CatalogRecord {
   producer_timestamp: number;
   environment: string | null;
   version: string | null;
   resources: ResourceRow[];
+  // The fields below were added with the catalogs endpoints: journals written before them lack them (read as null).
+  /** When the catalog was received (the node's catalog_timestamp). */
+  timestamp?: number;
+  hash?: string;
+  transaction_uuid?: string | null;
+  catalog_uuid?: string | null;
+  code_id?: string | null;
+  job_id?: string | null;
+  producer?: string | null;
+  edges?: EdgeRow[];
+}
+
+/** A node's facts (replace facts v4/v5): the values as sent, with their key order. */
+export interface FactsetRecord {
+  environment: string | null;
+  producer_timestamp: number;
+  producer: string | null;
+  /** When the facts were received (the node's facts_timestamp). */
+  timestamp: number;
+  hash: string;
+  values: Record<string, unknown>;
 }
 
 /**
@@ -83,6 +113,8 @@ export interface CatalogRecord {
 export interface IngestState {
   nodes: Record<string, NodeRecord>;
   catalogTimes: Record<string, number>;
+  /** producer_timestamp of each node's stored facts. */
+  factTimes: Record<string, number>;
   hashes: Set<string>;
   /** Counts changes of node activity (deactivations, reactivations): they change which resources answer. */
   activity: number;
@@ -91,13 +123,15 @@ export interface IngestState {
 /** The stored inventory as the queries see it. `revision` changes with every applied change (for cached indexes). */
 export interface InventoryData extends IngestState {
   catalogs: Record<string, CatalogRecord>;
+  factsets: Record<string, FactsetRecord>;
   reports: StoredReport[];
-  revision: { catalogs: number; reports: number };
+  revision: { catalogs: number; reports: number; facts: number };
 }
 
 export const emptyIngestState = (): IngestState => ({
   nodes: Object.create(null),
   catalogTimes: Object.create(null),
+  factTimes: Object.create(null),
   hashes: new Set(),
   activity: 0,
 });
@@ -105,8 +139,9 @@ export const emptyIngestState = (): IngestState => ({
 export const emptyInventory = (): InventoryData => ({
   ...emptyIngestState(),
   catalogs: Object.create(null),
+  factsets: Object.create(null),
   reports: [],
-  revision: { catalogs: 0, reports: 0 },
+  revision: { catalogs: 0, reports: 0, facts: 0 },
 });
 
 const stamp = (v: unknown, where: string): number => {
@@ -200,12 +235,14 @@ function onlyKnown(o: Obj, path: string, known: readonly string[]): void {
 }
 
 /**
- * Fields accepted and not stored, as in PuppetDB (edges are served by /edges, out of scope; corrective_change is
- * Enterprise-only; `kind`, which Puppet 7 puts on every catalog resource, PuppetDB 7 strips explicitly).
+ * Fields accepted and not stored, as in PuppetDB (corrective_change is Enterprise-only; `kind`, which Puppet 7 puts
+ * on every catalog resource, PuppetDB 7 strips explicitly; a package inventory is kept by PuppetDB only for its
+ * packages endpoints, which nfv does not have).
  */
 export const IGNORED_FIELDS = {
-  catalog: ['edges', 'transaction_uuid', 'catalog_uuid', 'code_id', 'job_id', 'producer'],
+  catalog: [],
   catalogResource: ['aliases', 'kind'],
+  facts: ['package_inventory'],
   report: ['corrective_change'],
   reportResource: ['corrective_change'],
   event: ['corrective_change'],
@@ -217,6 +254,12 @@ const CATALOG_FIELDS = [
   'environment',
   'producer_timestamp',
   'resources',
+  'edges',
+  'transaction_uuid',
+  'catalog_uuid',
+  'code_id',
+  'job_id',
+  'producer',
   ...IGNORED_FIELDS.catalog,
 ];
 const CATALOG_RESOURCE_FIELDS = [
@@ -285,9 +328,9 @@ function strings(o: Obj, path: string, key: string, nullable: boolean): string[]
   return v as string[] | null;
 }
 
-/** Checks the edges of a catalog by shape (they are not stored). */
-function checkEdges(o: Obj, path: string): void {
-  (list(o, path, 'edges', true) ?? []).forEach((e, k) => {
+/** The edges of a catalog, checked by shape. */
+function edgesOf(o: Obj, path: string): EdgeRow[] {
+  return (list(o, path, 'edges', true) ?? []).map((e, k) => {
     const ep = `${path}.edges[${k}]`;
     if (!isObj(e)) throw badRequest(`${ep}: expected an edge object`);
     onlyKnown(e, ep, ['source', 'target', 'relationship']);
@@ -298,9 +341,22 @@ function checkEdges(o: Obj, path: string): void {
       str(r, `${ep}.${end}`, 'type');
       str(r, `${ep}.${end}`, 'title');
     }
-    str(e, ep, 'relationship');
+    const relationship = str(e, ep, 'relationship')!;
+    if (!RELATIONSHIPS.includes(relationship))
+      throw badRequest(`${ep}.relationship: ${quote(relationship)} is not one of ${RELATIONSHIPS.join(', ')}`);
+    const [source, target] = [e.source as Obj, e.target as Obj];
+    return {
+      source_type: source.type as string,
+      source_title: source.title as string,
+      target_type: target.type as string,
+      target_title: target.title as string,
+      relationship,
+    };
   });
 }
+
+/** The relationships of catalog edges (PuppetDB's catalog schema). */
+const RELATIONSHIPS = ['contains', 'before', 'required-by', 'notifies', 'subscription-of'];
 
 /** A boolean or null that is checked and not stored. */
 function ignoredBool(o: Obj, path: string, key: string): void {
@@ -329,11 +385,12 @@ function touch(data: IngestState, certname: string, at: number): void {
 /** A checked command in its stored form, before the staleness rules decide whether it applies. */
 export type Prepared =
   | { kind: 'catalog'; certname: string; at: number; catalog: CatalogRecord }
+  | { kind: 'facts'; certname: string; at: number; factset: FactsetRecord }
   | { kind: 'report'; certname: string; at: number; report: StoredReport }
   | { kind: 'deactivate'; certname: string; at: number };
 
 /** Checks a replace catalog v9 payload and gives its stored form. */
-function prepareCatalog(payload: unknown): Prepared {
+function prepareCatalog(payload: unknown, receivedAt: number): Prepared {
   if (!isObj(payload)) throw badRequest('payload: expected a catalog object');
   const p = 'payload';
   onlyKnown(payload, p, CATALOG_FIELDS);
@@ -342,10 +399,10 @@ function prepareCatalog(payload: unknown): Prepared {
   const environment = str(payload, p, 'environment', true);
   const version = str(payload, p, 'version', true);
   const resources = list(payload, p, 'resources')!;
-  uuid(payload, p, 'transaction_uuid');
-  uuid(payload, p, 'catalog_uuid');
-  for (const k of ['code_id', 'job_id', 'producer']) str(payload, p, k, true);
-  checkEdges(payload, p);
+  const transactionUuid = uuid(payload, p, 'transaction_uuid');
+  const catalogUuid = uuid(payload, p, 'catalog_uuid');
+  const [codeId, jobId, producer] = ['code_id', 'job_id', 'producer'].map((k) => str(payload, p, k, true));
+  const edges = edgesOf(payload, p);
   const rows = new Map<string, ResourceRow>();
   resources.forEach((r, k) => {
     const rp = `${p}.resources[${k}]`;
@@ -376,11 +433,78 @@ function prepareCatalog(payload: unknown): Prepared {
       parameters,
     });
   });
+  // As PuppetDB's validate-edges: an edge names resources of the catalog (clients look its ends up there).
+  edges.forEach((e, k) => {
+    for (const [end, type, title] of [
+      ['source', e.source_type, e.source_title],
+      ['target', e.target_type, e.target_title],
+    ] as const)
+      if (!rows.has(canonicalJson([type, title])))
+        throw badRequest(`${p}.edges[${k}].${end}: ${quote(`${type}[${title}]`)} is not a resource of this catalog`);
+  });
+  const stored = [...rows.values()];
+  const edgeKeys = (e: EdgeRow) => [e.source_type, e.source_title, e.target_type, e.target_title, e.relationship];
   return {
     kind: 'catalog',
     certname,
     at,
-    catalog: { producer_timestamp: at, environment, version, resources: [...rows.values()] },
+    catalog: {
+      producer_timestamp: at,
+      environment,
+      version,
+      resources: stored,
+      timestamp: receivedAt,
+      // nfv's own content hash (PuppetDB's catalog hash is not reproduced): what the catalog says, in a fixed order.
+      hash: sha1(
+        canonicalJson([
+          certname,
+          version,
+          environment,
+          transactionUuid,
+          stored.map((r) => [r.type, r.title, r.exported, r.file, r.line, r.tags, r.parameters]),
+          edges.map(edgeKeys),
+        ]),
+      ),
+      transaction_uuid: transactionUuid,
+      catalog_uuid: catalogUuid,
+      code_id: codeId!,
+      job_id: jobId!,
+      producer: producer!,
+      edges,
+    },
+  };
+}
+
+const FACTS_FIELDS = ['certname', 'environment', 'producer_timestamp', 'producer', 'values', ...IGNORED_FIELDS.facts];
+
+/** Checks a replace facts v4 or v5 payload (v4 has no producer) and gives its stored form. */
+function prepareFacts(payload: unknown, version: number, receivedAt: number): Prepared {
+  if (!isObj(payload)) throw badRequest('payload: expected a facts object {certname, environment, values, ...}');
+  const p = 'payload';
+  onlyKnown(payload, p, version === 4 ? FACTS_FIELDS.filter((k) => k !== 'producer') : FACTS_FIELDS);
+  const certname = str(payload, p, 'certname')!;
+  const environment = str(payload, p, 'environment', true);
+  const at = time(payload, p, 'producer_timestamp');
+  const producer = version === 4 ? null : str(payload, p, 'producer', true);
+  const values = need(payload, p, 'values');
+  if (!isObj(values)) throw badRequest(`${p}.values: expected an object of facts`);
+  // PostgreSQL's jsonb cannot hold U+0000: refused on both backends alike rather than failing on one.
+  if (JSON.stringify(values).includes('\\u0000'))
+    throw badRequest(`${p}.values: a fact holds the character U+0000, which nfv cannot store`);
+  list(payload, p, 'package_inventory', true);
+  return {
+    kind: 'facts',
+    certname,
+    at,
+    factset: {
+      environment,
+      producer_timestamp: at,
+      producer,
+      timestamp: receivedAt,
+      // nfv's own content hash (PuppetDB's factset hash is not reproduced).
+      hash: sha1(canonicalJson({ certname, environment, facts: values })),
+      values,
+    },
   };
 }
 
@@ -536,15 +660,17 @@ export const factOf = (p: Prepared): Fact => ({
 
 /**
  * The staleness rules: whether a prepared command applies, given what is stored; when it does, `state` is updated.
- * An older catalog is ignored, a report whose hash is stored is ignored, a deactivation older than the node's latest
+ * An older catalog (or older facts) is ignored, a report whose hash is stored is ignored, a deactivation older than the node's latest
  * data is ignored; anything newer than a deactivation reactivates the node.
  */
 export function decide(state: IngestState, p: Fact): boolean {
   switch (p.kind) {
-    case 'catalog': {
-      const current = state.catalogTimes[p.certname];
+    case 'catalog':
+    case 'facts': {
+      const times = p.kind === 'catalog' ? state.catalogTimes : state.factTimes;
+      const current = times[p.certname];
       if (current !== undefined && p.at < current) return false;
-      state.catalogTimes[p.certname] = p.at;
+      times[p.certname] = p.at;
       touch(state, p.certname, p.at);
       return true;
     }
@@ -569,6 +695,10 @@ export function materialise(data: InventoryData, p: Prepared): void {
     data.catalogs[p.certname] = p.catalog;
     data.catalogTimes[p.certname] = p.at;
     data.revision.catalogs++;
+  } else if (p.kind === 'facts') {
+    data.factsets[p.certname] = p.factset;
+    data.factTimes[p.certname] = p.at;
+    data.revision.facts++;
   } else if (p.kind === 'report') {
     data.reports.push(p.report);
     data.hashes.add(p.report.hash);
@@ -593,7 +723,12 @@ export interface CommandOutcome {
 }
 
 export function outcomeOf(p: Prepared, applied: boolean): CommandOutcome {
-  const command = { catalog: 'replace catalog', report: 'store report', deactivate: 'deactivate node' }[p.kind];
+  const command = {
+    catalog: 'replace catalog',
+    facts: 'replace facts',
+    report: 'store report',
+    deactivate: 'deactivate node',
+  }[p.kind];
   return p.kind === 'report' ? { command, applied, hash: p.report.hash } : { command, applied };
 }
 
@@ -620,7 +755,11 @@ export function prepareCommand(body: unknown, now: number): Prepared {
   switch (name) {
     case 'replace catalog':
       expect(9);
-      return prepareCatalog(body.payload);
+      return prepareCatalog(body.payload, received);
+    case 'replace facts':
+      if (version !== 4 && version !== 5)
+        throw badRequest(`command.version: ${quote(version)} is not supported for ${name} (use 5 or 4)`);
+      return prepareFacts(body.payload, version, received);
     case 'store report':
       expect(8);
       return prepareReport(body.payload, received);
@@ -629,7 +768,7 @@ export function prepareCommand(body: unknown, now: number): Prepared {
       return prepareDeactivation(body.payload);
     default:
       throw badRequest(
-        `command.command: ${quote(body.command)} is not replace catalog, store report or deactivate node`,
+        `command.command: ${quote(body.command)} is not replace catalog, replace facts, store report or deactivate node`,
       );
   }
 }
@@ -649,8 +788,13 @@ export function prepareEach(commands: unknown[], now: number): (Prepared | NfvEr
 // The single-command forms, as the tests and the conformance dataset use them on a whole in-memory inventory.
 
 /** Replace catalog v9. Returns false when the catalog is older than the stored one (ignored as stale). */
-export function replaceCatalog(data: InventoryData, payload: unknown): boolean {
-  return applyPrepared(data, prepareCatalog(payload));
+export function replaceCatalog(data: InventoryData, payload: unknown, receivedAt = Date.now()): boolean {
+  return applyPrepared(data, prepareCatalog(payload, receivedAt));
+}
+
+/** Replace facts v5 (or v4). Returns false when the facts are older than the stored ones (ignored as stale). */
+export function replaceFacts(data: InventoryData, payload: unknown, receivedAt = Date.now(), version = 5): boolean {
+  return applyPrepared(data, prepareFacts(payload, version, receivedAt));
 }
 
 /** Store report v8. Returns false when a report with the same hash is already stored. */

@@ -29,12 +29,13 @@ const MINIMUM_VERSION = new Map<string, number>([
   ['store report', 5],
 ]);
 
-/** The version of each command nfv takes (the one Puppet 7 sends). */
-const TAKEN_VERSION = new Map<string, number>([
-  ['deactivate node', 3],
-  ['replace catalog', 9],
-  ['replace catalog inputs', 1],
-  ['store report', 8],
+/** The versions of each command nfv takes (the one Puppet 7 sends first; facts also as Puppet 6 sends them). */
+const TAKEN_VERSIONS = new Map<string, number[]>([
+  ['deactivate node', [3]],
+  ['replace catalog', [9]],
+  ['replace catalog inputs', [1]],
+  ['replace facts', [5, 4]],
+  ['store report', [8]],
 ]);
 
 const REQUIRED = ['command', 'version', 'certname'];
@@ -135,13 +136,11 @@ export function checkCommand(request: CommandRequest): PdbCommand {
   const checksum = query.get('checksum');
   if (checksum !== null && !checksumMatches(checksum, text, queryForm ? { command, number, certname } : undefined))
     throw badRequest(`${invalid} The checksum ${shown(checksum)} is not the SHA-1 of the command.`);
-  if (command === 'replace facts')
-    throw badRequest(`nfv does not store facts yet: replace facts for certname ${shown(certname)} is refused`);
   if (command === 'configure expiration')
     throw badRequest(`nfv does not keep expiration settings: configure expiration is refused`);
-  const taken = TAKEN_VERSION.get(command)!;
-  if (number !== taken)
-    throw badRequest(`${invalid} nfv takes version ${taken} of command ${quote(command)}, not ${number}.`);
+  const taken = TAKEN_VERSIONS.get(command)!;
+  if (!taken.includes(number))
+    throw badRequest(`${invalid} nfv takes version ${taken.join(' or ')} of command ${quote(command)}, not ${number}.`);
   if (!isObject(payload)) throw badRequest(`${invalid} The payload must be a JSON object.`);
   if (queryForm && payload.certname !== certname)
     throw badRequest(`${invalid} The payload's certname ${shown(payload.certname)} is not the certname parameter.`);

@@ -13,8 +13,18 @@ import type pg from 'pg';
 import { NfvError } from '../model/errors.js';
 import { MAX_QUERY_SECONDS, QUERY_WORK_MEM_MB } from '../model/limits.js';
 import type { PostgresAreas } from '../store/postgres.js';
-import type { CommandResult, InventoryStore, StoredReportParts } from './store.js';
-import { events, resources, type Entity, type EventItem, type ReportItem, type ResourceItem } from './entities.js';
+import type { CommandResult, InventoryStore, StoredReportParts } from './backend.js';
+import {
+  EVENT_OWN_COLUMNS,
+  catalogs,
+  events,
+  resources,
+  type CatalogItem,
+  type Entity,
+  type EventItem,
+  type ReportItem,
+  type ResourceItem,
+} from './entities.js';
 import {
   decide,
   emptyIngestState,
@@ -27,7 +37,7 @@ import {
 } from './ingest.js';
 import { page, param, parsePaging, sortRows, type Paging } from './paging.js';
 import { compileQuery, parseQueryParameter, project } from './query/ast.js';
-import { SOURCES, SqlParameters, aggregateSql, filterSql, groupKey, orderKey } from './query/sql.js';
+import { SqlParameters, aggregateSql, filterSql, groupKey, orderKey } from './query/sql.js';
 import {
   aggregateEventCounts,
   checkQuery,
@@ -37,12 +47,11 @@ import {
   type Answer,
 } from './service.js';
 import { canonicalJson } from './values.js';
+import { factLeaves, factRows } from './facts.js';
 
 /** Rows of one catalog (or events of one report) per `ord` step: ord = owner's place * 2^24 + row's place. */
 const PLACES = 2 ** 24;
 
-const RESOURCE_COLUMNS =
-  'x.certname, x.resource, x.type, x.title, x.exported, x.tags, x.file, x.line, x.environment, x.parameters, x.active';
 /**
  * A resource's record as JSON text, byte for byte what JSON.stringify gives `resources.record` (the same keys in
  * the same order; to_json escapes text as JSON.stringify does; `parameters` is stored as nfv wrote it).
@@ -53,23 +62,6 @@ const RESOURCE_JSON = `'{"certname":' || to_json(x.certname)::text || ',"resourc
   || ',"file":' || coalesce(to_json(x.file)::text, 'null') || ',"line":' || coalesce(x.line::text, 'null')
   || ',"environment":' || coalesce(to_json(x.environment)::text, 'null') || ',"parameters":' || x.parameters::text
   || '}'`;
-const REPORT_COLUMNS = `x.id::float8 AS id, x.hash, x.certname, x.puppet_version, x.report_format,
-  x.configuration_version, x.start_time::float8 AS start_time, x.end_time::float8 AS end_time,
-  x.producer_timestamp::float8 AS producer_timestamp, x.receive_time::float8 AS receive_time, x.producer,
-  x.transaction_uuid, x.catalog_uuid, x.code_id, x.job_id, x.cached_catalog_status, x.status, x.noop, x.noop_pending,
-  x.environment, x.type, x.latest, x.metrics, x.logs`;
-const EVENT_OWN_COLUMNS = `x.status, x."timestamp"::float8 AS "timestamp", x.resource_type, x.resource_title,
-  x.property, x.name, x.new_value, x.old_value, x.message, x.file, x.line, x.containment_path, x.containing_class`;
-const EVENT_COLUMNS = `${EVENT_OWN_COLUMNS}, x.certname, x.report, x.configuration_version, x.environment,
-  x.run_start_time::float8 AS run_start_time, x.run_end_time::float8 AS run_end_time,
-  x.report_receive_time::float8 AS report_receive_time, x.latest`;
-
-const COLUMNS: Record<string, string> = {
-  resources: RESOURCE_COLUMNS,
-  reports: REPORT_COLUMNS,
-  events: EVENT_COLUMNS,
-};
-
 function eventRow(r: any): EventRow {
   return {
     status: r.status,
@@ -92,7 +84,7 @@ function eventRow(r: any): EventRow {
 function distinctSource(window: { from: number; to: number }, params: SqlParameters): string {
   const key = 's.certname, s.resource_type, s.resource_title, s.property, s.name';
   return `(SELECT * FROM (SELECT s.*, row_number() OVER (PARTITION BY ${key} ORDER BY s."timestamp" DESC, s.ord)
-    AS newest, min(s.ord) OVER (PARTITION BY ${key}) AS first FROM ${SOURCES.events} s
+    AS newest, min(s.ord) OVER (PARTITION BY ${key}) AS first FROM ${events.sql.source} s
     WHERE s."timestamp" >= ${params.add(window.from, 'float8')} AND s."timestamp" <= ${params.add(window.to, 'float8')})
     d WHERE d.newest = 1)`;
 }
@@ -104,7 +96,7 @@ function sourceOf(
   params: SqlParameters,
 ): { from: string; ord: string } {
   if (window) return { from: distinctSource(window, params), ord: 'first' };
-  return { from: SOURCES[entity.name]!, ord: 'ord' };
+  return { from: entity.sql.source, ord: 'ord' };
 }
 
 const orderBy = (keys: string[], ord: string) => [...keys, `x.${ord}`].join(', ');
@@ -169,15 +161,17 @@ export class PostgresInventoryStore implements InventoryStore {
           total,
         };
       }
-      const found = await client.query(`SELECT ${COLUMNS[entity.name]} FROM ${from} ${order}`, params.values);
+      const found = await client.query(`SELECT ${entity.sql.select} FROM ${from} ${order}`, params.values);
       const items = await this.items(client, entity, found.rows);
       return { rows: extract ? project(items, extract, entity) : items.map(entity.record), total };
     });
   }
 
-  /** Rows as the entity's items (what its fields and record read); reports get their events. */
+  /** Rows as the entity's items (what its fields and record read); reports get their events, catalogs their parts. */
   private async items(client: pg.PoolClient, entity: Entity, rows: any[]): Promise<unknown[]> {
     if (entity === resources) return rows as ResourceItem[];
+    if (entity === catalogs) return this.catalogItems(client, rows);
+    if (entity !== events && entity.name !== 'reports') return rows;
     if (entity === events) {
       return rows.map((r): EventItem => ({
         ...eventRow(r),
@@ -208,6 +202,29 @@ export class PostgresInventoryStore implements InventoryStore {
     });
   }
 
+  /** Catalogs with their resources and edges, each in its stored order. */
+  private async catalogItems(client: pg.PoolClient, rows: any[]): Promise<CatalogItem[]> {
+    const certnames = rows.map((r) => r.certname as string);
+    const parts = new Map(certnames.map((c) => [c, { resources: [] as any[], edges: [] as any[] }]));
+    if (rows.length) {
+      const found = await client.query(
+        `SELECT ${resources.sql.select} FROM nfv_inv_resources x WHERE x.certname = ANY($1::text[]) ORDER BY x.ord`,
+        [certnames],
+      );
+      for (const r of found.rows) parts.get(r.certname)!.resources.push(r);
+      const edgeRows = await client.query(
+        `SELECT x.certname, x.source_type, x.source_title, x.target_type, x.target_title, x.relationship
+         FROM nfv_inv_edges x WHERE x.certname = ANY($1::text[]) ORDER BY x.ord`,
+        [certnames],
+      );
+      for (const e of edgeRows.rows) {
+        const { certname, ...edge } = e;
+        parts.get(certname)!.edges.push(edge);
+      }
+    }
+    return rows.map((r) => ({ ...r, ...parts.get(r.certname)! }));
+  }
+
   /** An extract with aggregates or group_by: one row per group, in the order of each group's first row. */
   private async grouped(
     client: pg.PoolClient,
@@ -223,7 +240,7 @@ export class PostgresInventoryStore implements InventoryStore {
     const groups = extract.groupBy.map((g) => groupKey(entity, 'x', g));
     const sql = `WITH g AS (SELECT min(x.${source.ord}) AS first, ${aggregates.join(', ')}
       FROM ${source.from} x WHERE ${where} ${groups.length ? `GROUP BY ${groups.join(', ')}` : ''})
-      SELECT ${COLUMNS[entity.name]}, ${extract.columns.map((_, k) => `g.a${k}`).join(', ')}
+      SELECT ${entity.sql.select}, ${extract.columns.map((_, k) => `g.a${k}`).join(', ')}
       FROM g JOIN ${source.from} x ON x.${source.ord} = g.first ORDER BY g.first`;
     const rows = (await client.query(sql, params.values)).rows;
     if (rows.length === 0 && extract.groupBy.length === 0) return project([], extract, entity);
@@ -332,7 +349,12 @@ export class PostgresInventoryStore implements InventoryStore {
         (SELECT count(*) FROM nfv_inv_resources)::float8 AS resources,
         (SELECT count(*) FROM nfv_inv_reports)::float8 AS reports,
         (SELECT count(*) FROM nfv_inv_events)::float8 AS events`);
-      return r.rows[0];
+      // Facts came with migration 4: a database not yet migrated to it has none.
+      const facts = await client.query(`SELECT to_regclass('nfv_inv_factsets') IS NOT NULL AS held`);
+      const factsets = facts.rows[0].held
+        ? Number((await client.query('SELECT count(*) AS n FROM nfv_inv_factsets')).rows[0].n)
+        : 0;
+      return { ...r.rows[0], factsets };
     });
   }
 
@@ -379,6 +401,7 @@ interface NodeState {
   catalog_time: number | null;
   catalog_ord: number | null;
   latest_report_time: number | null;
+  facts_time: number | null;
 }
 
 const num = (v: string | null) => (v === null ? null : Number(v));
@@ -393,7 +416,7 @@ async function writeBatch(client: pg.PoolClient, batch: Prepared[]): Promise<boo
     [certnames],
   );
   const locked = await client.query(
-    `SELECT n.certname, n.deactivated, n.last_seen, n.catalog_time, n.catalog_ord, n.latest_report_time
+    `SELECT n.certname, n.deactivated, n.last_seen, n.catalog_time, n.catalog_ord, n.latest_report_time, n.facts_time
      FROM unnest($1::text[]) WITH ORDINALITY AS u(c, k) JOIN nfv_inv_nodes n ON n.certname = u.c
      ORDER BY u.k FOR UPDATE OF n`,
     [certnames],
@@ -408,11 +431,13 @@ async function writeBatch(client: pg.PoolClient, batch: Prepared[]): Promise<boo
       catalog_time: num(r.catalog_time),
       catalog_ord: num(r.catalog_ord),
       latest_report_time: num(r.latest_report_time),
+      facts_time: num(r.facts_time),
     };
     nodes.set(n.certname, n);
     if (n.last_seen !== null || n.deactivated !== null)
       state.nodes[n.certname] = { deactivated: n.deactivated, lastSeen: n.last_seen ?? Number.NEGATIVE_INFINITY };
     if (n.catalog_time !== null) state.catalogTimes[n.certname] = n.catalog_time;
+    if (n.facts_time !== null) state.factTimes[n.certname] = n.facts_time;
   }
   const wasActive = new Map([...nodes.values()].map((n) => [n.certname, n.deactivated === null]));
   const hashes = batch.flatMap((p) => (p.kind === 'report' ? [p.report.hash] : []));
@@ -439,6 +464,7 @@ async function writeBatch(client: pg.PoolClient, batch: Prepared[]): Promise<boo
     n.deactivated = s?.deactivated ?? null;
     n.last_seen = s && Number.isFinite(s.lastSeen) ? s.lastSeen : null;
     n.catalog_time = state.catalogTimes[n.certname] ?? null;
+    n.facts_time = state.factTimes[n.certname] ?? null;
   }
 
   // Reports: ids in arrival order; an agent report newer than the node's latest becomes the latest.
@@ -462,13 +488,13 @@ async function writeBatch(client: pg.PoolClient, batch: Prepared[]): Promise<boo
 
   await client.query(
     `UPDATE nfv_inv_nodes n SET deactivated = u.deactivated, last_seen = u.last_seen, catalog_time = u.catalog_time,
-       catalog_ord = u.catalog_ord, latest_report_time = u.latest_report_time,
+       catalog_ord = u.catalog_ord, latest_report_time = u.latest_report_time, facts_time = u.facts_time,
        catalog_environment = CASE WHEN u.environment_set THEN u.environment ELSE n.catalog_environment END,
        catalog_version = CASE WHEN u.environment_set THEN u.version ELSE n.catalog_version END
      FROM unnest($1::text[], $2::bigint[], $3::bigint[], $4::bigint[], $5::bigint[], $6::bigint[], $7::boolean[],
-       $8::text[], $9::text[])
+       $8::text[], $9::text[], $10::bigint[])
        AS u(certname, deactivated, last_seen, catalog_time, catalog_ord, latest_report_time, environment_set,
-         environment, version)
+         environment, version, facts_time)
      WHERE n.certname = u.certname`,
     columns(
       [...nodes.values()],
@@ -482,9 +508,14 @@ async function writeBatch(client: pg.PoolClient, batch: Prepared[]): Promise<boo
         (n) => catalogs.has(n.certname),
         (n) => catalogs.get(n.certname)?.catalog.environment ?? null,
         (n) => catalogs.get(n.certname)?.catalog.version ?? null,
+        (n) => n.facts_time,
       ],
     ),
   );
+  if (catalogs.size) await writeCatalogDetails(client, [...catalogs.values()], nodes);
+  const factsets = new Map<string, Extract<Prepared, { kind: 'facts' }>>();
+  for (const p of done) if (p.kind === 'facts') factsets.set(p.certname, p);
+  if (factsets.size) await writeFacts(client, [...factsets.values()]);
 
   if (catalogs.size) {
     await client.query('DELETE FROM nfv_inv_resources WHERE certname = ANY($1::text[])', [[...catalogs.keys()]]);
@@ -607,6 +638,105 @@ async function writeBatch(client: pg.PoolClient, batch: Prepared[]): Promise<boo
       );
   }
   return applied;
+}
+
+/** A catalog's own row (receive time, uuids, producer, hash) and its edges, replacing the node's previous ones. */
+async function writeCatalogDetails(
+  client: pg.PoolClient,
+  catalogs: Extract<Prepared, { kind: 'catalog' }>[],
+  nodes: Map<string, NodeState>,
+): Promise<void> {
+  const certnames = catalogs.map((p) => p.certname);
+  await client.query(
+    `INSERT INTO nfv_inv_catalogs (certname, version, environment, transaction_uuid, catalog_uuid, code_id, job_id,
+       producer, producer_timestamp, receive_time, hash, ord)
+     SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[],
+       $8::text[], $9::bigint[], $10::bigint[], $11::text[], $12::bigint[])
+     ON CONFLICT (certname) DO UPDATE SET version = EXCLUDED.version, environment = EXCLUDED.environment,
+       transaction_uuid = EXCLUDED.transaction_uuid, catalog_uuid = EXCLUDED.catalog_uuid, code_id = EXCLUDED.code_id,
+       job_id = EXCLUDED.job_id, producer = EXCLUDED.producer, producer_timestamp = EXCLUDED.producer_timestamp,
+       receive_time = EXCLUDED.receive_time, hash = EXCLUDED.hash, ord = EXCLUDED.ord`,
+    columns(catalogs, [
+      (p) => p.certname,
+      (p) => p.catalog.version,
+      (p) => p.catalog.environment,
+      (p) => p.catalog.transaction_uuid ?? null,
+      (p) => p.catalog.catalog_uuid ?? null,
+      (p) => p.catalog.code_id ?? null,
+      (p) => p.catalog.job_id ?? null,
+      (p) => p.catalog.producer ?? null,
+      (p) => p.catalog.producer_timestamp,
+      (p) => p.catalog.timestamp ?? null,
+      (p) => p.catalog.hash ?? null,
+      (p) => nodes.get(p.certname)!.catalog_ord,
+    ]),
+  );
+  await client.query('DELETE FROM nfv_inv_edges WHERE certname = ANY($1::text[])', [certnames]);
+  const edges = catalogs.flatMap((p) =>
+    (p.catalog.edges ?? []).map((e, k) => ({ ord: nodes.get(p.certname)!.catalog_ord! * PLACES + k, p, e })),
+  );
+  if (edges.length)
+    await client.query(
+      `INSERT INTO nfv_inv_edges (ord, certname, source_type, source_title, target_type, target_title, relationship)
+       SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[])`,
+      columns(edges, [
+        (x) => x.ord,
+        (x) => x.p.certname,
+        (x) => x.e.source_type,
+        (x) => x.e.source_title,
+        (x) => x.e.target_type,
+        (x) => x.e.target_title,
+        (x) => x.e.relationship,
+      ]),
+    );
+}
+
+/** A node's facts: its factset, top-level facts and leaves, replacing the previous ones. */
+async function writeFacts(client: pg.PoolClient, factsets: Extract<Prepared, { kind: 'facts' }>[]): Promise<void> {
+  const certnames = factsets.map((p) => p.certname);
+  await client.query(
+    `INSERT INTO nfv_inv_factsets (certname, environment, producer_timestamp, producer, receive_time, hash, facts,
+       facts_jsonb)
+     SELECT c, e, pt, pr, rt, h, f::json, f::jsonb
+     FROM unnest($1::text[], $2::text[], $3::bigint[], $4::text[], $5::bigint[], $6::text[], $7::text[])
+       AS u(c, e, pt, pr, rt, h, f)
+     ON CONFLICT (certname) DO UPDATE SET environment = EXCLUDED.environment,
+       producer_timestamp = EXCLUDED.producer_timestamp, producer = EXCLUDED.producer,
+       receive_time = EXCLUDED.receive_time, hash = EXCLUDED.hash, facts = EXCLUDED.facts,
+       facts_jsonb = EXCLUDED.facts_jsonb`,
+    columns(factsets, [
+      (p) => p.certname,
+      (p) => p.factset.environment,
+      (p) => p.factset.producer_timestamp,
+      (p) => p.factset.producer,
+      (p) => p.factset.timestamp,
+      (p) => p.factset.hash,
+      (p) => JSON.stringify(p.factset.values),
+    ]),
+  );
+  await client.query('DELETE FROM nfv_inv_facts WHERE certname = ANY($1::text[])', [certnames]);
+  await client.query('DELETE FROM nfv_inv_fact_contents WHERE certname = ANY($1::text[])', [certnames]);
+  const facts = factsets.flatMap((p) => factRows(p.factset.values).map((f) => ({ certname: p.certname, f })));
+  if (facts.length)
+    await client.query(
+      `INSERT INTO nfv_inv_facts (certname, name, value, value_json)
+       SELECT c, n, v::jsonb, v::json FROM unnest($1::text[], $2::text[], $3::text[]) AS u(c, n, v)`,
+      columns(facts, [(x) => x.certname, (x) => x.f.name, (x) => JSON.stringify(x.f.value)]),
+    );
+  const leaves = factsets.flatMap((p) => factLeaves(p.factset.values).map((l) => ({ certname: p.certname, l })));
+  if (leaves.length)
+    await client.query(
+      `INSERT INTO nfv_inv_fact_contents (certname, path_key, path, name, value, type)
+       SELECT c, k, k::jsonb, n, v::jsonb, t
+       FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[]) AS u(c, k, n, v, t)`,
+      columns(leaves, [
+        (x) => x.certname,
+        (x) => x.l.pathKey,
+        (x) => x.l.name,
+        (x) => JSON.stringify(x.l.value),
+        (x) => x.l.type,
+      ]),
+    );
 }
 
 /** Column arrays for `unnest`: one array per getter, one element per row. */

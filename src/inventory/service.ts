@@ -4,15 +4,7 @@
  * turned into queries of those entities. The ops layer maps paths onto these.
  */
 import { badRequest, clip } from '../model/errors.js';
-import {
-  events as eventEntity,
-  indexOf,
-  lookup,
-  reports as reportEntity,
-  resources as resourceEntity,
-  type Entity,
-  type EventItem,
-} from './entities.js';
+import { ENTITIES, events as eventEntity, indexOf, lookup, type Entity, type EventItem } from './entities.js';
 import { emptyInventory, type InventoryData } from './ingest.js';
 import { PAGING_PARAMETERS, page, param, parsePaging, rejectUnknown, sortRows } from './paging.js';
 import { compileFilter, compileQuery, parseQueryParameter, project, select } from './query/ast.js';
@@ -107,13 +99,6 @@ export function queryEntity(
 
 // ---- the root endpoint -------------------------------------------------------------------------------------------
 
-/** The entities nfv answers at the root endpoint, by PuppetDB's names. */
-const ROOT_ENTITIES = new Map<string, Entity>([
-  ['resources', resourceEntity],
-  ['reports', reportEntity],
-  ['events', eventEntity],
-]);
-
 /** A root query: the AST alone (ast_only), or the entity's query as its own URL parameters. */
 export type RootQuery =
   | { ast: unknown }
@@ -136,7 +121,7 @@ export function rootQuery(query: URLSearchParams): RootQuery {
   rejectUnknown(query, ['query', 'ast_only', ...PAGING_PARAMETERS]);
   const astOnly = (param(query, 'ast_only') ?? '').toLowerCase() === 'true';
   const parts = fromParts(astOnly ? ast : withActiveNodes(ast));
-  const entity = ROOT_ENTITIES.get(parts.entity);
+  const entity = ENTITIES[parts.entity];
   if (!entity) {
     if (astOnly && PUPPETDB_ENTITIES.has(parts.entity)) return { ast };
     throw invalidEntity(parts.entity);
@@ -154,14 +139,19 @@ export function rootQuery(query: URLSearchParams): RootQuery {
   return { entity, params };
 }
 
+/** Whether a query's `query` parameter is an extract (its rows are what it asked for, not records). */
+export function isExtract(params: URLSearchParams): boolean {
+  const ast = parseQueryParameter(param(params, 'query'));
+  return Array.isArray(ast) && asText(ast[0]).toLowerCase() === 'extract';
+}
+
 /**
  * A reports answer under PuppetDB's URLs (the root endpoint, `/pdb/query/v4/reports`): whole records (the query of
  * `params` is not an extract) take PuppetDB's name for the agent's version (`puppet_version`), in its place; an
  * extract keeps the names it asked for.
  */
 export function withPuppetdbNames(answer: Answer, params: URLSearchParams): Answer {
-  const ast = parseQueryParameter(param(params, 'query'));
-  if (Array.isArray(ast) && asText(ast[0]).toLowerCase() === 'extract') return answer;
+  if (isExtract(params)) return answer;
   const rows = answer.rows.map((row) =>
     Object.fromEntries(
       Object.entries(row as Record<string, unknown>).map(([k, v]) => [k === 'agent_version' ? 'puppet_version' : k, v]),

@@ -5,15 +5,15 @@
  * hashes) in memory and catches up with other writers by reading only the lines they added. Queries see the data
  * materialised in memory; a fresh process parses a catalog or report payload only when a query needs that half.
  * Superseded catalogs are dead lines; when they outweigh the live ones the journal is rewritten (compacted).
- * The PostgreSQL backend (postgres.ts) implements the same interface.
+ * The PostgreSQL backend (postgres.ts) implements the same interface (backend.ts).
  */
 import { readFile, readdir, rename, stat, unlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { NfvError } from '../model/errors.js';
 import { Journal, type Line } from '../store/journal.js';
 import type { AreaSpec, Workspace } from '../store/workspace.js';
+import type { CommandResult, InventoryStore, StoredReportParts } from './backend.js';
 import { indexOf, type Entity } from './entities.js';
-import { PostgresInventoryStore } from './postgres.js';
 import { aggregateEventCounts, eventCounts, queryEntity, type Answer } from './service.js';
 import {
   decide,
@@ -21,38 +21,14 @@ import {
   emptyInventory,
   factOf,
   outcomeOf,
-  type CommandOutcome,
   prepareEach,
   type CatalogRecord,
   type Fact,
+  type FactsetRecord,
   type InventoryData,
   type Prepared,
   type StoredReport,
 } from './ingest.js';
-
-/** What one command of a batch came to: its answer, or the error that refused it (nothing stored for it). */
-export type CommandResult = { ok: CommandOutcome } | { error: NfvError };
-
-/** What a stored report answers at /reports/{hash}/metrics and /logs. */
-export interface StoredReportParts {
-  metrics: unknown[] | null;
-  logs: unknown[] | null;
-}
-
-/** The inventory as the operations see it; the folder's journal and PostgreSQL give the same answers. */
-export interface InventoryStore {
-  /**
-   * Applies commands in order. Each is checked on its own (a refused one changes nothing and does not stop the
-   * others) and is durable when this resolves.
-   */
-  apply(commands: unknown[], now: number): Promise<CommandResult[]>;
-  /** A query on an entity; `fixed` adds the route's criteria (`/resources/<type>`). */
-  query(entity: Entity, query: URLSearchParams, fixed?: unknown[]): Promise<Answer>;
-  eventCounts(query: URLSearchParams): Promise<Answer>;
-  aggregateEventCounts(query: URLSearchParams): Promise<Answer>;
-  /** The report with this hash, or undefined. */
-  report(hash: string): Promise<StoredReportParts | undefined>;
-}
 
 /**
  * The staleness state at a journal offset, so that a fresh writer (one CLI ingest) reads a small file and the lines
@@ -64,9 +40,12 @@ interface Checkpoint {
   end: number;
   nodes: Record<string, { deactivated: number | null; lastSeen: number | null }>;
   catalogTimes: Record<string, number>;
+  /** Absent in checkpoints written before facts were stored. */
+  factTimes?: Record<string, number>;
   hashes: string[];
   activity: number;
   catalogBytes: Record<string, number>;
+  factBytes?: Record<string, number>;
   otherBytes: number;
 }
 
@@ -75,8 +54,8 @@ const CHECKPOINT_EVERY = 4 * 1024 * 1024;
 
 interface JournalHeader {
   b: number;
-  /** catalog, report, deactivation */
-  k: 'c' | 'r' | 'd';
+  /** catalog, facts, report, deactivation */
+  k: 'c' | 'f' | 'r' | 'd';
   /** certname */
   n: string;
   /** producer_timestamp, ms */
@@ -95,15 +74,19 @@ class JournalData implements InventoryData {
   // Keyed by certname: null prototypes, as in every IngestState.
   nodes: InventoryData['nodes'] = Object.create(null);
   catalogTimes: InventoryData['catalogTimes'] = Object.create(null);
+  factTimes: InventoryData['factTimes'] = Object.create(null);
   hashes = new Set<string>();
   activity = 0;
-  revision = { catalogs: 0, reports: 0 };
+  revision = { catalogs: 0, reports: 0, facts: 0 };
   private catalogPayloads = new Map<string, Buffer | CatalogRecord>();
+  private factPayloads = new Map<string, Buffer | FactsetRecord>();
   private reportPayloads: (Buffer | StoredReport)[] = [];
   private parsedCatalogs?: Record<string, CatalogRecord>;
+  private parsedFactsets?: Record<string, FactsetRecord>;
   private parsedReports?: StoredReport[];
-  /** Bytes of the lines that still count: the latest catalog per node, every report and deactivation. */
+  /** Bytes of the lines that still count: the latest catalog and facts per node, every report and deactivation. */
   private catalogBytes = new Map<string, number>();
+  private factBytes = new Map<string, number>();
   private otherBytes = 0;
   /** Loaded from a checkpoint: the staleness state only, without the payloads (enough for a writer). */
   partial = false;
@@ -113,9 +96,11 @@ class JournalData implements InventoryData {
     return {
       nodes: this.nodes,
       catalogTimes: this.catalogTimes,
+      factTimes: this.factTimes,
       hashes: [...this.hashes],
       activity: this.activity,
       catalogBytes: Object.fromEntries(this.catalogBytes),
+      factBytes: Object.fromEntries(this.factBytes),
       otherBytes: this.otherBytes,
     };
   }
@@ -125,9 +110,11 @@ class JournalData implements InventoryData {
     for (const [certname, n] of Object.entries(c.nodes))
       d.nodes[certname] = { deactivated: n.deactivated, lastSeen: n.lastSeen ?? Number.NEGATIVE_INFINITY };
     for (const [certname, t] of Object.entries(c.catalogTimes)) d.catalogTimes[certname] = t;
+    for (const [certname, t] of Object.entries(c.factTimes ?? {})) d.factTimes[certname] = t;
     d.hashes = new Set(c.hashes);
     d.activity = c.activity;
     d.catalogBytes = new Map(Object.entries(c.catalogBytes));
+    d.factBytes = new Map(Object.entries(c.factBytes ?? {}));
     d.otherBytes = c.otherBytes;
     d.partial = true;
     return d;
@@ -143,6 +130,16 @@ class JournalData implements InventoryData {
     return this.parsedCatalogs;
   }
 
+  get factsets(): Record<string, FactsetRecord> {
+    if (!this.parsedFactsets) {
+      const parsed = Object.create(null) as Record<string, FactsetRecord>;
+      for (const [certname, p] of this.factPayloads) parsed[certname] = parsedPayload(p);
+      this.parsedFactsets = parsed;
+      this.factPayloads.clear();
+    }
+    return this.parsedFactsets;
+  }
+
   get reports(): StoredReport[] {
     if (!this.parsedReports) {
       this.parsedReports = this.reportPayloads.map(parsedPayload);
@@ -154,17 +151,24 @@ class JournalData implements InventoryData {
   get liveBytes(): number {
     let sum = this.otherBytes;
     for (const b of this.catalogBytes.values()) sum += b;
+    for (const b of this.factBytes.values()) sum += b;
     return sum;
   }
 
   /** Adds a command that applied, with its data: payload bytes from the journal, or the stored form just written. */
-  add(p: Fact, lineBytes: number, record?: Buffer | CatalogRecord | StoredReport): void {
+  add(p: Fact, lineBytes: number, record?: Buffer | CatalogRecord | FactsetRecord | StoredReport): void {
     if (p.kind === 'catalog') {
       const catalog = record as Buffer | CatalogRecord;
       if (this.parsedCatalogs) this.parsedCatalogs[p.certname] = parsedPayload(catalog);
       else this.catalogPayloads.set(p.certname, catalog);
       this.catalogBytes.set(p.certname, lineBytes);
       this.revision.catalogs++;
+    } else if (p.kind === 'facts') {
+      const factset = record as Buffer | FactsetRecord;
+      if (this.parsedFactsets) this.parsedFactsets[p.certname] = parsedPayload(factset);
+      else this.factPayloads.set(p.certname, factset);
+      this.factBytes.set(p.certname, lineBytes);
+      this.revision.facts++;
     } else if (p.kind === 'report') {
       const report = record as Buffer | StoredReport;
       if (this.parsedReports) this.parsedReports.push(parsedPayload(report));
@@ -177,7 +181,7 @@ class JournalData implements InventoryData {
   }
 }
 
-const KINDS = { c: 'catalog', r: 'report', d: 'deactivate' } as const;
+const KINDS = { c: 'catalog', f: 'facts', r: 'report', d: 'deactivate' } as const;
 
 /** A header as the staleness rules see it (replaying a journal line decides it again, with the same effect). */
 const replayed = (h: JournalHeader): Fact => ({ kind: KINDS[h.k], certname: h.n, at: h.t, hash: h.h });
@@ -186,6 +190,8 @@ function record(p: Prepared): { header: Omit<JournalHeader, 'b'>; payload: strin
   switch (p.kind) {
     case 'catalog':
       return { header: { k: 'c', n: p.certname, t: p.at }, payload: JSON.stringify(p.catalog) };
+    case 'facts':
+      return { header: { k: 'f', n: p.certname, t: p.at }, payload: JSON.stringify(p.factset) };
     case 'report':
       return { header: { k: 'r', n: p.certname, t: p.at, h: p.report.hash }, payload: JSON.stringify(p.report) };
     case 'deactivate':
@@ -372,7 +378,13 @@ export class JournalInventoryStore implements InventoryStore {
             this.state.add(
               factOf(p),
               encoded[k]!.length,
-              p.kind === 'catalog' ? p.catalog : p.kind === 'report' ? p.report : undefined,
+              p.kind === 'catalog'
+                ? p.catalog
+                : p.kind === 'facts'
+                  ? p.factset
+                  : p.kind === 'report'
+                    ? p.report
+                    : undefined,
             ),
           );
           this.end = written.end;
@@ -396,13 +408,14 @@ export class JournalInventoryStore implements InventoryStore {
     this.id = '';
   }
 
-  /** Rewrites the journal without superseded catalogs when they outweigh the live lines. */
+  /** Rewrites the journal without superseded catalogs and facts when they outweigh the live lines. */
   private async compactIfWorthIt(guard: () => void): Promise<void> {
     if (this.end < this.compactMinBytes || this.end < COMPACT_RATIO * this.state.liveBytes) return;
     const all = await this.journal.read(0, '');
-    const lastCatalog = new Map<string, number>();
-    all.lines.forEach((l, k) => l.header.k === 'c' && lastCatalog.set(l.header.n, k));
-    const kept = all.lines.filter((l, k) => l.header.k !== 'c' || lastCatalog.get(l.header.n) === k);
+    const last = new Map<string, number>();
+    const replaced = (k: JournalHeader['k']) => k === 'c' || k === 'f';
+    all.lines.forEach((l, k) => replaced(l.header.k) && last.set(`${l.header.k}:${l.header.n}`, k));
+    const kept = all.lines.filter((l, k) => !replaced(l.header.k) || last.get(`${l.header.k}:${l.header.n}`) === k);
     const bytes = Buffer.concat(
       kept.flatMap((l) => [Buffer.from(`${JSON.stringify(l.header)}\t`), l.payload, Buffer.from('\n')]),
     );
@@ -442,8 +455,8 @@ export class JournalInventoryStore implements InventoryStore {
 }
 
 /**
- * Commands that rebuild a stored inventory: each node's catalog, every report in order, and the deactivations that
- * hold (applied last, they are newer than everything else of their node).
+ * Commands that rebuild a stored inventory: each node's catalog and facts, every report in order, and the
+ * deactivations that hold (applied last, they are newer than everything else of their node).
  */
 export function preparedOf(data: InventoryData): Prepared[] {
   return [
@@ -452,6 +465,12 @@ export function preparedOf(data: InventoryData): Prepared[] {
       certname,
       at: catalog.producer_timestamp,
       catalog,
+    })),
+    ...Object.entries(data.factsets).map(([certname, factset]) => ({
+      kind: 'facts' as const,
+      certname,
+      at: factset.producer_timestamp,
+      factset,
     })),
     ...data.reports.map((report) => ({
       kind: 'report' as const,
@@ -467,16 +486,3 @@ export function preparedOf(data: InventoryData): Prepared[] {
 
 /** The single file that held the inventory in nfv 0.1. */
 const LEGACY_AREA: AreaSpec<InventoryData> = { name: 'inventory', initial: emptyInventory, decode: decodeInventory };
-
-const stores = new WeakMap<Workspace, InventoryStore>();
-
-/**
- * The inventory store of a workspace: its database's tables when it has one, else the folder's journal (one store
- * per workspace object, so that serve keeps its state between requests).
- */
-export function inventoryStore(ws: Workspace): InventoryStore {
-  let store = stores.get(ws);
-  if (!store)
-    stores.set(ws, (store = ws.database ? new PostgresInventoryStore(ws.database) : new JournalInventoryStore(ws)));
-  return store;
-}

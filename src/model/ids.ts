@@ -34,7 +34,7 @@ export function parseName(name: string, text: string): string {
 }
 
 /**
- * A Puppet resource title: any non-empty string. File paths (`/etc/passwd`) are the most common titles, so `/`,
+ * A Puppet resource title or a fact value in a path: any non-empty string. File paths (`/etc/passwd`) are the most common titles, so `/`,
  * dots and everything else are allowed; the request target's own rules (no empty or dot segment) still apply to
  * the segment that carries it, percent-encoded.
  */
@@ -44,10 +44,10 @@ export function parseTitle(name: string, text: string): string {
 }
 
 /** Path parameters that are names; every other path parameter is a numeric id. */
-const NAME_PARAMS = new Set(['hid', 'type', 'hash']);
+const NAME_PARAMS = new Set(['hid', 'type', 'hash', 'certname', 'fact', 'environment', 'mbean']);
 
 export function parseParam(name: string, text: string): string | number {
-  if (name === 'title') return parseTitle(name, text);
+  if (name === 'title' || name === 'value') return parseTitle(name, text);
   return NAME_PARAMS.has(name) ? parseName(name, text) : parseId(name, text);
 }
 

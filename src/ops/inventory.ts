@@ -5,9 +5,11 @@
  * errors are PuppetDB's one-line texts.
  */
 import { randomUUID } from 'node:crypto';
+// The declarations only (light): routes are derived from them; the engine and the stores load on first use.
+import { ENTITIES, factNames } from '../inventory/entities.js';
 import { MAX_BATCH } from '../model/limits.js';
 import type { Answer } from '../inventory/service.js';
-import type { InventoryStore } from '../inventory/store.js';
+import type { InventoryStore } from '../inventory/backend.js';
 import { badRequest, clip, notFound } from '../model/errors.js';
 import { json, operation, type Input, type JsonReply, type Operation } from './operation.js';
 
@@ -97,7 +99,7 @@ export const ingestCommand = operation({
   name: 'v4.commands',
   method: 'POST',
   path: '/v4/commands',
-  summary: 'Ingest: replace catalog (v9), store report (v8) or deactivate node (v3)',
+  summary: 'Ingest: replace catalog (v9), replace facts (v5, v4), store report (v8) or deactivate node (v3)',
   body: 'json',
   reply: 'json',
   status: 200,
@@ -135,13 +137,14 @@ export const ingestBatch = operation({
  * payload as the body) or the older body form. The command is applied (or judged stale) before the answer, so the
  * `{"uuid"}` PuppetDB gives on queueing means here that the command is durable; a refused one is a 400 (PuppetDB
  * queues it and fails it later, which `puppet apply` would not report). `replace catalog inputs` is checked and not
- * kept; `replace facts` is refused until nfv stores facts.
+ * kept.
  */
 export const pdbCommand = operation({
   name: 'pdb.cmd',
   method: 'POST',
   path: '/pdb/cmd/v1',
-  summary: 'PuppetDB command submission: replace catalog (v9), store report (v8), deactivate node (v3)',
+  summary:
+    'PuppetDB command submission: replace catalog (v9), replace facts (v5, v4), store report (v8), deactivate node (v3)',
   reply: 'json',
   status: 200,
   errors: 'puppetdb-command',
@@ -157,25 +160,111 @@ export const pdbCommand = operation({
   },
 });
 
+/** Criteria of a path parameter: `field = value` of the request's parameter. */
+const where = (field: string, param: string) => (i: Input<unknown>) => ['=', field, i.params[param]];
+
+/** A query of an entity (by its name in queries) with the route's criteria. */
+const entityQuery =
+  (name: string, ...criteria: ((i: Input<unknown>) => unknown[])[]): QueryRun =>
+  (store, inv, i) =>
+    store.query(
+      inv.ENTITIES[name]!,
+      i.query,
+      criteria.map((c) => c(i)),
+    );
+
+/** What a path names (`/nodes/<certname>`): the entity, its word in PuppetDB's 404, the field the parameter gives. */
+interface Parent {
+  entity: string;
+  what: string;
+  field: string;
+  param: string;
+  /** More criteria: `node_state any` where PuppetDB answers deactivated nodes too. */
+  criteria?: unknown[][];
+}
+const ANY_NODE = [['=', 'node_state', 'any']];
+const NODE: Parent = { entity: 'nodes', what: 'node', field: 'certname', param: 'certname', criteria: ANY_NODE };
+const CATALOG: Parent = { entity: 'catalogs', what: 'catalog', field: 'certname', param: 'certname' };
+const FACTSET: Parent = {
+  entity: 'factsets',
+  what: 'factset',
+  field: 'certname',
+  param: 'certname',
+  criteria: ANY_NODE,
+};
+const ENVIRONMENT: Parent = { entity: 'environments', what: 'environment', field: 'name', param: 'environment' };
+
+/** The record a path names, or PuppetDB's JSON 404 (`No information is known about node X`). */
+async function recordOf(parent: Parent, store: InventoryStore, inv: Inventory, i: Input<unknown>): Promise<unknown> {
+  const id = i.params[parent.param];
+  const found = await store.query(inv.ENTITIES[parent.entity]!, new URLSearchParams(), [
+    ['=', parent.field, id],
+    ...(parent.criteria ?? []),
+  ]);
+  if (found.rows.length === 0) throw notFound(`No information is known about ${parent.what} ${clip(String(id))}`);
+  return found.rows[0];
+}
+
+/** A sub-route's query, answered only when what its path names exists (PuppetDB's parent check), else a 404. */
+const under =
+  (parent: Parent, run: QueryRun): QueryRun =>
+  async (store, inv, i) => {
+    await recordOf(parent, store, inv, i);
+    return run(store, inv, i);
+  };
+
+/** fact-names answers the names as strings, as PuppetDB does (an extract keeps its rows). */
+const factNamesRun: QueryRun = async (store, inv, i) => {
+  const found = await entityQuery('fact_names')(store, inv, i);
+  if (inv.isExtract(i.query)) return found;
+  return { rows: found.rows.map((r) => (r as { name: string }).name), total: found.total };
+};
+
+/** The rows of a factset's `facts.href`: its facts as {name, value}. */
+const factsetFactsRun: QueryRun = async (store, inv, i) => {
+  const found = await entityQuery('facts', where('certname', 'certname'))(store, inv, i);
+  if (inv.isExtract(i.query)) return found;
+  const rows = found.rows.map((r) => {
+    const { name, value } = r as { name: string; value: unknown };
+    return { name, value };
+  });
+  return { rows, total: found.total };
+};
+
+/** `fact-names` -> `factNames`, for operation names. */
+const camel = (path: string) => path.replace(/-(\w)/g, (_, c: string) => c.toUpperCase());
+
+/**
+ * Each entity's own endpoint (`/v4/<entity>`), from its declaration: its path, what it answers, its query. Only
+ * fact-names answers otherwise (strings).
+ */
+const entityEndpoints = Object.fromEntries(
+  Object.values(ENTITIES).map((e) => [
+    e.route.path,
+    query(
+      `v4.${camel(e.route.path)}`,
+      `/v4/${e.route.path}`,
+      e.route.summary,
+      e === factNames ? factNamesRun : entityQuery(e.name),
+    ),
+  ]),
+);
+
 /** The query endpoints, by the name the CLI's `inventory query ENDPOINT` takes. */
-export const queryEndpoints = {
-  resources: query('v4.resources', '/v4/resources', 'Resources of active nodes', (store, inv, i) =>
-    store.query(inv.resources, i.query),
-  ),
-  'resources.type': query('v4.resources.type', '/v4/resources/{type}', 'Resources of one type', (store, inv, i) =>
-    store.query(inv.resources, i.query, [['=', 'type', i.params.type]]),
+export const queryEndpoints: Record<string, QueryOperations> = {
+  ...entityEndpoints,
+  'resources.type': query(
+    'v4.resources.type',
+    '/v4/resources/{type}',
+    'Resources of one type',
+    entityQuery('resources', where('type', 'type')),
   ),
   'resources.title': query(
     'v4.resources.title',
     '/v4/resources/{type}/{title}',
     'Resources of one type and title',
-    (store, inv, i) =>
-      store.query(inv.resources, i.query, [
-        ['=', 'type', i.params.type],
-        ['=', 'title', i.params.title],
-      ]),
+    entityQuery('resources', where('type', 'type'), where('title', 'title')),
   ),
-  reports: query('v4.reports', '/v4/reports', 'Run reports', (store, inv, i) => store.query(inv.reports, i.query)),
   'reports.events': query(
     'v4.reports.events',
     '/v4/reports/{hash}/events',
@@ -187,9 +276,6 @@ export const queryEndpoints = {
   ),
   'reports.metrics': reportPart('metrics'),
   'reports.logs': reportPart('logs'),
-  events: query('v4.events', '/v4/events', 'Resource events of reports', (store, inv, i) =>
-    store.query(inv.events, i.query),
-  ),
   'event-counts': query(
     'v4.eventCounts',
     '/v4/event-counts',
@@ -202,19 +288,146 @@ export const queryEndpoints = {
     'Event counts summed over subjects',
     (store, inv, i) => store.aggregateEventCounts(i.query),
   ),
+  'nodes.facts': query(
+    'v4.nodes.facts',
+    '/v4/nodes/{certname}/facts',
+    'The facts of a node',
+    under(NODE, entityQuery('facts', where('certname', 'certname'))),
+  ),
+  'nodes.facts.name': query(
+    'v4.nodes.facts.name',
+    '/v4/nodes/{certname}/facts/{fact}',
+    'One fact of a node',
+    under(NODE, entityQuery('facts', where('certname', 'certname'), where('name', 'fact'))),
+  ),
+  'nodes.facts.value': query(
+    'v4.nodes.facts.value',
+    '/v4/nodes/{certname}/facts/{fact}/{value}',
+    'One fact of a node, if it has this value',
+    under(NODE, entityQuery('facts', where('certname', 'certname'), where('name', 'fact'), where('value', 'value'))),
+  ),
+  'nodes.resources': query(
+    'v4.nodes.resources',
+    '/v4/nodes/{certname}/resources',
+    'The resources of a node',
+    under(NODE, entityQuery('resources', where('certname', 'certname'))),
+  ),
+  'nodes.resources.type': query(
+    'v4.nodes.resources.type',
+    '/v4/nodes/{certname}/resources/{type}',
+    'The resources of a node of one type',
+    under(NODE, entityQuery('resources', where('certname', 'certname'), where('type', 'type'))),
+  ),
+  'nodes.resources.title': query(
+    'v4.nodes.resources.title',
+    '/v4/nodes/{certname}/resources/{type}/{title}',
+    'One resource of a node',
+    under(
+      NODE,
+      entityQuery('resources', where('certname', 'certname'), where('type', 'type'), where('title', 'title')),
+    ),
+  ),
+  'facts.name': query(
+    'v4.facts.name',
+    '/v4/facts/{fact}',
+    'One fact of every node',
+    entityQuery('facts', where('name', 'fact')),
+  ),
+  'facts.value': query(
+    'v4.facts.value',
+    '/v4/facts/{fact}/{value}',
+    'The nodes whose fact has this value',
+    entityQuery('facts', where('name', 'fact'), where('value', 'value')),
+  ),
+  'factsets.facts': query(
+    'v4.factsets.facts',
+    '/v4/factsets/{certname}/facts',
+    'The facts of a factset as {name, value}',
+    under(FACTSET, factsetFactsRun),
+  ),
+  ...Object.fromEntries(
+    (['facts', 'resources', 'reports', 'events'] as const).map((name) => [
+      `environments.${name}`,
+      query(
+        `v4.environments.${name}`,
+        `/v4/environments/{environment}/${name}`,
+        `The ${name} of one environment`,
+        under(ENVIRONMENT, entityQuery(name, where('environment', 'environment'))),
+      ),
+    ]),
+  ),
+  'catalogs.edges': query(
+    'v4.catalogs.edges',
+    '/v4/catalogs/{certname}/edges',
+    'The edges of a catalog',
+    under(CATALOG, entityQuery('edges', where('certname', 'certname'))),
+  ),
+  'catalogs.resources': query(
+    'v4.catalogs.resources',
+    '/v4/catalogs/{certname}/resources',
+    'The resources of a catalog',
+    under(CATALOG, entityQuery('resources', where('certname', 'certname'))),
+  ),
 };
 
+/** A one-record endpoint's operation (`/nodes/<certname>`): the record, or PuppetDB's JSON 404. */
+type SingleRun = (store: InventoryStore, inv: Inventory, i: Input<unknown>) => Promise<unknown>;
+
+function single(name: string, path: string, summary: string, run: SingleRun) {
+  return operation({
+    name,
+    method: 'GET',
+    path,
+    summary,
+    reply: 'json',
+    status: 200,
+    errors: 'puppetdb',
+    handler: async (i) => {
+      (await inventory()).rejectUnknown(i.query, []);
+      const found = await run(await storeOf(i), await inventory(), i);
+      return json(found, { compact: (i.query.get('pretty') ?? '').toLowerCase() !== 'true' });
+    },
+  });
+}
+
+/** The one-record endpoints: a node (deactivated ones too), a catalog, a factset, an environment. */
+export const singleEndpoints = {
+  node: single('v4.nodes.one', '/v4/nodes/{certname}', 'One node, deactivated or not', (store, inv, i) =>
+    recordOf(NODE, store, inv, i),
+  ),
+  catalog: single('v4.catalogs.one', '/v4/catalogs/{certname}', 'The catalog of one node', (store, inv, i) =>
+    recordOf(CATALOG, store, inv, i),
+  ),
+  factset: single(
+    'v4.factsets.one',
+    '/v4/factsets/{certname}',
+    'The facts of one node as one record',
+    (store, inv, i) => recordOf(FACTSET, store, inv, i),
+  ),
+  environment: single('v4.environments.one', '/v4/environments/{environment}', 'One environment', (store, inv, i) =>
+    recordOf(ENVIRONMENT, store, inv, i),
+  ),
+};
+
+/** A `/v4` operation at PuppetDB's URL (`/pdb/query/v4/...`). */
+const atPuppetdbUrl = <T extends Operation>(op: T): T => ({
+  ...op,
+  name: op.name.replace(/^v4\./, 'pdb.query.'),
+  path: `/pdb/query${op.path}`,
+  summary: `${op.summary} (PuppetDB URL)`,
+});
+
 /**
- * The query endpoints at PuppetDB's URLs (`/pdb/query/v4/resources`, `/pdb/query/v4/reports/{hash}/events`, ...), as
+ * The query endpoints at PuppetDB's URLs (`/pdb/query/v4/resources`, `/pdb/query/v4/nodes/{certname}`, ...), as
  * pypuppetdb and Puppetboard ask them: each runs its `/v4` twin's query, so criteria, paging, errors and the
- * active-node rule are the same (PuppetDB's entity endpoints restrict resources to active nodes unless the query
- * says node_state, and answer reports and events of every node); report records take PuppetDB's field names, as at
- * the root endpoint. PuppetDB's other entities (nodes, facts, catalogs, ...) have no route.
+ * active-node rule are the same; report records take PuppetDB's field names, as at the root endpoint.
  */
 export const pdbQueryEndpoints = Object.fromEntries(
   Object.entries(queryEndpoints).map(([key, q]) => {
     const run: QueryRun =
-      key === 'reports' ? async (store, inv, i) => inv.withPuppetdbNames(await q.run(store, inv, i), i.query) : q.run;
+      q.get.path.startsWith('/v4/environments/{environment}/reports') || key === 'reports'
+        ? async (store, inv, i) => inv.withPuppetdbNames(await q.run(store, inv, i), i.query)
+        : q.run;
     return [
       key,
       query(
@@ -225,7 +438,11 @@ export const pdbQueryEndpoints = Object.fromEntries(
       ),
     ];
   }),
-) as Record<keyof typeof queryEndpoints, QueryOperations>;
+) as Record<string, QueryOperations>;
+
+export const pdbSingleEndpoints = Object.fromEntries(
+  Object.entries(singleEndpoints).map(([key, op]) => [key, atPuppetdbUrl(op)]),
+) as typeof singleEndpoints;
 
 /**
  * PuppetDB's root query endpoint: PQL (`resources[certname] { type = "File" }`) or an AST `["from", entity, ...]`,
@@ -331,15 +548,107 @@ export const statusService = operation({
   },
 });
 
+// ---- metrics: the population figures Puppetboard shows, as PuppetDB's Jolokia endpoint answers them ----------------
+
+const POPULATION = 'puppetlabs.puppetdb.population';
+/** PuppetDB's population mbeans, by their `name=` key. */
+const POPULATION_MBEANS = [
+  'num-nodes',
+  'num-resources',
+  'avg-resources-per-node',
+  'pct-resource-dupes',
+  'num-inactive-nodes',
+] as const;
+
+/** The population figures of the stored inventory, each from a query both backends answer. */
+async function population(store: InventoryStore, inv: Inventory): Promise<Record<string, number>> {
+  const count = async (entity: string, query: unknown[]) => {
+    const found = await store.query(
+      inv.ENTITIES[entity]!,
+      new URLSearchParams({ query: JSON.stringify(['extract', [['function', 'count']], ...query]) }),
+    );
+    return Number((found.rows[0] as { count: number } | undefined)?.count ?? 0);
+  };
+  const nodes = await count('nodes', []);
+  const resources = await count('resources', []);
+  const distinct = (
+    await store.query(
+      inv.resources,
+      new URLSearchParams({ query: JSON.stringify(['extract', ['resource'], ['group_by', 'resource']]) }),
+    )
+  ).rows.length;
+  return {
+    'num-nodes': nodes,
+    'num-resources': resources,
+    'avg-resources-per-node': nodes ? resources / nodes : 0,
+    'pct-resource-dupes': resources ? (resources - distinct) / resources : 0,
+    'num-inactive-nodes': await count('nodes', [['=', 'node_state', 'inactive']]),
+  };
+}
+
+/** What Jolokia's list says of each attribute (PuppetDB's population mbeans have one, Value). */
+const MBEAN_INFO = {
+  attr: { Value: { rw: false, type: 'java.lang.Object', desc: 'Attribute exposed for management' } },
+  desc: 'Information on the management interface of the MBean',
+};
+
+export const metricsList = operation({
+  name: 'metrics.list',
+  method: 'GET',
+  path: '/metrics/v2/list',
+  summary: "The metrics nfv answers (PuppetDB's population mbeans), as Jolokia lists them",
+  reply: 'json',
+  status: 200,
+  errors: 'puppetdb',
+  handler: async (i) => {
+    noParameters(i.query);
+    const beans = Object.fromEntries(POPULATION_MBEANS.map((m) => [`name=${m}`, MBEAN_INFO]));
+    return json({ request: { type: 'list' }, value: { [POPULATION]: beans }, status: 200 });
+  },
+});
+
+/** A Jolokia name from a URL segment: `!/` is `/`, `!"` is `"`, `!!` is `!` (Jolokia's escapes). */
+const jolokiaName = (segment: string) => segment.replace(/!(.)/g, '$1');
+
+export const metricsRead = operation({
+  name: 'metrics.read',
+  method: 'GET',
+  path: '/metrics/v2/read/{mbean}',
+  summary: 'One population figure (num-nodes, num-resources, ...), as Jolokia reads an mbean',
+  reply: 'json',
+  status: 200,
+  errors: 'puppetdb',
+  handler: async (i) => {
+    noParameters(i.query);
+    const mbean = jolokiaName(String(i.params.mbean));
+    const request = { mbean, type: 'read' };
+    const name = mbean.startsWith(`${POPULATION}:name=`) ? mbean.slice(POPULATION.length + 6) : undefined;
+    // Jolokia answers an unknown mbean with HTTP 200 and its own status; pypuppetdb raises on `error`.
+    if (name === undefined || !(POPULATION_MBEANS as readonly string[]).includes(name))
+      return json({
+        request,
+        error_type: 'javax.management.InstanceNotFoundException',
+        error: `javax.management.InstanceNotFoundException : ${clip(mbean)}`,
+        status: 404,
+      });
+    const figures = await population(await storeOf(i), await inventory());
+    return json({ request, value: { Value: figures[name] }, timestamp: Math.floor(Date.now() / 1000), status: 200 });
+  },
+});
+
 export const inventoryOperations: Operation[] = [
   metaVersion,
   metaServerTime,
   statusService,
+  metricsList,
+  metricsRead,
   ingestCommand,
   ingestBatch,
   pdbCommand,
   ...Object.values(queryEndpoints).flatMap((q) => [q.get, q.post]),
   ...Object.values(pdbQueryEndpoints).flatMap((q) => [q.get, q.post]),
+  ...Object.values(singleEndpoints),
+  ...Object.values(pdbSingleEndpoints),
   rootQuery.get,
   rootQuery.post,
 ];

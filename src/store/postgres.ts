@@ -148,6 +148,72 @@ export const MIGRATIONS: { version: number; name: string; sql: string }[] = [
             END LOOP;
           END $m$`,
   },
+  {
+    version: 4,
+    name: 'inventory facts and catalog details',
+    // Facts as the fact entities read them: each factset (values as json, for answers in their key order, and as
+    // jsonb, for inventory's dotted criteria), its
+    // top-level facts and its leaves (fact-contents, fact-paths), each value twice (json answered, jsonb compared).
+    // Catalogs get their own rows (receive time, uuids, producer, hash) and their edges; catalogs stored before this
+    // migration keep what the nodes knew of them.
+    sql: `ALTER TABLE nfv_inv_nodes ADD COLUMN facts_time bigint;
+          CREATE TABLE nfv_inv_catalogs (
+            certname text PRIMARY KEY,
+            version text,
+            environment text,
+            transaction_uuid text,
+            catalog_uuid text,
+            code_id text,
+            job_id text,
+            producer text,
+            producer_timestamp bigint NOT NULL,
+            receive_time bigint,
+            hash text,
+            ord bigint NOT NULL
+          );
+          INSERT INTO nfv_inv_catalogs (certname, version, environment, producer_timestamp, ord)
+            SELECT certname, catalog_version, catalog_environment, catalog_time, catalog_ord FROM nfv_inv_nodes
+            WHERE catalog_time IS NOT NULL;
+          CREATE TABLE nfv_inv_edges (
+            ord bigint PRIMARY KEY,
+            certname text NOT NULL,
+            source_type text NOT NULL,
+            source_title text NOT NULL,
+            target_type text NOT NULL,
+            target_title text NOT NULL,
+            relationship text NOT NULL
+          );
+          CREATE INDEX nfv_inv_edges_certname ON nfv_inv_edges (certname);
+          CREATE TABLE nfv_inv_factsets (
+            certname text PRIMARY KEY,
+            environment text,
+            producer_timestamp bigint NOT NULL,
+            producer text,
+            receive_time bigint NOT NULL,
+            hash text NOT NULL,
+            facts json NOT NULL,
+            facts_jsonb jsonb NOT NULL
+          );
+          CREATE INDEX nfv_inv_factsets_facts ON nfv_inv_factsets USING gin (facts_jsonb jsonb_path_ops);
+          CREATE TABLE nfv_inv_facts (
+            certname text NOT NULL,
+            name text NOT NULL,
+            value jsonb NOT NULL,
+            value_json json NOT NULL,
+            PRIMARY KEY (certname, name)
+          );
+          CREATE INDEX nfv_inv_facts_name ON nfv_inv_facts (name);
+          CREATE TABLE nfv_inv_fact_contents (
+            certname text NOT NULL,
+            path_key text NOT NULL,
+            path jsonb NOT NULL,
+            name text NOT NULL,
+            value jsonb NOT NULL,
+            type text NOT NULL,
+            PRIMARY KEY (certname, path_key)
+          );
+          CREATE INDEX nfv_inv_fact_contents_path ON nfv_inv_fact_contents (path_key);`,
+  },
 ];
 export const SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;
 

@@ -38,6 +38,18 @@ if (havePostgres(t)) {
       [
         { command: 'replace catalog', version: 9, payload: catalog('a.example', '2024-01-01T00:00:00Z', [web, user]) },
         { command: 'store report', version: 8, payload: report('a.example', '2024-01-02T00:00:00Z', []) },
+        {
+          command: 'replace facts',
+          version: 5,
+          received: '2024-01-01T00:00:01Z',
+          payload: {
+            certname: 'a.example',
+            environment: 'DEV',
+            producer: 'p',
+            producer_timestamp: '2024-01-01T00:00:00Z',
+            values: { kernel: 'Linux', os: { family: 'Debian' } },
+          },
+        },
       ]
         .map((c) => JSON.stringify(c))
         .join('\n'),
@@ -45,18 +57,18 @@ if (havePostgres(t)) {
     t.equal((await cli(['inventory', 'ingest', 'commands', commands], { workspace: local })).code, 0);
     const migrated = await cli(['db', 'migrate'], { workspace: local, env });
     t.equal(migrated.code, 0, migrated.stderr);
-    t.match(migrated.stderr, /^schema version 0 -> 3\n$/);
+    t.match(migrated.stderr, /^schema version 0 -> 4\n$/);
     const imported = await cli(['db', 'import', local], { workspace: local, env });
     t.equal(imported.code, 0, imported.stderr);
     t.match(
       imported.stderr,
-      /imported 1 graph, 1 requirement set, 0 substrates, 1 simulation, 1 firewall node, 1 catalog, 1 report/,
+      /imported 1 graph, 1 requirement set, 0 substrates, 1 simulation, 1 firewall node, 1 catalog, 1 factset, 1 report/,
     );
     const status = JSON.parse((await cli(['db', 'status'], { workspace: local, env })).stdout);
     t.match(status, {
-      version: 3,
-      latest: 3,
-      counts: { graphs: 1, simulations: 1, firewallNodes: 1, inventoryNodes: 1, resources: 2, reports: 1 },
+      version: 4,
+      latest: 4,
+      counts: { graphs: 1, simulations: 1, firewallNodes: 1, inventoryNodes: 1, resources: 2, reports: 1, factsets: 1 },
     });
     for (const args of [
       ['simulations', 'get', '1', '--format', 'xml'],
@@ -65,6 +77,8 @@ if (havePostgres(t)) {
       ['graphs', 'list', '--format', 'json'],
       ['inventory', 'resources', '--format', 'json'],
       ['inventory', 'reports'],
+      ['inventory', 'fact-contents', '--format', 'json'],
+      ['inventory', 'factsets', '--format', 'json'],
     ]) {
       const fromFolder = await cli(args, { workspace: local });
       const fromDatabase = await cli(args, { workspace: local, env });

@@ -190,6 +190,6 @@ t.test(
     t.equal(bad.status, 400);
     t.match(bad.headers.get('content-type'), /^text\/plain/);
     t.equal(bad.text.trimEnd(), "Missing required query parameter 'summarize_by'");
-    t.equal((await get('/pdb/query/v4/nodes')).status, 404, 'entities nfv does not have stay unrouted');
+    t.equal((await get('/pdb/query/v4/packages')).status, 404, 'entities nfv does not have stay unrouted');
   },
 );

@@ -212,7 +212,7 @@ if (havePostgres(t)) {
       ['events { certname in reports[certname] { latest_report? = true } and status != "success" }', 4],
       ['events[status, count()] { group by status }', 3],
       ['events { status != "success" limit 3 }', 3],
-      ['nodes { }', -1],
+      ['packages { }', -1],
       ['resources { nope = 1 }', -1],
       ['resources { certname = }', -1],
     ];

@@ -75,7 +75,7 @@ t.test('ingest: a command applied, a stale one answered as not applied, a bad on
   const refusals: [string, RegExp][] = [
     [command('store report', 8, { certname: 'x' }), /payload\.puppet_version: is required/],
     [command('replace catalog', 8, {}), /^command\.version: 8 is not supported for replace catalog \(use 9\)$/],
-    [command('nonsense', 1, {}), /^command\.command: "nonsense" is not replace catalog, store report or deactivate/],
+    [command('nonsense', 1, {}), /^command\.command: "nonsense" is not replace catalog, replace facts, store report/],
     ['[]', /^expected a command object \{command, version, payload\}$/],
   ];
   for (const [body, message] of refusals) await refused(t, ws, 'POST', '/v4/commands', body, 400, message);
@@ -313,7 +313,7 @@ t.test("the root endpoint refuses in PuppetDB's words, changing nothing", async 
     [{}, /^Missing required query parameter 'query'$/],
     [{ query: 'resources {}', summarize_by: 'certname' }, /^Unsupported query parameter 'summarize_by'$/],
     [{ query: '["=", "type", "File"]' }, /^Your initial query must be of the form: \["from",<entity>,/],
-    [{ query: 'nodes { }' }, /^Invalid entity 'nodes' in query$/],
+    [{ query: 'packages { }' }, /^Invalid entity 'packages' in query$/],
     [{ query: '["from", "frobs"]', ast_only: 'true' }, /^Invalid entity 'frobs' in query$/],
     [{ query: 'resources { nope = 1 }' }, /^'nope' is not a queryable object for resources\. Known queryable/],
     [{ query: 'resources { nope = 1 }', ast_only: 'true' }, /^'nope' is not a queryable object for resources/],
@@ -406,7 +406,7 @@ t.test('/pdb/query/v4 entity routes: what their /v4 twins answer, reports in Pup
   t.same(posted, [pdb[1]], 'the POST form takes the same names');
 });
 
-t.test('/pdb/query/v4 entity routes refuse as their /v4 twins do; other entities stay unrouted', async (t) => {
+t.test('/pdb/query/v4 entity routes refuse as their /v4 twins do; entities nfv lacks stay unrouted', async (t) => {
   const { ws } = await populated(t);
   const cases: [string, RegExp][] = [
     ['/resources?query=["=","nope",1]', /^'nope' is not a queryable object for resources\. Known queryable/],
@@ -443,7 +443,7 @@ t.test('/pdb/query/v4 entity routes refuse as their /v4 twins do; other entities
     400,
     /^the body must be a JSON object of query parameters$/,
   );
-  for (const path of ['/nodes', '/nodes/a.example', '/facts', '/catalogs/a.example', '/environments'])
+  for (const path of ['/packages', '/package-inventory', '/catalog-inputs'])
     await refused(t, ws, 'GET', `/pdb/query/v4${path}`, undefined, 404, /^no operation at/);
 });
 
@@ -628,7 +628,13 @@ t.test('/pdb/cmd/v1: refusals in PuppetDB words, and nothing stored for them', a
       { command: 'replace_facts', version: '5', certname: 'a.example' },
       { certname: 'a.example', values: {} },
       400,
-      /^nfv does not store facts yet: replace facts for certname "a\.example" is refused$/,
+      /^payload\.producer_timestamp: is required$/,
+    ],
+    [
+      { command: 'replace_facts', version: '6', certname: 'a.example' },
+      { certname: 'a.example', values: {} },
+      400,
+      /is invalid\. nfv takes version 5 or 4 of command "replace facts", not 6\.$/,
     ],
     [
       { ...q, checksum: sha1('something else') },

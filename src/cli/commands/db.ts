@@ -56,6 +56,7 @@ const statusCommand = new Command('status')
         resources: inventory.resources ?? 0,
         reports: inventory.reports ?? 0,
         events: inventory.events ?? 0,
+        factsets: inventory.factsets ?? 0,
       },
       areas,
     };
@@ -101,10 +102,12 @@ const importCommand = new Command('import')
       throw new NfvError(409, "the database's inventory was written meanwhile; it was not imported");
     const catalogs = commands.filter((c) => c.kind === 'catalog').length;
     const reports = commands.filter((c) => c.kind === 'report').length;
+    const factsets = commands.filter((c) => c.kind === 'facts').length;
     say(
       `imported ${plural(adp.graphs.length, 'graph')}, ${plural(adp.requirementSets.length, 'requirement set')}, ` +
         `${plural(adp.substrates.length, 'substrate')}, ${plural(adp.simulations.length, 'simulation')}, ` +
-        `${plural(fwd.nodes.length, 'firewall node')}, ${plural(catalogs, 'catalog')}, ${plural(reports, 'report')}`,
+        `${plural(fwd.nodes.length, 'firewall node')}, ${plural(catalogs, 'catalog')}, ${plural(factsets, 'factset')}, ` +
+        `${plural(reports, 'report')}`,
     );
   });
 

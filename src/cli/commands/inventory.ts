@@ -16,6 +16,7 @@ import { plural } from '../../model/words.js';
 
 const VERSIONS = {
   catalog: ['replace catalog', 9],
+  facts: ['replace facts', 5],
   report: ['store report', 8],
   deactivate: ['deactivate node', 3],
 } as const;
@@ -98,9 +99,10 @@ async function ingestMany(self: Command, paths: string[]): Promise<number> {
 
 const ingest = new Command('ingest')
   .description(
-    'feed the inventory: a catalog (wire format v9), a report (v8), a node deactivation (v3), or many commands',
+    'feed the inventory: a catalog (wire format v9), facts (v5), a report (v8), a node deactivation (v3), ' +
+      'or many commands',
   )
-  .argument('<kind>', 'catalog, report, deactivate, or commands (JSON Lines of {command, version, payload})')
+  .argument('<kind>', 'catalog, facts, report, deactivate, or commands (JSON Lines of {command, version, payload})')
   .argument('[files...]', 'the payload as JSON; for commands: JSON Lines files or folders of them (- or none: stdin)')
   .action(async (kind: string, files: string[], _opts: unknown, self: Command) => {
     if (kind === 'commands') {
@@ -109,7 +111,7 @@ const ingest = new Command('ingest')
     }
     const spec = VERSIONS[kind as keyof typeof VERSIONS];
     if (!spec) {
-      self.error(`error: kind must be catalog, report, deactivate or commands, not '${kind}'`, { exitCode: 2 });
+      self.error(`error: kind must be catalog, facts, report, deactivate or commands, not '${kind}'`, { exitCode: 2 });
     }
     if (files.length > 1) self.error('error: one payload file at a time (or use: ingest commands)', { exitCode: 2 });
     const file = files[0];
@@ -156,9 +158,23 @@ const COLUMNS: Record<string, [string, (r: any) => unknown][]> = {
     ['resource', (r) => `${r.resource_type}[${r.resource_title}]`],
     ['timestamp', (r) => r.timestamp],
   ],
+  nodes: [
+    ['certname', (r) => r.certname],
+    ['latest report', (r) => r.latest_report_status],
+    ['report time', (r) => r.report_timestamp],
+    ['environment', (r) => r.catalog_environment ?? r.facts_environment],
+    ['deactivated', (r) => r.deactivated],
+  ],
+  facts: [
+    ['certname', (r) => r.certname],
+    ['name', (r) => r.name],
+    ['value', (r) => r.value],
+  ],
 };
 
 function table(endpoint: string, rows: any[]): string {
+  // fact-names answers strings: one a line.
+  if (rows.every((r) => typeof r === 'string')) return rows.length ? rows.join('\n') : `(no ${endpoint})`;
   const extracted = rows.length > 0 && !COLUMNS[endpoint]?.every(([, get]) => get(rows[0]) !== undefined);
   const cols: [string, (r: any) => unknown][] =
     COLUMNS[endpoint] && !extracted
@@ -234,12 +250,12 @@ function entityOf(text: string): string {
       name = undefined;
     }
   }
-  return typeof name === 'string' && ['resources', 'reports', 'events'].includes(name) ? name : 'rows';
+  return typeof name === 'string' && Object.hasOwn(COLUMNS, name) ? name : 'rows';
 }
 
 /** `inventory query`: PQL or an AST through PuppetDB's root query endpoint, printed as `inventory resources` does. */
 const pqlQuery = new Command('query')
-  .description('a PQL query, or a v4 AST ["from", entity, ...], of resources, reports or events (active nodes only)')
+  .description('a PQL query, or a v4 AST ["from", entity, ...], of any entity (active nodes only)')
   .argument('<query>', 'e.g. \'resources[certname, title] { type = "File" }\'; - reads it from stdin')
   .option('--limit <n>', 'at most N rows (a limit in the query wins)')
   .option('--offset <n>', 'skip N rows (an offset in the query wins)')
@@ -276,7 +292,7 @@ function resourcesOf([type, title]: string[]) {
 
 export const inventoryCommand = group(
   'inventory',
-  'resources and run reports of configuration-managed nodes (PuppetDB v4 queries)',
+  'resources, facts, catalogs and run reports of configuration-managed nodes (PuppetDB v4 queries)',
   [
     ingest,
     pqlQuery,
@@ -300,5 +316,20 @@ export const inventoryCommand = group(
       [],
       true,
     ),
+    ...(
+      [
+        ['nodes', 'nodes with their latest report, catalog and facts (active ones unless the query says node_state)'],
+        ['facts', "the nodes' top-level facts"],
+        ['fact-names', 'the names of facts, sorted'],
+        ['factsets', "each node's facts as one record"],
+        ['fact-paths', 'the paths of fact leaves, with their types'],
+        ['fact-contents', 'the leaves of nested facts, with their paths'],
+        ['inventory', "each node's facts, queried with dotted fields (facts.os.family)"],
+        ['environments', 'the environments catalogs, facts and reports name'],
+        ['producers', 'the producers (Puppet servers) of catalogs, facts and reports'],
+        ['catalogs', 'catalogs with their resources and edges'],
+        ['edges', 'the edges (relationships) of catalogs'],
+      ] as const
+    ).map(([name, description]) => queryCommand(name, description, () => ({ endpoint: queryEndpoints[name]! }))),
   ],
 );

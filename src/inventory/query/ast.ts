@@ -28,28 +28,44 @@ const extractableNames = (e: Entity) =>
     .filter((k) => !e.fields[k]!.filterOnly)
     .sort();
 
-/** A field as used in a query: regular, `["parameter", name]`, dotted `parameters.a.b`, or `node_state`. */
+/** A field as used in a query: regular, `["parameter", name]`, dotted `parameters.a.b` or `facts.a[0]`, or `node_state`. */
 interface QueryField {
   name: string;
   kind: Field['kind'] | 'parameter' | 'dotted';
   get: (row: any) => unknown;
 }
 
-/** `parameters.a."b.c"` -> ['a', 'b.c'] */
+/** `parameters.a."b.c"` -> ['a', 'b.c']; `facts.a.b[0]` -> ['a', 'b', '0'] (the prefix is left out). */
 export function dottedPath(name: string): string[] {
-  const rest = name.slice('parameters.'.length);
+  const rest = name.slice(name.indexOf('.') + 1);
   const parts: string[] = [];
-  for (const m of rest.matchAll(/"((?:[^"\\]|\\.)*)"|([^.]+)/g))
-    parts.push(m[1] !== undefined ? m[1].replace(/\\(.)/g, '$1') : m[2]!);
+  for (const m of rest.matchAll(/"((?:[^"\\]|\\.)*)"|([^.]+)/g)) {
+    if (m[1] !== undefined) {
+      parts.push(m[1].replace(/\\(.)/g, '$1'));
+      continue;
+    }
+    const index = /^(.*)\[(\d+)\]$/.exec(m[2]!);
+    if (index) parts.push(index[1]!, index[2]!);
+    else parts.push(m[2]!);
+  }
   return parts;
 }
 
+/** The dotted field a name is on this entity (`facts.os.family` on inventory): the JSON field it descends into. */
+export function dottedField(entity: Entity, name: string): string | undefined {
+  const dot = name.indexOf('.');
+  if (dot <= 0 || !entity.dotted) return undefined;
+  return entity.dotted[name.slice(0, dot)];
+}
+
 const MISSING = Symbol('missing');
+/** The value at a path of object keys and array places (as jsonb's #> finds it), or MISSING. */
 function atPath(value: unknown, path: string[]): unknown {
   let v = value;
   for (const k of path) {
-    if (typeof v !== 'object' || v === null || Array.isArray(v) || !Object.hasOwn(v, k)) return MISSING;
-    v = (v as Record<string, unknown>)[k];
+    if (Array.isArray(v) && /^\d+$/.test(k) && Number(k) < v.length) v = v[Number(k)];
+    else if (typeof v !== 'object' || v === null || Array.isArray(v) || !Object.hasOwn(v, k)) return MISSING;
+    else v = (v as Record<string, unknown>)[k];
   }
   return v;
 }
@@ -74,10 +90,25 @@ function queryField(c: Pick<Compiler, 'entity' | 'index'>, raw: unknown, purpose
       get: (row) => (Object.hasOwn(row.parameters, name) ? row.parameters[name] : MISSING),
     };
   }
+  if (Array.isArray(raw) && raw[0] === 'fact' && entity.name === 'nodes' && typeof raw[1] === 'string') {
+    // `["fact", name]` on nodes (the Puppet terminus's facts search): the value of that fact of the node.
+    const name = raw[1];
+    const facts = new Map(c.index.factsets.map((s) => [s.certname, s.values]));
+    return {
+      name: `fact ${name}`,
+      kind: 'dotted',
+      get: (row) => {
+        const values = facts.get(row.certname);
+        return values && Object.hasOwn(values, name) ? values[name] : MISSING;
+      },
+    };
+  }
   if (typeof raw !== 'string') throw badRequest(`${quote(raw)} is not a valid field`);
-  if (entity.name === 'resources' && raw.startsWith('parameters.')) {
+  const json = dottedField(entity, raw);
+  if (json) {
     const path = dottedPath(raw);
-    return { name: raw, kind: 'dotted', get: (row) => atPath(row.parameters, path) };
+    const get = entity.fields[json]!.get;
+    return { name: raw, kind: 'dotted', get: (row) => atPath(get(row), path) };
   }
   if (raw === 'node_state' && entity.fields.certname) return nodeState(entity, c.index);
   const field = entity.fields[raw];
@@ -90,6 +121,9 @@ function queryField(c: Pick<Compiler, 'entity' | 'index'>, raw: unknown, purpose
   }
   return { name: raw, kind: field.kind, get: field.get };
 }
+
+/** `["parameter", name]` and `["fact", name]`: one field written as a list (not a list of fields for `in`). */
+export const isFieldForm = (v: unknown[]) => v[0] === 'parameter' || v[0] === 'fact';
 
 /** A compiled query regular expression. */
 export interface Matcher {
@@ -234,7 +268,7 @@ export interface Compiler {
 
 function equality(c: Compiler, f: QueryField, value: unknown): Predicate {
   const { get } = f;
-  if (value === null && f.kind !== 'json' && f.kind !== 'parameter' && f.kind !== 'dotted')
+  if (value === null && f.kind !== 'json' && f.kind !== 'parameter' && f.kind !== 'dotted' && f.kind !== 'value')
     return (row) => get(row) === null;
   switch (f.kind) {
     case 'string':
@@ -284,9 +318,16 @@ function equality(c: Compiler, f: QueryField, value: unknown): Predicate {
         throw badRequest(`node_state: '${show(value)}' is not active, inactive or any`);
       return (row) => state === 'any' || (state === 'active') === get(row);
     }
+    case 'path': {
+      if (!Array.isArray(value))
+        throw badRequest(`Argument "${show(value)}" is incompatible with path field "${clip(f.name)}".`);
+      const wanted = canonicalJson(value);
+      return (row) => canonicalJson(get(row)) === wanted;
+    }
     case 'parameter':
     case 'dotted':
     case 'json':
+    case 'value':
     case 'parameters': {
       // Deep equality of JSON values; a scalar needs no canonical text.
       if (value === null || typeof value !== 'object') return (row) => get(row) === value;
@@ -303,7 +344,7 @@ function inequality(f: QueryField, op: string, value: unknown): Predicate {
   const cmp: (a: number, b: number) => boolean =
     op === '<' ? (a, b) => a < b : op === '>' ? (a, b) => a > b : op === '<=' ? (a, b) => a <= b : (a, b) => a >= b;
   let bound: number;
-  if (f.kind === 'number' || f.kind === 'dotted') {
+  if (f.kind === 'number' || f.kind === 'dotted' || f.kind === 'value') {
     if (typeof value !== 'number')
       throw badRequest(`Argument "${show(value)}" and operator "${op}" have incompatible types.`);
     bound = value;
@@ -342,7 +383,8 @@ function regexMatch(f: QueryField, value: unknown): Predicate {
         return v === MISSING ? false : re.test(canonicalJson(v));
       };
     }
-    case 'dotted': {
+    case 'dotted':
+    case 'value': {
       const re = pgRegex(value);
       return (row) => {
         const v = f.get(row);
@@ -355,10 +397,22 @@ function regexMatch(f: QueryField, value: unknown): Predicate {
   }
 }
 
+/** `~>`: a path whose components match the patterns, one each (PuppetDB's regexp array match). */
+function pathMatch(f: QueryField, value: unknown): Predicate {
+  if (f.kind !== 'path') throw badRequest(`Query operator ~> is not allowed on field ${clip(f.name)}`);
+  if (!Array.isArray(value) || !value.every((v) => typeof v === 'string'))
+    throw badRequest('~> takes an array of regular expressions');
+  const res = value.map((v) => pgRegex(v as string));
+  return (row) => {
+    const path = f.get(row) as unknown[];
+    return path.length === res.length && res.every((re, k) => re.test(String(path[k])));
+  };
+}
+
 function nullCheck(f: QueryField, value: unknown): Predicate {
   if (typeof value !== 'boolean') throw badRequest(`null? takes a boolean, not ${show(value)}`);
   if (f.kind === 'json') return () => false; // PuppetDB compares the JSON text with SQL NULL: never true (quirk kept)
-  if (f.kind === 'dotted' || f.kind === 'parameter') {
+  if (f.kind === 'dotted' || f.kind === 'parameter' || f.kind === 'value') {
     return (row) => {
       const v = f.get(row);
       return v === MISSING ? false : (v === null) === value;
@@ -372,6 +426,7 @@ export function implicitJoin(outer: Entity, inner: Entity): [string, string] {
   if (outer.name === 'events' && inner.name === 'reports') return ['report', 'hash'];
   if (outer.name === 'reports' && inner.name === 'events') return ['hash', 'report'];
   if (outer.fields.certname && inner.fields.certname) return ['certname', 'certname'];
+  if (outer.name === 'environments' && inner.fields.environment) return ['name', 'environment'];
   throw badRequest(`No implicit relationship for entity '${inner.name}'`);
 }
 
@@ -479,7 +534,7 @@ function extractError(entity: Entity, unknown: unknown[]): string {
 
 function membership(c: Compiler, node: unknown[]): Predicate {
   if (node.length !== 3) throw badRequest('in requires exactly two arguments');
-  const rawFields = Array.isArray(node[1]) && node[1][0] !== 'parameter' ? node[1] : [node[1]];
+  const rawFields = Array.isArray(node[1]) && !isFieldForm(node[1]) ? node[1] : [node[1]];
   const fields = rawFields.map((f) => queryField(c, f, 'in'));
   fields.forEach((f) => c.mentions.add(f.name));
   const sub = node[2];
@@ -528,7 +583,7 @@ function compileNode(c: Compiler, node: unknown): Predicate {
       if (op === '=') return equality(c, f, args[1]);
       if (op === '~') return regexMatch(f, args[1]);
       if (op === 'null?') return nullCheck(f, args[1]);
-      if (op === '~>') throw badRequest(`Query operator ~> is not allowed on field ${clip(f.name)}`);
+      if (op === '~>') return pathMatch(f, args[1]);
       return inequality(f, op, args[1]);
     }
     case 'in':
@@ -546,12 +601,16 @@ function compileNode(c: Compiler, node: unknown): Predicate {
 }
 
 /**
- * Default restrictions: resources of active nodes only (as a smaller row set, not a test per row); reports of
- * agent runs only. Both apply unless the query mentions node_state or type.
+ * Default restrictions: rows of active nodes only on the entities that say so (for resources as a smaller row set,
+ * not a test per row); reports of agent runs only. They apply unless the query mentions node_state or type.
  */
 function withDefaults(c: Compiler, p: Predicate): Filter {
   const all = c.entity.rows(c.index);
-  if (c.entity.name === 'resources' && !c.mentions.has('node_state')) return { rows: c.index.activeResources, test: p };
+  if (c.entity.activeOnly && !c.mentions.has('node_state')) {
+    if (c.entity.name === 'resources') return { rows: c.index.activeResources, test: p };
+    const active = nodeState(c.entity, c.index).get;
+    return { rows: all, test: (row) => (active(row) ? p(row) : false) };
+  }
   if (c.entity.name === 'reports' && !c.mentions.has('type'))
     return { rows: all, test: (row) => (row.type === 'agent' ? p(row) : false) };
   return { rows: all, test: p };
@@ -618,12 +677,14 @@ function column(entity: Entity, index: Index, raw: unknown, unknown: string[]): 
     return { name, fn: { name, field: f.get, raw: raw[2] } };
   }
   if (typeof raw !== 'string') throw badRequest(`${quote(raw)} is not a valid extract field`);
-  if (entity.name === 'resources' && raw.startsWith('parameters.')) {
+  const json = dottedField(entity, raw);
+  if (json) {
     const path = dottedPath(raw);
+    const get = entity.fields[json]!.get;
     return {
       name: raw,
       value: (row) => {
-        const v = atPath(row.parameters, path);
+        const v = atPath(get(row), path);
         return v === MISSING ? null : v;
       },
     };

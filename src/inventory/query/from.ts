@@ -71,8 +71,11 @@ export function fromParts(ast: unknown): FromParts {
 /** PuppetDB's "Invalid entity" refusal. */
 export const invalidEntity = (name: string) => badRequest(`Invalid entity '${clip(name)}' in query`);
 
-/** Entities without certnames, which PuppetDB does not restrict to active nodes. */
-const NO_CERTNAME = new Set(['fact_paths', 'environments', 'packages']);
+/**
+ * Entities without certnames, which PuppetDB does not restrict to active nodes (fact_names and producers are nfv's
+ * addition: they have no certname to restrict by).
+ */
+const NO_CERTNAME = new Set(['fact_paths', 'environments', 'packages', 'fact_names', 'producers']);
 
 /** Whether a criterion anywhere in the query (subqueries too) already says which nodes: node_state, or 3.x's form. */
 function mentionsNodeState(node: unknown): boolean {

@@ -7,7 +7,7 @@
  */
 import { badRequest, clip } from '../../model/errors.js';
 import type { Entity, Kind } from '../entities.js';
-import { anyType, dottedPath, entityNamed, implicitJoin, subqueryParts } from './ast.js';
+import { anyType, dottedField, dottedPath, entityNamed, implicitJoin, isFieldForm, subqueryParts } from './ast.js';
 import { canonicalJson, parseInstant, text } from '../values.js';
 
 /** The values of `$n` placeholders, in order. */
@@ -27,29 +27,11 @@ export class SqlParameters {
   }
 }
 
-/** Each entity's rows with one column per field, named as the field, and `ord`: the folder backend's row order. */
-export const SOURCES: Record<string, string> = {
-  resources: 'nfv_inv_resources',
-  reports: '(SELECT r.*, r.id AS ord FROM nfv_inv_reports r)',
-  events: `(SELECT e.*, p.certname, p.hash AS report, p.configuration_version, p.environment,
-    p.start_time AS run_start_time, p.end_time AS run_end_time, p.receive_time AS report_receive_time, p.latest
-    FROM nfv_inv_events e JOIN nfv_inv_reports p ON p.id = e.report_id)`,
-  catalogs: `(SELECT certname, catalog_environment AS environment, catalog_version AS version,
-    catalog_time AS producer_timestamp, catalog_ord AS ord FROM nfv_inv_nodes WHERE catalog_time IS NOT NULL)`,
-};
-
-/** Fields whose column is named otherwise. */
-const COLUMNS: Record<string, Record<string, string>> = {
-  resources: { tag: 'tags', parameters: 'params' },
-  reports: { agent_version: 'puppet_version', 'latest_report?': 'latest' },
-  events: { 'latest_report?': 'latest' },
-};
-
 /** A field's column as stored (json values of events as their canonical text). */
 export function columnOf(entity: Entity, alias: string, name: string): string {
-  if (name === 'corrective_change') return 'NULL::boolean';
+  if (name === 'corrective_change' || name === 'latest_report_corrective_change') return 'NULL::boolean';
   if (entity.fields[name]?.kind === 'json' && entity.name === 'events') return `${alias}."${name}_canon"`;
-  return `${alias}."${COLUMNS[entity.name]?.[name] ?? name}"`;
+  return `${alias}."${entity.sql.columns?.[name] ?? name}"`;
 }
 
 type FieldKind = Kind | 'parameter' | 'dotted';
@@ -59,6 +41,8 @@ interface SqlField {
   name: string;
   kind: FieldKind;
   sql: string;
+  /** A dotted field's JSON column and path (object keys only): equality can then test containment first. */
+  within?: { column: string; path: string[] };
 }
 
 interface Compiler {
@@ -77,9 +61,19 @@ function fieldOf(c: Compiler, raw: unknown): SqlField {
       sql: `(${alias}.params -> ${c.params.add(raw[1], 'text')})`,
     };
   }
+  if (Array.isArray(raw) && raw[0] === 'fact' && entity.name === 'nodes') {
+    const value = `SELECT f.value FROM nfv_inv_facts f WHERE f.certname = ${alias}.certname AND f.name = `;
+    return { name: `fact ${raw[1]}`, kind: 'dotted', sql: `(${value}${c.params.add(raw[1], 'text')})` };
+  }
   const name = raw as string;
-  if (entity.name === 'resources' && name.startsWith('parameters.'))
-    return { name, kind: 'dotted', sql: `(${alias}.params #> ${c.params.add(dottedPath(name), 'text[]')})` };
+  const json = dottedField(entity, name);
+  if (json) {
+    const column = columnOf(entity, alias, json);
+    const path = dottedPath(name);
+    // A path through an array place cannot be written as a containment: those are found by the path alone.
+    const within = path.some((k) => /^\d+$/.test(k)) ? undefined : { column, path };
+    return { name, kind: 'dotted', sql: `(${column} #> ${c.params.add(path, 'text[]')})`, within };
+  }
   if (entity.name === 'resources' && name === 'node_state') return { name, kind: 'node_state', sql: `${alias}.active` };
   if (name === 'node_state') {
     const certname = columnOf(entity, alias, 'certname');
@@ -89,7 +83,7 @@ function fieldOf(c: Compiler, raw: unknown): SqlField {
   return { name, kind: entity.fields[name]!.kind, sql: columnOf(entity, alias, name) };
 }
 
-const JSONB_KINDS: FieldKind[] = ['parameter', 'dotted', 'parameters'];
+const JSONB_KINDS: FieldKind[] = ['parameter', 'dotted', 'parameters', 'value'];
 
 function equality(c: Compiler, f: SqlField, value: unknown): string {
   const p = c.params;
@@ -117,11 +111,18 @@ function equality(c: Compiler, f: SqlField, value: unknown): string {
     }
     case 'json':
       return `(${f.sql} = ${p.add(canonicalJson(value), 'text')})`;
+    case 'path':
+      return `(${c.alias}.path_key = ${p.add(canonicalJson(value), 'text')})`;
     case 'parameter':
     case 'dotted':
+    case 'value':
     case 'parameters': {
       const same = `coalesce(${f.sql} = ${p.add(JSON.stringify(value), 'jsonb')}, false)`;
-      // Containment first, so that the GIN index on params finds the candidates.
+      // Containment first, so that a GIN index (params, facts) finds the candidates.
+      if (f.within) {
+        const nested = f.within.path.reduceRight<unknown>((v, k) => ({ [k]: v }), value);
+        return `(${f.within.column} @> ${p.add(JSON.stringify(nested), 'jsonb')} AND ${same})`;
+      }
       if (f.kind !== 'parameter') return same;
       const name = f.name.slice('parameter '.length);
       const holds = p.add(JSON.stringify({ [name]: value }), 'jsonb');
@@ -132,7 +133,7 @@ function equality(c: Compiler, f: SqlField, value: unknown): string {
 
 function inequality(c: Compiler, f: SqlField, op: string, value: unknown): string {
   const bound = c.params.add(f.kind === 'timestamp' ? parseInstant(value) : value, 'float8');
-  if (f.kind === 'dotted')
+  if (f.kind === 'dotted' || f.kind === 'value')
     return `(CASE WHEN jsonb_typeof(${f.sql}) = 'number' THEN (${f.sql})::float8 ${op} ${bound} END)`;
   return `(${f.sql} ${op} ${bound})`;
 }
@@ -151,7 +152,8 @@ function regexMatch(c: Compiler, f: SqlField, value: string): string {
       return `coalesce(nfv_canonical(${f.sql}) ~ ${p.add(JSON.stringify(value), 'text')}, false)`;
     case 'json':
       return `(${f.sql} ~ ${p.add(JSON.stringify(value), 'text')})`;
-    case 'dotted': {
+    case 'dotted':
+    case 'value': {
       const re = p.add(value, 'text');
       return (
         `(CASE jsonb_typeof(${f.sql}) WHEN 'null' THEN NULL WHEN 'string' THEN (${f.sql} #>> '{}') ~ ${re} ` +
@@ -169,7 +171,7 @@ function regexMatch(c: Compiler, f: SqlField, value: string): string {
 function nullCheck(c: Compiler, f: SqlField, value: boolean): string {
   if (f.kind === 'json') return 'FALSE';
   const b = c.params.add(value, 'boolean');
-  if (f.kind === 'dotted' || f.kind === 'parameter')
+  if (f.kind === 'dotted' || f.kind === 'parameter' || f.kind === 'value')
     return `(CASE WHEN ${f.sql} IS NULL THEN FALSE ELSE (jsonb_typeof(${f.sql}) = 'null') = ${b} END)`;
   return `((${f.sql} IS NULL) = ${b})`;
 }
@@ -190,13 +192,15 @@ function rawValue(entity: Entity, alias: string, f: SqlField): { sql: string; ty
       return { sql: f.sql, type: 'text[]' };
     case 'json':
       return { sql: `${alias}."${f.name}"::jsonb`, type: 'jsonb' };
+    case 'path':
+      return { sql: `${alias}.path_key::jsonb`, type: 'jsonb' };
     default:
       return { sql: f.sql, type: 'jsonb' };
   }
 }
 
 function membership(c: Compiler, node: unknown[]): string {
-  const rawFields = Array.isArray(node[1]) && node[1][0] !== 'parameter' ? (node[1] as unknown[]) : [node[1]];
+  const rawFields = Array.isArray(node[1]) && !isFieldForm(node[1]) ? (node[1] as unknown[]) : [node[1]];
   const fields = rawFields.map((raw) => fieldOf(c, raw));
   fields.forEach((f) => c.mentions.add(f.name));
   const sub = node[2] as unknown[];
@@ -206,7 +210,7 @@ function membership(c: Compiler, node: unknown[]): string {
   }
   const { entity, names, where, paging } = subqueryParts(sub);
   const inner = (alias: string) => {
-    const source = `${SOURCES[entity.name]} ${alias}`;
+    const source = `${entity.sql.source} ${alias}`;
     const filter = filterSql(entity, where, alias, c.params);
     const values = names.map((n) => rawValue(entity, alias, fieldOf({ ...c, entity, alias }, n)));
     if (!paging || (paging.limit === undefined && paging.offset === 0)) return { from: source, where: filter, values };
@@ -260,6 +264,12 @@ function compileNode(c: Compiler, node: unknown): string {
       c.mentions.add(f.name);
       if (op === '=') return equality(c, f, args[1]);
       if (op === '~') return regexMatch(c, f, args[1] as string);
+      if (op === '~>') {
+        // Checked by ast.ts: an array of patterns on a path.
+        const res = args[1] as string[];
+        const each = res.map((re, k) => `(${f.sql} ->> ${k}) ~ ${c.params.add(re, 'text')}`);
+        return `(jsonb_array_length(${f.sql}) = ${res.length}${each.map((e) => ` AND ${e}`).join('')})`;
+      }
       if (op === 'null?') return nullCheck(c, f, args[1] as boolean);
       if (['<', '>', '<=', '>='].includes(op)) return inequality(c, f, op, args[1]);
       throw badRequest(`'${clip(op)}' is not a known query operator`);
@@ -271,7 +281,10 @@ function compileNode(c: Compiler, node: unknown): string {
 export function filterSql(entity: Entity, node: unknown, alias: string, params: SqlParameters): string {
   const c: Compiler = { entity, alias, params, mentions: new Set() };
   const p = node === undefined || node === null ? 'TRUE' : compileNode(c, anyType(entity, node));
-  if (entity.name === 'resources' && !c.mentions.has('node_state')) return `(${alias}.active AND ${p})`;
+  if (entity.activeOnly && !c.mentions.has('node_state')) {
+    if (entity.name === 'resources') return `(${alias}.active AND ${p})`;
+    return `(${fieldOf(c, 'node_state').sql} AND ${p})`;
+  }
   if (entity.name === 'reports' && !c.mentions.has('type')) return `(${alias}.type = 'agent' AND ${p})`;
   return p;
 }
@@ -295,6 +308,8 @@ export function orderKey(entity: Entity, alias: string, name: string): string {
       return `array_to_json(${col})::text COLLATE "C"`;
     case 'parameters':
       return `nfv_canonical(${col}) COLLATE "C"`;
+    case 'path':
+      return `${alias}.path_key COLLATE "C"`;
     default:
       return col;
   }
