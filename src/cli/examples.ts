@@ -46,12 +46,14 @@ const WRITTEN: Record<string, string[]> = {
   'nfv fwd nodes list': ['nfv fwd nodes list --from 1 --to 50'],
   'nfv inventory ingest': [
     'nfv inventory ingest catalog catalog.json',
+    'nfv inventory ingest facts facts.json                   # replace facts v5',
     'nfv inventory ingest commands fleet/',
     'cat commands.jsonl | nfv inventory ingest commands',
   ],
   'nfv inventory query': [
     'nfv inventory query \'resources[certname, title] { type = "File" and tag = "web" }\'',
     'nfv inventory query \'reports { latest_report? = true and status = "failed" }\' --total',
+    'nfv inventory query \'nodes[certname] { latest_report_status = "failed" }\'',
     'nfv inventory query \'["from", "events", ["=", "status", "failure"]]\'     # or the AST',
     "nfv inventory query 'resources[type, count()] { group by type }' --ast-only",
   ],
@@ -65,6 +67,12 @@ const WRITTEN: Record<string, string[]> = {
     'nfv inventory event-counts --summarize-by resource --counts-filter \'[">","failures",0]\'',
   ],
   'nfv inventory aggregate-event-counts': ['nfv inventory aggregate-event-counts --summarize-by certname'],
+  'nfv inventory nodes': ['nfv inventory nodes --query \'["=","latest_report_status","failed"]\''],
+  'nfv inventory facts': ['nfv inventory facts --query \'["=","name","os"]\''],
+  'nfv inventory fact-contents': ['nfv inventory fact-contents --query \'["~>","path",["os","family"]]\''],
+  'nfv inventory inventory': [
+    'nfv inventory inventory --query \'["extract",["certname","facts.os.family"],["=","facts.kernel","Linux"]]\'',
+  ],
   'nfv request': ['nfv request GET /adp/graphs/1', 'nfv request POST /adp/graphs -d @graphs.xml'],
   'nfv serve': [
     'nfv serve --port 8085 --log',

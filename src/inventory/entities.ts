@@ -700,9 +700,12 @@ export const events: Entity = {
   }),
 };
 
-/** Rows numbered in the folder backend's order (`keys`), for sources that have no stored order. */
-const numbered = (keys: string) => `row_number() OVER (ORDER BY ${keys}) AS ord`;
-const C = (column: string) => `${column} COLLATE "C"`;
+/**
+ * The row order of sources without a stored one: their key columns as one text in byte order (the folder backend
+ * sorts by the same keys; certnames, names and paths hold no control character, so chr(1) keeps them apart). A
+ * plain expression, not row_number(): PostgreSQL then still pushes a query's criteria down to the tables' indexes.
+ */
+const ordered = (...keys: string[]) => `(${keys.join(' || chr(1) || ')}) COLLATE "C" AS ord`;
 const time = (ms: number | null) => (ms === null ? null : utc(ms));
 const strings = (...names: string[]) => Object.fromEntries(names.map((k) => [k, prop('string', k)]));
 const times = (...names: string[]) =>
@@ -747,7 +750,7 @@ export const nodes: Entity = {
       r.end_time AS report_timestamp, c.environment AS catalog_environment, f.environment AS facts_environment,
       r.environment AS report_environment, r.status AS latest_report_status, r.hash AS latest_report_hash,
       r.noop AS latest_report_noop, r.noop_pending AS latest_report_noop_pending, r.job_id AS latest_report_job_id,
-      r.cached_catalog_status, ${numbered(C('n.certname'))}
+      r.cached_catalog_status, ${ordered('n.certname')}
       FROM nfv_inv_nodes n LEFT JOIN nfv_inv_catalogs c ON c.certname = n.certname
       LEFT JOIN nfv_inv_factsets f ON f.certname = n.certname
       LEFT JOIN nfv_inv_reports r ON r.certname = n.certname AND r.latest)`,
@@ -783,7 +786,7 @@ export const facts: Entity = {
   rows: (index) => index.facts,
   sql: {
     source: `(SELECT v.certname, s.environment, v.name, v.value, v.value_json,
-      ${numbered(`${C('v.certname')}, ${C('v.name')}`)}
+      ${ordered('v.certname', 'v.name')}
       FROM nfv_inv_facts v JOIN nfv_inv_factsets s ON s.certname = v.certname)`,
     select: 'x.certname, x.environment, x.name, x.value_json AS value',
   },
@@ -798,7 +801,7 @@ export const factNames: Entity = {
   activeOnly: false,
   rows: (index) => index.factNames,
   sql: {
-    source: `(SELECT d.name, ${numbered(C('d.name'))} FROM (SELECT DISTINCT name FROM nfv_inv_facts) d)`,
+    source: `(SELECT d.name, ${ordered('d.name')} FROM (SELECT DISTINCT name FROM nfv_inv_facts) d)`,
     select: 'x.name',
   },
   record: (r: { name: string }) => ({ name: r.name }),
@@ -818,7 +821,7 @@ export const factsets: Entity = {
   activeOnly: true,
   rows: (index) => index.factsets,
   sql: {
-    source: `(SELECT s.*, s.receive_time AS "timestamp", ${numbered(C('s.certname'))} FROM nfv_inv_factsets s)`,
+    source: `(SELECT s.*, s.receive_time AS "timestamp", ${ordered('s.certname')} FROM nfv_inv_factsets s)`,
     select: `x.certname, x.environment, x."timestamp"::float8 AS "timestamp",
       x.producer_timestamp::float8 AS producer_timestamp, x.producer, x.hash, x.facts AS "values"`,
   },
@@ -845,7 +848,7 @@ export const factPaths: Entity = {
   activeOnly: false,
   rows: (index) => index.factPaths,
   sql: {
-    source: `(SELECT g.*, g.path_key::json AS path_json, ${numbered(`${C('g.path_key')}, ${C('g.type')}`)}
+    source: `(SELECT g.*, g.path_key::json AS path_json, ${ordered('g.path_key', 'g.type')}
       FROM (SELECT c.path_key, min(c.path) AS path, min(c.name) AS name, c.type
         FROM nfv_inv_fact_contents c GROUP BY c.path_key, c.type) g)`,
     select: 'x.path_json AS path, x.path_key AS "pathKey", x.name, x.type',
@@ -865,7 +868,7 @@ export const factContents: Entity = {
   activeOnly: true,
   rows: (index) => index.factContents,
   sql: {
-    source: `(SELECT c.*, s.environment, ${numbered(`${C('c.certname')}, ${C('c.path_key')}`)}
+    source: `(SELECT c.*, s.environment, ${ordered('c.certname', 'c.path_key')}
       FROM nfv_inv_fact_contents c JOIN nfv_inv_factsets s ON s.certname = c.certname)`,
     select: 'x.certname, x.environment, x.path_json AS path, x.path_key AS "pathKey", x.name, x.value_json AS value',
   },
@@ -893,8 +896,8 @@ export const inventory: Entity = {
   rows: (index) => index.inventory,
   sql: {
     source: `(SELECT s.certname, s.environment, s.receive_time AS "timestamp", s.facts AS facts_json,
-      s.facts::jsonb AS facts, s.facts::jsonb -> 'trusted' AS trusted, s.facts -> 'trusted' AS trusted_json,
-      ${numbered(C('s.certname'))} FROM nfv_inv_factsets s)`,
+      s.facts_jsonb AS facts, s.facts_jsonb -> 'trusted' AS trusted, s.facts -> 'trusted' AS trusted_json,
+      ${ordered('s.certname')} FROM nfv_inv_factsets s)`,
     select: `x.certname, x."timestamp"::float8 AS "timestamp", x.environment, x.facts_json AS facts,
       x.trusted_json AS trusted`,
   },
@@ -908,7 +911,7 @@ export const inventory: Entity = {
 };
 
 /** Distinct non-null values of a column over catalogs, facts and reports, as rows {name}. */
-const namesOf = (column: string) => `(SELECT d.name, ${numbered(C('d.name'))} FROM (
+const namesOf = (column: string) => `(SELECT d.name, ${ordered('d.name')} FROM (
   SELECT ${column} AS name FROM nfv_inv_catalogs UNION SELECT ${column} FROM nfv_inv_factsets
   UNION SELECT ${column} FROM nfv_inv_reports) d WHERE d.name IS NOT NULL)`;
 

@@ -690,13 +690,15 @@ async function writeCatalogDetails(
 async function writeFacts(client: pg.PoolClient, factsets: Extract<Prepared, { kind: 'facts' }>[]): Promise<void> {
   const certnames = factsets.map((p) => p.certname);
   await client.query(
-    `INSERT INTO nfv_inv_factsets (certname, environment, producer_timestamp, producer, receive_time, hash, facts)
-     SELECT c, e, pt, pr, rt, h, f::json
+    `INSERT INTO nfv_inv_factsets (certname, environment, producer_timestamp, producer, receive_time, hash, facts,
+       facts_jsonb)
+     SELECT c, e, pt, pr, rt, h, f::json, f::jsonb
      FROM unnest($1::text[], $2::text[], $3::bigint[], $4::text[], $5::bigint[], $6::text[], $7::text[])
        AS u(c, e, pt, pr, rt, h, f)
      ON CONFLICT (certname) DO UPDATE SET environment = EXCLUDED.environment,
        producer_timestamp = EXCLUDED.producer_timestamp, producer = EXCLUDED.producer,
-       receive_time = EXCLUDED.receive_time, hash = EXCLUDED.hash, facts = EXCLUDED.facts`,
+       receive_time = EXCLUDED.receive_time, hash = EXCLUDED.hash, facts = EXCLUDED.facts,
+       facts_jsonb = EXCLUDED.facts_jsonb`,
     columns(factsets, [
       (p) => p.certname,
       (p) => p.factset.environment,

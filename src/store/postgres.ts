@@ -151,7 +151,8 @@ export const MIGRATIONS: { version: number; name: string; sql: string }[] = [
   {
     version: 4,
     name: 'inventory facts and catalog details',
-    // Facts as the fact entities read them: each factset (values as json, for answers in their key order), its
+    // Facts as the fact entities read them: each factset (values as json, for answers in their key order, and as
+    // jsonb, for inventory's dotted criteria), its
     // top-level facts and its leaves (fact-contents, fact-paths), each value twice (json answered, jsonb compared).
     // Catalogs get their own rows (receive time, uuids, producer, hash) and their edges; catalogs stored before this
     // migration keep what the nodes knew of them.
@@ -190,8 +191,10 @@ export const MIGRATIONS: { version: number; name: string; sql: string }[] = [
             producer text,
             receive_time bigint NOT NULL,
             hash text NOT NULL,
-            facts json NOT NULL
+            facts json NOT NULL,
+            facts_jsonb jsonb NOT NULL
           );
+          CREATE INDEX nfv_inv_factsets_facts ON nfv_inv_factsets USING gin (facts_jsonb jsonb_path_ops);
           CREATE TABLE nfv_inv_facts (
             certname text NOT NULL,
             name text NOT NULL,

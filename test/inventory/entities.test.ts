@@ -491,6 +491,15 @@ t.test('fact criteria, paging and extract agree with a filter written in this te
     (await ask(t, all, '/v4/nodes')).filter((n: any) => n.certname === 'b.example'),
     'nodes by a fact subquery',
   );
+  // The Puppet terminus's facts search: ["fact", name] on nodes.
+  const nodesWhere = async (query: unknown) =>
+    (await ask(t, all, '/pdb/query/v4/nodes', { query })).map((n: any) => n.certname);
+  t.same(await nodesWhere(['=', ['fact', 'kernel'], 'Linux']), ['a.example', 'b.example']);
+  t.same(await nodesWhere(['>', ['fact', 'uptime_seconds'], 50]), ['a.example']);
+  t.same(await nodesWhere(['~', ['fact', 'os'], 'Red']), ['b.example'], 'a structured fact matched as its JSON');
+  t.same(await nodesWhere(['=', ['fact', 'os'], { family: 'RedHat' }]), ['b.example']);
+  t.same(await nodesWhere(['not', ['=', ['fact', 'virtual'], null]]), ['a.example'], 'a missing fact is not null');
+  t.same(await nodesWhere(['in', ['fact', 'kernel'], ['array', ['Linux', 'Windows']]]), ['a.example', 'b.example']);
 });
 
 t.test('PQL at the root endpoint over the new entities', async (t) => {

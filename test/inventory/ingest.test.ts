@@ -6,6 +6,7 @@ import {
   deactivateNode,
   emptyInventory,
   replaceCatalog,
+  replaceFacts,
   reportHash,
   storeReport,
 } from '../../src/inventory/ingest.js';
@@ -139,4 +140,66 @@ t.test('malformed payloads are 400 naming the field, and store nothing', async (
   ];
   for (const [body, message] of bad) t.throws(() => applyCommand(data, body, 0), message);
   t.same(data, emptyInventory());
+});
+
+const facts = (certname: string, at: string, values: object, more: object = {}) => ({
+  certname,
+  environment: 'production',
+  producer: 'puppet.example',
+  producer_timestamp: at,
+  values,
+  ...more,
+});
+
+t.test('replace facts: older ones ignored, newer ones replace whole and reactivate a node', async (t) => {
+  const data = emptyInventory();
+  const received = Date.parse('2025-01-02T00:00:09Z');
+  t.ok(replaceFacts(data, facts('n', '2025-01-02T00:00:00Z', { a: 1, b: { c: 2 } }), received));
+  t.notOk(replaceFacts(data, facts('n', '2025-01-01T00:00:00Z', { a: 'old' })), 'older facts are stale');
+  t.ok(replaceFacts(data, facts('n', '2025-01-02T00:00:00Z', { a: 'same time' })), 'the same time applies');
+  t.same(data.factsets.n!.values, { a: 'same time' }, 'the values are replaced whole');
+  t.ok(deactivateNode(data, { certname: 'n', producer_timestamp: '2025-01-03T00:00:00Z' }));
+  t.notOk(replaceFacts(data, facts('n', '2025-01-01T12:00:00Z', {})), 'older than the stored facts: stale');
+  t.equal(data.nodes.n!.deactivated, Date.parse('2025-01-03T00:00:00Z'));
+  t.ok(replaceFacts(data, facts('n', '2025-01-04T00:00:00Z', { a: 2 }), received));
+  t.equal(data.nodes.n!.deactivated, null, 'newer facts reactivate the node');
+  t.same(
+    [data.factsets.n!.timestamp, data.factsets.n!.producer, data.factsets.n!.environment],
+    [received, 'puppet.example', 'production'],
+  );
+  t.notOk(
+    deactivateNode(data, { certname: 'n', producer_timestamp: '2025-01-03T12:00:00Z' }),
+    'a deactivation older than the facts is stale',
+  );
+  const { producer: _, ...v4 } = facts('m', '2025-01-01T00:00:00Z', { a: 1 });
+  t.ok(replaceFacts(data, v4, received, 4));
+  t.equal(data.factsets.m!.producer, null, 'v4 has no producer');
+});
+
+t.test('malformed facts and catalog edges are refused naming the field', async (t) => {
+  const refused = (body: object, message: RegExp) =>
+    t.throws(() => applyCommand(emptyInventory(), body, 0), { status: 400, message }, message.source);
+  const cmd = (version: number, payload: object) => ({ command: 'replace facts', version, payload });
+  refused(cmd(5, facts('n', '2025-01-01T00:00:00Z', [])), /^payload\.values: expected an object of facts$/);
+  refused(cmd(4, facts('n', '2025-01-01T00:00:00Z', {})), /^payload\.producer: is not a field of this payload/);
+  refused(cmd(5, facts('n', 'yesterday', {})), /^payload\.producer_timestamp: "yesterday" is not an ISO-8601/);
+  refused(cmd(5, { ...facts('n', '2025-01-01T00:00:00Z', {}), certname: 7 }), /^payload\.certname: expected a string$/);
+  refused(cmd(3, facts('n', '2025-01-01T00:00:00Z', {})), /^command\.version: 3 is not supported for replace facts/);
+  refused(
+    cmd(5, facts('n', '2025-01-01T00:00:00Z', {}, { package_inventory: 'x' })),
+    /^payload\.package_inventory: expected an array$/,
+  );
+  const edge = { source: { type: 'A', title: 'a' }, target: { type: 'B', title: 'b' }, relationship: 'likes' };
+  refused(
+    { command: 'replace catalog', version: 9, payload: { ...catalog('n', '2025-01-01T00:00:00Z', []), edges: [edge] } },
+    /^payload\.edges\[0\]\.relationship: "likes" is not one of contains, before, required-by/,
+  );
+  refused(
+    {
+      command: 'replace catalog',
+      version: 9,
+      payload: { ...catalog('n', '2025-01-01T00:00:00Z', []), edges: [{ ...edge, source: { type: 'A' } }] },
+    },
+    /^payload\.edges\[0\]\.source\.title: is required$/,
+  );
 });

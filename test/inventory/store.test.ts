@@ -298,3 +298,29 @@ t.test(
     );
   },
 );
+
+const factsAt = (certname: string, at: string, values: object) =>
+  cmd('replace facts', 5, { certname, environment: 'e', producer: 'p', producer_timestamp: at, values });
+
+t.test('superseded facts are compacted away; a checkpoint keeps their staleness', async (t) => {
+  const dir = await scratch(t);
+  const ws = new Workspace(dir);
+  const store = new JournalInventoryStore(ws, { compactMinBytes: 1, checkpointEvery: 1 });
+  for (let day = 1; day <= 9; day++)
+    await store.apply([factsAt('a.example', `2025-01-0${day}T00:00:00Z`, { day })], Date.now());
+  const lines = (await readFile(path.join(dir, 'inventory.journal'), 'utf8')).trim().split('\n');
+  const factLines = lines.filter((l) => l.startsWith('{"k":"f"')).length;
+  t.ok(factLines < 9 && factLines >= 1, `${factLines} of 9 facts lines left`);
+  t.same((await new JournalInventoryStore(ws).data()).factsets['a.example']!.values, { day: 9 });
+  // A fresh writer decides from the checkpoint: older facts are stale, newer ones apply.
+  const fresh = new JournalInventoryStore(ws, { checkpointEvery: 1e12 });
+  const results = await fresh.apply(
+    [factsAt('a.example', '2025-01-05T00:00:00Z', { day: 5 }), factsAt('a.example', '2025-02-01T00:00:00Z', {})],
+    Date.now(),
+  );
+  t.same(
+    results.map((r) => 'ok' in r && r.ok.applied),
+    [false, true],
+  );
+  t.same((await new JournalInventoryStore(ws).data()).factsets['a.example']!.values, {});
+});

@@ -158,9 +158,23 @@ const COLUMNS: Record<string, [string, (r: any) => unknown][]> = {
     ['resource', (r) => `${r.resource_type}[${r.resource_title}]`],
     ['timestamp', (r) => r.timestamp],
   ],
+  nodes: [
+    ['certname', (r) => r.certname],
+    ['latest report', (r) => r.latest_report_status],
+    ['report time', (r) => r.report_timestamp],
+    ['environment', (r) => r.catalog_environment ?? r.facts_environment],
+    ['deactivated', (r) => r.deactivated],
+  ],
+  facts: [
+    ['certname', (r) => r.certname],
+    ['name', (r) => r.name],
+    ['value', (r) => r.value],
+  ],
 };
 
 function table(endpoint: string, rows: any[]): string {
+  // fact-names answers strings: one a line.
+  if (rows.every((r) => typeof r === 'string')) return rows.length ? rows.join('\n') : `(no ${endpoint})`;
   const extracted = rows.length > 0 && !COLUMNS[endpoint]?.every(([, get]) => get(rows[0]) !== undefined);
   const cols: [string, (r: any) => unknown][] =
     COLUMNS[endpoint] && !extracted
@@ -236,12 +250,12 @@ function entityOf(text: string): string {
       name = undefined;
     }
   }
-  return typeof name === 'string' && ['resources', 'reports', 'events'].includes(name) ? name : 'rows';
+  return typeof name === 'string' && Object.hasOwn(COLUMNS, name) ? name : 'rows';
 }
 
 /** `inventory query`: PQL or an AST through PuppetDB's root query endpoint, printed as `inventory resources` does. */
 const pqlQuery = new Command('query')
-  .description('a PQL query, or a v4 AST ["from", entity, ...], of resources, reports or events (active nodes only)')
+  .description('a PQL query, or a v4 AST ["from", entity, ...], of any entity (active nodes only)')
   .argument('<query>', 'e.g. \'resources[certname, title] { type = "File" }\'; - reads it from stdin')
   .option('--limit <n>', 'at most N rows (a limit in the query wins)')
   .option('--offset <n>', 'skip N rows (an offset in the query wins)')
@@ -278,7 +292,7 @@ function resourcesOf([type, title]: string[]) {
 
 export const inventoryCommand = group(
   'inventory',
-  'resources and run reports of configuration-managed nodes (PuppetDB v4 queries)',
+  'resources, facts, catalogs and run reports of configuration-managed nodes (PuppetDB v4 queries)',
   [
     ingest,
     pqlQuery,
@@ -302,5 +316,20 @@ export const inventoryCommand = group(
       [],
       true,
     ),
+    ...(
+      [
+        ['nodes', 'nodes with their latest report, catalog and facts (active ones unless the query says node_state)'],
+        ['facts', "the nodes' top-level facts"],
+        ['fact-names', 'the names of facts, sorted'],
+        ['factsets', "each node's facts as one record"],
+        ['fact-paths', 'the paths of fact leaves, with their types'],
+        ['fact-contents', 'the leaves of nested facts, with their paths'],
+        ['inventory', "each node's facts, queried with dotted fields (facts.os.family)"],
+        ['environments', 'the environments catalogs, facts and reports name'],
+        ['producers', 'the producers (Puppet servers) of catalogs, facts and reports'],
+        ['catalogs', 'catalogs with their resources and edges'],
+        ['edges', 'the edges (relationships) of catalogs'],
+      ] as const
+    ).map(([name, description]) => queryCommand(name, description, () => ({ endpoint: queryEndpoints[name]! }))),
   ],
 );

@@ -90,6 +90,19 @@ function queryField(c: Pick<Compiler, 'entity' | 'index'>, raw: unknown, purpose
       get: (row) => (Object.hasOwn(row.parameters, name) ? row.parameters[name] : MISSING),
     };
   }
+  if (Array.isArray(raw) && raw[0] === 'fact' && entity.name === 'nodes' && typeof raw[1] === 'string') {
+    // `["fact", name]` on nodes (the Puppet terminus's facts search): the value of that fact of the node.
+    const name = raw[1];
+    const facts = new Map(c.index.factsets.map((s) => [s.certname, s.values]));
+    return {
+      name: `fact ${name}`,
+      kind: 'dotted',
+      get: (row) => {
+        const values = facts.get(row.certname);
+        return values && Object.hasOwn(values, name) ? values[name] : MISSING;
+      },
+    };
+  }
   if (typeof raw !== 'string') throw badRequest(`${quote(raw)} is not a valid field`);
   const json = dottedField(entity, raw);
   if (json) {
@@ -108,6 +121,9 @@ function queryField(c: Pick<Compiler, 'entity' | 'index'>, raw: unknown, purpose
   }
   return { name: raw, kind: field.kind, get: field.get };
 }
+
+/** `["parameter", name]` and `["fact", name]`: one field written as a list (not a list of fields for `in`). */
+export const isFieldForm = (v: unknown[]) => v[0] === 'parameter' || v[0] === 'fact';
 
 /** A compiled query regular expression. */
 export interface Matcher {
@@ -518,7 +534,7 @@ function extractError(entity: Entity, unknown: unknown[]): string {
 
 function membership(c: Compiler, node: unknown[]): Predicate {
   if (node.length !== 3) throw badRequest('in requires exactly two arguments');
-  const rawFields = Array.isArray(node[1]) && node[1][0] !== 'parameter' ? node[1] : [node[1]];
+  const rawFields = Array.isArray(node[1]) && !isFieldForm(node[1]) ? node[1] : [node[1]];
   const fields = rawFields.map((f) => queryField(c, f, 'in'));
   fields.forEach((f) => c.mentions.add(f.name));
   const sub = node[2];

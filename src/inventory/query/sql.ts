@@ -7,7 +7,7 @@
  */
 import { badRequest, clip } from '../../model/errors.js';
 import type { Entity, Kind } from '../entities.js';
-import { anyType, dottedField, dottedPath, entityNamed, implicitJoin, subqueryParts } from './ast.js';
+import { anyType, dottedField, dottedPath, entityNamed, implicitJoin, isFieldForm, subqueryParts } from './ast.js';
 import { canonicalJson, parseInstant, text } from '../values.js';
 
 /** The values of `$n` placeholders, in order. */
@@ -41,6 +41,8 @@ interface SqlField {
   name: string;
   kind: FieldKind;
   sql: string;
+  /** A dotted field's JSON column and path (object keys only): equality can then test containment first. */
+  within?: { column: string; path: string[] };
 }
 
 interface Compiler {
@@ -59,11 +61,18 @@ function fieldOf(c: Compiler, raw: unknown): SqlField {
       sql: `(${alias}.params -> ${c.params.add(raw[1], 'text')})`,
     };
   }
+  if (Array.isArray(raw) && raw[0] === 'fact' && entity.name === 'nodes') {
+    const value = `SELECT f.value FROM nfv_inv_facts f WHERE f.certname = ${alias}.certname AND f.name = `;
+    return { name: `fact ${raw[1]}`, kind: 'dotted', sql: `(${value}${c.params.add(raw[1], 'text')})` };
+  }
   const name = raw as string;
   const json = dottedField(entity, name);
   if (json) {
     const column = columnOf(entity, alias, json);
-    return { name, kind: 'dotted', sql: `(${column} #> ${c.params.add(dottedPath(name), 'text[]')})` };
+    const path = dottedPath(name);
+    // A path through an array place cannot be written as a containment: those are found by the path alone.
+    const within = path.some((k) => /^\d+$/.test(k)) ? undefined : { column, path };
+    return { name, kind: 'dotted', sql: `(${column} #> ${c.params.add(path, 'text[]')})`, within };
   }
   if (entity.name === 'resources' && name === 'node_state') return { name, kind: 'node_state', sql: `${alias}.active` };
   if (name === 'node_state') {
@@ -109,7 +118,11 @@ function equality(c: Compiler, f: SqlField, value: unknown): string {
     case 'value':
     case 'parameters': {
       const same = `coalesce(${f.sql} = ${p.add(JSON.stringify(value), 'jsonb')}, false)`;
-      // Containment first, so that the GIN index on params finds the candidates.
+      // Containment first, so that a GIN index (params, facts) finds the candidates.
+      if (f.within) {
+        const nested = f.within.path.reduceRight<unknown>((v, k) => ({ [k]: v }), value);
+        return `(${f.within.column} @> ${p.add(JSON.stringify(nested), 'jsonb')} AND ${same})`;
+      }
       if (f.kind !== 'parameter') return same;
       const name = f.name.slice('parameter '.length);
       const holds = p.add(JSON.stringify({ [name]: value }), 'jsonb');
@@ -187,7 +200,7 @@ function rawValue(entity: Entity, alias: string, f: SqlField): { sql: string; ty
 }
 
 function membership(c: Compiler, node: unknown[]): string {
-  const rawFields = Array.isArray(node[1]) && node[1][0] !== 'parameter' ? (node[1] as unknown[]) : [node[1]];
+  const rawFields = Array.isArray(node[1]) && !isFieldForm(node[1]) ? (node[1] as unknown[]) : [node[1]];
   const fields = rawFields.map((raw) => fieldOf(c, raw));
   fields.forEach((f) => c.mentions.add(f.name));
   const sub = node[2] as unknown[];
