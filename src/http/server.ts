@@ -8,8 +8,10 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import http from 'node:http';
 import https from 'node:https';
 import type { TLSSocket } from 'node:tls';
+import { promisify } from 'node:util';
+import zlib from 'node:zlib';
 import { decodeUtf8 } from '../model/codec.js';
-import { NfvError } from '../model/errors.js';
+import { NfvError, clip } from '../model/errors.js';
 import {
   HEADERS_TIMEOUT_MS,
   KEEP_ALIVE_TIMEOUT_MS,
@@ -21,7 +23,7 @@ import {
 } from '../model/limits.js';
 import type { Format } from '../model/schema.js';
 import { parseTarget } from '../model/target.js';
-import { allowedMethods, execute, type Operation, type Outcome } from '../ops/operation.js';
+import { allowedMethods, execute, resolve, type Operation, type Outcome } from '../ops/operation.js';
 import { render } from '../ops/render.js';
 import { OPERATIONS } from '../ops/table.js';
 import type { Workspace } from '../store/workspace.js';
@@ -118,6 +120,36 @@ function readBody(req: http.IncomingMessage, limit: number, budget: BodyBudget):
   });
 }
 
+/** The operation a request is for, if its target routes to one. */
+function operationOf(table: readonly Operation[], method: string, target: string): Operation | undefined {
+  try {
+    return resolve(table, method, target).op;
+  } catch {
+    return undefined;
+  }
+}
+
+const gunzip = promisify(zlib.gunzip);
+const inflate = promisify(zlib.inflate);
+
+/**
+ * A request body as sent with `Content-Encoding` gzip or deflate (PuppetDB takes both on its command endpoint),
+ * inflated within the same size limit as a plain body: a small bomb cannot grow past it.
+ */
+async function decoded(bytes: Buffer, encoding: string | undefined, limit: number): Promise<Buffer> {
+  const name = (encoding ?? '').trim().toLowerCase();
+  if (name === '' || name === 'identity' || bytes.length === 0) return bytes;
+  const inflater = name === 'gzip' || name === 'x-gzip' ? gunzip : name === 'deflate' ? inflate : undefined;
+  if (!inflater) throw new NfvError(415, `Content-Encoding ${clip(name)} is not supported (gzip, deflate)`);
+  try {
+    return await inflater(bytes, { maxOutputLength: limit });
+  } catch (e) {
+    if ((e as { code?: string }).code === 'ERR_BUFFER_TOO_LARGE')
+      throw new NfvError(413, `request body larger than ${limit} bytes once inflated`);
+    throw new NfvError(400, `the request body is not valid ${name} data: ${clip((e as Error).message)}`);
+  }
+}
+
 const digest = (text: string) => createHash('sha256').update(text).digest();
 
 /** Compares a bearer token in constant time (over digests, so the lengths need not match). */
@@ -181,7 +213,8 @@ function requestHandler(ws: Workspace, options: ServerOptions): http.RequestList
       if (options.token !== undefined && !authorised(req.headers.authorization, options.token)) {
         throw new NfvError(401, 'a bearer token is required (Authorization: Bearer TOKEN)');
       }
-      const bytes = await readBody(req, options.maxBodyBytes ?? MAX_DOCUMENT_BYTES, budget);
+      const limit = options.maxBodyBytes ?? MAX_DOCUMENT_BYTES;
+      const bytes = await decoded(await readBody(req, limit, budget), req.headers['content-encoding'], limit);
       const body = bytes.length ? decodeUtf8(bytes, 'the request body') : undefined;
       outcome = await execute(table, ws, {
         method: req.method ?? 'GET',
@@ -196,6 +229,8 @@ function requestHandler(ws: Workspace, options: ServerOptions): http.RequestList
       outcome = {
         ok: false,
         status,
+        // A body refused before the operation ran is still answered in its operation's error format.
+        op: operationOf(table, req.method ?? 'GET', target),
         error: e instanceof NfvError ? e.message : `internal error: ${(e as Error).message}`,
       };
     }

@@ -870,7 +870,8 @@ export const factContents: Entity = {
   sql: {
     source: `(SELECT c.*, s.environment, ${ordered('c.certname', 'c.path_key')}
       FROM nfv_inv_fact_contents c JOIN nfv_inv_factsets s ON s.certname = c.certname)`,
-    select: 'x.certname, x.environment, x.path_json AS path, x.path_key AS "pathKey", x.name, x.value_json AS value',
+    // A leaf is a scalar: its jsonb text is its JSON text.
+    select: 'x.certname, x.environment, x.path_key::json AS path, x.path_key AS "pathKey", x.name, x.value',
   },
   record: (r: FactContentItem) => ({
     certname: r.certname,

@@ -433,6 +433,15 @@ function prepareCatalog(payload: unknown, receivedAt: number): Prepared {
       parameters,
     });
   });
+  // As PuppetDB's validate-edges: an edge names resources of the catalog (clients look its ends up there).
+  edges.forEach((e, k) => {
+    for (const [end, type, title] of [
+      ['source', e.source_type, e.source_title],
+      ['target', e.target_type, e.target_title],
+    ] as const)
+      if (!rows.has(canonicalJson([type, title])))
+        throw badRequest(`${p}.edges[${k}].${end}: ${quote(`${type}[${title}]`)} is not a resource of this catalog`);
+  });
   const stored = [...rows.values()];
   const edgeKeys = (e: EdgeRow) => [e.source_type, e.source_title, e.target_type, e.target_title, e.relationship];
   return {
@@ -479,6 +488,9 @@ function prepareFacts(payload: unknown, version: number, receivedAt: number): Pr
   const producer = version === 4 ? null : str(payload, p, 'producer', true);
   const values = need(payload, p, 'values');
   if (!isObj(values)) throw badRequest(`${p}.values: expected an object of facts`);
+  // PostgreSQL's jsonb cannot hold U+0000: refused on both backends alike rather than failing on one.
+  if (JSON.stringify(values).includes('\\u0000'))
+    throw badRequest(`${p}.values: a fact holds the character U+0000, which nfv cannot store`);
   list(payload, p, 'package_inventory', true);
   return {
     kind: 'facts',

@@ -721,8 +721,8 @@ async function writeFacts(client: pg.PoolClient, factsets: Extract<Prepared, { k
   const leaves = factsets.flatMap((p) => factLeaves(p.factset.values).map((l) => ({ certname: p.certname, l })));
   if (leaves.length)
     await client.query(
-      `INSERT INTO nfv_inv_fact_contents (certname, path_key, path, path_json, name, value, value_json, type)
-       SELECT c, k, ARRAY(SELECT json_array_elements_text(k::json)), k::json, n, v::jsonb, v::json, t
+      `INSERT INTO nfv_inv_fact_contents (certname, path_key, path, name, value, type)
+       SELECT c, k, ARRAY(SELECT json_array_elements_text(k::json)), n, v::jsonb, t
        FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[]) AS u(c, k, n, v, t)`,
       columns(leaves, [
         (x) => x.certname,

@@ -44,7 +44,7 @@ export function parseTitle(name: string, text: string): string {
 }
 
 /** Path parameters that are names; every other path parameter is a numeric id. */
-const NAME_PARAMS = new Set(['hid', 'type', 'hash', 'certname', 'fact', 'environment']);
+const NAME_PARAMS = new Set(['hid', 'type', 'hash', 'certname', 'fact', 'environment', 'mbean']);
 
 export function parseParam(name: string, text: string): string | number {
   if (name === 'title' || name === 'value') return parseTitle(name, text);

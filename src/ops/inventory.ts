@@ -544,10 +544,100 @@ export const statusService = operation({
   },
 });
 
+// ---- metrics: the population figures Puppetboard shows, as PuppetDB's Jolokia endpoint answers them ----------------
+
+const POPULATION = 'puppetlabs.puppetdb.population';
+/** PuppetDB's population mbeans, by their `name=` key. */
+const POPULATION_MBEANS = [
+  'num-nodes',
+  'num-resources',
+  'avg-resources-per-node',
+  'pct-resource-dupes',
+  'num-inactive-nodes',
+] as const;
+
+/** The population figures of the stored inventory, each from a query both backends answer. */
+async function population(store: InventoryStore, inv: Inventory): Promise<Record<string, number>> {
+  const count = async (entity: string, query: unknown[]) => {
+    const found = await store.query(
+      inv.ENTITIES[entity]!,
+      new URLSearchParams({ query: JSON.stringify(['extract', [['function', 'count']], ...query]) }),
+    );
+    return Number((found.rows[0] as { count: number } | undefined)?.count ?? 0);
+  };
+  const nodes = await count('nodes', []);
+  const resources = await count('resources', []);
+  const distinct = (
+    await store.query(
+      inv.resources,
+      new URLSearchParams({ query: JSON.stringify(['extract', ['resource'], ['group_by', 'resource']]) }),
+    )
+  ).rows.length;
+  return {
+    'num-nodes': nodes,
+    'num-resources': resources,
+    'avg-resources-per-node': nodes ? resources / nodes : 0,
+    'pct-resource-dupes': resources ? (resources - distinct) / resources : 0,
+    'num-inactive-nodes': await count('nodes', [['=', 'node_state', 'inactive']]),
+  };
+}
+
+/** What Jolokia's list says of each attribute (PuppetDB's population mbeans have one, Value). */
+const MBEAN_INFO = {
+  attr: { Value: { rw: false, type: 'java.lang.Object', desc: 'Attribute exposed for management' } },
+  desc: 'Information on the management interface of the MBean',
+};
+
+export const metricsList = operation({
+  name: 'metrics.list',
+  method: 'GET',
+  path: '/metrics/v2/list',
+  summary: "The metrics nfv answers (PuppetDB's population mbeans), as Jolokia lists them",
+  reply: 'json',
+  status: 200,
+  errors: 'puppetdb',
+  handler: async (i) => {
+    noParameters(i.query);
+    const beans = Object.fromEntries(POPULATION_MBEANS.map((m) => [`name=${m}`, MBEAN_INFO]));
+    return json({ request: { type: 'list' }, value: { [POPULATION]: beans }, status: 200 });
+  },
+});
+
+/** A Jolokia name from a URL segment: `!/` is `/`, `!"` is `"`, `!!` is `!` (Jolokia's escapes). */
+const jolokiaName = (segment: string) => segment.replace(/!(.)/g, '$1');
+
+export const metricsRead = operation({
+  name: 'metrics.read',
+  method: 'GET',
+  path: '/metrics/v2/read/{mbean}',
+  summary: 'One population figure (num-nodes, num-resources, ...), as Jolokia reads an mbean',
+  reply: 'json',
+  status: 200,
+  errors: 'puppetdb',
+  handler: async (i) => {
+    noParameters(i.query);
+    const mbean = jolokiaName(String(i.params.mbean));
+    const request = { mbean, type: 'read' };
+    const name = mbean.startsWith(`${POPULATION}:name=`) ? mbean.slice(POPULATION.length + 6) : undefined;
+    // Jolokia answers an unknown mbean with HTTP 200 and its own status; pypuppetdb raises on `error`.
+    if (name === undefined || !(POPULATION_MBEANS as readonly string[]).includes(name))
+      return json({
+        request,
+        error_type: 'javax.management.InstanceNotFoundException',
+        error: `javax.management.InstanceNotFoundException : ${clip(mbean)}`,
+        status: 404,
+      });
+    const figures = await population(await storeOf(i), await inventory());
+    return json({ request, value: { Value: figures[name] }, timestamp: Math.floor(Date.now() / 1000), status: 200 });
+  },
+});
+
 export const inventoryOperations: Operation[] = [
   metaVersion,
   metaServerTime,
   statusService,
+  metricsList,
+  metricsRead,
   ingestCommand,
   ingestBatch,
   pdbCommand,

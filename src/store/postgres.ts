@@ -207,10 +207,8 @@ export const MIGRATIONS: { version: number; name: string; sql: string }[] = [
             certname text NOT NULL,
             path_key text NOT NULL,
             path text[] NOT NULL,
-            path_json json NOT NULL,
             name text NOT NULL,
             value jsonb NOT NULL,
-            value_json json NOT NULL,
             type text NOT NULL,
             PRIMARY KEY (certname, path_key)
           );

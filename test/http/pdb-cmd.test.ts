@@ -4,6 +4,7 @@
  * a catalog and a report of `puppet apply`; then both read back through `/v4/resources` and `/v4/reports`.
  */
 import { createHash } from 'node:crypto';
+import { deflateSync, gzipSync } from 'node:zlib';
 import t from 'tap';
 import { rawRequest, startServer } from '../helpers.js';
 
@@ -217,4 +218,43 @@ t.test("a puppet apply's catalog and report, posted as the terminus does, read b
   );
   t.equal(plain.status, 415);
   t.same(plain.json, { error: 'content type text/plain not supported' });
+});
+
+t.test('gzip and deflate bodies on /pdb/cmd/v1, inflated within the body limit', async (t) => {
+  const server = await startServer();
+  t.teardown(server.close);
+  const facts = {
+    certname: CERTNAME,
+    environment: 'production',
+    producer: 'puppet.example.com',
+    producer_timestamp: '2026-11-24T07:13:45.000Z',
+    values: { kernel: 'Linux', os: { family: 'Debian' } },
+  };
+  const post = (body: Buffer, encoding: string, at = facts.producer_timestamp) =>
+    rawRequest(server.url, 'POST', `/pdb/cmd/v1?command=replace_facts&version=5&certname=${CERTNAME}`, body, {
+      'Content-Type': 'application/json',
+      'Content-Encoding': encoding,
+      'X-Uncompressed-Length': String(at.length),
+    });
+  const gzipped = await post(gzipSync(JSON.stringify(facts)), 'gzip');
+  t.equal(gzipped.status, 200, gzipped.text);
+  t.match(gzipped.json, { uuid: UUID });
+  const later = { ...facts, producer_timestamp: '2026-11-24T08:00:00.000Z', values: { kernel: 'Deflated' } };
+  t.equal((await post(deflateSync(JSON.stringify(later)), 'deflate')).status, 200);
+  const read = await rawRequest(server.url, 'GET', '/pdb/query/v4/facts/kernel');
+  t.same(read.json, [{ certname: CERTNAME, environment: 'production', name: 'kernel', value: 'Deflated' }]);
+
+  const refusals: [Buffer, string, number, RegExp][] = [
+    [Buffer.from('not gzip at all'), 'gzip', 400, /^the request body is not valid gzip data: /],
+    [gzipSync(JSON.stringify(facts)), 'br', 415, /^Content-Encoding br is not supported \(gzip, deflate\)$/],
+    // 40 MB of spaces in 40 KB: inflating stops at the 32 MiB body limit.
+    [gzipSync(Buffer.alloc(40 * 1024 * 1024, ' ')), 'gzip', 413, /^request body larger than \d+ bytes once inflated$/],
+  ];
+  for (const [body, encoding, status, message] of refusals) {
+    const refused = await post(body, encoding);
+    t.equal(refused.status, status, `${encoding}: ${status}`);
+    t.match(refused.json?.error, message);
+  }
+  const after = await rawRequest(server.url, 'GET', '/pdb/query/v4/facts/kernel');
+  t.same(after.json, read.json, 'the refused bodies changed nothing');
 });

@@ -6,6 +6,7 @@
  * Both backends must give the same answers, byte for byte.
  */
 import t from 'tap';
+import { ingestDataset, readCases } from '../../src/bench/inventory-cases.js';
 import { PostgresAreas } from '../../src/store/postgres.js';
 import { Workspace } from '../../src/store/workspace.js';
 import { call, content } from '../ops/call.js';
@@ -595,4 +596,170 @@ t.test('replace facts through /pdb/cmd/v1 as the Puppet terminus sends it', asyn
       `${name}: kept`,
     );
   }
+});
+
+t.test("Puppetboard 4.2.6's node and fact requests (puppet.md, appendix 1), alike on both backends", async (t) => {
+  const all = await loaded(t);
+  const env = ['=', 'catalog_environment', 'production'];
+  t.same(await ask(t, all, '/pdb/query/v4/nodes', { query: ['extract', [['function', 'count']], ['and', env]] }), [
+    { count: 1 },
+  ]);
+  t.same(
+    await ask(t, all, '/pdb/query/v4/nodes', {
+      query: ['extract', [['function', 'count']], ['and', ['=', 'catalog_environment', 'staging']]],
+    }),
+    [{ count: 0 }],
+  );
+  const failed = await ask(t, all, '/pdb/query/v4/nodes', {
+    query: ['and', ['=', 'latest_report_status', 'failed'], env],
+  });
+  t.same(
+    failed.map((n: any) => n.certname),
+    ['a.example'],
+  );
+  t.same(
+    (
+      await ask(t, all, '/pdb/query/v4/nodes', {
+        query: [
+          'and',
+          ['=', 'catalog_environment', 'PROD'],
+          ['or', ['null?', 'report_timestamp', true], ['<=', 'report_timestamp', T2]],
+        ],
+      })
+    ).map((n: any) => n.certname),
+    ['b.example'],
+    'unreported nodes',
+  );
+  const catalogsPage = await call(
+    all[0]!.ws,
+    'GET',
+    target('/pdb/query/v4/nodes', {
+      query: ['and', ['null?', 'catalog_timestamp', false]],
+      order_by: [{ field: 'certname', order: 'asc' }],
+      limit: '1',
+      offset: '1',
+      include_total: 'true',
+    }),
+  );
+  t.match(catalogsPage, { ok: true, reply: { headers: { 'X-Records': '2' } } }, 'the catalogs table: total');
+  t.same(
+    (content(catalogsPage as never) as any[]).map((n) => n.certname),
+    ['b.example'],
+  );
+  t.same(
+    (
+      await ask(t, all, '/pdb/query/v4/facts', {
+        query: [
+          'and',
+          ['or', ['=', 'name', 'kernel'], ['=', 'name', 'uptime_seconds']],
+          ['=', 'environment', 'production'],
+        ],
+      })
+    ).map((f: any) => `${f.name}=${f.value}`),
+    ['kernel=Linux', 'uptime_seconds=100'],
+    'the inventory page',
+  );
+  t.same(
+    await ask(t, all, '/pdb/query/v4/facts/os', { query: ['and', ['=', 'environment', 'PROD']] }),
+    [{ certname: 'b.example', environment: 'PROD', name: 'os', value: { family: 'RedHat' } }],
+    'a fact page',
+  );
+});
+
+t.test("the population metrics Puppetboard shows, as PuppetDB's Jolokia answers them", async (t) => {
+  const all = await loaded(t);
+  const list = await ask(t, all, '/metrics/v2/list');
+  t.same(Object.keys(list.value['puppetlabs.puppetdb.population']), [
+    'name=num-nodes',
+    'name=num-resources',
+    'name=avg-resources-per-node',
+    'name=pct-resource-dupes',
+    'name=num-inactive-nodes',
+  ]);
+  t.same([list.request, list.status], [{ type: 'list' }, 200]);
+  // Two active nodes with 3 and 1 resources; Class[Main] with the same parameters on both: one duplicate of four.
+  const expected: [string, number][] = [
+    ['num-nodes', 2],
+    ['num-resources', 4],
+    ['avg-resources-per-node', 2],
+    ['pct-resource-dupes', 0.25],
+    ['num-inactive-nodes', 1],
+  ];
+  for (const [name, value] of expected) {
+    const mbean = `puppetlabs.puppetdb.population:name=${name}`;
+    // As pypuppetdb sends it: the name percent-encoded in one segment. Each backend on its own: the timestamps differ.
+    for (const b of all) {
+      const read = content((await call(b.ws, 'GET', `/metrics/v2/read/${encodeURIComponent(mbean)}`)) as never);
+      t.same(
+        [read.request, read.value, read.status],
+        [{ mbean, type: 'read' }, { Value: value }, 200],
+        `${b.name}: ${name}`,
+      );
+      t.ok(Math.abs(read.timestamp - Date.now() / 1000) < 60, 'timestamp: seconds since the epoch');
+    }
+  }
+  const unknown = await ask(t, all, '/metrics/v2/read/java.lang:type=Memory');
+  t.same(unknown, {
+    request: { mbean: 'java.lang:type=Memory', type: 'read' },
+    error_type: 'javax.management.InstanceNotFoundException',
+    error: 'javax.management.InstanceNotFoundException : java.lang:type=Memory',
+    status: 404,
+  });
+});
+
+t.test("the recorded dataset's nodes, latest reports, hashes and edges, as PuppetDB 7.12.1 derived them", async (t) => {
+  const { dataset } = readCases();
+  const all = await Promise.all(backends.map((b) => b(t)));
+  for (const b of all) await ingestDataset(b.ws, dataset);
+  const derived = dataset.derived;
+  const fields = ['certname', 'deactivated', 'expired', 'latest_report_hash'];
+  const nodes = await ask(t, all, '/pdb/query/v4/nodes', {
+    query: ['extract', fields, ['=', 'node_state', 'any']],
+  });
+  t.same(
+    [...nodes].sort((a: any, b: any) => (a.certname < b.certname ? -1 : 1)),
+    derived.nodes
+      .map((n: any) => ({
+        certname: n.certname,
+        deactivated: n.deactivated,
+        expired: n.expired,
+        latest_report_hash: derived.latest_report_per_certname[n.certname] ?? null,
+      }))
+      .sort((a: any, b: any) => (a.certname < b.certname ? -1 : 1)),
+    'every node named by a command, with its deactivation and latest report',
+  );
+  t.same(
+    (
+      await ask(t, all, '/pdb/query/v4/nodes', {
+        query: ['extract', ['certname'], ['and', ['=', 'node_state', 'any'], ['null?', 'catalog_timestamp', false]]],
+      })
+    )
+      .map((n: any) => n.certname)
+      .sort(),
+    derived.nodes
+      .filter((n: any) => n.has_catalog)
+      .map((n: any) => n.certname)
+      .sort(),
+    'catalog_timestamp is set exactly for the nodes with a catalog',
+  );
+  const catalogs = await ask(t, all, '/pdb/query/v4/catalogs', { query: ['extract', ['certname', 'resources']] });
+  for (const c of catalogs)
+    for (const r of c.resources.data)
+      t.equal(r.resource, derived.resource_hashes[`${r.type}[${r.title}]`], `${c.certname} ${r.type}[${r.title}]`);
+  const recorded = dataset.catalogs.flatMap((c: any) =>
+    (c.edges ?? []).map((e: any) => ({
+      certname: c.certname,
+      relationship: e.relationship,
+      source_type: e.source.type,
+      source_title: e.source.title,
+      target_type: e.target.type,
+      target_title: e.target.title,
+    })),
+  );
+  t.same(await ask(t, all, '/pdb/query/v4/edges', { query: ['=', 'node_state', 'any'] }), recorded, 'edges as sent');
+  t.same(
+    await ask(t, all, '/pdb/query/v4/edges'),
+    recorded.filter((e: any) => e.certname !== 'gone.local'),
+    'edges of active nodes by default',
+  );
 });

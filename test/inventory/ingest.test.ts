@@ -181,6 +181,10 @@ t.test('malformed facts and catalog edges are refused naming the field', async (
     t.throws(() => applyCommand(emptyInventory(), body, 0), { status: 400, message }, message.source);
   const cmd = (version: number, payload: object) => ({ command: 'replace facts', version, payload });
   refused(cmd(5, facts('n', '2025-01-01T00:00:00Z', [])), /^payload\.values: expected an object of facts$/);
+  refused(
+    cmd(5, facts('n', '2025-01-01T00:00:00Z', { a: { b: 'x\u0000y' } })),
+    /^payload\.values: a fact holds the character U\+0000, which nfv cannot store$/,
+  );
   refused(cmd(4, facts('n', '2025-01-01T00:00:00Z', {})), /^payload\.producer: is not a field of this payload/);
   refused(cmd(5, facts('n', 'yesterday', {})), /^payload\.producer_timestamp: "yesterday" is not an ISO-8601/);
   refused(cmd(5, { ...facts('n', '2025-01-01T00:00:00Z', {}), certname: 7 }), /^payload\.certname: expected a string$/);
@@ -201,5 +205,16 @@ t.test('malformed facts and catalog edges are refused naming the field', async (
       payload: { ...catalog('n', '2025-01-01T00:00:00Z', []), edges: [{ ...edge, source: { type: 'A' } }] },
     },
     /^payload\.edges\[0\]\.source\.title: is required$/,
+  );
+  refused(
+    {
+      command: 'replace catalog',
+      version: 9,
+      payload: {
+        ...catalog('n', '2025-01-01T00:00:00Z', [web]),
+        edges: [{ ...edge, source: { type: 'Service', title: 'nginx' }, relationship: 'before' }],
+      },
+    },
+    /^payload\.edges\[0\]\.target: "B\[b\]" is not a resource of this catalog$/,
   );
 });
