@@ -42,7 +42,8 @@ def data(path):
     """GET path answering JSON (the pages' tables): the parsed answer."""
     answer = client.get(path)
     text = answer.get_data(as_text=True)
-    check("%s answers 200 with JSON" % path, answer.status_code == 200, None if answer.status_code == 200 else text[-1500:])
+    ok = answer.status_code == 200
+    check("%s answers 200 with JSON" % path, ok, None if ok else text[-1500:])
     return json.loads(text) if answer.status_code == 200 else None
 
 
