@@ -1,8 +1,8 @@
 /** Shared test helpers: temporary workspaces, a real listener on 127.0.0.1, the CLI binary as a child process. */
-import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import http from 'node:http';
-import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -198,4 +198,64 @@ export async function scratch(t: { teardown: (fn: () => unknown) => void }, pref
   const dir = await tempDir(prefix);
   t.teardown(() => rm(dir, { recursive: true, force: true }));
   return dir;
+}
+
+/** Runs openssl in `dir`; a failure (or no openssl at all) throws with its words. */
+export function openssl(dir: string, ...args: string[]): void {
+  const run = spawnSync('openssl', args, { cwd: dir, encoding: 'utf8' });
+  if (run.error) throw new Error(`openssl could not run (Debian: apt-get install openssl): ${run.error.message}`);
+  if (run.status !== 0) throw new Error(`openssl ${args.join(' ')}: ${run.stderr}`);
+}
+
+/** A new P-256 key without a passphrase, for the throwaway certificates of TLS tests. */
+const EC_KEY = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes'];
+
+/** A throwaway CA in `dir`: its certificate `<name>.pem` and key `<name>.key`, valid two days. */
+export function authority(dir: string, name: string): void {
+  openssl(
+    dir,
+    'req',
+    '-x509',
+    ...EC_KEY,
+    '-keyout',
+    `${name}.key`,
+    '-out',
+    `${name}.pem`,
+    '-days',
+    '2',
+    '-subj',
+    `/CN=${name}`,
+  );
+}
+
+/** A certificate `<name>.pem` with key `<name>.key` in `dir`, signed by CA `ca`, with the extensions given. */
+export async function issue(
+  dir: string,
+  name: string,
+  ca: string,
+  subject: string,
+  extensions: string[],
+): Promise<void> {
+  openssl(dir, 'req', ...EC_KEY, '-keyout', `${name}.key`, '-out', `${name}.csr`, '-subj', subject);
+  await writeFile(path.join(dir, `${name}.ext`), `${extensions.join('\n')}\n`);
+  const serial = String(Math.floor(Math.random() * 1e9) + 2);
+  openssl(
+    dir,
+    'x509',
+    '-req',
+    '-in',
+    `${name}.csr`,
+    '-CA',
+    `${ca}.pem`,
+    '-CAkey',
+    `${ca}.key`,
+    '-set_serial',
+    serial,
+    '-days',
+    '2',
+    '-out',
+    `${name}.pem`,
+    '-extfile',
+    `${name}.ext`,
+  );
 }

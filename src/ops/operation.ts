@@ -6,7 +6,7 @@
 import { decodeDocument, detectFormat, parseJson, type ContentType, type Envelope, type Link } from '../model/codec.js';
 import { EmptyCollection, NfvError, badRequest, quote } from '../model/errors.js';
 import { parseParam } from '../model/ids.js';
-import { parseTarget } from '../model/target.js';
+import { parseTarget, parseTargetWithRest } from '../model/target.js';
 import type { Format, ObjectType } from '../model/schema.js';
 import type { Workspace } from '../store/workspace.js';
 
@@ -259,8 +259,35 @@ export interface Resolved extends Route {
 
 /** Parses a request target and routes it: 400 for a malformed target or parameter, 404, 405. */
 export function resolve(table: readonly Operation[], method: string, target: string): Resolved {
-  const parsed = parseTarget(target);
-  return { ...route(table, method.toUpperCase(), parsed.segments), query: parsed.query, path: parsed.path };
+  const m = method.toUpperCase();
+  try {
+    const parsed = parseTarget(target);
+    return { ...route(table, m, parsed.segments), query: parsed.query, path: parsed.path };
+  } catch (e) {
+    const withTitle = routeTitleRest(table, m, target);
+    if (withTitle) return withTitle;
+    throw e;
+  }
+}
+
+/**
+ * The route of a path whose last parameter is a resource title holding `/` unescaped (`/resources/File//etc/hosts`,
+ * as pypuppetdb asks): the title takes the rest of the path, as in PuppetDB. Undefined when no such route fits.
+ */
+function routeTitleRest(table: readonly Operation[], method: string, target: string): Resolved | undefined {
+  for (const op of table) {
+    const t = templateOf(op);
+    if (op.method !== method || t[t.length - 1] !== '{title}') continue;
+    let parsed;
+    try {
+      parsed = parseTargetWithRest(target, t.length - 1);
+    } catch {
+      continue; // the caller answers parseTarget's own refusal
+    }
+    if (parsed && fits(op, parsed.segments))
+      return { ...route([op], method, parsed.segments), query: parsed.query, path: parsed.path };
+  }
+  return undefined;
 }
 
 /**

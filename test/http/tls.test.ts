@@ -13,58 +13,32 @@ import { LISTENER_SETTINGS, createServer } from '../../src/http/server.js';
 import { MAX_DOCUMENT_BYTES, MAX_HEADER_BYTES, MAX_TLS_FILE_BYTES } from '../../src/model/limits.js';
 import { PUPPETDB_VERSION } from '../../src/ops/inventory.js';
 import { Workspace } from '../../src/store/workspace.js';
-import { answerOf, saidOnStderr, scratch, spawnNfv, until, type HttpAnswer } from '../helpers.js';
+import {
+  answerOf,
+  authority,
+  issue,
+  openssl,
+  saidOnStderr,
+  scratch,
+  spawnNfv,
+  until,
+  type HttpAnswer,
+} from '../helpers.js';
 
 const dir = await scratch(t, 'nfv-tls-');
 
-/** Runs openssl in the scratch folder; a failure (or no openssl at all) fails the file with its words. */
-function openssl(...args: string[]): void {
-  const run = spawnSync('openssl', args, { cwd: dir, encoding: 'utf8' });
-  if (run.error) throw new Error(`openssl could not run (Debian: apt-get install openssl): ${run.error.message}`);
-  if (run.status !== 0) throw new Error(`openssl ${args.join(' ')}: ${run.stderr}`);
-}
-
-const EC = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes'];
-
-/** A CA: its certificate `<name>.pem` and key `<name>.key`. */
-function authority(name: string): void {
-  openssl('req', '-x509', ...EC, '-keyout', `${name}.key`, '-out', `${name}.pem`, '-days', '2', '-subj', `/CN=${name}`);
-}
-
-/** A certificate `<name>.pem` with key `<name>.key`, signed by CA `ca`, with the extensions given. */
-async function issue(name: string, ca: string, subject: string, extensions: string[]): Promise<void> {
-  openssl('req', ...EC, '-keyout', `${name}.key`, '-out', `${name}.csr`, '-subj', subject);
-  await writeFile(path.join(dir, `${name}.ext`), `${extensions.join('\n')}\n`);
-  const serial = String(Math.floor(Math.random() * 1e9) + 2);
-  openssl(
-    'x509',
-    '-req',
-    '-in',
-    `${name}.csr`,
-    '-CA',
-    `${ca}.pem`,
-    '-CAkey',
-    `${ca}.key`,
-    '-set_serial',
-    serial,
-    '-days',
-    '2',
-    '-out',
-    `${name}.pem`,
-    '-extfile',
-    `${name}.ext`,
-  );
-}
-
-authority('ca');
-authority('rogue-ca');
-await issue('server', 'ca', '/CN=127.0.0.1', [
+authority(dir, 'ca');
+authority(dir, 'rogue-ca');
+await issue(dir, 'server', 'ca', '/CN=127.0.0.1', [
   'subjectAltName=IP:127.0.0.1,DNS:localhost',
   'extendedKeyUsage=serverAuth',
   'basicConstraints=CA:FALSE',
 ]);
-await issue('agent', 'ca', '/CN=agent.example', ['extendedKeyUsage=clientAuth', 'basicConstraints=CA:FALSE']);
-await issue('rogue', 'rogue-ca', '/CN=rogue.example', ['extendedKeyUsage=clientAuth', 'basicConstraints=CA:FALSE']);
+await issue(dir, 'agent', 'ca', '/CN=agent.example', ['extendedKeyUsage=clientAuth', 'basicConstraints=CA:FALSE']);
+await issue(dir, 'rogue', 'rogue-ca', '/CN=rogue.example', [
+  'extendedKeyUsage=clientAuth',
+  'basicConstraints=CA:FALSE',
+]);
 
 const file = (name: string) => path.join(dir, name);
 const pem = async (name: string) => readFile(file(name), 'utf8');
@@ -307,8 +281,8 @@ t.test('bad TLS files and flags: exit 2 naming the flag and the file, before lis
   await writeFile(file('empty.pem'), '');
   await writeFile(file('huge.pem'), Buffer.alloc(MAX_TLS_FILE_BYTES + 1, 0x41));
   await mkdir(file('folder'), { recursive: true });
-  openssl('x509', '-in', 'server.pem', '-outform', 'der', '-out', 'server.der');
-  openssl('pkey', '-in', 'server.key', '-aes256', '-passout', 'pass:secret', '-out', 'encrypted.key');
+  openssl(dir, 'x509', '-in', 'server.pem', '-outform', 'der', '-out', 'server.der');
+  openssl(dir, 'pkey', '-in', 'server.key', '-aes256', '-passout', 'pass:secret', '-out', 'encrypted.key');
   const cert = file('server.pem');
   const key = file('server.key');
   const esc = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');

@@ -1,6 +1,6 @@
 /** /v4 over a real listener: ingest through POST /v4/commands, every endpoint, paging, errors. */
 import t from 'tap';
-import { request, startServer } from '../helpers.js';
+import { rawRequest, request, startServer } from '../helpers.js';
 import { catalog, changed, report, user, web } from '../inventory/data.js';
 
 const s = await startServer();
@@ -143,7 +143,23 @@ t.test('a title is any non-empty string: file paths, percent-encoded in the path
     passwd.json.map((r: { certname: string; title: string }) => [r.certname, r.title]),
     [['c.example', '/etc/passwd']],
   );
+  // pypuppetdb (2.2.0 and 3.1.0) puts the title in the path unescaped: PuppetDB's title takes the rest of the path.
+  for (const target of [
+    '/v4/resources/File//etc/passwd',
+    '/pdb/query/v4/resources/File//etc/passwd',
+    '/pdb/query/v4/nodes/c.example/resources/File//etc/passwd',
+  ]) {
+    const raw = await rawRequest(s.url, 'GET', target);
+    t.equal(raw.status, 200, `${target}: ${raw.text}`);
+    t.same(
+      raw.json.map((r: { certname: string; title: string }) => [r.certname, r.title]),
+      [['c.example', '/etc/passwd']],
+      target,
+    );
+  }
   t.equal((await get('/v4/resources/File/%2e%2e')).status, 400, 'a dot segment stays refused by the router');
+  t.equal((await rawRequest(s.url, 'GET', '/v4/resources/File//etc/../passwd')).status, 400, 'in a title too');
+  t.equal((await rawRequest(s.url, 'GET', '/v4/resources//File/a/b')).status, 400, "the router's own segments");
   t.equal((await get('/v4/resources/File/%2Fetc%2Fshadow')).json.length, 0);
 });
 

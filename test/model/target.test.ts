@@ -4,7 +4,7 @@ import { checkDepth, decodeUtf8, parseJson, parseXml } from '../../src/model/cod
 import { NfvError, clip, exitCodeFor, listWithin, quote } from '../../src/model/errors.js';
 import { parseCount, parseId, parseName, parseParam } from '../../src/model/ids.js';
 import { MAX_DEPTH } from '../../src/model/limits.js';
-import { parseTarget } from '../../src/model/target.js';
+import { parseTarget, parseTargetWithRest } from '../../src/model/target.js';
 
 const status = (fn: () => unknown) => {
   try {
@@ -73,6 +73,29 @@ t.test('request targets are parsed before any normalisation', async (t) => {
       target,
     );
 });
+
+t.test(
+  'a title may take the rest of the path, slashes and empty segments included, as PuppetDB routes it',
+  async (t) => {
+    const withRest = parseTargetWithRest('/v4/resources/File//etc/ssh/sshd_config?limit=1', 3);
+    t.same(withRest?.segments, ['v4', 'resources', 'File', '/etc/ssh/sshd_config'], 'the rest is one value');
+    t.equal(withRest?.query.get('limit'), '1');
+    t.same(parseTargetWithRest('/v4/resources/File/a%20b/c%2Fd', 3)?.segments, ['v4', 'resources', 'File', 'a b/c/d']);
+    t.equal(parseTargetWithRest('/v4/resources/File/passwd', 3), undefined, "one segment is parseTarget's case");
+    t.equal(parseTargetWithRest('/v4/resources/File//', 3), undefined, 'an empty rest is no title');
+    for (const target of [
+      '/v4/resources/File//etc/../x',
+      '/v4/resources/File/a/%2e',
+      '/v4//File/a/b',
+      '/v4/r/File/%ff/a',
+    ])
+      t.equal(
+        status(() => parseTargetWithRest(target, 3)),
+        400,
+        `${target}: the router's segments and the rest's dot segments stay refused`,
+      );
+  },
+);
 
 t.test('quoted values are cut to 120 characters; messages stay one short line', async (t) => {
   t.equal(quote('abc'), '"abc"');

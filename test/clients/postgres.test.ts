@@ -1,0 +1,18 @@
+/**
+ * The Puppet ecosystem's own clients (puppet apply with the PuppetDB terminus, pypuppetdb 2.2.0 and 3.1.0,
+ * Puppetboard 4.2.6) against `nfv serve --tls-* --database URL` on a throwaway PostgreSQL cluster, migrated with
+ * `nfv db migrate` as a user would. See scenario.ts.
+ */
+import t from 'tap';
+import { cli } from '../helpers.js';
+import { havePostgres, startPostgres } from '../postgres.js';
+import { haveClients } from './fleet.js';
+import { fleetTests } from './scenario.js';
+
+t.setTimeout(600_000);
+if (haveClients(t) && havePostgres(t)) {
+  const { url } = await startPostgres(t);
+  const migrated = await cli(['db', 'migrate', '--database', url]);
+  t.equal(migrated.code, 0, `nfv db migrate: ${migrated.stderr}`);
+  fleetTests(t, url);
+}
