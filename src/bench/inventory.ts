@@ -7,7 +7,8 @@
  * - the 17 queries over HTTP at 100k beside a plain scan of the entity's rows plus JSON encoding of the same answer;
  * - the longest a query waits while commands are written;
  * - serve's memory beside a plain process holding the parsed commands;
- * - one CLI query and one CLI ingest, end to end, beside `node -e 0`.
+ * - one CLI query and one CLI ingest, end to end, beside `node -e 0`;
+ * - the fact entities at 10k nodes on the folder and PostgreSQL (inventory-facts.ts).
  * Prints tables and writes bench-results/inventory.{md,json}.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
@@ -25,9 +26,13 @@ import {
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import Table from 'cli-table3';
+import { factsBench } from './inventory-facts.js';
 import { BIN, GENERATOR, queryUrl, querySet, rssMb, serve } from './inventory-bench.js';
 import { REPO, median } from './reference.js';
 
+// PostgreSQL only for the facts part, where each child gets --database; the rest measures the folder.
+const databaseUrl = process.env.NFV_DATABASE_URL;
+delete process.env.NFV_DATABASE_URL;
 const SIZES = (process.env.NFV_BENCH_NODES ?? '10,100,1000').split(',').map(Number);
 const POSTS = 40;
 const work = mkdtempSync(path.join(tmpdir(), 'nfv-bench-inventory-'));
@@ -310,6 +315,7 @@ const loop = seconds(() =>
 const loopBaseline = seconds(() =>
   catalogFiles.forEach(() => spawnSync(process.execPath, ['-e', '0'], { stdio: 'ignore' })),
 );
+const facts = await factsBench(databaseUrl, progress);
 progress('');
 
 const cliFlatness = (ingestRows.at(-1)!.cliIngestSeconds as number) / (ingestRows[0]!.cliIngestSeconds as number);
@@ -331,6 +337,8 @@ const report = [
   `CLI ingest from a shell loop: ${(catalogFiles.length / loop).toFixed(1)} catalogs/s ` +
     `(${catalogFiles.length} processes; node -e 0 in the same loop: ` +
     `${(catalogFiles.length / loopBaseline).toFixed(1)}/s)`,
+  '',
+  ...facts.lines,
 ];
 process.stdout.write(`${report.join('\n')}\n`);
 const out = path.join(REPO, 'bench-results');
@@ -352,6 +360,7 @@ writeFileSync(
       cliQuery,
       nodeStart,
       cliLoopPerSecond: catalogFiles.length / loop,
+      facts: facts.json,
     },
     null,
     2,

@@ -5,10 +5,8 @@
  * compiled to SQL. `npm run build && node dist/bench/pql.js` (a few seconds; nothing is written).
  */
 import { events, reports, resources, type Entity } from '../inventory/entities.js';
-import { emptyInventory } from '../inventory/ingest.js';
 import { parsePql } from '../inventory/query/pql.js';
-import { SqlParameters, filterSql } from '../inventory/query/sql.js';
-import { checkQuery, rootQuery } from '../inventory/service.js';
+import { compilePql, meanMicroseconds as mean } from './pql-compile.js';
 
 /** The examples of puppet.md (d), a fragment completed into a query where the table gives one. */
 export const SPEC_EXAMPLES = [
@@ -51,26 +49,9 @@ const ENTITIES = new Map<string, Entity>([
   ['events', events],
 ]);
 
-/** The root endpoint's way up to the first row: parse, restrict, check and compile (rows), compile (SQL). */
-function compile(text: string): void {
-  const root = rootQuery(new URLSearchParams({ query: text }));
-  if ('ast' in root) throw new Error('ast_only');
-  const { compiled } = checkQuery(root.entity, emptyInventory(), root.params);
-  filterSql(root.entity, compiled.where, 'x', new SqlParameters());
-}
-
-/** Mean microseconds per call of `run` over `texts`, after a warm-up. */
-function mean(texts: string[], run: (text: string) => void): number {
-  for (let k = 0; k < 200; k++) for (const q of texts) run(q);
-  const rounds = 2_000;
-  const started = process.hrtime.bigint();
-  for (let k = 0; k < rounds; k++) for (const q of texts) run(q);
-  return Number(process.hrtime.bigint() - started) / 1000 / (rounds * texts.length);
-}
-
 const runnable = SPEC_EXAMPLES.filter((q) => ENTITIES.has(/^[a-z_]+/.exec(q)![0]) && !q.includes('to_string'));
 const parse = mean(SPEC_EXAMPLES, (q) => parsePql(q));
-const whole = mean(runnable, compile);
+const whole = mean(runnable, compilePql);
 const longest = Math.max(...SPEC_EXAMPLES.map((q) => q.length));
 process.stdout.write(
   `PQL parse: ${parse.toFixed(1)} µs per query, mean over the ${SPEC_EXAMPLES.length} examples of puppet.md (d) ` +
