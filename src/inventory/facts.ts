@@ -3,8 +3,6 @@
  * nested values (fact-contents, fact-paths), with its path (object keys as strings, array places as integers) and
  * PuppetDB's type name. Both backends derive their rows here, so they list the same rows in the same order.
  */
-import { canonicalJson } from './values.js';
-
 export interface FactRow {
   name: string;
   value: unknown;
@@ -41,12 +39,15 @@ export function leafType(value: unknown): FactLeaf['type'] {
  */
 export function factLeaves(values: Record<string, unknown>): FactLeaf[] {
   const out: FactLeaf[] = [];
-  const walk = (path: (string | number)[], value: unknown) => {
-    if (Array.isArray(value)) value.forEach((v, k) => walk([...path, k], v));
-    else if (typeof value === 'object' && value !== null)
-      for (const [k, v] of Object.entries(value)) walk([...path, k], v);
-    else out.push({ path, pathKey: canonicalJson(path), name: String(path[0]), value, type: leafType(value) });
+  // The path's canonical JSON grows with the path (`open` lacks the closing bracket): one JSON.stringify per key
+  // rather than one canonicalJson per leaf, which was most of a factset's ingest.
+  const walk = (path: (string | number)[], open: string, name: string, value: unknown) => {
+    if (Array.isArray(value)) {
+      for (let k = 0; k < value.length; k++) walk([...path, k], `${open},${k}`, name, value[k]);
+    } else if (typeof value === 'object' && value !== null) {
+      for (const [k, v] of Object.entries(value)) walk([...path, k], `${open},${JSON.stringify(k)}`, name, v);
+    } else out.push({ path, pathKey: `${open}]`, name, value, type: leafType(value) });
   };
-  for (const [name, value] of Object.entries(values)) walk([name], value);
+  for (const [name, value] of Object.entries(values)) walk([name], `[${JSON.stringify(name)}`, name, value);
   return out.sort((a, b) => byText(a.pathKey, b.pathKey));
 }

@@ -6,13 +6,20 @@ import { createHash } from 'node:crypto';
 
 export function canonicalJson(value: unknown): string {
   if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null';
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  // Loops and concatenation rather than map/filter/join: a factset's hash is canonical JSON of ~150 leaves.
+  if (Array.isArray(value)) {
+    let out = '[';
+    for (let k = 0; k < value.length; k++) out += (k ? ',' : '') + canonicalJson(value[k]);
+    return `${out}]`;
+  }
   const obj = value as Record<string, unknown>;
-  return `{${Object.keys(obj)
-    .sort()
-    .filter((k) => obj[k] !== undefined)
-    .map((k) => `${JSON.stringify(k)}:${canonicalJson(obj[k])}`)
-    .join(',')}}`;
+  let out = '{';
+  for (const k of Object.keys(obj).sort()) {
+    const v = obj[k];
+    if (v === undefined) continue;
+    out += `${out.length > 1 ? ',' : ''}${JSON.stringify(k)}:${canonicalJson(v)}`;
+  }
+  return `${out}}`;
 }
 
 /** A user's value as text: strings as they are, anything else as JSON (String() throws on {"toString": 1}). */
