@@ -53,15 +53,27 @@ async function options(name: string): Promise<ImportOptions> {
 }
 
 t.test('the realistic dumps import with their counts', async (t) => {
-  const expected: Record<string, { counts: Record<string, number>; approximated?: number[]; rules: number }> = {
-    'dmz-router': { counts: { exact: 18, 'new-connection': 2, 'no-verdict': 2, approximated: 0 }, rules: 4594 },
+  const expected: Record<
+    string,
+    { counts: Record<string, number>; approximated?: number[]; rules: { may: number; must: number } }
+  > = {
+    'dmz-router': {
+      counts: { exact: 18, 'new-connection': 2, 'no-verdict': 2, approximated: 0 },
+      rules: { may: 14, must: 14 },
+    },
     hosting: {
       counts: { exact: 12, 'new-connection': 3, 'no-verdict': 1, approximated: 2 },
       approximated: [16, 12],
-      rules: 0,
+      rules: { may: 29, must: 29 },
     },
-    docker: { counts: { exact: 12, 'new-connection': 1, 'no-verdict': 1, approximated: 0 }, rules: 0 },
-    router: { counts: { exact: 9, 'new-connection': 2, 'no-verdict': 1, approximated: 0 }, rules: 0 },
+    docker: {
+      counts: { exact: 12, 'new-connection': 1, 'no-verdict': 1, approximated: 0 },
+      rules: { may: 34, must: 34 },
+    },
+    router: {
+      counts: { exact: 9, 'new-connection': 2, 'no-verdict': 1, approximated: 0 },
+      rules: { may: 20, must: 20 },
+    },
   };
   for (const [name, want] of Object.entries(expected)) {
     const imported = importRules('iptables', await dump(`${name}.rules`), `${name}.rules`, await options(name));
@@ -73,6 +85,12 @@ t.test('the realistic dumps import with their counts', async (t) => {
         want.approximated,
         `${name}: the approximated lines`,
       );
+    // The node's rules (prefixes and octet patterns) mean what the unfolded list means, in both lists.
+    for (const which of ['may', 'must'] as const) {
+      const { node } = importedNode(imported, '10.255.0.1', which);
+      t.equal(node.configuration!.firewall!.elements!.length, want.rules[which], `${name}: ${which} list, rules`);
+      t.ok(diff(listOfNode(node, name), importedList(imported, which)).equivalent, `${name}: ${which} node = list`);
+    }
   }
   // The same dumps without their maps: unmapped interfaces approximated, a DNAT refused naming its line.
   const docker = await dump('docker.rules');
