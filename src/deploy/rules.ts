@@ -58,6 +58,11 @@ export function normalisedRules(node: Node): { rules: Rule[]; defaultAllow: bool
   const listed: Rule[] = [];
   (fw.elements ?? []).forEach((e: Elements, k) => {
     if (e.action === 'ALLOW_COND') throw badRequest(`rule ${e.id ?? k + 1}: action ALLOW_COND cannot be deployed`);
+    if (e.approximation !== undefined)
+      throw badRequest(
+        `rule ${e.id ?? k + 1}: approximation="${e.approximation}" (${e.origin ?? 'an imported line'}): an ` +
+          'approximated import has two rule lists and cannot be deployed; import it exactly (--iface, --ipset)',
+      );
     const box = ruleBox(e);
     const allow = e.action === 'ALLOW';
     listed.push({ allow, box });

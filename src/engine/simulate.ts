@@ -55,6 +55,11 @@ export interface RequirementReport {
    * held on the network as deployed (it is enforced in the answer either way).
    */
   heldBefore?: boolean;
+  /**
+   * An approximated firewall decides it (firewall-io.md B.5): neither its may nor its must list proves or refutes
+   * it; the live lines of the approximated rules that meet its traffic. `isSat` is then false.
+   */
+  unknown?: string[];
 }
 
 export interface FirewallReport {
@@ -102,6 +107,8 @@ export interface Report {
   optimal: boolean;
   properties: number;
   satisfied: number;
+  /** Requirements neither held nor failed: an approximated firewall decides them (`unknown` on each). */
+  unknown?: number;
   firewalls: number;
   allocated: number;
   rules: number;

@@ -9,6 +9,7 @@
  * allows only with action ALLOW (absent is DENY, ALLOW_COND drops as in the engine), the default allows only when
  * it is ALLOW, and `directional` and `priority` change nothing.
  */
+import { approximatedRules, listRules, type Approximation } from '../../model/approximation.js';
 import { badRequest } from '../../model/errors.js';
 import type { Elements, Node } from '../../model/types.js';
 import { regionSubtract, ruleBox, type Box } from '../../model/space.js';
@@ -69,13 +70,18 @@ export function elementText(e: Elements): string {
   return [e.action ?? 'DENY', e.protocol ?? 'ANY', e.source, '->', e.destination, ...ports].join(' ');
 }
 
-/** A firewall node's rule list. */
-export function listOfNode(node: Node, name: string): RuleList {
+/**
+ * A firewall node's rule list. An approximated import carries two (model/approximation.ts): `which` says which
+ * one, the may list unless told, and the list's name says so.
+ */
+export function listOfNode(node: Node, name: string, which: Approximation = 'may'): RuleList {
   const fw = node.configuration?.firewall;
   if (node.functionalType !== 'FIREWALL')
     throw badRequest(`node: ${name} is not a firewall (its function is ${node.functionalType ?? 'none'})`);
   if (!fw) throw badRequest(`node: ${name} has no firewall configuration`);
-  const lines = (fw.elements ?? []).map((e, k): Line => ({
+  const approximated = approximatedRules(node).length;
+  if (approximated) name = `${name} (${which} list: ${approximated} rules approximated)`;
+  const lines = listRules(fw.elements ?? [], which).map((e, k): Line => ({
     position: k + 1,
     ...(e.id === undefined ? {} : { id: e.id }),
     allow: e.action === 'ALLOW',

@@ -97,7 +97,20 @@ t.test('the realistic dumps import with their counts', async (t) => {
   t.throws(() => importRules('iptables', docker, 'docker.rules'), /^docker\.rules:12: -j DNAT in table nat PREROUTING/);
   const router = importRules('iptables', await dump('router.rules'), 'router.rules');
   t.equal(router.report.counts.approximated, 8, 'router without --iface: 8 lines approximated');
-  t.throws(() => importedNode(router, '10.0.0.1'), /8 lines approximated \(router\.rules:17, router\.rules:18,/);
+  // Both lists in one node: each rule of one list only marked, naming its line; such a node is not deployed.
+  const both = importedNode(router, '10.0.0.1').node;
+  const marked = both.configuration!.firewall!.elements!.filter((e) => e.approximation);
+  t.same(
+    [...new Set(marked.map((e) => e.origin))].sort(),
+    router.report.lines
+      .filter((l) => l.class === 'approximated')
+      .map((l) => l.where)
+      .sort(),
+    'the marked rules come from the 8 approximated lines',
+  );
+  for (const which of ['may', 'must'] as const)
+    t.ok(diff(listOfNode(both, 'both', which), importedList(router, which)).equivalent, `the node's ${which} list`);
+  t.throws(() => iptables(both, 1), /approximation="(may|must)" \(router\.rules:\d+\): an approximated import/);
   t.equal(importedNode(router, '10.0.0.1', 'may').node.configuration!.firewall!.defaultAction, 'DENY');
 });
 
