@@ -19,6 +19,8 @@ import { DPORT, DST, PROTO, SPORT, SRC, UNIVERSE, intersect, ruleBox, type Box }
 export interface Rule {
   allow: boolean;
   box: Box;
+  /** The element (its place in the node's list, from 0) the rule comes from. */
+  element: number;
 }
 
 export const TCP = 0;
@@ -65,8 +67,8 @@ export function normalisedRules(node: Node): { rules: Rule[]; defaultAllow: bool
       );
     const box = ruleBox(e);
     const allow = e.action === 'ALLOW';
-    listed.push({ allow, box });
-    if (e.directional === true) listed.push({ allow, box: reversed(box) });
+    listed.push({ allow, box, element: k });
+    if (e.directional === true) listed.push({ allow, box: reversed(box), element: k });
   });
   const rules: Rule[] = [];
   listed.forEach((r, k) => {
@@ -75,11 +77,11 @@ export function normalisedRules(node: Node): { rules: Rule[]; defaultAllow: bool
       const scope = withDim(r.box, PROTO, proto, proto);
       for (const later of listed.slice(k + 1)) {
         const part = intersect(later.box, scope);
-        if (part) rules.push({ allow: later.allow, box: part });
+        if (part) rules.push({ allow: later.allow, box: part, element: r.element });
       }
-      rules.push({ allow: defaultAllow, box: scope });
+      rules.push({ allow: defaultAllow, box: scope, element: r.element });
     }
-    rules.push({ allow: r.allow, box: withDim(r.box, PROTO, 0, 2) });
+    rules.push({ allow: r.allow, box: withDim(r.box, PROTO, 0, 2), element: r.element });
   });
   return { rules, defaultAllow };
 }
@@ -87,9 +89,7 @@ export function normalisedRules(node: Node): { rules: Rule[]; defaultAllow: bool
 /** Splits rules of TCP and UDP (ANY with ports) into a TCP and a UDP rule, for formats that need one protocol. */
 export function perProtocol(rules: Rule[]): Rule[] {
   return rules.flatMap((r) =>
-    protocolOf(r.box) === 'tcp+udp'
-      ? [TCP, UDP].map((p) => ({ allow: r.allow, box: withDim(r.box, PROTO, p, p) }))
-      : [r],
+    protocolOf(r.box) === 'tcp+udp' ? [TCP, UDP].map((p) => ({ ...r, box: withDim(r.box, PROTO, p, p) })) : [r],
   );
 }
 

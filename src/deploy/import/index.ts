@@ -49,6 +49,8 @@ export interface Imported {
   report: ImportReport;
   entries: Entry[];
   defaultAllow: boolean;
+  /** The rule set as read: its chains, for a change written against the live file (live.ts). */
+  set: LiveRuleset;
 }
 
 const CLASSES: LineClass[] = ['exact', 'new-connection', 'no-verdict', 'approximated', 'refused'];
@@ -96,7 +98,7 @@ export function importRules(format: ImportFormat, text: string, file: string, op
     lines,
     notes: set.notes,
   };
-  return { report, entries, defaultAllow };
+  return { report, entries, defaultAllow, set };
 }
 
 export type { Approximation };

@@ -2,6 +2,7 @@
  * `/adp/simulations`: run the engine on an NFV (all-in-one) or on stored resources (byParams), store the results,
  * read and delete them. Reads never solve.
  */
+import { parseImportRequest } from '../imports.js';
 import { approximatedLines, approximatedNodes, withList } from '../../model/approximation.js';
 import { boxOf, intersect, ruleBox } from '../../model/space.js';
 import { EmptyCollection, badRequest, clip, interrupted, notFound, quote } from '../../model/errors.js';
@@ -573,6 +574,42 @@ export const simulationsChange = operation({
   },
 });
 
+export const simulationsLiveChange = operation({
+  name: 'simulations.liveChange',
+  method: 'POST',
+  path: '/adp/simulations/{smid}/change/{other}',
+  summary:
+    'The change of an imported firewall from stored result smid to other, written against its live iptables-save ' +
+    'file (body: the /fwd/import fields format, text, file, node, chain, iface, ipset): iptables-restore --noflush ' +
+    'input deleting and inserting live lines (our addition)',
+  body: 'json',
+  bodyFormats: ['json'],
+  reply: 'text',
+  status: 200,
+  errors: 'json',
+  handler: async (i) => {
+    const r = await parseImportRequest(i.body);
+    if (r.format !== 'iptables') throw badRequest('format: changes against live lines are written for iptables only');
+    const data = await i.ws.read(ADP_AREA);
+    const [from, to] = [findSimulation(data, i.params.smid as number), findSimulation(data, i.params.other as number)];
+    const placement = (to.report as Report).placements.find((p) => p.node === r.node && p.change);
+    if (!placement?.change)
+      throw badRequest(`node: simulation ${to.id} did not reconfigure ${quote(r.node)} (simulate --reconfigure does)`);
+    const { iptablesLiveChange } = await import('../../deploy/import/live.js');
+    const what = `simulation ${from.id} -> ${to.id}`;
+    const body = iptablesLiveChange(
+      r.text,
+      r.file,
+      r.options,
+      firewallIn(from, r.node),
+      firewallIn(to, r.node),
+      placement.change,
+      what,
+    );
+    return text(body, `iptables_${r.node}_${from.id}-${to.id}.rules`, 'text/plain; charset=utf-8');
+  },
+});
+
 export const simulationsSummary = operation({
   name: 'simulations.summary',
   method: 'GET',
@@ -681,6 +718,7 @@ export const simulationOperations = [
   simulationsDelete,
   simulationsDiff,
   simulationsChange,
+  simulationsLiveChange,
   simulationsDraw,
   simulationsReport,
 ];
