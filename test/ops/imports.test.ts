@@ -232,7 +232,7 @@ t.test('a reconfigured import: the change against the live lines, applied by ipt
     text,
     /^# nfv: firewall 10\.255\.0\.1, simulation 1 -> 2 against rules\.v4: 1 line deleted, \d+ rules? inserted at FORWARD 3,/,
   );
-  t.match(text, /#   deleted rules\.v4:10: -A FORWARD -s 10\.0\.2\.0\/24 -p tcp --dport 443 -j ACCEPT\n/);
+  t.match(text, /# {3}deleted rules\.v4:10: -A FORWARD -s 10\.0\.2\.0\/24 -p tcp --dport 443 -j ACCEPT\n/);
   t.match(
     text,
     /\n\*filter\n-D FORWARD 4\n-I FORWARD 3 .*-j ACCEPT\n/,
