@@ -14,7 +14,7 @@
  */
 import { badRequest } from '../model/errors.js';
 import type { Elements, Node } from '../model/types.js';
-import { DPORT, DST, PROTO, SPORT, SRC, UNIVERSE, intersect, ruleBox, type Box } from '../model/space.js';
+import { PROTO, UNIVERSE, intersect, ruleBoxes, type Box } from '../model/space.js';
 
 export interface Rule {
   allow: boolean;
@@ -35,22 +35,6 @@ export const withDim = (b: Box, d: number, lo: number, hi: number): Box => {
   return out;
 };
 
-function reversed(b: Box): Box {
-  const out = [...b];
-  for (let k = 0; k < 8; k++) {
-    out[2 * SRC + k] = b[2 * DST + k]!;
-    out[2 * DST + k] = b[2 * SRC + k]!;
-  }
-  for (const [x, y] of [
-    [SPORT, DPORT],
-    [DPORT, SPORT],
-  ] as const) {
-    out[2 * x] = b[2 * y]!;
-    out[2 * x + 1] = b[2 * y + 1]!;
-  }
-  return out;
-}
-
 /** The node's rules as boxes in first-match order, with defaults, reverse rules and no OTHER protocol. */
 export function normalisedRules(node: Node): { rules: Rule[]; defaultAllow: boolean } {
   const fw = node.configuration?.firewall;
@@ -65,10 +49,9 @@ export function normalisedRules(node: Node): { rules: Rule[]; defaultAllow: bool
         `rule ${e.id ?? k + 1}: approximation="${e.approximation}" (${e.origin ?? 'an imported line'}): an ` +
           'approximated import has two rule lists and cannot be deployed; import it exactly (--iface, --ipset)',
       );
-    const box = ruleBox(e);
     const allow = e.action === 'ALLOW';
-    listed.push({ allow, box, element: k });
-    if (e.directional === true) listed.push({ allow, box: reversed(box), element: k });
+    // A directional rule matches its reverse too, right after it (`ruleBoxes`, as the engine verifies it).
+    for (const box of ruleBoxes(e)) listed.push({ allow, box, element: k });
   });
   const rules: Rule[] = [];
   listed.forEach((r, k) => {

@@ -5,14 +5,14 @@
  * negations) or none (a line that matches no new connection).
  *
  * A firewall node's rules mean what the engine verifies (engine.md A.2, `firstMatchDrops` in engine/allocate.ts):
- * an element matches the packets of `ruleBox` (so ports follow the engine's meaning, whatever it is), an element
+ * an element matches the packets of `ruleBoxes` (so ports and `directional` follow the engine's meaning), an element
  * allows only with action ALLOW (absent is DENY, ALLOW_COND drops as in the engine), the default allows only when
- * it is ALLOW, and `directional` and `priority` change nothing.
+ * it is ALLOW, and `priority` changes nothing.
  */
 import { approximatedRules, listRules, type Approximation } from '../../model/approximation.js';
 import { badRequest } from '../../model/errors.js';
 import type { Elements, Node } from '../../model/types.js';
-import { regionSubtract, ruleBox, type Box } from '../../model/space.js';
+import { regionSubtract, ruleBoxes, type Box } from '../../model/space.js';
 
 export interface Line {
   /** 1-based place in the list (first-match order). */
@@ -47,7 +47,7 @@ export const verdict = (allow: boolean): 'ALLOW' | 'DENY' => (allow ? 'ALLOW' : 
 
 /** The packets an element matches, as the engine reads it: the one place that turns a rule into boxes. */
 export function matchOf(element: Elements): Box[] {
-  return [ruleBox(element)];
+  return ruleBoxes(element);
 }
 
 /** Overlapping boxes as disjoint ones with the same union. */

@@ -304,9 +304,9 @@ t.test(
 // Round trips
 
 /**
- * Seeded firewalls whose ports go with TCP or UDP only (ANY and OTHER without ports: item 3 decides the rest), and
- * none directional: the analyses read a rule list as the engine verifies it, where `directional` changes nothing,
- * while every translator deploys the reverse rule too.
+ * Seeded firewalls whose ports go with TCP or UDP only (ANY and OTHER without ports: item 3 decides the rest), some
+ * rules directional (the analyses read them as the engine verifies them and every translator deploys them: the
+ * rule, then its reverse).
  */
 function firewalls(seed: number, count: number): Node[] {
   const rnd = random(seed);
@@ -323,6 +323,7 @@ function firewalls(seed: number, count: number): Node[] {
       destination: pattern(),
       protocol,
       ...(ported ? { srcPort: ports(), dstPort: ports() } : {}),
+      ...(rnd() < 0.2 ? { directional: true } : {}),
     };
   };
   return Array.from({ length: count }, (_, k) => ({
