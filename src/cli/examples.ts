@@ -34,6 +34,16 @@ const WRITTEN: Record<string, string[]> = {
     'nfv deploy nftables 1 --sets --format json | nft -j -f -                # rules grouped in sets, as JSON',
     'nfv deploy iptables --from 1 2 10.255.0.1 | iptables-restore --noflush   # from result 1 to result 2',
     'nfv deploy nftables --from 1 2 10.255.0.1 -o change.sh && sh change.sh  # refuses a chain that drifted',
+    'nfv deploy iptables --from 1 2 10.255.0.1 --live rules.v4 | iptables-restore --noflush   # the live lines',
+  ],
+  'nfv import iptables': [
+    'nfv import iptables rules.v4 --node 10.255.0.1 --report table > fw.json   # rules.v4: iptables-save output',
+    'nfv import iptables rules.v4 --node 10.255.0.1 --into network.xml -o network-fw.xml && nfv simulate network-fw.xml',
+    'nfv import iptables rules.v4 --node 10.255.0.1 --iface eth1=10.1.0.0/16 --ipset ipset.save --store',
+  ],
+  'nfv import nftables': [
+    'nfv import nftables ruleset.json --node 10.255.0.1   # ruleset.json: nft -j list ruleset',
+    'nfv import nftables ruleset.nft --node 10.255.0.1 --into network.xml -o network-fw.xml   # text: nft converts it',
   ],
   'nfv generate-files': ['nfv generate-files result.xml --type all -o out/'],
   'nfv fwd import': ['nfv fwd import --simulation 1'],

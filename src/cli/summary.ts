@@ -107,7 +107,9 @@ export function simulationSummary(nfv: NFV, report: Report): string {
         q.conflictsWith.map((c) => `#${c}`).join(' ') || '-',
       ]);
     }
-    out.push('', `${plural(failed.length, 'requirement')} cannot hold:`, table.toString());
+    const unknown = failed.filter((q) => q.unknown).length;
+    const said = unknown ? ` (${unknown} unknown: approximated firewall rules decide them)` : '';
+    out.push('', `${plural(failed.length, 'requirement')} cannot hold${said}:`, table.toString());
   }
   return out.join('\n');
 }

@@ -52,11 +52,16 @@ export function iptablesChange(from: Node, to: Node, what: string): string {
   return `${lines.join('\n')}\n`;
 }
 
-/** The FORWARD chain of a firewall: its policy and each rule's match and target, in first-match order. */
-function forwardChain(node: Node): { policy: 'ACCEPT' | 'DROP'; specs: string[] } {
+/**
+ * The FORWARD chain of a firewall: its policy and each rule's match and target, in first-match order, with the
+ * element (from 0) each comes from.
+ */
+export function forwardChain(node: Node): { policy: 'ACCEPT' | 'DROP'; specs: string[]; elements: number[] } {
   const { rules, defaultAllow } = normalisedRules(node);
   const specs: string[] = [];
+  const elements: number[] = [];
   for (const r of perProtocol(rules)) {
+    elements.push(r.element);
     const parts: string[] = [];
     const src = address(r.box, SRC);
     const dst = address(r.box, DST);
@@ -76,5 +81,5 @@ function forwardChain(node: Node): { policy: 'ACCEPT' | 'DROP'; specs: string[] 
     parts.push(`-j ${r.allow ? 'ACCEPT' : 'DROP'}`);
     specs.push(parts.join(' '));
   }
-  return { policy: defaultAllow ? 'ACCEPT' : 'DROP', specs };
+  return { policy: defaultAllow ? 'ACCEPT' : 'DROP', specs, elements };
 }

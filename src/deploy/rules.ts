@@ -14,11 +14,13 @@
  */
 import { badRequest } from '../model/errors.js';
 import type { Elements, Node } from '../model/types.js';
-import { DPORT, DST, PROTO, SPORT, SRC, UNIVERSE, intersect, ruleBox, type Box } from '../model/space.js';
+import { PROTO, UNIVERSE, intersect, ruleBoxes, type Box } from '../model/space.js';
 
 export interface Rule {
   allow: boolean;
   box: Box;
+  /** The element (its place in the node's list, from 0) the rule comes from. */
+  element: number;
 }
 
 export const TCP = 0;
@@ -33,22 +35,6 @@ export const withDim = (b: Box, d: number, lo: number, hi: number): Box => {
   return out;
 };
 
-function reversed(b: Box): Box {
-  const out = [...b];
-  for (let k = 0; k < 8; k++) {
-    out[2 * SRC + k] = b[2 * DST + k]!;
-    out[2 * DST + k] = b[2 * SRC + k]!;
-  }
-  for (const [x, y] of [
-    [SPORT, DPORT],
-    [DPORT, SPORT],
-  ] as const) {
-    out[2 * x] = b[2 * y]!;
-    out[2 * x + 1] = b[2 * y + 1]!;
-  }
-  return out;
-}
-
 /** The node's rules as boxes in first-match order, with defaults, reverse rules and no OTHER protocol. */
 export function normalisedRules(node: Node): { rules: Rule[]; defaultAllow: boolean } {
   const fw = node.configuration?.firewall;
@@ -58,10 +44,14 @@ export function normalisedRules(node: Node): { rules: Rule[]; defaultAllow: bool
   const listed: Rule[] = [];
   (fw.elements ?? []).forEach((e: Elements, k) => {
     if (e.action === 'ALLOW_COND') throw badRequest(`rule ${e.id ?? k + 1}: action ALLOW_COND cannot be deployed`);
-    const box = ruleBox(e);
+    if (e.approximation !== undefined)
+      throw badRequest(
+        `rule ${e.id ?? k + 1}: approximation="${e.approximation}" (${e.origin ?? 'an imported line'}): an ` +
+          'approximated import has two rule lists and cannot be deployed; import it exactly (--iface, --ipset)',
+      );
     const allow = e.action === 'ALLOW';
-    listed.push({ allow, box });
-    if (e.directional === true) listed.push({ allow, box: reversed(box) });
+    // A directional rule matches its reverse too, right after it (`ruleBoxes`, as the engine verifies it).
+    for (const box of ruleBoxes(e)) listed.push({ allow, box, element: k });
   });
   const rules: Rule[] = [];
   listed.forEach((r, k) => {
@@ -70,11 +60,11 @@ export function normalisedRules(node: Node): { rules: Rule[]; defaultAllow: bool
       const scope = withDim(r.box, PROTO, proto, proto);
       for (const later of listed.slice(k + 1)) {
         const part = intersect(later.box, scope);
-        if (part) rules.push({ allow: later.allow, box: part });
+        if (part) rules.push({ allow: later.allow, box: part, element: r.element });
       }
-      rules.push({ allow: defaultAllow, box: scope });
+      rules.push({ allow: defaultAllow, box: scope, element: r.element });
     }
-    rules.push({ allow: r.allow, box: withDim(r.box, PROTO, 0, 2) });
+    rules.push({ allow: r.allow, box: withDim(r.box, PROTO, 0, 2), element: r.element });
   });
   return { rules, defaultAllow };
 }
@@ -82,9 +72,7 @@ export function normalisedRules(node: Node): { rules: Rule[]; defaultAllow: bool
 /** Splits rules of TCP and UDP (ANY with ports) into a TCP and a UDP rule, for formats that need one protocol. */
 export function perProtocol(rules: Rule[]): Rule[] {
   return rules.flatMap((r) =>
-    protocolOf(r.box) === 'tcp+udp'
-      ? [TCP, UDP].map((p) => ({ allow: r.allow, box: withDim(r.box, PROTO, p, p) }))
-      : [r],
+    protocolOf(r.box) === 'tcp+udp' ? [TCP, UDP].map((p) => ({ ...r, box: withDim(r.box, PROTO, p, p) })) : [r],
   );
 }
 

@@ -16,7 +16,7 @@ import { exactCore, exactMaxSat } from './exact.js';
 import { greedyDecisions, type GreedyDecisions } from './greedy.js';
 import { SolverTimeout, conflictCore, solveMaxSat, type Lit, type MaxSatProblem } from './maxsat.js';
 import type { NetNode } from './network.js';
-import { contains, ruleBox, type PacketClass } from '../model/space.js';
+import { ruleHolds, type PacketClass } from '../model/space.js';
 
 export interface Decisions {
   satisfied: boolean[];
@@ -77,7 +77,7 @@ type Term = Lit | boolean;
 /** Does a configured firewall drop a class (first match in list order; DENY when no action or default is given)? */
 export function firstMatchDrops(node: NetNode, cls: PacketClass): boolean {
   for (const rule of node.rules ?? []) {
-    if (contains(ruleBox(rule), cls.boxes[0]!)) return (rule.action ?? 'DENY') !== 'ALLOW';
+    if (ruleHolds(rule, cls.boxes[0]!)) return (rule.action ?? 'DENY') !== 'ALLOW';
   }
   return node.defaultAction !== 'ALLOW';
 }
@@ -195,7 +195,7 @@ function encode(
       }
     }
     const box = model.classes[cls]!.boxes[0]!;
-    const matching = rules.flatMap((rule, i) => (contains(ruleBox(rule), box) ? [i] : []));
+    const matching = rules.flatMap((rule, i) => (ruleHolds(rule, box) ? [i] : []));
     let outcome: Term = node.defaultAction === 'DENY' ? -terms.flip : terms.flip;
     for (const i of [...matching].reverse())
       outcome = choice(terms.keep[i]!, (rules[i]!.action ?? 'DENY') !== 'ALLOW', outcome);

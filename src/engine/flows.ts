@@ -22,7 +22,7 @@ import {
   rewrite,
   type Box,
   type PacketClass,
-  ruleBox,
+  ruleBoxes,
 } from '../model/space.js';
 
 export type RequirementKind = 'isolation' | 'reachability' | 'complete';
@@ -129,7 +129,7 @@ export function computeFlows(net: NetNode[], requirements: Requirement[]): FlowM
   // Rules of configured firewalls on some path split the classes further.
   const onPaths = new Set(requirements.flatMap((r) => r.paths.flat()));
   for (const k of [...onPaths].sort((a, b) => a - b)) {
-    for (const rule of net[k]!.rules ?? []) partition.add(ruleBox(rule), false);
+    for (const rule of net[k]!.rules ?? []) for (const box of ruleBoxes(rule)) partition.add(box, false);
   }
   const classes = partition.classes();
   const byPredicate = new Map<number, PacketClass[]>();

@@ -19,7 +19,7 @@ import { ALGORITHMS, DEFAULT_TIMEOUT_SECONDS, PROOF_SECONDS, type Algorithm } fr
 import { computeFlows, type AtomicFlow, type FlowModel, type Requirement, type RequirementKind } from './flows.js';
 import { buildNetwork, expandServiceGraph, expandWildcards, pathsBetween, type NetNode } from './network.js';
 import { coveringRules, synthesiseRules } from './rules.js';
-import { contains, ruleBox } from '../model/space.js';
+import { ruleHolds } from '../model/space.js';
 import { placeJointly, writeHosts, type HostingReport, type ResultShape } from './hosting.js';
 import { definePlacement, placementInput } from './placement/index.js';
 
@@ -55,6 +55,11 @@ export interface RequirementReport {
    * held on the network as deployed (it is enforced in the answer either way).
    */
   heldBefore?: boolean;
+  /**
+   * An approximated firewall decides it (firewall-io.md B.5): neither its may nor its must list proves or refutes
+   * it; the live lines of the approximated rules that meet its traffic. `isSat` is then false.
+   */
+  unknown?: string[];
 }
 
 export interface FirewallReport {
@@ -102,6 +107,8 @@ export interface Report {
   optimal: boolean;
   properties: number;
   satisfied: number;
+  /** Requirements neither held nor failed: an approximated firewall decides them (`unknown` on each). */
+  unknown?: number;
   firewalls: number;
   allocated: number;
   rules: number;
@@ -237,9 +244,7 @@ function redeploy(
   const conf = (n.node.configuration ??= { name: 'AutoConf' });
   conf.firewall = { defaultAction: to, elements };
   const position = (keep: boolean) => rules.flatMap((_, i) => (revision.keep[i] === keep ? [i + 1] : []));
-  const atDefault = entering.filter(
-    (c) => !keptRules.some((r) => contains(ruleBox(r), model.classes[c]!.boxes[0]!)),
-  ).length;
+  const atDefault = entering.filter((c) => !keptRules.some((r) => ruleHolds(r, model.classes[c]!.boxes[0]!))).length;
   const removed = position(false);
   return {
     graph: graph.id!,

@@ -47,6 +47,21 @@ export function ruleAddressBounds(text: string): number[] | undefined {
   return [3, 2, 1, 0].flatMap((k) => [Math.floor(lo / 256 ** k) % 256, Math.floor(hi / 256 ** k) % 256]);
 }
 
+/**
+ * The fewest aligned blocks that cover the numbers `lo..hi` exactly, in order, each as its first number and its
+ * prefix length within `bits` bits (an address range in 32 bits, an octet's interval in 8).
+ */
+export function rangeBlocks(lo: number, hi: number, bits = 32): { start: number; length: number }[] {
+  const out: { start: number; length: number }[] = [];
+  for (let at = lo; at <= hi;) {
+    let size = 1;
+    while (size < 2 ** bits && at % (2 * size) === 0 && at + 2 * size - 1 <= hi) size *= 2;
+    out.push({ start: at, length: bits - Math.log2(size) });
+    at += size;
+  }
+  return out;
+}
+
 const wholeOctet = (lo: number, hi: number) => lo === 0 && hi === 255;
 
 /** The prefix length of octet intervals, or undefined when they are not a prefix. */

@@ -73,8 +73,8 @@ export const MAX_TLS_FILE_BYTES = 1024 * 1024;
 /**
  * Importing a live firewall (iptables-save, nft JSON): the most lines read, the deepest chain of jumps, the most
  * packet boxes the unfolded rules may hold (negations and RETURNs subtract boxes, which multiplies them), and the
- * most nfv rules one live line may become while rule addresses take octet patterns only (a /25 is 128 of them, the
- * complement of a /24 about 760).
+ * most nfv rules one live line may become (a prefix is one, the complement of a /24 about 20; only addresses that
+ * are products of octet ranges, such as 10.0-3.5-6.0/24, take more).
  */
 export const MAX_IMPORT_LINES = 200_000;
 export const MAX_IMPORT_DEPTH = 64;

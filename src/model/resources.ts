@@ -41,6 +41,8 @@ export const FUNCTIONAL_TYPES = [
 
 export const FunctionalTypeEnum = enumType('functional type', FUNCTIONAL_TYPES);
 export const ActionEnum = enumType('action (ALLOW, DENY)', ['ALLOW', 'DENY', 'ALLOW_COND']);
+/** Which list of an approximated import a rule belongs to (absent: both; firewall-io.md B.5). */
+export const ApproximationEnum = enumType('approximation (may, must)', ['may', 'must']);
 export const L4ProtoEnum = enumType('protocol (ANY, TCP, UDP, OTHER)', ['ANY', 'TCP', 'UDP', 'OTHER']);
 export const PropertyNameEnum = enumType('property name', [
   ['ISOLATION_PROPERTY', 'IsolationProperty'],
@@ -100,6 +102,10 @@ export const ElementsType = obj(
     elem('dstPort', 'string', { xml: 'dst_port' }),
     elem('priority', 'string'),
     elem('directional', 'boolean'),
+    // nfv extensions for imported firewalls (firewall-io.md B.5): a rule of the may or the must list only, and the
+    // live line it came from.
+    attr('approximation', ApproximationEnum),
+    attr('origin', 'string'),
   ],
   (v, report) => {
     for (const key of ['source', 'destination']) {

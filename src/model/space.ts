@@ -193,14 +193,18 @@ export class Partition {
   }
 }
 
-/** The packets a firewall rule matches. */
-export function ruleBox(rule: {
+/** A firewall rule's fields that say which packets it matches. */
+export interface RuleFields {
   source: string;
   destination: string;
   srcPort?: string;
   dstPort?: string;
   protocol?: string;
-}): Box {
+  directional?: boolean;
+}
+
+/** The packets a firewall rule matches in its own direction (from source to destination). */
+export function ruleBox(rule: RuleFields): Box {
   return boxOf({
     src: rule.source,
     dst: rule.destination,
@@ -209,6 +213,38 @@ export function ruleBox(rule: {
     proto: rule.protocol,
   });
 }
+
+/** The same packets the other way: source and destination addresses swapped, and their ports. */
+export function reversedBox(b: Box): Box {
+  const out = [...b];
+  for (let k = 0; k < 8; k++) {
+    out[2 * SRC + k] = b[2 * DST + k]!;
+    out[2 * DST + k] = b[2 * SRC + k]!;
+  }
+  for (const [x, y] of [
+    [SPORT, DPORT],
+    [DPORT, SPORT],
+  ] as const) {
+    out[2 * x] = b[2 * y]!;
+    out[2 * x + 1] = b[2 * y + 1]!;
+  }
+  return out;
+}
+
+/**
+ * Every packet a firewall rule matches (docs/SEMANTICS.md): its box, and with `directional` true the reverse box
+ * as well (the replies' direction), at the rule's own place in first-match order, as every translator deploys it.
+ */
+export function ruleBoxes(rule: RuleFields): Box[] {
+  const box = ruleBox(rule);
+  return rule.directional === true ? [box, reversedBox(box)] : [box];
+}
+
+/**
+ * Whether a rule matches every packet of an atomic class, given one of its boxes: a class that the rule's boxes
+ * refine lies within one of them or outside all.
+ */
+export const ruleHolds = (rule: RuleFields, classBox: Box) => ruleBoxes(rule).some((b) => contains(b, classBox));
 
 /** The number of packets in a box (exact: a box can hold about 2^98 packets). */
 export function volume(b: Box): bigint {

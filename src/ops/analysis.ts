@@ -83,7 +83,6 @@ function jsonFields(text: string): Record<string, unknown> | undefined {
 }
 
 interface DocumentKind {
-  what: string;
   /** Whether a document is of this kind, from its text (XML root name or JSON fields given when they parse). */
   is: (text: string, root: string | undefined, fields: Record<string, unknown> | undefined) => boolean;
   read: (text: string, node: string | undefined, name: string) => Found | Promise<Found>;
@@ -98,7 +97,6 @@ async function importedSource(format: 'iptables' | 'nftables', text: string, nam
 /** The kinds of document a rule list can come in, each recognised by its content. */
 const DOCUMENTS: DocumentKind[] = [
   {
-    what: 'an NFV document (XML or JSON)',
     is: (_text, root, fields) => root === 'NFV' || (fields !== undefined && 'graphs' in fields),
     read: (text, wanted, name) => {
       const node = pickFirewall(nodesOf(decodeDocument(NfvType, text)), wanted, name, badRequest);
@@ -106,7 +104,6 @@ const DOCUMENTS: DocumentKind[] = [
     },
   },
   {
-    what: 'a firewall node (XML or JSON)',
     is: (_text, root, fields) =>
       root === 'node' || (fields !== undefined && ('functionalType' in fields || 'configuration' in fields)),
     read: (text, wanted, name) => {
@@ -117,12 +114,10 @@ const DOCUMENTS: DocumentKind[] = [
     },
   },
   {
-    what: 'an iptables-save file',
     is: (text) => looksLikeIptables(text),
     read: (text, _node, name) => importedSource('iptables', text, name),
   },
   {
-    what: 'nft -j list ruleset output',
     is: (text) => looksLikeNftJson(text),
     read: (text, _node, name) => importedSource('nftables', text, name),
   },
@@ -133,7 +128,11 @@ async function readDocument(text: string, wanted: string | undefined, name: stri
   const root = format === 'xml' ? xmlRootName(text) : undefined;
   const fields = format === 'json' && !looksLikeNftJson(text) ? jsonFields(text) : undefined;
   const kind = DOCUMENTS.find((d) => d.is(text, root, fields));
-  if (!kind) throw badRequest(`${name}: not a rule source (${DOCUMENTS.map((d) => d.what).join(', ')})`);
+  if (!kind)
+    throw badRequest(
+      `${name}: not a rule source (an NFV document or a firewall node in XML or JSON, an iptables-save file, ` +
+        'or nft -j list ruleset output)',
+    );
   return kind.read(text, wanted, name);
 }
 

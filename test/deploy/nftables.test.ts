@@ -7,7 +7,7 @@
  *   CIDR prefixes of any length; the kernel's verdict (forwarded or not) must equal the first-match verdict of an
  *   evaluator written here from the documented meaning of a rule list, not from the translators (ports constrain
  *   TCP and UDP only, so a rule with ports never matches a packet of another protocol), and nfv's own first-match
- *   verdict (the engine's `ruleBox`) must equal both;
+ *   verdict (the engine's `ruleBoxes`) must equal both;
  * - the --from change script, applied to the old list, leaves the new one, and refuses a chain that drifted.
  * Without nft or unshare the tests are skipped, saying why (under CI=true that fails: .ci/run installs nftables).
  */
@@ -19,7 +19,7 @@ import t from 'tap';
 import { random } from '../../src/bench/topology.js';
 import { iptables } from '../../src/deploy/iptables.js';
 import { nftables, nftablesChange, nftablesJson } from '../../src/deploy/nftables.js';
-import { ruleBox } from '../../src/model/space.js';
+import { ruleBoxes } from '../../src/model/space.js';
 import type { Elements, Node } from '../../src/model/types.js';
 import { ROOT, scratch } from '../helpers.js';
 
@@ -215,20 +215,16 @@ function verdict(node: Node, p: Packet): boolean {
 }
 
 /**
- * nfv's own first-match verdict: the engine's meaning of each element (`ruleBox`), a directional element followed
- * by its reverse (as deployed). A packet of another protocol is at protocol OTHER with the values its port fields
- * carry, which must not matter.
+ * nfv's own first-match verdict: the engine's meaning of each element (`ruleBoxes`: a directional element matches
+ * its reverse too). A packet of another protocol is at protocol OTHER with the values its port fields carry, which
+ * must not matter.
  */
 function nfvVerdict(node: Node, p: Packet): boolean {
   const fw = node.configuration!.firewall!;
   const proto = p.proto === 6 ? 0 : p.proto === 17 ? 1 : 2;
-  const forward = [...p.src, ...p.dst, p.sport, p.dport, proto];
-  const backward = [...p.dst, ...p.src, p.dport, p.sport, proto];
-  const inBox = (b: readonly number[], point: number[]) => point.every((v, d) => v >= b[2 * d]! && v <= b[2 * d + 1]!);
-  for (const e of fw.elements ?? []) {
-    const b = ruleBox(e);
-    if (inBox(b, forward) || (e.directional === true && inBox(b, backward))) return (e.action ?? 'DENY') === 'ALLOW';
-  }
+  const point = [...p.src, ...p.dst, p.sport, p.dport, proto];
+  const inBox = (b: readonly number[]) => point.every((v, d) => v >= b[2 * d]! && v <= b[2 * d + 1]!);
+  for (const e of fw.elements ?? []) if (ruleBoxes(e).some(inBox)) return (e.action ?? 'DENY') === 'ALLOW';
   return fw.defaultAction === 'ALLOW';
 }
 
@@ -468,7 +464,7 @@ t.test(
     t.same(
       nfvDiffers.slice(0, 5),
       [],
-      `nfv's first-match verdict (ruleBox) equals the kernel's on all ${packets.flat().length} packets, ` +
+      `nfv's first-match verdict (ruleBoxes) equals the kernel's on all ${packets.flat().length} packets, ` +
         `${other} of them of other protocols (ICMP, GRE, ESP, SCTP)`,
     );
     t.ok(other >= 1000 && cidr >= 50, `${other} other-protocol packets; ${cidr} firewalls with CIDR rule sources`);

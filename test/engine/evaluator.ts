@@ -128,15 +128,23 @@ function protocolsOf(protocol: string | undefined, srcPort: string | undefined, 
   return [lo, portless ? hi : Math.min(hi, PROTOCOLS.UDP![1])] as [number, number];
 }
 
-/** A rule's packets (undefined when it can match none: OTHER with a port condition). */
-function ruleBox(rule: NonNullable<NonNullable<Node['configuration']>['firewall']>['elements']): (Box | undefined)[] {
+/**
+ * Each rule's packets (none when it can match none: OTHER with a port condition); a directional rule also matches
+ * the packets going the other way, from its destination to its source, with the ports swapped.
+ */
+function ruleBox(rule: NonNullable<NonNullable<Node['configuration']>['firewall']>['elements']): Box[][] {
   return (rule ?? []).map((r) => {
-    let b = set(everything(), SRC, octets(r.source)!);
-    b = set(b, DST, octets(r.destination)!);
-    b = set(b, SPORT, [ports(r.srcPort)]);
-    b = set(b, DPORT, [ports(r.dstPort)]);
     const [lo, hi] = protocolsOf(r.protocol, r.srcPort, r.dstPort);
-    return lo <= hi ? set(b, PROTO, [[lo, hi]]) : undefined;
+    if (lo > hi) return [];
+    const one = (src: string, dst: string, sport: string | undefined, dport: string | undefined) => {
+      let b = set(everything(), SRC, octets(src)!);
+      b = set(b, DST, octets(dst)!);
+      b = set(b, SPORT, [ports(sport)]);
+      b = set(b, DPORT, [ports(dport)]);
+      return set(b, PROTO, [[lo, hi]]);
+    };
+    const forward = one(r.source, r.destination, r.srcPort, r.dstPort);
+    return r.directional === true ? [forward, one(r.destination, r.source, r.dstPort, r.srcPort)] : [forward];
   });
 }
 
@@ -176,10 +184,11 @@ function behave(node: Node, region: Box[], firewalls: boolean): Box[] {
     const boxes = ruleBox(rules);
     let undecided = region;
     const allowed: Box[] = [];
-    boxes.forEach((b, k) => {
-      if (!b) return;
-      if ((rules[k]!.action ?? 'DENY') === 'ALLOW') allowed.push(...within(undecided, b));
-      undecided = minus(undecided, b);
+    boxes.forEach((rule, k) => {
+      for (const b of rule) {
+        if ((rules[k]!.action ?? 'DENY') === 'ALLOW') allowed.push(...within(undecided, b));
+        undecided = minus(undecided, b);
+      }
     });
     if (fw?.defaultAction === 'ALLOW') allowed.push(...undecided);
     passed = allowed;

@@ -189,6 +189,49 @@ t.test('a configured firewall with /12 and /10 rules: verdicts the independent e
   }
 });
 
+t.test('a directional rule matches its reverse too, in its place (docs/SEMANTICS.md)', async (t) => {
+  const [a, s] = ['10.0.0.1', '20.0.0.1'];
+  const nfv = network(
+    [
+      webclient(a, '30.0.0.1'),
+      firewall(
+        '30.0.0.1',
+        'DENY',
+        [
+          { action: 'DENY', source: s, destination: a, protocol: 'TCP', srcPort: '80', dstPort: '22' },
+          { action: 'ALLOW', source: a, destination: s, protocol: 'TCP', dstPort: '80', directional: true },
+          { action: 'ALLOW', source: a, destination: s, protocol: 'UDP', dstPort: '53' },
+        ],
+        a,
+        s,
+      ),
+      webserver(s, '30.0.0.1'),
+    ],
+    [
+      reachability(a, s, { lv4Proto: 'TCP', dstPort: '80' }), // the rule itself
+      reachability(s, a, { lv4Proto: 'TCP', srcPort: '80' }), // its reverse: replies from port 80
+      isolation(s, a, { lv4Proto: 'TCP', srcPort: '80', dstPort: '22' }), // an earlier DENY decides first
+      isolation(s, a, { lv4Proto: 'UDP', srcPort: '53' }), // the UDP rule is not directional
+      isolation(s, a, { lv4Proto: 'TCP', srcPort: '1000-2000', dstPort: '80' }), // the reverse is from port 80
+    ],
+  );
+  const { nfv: out } = await simulate(nfv);
+  t.same(
+    out.propertyDefinition.property.map((p) => p.isSat),
+    [true, true, true, true, true],
+    'every verdict, confirmed by the independent evaluator (checkedSimulate)',
+  );
+  // Without `directional` the replies are dropped, and the evaluator agrees that the claim would be wrong.
+  const plain = structuredClone(nfv);
+  delete nodeNamed(plain, '30.0.0.1')!.configuration!.firewall!.elements![1]!.directional;
+  const { nfv: without } = await simulate(plain);
+  t.same(
+    without.propertyDefinition.property.map((p) => p.isSat),
+    [true, false, true, true, true],
+    'without directional only the reverse reachability fails',
+  );
+});
+
 t.test('NAT: private sources are hidden behind the NAT address, replies are turned back', async (t) => {
   // 10.0.0.1 (private) -> NAT 20.0.0.1 -> 1.0.0.1 -> 30.0.0.1 (public server)
   const nfv = network(

@@ -5,6 +5,7 @@ import {
   addressSetText,
   parseAddress,
   portsProblem,
+  rangeBlocks,
   ruleAddressBounds,
   ruleAddressProblem,
   ruleAddressText,
@@ -120,4 +121,27 @@ t.test('ports need TCP or UDP; tables show prefixes as CIDR', async (t) => {
   t.equal(ruleAddressText('172.16.0.0/12'), '172.16.0.0/12');
   t.equal(ruleAddressText('10.-1.0.1'), '10.*.0.1', 'not a prefix: octet by octet');
   t.equal(addressSetText([10, 10, 0, 0, 0, 0, 5, 9]), '10.0.0.5-9');
+});
+
+t.test('a range is the fewest aligned blocks that cover it exactly', async (t) => {
+  const rnd = random(91);
+  const wrong: string[] = [];
+  for (let i = 0; i < 300; i++) {
+    const bits = i % 2 ? 8 : 32;
+    const a = Math.floor(rnd() * 2 ** bits);
+    const b = Math.floor(rnd() * 2 ** bits);
+    const [lo, hi] = a <= b ? [a, b] : [b, a];
+    // Contiguous, aligned and within the range, each as large as it can be (its double would not be aligned or fit).
+    let at = lo;
+    for (const { start, length } of rangeBlocks(lo, hi, bits)) {
+      const size = 2 ** (bits - length);
+      const bigger = length > 0 && start % (2 * size) === 0 && start + 2 * size - 1 <= hi;
+      if (start !== at || start % size !== 0 || bigger) wrong.push(`${lo}-${hi}: block ${start}/${length}`);
+      at = start + size;
+    }
+    if (at !== hi + 1) wrong.push(`${lo}-${hi}: covered up to ${at - 1}`);
+  }
+  t.same(wrong, [], '300 random ranges of 8 and 32 bits');
+  t.same(rangeBlocks(0, 2 ** 32 - 1), [{ start: 0, length: 0 }], 'everything is /0');
+  t.same(rangeBlocks(16, 31, 8), [{ start: 16, length: 4 }], 'an octet interval 16-31 is one /4 block');
 });

@@ -262,7 +262,7 @@ t.test('any source in a JSON body: documents, stored nodes, results', async (t) 
   await lintAt(
     { source: { kind: 'document', document: 'hello' } },
     400,
-    /^the document: not a rule source \(an NFV document \(XML or JSON\), a firewall node .*, nft -j list ruleset output\)$/,
+    /^the document: not a rule source \(an NFV document or a firewall node in XML or JSON, an iptables-save file, or nft -j list ruleset output\)$/,
   );
   await lintAt({ source: { ...document, node: '30.0.0.7' } }, 400, /^node: net.json has no node "30.0.0.7"$/);
   await lintAt(

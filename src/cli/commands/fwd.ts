@@ -21,7 +21,7 @@ import { Command, Option } from 'commander';
 import { EXIT } from '../../model/errors.js';
 import { parseCount, parseParam } from '../../model/ids.js';
 import { venvironmentGenerateFiles } from '../../ops/network/generate.js';
-import { simulationsChange } from '../../ops/network/simulations.js';
+import { simulationsChange, simulationsLiveChange } from '../../ops/network/simulations.js';
 import { makeUserFolder, readInput, writeUserFile } from '../files.js';
 import { group, opCommand } from '../op-command.js';
 import { globals, state } from '../options.js';
@@ -81,6 +81,20 @@ const TRANSLATORS = {
   vendor: deployVendorFirewall,
 };
 
+const collect = (value: string, previous: string[]) => [...previous, value];
+
+/** The body of a change against a live file: the live file as `nfv import iptables` reads it. */
+async function liveBody(live: string, node: string, opts: { iface: string[]; ipset?: string }) {
+  return {
+    format: 'iptables',
+    text: await readInput(live),
+    file: live === '-' ? 'standard input' : path.basename(live),
+    node,
+    iface: opts.iface,
+    ...(opts.ipset === undefined ? {} : { ipset: await readInput(opts.ipset) }),
+  };
+}
+
 export const deployCommand = new Command('deploy')
   .description('deployable configuration of a stored firewall node')
   .addArgument(
@@ -92,24 +106,36 @@ export const deployCommand = new Command('deploy')
   .argument('[node]', 'with --from: the firewall node (its name) whose rules change')
   .option('--from <smid>', 'the commands that take NODE from its rules in simulation SMID to those in the later one')
   .option('--sets', 'nftables: group adjacent rules of one action into concatenated sets (same verdicts, fewer rules)')
+  .option('--live <file>', 'iptables, with --from: the change against this iptables-save file NODE was imported from')
+  .option('--iface <name=addresses>', 'with --live: as given to nfv import; repeat', collect, [])
+  .option('--ipset <file>', 'with --live: as given to nfv import')
   .option('-o, --output <file>', 'write to a file instead of stdout')
   .action(async (format: keyof typeof TRANSLATORS, nid: string, node: string | undefined, opts, self: Command) => {
-    const { from, output, sets } = opts as { from?: string; output?: string; sets?: boolean };
+    const { from, output, sets, live } = opts as { from?: string; output?: string; sets?: boolean; live?: string };
     if (from === undefined && node !== undefined) throw badRequest(`${node}: a node name goes with --from`);
     if (from !== undefined && node === undefined) throw badRequest('--from SMID_OLD SMID_NEW NODE: name the node');
+    if (live !== undefined && (from === undefined || format !== 'iptables'))
+      throw badRequest('--live goes with iptables --from A B NODE');
     if (sets && format !== 'nftables') throw badRequest(`--sets: only nftables groups rules into sets, not ${format}`);
     // The JSON form only when asked for: piped, a deployment file is still the text its tool reads.
     const json = globals(self).format === 'json' && format === 'nftables';
     if (json && from !== undefined) throw badRequest('--format json: a change script (--from) is a shell script');
     const options = new URLSearchParams(format === 'nftables' ? { sets: String(Boolean(sets)) } : {});
     if (json) options.set('format', 'json');
+    const change = () => ({ smid: parseParam('smid', from!), other: parseParam('other', nid) });
     const outcome =
       from === undefined
         ? await runOperation(self, TRANSLATORS[format], { params: { nid: parseParam('nid', nid) }, query: options })
-        : await runOperation(self, simulationsChange, {
-            params: { smid: parseParam('smid', from), other: parseParam('other', nid) },
-            query: new URLSearchParams({ format, node: node!, ...Object.fromEntries(options) }),
-          });
+        : live !== undefined
+          ? await runOperation(self, simulationsLiveChange, {
+              params: change(),
+              body: JSON.stringify(await liveBody(live, node!, opts as { iface: string[]; ipset?: string })),
+              format: 'json',
+            })
+          : await runOperation(self, simulationsChange, {
+              params: change(),
+              query: new URLSearchParams({ format, node: node!, ...Object.fromEntries(options) }),
+            });
     if (!outcome.ok) {
       state.exitCode = printOutcome(self, outcome);
       return;

@@ -82,10 +82,10 @@ function importCommand(format: 'iptables' | 'nftables', what: string): Command {
     .option('--ipset <file>', 'ipset save output, for -m set matches')
     .option('--ignore-nat', 'import even when nat PREROUTING changes destinations (said in the report)')
     .addOption(
-      new Option('--approximation <list>', 'when lines are approximated: write the may or the must list').choices([
-        'may',
-        'must',
-      ]),
+      new Option(
+        '--approximation <list>',
+        'when lines are approximated: write only the may or the must list (default: both, each rule of one marked)',
+      ).choices(['may', 'must']),
     )
     .option('--into <nfv>', "an NFV document: written with the node's configuration replaced")
     .option('-o, --output <file>', 'write the node or document to a file instead of stdout')

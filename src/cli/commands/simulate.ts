@@ -71,7 +71,7 @@ function summarise({ report: r, summary }: { report: Report; summary: string }, 
   say(`${r.verdict}: ${summary}; ${seconds.toFixed(2)} s`);
   const failed = r.requirements.filter((q) => !q.isSat);
   for (const q of failed.slice(0, 10))
-    say(`  not enforceable: #${q.index} ${q.name} ${q.src} -> ${q.dst}: ${q.reason}`);
+    say(`  ${q.unknown ? 'unknown' : 'not enforceable'}: #${q.index} ${q.name} ${q.src} -> ${q.dst}: ${q.reason}`);
   if (failed.length > 10) say(`  ... and ${failed.length - 10} more (nfv simulations report)`);
 }
 

@@ -6,7 +6,17 @@
  */
 import { badRequest } from '../../model/errors.js';
 import { plural } from '../../model/words.js';
-import { coalesce, coalesceWith, contains, intersect, subtract, UNIVERSE, type Box } from '../../model/space.js';
+import {
+  DST,
+  SRC,
+  coalesce,
+  coalesceWith,
+  contains,
+  intersect,
+  subtract,
+  UNIVERSE,
+  type Box,
+} from '../../model/space.js';
 import type { Line, RuleList } from './list.js';
 
 /**
@@ -82,9 +92,36 @@ interface Entry {
   box: Box;
 }
 
-/** The boxes of a list's lines in order, made once per list, and where each line's boxes start among them. */
-const flattened = new WeakMap<RuleList, { entries: Entry[]; start: number[] }>();
-function entriesOf(list: RuleList): { entries: Entry[]; start: number[] } {
+/**
+ * Where to look for the entries that may meet a piece: for the source and the destination address, the entries
+ * by the octets their boxes fix there, leading ones first (`byPrefix[at][d]`: entries whose first d octets are
+ * single values and the next is not, or d = 3, keyed by those values). A piece whose first three octets at `at` are
+ * single values can only meet the entries of its own keys at each depth: four lists, merged in list order, instead
+ * of every entry (a dump's rules mostly name hosts and /24s, so the lists are short).
+ */
+interface Lookup {
+  entries: Entry[];
+  start: number[];
+  byPrefix: Map<number, number[]>[][];
+}
+
+const ADDRESSES = [SRC, DST];
+const DEPTH = 3;
+
+/** How many leading octets of the address at `at` are single values (at most DEPTH), and their value. */
+function prefixOf(b: Box, at: number): { depth: number; key: number } {
+  let key = 0;
+  let depth = 0;
+  while (depth < DEPTH && b[2 * (at + depth)] === b[2 * (at + depth) + 1]) {
+    key = key * 256 + b[2 * (at + depth)]!;
+    depth++;
+  }
+  return { depth, key };
+}
+
+/** The boxes of a list's lines in order, made once per list, where each line's boxes start, and the lookup. */
+const flattened = new WeakMap<RuleList, Lookup>();
+function lookupOf(list: RuleList): Lookup {
   let f = flattened.get(list);
   if (!f) {
     const entries: Entry[] = [];
@@ -94,9 +131,83 @@ function entriesOf(list: RuleList): { entries: Entry[]; start: number[] } {
       for (const box of line.boxes) entries.push({ line: k, box });
     });
     start.push(entries.length);
-    flattened.set(list, (f = { entries, start }));
+    const byPrefix = ADDRESSES.map(() => Array.from({ length: DEPTH + 1 }, () => new Map<number, number[]>()));
+    entries.forEach((e, i) =>
+      ADDRESSES.forEach((at, a) => {
+        const { depth, key } = prefixOf(e.box, at);
+        const bucket = byPrefix[a]![depth]!;
+        const known = bucket.get(key);
+        if (known) known.push(i);
+        else bucket.set(key, [i]);
+      }),
+    );
+    flattened.set(list, (f = { entries, start, byPrefix }));
   }
   return f;
+}
+
+/** The lists of entries a piece can meet, when an address of the piece fixes its first DEPTH octets. */
+function candidates(f: Lookup, box: Box): number[][] | undefined {
+  let best: number[][] | undefined;
+  let size = Infinity;
+  ADDRESSES.forEach((at, a) => {
+    const { depth, key } = prefixOf(box, at);
+    if (depth < DEPTH) return;
+    const lists: number[][] = [];
+    let n = 0;
+    for (let d = 0; d <= DEPTH; d++) {
+      const list = f.byPrefix[a]![d]!.get(Math.floor(key / 256 ** (DEPTH - d)));
+      if (list) {
+        lists.push(list);
+        n += list.length;
+      }
+    }
+    if (n < size) [best, size] = [lists, n];
+  });
+  return best;
+}
+
+/** The first place in a sorted list holding `from` or more. */
+function lowerBound(list: readonly number[], from: number): number {
+  let [lo, hi] = [0, list.length];
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (list[mid]! < from) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/**
+ * The first entry from `next` (before `end`) that meets `box`, or `end`; `tested` is told how many entries were
+ * looked at. Entries the lookup rules out are not looked at.
+ */
+function firstMeeting(f: Lookup, box: Box, next: number, end: number, tested: (n: number) => void): number {
+  const lists = candidates(f, box);
+  if (!lists) {
+    let at = next;
+    while (at < end && !overlaps(f.entries[at]!.box, box)) at++;
+    tested(at - next + 1);
+    return at;
+  }
+  const heads = lists.map((l) => lowerBound(l, next));
+  let n = 0;
+  for (;;) {
+    let k = -1;
+    for (let j = 0; j < lists.length; j++)
+      if (heads[j]! < lists[j]!.length && (k < 0 || lists[j]![heads[j]!]! < lists[k]![heads[k]!]!)) k = j;
+    const at = k < 0 ? end : lists[k]![heads[k]!]!;
+    n++;
+    if (at >= end) {
+      tested(n);
+      return end;
+    }
+    if (overlaps(f.entries[at]!.box, box)) {
+      tested(n);
+      return at;
+    }
+    heads[k]!++;
+  }
 }
 
 /**
@@ -112,17 +223,17 @@ export function eachDecided(
   visit: (box: Box, line: number) => boolean | void,
   { from = 0, to = list.lines.length }: { from?: number; to?: number } = {},
 ): boolean {
-  const { entries, start } = entriesOf(list);
+  const f = lookupOf(list);
+  const { entries, start } = f;
   const end = start[to]!;
   // A piece goes on from the entry after the one that cut it; entries that miss it are skipped as they come.
   const stack = region.map((box) => ({ box, next: start[from]! }));
   budget.spend(stack.length);
+  const tested = (n: number) => budget.spend(0, n);
   while (stack.length) {
     const piece = stack.pop()!;
     const { box } = piece;
-    let at = piece.next;
-    while (at < end && !overlaps(entries[at]!.box, box)) at++;
-    budget.spend(0, at - piece.next + 1);
+    const at = firstMeeting(f, box, piece.next, end, tested);
     const first = entries[at];
     if (at === end || !first) {
       if (visit(box, -1) === false) return false;

@@ -5,13 +5,14 @@
  * negations) or none (a line that matches no new connection).
  *
  * A firewall node's rules mean what the engine verifies (engine.md A.2, `firstMatchDrops` in engine/allocate.ts):
- * an element matches the packets of `ruleBox` (so ports follow the engine's meaning, whatever it is), an element
+ * an element matches the packets of `ruleBoxes` (so ports and `directional` follow the engine's meaning), an element
  * allows only with action ALLOW (absent is DENY, ALLOW_COND drops as in the engine), the default allows only when
- * it is ALLOW, and `directional` and `priority` change nothing.
+ * it is ALLOW, and `priority` changes nothing.
  */
+import { approximatedRules, listRules, type Approximation } from '../../model/approximation.js';
 import { badRequest } from '../../model/errors.js';
 import type { Elements, Node } from '../../model/types.js';
-import { regionSubtract, ruleBox, type Box } from '../../model/space.js';
+import { regionSubtract, ruleBoxes, type Box } from '../../model/space.js';
 
 export interface Line {
   /** 1-based place in the list (first-match order). */
@@ -46,7 +47,7 @@ export const verdict = (allow: boolean): 'ALLOW' | 'DENY' => (allow ? 'ALLOW' : 
 
 /** The packets an element matches, as the engine reads it: the one place that turns a rule into boxes. */
 export function matchOf(element: Elements): Box[] {
-  return [ruleBox(element)];
+  return ruleBoxes(element);
 }
 
 /** Overlapping boxes as disjoint ones with the same union. */
@@ -69,13 +70,18 @@ export function elementText(e: Elements): string {
   return [e.action ?? 'DENY', e.protocol ?? 'ANY', e.source, '->', e.destination, ...ports].join(' ');
 }
 
-/** A firewall node's rule list. */
-export function listOfNode(node: Node, name: string): RuleList {
+/**
+ * A firewall node's rule list. An approximated import carries two (model/approximation.ts): `which` says which
+ * one, the may list unless told, and the list's name says so.
+ */
+export function listOfNode(node: Node, name: string, which: Approximation = 'may'): RuleList {
   const fw = node.configuration?.firewall;
   if (node.functionalType !== 'FIREWALL')
     throw badRequest(`node: ${name} is not a firewall (its function is ${node.functionalType ?? 'none'})`);
   if (!fw) throw badRequest(`node: ${name} has no firewall configuration`);
-  const lines = (fw.elements ?? []).map((e, k): Line => ({
+  const approximated = approximatedRules(node).length;
+  if (approximated) name = `${name} (${which} list: ${approximated} rules approximated)`;
+  const lines = listRules(fw.elements ?? [], which).map((e, k): Line => ({
     position: k + 1,
     ...(e.id === undefined ? {} : { id: e.id }),
     allow: e.action === 'ALLOW',

@@ -1,33 +1,71 @@
 /**
- * Unfolded entries as nfv rules (elements). nfv's rule addresses are octet patterns (four octets, each fixed or -1),
- * so a box whose address octets are partial intervals (a /12, a /25, the rest of a RETURN's subtraction) becomes
- * several rules. `addressPatterns` is the one place that does it (B.4): once rule addresses take CIDR prefixes, it
- * returns the prefixes that cover the box instead, and nothing else changes.
+ * Unfolded entries as nfv rules (elements). A rule address is an octet pattern (each octet fixed or -1) or a CIDR
+ * prefix of any length (docs/SEMANTICS.md), so the address part of a box (four octet intervals: a /12, a /25, the
+ * rest of a RETURN's subtraction) becomes the fewer of: octet patterns, one per value of each octet that is neither
+ * one value nor whole; or prefixes, one per value of the octets before the last one that is not whole, times the
+ * aligned blocks of that octet's interval. `ruleAddresses` is the one place that does it (B.4).
  */
+import { rangeBlocks } from '../../model/address.js';
 import { MAX_RULES_PER_LINE } from '../../model/limits.js';
 import { DPORT, DST, PROTO, SPORT, SRC, type Box } from '../../model/space.js';
 import type { Elements } from '../../model/types.js';
 import type { Entry } from './unfold.js';
 
-/** The octet patterns whose union is the address part of `b` at `at` (SRC or DST). */
-export function addressPatterns(b: Box, at: number): string[] {
-  let out = [''];
-  for (let k = 0; k < 4; k++) {
-    const [lo, hi] = [b[2 * (at + k)]!, b[2 * (at + k) + 1]!];
-    const values = lo === 0 && hi === 255 ? ['-1'] : Array.from({ length: hi - lo + 1 }, (_, v) => String(lo + v));
-    out = out.flatMap((head) => values.map((v) => (head ? `${head}.${v}` : v)));
-  }
-  return out.map((p) => (p === '-1.-1.-1.-1' ? '*' : p));
+type Octet = readonly [lo: number, hi: number];
+
+const octetsAt = (b: Box, at: number): Octet[] => [0, 1, 2, 3].map((k) => [b[2 * (at + k)]!, b[2 * (at + k) + 1]!]);
+const whole = ([lo, hi]: Octet) => lo === 0 && hi === 255;
+const size = ([lo, hi]: Octet) => hi - lo + 1;
+const values = ([lo, hi]: Octet) => Array.from({ length: hi - lo + 1 }, (_, v) => lo + v);
+
+/** Every combination of one value from each interval, as lists of values (one empty list for no intervals). */
+function combinations(octets: readonly Octet[]): number[][] {
+  let out: number[][] = [[]];
+  for (const o of octets) out = out.flatMap((head) => values(o).map((v) => [...head, v]));
+  return out;
 }
 
-/** How many octet patterns `addressPatterns` gives, without making them. */
-export function patternCount(b: Box, at: number): number {
-  let n = 1;
-  for (let k = 0; k < 4; k++) {
-    const [lo, hi] = [b[2 * (at + k)]!, b[2 * (at + k) + 1]!];
-    if (!(lo === 0 && hi === 255)) n *= hi - lo + 1;
+/** The last octet that is not whole (-1 when all are), and how many prefixes and octet patterns spell the address. */
+function spelling(octets: readonly Octet[]): { cut: number; prefixes: number; patterns: number } {
+  let cut = 3;
+  while (cut >= 0 && whole(octets[cut]!)) cut--;
+  const patterns = octets.reduce((n, o) => n * (whole(o) ? 1 : size(o)), 1);
+  if (cut < 0) return { cut, prefixes: 1, patterns };
+  const blocks = rangeBlocks(octets[cut]![0], octets[cut]![1], 8).length;
+  const prefixes = octets.slice(0, cut).reduce((n, o) => n * size(o), blocks);
+  return { cut, prefixes, patterns };
+}
+
+/**
+ * Rule addresses whose union is the address part of `b` at `at` (SRC or DST), disjoint, in address order: `*`, a
+ * single address, prefixes (`172.16.0.0/12`) when they are no more than octet patterns, else octet patterns
+ * (`10.-1.5.-1`).
+ */
+export function ruleAddresses(b: Box, at: number): string[] {
+  const octets = octetsAt(b, at);
+  const { cut, prefixes, patterns } = spelling(octets);
+  if (cut < 0) return ['*'];
+  if (prefixes <= patterns) {
+    const [lo, hi] = octets[cut]!;
+    const blocks = rangeBlocks(lo, hi, 8);
+    return combinations(octets.slice(0, cut)).flatMap((head) =>
+      blocks.map(({ start, length }) => {
+        const address = [...head, start, 0, 0, 0].slice(0, 4).join('.');
+        const bits = 8 * cut + length;
+        return bits === 32 ? address : `${address}/${bits}`;
+      }),
+    );
   }
-  return n;
+  return combinations(octets.filter((o) => !whole(o))).map((picked) => {
+    let k = 0;
+    return octets.map((o) => (whole(o) ? '-1' : String(picked[k++]))).join('.');
+  });
+}
+
+/** How many rule addresses `ruleAddresses` gives, without making them. */
+export function ruleAddressCount(b: Box, at: number): number {
+  const { prefixes, patterns } = spelling(octetsAt(b, at));
+  return Math.min(prefixes, patterns);
 }
 
 const portText = (b: Box, d: number) => {
@@ -49,15 +87,15 @@ function services(b: Box): Pick<Elements, 'protocol' | 'srcPort' | 'dstPort'>[] 
 
 /** How many rules an entry becomes; above MAX_RULES_PER_LINE its line is refused. */
 export const ruleCount = (e: Entry) =>
-  e.region.reduce((n, b) => n + patternCount(b, SRC) * patternCount(b, DST) * services(b).length, 0);
+  e.region.reduce((n, b) => n + ruleAddressCount(b, SRC) * ruleAddressCount(b, DST) * services(b).length, 0);
 
 /** An entry's rules, in order (duplicates, such as OTHER from two port pieces, said once). */
 export function elementsOf(e: Entry): Elements[] {
   const seen = new Set<string>();
   const out: Elements[] = [];
   for (const b of e.region)
-    for (const source of addressPatterns(b, SRC))
-      for (const destination of addressPatterns(b, DST))
+    for (const source of ruleAddresses(b, SRC))
+      for (const destination of ruleAddresses(b, DST))
         for (const s of services(b)) {
           const el: Elements = { action: e.allow ? 'ALLOW' : 'DENY', source, destination, ...s };
           const key = JSON.stringify(el);
@@ -69,10 +107,10 @@ export function elementsOf(e: Entry): Elements[] {
   return out;
 }
 
-/** Why a line is refused when its rules would be too many (B.4), in the user's words. */
+/** Why a line is refused when its rules would be too many, in the user's words. */
 export function tooMany(count: number): string {
   return (
-    `becomes ${count} nfv rules (more than ${MAX_RULES_PER_LINE}): nfv's rule addresses take whole octets only ` +
-    '(/0, /8, /16, /24, /32), so other prefixes, ranges and negations are spelt octet by octet'
+    `becomes ${count} nfv rules (more than ${MAX_RULES_PER_LINE}): its addresses, once the chains are unfolded, ` +
+    'are products of octet ranges that neither prefixes nor octet patterns spell in fewer rules'
   );
 }

@@ -5,6 +5,7 @@
  */
 import { badRequest } from '../../model/errors.js';
 import { MAX_RULES_PER_LINE } from '../../model/limits.js';
+import type { Approximation } from '../../model/approximation.js';
 import type { Elements, Node } from '../../model/types.js';
 import type { Line, RuleList } from '../analysis/list.js';
 import { elementsOf, ruleCount, tooMany } from './elements.js';
@@ -48,6 +49,8 @@ export interface Imported {
   report: ImportReport;
   entries: Entry[];
   defaultAllow: boolean;
+  /** The rule set as read: its chains, for a change written against the live file (live.ts). */
+  set: LiveRuleset;
 }
 
 const CLASSES: LineClass[] = ['exact', 'new-connection', 'no-verdict', 'approximated', 'refused'];
@@ -95,10 +98,10 @@ export function importRules(format: ImportFormat, text: string, file: string, op
     lines,
     notes: set.notes,
   };
-  return { report, entries, defaultAllow };
+  return { report, entries, defaultAllow, set };
 }
 
-export type Approximation = 'may' | 'must';
+export type { Approximation };
 
 /**
  * The entries of one list: exact entries as they are; maybe entries by B.5 (may: maybe accepts taken, maybe drops
@@ -130,23 +133,18 @@ export interface LineElements {
 }
 
 /**
- * The import as a FIREWALL node named `name`: each entry's rules in order, ids from 1, and which live line each
- * came from. An approximated import needs `which` (the may or the must list), said by the caller.
+ * The import as a FIREWALL node named `name`: each entry's rules in order, ids from 1, each with the live line it
+ * came from (`origin`), and which live line became which rules. An approximated import gives one list that carries
+ * both (B.5): a rule of the may list only has `approximation="may"`, of the must list only `"must"`; with `which`,
+ * only that list, without the attribute.
  */
 export function importedNode(
   imported: Imported,
   name: string,
   which?: Approximation,
 ): { node: Node; origins: LineElements[] } {
-  if (imported.report.approximated && which === undefined) {
-    const lines = imported.report.lines.filter((l) => l.class === 'approximated').map((l) => l.where);
-    throw badRequest(
-      `${imported.report.file}: ${lines.length} lines approximated (${lines.slice(0, 3).join(', ')}` +
-        `${lines.length > 3 ? ', ...' : ''}); give --iface/--ipset to make them exact, or --approximation may|must`,
-    );
-  }
-  const entries = listEntries(imported, which);
-  // A line whose nfv rules would be too many (octet patterns only, B.4) is refused; the analyses read it exactly.
+  const entries = which === undefined ? imported.entries : listEntries(imported, which);
+  // A line whose nfv rules would be too many is refused; the analyses read it exactly.
   const counts = new Map<LiveRule, number>();
   for (const e of entries) counts.set(e.rule, (counts.get(e.rule) ?? 0) + ruleCount(e));
   const over = [...counts].filter(([, n]) => n > MAX_RULES_PER_LINE);
@@ -159,9 +157,12 @@ export function importedNode(
   for (const e of entries) {
     const origin = origins.get(e.rule) ?? { where: e.rule.where, line: e.rule.line, text: e.rule.text, elements: [] };
     origins.set(e.rule, origin);
+    // A maybe accept belongs to the may list only, a maybe drop to the must list only.
+    const only: Pick<Elements, 'approximation'> =
+      which === undefined && e.maybe ? { approximation: e.allow ? 'may' : 'must' } : {};
     for (const el of elementsOf(e)) {
       const id = elements.length + 1;
-      elements.push({ id, ...el });
+      elements.push({ id, ...el, ...only, origin: e.rule.where.slice(0, 200) });
       origin.elements.push(id);
     }
   }

@@ -3,6 +3,7 @@
  * protocols, interfaces through an `--iface` map, ipset contents, all as unions of boxes (exact, B.3, B.4).
  * A function here returns a region or throws `Refusal` with the reason in the user's words.
  */
+import { rangeBlocks } from '../../model/address.js';
 import { DPORT, DST, PROTO, SPORT, SRC, UNIVERSE, type Box } from '../../model/space.js';
 import { UNIVERSE_REGION, intersectRegions, withBounds } from './ruleset.js';
 import { coalesce, regionSubtract } from '../../model/space.js';
@@ -54,22 +55,10 @@ const ipText = (n: number) => [24, 16, 8, 0].map((s) => (n >>> s) & 0xff).join('
 export function rangeRegion(text: string, at: number): Box[] {
   const [a, b] = text.split('-') as [string, string | undefined];
   if (b === undefined) refuse(`${text}: not an address range A-B`);
-  let lo = ipNumber(octetsOf(a));
+  const lo = ipNumber(octetsOf(a));
   const hi = ipNumber(octetsOf(b!));
   if (lo > hi) refuse(`${text}: the range is empty (${a} is above ${b})`);
-  const out: Box[] = [];
-  while (lo <= hi) {
-    let size = 32;
-    while (size > 0) {
-      const block = 2 ** (32 - size + 1);
-      if (lo % block !== 0 || lo + block - 1 > hi) break;
-      size--;
-    }
-    out.push(addressBox(`${ipText(lo)}/${size}`, at));
-    lo += 2 ** (32 - size);
-    if (lo > 0xffffffff) break;
-  }
-  return out;
+  return rangeBlocks(lo, hi).map((p) => addressBox(`${ipText(p.start)}/${p.length}`, at));
 }
 
 export function complement(region: readonly Box[]): Box[] {

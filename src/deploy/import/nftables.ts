@@ -383,14 +383,17 @@ function vmapRules(
   sets: Map<string, Json[]>,
   iface: InterfaceMap,
 ): LiveRule[] {
-  const f = fieldOf(v.key);
+  // A concatenated key (`ip saddr . tcp dport vmap { ... }`) reads each element as a concatenation.
+  const key = v.key;
+  const fields = isRecord(key) && Array.isArray(key.concat) ? key.concat.map(fieldOf) : undefined;
+  const f = fields ? undefined : fieldOf(key);
   const data = v.data;
   const elems = isRecord(data) && Array.isArray(data.set) ? data.set : items(data, sets);
   const out: LiveRule[] = [];
   for (const el of elems) {
     if (!Array.isArray(el) || el.length !== 2 || !isRecord(el[1])) refuse('a verdict map element nfv cannot read');
-    const [key, verdict] = el as [Json, Record<string, Json>];
-    const r = regionOf(f, key, sets, iface);
+    const [value, verdict] = el as [Json, Record<string, Json>];
+    const r = fields ? concatRegion(fields, value, sets, iface) : regionOf(f!, value, sets, iface);
     if (r.unknown) refuse(`verdict map on ${r.unknown}`);
     const kind = keyOf(verdict);
     const known = ['accept', 'drop', 'reject', 'jump', 'goto', 'return'];
@@ -398,7 +401,10 @@ function vmapRules(
     const target = isRecord(verdict[kind]) ? String((verdict[kind] as Record<string, Json>).target) : undefined;
     const mine = intersectRegions(region, r.region ?? []);
     for (const earlier of out)
-      if (earlier.verdict.kind !== kind && intersectRegions(earlier.region, mine).length)
+      if (
+        (earlier.verdict.kind !== kind || earlier.verdict.chain !== target) &&
+        intersectRegions(earlier.region, mine).length
+      )
         refuse('verdict map elements overlap with different verdicts (the kernel picks one)');
     out.push({
       ...rule,

@@ -2,9 +2,13 @@
  * Unfolding (firewall-io.md B.3, B.5): the base chains a packet passes, with their user chains, as one first-match
  * list of entries, each an action and a region of packets, exact or "maybe".
  *
- * A jump continues in the called chain with the packets that matched it; those that fall off it come back. A RETURN
- * (and a goto, for the packets that come back from its chain) takes its packets out of the rest of its chain: the
- * later rules X become X minus the RETURN's region, with exact box subtraction, as fffuu does with negation.
+ * A jump continues in the called chain with the packets that matched it; those that fall off it come back, and the
+ * caller's later rules, emitted after the called chain's, decide them. A RETURN hands its packets back to the
+ * callers at once: right there, the rest of the calling chain (then of its caller, and so on, up to the base
+ * chain's policy) is emitted once more, restricted to the RETURN's region, so that those packets are decided before
+ * the later rules of their chain can take them. A goto is its chain, then the same. So no rule's region is ever
+ * cut by a RETURN's (box subtraction would split a rule behind `-s A -j RETURN` into the ~24 prefixes of the rest
+ * of the address space), and a list unfolds into about as many entries as it has lines.
  *
  * What nfv cannot model stays said, three-valued: a rule with an unknown condition gives a *maybe* entry (it may or
  * may not match a packet of its region), and a packet whose path through the chains depends on one (an approximated
@@ -14,7 +18,7 @@
  */
 import { badRequest } from '../../model/errors.js';
 import { MAX_IMPORT_DEPTH } from '../../model/limits.js';
-import { coalesce, regionSubtract, type Box } from '../../model/space.js';
+import { coalesce, contains, regionIntersects, regionSubtract, type Box } from '../../model/space.js';
 import {
   UNIVERSE_REGION,
   guardSize,
@@ -46,55 +50,121 @@ function minus(region: Box[], cut: readonly Box[]): Box[] {
   return out.length > 8 ? coalesce(out) : out;
 }
 
+/** A chain that called another, and the rule after the call, where its packets go on when they come back. */
+interface Frame {
+  chain: LiveChain;
+  next: number;
+}
+
+/** Whether every packet of `reach` lies in one box of `region`. */
+const covers = (region: readonly Box[], reach: readonly Box[]) =>
+  reach.every((b) => region.some((r) => contains(r, b)));
+
+/** Whether some rule after rule k of `chain` meets `region`. */
+function laterMeet(chain: LiveChain, k: number, region: readonly Box[]): boolean {
+  for (let j = k + 1; j < chain.rules.length; j++) {
+    const rule = chain.rules[j]!;
+    if (!rule.refused && rule.verdict.kind !== 'none' && region.some((b) => regionIntersects(rule.region, b)))
+      return true;
+  }
+  return false;
+}
+
+/** A base chain's policy as a rule of its own, for the packets that fall off it (or RETURN from it). */
+function policyRule(set: LiveRuleset, base: LiveChain): LiveRule {
+  return {
+    where: `${set.file}: ${base.key}`,
+    line: 0,
+    text: `policy of ${base.key}: ${base.policy === 'drop' ? 'DROP' : 'ACCEPT'}`,
+    region: UNIVERSE_REGION,
+    unknown: [],
+    newConnection: false,
+    notes: [],
+    verdict: { kind: base.policy === 'drop' ? 'drop' : 'accept' },
+  };
+}
+
 class Unfolder {
   readonly entries: Entry[] = [];
   readonly reached = new Set<LiveRule>();
+  private boxes = 0;
+  private policy: LiveRule | undefined;
 
   constructor(private readonly set: LiveRuleset) {}
 
+  /** Walks one base chain (and what it calls); its entries are appended to `entries`. */
+  base(base: LiveChain): void {
+    this.policy = policyRule(this.set, base);
+    this.chain(base, 0, UNIVERSE_REGION, [], []);
+  }
+
   private emit(rule: LiveRule, allow: boolean, region: Box[], maybe: boolean) {
-    if (region.length) this.entries.push({ rule, allow, region: coalesce(region), maybe });
+    if (!region.length) return;
+    const boxes = coalesce(region);
+    this.boxes += boxes.length;
+    guardSize(this.boxes);
+    this.entries.push({ rule, allow, region: boxes, maybe });
   }
 
   /**
-   * Runs `chain` on the packets `reach` (those of `uncertain` may not be there). Falls off the end with whatever
-   * no rule decided or took away.
+   * Runs `chain` from rule `from` on the packets `reach` (those of `uncertain` may not be there), called from
+   * `frames`. Answers whether some exact verdict decided every packet of `reach` (nothing falls off the chain).
    */
-  chain(chain: LiveChain, reach: Box[], uncertain: Box[], stack: LiveChain[]): void {
+  chain(chain: LiveChain, from: number, reach: Box[], uncertain: Box[], frames: Frame[]): boolean {
+    const stack = frames.map((f) => f.chain);
     if (stack.includes(chain))
       throw badRequest(`${this.set.file}: chain ${chain.name} jumps back into itself (${loopOf(stack, chain)})`);
     if (stack.length >= MAX_IMPORT_DEPTH)
       throw badRequest(`${this.set.file}: jumps nest deeper than ${MAX_IMPORT_DEPTH} chains (at ${chain.name})`);
-    const inner = [...stack, chain];
-    let c = reach;
-    let u = uncertain;
-    for (const rule of chain.rules) {
-      if (!c.length) break;
+    for (let k = from; k < chain.rules.length; k++) {
+      const rule = chain.rules[k]!;
       this.reached.add(rule);
       if (rule.refused) continue;
-      const e = intersectRegions(c, rule.region);
+      const e = intersectRegions(reach, rule.region);
       if (!e.length) continue;
       const approx = rule.unknown.length > 0;
-      const maybe = approx ? e : uncertainPart(e, u);
-      const sure = approx ? [] : minus(e, u);
+      const maybe = approx ? e : uncertainPart(e, uncertain);
       const { kind } = rule.verdict;
+      // Every packet here meets the rule for sure: nothing goes past it that it does not hand on.
+      const whole = !approx && !uncertain.length && covers(rule.region, reach);
       if (kind === 'accept' || kind === 'drop') {
-        this.emit(rule, kind === 'accept', sure, false);
+        this.emit(rule, kind === 'accept', approx ? [] : minus(e, uncertain), false);
         this.emit(rule, kind === 'accept', maybe, true);
+        if (whole) return true;
       } else if (kind === 'queue') {
         // User space decides: either verdict, maybe.
         this.emit(rule, true, e, true);
         this.emit(rule, false, e, true);
-      } else if (kind === 'jump' || kind === 'goto') {
+      } else if (kind === 'jump') {
         const target = this.set.lookup(chain, rule.verdict.chain!);
         if (!target) continue; // refused when read
-        this.chain(target, e, approx ? e : uncertainPart(e, u), inner);
-        if (kind === 'goto') [c, u] = approx ? [c, [...u, ...e]] : [minus(c, e), minus(u, e)];
-      } else if (kind === 'return') {
-        [c, u] = approx ? [c, [...u, ...e]] : [minus(c, e), minus(u, e)];
+        const decided = this.chain(target, 0, e, maybe, [...frames, { chain, next: k + 1 }]);
+        if (decided && whole) return true;
+      } else if (kind === 'goto' || kind === 'return') {
+        const target = kind === 'goto' ? this.set.lookup(chain, rule.verdict.chain!) : undefined;
+        if (kind === 'goto' && !target) continue; // refused when read
+        const decided = target ? this.chain(target, 0, e, maybe, frames) : false;
+        if (decided && whole) return true;
+        // Packets no later rule here meets go on where they would after the chain's end anyway.
+        if (decided || !laterMeet(chain, k, e)) continue;
+        if (whole && !target) return false;
+        this.resume(e, maybe, frames);
+        if (whole) return true;
       }
-      if (u.length > 8) u = coalesce(u);
     }
+    return false;
+  }
+
+  /**
+   * Packets that leave their chain early (RETURN, or falling off a goto's chain) go on where their callers left
+   * off, innermost first, and at last meet the base chain's policy.
+   */
+  private resume(region: Box[], uncertain: Box[], frames: Frame[]): void {
+    for (let k = frames.length - 1; k >= 0; k--)
+      if (this.chain(frames[k]!.chain, frames[k]!.next, region, uncertain, frames.slice(0, k))) return;
+    const policy = this.policy!;
+    this.emit(policy, policy.verdict.kind === 'accept', minus(region, uncertain), false);
+    this.emit(policy, policy.verdict.kind === 'accept', uncertain, true);
   }
 }
 
@@ -118,7 +188,7 @@ export function unfold(set: LiveRuleset): Unfolded {
   if (!last) throw badRequest(`${set.file}: no chain to import`);
   for (const base of set.path) {
     const start = u.entries.length;
-    u.chain(base, UNIVERSE_REGION, [], []);
+    u.base(base);
     if (base === last) break;
     u.entries.push(...dropsOf(set, base, u.entries.splice(start)));
   }
@@ -148,18 +218,6 @@ function dropsOf(set: LiveRuleset, base: LiveChain, own: Entry[]): Entry[] {
     if (entry.maybe) tainted = coalesce([...tainted, ...part]);
     else open = minus(open, entry.region);
   }
-  if (base.policy === 'drop' && open.length) {
-    const policy: LiveRule = {
-      where: `${set.file}: ${base.key}`,
-      line: 0,
-      text: `policy of ${base.key}: DROP`,
-      region: UNIVERSE_REGION,
-      unknown: [],
-      newConnection: false,
-      notes: [],
-      verdict: { kind: 'drop' },
-    };
-    drop(policy, open, false);
-  }
+  if (base.policy === 'drop' && open.length) drop(policyRule(set, base), open, false);
   return out;
 }

@@ -2,6 +2,9 @@
  * `/adp/simulations`: run the engine on an NFV (all-in-one) or on stored resources (byParams), store the results,
  * read and delete them. Reads never solve.
  */
+import { parseImportRequest } from '../imports.js';
+import { approximatedLines, approximatedNodes, withList } from '../../model/approximation.js';
+import { boxOf, intersect, ruleBoxes } from '../../model/space.js';
 import { EmptyCollection, badRequest, clip, interrupted, notFound, quote } from '../../model/errors.js';
 import { NfvType, PropertyDefinitionType } from '../../model/resources.js';
 import { FUNCTIONAL_TYPES } from '../../model/resources.js';
@@ -88,6 +91,7 @@ export const answerHolds = (r: Report) => r.verdict === 'SAT' && r.hosting?.stat
 /** A report in one line, the same words on a terminal, on stderr and in the X-Nfv-Summary header. */
 export const reportSummary = (r: Report) =>
   `${r.satisfied}/${r.properties} requirements hold; ` +
+  (r.unknown ? `${r.unknown} unknown (approximated firewall rules decide them); ` : '') +
   `${plural(r.firewalls, 'firewall')} (${r.allocated} placed); ${plural(r.rules, 'rule')}` +
   (r.changes === undefined ? '' : `; ${plural(r.changes, 'rule change')}`) +
   (r.optimal === false ? '; not proven minimal (optimal="false"): fewer may do' : '') +
@@ -124,6 +128,86 @@ async function storeResult(
   return id;
 }
 
+/**
+ * A network with approximated firewalls (imports with lines nfv cannot model: firewall-io.md B.5) is verified
+ * twice, once with each firewall's may list and once with its must list; since what a list allows only grows from
+ * must to real to may, an isolation holds if it holds with may and fails if it fails with must, a reachability the
+ * other way round, and otherwise it is unknown: `isSat` false, with the approximated lines that meet its traffic.
+ * Only verification: reconfiguring such a firewall (B.8) or placing new ones beside it is refused.
+ */
+async function verifyApproximated(
+  nfv: NFV,
+  approximated: Node[],
+  q: SimulationQuery,
+  once: (input: NFV) => Promise<SimulationResult>,
+): Promise<SimulationResult> {
+  const lines = approximatedLines(approximated);
+  const named = `${lines.slice(0, 3).join(', ')}${lines.length > 3 ? `, and ${lines.length - 3} more` : ''}`;
+  const firewalls = approximated.map((n) => n.name).join(', ');
+  if (q.reconfigure)
+    throw badRequest(
+      `configuration: firewall ${firewalls} has approximated rules (${named}): only exact imports are ` +
+        'reconfigured; give --iface/--ipset when importing so that every line is exact',
+    );
+  const may = await once(withList(nfv, 'may'));
+  const must = await once(withList(nfv, 'must'));
+  if (may.report.allocated || must.report.allocated)
+    throw badRequest(
+      `configuration: firewall ${firewalls} has approximated rules (${named}), so nfv only verifies this network; ` +
+        'it would place new firewalls: give the allocation places a function, or import every line exactly',
+    );
+  const properties = may.nfv.propertyDefinition.property;
+  const requirements = may.report.requirements.map((r, k): RequirementReport => {
+    const withMust = must.report.requirements[k]!;
+    const isolation = r.name === 'ISOLATION_PROPERTY';
+    const [proof, refutation] = isolation ? [r, withMust] : [withMust, r];
+    if (proof.isSat) return { ...proof, isSat: true };
+    if (!refutation.isSat) return refutation;
+    const traffic = trafficBox(properties[r.index]!);
+    const responsible = approximatedLines(approximated, (_n, e) => ruleBoxes(e).some((b) => intersect(b, traffic)));
+    const list = responsible.length ? responsible : lines;
+    return {
+      ...r,
+      isSat: false,
+      unknown: list,
+      reason:
+        `unknown: it holds with the ${isolation ? 'must' : 'may'} list and fails with the ` +
+        `${isolation ? 'may' : 'must'} list; the approximated lines ${list.slice(0, 5).join(', ')}` +
+        `${list.length > 5 ? ` and ${list.length - 5} more` : ''} decide it`,
+    };
+  });
+  properties.forEach((p, k) => {
+    const r = requirements.find((x) => x.index === k);
+    if (r) p.isSat = r.isSat;
+  });
+  // The answer shows each approximated firewall as it was given: both lists, each rule with its attribute.
+  const given = new Map(approximated.map((n) => [n.name, n.configuration]));
+  for (const n of (may.nfv.graphs.graph ?? []).flatMap((g) => g.node))
+    if (given.has(n.name)) n.configuration = structuredClone(given.get(n.name));
+  const satisfied = requirements.filter((r) => r.isSat).length;
+  const unknown = requirements.filter((r) => r.unknown).length;
+  const timings = { ...may.report.timings, components: [...may.report.timings.components] };
+  for (const key of ['expansion', 'paths', 'flows', 'solving', 'placing', 'writing'] as const)
+    timings[key] = Math.round((timings[key] + must.report.timings[key]) * 1000) / 1000;
+  timings.components.push(...must.report.timings.components);
+  return {
+    nfv: may.nfv,
+    report: {
+      ...may.report,
+      verdict: satisfied === requirements.length ? 'SAT' : 'UNSAT',
+      optimal: may.report.optimal && must.report.optimal,
+      satisfied,
+      unknown,
+      requirements,
+      timings,
+    },
+  };
+}
+
+/** The packets a requirement is about. */
+const trafficBox = (p: Property) =>
+  boxOf({ src: p.src, dst: p.dst, srcPort: p.srcPort, dstPort: p.dstPort, proto: p.lv4Proto });
+
 /** Runs a simulation where this process solves, and says how it ran. */
 async function solve(
   i: Input,
@@ -131,12 +215,14 @@ async function solve(
   q: SimulationQuery,
 ): Promise<{ result: SimulationResult; run: SimulationRun }> {
   const started = performance.now();
-  const result = await runSimulation(
-    nfv,
-    { algorithm: q.algorithm, timeoutSeconds: q.timeoutSeconds, reconfigure: q.reconfigure, onPhase: i.progress },
-    i.signal,
-  );
-  if (i.signal?.aborted) throw interrupted();
+  const once = async (input: NFV) => {
+    const options = { algorithm: q.algorithm, timeoutSeconds: q.timeoutSeconds, reconfigure: q.reconfigure };
+    const r = await runSimulation(input, { ...options, onPhase: i.progress }, i.signal);
+    if (i.signal?.aborted) throw interrupted();
+    return r;
+  };
+  const approximated = approximatedNodes(nfv);
+  const result = approximated.length ? await verifyApproximated(nfv, approximated, q, once) : await once(nfv);
   result.report.timings.parse = i.parseSeconds;
   const seconds = Math.round(performance.now() - started) / 1000;
   return {
@@ -488,6 +574,42 @@ export const simulationsChange = operation({
   },
 });
 
+export const simulationsLiveChange = operation({
+  name: 'simulations.liveChange',
+  method: 'POST',
+  path: '/adp/simulations/{smid}/change/{other}',
+  summary:
+    'The change of an imported firewall from stored result smid to other, written against its live iptables-save ' +
+    'file (body: the /fwd/import fields format, text, file, node, chain, iface, ipset): iptables-restore --noflush ' +
+    'input deleting and inserting live lines (our addition)',
+  body: 'json',
+  bodyFormats: ['json'],
+  reply: 'text',
+  status: 200,
+  errors: 'json',
+  handler: async (i) => {
+    const r = await parseImportRequest(i.body);
+    if (r.format !== 'iptables') throw badRequest('format: changes against live lines are written for iptables only');
+    const data = await i.ws.read(ADP_AREA);
+    const [from, to] = [findSimulation(data, i.params.smid as number), findSimulation(data, i.params.other as number)];
+    const placement = (to.report as Report).placements.find((p) => p.node === r.node && p.change);
+    if (!placement?.change)
+      throw badRequest(`node: simulation ${to.id} did not reconfigure ${quote(r.node)} (simulate --reconfigure does)`);
+    const { iptablesLiveChange } = await import('../../deploy/import/live.js');
+    const what = `simulation ${from.id} -> ${to.id}`;
+    const body = iptablesLiveChange(
+      r.text,
+      r.file,
+      r.options,
+      firewallIn(from, r.node),
+      firewallIn(to, r.node),
+      placement.change,
+      what,
+    );
+    return text(body, `iptables_${r.node}_${from.id}-${to.id}.rules`, 'text/plain; charset=utf-8');
+  },
+});
+
 export const simulationsSummary = operation({
   name: 'simulations.summary',
   method: 'GET',
@@ -596,6 +718,7 @@ export const simulationOperations = [
   simulationsDelete,
   simulationsDiff,
   simulationsChange,
+  simulationsLiveChange,
   simulationsDraw,
   simulationsReport,
 ];

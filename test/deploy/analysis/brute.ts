@@ -14,7 +14,7 @@ export { random };
 
 /**
  * Octets 1 and 2 are mostly any, so that the grid stays small; -1 before a fixed octet crosses prefixes; CIDR
- * prefixes cut an octet (/9, /10) or the last one (/31).
+ * prefixes cut an octet (/9, /10) or the last one (/31); some fix the first three octets.
  */
 const ADDRESSES = [
   '10.-1.-1.1',
@@ -27,6 +27,10 @@ const ADDRESSES = [
   '10.0.0.0/9',
   '10.64.0.0/10',
   '10.0.0.0/31',
+  // Three leading octets fixed: pieces of these take the analyses' prefix lookup (decide.ts).
+  '10.0.0.1',
+  '10.0.0.-1',
+  '-1.0.0.1',
 ];
 const PROTOS = [undefined, 'ANY', 'TCP', 'UDP', 'OTHER'] as const;
 const DST_PORTS = [undefined, undefined, '*', '80', '22-80', '443', '0-1023'];

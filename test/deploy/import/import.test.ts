@@ -53,15 +53,27 @@ async function options(name: string): Promise<ImportOptions> {
 }
 
 t.test('the realistic dumps import with their counts', async (t) => {
-  const expected: Record<string, { counts: Record<string, number>; approximated?: number[]; rules: number }> = {
-    'dmz-router': { counts: { exact: 18, 'new-connection': 2, 'no-verdict': 2, approximated: 0 }, rules: 4594 },
+  const expected: Record<
+    string,
+    { counts: Record<string, number>; approximated?: number[]; rules: { may: number; must: number } }
+  > = {
+    'dmz-router': {
+      counts: { exact: 18, 'new-connection': 2, 'no-verdict': 2, approximated: 0 },
+      rules: { may: 14, must: 14 },
+    },
     hosting: {
       counts: { exact: 12, 'new-connection': 3, 'no-verdict': 1, approximated: 2 },
       approximated: [16, 12],
-      rules: 0,
+      rules: { may: 29, must: 29 },
     },
-    docker: { counts: { exact: 12, 'new-connection': 1, 'no-verdict': 1, approximated: 0 }, rules: 0 },
-    router: { counts: { exact: 9, 'new-connection': 2, 'no-verdict': 1, approximated: 0 }, rules: 0 },
+    docker: {
+      counts: { exact: 12, 'new-connection': 1, 'no-verdict': 1, approximated: 0 },
+      rules: { may: 34, must: 34 },
+    },
+    router: {
+      counts: { exact: 9, 'new-connection': 2, 'no-verdict': 1, approximated: 0 },
+      rules: { may: 20, must: 20 },
+    },
   };
   for (const [name, want] of Object.entries(expected)) {
     const imported = importRules('iptables', await dump(`${name}.rules`), `${name}.rules`, await options(name));
@@ -73,13 +85,32 @@ t.test('the realistic dumps import with their counts', async (t) => {
         want.approximated,
         `${name}: the approximated lines`,
       );
+    // The node's rules (prefixes and octet patterns) mean what the unfolded list means, in both lists.
+    for (const which of ['may', 'must'] as const) {
+      const { node } = importedNode(imported, '10.255.0.1', which);
+      t.equal(node.configuration!.firewall!.elements!.length, want.rules[which], `${name}: ${which} list, rules`);
+      t.ok(diff(listOfNode(node, name), importedList(imported, which)).equivalent, `${name}: ${which} node = list`);
+    }
   }
   // The same dumps without their maps: unmapped interfaces approximated, a DNAT refused naming its line.
   const docker = await dump('docker.rules');
   t.throws(() => importRules('iptables', docker, 'docker.rules'), /^docker\.rules:12: -j DNAT in table nat PREROUTING/);
   const router = importRules('iptables', await dump('router.rules'), 'router.rules');
   t.equal(router.report.counts.approximated, 8, 'router without --iface: 8 lines approximated');
-  t.throws(() => importedNode(router, '10.0.0.1'), /8 lines approximated \(router\.rules:17, router\.rules:18,/);
+  // Both lists in one node: each rule of one list only marked, naming its line; such a node is not deployed.
+  const both = importedNode(router, '10.0.0.1').node;
+  const marked = both.configuration!.firewall!.elements!.filter((e) => e.approximation);
+  t.same(
+    [...new Set(marked.map((e) => e.origin))].sort(),
+    router.report.lines
+      .filter((l) => l.class === 'approximated')
+      .map((l) => l.where)
+      .sort(),
+    'the marked rules come from the 8 approximated lines',
+  );
+  for (const which of ['may', 'must'] as const)
+    t.ok(diff(listOfNode(both, 'both', which), importedList(router, which)).equivalent, `the node's ${which} list`);
+  t.throws(() => iptables(both, 1), /approximation="(may|must)" \(router\.rules:\d+\): an approximated import/);
   t.equal(importedNode(router, '10.0.0.1', 'may').node.configuration!.firewall!.defaultAction, 'DENY');
 });
 
@@ -273,9 +304,9 @@ t.test(
 // Round trips
 
 /**
- * Seeded firewalls whose ports go with TCP or UDP only (ANY and OTHER without ports: item 3 decides the rest), and
- * none directional: the analyses read a rule list as the engine verifies it, where `directional` changes nothing,
- * while every translator deploys the reverse rule too.
+ * Seeded firewalls whose ports go with TCP or UDP only (ANY and OTHER without ports: item 3 decides the rest), some
+ * rules directional (the analyses read them as the engine verifies them and every translator deploys them: the
+ * rule, then its reverse).
  */
 function firewalls(seed: number, count: number): Node[] {
   const rnd = random(seed);
@@ -292,6 +323,7 @@ function firewalls(seed: number, count: number): Node[] {
       destination: pattern(),
       protocol,
       ...(ported ? { srcPort: ports(), dstPort: ports() } : {}),
+      ...(rnd() < 0.2 ? { directional: true } : {}),
     };
   };
   return Array.from({ length: count }, (_, k) => ({
