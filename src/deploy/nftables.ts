@@ -10,7 +10,8 @@
  *
  * Ports constrain TCP and UDP only, as in the engine and every other format: a rule of protocol ANY with ports
  * matches TCP and UDP packets with those ports (`meta l4proto { tcp, udp } th dport 80`, one rule where iptables
- * needs two) and never a packet of another protocol, which has no ports.
+ * needs two) and never a packet of another protocol, which has no ports. A rule of protocol OTHER is one rule,
+ * `meta l4proto != { tcp, udp }`, where the other formats need the TCP and UDP parts of every later rule.
  *
  * With `sets`, each run of adjacent rules with the same action is grouped into rules with concatenated anonymous
  * sets: a packet that no earlier run matches gets the run's action if it matches any rule of the run, whatever
@@ -58,7 +59,7 @@ const CHAIN_TYPE = 'type filter hook forward priority filter;';
 const L4 = ['tcp', 'udp'] as const;
 const payload = (protocol: string, field: string): Expr => ({ payload: { protocol, field } });
 const l4proto: Expr = { meta: { key: 'l4proto' } };
-const match = (left: unknown, right: unknown): Expr => ({ match: { op: '==', left, right } });
+const match = (left: unknown, right: unknown, op: '==' | '!=' = '=='): Expr => ({ match: { op, left, right } });
 
 /** An address as nft prints it: a bare address for /32, `A/P` for a prefix, `0.0.0.0/0` for any. */
 const addressText = (a: Address) => (a.prefix === 32 ? a.ip : `${a.ip}/${a.prefix ?? 0}`);
@@ -89,7 +90,10 @@ function single(b: Box, allow: boolean): NftRule {
   const protocol = protocolOf(b);
   const ports = ported(b);
   const one = protocol === 'tcp' || protocol === 'udp' ? protocol : undefined;
-  if (!one && (protocol === 'tcp+udp' || ports)) {
+  if (protocol === 'other') {
+    text.push('meta l4proto != { tcp, udp }');
+    expr.push(match(l4proto, { set: [...L4] }, '!='));
+  } else if (!one && (protocol === 'tcp+udp' || ports)) {
     text.push('meta l4proto { tcp, udp }');
     expr.push(match(l4proto, { set: [...L4] }));
   } else if (one && !ports) {
@@ -128,6 +132,7 @@ function single(b: Box, allow: boolean): NftRule {
 type Shape = 'ip' | 'l4';
 function shapeOf(b: Box): Shape | undefined {
   if (address(b, SRC).prefix === undefined || address(b, DST).prefix === undefined) return undefined;
+  if (protocolOf(b) === 'other') return undefined;
   return protocolOf(b) === 'ip' ? 'ip' : 'l4';
 }
 function elementsOf(b: Box, shape: Shape): Box[] {
@@ -205,7 +210,7 @@ function groupedRun(run: Box[], allow: boolean): NftRule[] {
 
 /** The forward chain of a firewall: its policy and rules in first-match order. */
 export function nftChain(node: Node, options: NftOptions = {}): { policy: 'accept' | 'drop'; rules: NftRule[] } {
-  const { rules, defaultAllow } = normalisedRules(node);
+  const { rules, defaultAllow } = normalisedRules(node, { otherNative: true });
   const policy = defaultAllow ? 'accept' : 'drop';
   if (!options.sets) return { policy, rules: rules.map((r) => single(r.box, r.allow)) };
   const out: NftRule[] = [];

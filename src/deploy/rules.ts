@@ -4,9 +4,9 @@
  *
  * Every format gets the same first-match rule list, normalised once: documented defaults filled in (action DENY,
  * protocol ANY, ports *, directional false), `directional` rules followed by their reverse, and protocol OTHER
- * compiled away, because no format but iptables can say "neither TCP nor UDP": an OTHER rule becomes, before it,
- * the TCP and UDP part of what the later rules (and the default) decide for its addresses, then an all-protocols
- * rule. Rules keep their list order; formats with priorities or rule numbers number them in that order.
+ * compiled away for the formats that cannot say "neither TCP nor UDP" in one rule (all but nftables): an OTHER
+ * rule becomes, before it, the TCP and UDP part of what the later rules (and the default) decide for its
+ * addresses, then an all-protocols rule. Rules keep their list order; formats with priorities or rule numbers number them in that order.
  * A rule's box means what the engine verifies (`ruleBox`): ports constrain TCP and UDP only, so a rule of protocol
  * ANY with ports is a box of TCP and UDP. An address is a mask and a value: a prefix (`A/P`, any length) where
  * the fixed bits lead, otherwise a non-contiguous mask (`10.-1.0.1` is 10.0.0.1/255.0.255.255; iptables, Open
@@ -35,8 +35,14 @@ export const withDim = (b: Box, d: number, lo: number, hi: number): Box => {
   return out;
 };
 
-/** The node's rules as boxes in first-match order, with defaults, reverse rules and no OTHER protocol. */
-export function normalisedRules(node: Node): { rules: Rule[]; defaultAllow: boolean } {
+/**
+ * The node's rules as boxes in first-match order, with defaults and reverse rules; OTHER compiled away unless the
+ * format can say "neither TCP nor UDP" itself (`otherNative`: nftables' `meta l4proto != { tcp, udp }`).
+ */
+export function normalisedRules(
+  node: Node,
+  { otherNative = false }: { otherNative?: boolean } = {},
+): { rules: Rule[]; defaultAllow: boolean } {
   const fw = node.configuration?.firewall;
   if (node.functionalType !== 'FIREWALL' || !fw)
     throw badRequest(`node ${node.name} is not a firewall with a configuration`);
@@ -55,7 +61,7 @@ export function normalisedRules(node: Node): { rules: Rule[]; defaultAllow: bool
   });
   const rules: Rule[] = [];
   listed.forEach((r, k) => {
-    if (r.box[2 * PROTO] !== OTHER) return rules.push(r);
+    if (r.box[2 * PROTO] !== OTHER || otherNative) return rules.push(r);
     for (const proto of [TCP, UDP]) {
       const scope = withDim(r.box, PROTO, proto, proto);
       for (const later of listed.slice(k + 1)) {
@@ -110,12 +116,12 @@ export function address(b: Box, at: number): Address {
 
 export const cidr = (a: Address, sep = '/') =>
   a.prefix !== undefined ? `${a.ip}/${a.prefix}` : `${a.ip}${sep}${a.mask}`;
-/** The protocols of a normalised rule: TCP, UDP, both (ANY with ports), or all (`ip`). */
-export function protocolOf(b: Box): 'tcp' | 'udp' | 'tcp+udp' | 'ip' {
+/** The protocols of a normalised rule: TCP, UDP, both (ANY with ports), all (`ip`), or OTHER where it is kept. */
+export function protocolOf(b: Box): 'tcp' | 'udp' | 'tcp+udp' | 'ip' | 'other' {
   const [lo, hi] = range(b, PROTO);
   if (lo === TCP && hi === OTHER) return 'ip';
   if (lo === TCP && hi === UDP) return 'tcp+udp';
-  if (lo === hi && lo !== OTHER) return lo === TCP ? 'tcp' : 'udp';
+  if (lo === hi) return lo === TCP ? 'tcp' : lo === UDP ? 'udp' : 'other';
   throw new Error(`protocols ${lo}-${hi}: not a normalised rule`);
 }
 export const range = (b: Box, d: number) => [b[2 * d]!, b[2 * d + 1]!] as const;
