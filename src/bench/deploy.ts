@@ -98,7 +98,10 @@ async function main() {
           : out.split('\n').filter((l) => l.startsWith('\t\t') && !l.includes(' policy ')).length;
       return { label, seconds, rules };
     });
-    const table = new Table({ head: ['nfv deploy nftables', 'nfv rules', 'nft rules', 'median s', 'target'] });
+    const table = new Table({
+      head: ['nfv deploy nftables', 'nfv rules', 'nft rules', 'median s', 'target'],
+      style: { head: [], border: [] },
+    });
     const verdict = (s: number) => (s < TARGET_SECONDS ? 'met' : 'missed');
     for (const r of rows)
       table.push([r.label, RULES, r.rules, r.seconds.toFixed(3), `< ${TARGET_SECONDS} s: ${verdict(r.seconds)}`]);
