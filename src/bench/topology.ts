@@ -46,7 +46,7 @@ const OTHER_PORTS = ['22', '443', '8000-8999', '8080', '8443'];
 /** Extra links of the forwarder core beyond its spanning tree, at every size (parallel paths). */
 const EXTRA_CORE_LINKS = 3;
 
-type Policy = 'isolate' | 'reach' | 'only' | 'port-reach' | 'port-isolate';
+type PolicyKind = 'isolate' | 'reach' | 'only' | 'port-reach' | 'port-isolate';
 
 const address = (a: number, k: number, last: number | '-1' = 1) => `${a}.${(k >> 8) & 255}.${k & 255}.${last}`;
 
@@ -146,42 +146,10 @@ export function generateTopology(spec: TopologySpec): NFV {
   }
 
   // The policy, one per (client, server) pair, until the requirements are reached.
-  const sources = [...clients, ...privateClients];
-  const properties: Property[] = [];
-  const isolatedPairs: [string, string][] = [];
-  const seen = new Set<string>();
-  const policies: Policy[] = spec.nat
-    ? ['isolate', 'reach', 'only', 'port-reach', 'port-isolate']
-    : ['isolate', 'reach'];
-  const requirement = (name: Property['name'], src: string, dst: string, dstPort?: string): Property => ({
-    name,
-    graph: 0,
-    src,
-    dst,
-    ...(dstPort ? { dstPort, lv4Proto: 'TCP' as const } : {}),
+  const { properties, isolatedPairs } = policyRequirements(rnd, [...clients, ...privateClients], servers, {
+    requirements: spec.requirements,
+    ports: spec.nat,
   });
-  for (let tries = 0; properties.length < spec.requirements && tries < spec.requirements * 50; tries++) {
-    const src = pick(sources);
-    const dst = pick(servers);
-    const key = `${src} ${dst}`;
-    if (seen.has(key)) continue;
-    seen.add(key);
-    const policy = pick(policies);
-    if (policy === 'isolate') {
-      properties.push(requirement('ISOLATION_PROPERTY', src, dst));
-      isolatedPairs.push([src, dst]);
-    } else if (policy === 'reach') properties.push(requirement('REACHABILITY_PROPERTY', src, dst));
-    else if (policy === 'only') {
-      properties.push(requirement('REACHABILITY_PROPERTY', src, dst, String(ONLY_PORT)));
-      properties.push(requirement('ISOLATION_PROPERTY', src, dst, BELOW));
-      properties.push(requirement('ISOLATION_PROPERTY', src, dst, ABOVE));
-    } else {
-      const port = pick(OTHER_PORTS);
-      const kind = policy === 'port-reach' ? 'REACHABILITY_PROPERTY' : 'ISOLATION_PROPERTY';
-      properties.push(requirement(kind, src, dst, port));
-    }
-  }
-  properties.length = Math.min(properties.length, spec.requirements);
 
   // Some places become firewalls: configured ones (rules from the policy), mandatory rule-less and optional ones.
   const metrics: NodeMetrics[] = [];
@@ -211,10 +179,66 @@ export function generateTopology(spec: TopologySpec): NFV {
   };
 }
 
-function webclient(): Omit<Node, 'name' | 'neighbour'> {
+/** Requirements and the (source, destination) pairs they isolate wholly, one consistent policy per pair. */
+export interface Policy {
+  properties: Property[];
+  isolatedPairs: [string, string][];
+}
+
+/**
+ * One policy per (source, destination) pair until `requirements` are reached: isolate or reach everything, and with
+ * `ports` also "only port 80" (three requirements) or one port or range reached or isolated (laminar ports, so the
+ * policy never contradicts itself).
+ */
+export function policyRequirements(
+  rnd: () => number,
+  sources: readonly string[],
+  destinations: readonly string[],
+  options: { requirements: number; ports: boolean },
+): Policy {
+  const pick = <T>(list: readonly T[]): T => list[Math.floor(rnd() * list.length)]!;
+  const properties: Property[] = [];
+  const isolatedPairs: [string, string][] = [];
+  const seen = new Set<string>();
+  const policies: PolicyKind[] = options.ports
+    ? ['isolate', 'reach', 'only', 'port-reach', 'port-isolate']
+    : ['isolate', 'reach'];
+  const requirement = (name: Property['name'], src: string, dst: string, dstPort?: string): Property => ({
+    name,
+    graph: 0,
+    src,
+    dst,
+    ...(dstPort ? { dstPort, lv4Proto: 'TCP' as const } : {}),
+  });
+  for (let tries = 0; properties.length < options.requirements && tries < options.requirements * 50; tries++) {
+    const src = pick(sources);
+    const dst = pick(destinations);
+    const key = `${src} ${dst}`;
+    if (src === dst || seen.has(key)) continue;
+    seen.add(key);
+    const policy = pick(policies);
+    if (policy === 'isolate') {
+      properties.push(requirement('ISOLATION_PROPERTY', src, dst));
+      isolatedPairs.push([src, dst]);
+    } else if (policy === 'reach') properties.push(requirement('REACHABILITY_PROPERTY', src, dst));
+    else if (policy === 'only') {
+      properties.push(requirement('REACHABILITY_PROPERTY', src, dst, String(ONLY_PORT)));
+      properties.push(requirement('ISOLATION_PROPERTY', src, dst, BELOW));
+      properties.push(requirement('ISOLATION_PROPERTY', src, dst, ABOVE));
+    } else {
+      const port = pick(OTHER_PORTS);
+      const kind = policy === 'port-reach' ? 'REACHABILITY_PROPERTY' : 'ISOLATION_PROPERTY';
+      properties.push(requirement(kind, src, dst, port));
+    }
+  }
+  properties.length = Math.min(properties.length, options.requirements);
+  return { properties, isolatedPairs };
+}
+
+export function webclient(): Omit<Node, 'name' | 'neighbour'> {
   return { functionalType: 'WEBCLIENT', configuration: { name: 'c', webclient: { nameWebServer: 'any' } } };
 }
 
-function webserver(): Omit<Node, 'name' | 'neighbour'> {
+export function webserver(): Omit<Node, 'name' | 'neighbour'> {
   return { functionalType: 'WEBSERVER', configuration: { name: 's', webserver: { name: 'web' } } };
 }

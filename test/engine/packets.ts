@@ -1,0 +1,250 @@
+/**
+ * The packet semantics the evaluators share (test code; nothing of src/engine): packets as boxes, what each kind
+ * of node does to them, the simple paths of a requirement and what arrives along one. `evaluator.ts` (every simple
+ * path) and `evaluator-pathfree.ts` (no path listed) decide requirements with it; see evaluator.ts for the meaning.
+ */
+import type { Node, Property } from '../../src/model/types.js';
+
+export type Box = number[]; // [lo0, hi0, lo1, hi1, ...] over DIMENSIONS
+const DIMENSIONS = 11;
+export const SRC = 0;
+export const DST = 4;
+const SPORT = 8;
+const DPORT = 9;
+const PROTO = 10;
+const PROTOCOLS: Record<string, [number, number]> = { TCP: [0, 0], UDP: [1, 1], OTHER: [2, 2], ANY: [0, 2] };
+export const END_HOSTS = new Set(['WEBCLIENT', 'WEBSERVER', 'ENDHOST', 'ENDPOINT', 'MAILCLIENT', 'MAILSERVER']);
+
+export const everything = (): Box => {
+  const b: Box = [];
+  for (let d = 0; d < DIMENSIONS; d++) b.push(0, d >= SPORT ? (d === PROTO ? 2 : 65535) : 255);
+  return b;
+};
+
+/** Octet ranges of an address pattern ("10.0.-1.1", "*") or prefix ("172.16.0.0/12"), or undefined. */
+export function octets(pattern: string): [number, number][] | undefined {
+  if (pattern === '*') return [0, 1, 2, 3].map(() => [0, 255]);
+  const [address, length] = pattern.split('/');
+  if (length !== undefined) {
+    const parts = octets(address!);
+    const bits = Number(length);
+    if (!parts || !parts.every(([lo, hi]) => lo === hi) || !(bits >= 0 && bits <= 32)) return undefined;
+    // Octet k keeps its first min(8, bits - 8k) bits; the rest of it runs over every value.
+    return parts.map(([v], k) => {
+      const kept = Math.max(0, Math.min(8, bits - 8 * k));
+      const free = 2 ** (8 - kept);
+      const lo = v - (v % free);
+      return [lo, lo + free - 1];
+    });
+  }
+  const parts = pattern.split('.');
+  if (parts.length !== 4) return undefined;
+  const out: [number, number][] = [];
+  for (const p of parts) {
+    if (p === '-1' || p === '*') out.push([0, 255]);
+    else if (/^\d{1,3}$/.test(p) && Number(p) <= 255) out.push([Number(p), Number(p)]);
+    else return undefined;
+  }
+  return out;
+}
+
+function ports(text: string | undefined): [number, number] {
+  if (text === undefined || text === '*' || text === '') return [0, 65535];
+  const [a, b = a] = text.split('-').map(Number);
+  return [a!, b!];
+}
+
+function restrict(box: Box, at: number, ranges: [number, number][]): Box | undefined {
+  const out = [...box];
+  for (const [k, [lo, hi]] of ranges.entries()) {
+    out[2 * (at + k)] = Math.max(out[2 * (at + k)]!, lo);
+    out[2 * (at + k) + 1] = Math.min(out[2 * (at + k) + 1]!, hi);
+    if (out[2 * (at + k)]! > out[2 * (at + k) + 1]!) return undefined;
+  }
+  return out;
+}
+
+export function set(box: Box, at: number, ranges: [number, number][]): Box {
+  const out = [...box];
+  for (const [k, [lo, hi]] of ranges.entries()) [out[2 * (at + k)], out[2 * (at + k) + 1]] = [lo, hi];
+  return out;
+}
+
+export function intersect(a: Box, b: Box): Box | undefined {
+  const out: Box = [];
+  for (let i = 0; i < a.length; i += 2) {
+    const lo = Math.max(a[i]!, b[i]!);
+    const hi = Math.min(a[i + 1]!, b[i + 1]!);
+    if (lo > hi) return undefined;
+    out.push(lo, hi);
+  }
+  return out;
+}
+
+/** a minus b, as disjoint boxes. */
+export function subtract(a: Box, b: Box): Box[] {
+  if (!intersect(a, b)) return [a];
+  const out: Box[] = [];
+  let rest = [...a];
+  for (let i = 0; i < a.length; i += 2) {
+    if (rest[i]! < b[i]!) out.push([...rest.slice(0, i), rest[i]!, b[i]! - 1, ...rest.slice(i + 2)]);
+    if (rest[i + 1]! > b[i + 1]!) out.push([...rest.slice(0, i), b[i + 1]! + 1, rest[i + 1]!, ...rest.slice(i + 2)]);
+    rest = [...rest.slice(0, i), Math.max(rest[i]!, b[i]!), Math.min(rest[i + 1]!, b[i + 1]!), ...rest.slice(i + 2)];
+  }
+  return out;
+}
+
+export const minus = (region: Box[], b: Box) => region.flatMap((a) => subtract(a, b));
+export const within = (region: Box[], b: Box) =>
+  region.flatMap((a) => {
+    const x = intersect(a, b);
+    return x ? [x] : [];
+  });
+
+/** The packets addressed to (at = DST) or sent from (at = SRC) an address pattern. */
+export const addressed = (pattern: [number, number][], at: number) => set(everything(), at, pattern);
+
+/** The protocols a traffic description or rule takes: with a port condition, only those of TCP and UDP. */
+function protocolsOf(protocol: string | undefined, srcPort: string | undefined, dstPort: string | undefined) {
+  const [lo, hi] = PROTOCOLS[protocol ?? 'ANY']!;
+  const portless = [srcPort, dstPort].every((p) => ports(p)[0] === 0 && ports(p)[1] === 65535);
+  return [lo, portless ? hi : Math.min(hi, PROTOCOLS.UDP![1])] as [number, number];
+}
+
+/**
+ * Each rule's packets (none when it can match none: OTHER with a port condition); a directional rule also matches
+ * the packets going the other way, from its destination to its source, with the ports swapped.
+ */
+function ruleBox(rule: NonNullable<NonNullable<Node['configuration']>['firewall']>['elements']): Box[][] {
+  return (rule ?? []).map((r) => {
+    const [lo, hi] = protocolsOf(r.protocol, r.srcPort, r.dstPort);
+    if (lo > hi) return [];
+    const one = (src: string, dst: string, sport: string | undefined, dport: string | undefined) => {
+      let b = set(everything(), SRC, octets(src)!);
+      b = set(b, DST, octets(dst)!);
+      b = set(b, SPORT, [ports(sport)]);
+      b = set(b, DPORT, [ports(dport)]);
+      return set(b, PROTO, [[lo, hi]]);
+    };
+    const forward = one(r.source, r.destination, r.srcPort, r.dstPort);
+    return r.directional === true ? [forward, one(r.destination, r.source, r.dstPort, r.srcPort)] : [forward];
+  });
+}
+
+/** More simple paths than an evaluator lists. */
+export class TooManyPaths extends Error {
+  constructor(limit: number, src: string, dst: string) {
+    super(`more than ${limit} paths from ${src} to ${dst}`);
+    this.name = 'TooManyPaths';
+  }
+}
+
+/** A requirement claimed satisfied (isSat) that does not hold, and why. */
+export interface Violation {
+  index: number;
+  property: Property;
+  why: string;
+}
+
+/** What leaves a node of the given kind when `region` enters it. `firewalls` false: firewalls forward everything. */
+export function behave(node: Node, region: Box[], firewalls: boolean): Box[] {
+  const own = octets(node.name);
+  if (node.functionalType === 'NAT' && own) {
+    const hidden = (node.configuration?.nat?.source ?? []).map((p) => octets(p)!);
+    const toNat = addressed(own, DST);
+    const out: Box[] = [];
+    for (const box of region) {
+      let fromHidden: Box[] = [];
+      let rest = [box];
+      for (const p of hidden) {
+        fromHidden.push(...within(rest, addressed(p, SRC)));
+        rest = minus(rest, addressed(p, SRC));
+      }
+      // From a hidden network: to the NAT delivered; to another hidden network unchanged; elsewhere as the NAT.
+      fromHidden = minus(fromHidden, toNat);
+      let outward = fromHidden;
+      for (const p of hidden) {
+        out.push(...within(outward, addressed(p, DST)));
+        outward = minus(outward, addressed(p, DST));
+      }
+      out.push(...outward.map((b) => set(b, SRC, own)));
+      // From elsewhere: to the NAT (not from the NAT itself) turned towards each hidden network; the rest unchanged.
+      const inbound = minus(within(rest, toNat), addressed(own, SRC));
+      for (const b of inbound) for (const p of hidden) out.push(set(b, DST, p));
+      out.push(...minus(rest, toNat));
+    }
+    return out;
+  }
+  let passed = region;
+  if (node.functionalType === 'FIREWALL' && firewalls) {
+    const fw = node.configuration?.firewall;
+    const rules = fw?.elements ?? [];
+    const boxes = ruleBox(rules);
+    let undecided = region;
+    const allowed: Box[] = [];
+    boxes.forEach((rule, k) => {
+      for (const b of rule) {
+        if ((rules[k]!.action ?? 'DENY') === 'ALLOW') allowed.push(...within(undecided, b));
+        undecided = minus(undecided, b);
+      }
+    });
+    if (fw?.defaultAction === 'ALLOW') allowed.push(...undecided);
+    passed = allowed;
+  }
+  return own ? minus(passed, addressed(own, DST)) : passed;
+}
+
+/**
+ * The simple paths from src to dst (end hosts never transit), at most `limit` of them; the search also stops after
+ * `limit` x 50 steps, since branches that cannot reach dst again are as many as the paths on a redundant network.
+ */
+export function simplePaths(nodes: Map<string, Node>, src: string, dst: string, limit: number): string[][] {
+  const paths: string[][] = [];
+  const stack = [src];
+  const on = new Set([src]);
+  let steps = 0;
+  const walk = (at: string) => {
+    if (++steps > limit * 50) throw new TooManyPaths(limit, src, dst);
+    for (const nb of nodes.get(at)?.neighbour ?? []) {
+      if (on.has(nb.name) || !nodes.has(nb.name)) continue;
+      if (nb.name === dst) {
+        paths.push([...stack, dst]);
+        if (paths.length > limit) throw new TooManyPaths(limit, src, dst);
+        continue;
+      }
+      if (END_HOSTS.has(nodes.get(nb.name)!.functionalType ?? '')) continue;
+      on.add(nb.name);
+      stack.push(nb.name);
+      walk(nb.name);
+      stack.pop();
+      on.delete(nb.name);
+    }
+  };
+  walk(src);
+  return paths;
+}
+
+/**
+ * The requirement's packets before any destination is set: its source, ports and protocol (undefined when none:
+ * OTHER with a port condition).
+ */
+export function requirementBox(p: Property): Box | undefined {
+  let base: Box | undefined = set(everything(), SRC, octets(p.src)!);
+  base = restrict(base, SPORT, [ports(p.srcPort)]);
+  base = base && restrict(base, DPORT, [ports(p.dstPort)]);
+  return base && restrict(base, PROTO, [protocolsOf(p.lv4Proto, p.srcPort, p.dstPort)]);
+}
+
+/** Is a node a NAT with an address (one that can hide and translate)? */
+export const isNat = (node: Node) => node.functionalType === 'NAT' && octets(node.name) !== undefined;
+
+/** What of the requirement's traffic arrives at its destination along one path. */
+export function arrives(nodes: Map<string, Node>, p: Property, path: string[], firewalls: boolean): Box[] {
+  const dst = octets(p.dst)!;
+  const base = requirementBox(p);
+  if (!base) return [];
+  const nats = path.slice(1, -1).filter((n) => isNat(nodes.get(n)!));
+  let region = [set(base, DST, dst), ...nats.map((n) => set(base, DST, octets(n)!))];
+  for (const name of path.slice(1, -1)) region = behave(nodes.get(name)!, region, firewalls);
+  return within(region, addressed(dst, DST));
+}
