@@ -187,12 +187,16 @@ function encode(
     const rules = node.rules!;
     let terms = deployed.get(n);
     if (!terms) {
-      terms = { keep: rules.map(() => b.fresh()), flip: b.fresh(), added: new Map() };
+      // The rules one live line became (an imported firewall, `origin`) are kept or removed together, as one change.
+      const line = new Map<string, Lit>();
+      const keep = rules.map((r) => {
+        if (r.origin === undefined) return b.fresh();
+        return line.get(r.origin) ?? line.set(r.origin, b.fresh()).get(r.origin)!;
+      });
+      terms = { keep, flip: b.fresh(), added: new Map() };
       deployed.set(n, terms);
-      for (const k of terms.keep) {
-        b.soft[CHANGES]!.push(k);
-        b.soft[RULES]!.push(-k);
-      }
+      for (const k of new Set(keep)) b.soft[CHANGES]!.push(k);
+      for (const k of keep) b.soft[RULES]!.push(-k);
     }
     const box = model.classes[cls]!.boxes[0]!;
     const matching = rules.flatMap((rule, i) => (ruleHolds(rule, box) ? [i] : []));

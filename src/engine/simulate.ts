@@ -83,7 +83,7 @@ export interface FirewallChange {
   /** New rules with their position (from 1) in the new list. */
   added: { position: number; rule: Elements }[];
   defaultAction: { from: 'ALLOW' | 'DENY'; to: 'ALLOW' | 'DENY' };
-  /** Rules removed and added, plus the entering classes that reach a flipped default. */
+  /** Removals (one per live line for an imported firewall) and rules added, plus classes that reach a flipped default. */
   changes: number;
 }
 
@@ -246,6 +246,8 @@ function redeploy(
   const position = (keep: boolean) => rules.flatMap((_, i) => (revision.keep[i] === keep ? [i + 1] : []));
   const atDefault = entering.filter((c) => !keptRules.some((r) => ruleHolds(r, model.classes[c]!.boxes[0]!))).length;
   const removed = position(false);
+  // Rules from one live line (`origin`) are removed together: one change.
+  const removedUnits = new Set<string | number>(removed.map((p) => rules[p - 1]!.origin ?? p)).size;
   return {
     graph: graph.id!,
     node: n.name,
@@ -258,7 +260,7 @@ function redeploy(
       removed,
       added: added.map((rule, k) => ({ position: k + 1, rule })),
       defaultAction: { from, to },
-      changes: removed.length + added.length + (to !== from ? atDefault : 0),
+      changes: removedUnits + added.length + (to !== from ? atDefault : 0),
     },
   };
 }

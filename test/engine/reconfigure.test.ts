@@ -201,3 +201,30 @@ t.test('InitialProperty: requirements on both lists are checked on the network a
   const plain = await checkedSimulate(claimed);
   t.equal(plain.report.requirements[0]!.heldBefore, undefined, 'only a reconfiguration looks at InitialProperty');
 });
+
+t.test('the rules of one live line (an imported firewall) are kept or removed together, as one change', async (t) => {
+  // Line 7 of a live file denied two sources at once; the new requirement lets 10.0.0.1 through, 10.0.0.2 not.
+  const line = (source: string): Elements => ({ ...deny(source, '20.0.0.1'), origin: 'live.rules:7' });
+  const nfv = network(
+    [
+      webclient('10.0.0.1', '1.0.0.1'),
+      webclient('10.0.0.2', '1.0.0.1'),
+      firewall('1.0.0.1', 'ALLOW', [line('10.0.0.1'), line('10.0.0.2')], '10.0.0.1', '10.0.0.2', '20.0.0.1'),
+      webserver('20.0.0.1', '1.0.0.1'),
+    ],
+    [reachability('10.0.0.1', '20.0.0.1'), isolation('10.0.0.2', '20.0.0.1')],
+  );
+  const { report } = await checkedSimulate(nfv, { reconfigure: true });
+  t.equal(report.verdict, 'SAT');
+  const change = report.placements.find((p) => p.node === '1.0.0.1')!.change!;
+  // Removing the first rule alone (1 change, fewer rules) would cut the line in two; the whole line kept and one
+  // ALLOW rule above it is the least change that keeps lines whole.
+  t.same(change.kept, [1, 2], 'the line kept whole');
+  t.equal(change.added.length, 1);
+  t.equal(change.changes, 1);
+  // Without a line, each rule is its own: the first one goes.
+  const plain = structuredClone(nfv);
+  for (const e of plain.graphs.graph![0]!.node[2]!.configuration!.firewall!.elements!) delete e.origin;
+  const alone = (await checkedSimulate(plain, { reconfigure: true })).report.placements[0]!.change!;
+  t.same([alone.kept, alone.removed, alone.changes], [[2], [1], 1]);
+});

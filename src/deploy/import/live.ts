@@ -8,8 +8,8 @@
  *
  * A live line is kept only when every rule it became is kept. Before the script is given, it is applied here to
  * the live text and the result imported again: it must decide every packet as the reconfigured rules do (an empty
- * `diff`), or the change is refused (a line of which the reconfiguration keeps some rules and removes others cannot
- * be written as whole lines).
+ * `diff`), or the change is refused. The engine keeps or removes the rules of one live line together (their
+ * `origin`), so a line is never cut in two; the check stays for a change written by other means.
  */
 import { badRequest } from '../../model/errors.js';
 import { plural } from '../../model/words.js';
