@@ -4,7 +4,7 @@
  * loads its dataset into a fresh workspace (a folder, or the given database's inventory), starts
  * `nfv serve` on it, runs every case over HTTP and prints passed/failed with the differences.
  */
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { PostgresAreas } from '../store/postgres.js';
@@ -21,14 +21,23 @@ let failed = 0;
 for (const file of files) {
   const { dataset, cases } = readCases(file);
   const dir = mkdtempSync(path.join(tmpdir(), 'nfv-inventory-'));
-  const areas = database ? new PostgresAreas(database, 10_000) : undefined;
-  await areas?.migrate();
-  await ingestDataset(new Workspace(dir, { database: areas }), dataset);
-  await areas?.close();
-
-  const server = await serve(dir, database ? ['--database', database] : []);
-  const { passed, failures } = await runCases(server.url, cases);
-  await server.stop();
+  let outcome: Awaited<ReturnType<typeof runCases>>;
+  try {
+    const areas = database ? new PostgresAreas(database, 10_000) : undefined;
+    await areas?.migrate();
+    await ingestDataset(new Workspace(dir, { database: areas }), dataset);
+    await areas?.close();
+    const server = await serve(dir, database ? ['--database', database] : []);
+    try {
+      outcome = await runCases(server.url, cases);
+    } finally {
+      await server.stop();
+    }
+  } finally {
+    // The workspace is this run's alone: gone when it ends, whatever happened.
+    rmSync(dir, { recursive: true, force: true });
+  }
+  const { passed, failures } = outcome;
   for (const f of failures) process.stdout.write(`${f}\n`);
   process.stdout.write(
     `inventory conformance, ${path.basename(file)}: ${passed} passed, ${failures.length} failed (of ${cases.length})\n`,
