@@ -18,8 +18,8 @@
  * IPv4 addresses: switches 10.x, places 172.x, NATs 200.x, hosts 100.G.0.J (G the switch they hang from, so the
  * hosts of one switch share a /24), private hosts 192.168+.P.10 hidden as 192.168+.P.-1.
  */
-import type { NFV, Node } from '../model/types.js';
-import { policyRequirements, random, webclient, webserver } from './topology.js';
+import type { NFV } from '../model/types.js';
+import { graphBuilder, policyRequirements, random, webclient, webserver } from './topology.js';
 
 export type FabricShape =
   | { kind: 'leaf-spine'; spines: number; leaves: number; hostsPerLeaf: number }
@@ -54,18 +54,7 @@ const numbered = (first: number, k: number) => `${first}.${(k >> 16) & 255}.${(k
 
 export function generateFabric(spec: FabricSpec): NFV {
   const rnd = random(spec.seed);
-  const nodes: Node[] = [];
-  const byName = new Map<string, Node>();
-  const add = (name: string, node: Omit<Node, 'name' | 'neighbour'>): string => {
-    const n: Node = { name, neighbour: [], ...node };
-    nodes.push(n);
-    byName.set(name, n);
-    return name;
-  };
-  const connect = (a: string, b: string) => {
-    byName.get(a)!.neighbour!.push({ name: b });
-    byName.get(b)!.neighbour!.push({ name: a });
-  };
+  const { nodes, add, connect } = graphBuilder();
   let places = 0;
   /** Joins two nodes through an allocation place. */
   const link = (a: string, b: string) => {

@@ -4,6 +4,7 @@
  * naming of ../shared/bench/inventory/gen_dataset.py (role-NNNN.dcN.example.com). Values derive from a seeded
  * generator, so the same arguments give the same bytes.
  */
+import { random } from './topology.js';
 
 const ROLES = ['web', 'app', 'db', 'cache', 'lb', 'mon', 'mq', 'build', 'dns', 'bastion'];
 const DCS = ['dc1', 'dc2', 'dc3'];
@@ -14,18 +15,6 @@ const RELEASES = [
 ];
 const CPUS = ['Intel(R) Xeon(R) Gold 6338 CPU @ 2.00GHz', 'AMD EPYC 7543 32-Core Processor'];
 const GiB = 1024 ** 3;
-
-/** mulberry32: a small seeded generator (uniform in [0, 1)). */
-function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const hex = (rand: () => number, n: number) =>
   Array.from({ length: n }, () => Math.floor(rand() * 16).toString(16)).join('');
@@ -76,7 +65,7 @@ function iface(ip: string, mac: string | undefined, network: string, netmask: st
 
 /** The facts of node `k` of the fleet: certname and environment, and Facter's values. */
 export function nodeFacts(k: number, seed = 42): { certname: string; environment: string; values: object } {
-  const rand = seeded(seed * 1_000_003 + k);
+  const rand = random(seed * 1_000_003 + k);
   const role = ROLES[Math.floor(rand() * ROLES.length)]!;
   const dc = DCS[k % DCS.length]!;
   const hostname = `${role}-${String(k).padStart(4, '0')}`;

@@ -50,10 +50,8 @@ type PolicyKind = 'isolate' | 'reach' | 'only' | 'port-reach' | 'port-isolate';
 
 const address = (a: number, k: number, last: number | '-1' = 1) => `${a}.${(k >> 8) & 255}.${k & 255}.${last}`;
 
-export function generateTopology(spec: TopologySpec): NFV {
-  const rnd = random(spec.seed);
-  const pick = <T>(list: readonly T[]): T => list[Math.floor(rnd() * list.length)]!;
-  const chance = (p: number) => rnd() < p;
+/** A graph being generated: nodes in the order added, and links both ways. */
+export function graphBuilder() {
   const nodes: Node[] = [];
   const byName = new Map<string, Node>();
   const add = (name: string, node: Omit<Node, 'name' | 'neighbour'>): string => {
@@ -66,6 +64,14 @@ export function generateTopology(spec: TopologySpec): NFV {
     byName.get(a)!.neighbour!.push({ name: b });
     byName.get(b)!.neighbour!.push({ name: a });
   };
+  return { nodes, byName, add, connect };
+}
+
+export function generateTopology(spec: TopologySpec): NFV {
+  const rnd = random(spec.seed);
+  const pick = <T>(list: readonly T[]): T => list[Math.floor(rnd() * list.length)]!;
+  const chance = (p: number) => rnd() < p;
+  const { nodes, byName, add, connect } = graphBuilder();
   let places = 0;
   const placeNames: string[] = [];
   /** Joins two nodes through an allocation place, sometimes (endpoint links) through two in parallel. */
