@@ -183,6 +183,33 @@ export async function snapshot(dir: string): Promise<Map<string, string>> {
   return out;
 }
 
+/** A child process with its output; killed at the deadline or when the test `t` ends. */
+export function runProcess(
+  t: { teardown: (fn: () => unknown) => void },
+  command: string,
+  args: string[],
+  input = '',
+  timeoutMs = 60_000,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, { stdio: ['pipe', 'pipe', 'pipe'] });
+    const stop = () => child.exitCode === null && child.signalCode === null && child.kill('SIGKILL');
+    const timer = setTimeout(stop, timeoutMs);
+    t.teardown(stop);
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+    child.on('error', reject);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+    child.stdin.on('error', () => {}); // a child that exits early closes its input
+    child.stdin.end(input);
+  });
+}
+
 /** Waits until `check` holds, looking every 20 ms, at most `seconds`; whether it held. */
 export async function until(check: () => boolean | Promise<boolean>, seconds = 10): Promise<boolean> {
   const deadline = performance.now() + seconds * 1000;

@@ -11,7 +11,7 @@
  * - the --from change script, applied to the old list, leaves the new one, and refuses a chain that drifted.
  * Without nft or unshare the tests are skipped, saying why (under CI=true that fails: .ci/run installs nftables).
  */
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
@@ -21,7 +21,7 @@ import { iptables } from '../../src/deploy/iptables.js';
 import { nftables, nftablesChange, nftablesJson } from '../../src/deploy/nftables.js';
 import { ruleBoxes } from '../../src/model/space.js';
 import type { Elements, Node } from '../../src/model/types.js';
-import { ROOT, scratch } from '../helpers.js';
+import { ROOT, runProcess, scratch } from '../helpers.js';
 
 /**
  * New user, network and PID namespaces: nft runs as their root, and when the process started in them ends (or is
@@ -51,33 +51,6 @@ if (process.env.CI === 'true') {
     if (why) t.fail(`${why}; under CI=true .ci/run must provide it`);
 }
 const skipNft = probe.status !== 0 && nftWhy;
-
-/** A child process with its output; killed at the deadline or when the test ends. */
-function run(
-  t: Tap.Test,
-  command: string,
-  args: string[],
-  input = '',
-  timeoutMs = 60_000,
-): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { stdio: ['pipe', 'pipe', 'pipe'] });
-    const stop = () => child.exitCode === null && child.signalCode === null && child.kill('SIGKILL');
-    const timer = setTimeout(stop, timeoutMs);
-    t.teardown(stop);
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
-    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-    child.on('error', reject);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-    child.stdin.on('error', () => {}); // a child that exits early closes its input
-    child.stdin.end(input);
-  });
-}
 
 /** Runs `jobs` over `workers` namespaces at once (nft's checks wait on the kernel more than they compute). */
 async function inWorkers<T, R>(items: T[], workers: number, each: (slice: T[], k: number) => Promise<R>) {
@@ -317,7 +290,7 @@ t.test(
     // One `nft -c -i` per namespace, one `include` per file: each is its own checked (never committed) transaction,
     // and an error names the file and line.
     const text = await inWorkers([bad, ...files.text], 8, (slice) =>
-      run(t, 'unshare', [...NAMESPACES, 'nft', '-c', '-i'], slice.map((f) => `include "${f}"\n`).join('')),
+      runProcess(t, 'unshare', [...NAMESPACES, 'nft', '-c', '-i'], slice.map((f) => `include "${f}"\n`).join('')),
     );
     const errors = text.map((r) => r.stderr).join('');
     t.comment(`text checked in ${((Date.now() - started) / 1000).toFixed(1)} s`);
@@ -329,7 +302,7 @@ t.test(
     await writeFile(badJson, nftablesJson(g.firewall(0), 0).replace('"policy":"', '"policy":"x'));
     const json = await inWorkers([badJson, ...files.json], 8, async (slice) => {
       const script = 'for f do nft -j -c -f "$f" >/dev/null 2>&1 || echo "$f"; done';
-      const r = await run(t, 'unshare', [...NAMESPACES, 'sh', '-c', script, 'sh', ...slice]);
+      const r = await runProcess(t, 'unshare', [...NAMESPACES, 'sh', '-c', script, 'sh', ...slice]);
       return r.stdout.split('\n').filter(Boolean);
     });
     t.same(json.flat().slice(0, 1), [badJson], 'the refused JSON control is said');
@@ -363,7 +336,7 @@ t.test('loaded, a list is listed exactly as written, from text and from JSON', {
   const listed = await inWorkers(cases, 8, async (slice) => {
     const script =
       'for f do case "$f" in *.json) j=-j;; *) j=;; esac; ' + `nft $j -f "$f" && nft list ruleset; echo ${MARK}; done`;
-    const r = await run(t, 'unshare', [...NAMESPACES, 'sh', '-c', script, 'sh', ...slice.map((c) => c.file)]);
+    const r = await runProcess(t, 'unshare', [...NAMESPACES, 'sh', '-c', script, 'sh', ...slice.map((c) => c.file)]);
     return r.stdout.split(`${MARK}\n`).slice(0, slice.length);
   });
   const differ = listed.flat().flatMap((out, k) => {
@@ -421,7 +394,7 @@ t.test(
     }
     const started = Date.now();
     const script = path.join(ROOT, 'test', 'deploy', 'forward.py');
-    const r = await run(t, 'unshare', [...NAMESPACES, PYTHON, script], JSON.stringify(jobs), 120_000);
+    const r = await runProcess(t, 'unshare', [...NAMESPACES, PYTHON, script], JSON.stringify(jobs), 120_000);
     const seconds = (Date.now() - started) / 1000;
     if (r.code !== 0) return t.fail(`forward.py exited ${r.code}: ${r.stderr.trim()}`);
     const results = JSON.parse(r.stdout) as boolean[][];
@@ -534,7 +507,7 @@ t.test('the --from change script takes the chain from the old list to the new on
     'for d do nft -f "$d/a.nft" && sh "$d/change.sh" && nft list ruleset; echo ' +
     `${MARK}; nft -f "$d/b.nft" && nft list ruleset; echo ${MARK}; done`;
   const outputs = await inWorkers(cases, 8, async (slice) => {
-    const r = await run(t, 'unshare', [...NAMESPACES, 'sh', '-c', script, 'sh', ...slice.map((c) => c.dir)]);
+    const r = await runProcess(t, 'unshare', [...NAMESPACES, 'sh', '-c', script, 'sh', ...slice.map((c) => c.dir)]);
     const parts = r.stdout.split(`${MARK}\n`);
     return slice.map((c, i) => ({ c, applied: parts[2 * i] ?? '', fresh: parts[2 * i + 1] ?? '', err: r.stderr }));
   });

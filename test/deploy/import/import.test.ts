@@ -6,7 +6,7 @@
  * must list accepts only what the kernel accepts, the may list drops only what it drops). Round trips: nfv's own
  * iptables and nftables output imported back is equivalent to the node (an empty diff).
  */
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { readFile, writeFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
@@ -24,7 +24,7 @@ import {
 import { iptables } from '../../../src/deploy/iptables.js';
 import { nftables } from '../../../src/deploy/nftables.js';
 import type { Elements, Node } from '../../../src/model/types.js';
-import { ROOT, scratch } from '../../helpers.js';
+import { ROOT, runProcess, scratch } from '../../helpers.js';
 
 const DIR = path.join(ROOT, 'test', 'fixtures', 'iptables');
 const dump = (name: string) => readFile(path.join(DIR, name), 'utf8');
@@ -143,24 +143,6 @@ t.test('refusals name file:line and why', async (t) => {
 // source, destination, ports.
 type Packet = [number, string, string, number, number];
 
-function run(t: Tap.Test, command: string, args: string[], input: string) {
-  return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve, reject) => {
-    const child = spawn(command, args, { stdio: ['pipe', 'pipe', 'pipe'] });
-    const stop = () => child.exitCode === null && child.signalCode === null && child.kill('SIGKILL');
-    const timer = setTimeout(stop, 120_000);
-    t.teardown(stop);
-    let [stdout, stderr] = ['', ''];
-    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
-    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-    child.on('error', reject);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-    child.stdin.end(input);
-  });
-}
-
 /** First match over a list's boxes, written here from the meaning of a rule list. */
 function verdictOf(list: RuleList, [proto, src, dst, sport, dport]: Packet): boolean {
   const point = [
@@ -274,7 +256,7 @@ t.test(
       const load = ['sh', '-c', `${ipset}iptables-restore ${file} && ${checksums}`];
       const jobs = [{ load, unload: null, packets }];
       const script = path.join(ROOT, 'test', 'deploy', 'forward.py');
-      const r = await run(t, 'unshare', [...NAMESPACES, PYTHON, script], JSON.stringify(jobs));
+      const r = await runProcess(t, 'unshare', [...NAMESPACES, PYTHON, script], JSON.stringify(jobs), 120_000);
       if (r.code !== 0) {
         t.fail(`${s.name}: forward.py exited ${r.code}: ${r.stderr.trim()}`);
         continue;
@@ -362,7 +344,7 @@ t.test(
     }
     const MARK = '@@nfv@@';
     const script = `for f do nft -f "$f" && nft -j list ruleset; nft flush ruleset; echo ${MARK}; done`;
-    const r = await run(t, 'unshare', [...NAMESPACES, 'sh', '-c', script, 'sh', ...files], '');
+    const r = await runProcess(t, 'unshare', [...NAMESPACES, 'sh', '-c', script, 'sh', ...files], '', 120_000);
     const listed = r.stdout.split(`${MARK}\n`).slice(0, nodes.length);
     t.equal(listed.length, nodes.length, 'a listing per firewall');
     const differ = listed.flatMap((json, k) => {
