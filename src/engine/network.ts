@@ -117,13 +117,19 @@ export function expandWildcards(graph: Graph, properties: Property[]): Property[
   return expandSide(expandSide(properties, 'src'), 'dst');
 }
 
-/** The nodes of a graph; with `reconfigure`, every configured firewall is deployed and may change (issue 14). */
-export function buildNetwork(graph: Graph, constraints: Constraints | undefined, reconfigure = false): NetNode[] {
-  // optional="true" makes a firewall optional, not the mere presence of a NodeMetrics entry: with substrates, entries
-  // carry the resources of mandatory nodes too (placement.md P2, engine.md A.1).
-  const optionalNames = new Set(
+/**
+ * Names of the firewalls that may be left out. optional="true" makes a firewall optional, not the mere presence of a
+ * NodeMetrics entry: with substrates, entries carry the resources of mandatory nodes too (placement.md P2, A.1).
+ */
+export function optionalNames(constraints: Constraints | undefined): Set<string> {
+  return new Set(
     (constraints?.nodeConstraints?.nodeMetrics ?? []).filter((m) => m.optional === true).map((m) => m.node),
   );
+}
+
+/** The nodes of a graph; with `reconfigure`, every configured firewall is deployed and may change (issue 14). */
+export function buildNetwork(graph: Graph, constraints: Constraints | undefined, reconfigure = false): NetNode[] {
+  const optionalFirewalls = optionalNames(constraints);
   const index = new Map(graph.node.map((n, k) => [n.name, k]));
   return graph.node.map((node, k) => {
     const type = node.functionalType;
@@ -150,7 +156,7 @@ export function buildNetwork(graph: Graph, constraints: Constraints | undefined,
     if (type === 'FIREWALL') {
       const fw = node.configuration?.firewall;
       const rules = fw?.elements ?? [];
-      const optional = optionalNames.has(node.name);
+      const optional = optionalFirewalls.has(node.name);
       if (reconfigure && fw) {
         const defaultAction = fw.defaultAction === 'ALLOW' ? 'ALLOW' : 'DENY';
         return { ...base, role: 'firewall', rules, defaultAction, optional, deployed: true };

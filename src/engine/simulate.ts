@@ -17,7 +17,14 @@ import {
 import { SolverTimeout } from './maxsat.js';
 import { ALGORITHMS, DEFAULT_TIMEOUT_SECONDS, PROOF_SECONDS, type Algorithm } from '../model/limits.js';
 import { computeFlows, type AtomicFlow, type FlowModel, type Requirement, type RequirementKind } from './flows.js';
-import { buildNetwork, expandServiceGraph, expandWildcards, pathsBetween, type NetNode } from './network.js';
+import {
+  buildNetwork,
+  expandServiceGraph,
+  expandWildcards,
+  optionalNames,
+  pathsBetween,
+  type NetNode,
+} from './network.js';
 import { coveringRules, synthesiseRules } from './rules.js';
 import { ruleHolds } from '../model/space.js';
 import { placeJointly, writeHosts, type HostingReport, type ResultShape } from './hosting.js';
@@ -320,9 +327,7 @@ function resultShape(w: GraphWork, d: Decisions): ResultShape {
 
 /** Optional firewalls no allocation decides (no requirement passes them): they stay in the result, so are placed. */
 function keptAlways(nfv: NFV, works: readonly GraphWork[]): string[] {
-  const optional = new Set(
-    (nfv.constraints?.nodeConstraints?.nodeMetrics ?? []).filter((m) => m.optional === true).map((m) => m.node),
-  );
+  const optional = optionalNames(nfv.constraints);
   const decided = new Set(works.flatMap((w) => [...w.decided].map((n) => w.net[n]!.name)));
   const kept = (nfv.graphs.graph ?? []).flatMap((g) =>
     g.node.filter((n) => n.functionalType === 'FIREWALL' && optional.has(n.name) && !decided.has(n.name)),

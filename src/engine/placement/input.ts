@@ -7,7 +7,7 @@
 import { parseAddress } from '../../model/address.js';
 import { badRequest, quote } from '../../model/errors.js';
 import type { Connection, Constraints, FunctionalType, Graph, Host, NFV, NodeMetrics } from '../../model/types.js';
-import { END_HOSTS } from '../network.js';
+import { END_HOSTS, optionalNames } from '../network.js';
 import { exactDecimal, type Decimal } from './decimal.js';
 
 /**
@@ -417,7 +417,7 @@ export function placementInput(
   places: ReadonlySet<string> = new Set(),
 ): PlacementInput {
   const metrics = nfv.constraints?.nodeConstraints?.nodeMetrics ?? [];
-  const optional = new Set(metrics.filter((m) => m.optional === true).map((m) => m.node));
+  const optional = optionalNames(nfv.constraints);
   const kindOf = (n: Graph['node'][number]): NodeKind => {
     if (n.functionalType === undefined || places.has(n.name) || isUnusedPlace(n)) return 'place';
     if (END_HOSTS.has(n.functionalType)) return 'endhost';
