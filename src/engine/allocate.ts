@@ -11,7 +11,14 @@
  * components without decisions are evaluated directly, and allocation places that see exactly the same flows are
  * collapsed into one.
  */
-import type { AtomicFlow, FlowModel, Requirement } from './flows.js';
+import {
+  isDecision,
+  nodesReached,
+  type AtomicFlow,
+  type FlowModel,
+  type Requirement,
+  type StateGraph,
+} from './flows.js';
 import { exactCore, exactMaxSat } from './exact.js';
 import { greedyDecisions, type GreedyDecisions } from './greedy.js';
 import { SolverTimeout, conflictCore, solveMaxSat, type Lit, type MaxSatProblem } from './maxsat.js';
@@ -141,19 +148,28 @@ function encode(
   const deployed = new Map<number, DeployedTerms>();
   const flowsOf = (r: number) => model.flows[r]!.flat();
 
-  // Allocation places that see exactly the same flows are interchangeable: keep the first.
+  // Allocation places that see exactly the same flows are interchangeable: keep the first. Without paths, a place
+  // is comparable only where every walk passes it (a cut vertex of each corridor) and no NAT changes classes.
   const signature = new Map<number, string[]>();
+  const incomparable = new Set<number>();
+  const sign = (node: number, text: string) => (signature.get(node) ?? signature.set(node, []).get(node)!).push(text);
   for (const r of members) {
-    flowsOf(r).forEach((f, k) =>
-      f.hops.forEach((h) =>
-        (signature.get(h.node) ?? signature.set(h.node, []).get(h.node)!).push(`${r}/${f.path}/${k}:${h.cls}`),
-      ),
-    );
+    const graph = model.graphs[r];
+    if (graph) {
+      const req = reqs[r]!;
+      const plain = !req.corridor.joints.some((k) => net[k]!.role === 'nat');
+      graph.node.forEach((n, k) => {
+        if (!plain || !req.corridor.joints.includes(n)) incomparable.add(n);
+        else sign(n, `${r}:${graph.classes[k]!.join(',')}`);
+      });
+      continue;
+    }
+    flowsOf(r).forEach((f, k) => f.hops.forEach((h) => sign(h.node, `${r}/${f.path}/${k}:${h.cls}`)));
   }
   const representative = new Map<string, number>();
   const collapsed = new Set<number>();
   for (const [node, sig] of [...signature].sort((x, y) => x[0] - y[0])) {
-    if (!collapse || net[node]!.role !== 'place') continue;
+    if (!collapse || net[node]!.role !== 'place' || incomparable.has(node)) continue;
     const key = sig.sort().join(' ');
     if (representative.has(key)) collapsed.add(node);
     else representative.set(key, node);
@@ -258,6 +274,98 @@ function encode(
     return p;
   };
 
+  /** A state lets its classes through: none is dropped at its node (a node that decides nothing passes them). */
+  const statePasses = (graph: StateGraph, k: number): Term => {
+    const node = graph.node[k]!;
+    if (!isDecision(net[node]!)) return true;
+    const terms = graph.classes[k]!.map((c) => not(hopTerm(node, c)));
+    if (terms.some((t) => t === false)) return false;
+    const live = terms.filter((t): t is Lit => typeof t === 'number');
+    if (live.length <= 1) return live[0] ?? true;
+    const p = b.fresh();
+    for (const t of live) b.clause([-p, t]);
+    return p;
+  };
+  /**
+   * A requirement over its state graph. Isolation is Horn: reached(start); reached(k) and passes(k) imply
+   * reached(m) for each next state m; no arrival is reached. Its least model is walk reachability, so any model
+   * cuts every walk. Reachability needs a witness: each reached state is supported by a reached predecessor that
+   * passes, with a rank below its own inside a cycle (so the support cannot go round), and some arrival is reached.
+   */
+  const encodeGraph = (req: Requirement, graph: StateGraph, guard: Term[]) => {
+    const count = graph.node.length;
+    const pass = Array.from({ length: count }, (_, k) => statePasses(graph, k));
+    // States reached whatever is decided (through states that surely pass), and states never reached.
+    const surely = new Uint8Array(count);
+    const maybe = new Uint8Array(count);
+    const spread = (mark: Uint8Array, through: (k: number) => boolean) => {
+      const queue = graph.start.filter((k) => !mark[k] && (mark[k] = 1));
+      for (let h = 0; h < queue.length; h++) {
+        if (!through(queue[h]!)) continue;
+        for (const m of graph.next[queue[h]!]!) if (!mark[m] && (mark[m] = 1)) queue.push(m);
+      }
+    };
+    spread(surely, (k) => pass[k] === true);
+    if (pass.every((t) => typeof t === 'boolean')) {
+      // Nothing to decide here: the requirement holds or not as things are.
+      const arrived = graph.arrive.some((k) => surely[k]);
+      if (arrived === (req.kind === 'isolation')) b.clause(guard);
+      return;
+    }
+    spread(maybe, (k) => pass[k] !== false);
+    const reached: Term[] = Array.from({ length: count }, (_, k) => (surely[k] ? true : maybe[k] ? b.fresh() : false));
+    if (req.kind === 'isolation') {
+      for (let k = 0; k < count; k++) {
+        if (reached[k] === false || pass[k] === false) continue;
+        for (const m of graph.next[k]!) b.clause([not(reached[k]!), not(pass[k]!), reached[m]!]);
+      }
+      for (const k of graph.arrive) b.clause([...guard, not(reached[k]!)]);
+      return;
+    }
+    const onward: Term[] = reached.map((r, k) => {
+      const p = pass[k]!;
+      if (r === false || p === false) return false;
+      if (r === true && p === true) return true;
+      const q = b.fresh();
+      b.clause([-q, r]);
+      b.clause([-q, p]);
+      return q;
+    });
+    const bits = graph.componentSize.map((size) => (size > 1 ? Math.ceil(Math.log2(size)) : 0));
+    const rank = new Map<number, Lit[]>();
+    const rankOf = (k: number) => {
+      let bitsOf = rank.get(k);
+      if (!bitsOf) rank.set(k, (bitsOf = Array.from({ length: bits[graph.component[k]!]! }, () => b.fresh())));
+      return bitsOf;
+    };
+    const support: Term[][] = reached.map(() => []);
+    for (let k = 0; k < count; k++) {
+      if (onward[k] === false) continue;
+      for (const m of graph.next[k]!) {
+        if (typeof reached[m] !== 'number') continue;
+        if (graph.component[k] !== graph.component[m]) {
+          support[m]!.push(onward[k]!);
+          continue;
+        }
+        // Inside a cycle: rank(k) < rank(m), bit by bit from the top (less[i]: less on bits i..0).
+        const [x, y] = [rankOf(k), rankOf(m)];
+        const less = x.map(() => b.fresh());
+        b.clause([-less[0]!, onward[k]!]);
+        for (let i = 0; i < x.length; i++) {
+          const below = less[i + 1];
+          b.clause([-less[i]!, -x[i]!, y[i]!]);
+          b.clause(below ? [-less[i]!, x[i]!, y[i]!, below] : [-less[i]!, x[i]!, y[i]!]);
+          b.clause(below ? [-less[i]!, -x[i]!, -y[i]!, below] : [-less[i]!, -x[i]!, -y[i]!]);
+        }
+        support[m]!.push(less[0]!);
+      }
+    }
+    for (let k = 0; k < count; k++) {
+      if (typeof reached[k] === 'number') b.clause([not(reached[k]!), ...support[k]!]);
+    }
+    b.clause([...guard, ...graph.arrive.map((k) => reached[k]!)]);
+  };
+
   for (const r of members) {
     const req = reqs[r]!;
     const guard: Term[] = [];
@@ -266,6 +374,11 @@ function encode(
       selector.set(r, s);
       b.soft[REQUIREMENTS]!.push(s);
       guard.push(-s);
+    }
+    const graph = model.graphs[r];
+    if (graph) {
+      encodeGraph(req, graph, guard);
+      continue;
     }
     const paths = model.flows[r]!;
     if (req.kind === 'isolation') {
@@ -300,14 +413,12 @@ function components(net: NetNode[], model: FlowModel, count: number, cuts: reado
   const find = (x: number): number => (parent[x] === x ? x : (parent[x] = find(parent[x]!)));
   const owner = new Map<number, number>();
   for (let r = 0; r < count; r++) {
-    for (const f of model.flows[r]!.flat()) {
-      for (const h of f.hops) {
-        const node = net[h.node]!;
-        if (!node.configurable && !node.optional && !node.deployed) continue;
-        const o = owner.get(h.node);
-        if (o === undefined) owner.set(h.node, r);
-        else parent[find(r)] = find(o);
-      }
+    for (const n of nodesReached(model, r)) {
+      const node = net[n]!;
+      if (!isDecision(node) || (!node.configurable && !node.optional && !node.deployed)) continue;
+      const o = owner.get(n);
+      if (o === undefined) owner.set(n, r);
+      else parent[find(r)] = find(o);
     }
   }
   for (const cut of cuts) {
@@ -317,6 +428,33 @@ function components(net: NetNode[], model: FlowModel, count: number, cuts: reado
   const groups = new Map<number, number[]>();
   for (let r = 0; r < count; r++) (groups.get(find(r)) ?? groups.set(find(r), []).get(find(r))!).push(r);
   return [...groups.values()];
+}
+
+/**
+ * Clauses beyond which a component is not encoded for a proof before its fast answer is tried: a formula this size
+ * takes longer to build and load than the proof budget (PROOF_SECONDS) allows. Measured on fabrics (bench:fabric).
+ */
+export const ENCODING_LIMIT = 30_000;
+
+/**
+ * About how many clauses encode() writes for a component: one per link of each isolation state graph, a witness's
+ * support and, inside cycles, 3 per rank bit per link; a flow per clause for listed paths.
+ */
+function encodingSize(model: FlowModel, reqs: Requirement[], members: number[]): number {
+  let size = 0;
+  for (const r of members) {
+    const graph = model.graphs[r];
+    if (!graph) {
+      size += model.flows[r]!.reduce((sum, flows) => sum + flows.length, 0);
+      continue;
+    }
+    graph.next.forEach((out, k) => {
+      const bits =
+        graph.componentSize[graph.component[k]!]! > 1 ? Math.log2(graph.componentSize[graph.component[k]!]!) : 0;
+      size += out.length * (reqs[r]!.kind === 'isolation' ? 1 : 1 + 3 * Math.ceil(bits));
+    });
+  }
+  return size;
 }
 
 /** Tuning switches, for the benchmark's same-run baseline: the plain encoding without them. */
@@ -378,17 +516,38 @@ export async function allocatePlaces(
   const groups = tuning.decompose ? components(net, model, reqs.length, cuts) : [reqs.map((_, k) => k)];
   for (const members of groups) {
     const started = performance.now();
-    let enc = encode(net, model, reqs, members, false, collapse, cuts);
-    const encoding = Math.round(performance.now() - started) / 1000;
-    const done = (method: ComponentReport['method']) =>
+    const report = (method: ComponentReport['method'], variables: number, clauses: number, encoding: number) =>
       decisions.components.push({
         requirements: members.length,
-        variables: enc.builder.variables,
-        clauses: enc.builder.hard.length,
+        variables,
+        clauses,
         method,
         encoding,
         seconds: Math.round(performance.now() - started) / 1000,
       });
+    /** The fast answer, taken; false when it cannot meet every requirement (or must not be used). */
+    const takeFast = (): boolean => {
+      // The fast answer knows nothing of rules to keep nor of cuts: a reconfiguration, or a cut, waits for the solver.
+      const reached = new Set(members.flatMap((r) => nodesReached(model, r)));
+      if ([...reached].some((n) => net[n]!.deployed) || cuts.some((c) => c.every((n) => reached.has(n)))) return false;
+      const fast = greedyDecisions(net, reqs, model, members);
+      if (!fast) return false;
+      for (const n of fast.used) decisions.used.add(n);
+      for (const [n, d] of fast.drops) decisions.drops.set(n, d);
+      for (const [n, w] of fast.whitelist) decisions.whitelist.set(n, w);
+      addCost(fastCost(net, fast));
+      decisions.optimal = false;
+      return true;
+    };
+    // A formula past ENCODING_LIMIT could not be proven in the proof budget: the fast answer comes first.
+    if (tuning.decompose && encodingSize(model, reqs, members) > ENCODING_LIMIT && takeFast()) {
+      report('fast', 0, 0, 0);
+      continue;
+    }
+    let enc = encode(net, model, reqs, members, false, collapse, cuts);
+    const encoding = Math.round(performance.now() - started) / 1000;
+    const done = (method: ComponentReport['method']) =>
+      report(method, enc.builder.variables, enc.builder.hard.length, encoding);
     if (enc.builder.variables === 0 && tuning.decompose) {
       // Nothing to decide (a verification): each requirement holds or not on its own, no solver needed.
       for (const r of members)
@@ -418,15 +577,7 @@ export async function allocatePlaces(
       return undefined;
     });
     if (answer === undefined) {
-      // The fast answer knows nothing of rules to keep nor of cuts: a reconfiguration, or a cut, waits for the solver.
-      const cut = cuts.some((c) => c.every((n) => enc.used.has(n)));
-      const fast = enc.deployed.size > 0 || cut ? undefined : greedyDecisions(net, reqs, model, members);
-      if (fast) {
-        for (const n of fast.used) decisions.used.add(n);
-        for (const [n, d] of fast.drops) decisions.drops.set(n, d);
-        for (const [n, w] of fast.whitelist) decisions.whitelist.set(n, w);
-        addCost(fastCost(net, fast));
-        decisions.optimal = false;
+      if (takeFast()) {
         done('fast');
         continue;
       }

@@ -1,15 +1,21 @@
 /**
- * Flows: what traffic of each requirement reaches each node of each of its paths, split into atomic classes.
+ * Flows: what traffic of each requirement reaches which node, split into atomic classes (engine.md 2.8, B 2.5).
  *
  * Traffic is propagated as exact regions (unions of boxes): a NAT hides private sources behind its address and
  * turns traffic addressed to it back towards its private networks (B 2.6.2); traffic addressed to an intermediate
  * node is delivered there and leaves the flow (B 2.5). All regions seen anywhere become predicates of one
  * partition, refined by the rules of configured firewalls, so that each class is wholly allowed or wholly denied by
- * every firewall. An atomic flow is the sequence of classes a set of packets has at the firewalls and allocation
- * places of a path.
+ * every firewall.
+ *
+ * Most requirements are decided without listing paths (issue 26, docs/ARCHITECTURE.md): their traffic moves over a
+ * state graph of (node, class) pairs inside the requirement's corridor of blocks. Inside a block nodes only pass or
+ * drop a class, so a walk that lets a class through contains a simple path that does too; a NAT at a cut vertex acts
+ * once on every path, as on the walk. Where that argument fails (a NAT inside a block, two NATs on the way, complete
+ * reachability through a NAT or a node addressed by its traffic) the simple paths are listed instead and each becomes
+ * atomic flows: the sequences of classes a set of packets has at the firewalls and allocation places of a path.
  */
 import type { Property } from '../model/types.js';
-import type { NetNode } from './network.js';
+import { corridorLinks, type Corridor, type NetNode } from './network.js';
 import {
   DST,
   Partition,
@@ -18,6 +24,7 @@ import {
   boxOf,
   intersect,
   regionIntersect,
+  regionIntersects,
   regionSubtract,
   rewrite,
   type Box,
@@ -34,7 +41,10 @@ export interface Requirement {
   kind: RequirementKind;
   src: number;
   dst: number;
-  paths: number[][];
+  /** The blocks its traffic may cross (a forwarding path is one block per link). */
+  corridor: Corridor;
+  /** Simple paths, listed only where walks and simple paths may differ, or the one a forwarding path fixes. */
+  paths?: number[][];
 }
 
 /** A decision point of a flow: a firewall or allocation place, and the class the packets have there. */
@@ -49,10 +59,28 @@ export interface AtomicFlow {
   hops: Hop[];
 }
 
+/**
+ * A requirement's traffic without paths: state k is node[k] reached by the classes classes[k] (one class, or for
+ * complete reachability all of the requirement's traffic); next[k] are the states it leads to when the node lets
+ * them pass. Only states from which an arrival can be reached are kept. States of one strongly connected component
+ * of more than one state (component[k]) lie on a cycle: a witness through them needs ranks (allocate.ts).
+ */
+export interface StateGraph {
+  node: number[];
+  classes: number[][];
+  next: number[][];
+  start: number[];
+  arrive: number[];
+  component: number[];
+  componentSize: number[];
+}
+
 export interface FlowModel {
   classes: PacketClass[];
-  /** Atomic flows per requirement, per path. */
+  /** Atomic flows per requirement, per listed path; empty for a requirement decided without paths. */
   flows: AtomicFlow[][][];
+  /** The state graph of each requirement decided without paths. */
+  graphs: (StateGraph | undefined)[];
 }
 
 const ANY_ADDRESS = [0, 255, 0, 255, 0, 255, 0, 255];
@@ -101,21 +129,208 @@ function passNode(n: NetNode, region: Box[]): Box[] {
   return n.address ? regionSubtract(region, addressBox(n.address, DST)) : region;
 }
 
-const isDecision = (n: NetNode) => n.role === 'place' || n.role === 'firewall';
+export const isDecision = (n: NetNode) => n.role === 'place' || n.role === 'firewall';
+
+/** The nodes between a requirement's ends that its traffic may cross: on its listed paths, or in its corridor. */
+export function intermediates(r: Requirement): number[] {
+  const inner = r.paths
+    ? r.paths.flatMap((path) => path.slice(1, -1))
+    : r.corridor.blocks.flat().filter((k) => k !== r.src && k !== r.dst);
+  return [...new Set(inner)].sort((a, b) => a - b);
+}
+
+const baseBox = (p: Property) =>
+  boxOf({ src: p.src, dst: p.dst, srcPort: p.srcPort, dstPort: p.dstPort, proto: p.lv4Proto });
 
 /** The packets a requirement may send: its source, ports and protocol, to its destination or to a NAT on its way. */
 function initialRegion(net: NetNode[], r: Requirement): Box[] {
-  const p = r.property;
-  const base = boxOf({ src: p.src, dst: p.dst, srcPort: p.srcPort, dstPort: p.dstPort, proto: p.lv4Proto });
-  const nats = new Set(r.paths.flatMap((path) => path.slice(1, -1)).filter((k) => net[k]!.role === 'nat'));
-  return [base, ...[...nats].map((k) => rewrite(base, DST, net[k]!.address ?? ANY_ADDRESS))];
+  const base = baseBox(r.property);
+  const nats = intermediates(r).filter((k) => net[k]!.role === 'nat');
+  return [base, ...nats.map((k) => rewrite(base, DST, net[k]!.address ?? ANY_ADDRESS))];
+}
+
+/**
+ * Why a requirement's simple paths must be listed (walks could differ from them), or undefined when its state graph
+ * decides it exactly: no NAT on its way, or one NAT at a cut vertex of its corridor (it acts once on every path and
+ * on every walk) for isolation and reachability. Complete reachability needs one open traffic on every path: no NAT
+ * and no intermediate node addressed by its traffic.
+ */
+export function pathsNeeded(net: NetNode[], r: Omit<Requirement, 'paths'>): string | undefined {
+  const inner = r.corridor.blocks.flat().filter((k) => k !== r.src && k !== r.dst);
+  const nats = [...new Set(inner.filter((k) => net[k]!.role === 'nat'))];
+  if (r.kind === 'complete') {
+    if (nats.length) return `complete reachability through the NAT ${net[nats[0]!]!.name}`;
+    const base = baseBox(r.property);
+    const addressed = inner.find((k) => net[k]!.address && intersect(base, addressBox(net[k]!.address!, DST)));
+    return addressed === undefined
+      ? undefined
+      : `complete reachability through ${net[addressed]!.name}, addressed by it`;
+  }
+  if (nats.length > 1) return `the NATs ${net[nats[0]!]!.name} and ${net[nats[1]!]!.name} on its way`;
+  if (nats.length === 1 && !r.corridor.joints.includes(nats[0]!))
+    return `the NAT ${net[nats[0]!]!.name} on a cycle of its way`;
+  return undefined;
+}
+
+/**
+ * Predicates of a requirement decided without paths: its traffic before and after its NAT, each split where a node
+ * on that side of the NAT (or dst) is addressed by it, so that a class is delivered there whole or not at all.
+ */
+function graphPredicates(net: NetNode[], r: Requirement, partition: Partition): { before: number[]; after: number[] } {
+  const before = initialRegion(net, r);
+  const nat = r.corridor.joints.findIndex((k) => net[k]!.role === 'nat');
+  const after = nat < 0 ? [] : passNode(net[r.corridor.joints[nat]!]!, before);
+  const addressed = (blocks: number[][]) =>
+    [...new Set(blocks.flat())]
+      .filter((k) => k !== r.src && net[k]!.role !== 'nat' && net[k]!.address)
+      .map((k) => addressBox(net[k]!.address!, DST));
+  const add = (region: Box[], cuts: Box[]) => {
+    const ids = region.map((b) => partition.add(b, true));
+    for (const b of region)
+      for (const c of cuts) {
+        const part = intersect(b, c);
+        if (part) partition.add(part, true);
+      }
+    return ids;
+  };
+  // The NAT is joint j: blocks before it hold the traffic as sent, blocks after it the traffic it sends on.
+  const blocks = r.corridor.blocks;
+  if (nat < 0) return { before: add(before, addressed(blocks)), after: [] };
+  return { before: add(before, addressed(blocks.slice(0, nat))), after: add(after, addressed(blocks.slice(nat))) };
+}
+
+/** Strongly connected components of a graph (Tarjan, iterative). */
+function stronglyConnected(next: number[][]): number[] {
+  const count = next.length;
+  const index = new Int32Array(count).fill(-1);
+  const low = new Int32Array(count);
+  const onStack = new Uint8Array(count);
+  const component = new Array<number>(count).fill(-1);
+  const stack: number[] = [];
+  let time = 0;
+  let components = 0;
+  for (let root = 0; root < count; root++) {
+    if (index[root] !== -1) continue;
+    const frames: { v: number; at: number }[] = [{ v: root, at: 0 }];
+    index[root] = low[root] = time++;
+    stack.push(root);
+    onStack[root] = 1;
+    while (frames.length) {
+      const f = frames.at(-1)!;
+      const out = next[f.v]!;
+      if (f.at < out.length) {
+        const w = out[f.at++]!;
+        if (index[w] === -1) {
+          index[w] = low[w] = time++;
+          stack.push(w);
+          onStack[w] = 1;
+          frames.push({ v: w, at: 0 });
+        } else if (onStack[w]) low[f.v] = Math.min(low[f.v]!, index[w]!);
+        continue;
+      }
+      frames.pop();
+      if (frames.length) low[frames.at(-1)!.v] = Math.min(low[frames.at(-1)!.v]!, low[f.v]!);
+      if (low[f.v] === index[f.v]) {
+        for (;;) {
+          const w = stack.pop()!;
+          onStack[w] = 0;
+          component[w] = components;
+          if (w === f.v) break;
+        }
+        components++;
+      }
+    }
+  }
+  return component;
+}
+
+/** The state graph of a requirement decided without paths (see StateGraph). */
+function stateGraph(
+  net: NetNode[],
+  r: Requirement,
+  classes: PacketClass[],
+  classesOf: (predicates: number[]) => PacketClass[],
+  predicates: { before: number[]; after: number[] },
+): StateGraph {
+  const links = corridorLinks(net, r.corridor);
+  const toDst = addressBox(net[r.dst]!.address!, DST);
+  const starting = classesOf(predicates.before).map((c) => c.id);
+  const afterNat = classesOf(predicates.after);
+  const keyed = new Map<string, number>();
+  const node: number[] = [];
+  const held: number[][] = [];
+  const next: number[][] = [];
+  const state = (n: number, cls: number[]): number => {
+    const key = `${n}:${cls.join(',')}`;
+    let k = keyed.get(key);
+    if (k === undefined) {
+      k = node.length;
+      keyed.set(key, k);
+      node.push(n);
+      held.push(cls);
+      next.push([]);
+    }
+    return k;
+  };
+  /** What leaves node n of the classes that reach it: each set of classes goes on as one state. */
+  const leaving = (n: number, cls: number[]): number[][] => {
+    const at = net[n]!;
+    if (r.kind === 'complete') return [cls];
+    const c = classes[cls[0]!]!;
+    if (at.role === 'nat') {
+      const image = passNode(at, c.boxes);
+      return afterNat.filter((d) => d.boxes.some((b) => regionIntersects(image, b))).map((d) => [d.id]);
+    }
+    return at.address && intersect(c.boxes[0]!, addressBox(at.address, DST)) ? [] : [cls];
+  };
+  const arrive = new Set<number>();
+  const start: number[] = [];
+  const initial = r.kind === 'complete' ? [starting] : starting.map((c) => [c]);
+  for (const n of links.get(r.src) ?? []) for (const cls of initial) start.push(state(n, cls));
+  for (let k = 0; k < node.length; k++) {
+    const n = node[k]!;
+    if (n === r.dst) {
+      if (r.kind === 'complete' || intersect(classes[held[k]![0]!]!.boxes[0]!, toDst)) arrive.add(k);
+      continue;
+    }
+    for (const cls of leaving(n, held[k]!)) for (const m of links.get(n) ?? []) next[k]!.push(state(m, cls));
+  }
+  // Keep the states from which an arrival can be reached.
+  const back: number[][] = node.map(() => []);
+  next.forEach((out, k) => out.forEach((m) => back[m]!.push(k)));
+  const useful = new Uint8Array(node.length);
+  const queue = [...arrive];
+  for (const k of queue) useful[k] = 1;
+  for (let h = 0; h < queue.length; h++)
+    for (const p of back[queue[h]!]!) {
+      if (useful[p]) continue;
+      useful[p] = 1;
+      queue.push(p);
+    }
+  const renumber = new Int32Array(node.length).fill(-1);
+  let kept = 0;
+  for (let k = 0; k < node.length; k++) if (useful[k]) renumber[k] = kept++;
+  const keep = <T>(xs: T[]) => xs.filter((_, k) => useful[k]);
+  const graphNext = keep(next).map((out) => [...new Set(out.filter((m) => useful[m]).map((m) => renumber[m]!))]);
+  const component = stronglyConnected(graphNext);
+  const componentSize = new Array<number>(kept).fill(0);
+  for (const c of component) componentSize[c]!++;
+  return {
+    node: keep(node),
+    classes: keep(held),
+    next: graphNext,
+    start: [...new Set(start.filter((k) => useful[k]).map((k) => renumber[k]!))],
+    arrive: [...arrive].filter((k) => useful[k]).map((k) => renumber[k]!),
+    component,
+    componentSize,
+  };
 }
 
 export function computeFlows(net: NetNode[], requirements: Requirement[]): FlowModel {
   const partition = new Partition();
-  // Regions along every path, as predicates; remember which predicates each hop's packets lie in.
+  // Regions along every listed path, as predicates; remember which predicates each hop's packets lie in.
   const hopPredicates: number[][][][] = requirements.map((r) =>
-    r.paths.map((path) => {
+    (r.paths ?? []).map((path) => {
       let region = initialRegion(net, r);
       const perHop: number[][] = [region.map((b) => partition.add(b, true))];
       for (let i = 1; i < path.length; i++) {
@@ -126,9 +341,10 @@ export function computeFlows(net: NetNode[], requirements: Requirement[]): FlowM
       return perHop;
     }),
   );
-  // Rules of configured firewalls on some path split the classes further.
-  const onPaths = new Set(requirements.flatMap((r) => r.paths.flat()));
-  for (const k of [...onPaths].sort((a, b) => a - b)) {
+  const graphPreds = requirements.map((r) => (r.paths ? undefined : graphPredicates(net, r, partition)));
+  // Rules of configured firewalls the traffic may meet split the classes further.
+  const met = new Set(requirements.flatMap(intermediates));
+  for (const k of [...met].sort((a, b) => a - b)) {
     for (const rule of net[k]!.rules ?? []) for (const box of ruleBoxes(rule)) partition.add(box, false);
   }
   const classes = partition.classes();
@@ -141,7 +357,7 @@ export function computeFlows(net: NetNode[], requirements: Requirement[]): FlowM
   };
 
   const flows = requirements.map((r, ri) =>
-    r.paths.map((path, pi) => {
+    (r.paths ?? []).map((path, pi) => {
       const preds = hopPredicates[ri]![pi]!;
       const found = new Map<string, AtomicFlow>();
       const walk = (i: number, region: Box[], hops: Hop[]) => {
@@ -165,5 +381,57 @@ export function computeFlows(net: NetNode[], requirements: Requirement[]): FlowM
       return [...found.values()];
     }),
   );
-  return { classes, flows };
+  const graphs = requirements.map((r, ri) =>
+    graphPreds[ri] ? stateGraph(net, r, classes, classesOf, graphPreds[ri]) : undefined,
+  );
+  return { classes, flows, graphs };
+}
+
+/**
+ * The nodes between a requirement's ends that an answer decides about: on its listed paths, or reached by its state
+ * graph (a corridor node only an undirected link joins is on no directed path).
+ */
+export function nodesOnWay(model: FlowModel, r: Requirement): number[] {
+  const graph = model.graphs[r.index];
+  if (!graph) return intermediates(r);
+  return [...new Set(graph.node)].filter((k) => k !== r.src && k !== r.dst).sort((a, b) => a - b);
+}
+
+/** The nodes a requirement's decided traffic reaches (its states, or the hops of its atomic flows). */
+export function nodesReached(model: FlowModel, r: number): number[] {
+  const graph = model.graphs[r];
+  const nodes = graph ? graph.node : model.flows[r]!.flat().flatMap((f) => f.hops.map((h) => h.node));
+  return [...new Set(nodes)].sort((a, b) => a - b);
+}
+
+/**
+ * Does a requirement hold when each (node, class) passes or not as `passes` says? Over its listed paths' atomic flows
+ * (isolation: none passes; reachability: one does; complete: every flow of one path does), or over its state graph
+ * (a state passes when all its classes do; isolation: no arrival is reached; otherwise one is).
+ */
+export function holdsWith(model: FlowModel, r: Requirement, passes: (node: number, cls: number) => boolean): boolean {
+  const graph = model.graphs[r.index];
+  if (!graph) {
+    const through = (f: AtomicFlow) => f.hops.every((h) => passes(h.node, h.cls));
+    const paths = model.flows[r.index]!;
+    if (r.kind === 'isolation') return !paths.flat().some(through);
+    if (r.kind === 'reachability') return paths.flat().some(through);
+    return paths.some((flows) => flows.length > 0 && flows.every(through));
+  }
+  const open = (k: number) => graph.classes[k]!.every((c) => passes(graph.node[k]!, c));
+  const seen = new Uint8Array(graph.node.length);
+  const queue = graph.start.filter((k) => !seen[k] && (seen[k] = 1));
+  const arrive = new Set(graph.arrive);
+  let arrived = false;
+  for (let h = 0; h < queue.length && !arrived; h++) {
+    const k = queue[h]!;
+    if (arrive.has(k)) arrived = true;
+    else if (open(k))
+      for (const m of graph.next[k]!) {
+        if (seen[m]) continue;
+        seen[m] = 1;
+        queue.push(m);
+      }
+  }
+  return r.kind === 'isolation' ? !arrived : arrived;
 }

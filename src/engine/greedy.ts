@@ -2,17 +2,19 @@
  * A fast answer for a component whose optimum the solver cannot prove in time: every requirement holds, with few
  * new firewalls and few rules, but no proof that fewer would not do (the report then says optimal="false").
  *
- * 1. Each reachability requirement keeps one witness flow (complete reachability: every flow of one path) that no
- *    mandatory configured firewall drops; the classes of witness flows at each hop are protected: never dropped.
- * 2. Each isolation flow needs a hop that drops it: a mandatory configured firewall that already does, or a node
- *    that may drop its class there (not protected). Nodes that cost no new firewall are taken first (mandatory
- *    rule-less firewalls, optional configured ones that drop no protected class); then allocation places by greedy
- *    set cover, most uncovered flows first, and places that turn out redundant are given back.
- * 3. Drops: nodes whose default is DENY drop every unprotected class for free; elsewhere the (node, class) pairs
- *    covering most uncovered flows are dropped first. A node with a free default takes the one needing fewer rules.
+ * 1. Each reachability requirement keeps one witness that no mandatory configured firewall drops: a flow of a listed
+ *    path (complete reachability: every flow of one path), or a shortest run of states of its state graph. The
+ *    classes the witness carries at each node are protected: never dropped there.
+ * 2. Each isolation requirement needs its traffic cut: every flow of its listed paths, or every walk of its state
+ *    graph from a start to an arrival, must meet a node that drops the class it carries. Requirements are cut one
+ *    after the other, each by a minimum vertex cut (max-flow, O(states x links) per augmentation), where a node
+ *    already in use costs one rule, an optional configured firewall two, a new firewall a thousand, and a protected
+ *    class or a firewall that passes the class cannot be cut at all.
+ * 3. Drops: nodes whose default is DENY drop every unprotected class for free; elsewhere the cut classes are dropped.
+ *    A node with a free default takes the one needing fewer rules.
  * Returns undefined when a requirement cannot be met this way (then only the solver can decide).
  */
-import type { AtomicFlow, FlowModel, Requirement } from './flows.js';
+import { isDecision, type FlowModel, type Requirement } from './flows.js';
 import type { NetNode } from './network.js';
 import { firstMatchDrops } from './allocate.js';
 
@@ -22,16 +24,113 @@ export interface GreedyDecisions {
   whitelist: Map<number, boolean>;
 }
 
+/** What must be cut or witnessed: states (a node and the classes it holds), links between them, starts, arrivals. */
+interface Traffic {
+  node: number[];
+  classes: number[][];
+  next: number[][];
+  start: number[];
+  arrive: number[];
+}
+
 const pair = (node: number, cls: number) => `${node}:${cls}`;
 
-/** The key with the largest count; among equal counts the smallest key, so that answers are deterministic. */
-function largest<K extends number | string>(counts: Map<K, number>): K | undefined {
-  let best: K | undefined;
-  for (const [k, c] of counts) {
-    const b = best === undefined ? undefined : counts.get(best)!;
-    if (b === undefined || c > b || (c === b && k < best!)) best = k;
+/** A flow of a listed path as a chain of states, ending in an arrival that decides nothing. */
+function chain(hops: { node: number; cls: number }[]): Traffic {
+  const count = hops.length;
+  return {
+    node: [...hops.map((h) => h.node), -1],
+    classes: [...hops.map((h) => [h.cls]), []],
+    next: [...hops.map((_, i) => [i + 1]), []],
+    start: [0],
+    arrive: [count],
+  };
+}
+
+const INFINITE = 1e9;
+
+/** The states of a minimum-weight set that every start-to-arrival walk meets (node-split max-flow), or undefined. */
+function minimumCut(t: Traffic, weight: (k: number) => number): number[] | undefined {
+  const count = t.node.length;
+  // Vertices: in(k) = 2k, out(k) = 2k + 1, source 2n, sink 2n + 1.
+  const source = 2 * count;
+  const sink = source + 1;
+  const head: number[] = [];
+  const cap: number[] = [];
+  const adjacent: number[][] = Array.from({ length: sink + 1 }, () => []);
+  const edge = (a: number, b: number, c: number) => {
+    adjacent[a]!.push(head.length);
+    head.push(b);
+    cap.push(c);
+    adjacent[b]!.push(head.length);
+    head.push(a);
+    cap.push(0);
+  };
+  const arrive = new Set(t.arrive);
+  for (let k = 0; k < count; k++) {
+    edge(2 * k, 2 * k + 1, arrive.has(k) ? INFINITE : weight(k));
+    for (const m of t.next[k]!) edge(2 * k + 1, 2 * m, INFINITE);
   }
-  return best;
+  for (const k of t.start) edge(source, 2 * k, INFINITE);
+  for (const k of t.arrive) edge(2 * k + 1, sink, INFINITE);
+  let flow = 0;
+  const reachable = () => {
+    const from = new Int32Array(sink + 1).fill(-1);
+    from[source] = -2;
+    const queue = [source];
+    for (let h = 0; h < queue.length && from[sink] === -1; h++) {
+      for (const e of adjacent[queue[h]!]!) {
+        if (cap[e]! > 0 && from[head[e]!] === -1) {
+          from[head[e]!] = e;
+          queue.push(head[e]!);
+        }
+      }
+    }
+    return from;
+  };
+  for (;;) {
+    const from = reachable();
+    if (from[sink] === -1) {
+      const cut: number[] = [];
+      for (let k = 0; k < count; k++) if (from[2 * k] !== -1 && from[2 * k + 1] === -1) cut.push(k);
+      return cut;
+    }
+    let bottleneck = Infinity;
+    for (let v = sink; v !== source; v = head[from[v]! ^ 1]!) bottleneck = Math.min(bottleneck, cap[from[v]!]!);
+    flow += bottleneck;
+    if (flow >= INFINITE) return undefined;
+    for (let v = sink; v !== source; v = head[from[v]! ^ 1]!) {
+      cap[from[v]!]! -= bottleneck;
+      cap[from[v]! ^ 1]! += bottleneck;
+    }
+  }
+}
+
+/** A shortest run of open states from a start to an arrival (breadth first, in state order), or undefined. */
+function witness(t: Traffic, open: (k: number) => boolean): number[] | undefined {
+  const from = new Int32Array(t.node.length).fill(-2);
+  const queue: number[] = [];
+  for (const k of t.start)
+    if (from[k] === -2) {
+      from[k] = -1;
+      queue.push(k);
+    }
+  const arrive = new Set(t.arrive);
+  for (let h = 0; h < queue.length; h++) {
+    const k = queue[h]!;
+    if (arrive.has(k)) {
+      const run: number[] = [];
+      for (let x = k; x !== -1; x = from[x]!) run.unshift(x);
+      return run;
+    }
+    if (!open(k)) continue;
+    for (const m of t.next[k]!)
+      if (from[m] === -2) {
+        from[m] = k;
+        queue.push(m);
+      }
+  }
+  return undefined;
 }
 
 export function greedyDecisions(
@@ -41,28 +140,48 @@ export function greedyDecisions(
   members: number[],
 ): GreedyDecisions | undefined {
   const fixedDrops = (n: number, cls: number) => firstMatchDrops(net[n]!, model.classes[cls]!);
-  const mandatoryBlock = (f: AtomicFlow) =>
-    f.hops.some((h) => !net[h.node]!.configurable && !net[h.node]!.optional && fixedDrops(h.node, h.cls));
+  const decides = (n: number) => n >= 0 && isDecision(net[n]!);
+  const mandatory = (n: number) => !net[n]!.configurable && !net[n]!.optional;
+  /** A mandatory configured firewall drops one of the state's classes: nothing decided can let it through. */
+  const blocked = (t: Traffic, k: number) =>
+    decides(t.node[k]!) && mandatory(t.node[k]!) && t.classes[k]!.some((c) => fixedDrops(t.node[k]!, c));
+  const traffics = (r: number): Traffic[] => {
+    const graph = model.graphs[r];
+    return graph ? [graph] : model.flows[r]!.flat().map((f) => chain(f.hops));
+  };
 
   // 1. Witnesses of reachability, and the protected (node, class) pairs they pass.
   const protectedPairs = new Set<string>();
-  const isolationFlows: AtomicFlow[] = [];
+  const isolation: Traffic[] = [];
+  const protect = (t: Traffic, run: number[]) => {
+    for (const k of run)
+      for (const c of t.classes[k]!) if (decides(t.node[k]!)) protectedPairs.add(pair(t.node[k]!, c));
+  };
   for (const r of members) {
     const req = reqs[r]!;
-    const paths = model.flows[r]!;
     if (req.kind === 'isolation') {
-      isolationFlows.push(...paths.flat());
+      isolation.push(...traffics(r));
       continue;
     }
-    const witness =
+    if (model.graphs[r]) {
+      const t = model.graphs[r];
+      const run = witness(t, (k) => !blocked(t, k));
+      if (!run) return undefined;
+      protect(t, run);
+      continue;
+    }
+    const paths = model.flows[r]!.map((flows) => flows.map((f) => chain(f.hops)));
+    const open = (t: Traffic) => !t.node.some((_, k) => blocked(t, k));
+    const taken =
       req.kind === 'reachability'
-        ? paths
-            .flat()
-            .filter((f) => !mandatoryBlock(f))
-            .slice(0, 1)
-        : (paths.find((flows) => flows.length > 0 && !flows.some(mandatoryBlock)) ?? []);
-    if (witness.length === 0) return undefined;
-    for (const f of witness) for (const h of f.hops) protectedPairs.add(pair(h.node, h.cls));
+        ? paths.flat().filter(open).slice(0, 1)
+        : (paths.find((flows) => flows.length > 0 && flows.every(open)) ?? []);
+    if (taken.length === 0) return undefined;
+    for (const t of taken)
+      protect(
+        t,
+        t.node.map((_, k) => k),
+      );
   }
   // An optional configured firewall may be used only where it drops nothing protected.
   const harmless = (n: number) =>
@@ -71,95 +190,47 @@ export function greedyDecisions(
       return node !== n || !fixedDrops(n, cls);
     });
 
-  // 2. Which nodes are used. `canDrop(f, n)`: n may drop flow f, given what n is.
-  const canDrop = (h: { node: number; cls: number }) => {
-    const node = net[h.node]!;
-    if (!node.configurable) return fixedDrops(h.node, h.cls);
-    return !protectedPairs.has(pair(h.node, h.cls));
-  };
-  // Mandatory nodes are used whatever they carry.
+  // Mandatory decision nodes are used whatever they carry.
   const used = new Set<number>();
+  const entering = new Map<number, Set<number>>();
   for (const r of members)
-    for (const f of model.flows[r]!.flat())
-      for (const h of f.hops) {
-        if (!net[h.node]!.optional) used.add(h.node);
-      }
-  const free = new Set<number>();
-  for (const f of isolationFlows) {
-    for (const h of f.hops) {
-      const node = net[h.node]!;
-      if (node.optional && !node.costly && !node.configurable && harmless(h.node)) free.add(h.node);
+    for (const t of traffics(r))
+      t.node.forEach((n, k) => {
+        if (!decides(n)) return;
+        if (!net[n]!.optional) used.add(n);
+        const into = entering.get(n) ?? entering.set(n, new Set()).get(n)!;
+        for (const c of t.classes[k]!) into.add(c);
+      });
+
+  // 2. Cut each isolation requirement's traffic, cheapest first by the weights above.
+  const dropped = new Set<string>();
+  const weight = (t: Traffic) => (k: number) => {
+    const n = t.node[k]!;
+    if (!decides(n)) return INFINITE;
+    const node = net[n]!;
+    const cls = t.classes[k]!;
+    if (!node.configurable) {
+      if (!cls.every((c) => fixedDrops(n, c))) return INFINITE;
+      return used.has(n) ? 0 : harmless(n) ? 2 : INFINITE;
     }
-  }
-  const coveredBy = (f: AtomicFlow, nodes: Set<number>) => f.hops.some((h) => nodes.has(h.node) && canDrop(h));
-  let open = isolationFlows.filter((f) => !coveredBy(f, used));
-  if (open.some((f) => !f.hops.some(canDrop))) return undefined;
-  // Optional configured firewalls cost nothing but the last objective: use those that cover something.
-  for (const n of [...free].sort((a, b) => a - b)) {
-    if (open.some((f) => f.hops.some((h) => h.node === n && canDrop(h)))) {
+    if (cls.some((c) => protectedPairs.has(pair(n, c)))) return INFINITE;
+    return used.has(n) || !node.costly ? 1 : 1000;
+  };
+  for (const t of isolation) {
+    const cut = minimumCut(t, weight(t));
+    if (!cut) return undefined;
+    for (const k of cut) {
+      const n = t.node[k]!;
       used.add(n);
-      open = open.filter((f) => !coveredBy(f, used));
+      for (const c of t.classes[k]!) if (net[n]!.configurable) dropped.add(pair(n, c));
     }
-  }
-  const chosen: number[] = [];
-  while (open.length) {
-    const gain = new Map<number, number>();
-    for (const f of open) {
-      const seen = new Set<number>();
-      for (const h of f.hops) {
-        if (net[h.node]!.costly && canDrop(h) && !seen.has(h.node)) {
-          seen.add(h.node);
-          gain.set(h.node, (gain.get(h.node) ?? 0) + 1);
-        }
-      }
-    }
-    const best = largest(gain);
-    if (best === undefined) return undefined;
-    chosen.push(best);
-    used.add(best);
-    open = open.filter((f) => !coveredBy(f, used));
-  }
-  for (const n of [...chosen].reverse()) {
-    used.delete(n);
-    if (isolationFlows.some((f) => !coveredBy(f, used))) used.add(n);
   }
 
   // 3. Drops and default actions of the used nodes whose rules we synthesise.
-  const entering = new Map<number, Set<number>>();
-  for (const r of members) {
-    for (const f of model.flows[r]!.flat()) {
-      for (const h of f.hops) {
-        if (used.has(h.node) && net[h.node]!.configurable) {
-          (entering.get(h.node) ?? entering.set(h.node, new Set()).get(h.node)!).add(h.cls);
-        }
-      }
-    }
-  }
-  const dropped = new Set<string>();
-  const denyAll = (n: number) => net[n]!.defaultAction === 'DENY';
-  const droppedAt = (h: { node: number; cls: number }) =>
-    used.has(h.node) &&
-    (net[h.node]!.configurable
-      ? !protectedPairs.has(pair(h.node, h.cls)) && (denyAll(h.node) || dropped.has(pair(h.node, h.cls)))
-      : fixedDrops(h.node, h.cls));
-  open = isolationFlows.filter((f) => !f.hops.some(droppedAt));
-  while (open.length) {
-    const gain = new Map<string, number>();
-    for (const f of open) {
-      for (const h of f.hops) {
-        if (used.has(h.node) && net[h.node]!.configurable && canDrop(h)) {
-          gain.set(pair(h.node, h.cls), (gain.get(pair(h.node, h.cls)) ?? 0) + 1);
-        }
-      }
-    }
-    const best = largest(gain);
-    if (best === undefined) return undefined;
-    dropped.add(best);
-    open = open.filter((f) => !f.hops.some(droppedAt));
-  }
   const drops = new Map<number, Map<number, boolean>>();
   const whitelist = new Map<number, boolean>();
   for (const [n, classes] of [...entering].sort((a, b) => a[0] - b[0])) {
+    if (!used.has(n) || !net[n]!.configurable) continue;
     const passing = [...classes].filter((c) => protectedPairs.has(pair(n, c))).length;
     const denying = [...classes].filter((c) => dropped.has(pair(n, c))).length;
     const deny = net[n]!.defaultAction === 'DENY' || (net[n]!.defaultAction === undefined && passing < denying);

@@ -1,9 +1,10 @@
 /**
  * From an NFV graph to the network the engine reasons about: service-graph expansion (B 2.2), wildcard requirement
- * expansion (B 2.3), what each node does (A.2), and the paths of each requirement (B 2.5, B 1.8).
+ * expansion (B 2.3), what each node does (A.2), and where each requirement's traffic can go (B 2.5, B 1.8): its
+ * corridor of blocks, and simple paths only where a NAT makes walks and simple paths differ.
  */
 import { parseAddress } from '../model/address.js';
-import { badRequest, quote } from '../model/errors.js';
+import { badRequest, beyondBound, quote } from '../model/errors.js';
 import type { Constraints, Elements, ForwardingPath, Graph, Node, Property } from '../model/types.js';
 import { octetBounds } from '../model/space.js';
 
@@ -183,32 +184,33 @@ export function buildNetwork(graph: Graph, constraints: Constraints | undefined,
   });
 }
 
-/** Simple directed paths from src to dst; end hosts never transit. A matching forwarding path replaces them. */
-export function pathsBetween(
-  net: NetNode[],
-  src: number,
-  dst: number,
-  forwarding: ForwardingPath[],
-  limit: number,
-): number[][] {
-  const byName = new Map(net.map((n) => [n.name, n.index]));
-  const fixed = forwarding
-    .filter((p) => p.pathNode[0]?.name === net[src]!.name && p.pathNode.at(-1)?.name === net[dst]!.name)
-    .at(-1);
-  if (fixed) return [fixed.pathNode.map((pn) => byName.get(pn.name)!)];
+/**
+ * Simple directed paths from src to dst inside its corridor (the links of corridorLinks); end hosts never transit.
+ * Used only where the corridor has few cycles or walks and simple paths may differ (simulate.ts says when). More than
+ * `limit` paths, or more than STEPS_PER_PATH x `limit` steps of the search, is a 422 naming the figure.
+ */
+export function pathsBetween(net: NetNode[], corridor: Corridor, limit: number, why: string): number[][] {
+  const src = corridor.joints[0]!;
+  const dst = corridor.joints.at(-1)!;
+  const links = corridorLinks(net, corridor);
   const paths: number[][] = [];
   const onPath = new Set<number>([src]);
   const stack = [src];
+  let steps = 0;
+  const beyond = () =>
+    beyondBound(
+      `more than ${limit} simple paths between ${net[src]!.name} and ${net[dst]!.name}, the bound where ${why} ` +
+        `makes the engine list them`,
+    );
   const walk = (at: number) => {
-    for (const next of net[at]!.next) {
+    for (const next of links.get(at) ?? []) {
+      if (++steps > STEPS_PER_PATH * limit) throw beyond();
       if (onPath.has(next)) continue;
       if (next === dst) {
         paths.push([...stack, dst]);
-        if (paths.length > limit)
-          throw badRequest(`more than ${limit} paths between ${net[src]!.name} and ${net[dst]!.name}`);
+        if (paths.length > limit) throw beyond();
         continue;
       }
-      if (net[next]!.role === 'endhost') continue;
       onPath.add(next);
       stack.push(next);
       walk(next);
@@ -218,4 +220,150 @@ export function pathsBetween(
   };
   walk(src);
   return paths;
+}
+
+/** Search steps allowed per path listed: a search that finds few paths in many steps stops too. */
+const STEPS_PER_PATH = 100;
+
+/** The last NetworkForwardingPath from src to dst, as node indexes. */
+export function forwardingPath(
+  net: NetNode[],
+  src: number,
+  dst: number,
+  forwarding: ForwardingPath[],
+): number[] | undefined {
+  const byName = new Map(net.map((n) => [n.name, n.index]));
+  const fixed = forwarding
+    .filter((p) => p.pathNode[0]?.name === net[src]!.name && p.pathNode.at(-1)?.name === net[dst]!.name)
+    .at(-1);
+  return fixed?.pathNode.map((pn) => byName.get(pn.name)!);
+}
+
+/**
+ * Where a requirement's traffic can go without listing paths: the blocks (biconnected components) of the transit
+ * graph (src, dst and every node that is not an end host, links undirected) on the block-cut tree path from src to
+ * dst, in order, and the cut vertices joining them. Every simple src-dst path runs through the blocks in order,
+ * entering block j at joints[j] and leaving at joints[j + 1]; the nodes of the blocks are exactly the nodes on some
+ * simple path. O(V + E).
+ */
+export interface Corridor {
+  blocks: number[][];
+  /** src, the cut vertices in order, dst. */
+  joints: number[];
+}
+
+export function corridorOf(net: NetNode[], src: number, dst: number): Corridor | undefined {
+  const transit = (k: number) => k === src || k === dst || net[k]!.role !== 'endhost';
+  const adjacent: Set<number>[] = net.map(() => new Set());
+  for (const n of net) {
+    if (!transit(n.index)) continue;
+    for (const m of n.next) {
+      if (m === n.index || !transit(m)) continue;
+      adjacent[n.index]!.add(m);
+      adjacent[m]!.add(n.index);
+    }
+  }
+  const blocks = blocksFrom(
+    adjacent.map((a) => [...a].sort((x, y) => x - y)),
+    src,
+  );
+  // Breadth first over the block-cut tree: vertex v is v, block b is net.length + b.
+  const blocksOf = net.map((): number[] => []);
+  blocks.forEach((b, k) => b.forEach((v) => blocksOf[v]!.push(k)));
+  const from = new Map<number, number>([[src, -1]]);
+  const queue = [src];
+  for (let head = 0; head < queue.length && !from.has(dst); head++) {
+    const x = queue[head]!;
+    const next = x < net.length ? blocksOf[x]!.map((b) => net.length + b) : blocks[x - net.length]!;
+    for (const y of next) {
+      if (from.has(y)) continue;
+      from.set(y, x);
+      queue.push(y);
+    }
+  }
+  if (!from.has(dst)) return undefined;
+  const chain: number[] = [];
+  for (let x = dst; x !== -1; x = from.get(x)!) chain.unshift(x);
+  return {
+    blocks: chain.filter((x) => x >= net.length).map((x) => blocks[x - net.length]!.sort((a, b) => a - b)),
+    joints: chain.filter((x) => x < net.length),
+  };
+}
+
+/**
+ * The cycle rank of a corridor (links - nodes + 1 of the union of its blocks). A simple src-dst path differs from a
+ * fixed one by an element of the cycle space, so there are at most 2^rank of them.
+ */
+export function cycleRank(net: NetNode[], corridor: Corridor): number {
+  const inside = new Set(corridor.blocks.flat());
+  const links = new Set<string>();
+  for (const u of inside)
+    for (const v of net[u]!.next) if (inside.has(v) && u !== v) links.add(u < v ? `${u}-${v}` : `${v}-${u}`);
+  return links.size - inside.size + 1;
+}
+
+/**
+ * The links a walk may take inside a corridor: within one block, never back into the block's entry nor on from its
+ * exit (the next block goes on from there), nothing after dst. So a walk passes each cut vertex once, and a NAT there
+ * acts once, as on every simple path.
+ */
+export function corridorLinks(net: NetNode[], corridor: Corridor): Map<number, number[]> {
+  const blocksOf = new Map<number, number[]>();
+  corridor.blocks.forEach((b, j) => b.forEach((v) => (blocksOf.get(v) ?? blocksOf.set(v, []).get(v)!).push(j)));
+  const dst = corridor.joints.at(-1)!;
+  const links = new Map<number, number[]>();
+  for (const [u, own] of [...blocksOf].sort((a, b) => a[0] - b[0])) {
+    if (u === dst) {
+      links.set(u, []);
+      continue;
+    }
+    const out: number[] = [];
+    for (const v of net[u]!.next) {
+      const theirs = blocksOf.get(v);
+      if (!theirs || out.includes(v)) continue;
+      if (own.some((j) => theirs.includes(j) && v !== corridor.joints[j] && u !== corridor.joints[j + 1])) out.push(v);
+    }
+    links.set(u, out);
+  }
+  return links;
+}
+
+/** Biconnected components of the component of `root` (Hopcroft-Tarjan, iterative: no recursion depth). */
+function blocksFrom(adjacent: number[][], root: number): number[][] {
+  const disc = new Int32Array(adjacent.length).fill(-1);
+  const low = new Int32Array(adjacent.length);
+  const edges: [number, number][] = [];
+  const found: number[][] = [];
+  let time = 0;
+  const frames: { v: number; parent: number; next: number }[] = [{ v: root, parent: -1, next: 0 }];
+  disc[root] = low[root] = time++;
+  while (frames.length) {
+    const f = frames.at(-1)!;
+    if (f.next < adjacent[f.v]!.length) {
+      const w = adjacent[f.v]![f.next++]!;
+      if (disc[w] === -1) {
+        edges.push([f.v, w]);
+        disc[w] = low[w] = time++;
+        frames.push({ v: w, parent: f.v, next: 0 });
+      } else if (w !== f.parent && disc[w]! < disc[f.v]!) {
+        edges.push([f.v, w]);
+        low[f.v] = Math.min(low[f.v]!, disc[w]!);
+      }
+      continue;
+    }
+    frames.pop();
+    const up = frames.at(-1);
+    if (!up) break;
+    low[up.v] = Math.min(low[up.v]!, low[f.v]!);
+    if (low[f.v]! >= disc[up.v]!) {
+      const block = new Set<number>();
+      for (;;) {
+        const [a, b] = edges.pop()!;
+        block.add(a).add(b);
+        if (a === up.v && b === f.v) break;
+      }
+      found.push([...block]);
+    }
+  }
+  return found;
 }

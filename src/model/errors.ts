@@ -95,6 +95,8 @@ export const badRequest = (message: string) => new NfvError(400, message);
 export const notFound = (message: string) => new NfvError(404, message);
 export const conflict = (message: string) => new NfvError(409, message);
 export const failedDependency = (message: string) => new NfvError(424, message);
+/** A valid input beyond a documented bound of what nfv can model (the message names the bound and its figure). */
+export const beyondBound = (message: string) => new NfvError(422, message);
 /**
  * A list read of a collection that is empty: the interface answers 404, the CLI prints an empty list and exits 0.
  * `what` names the items ("graphs").
