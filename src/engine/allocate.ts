@@ -2,7 +2,8 @@
  * Where firewalls go and what they drop, as MaxSAT (engine.md B 2.8, B 2.9, A.2).
  *
  * Variables: `used(n)` for allocation places and optional firewalls; `drop(n, c)` for each class c entering a node n
- * whose rules we synthesise; `whitelist(n)` when its default action is free; `rule(n, c)` when c needs a rule at n.
+ * whose rules we synthesise; their default actions and candidate rules are rule-model.ts's, which counts rules as
+ * they are deployed (a wildcard rule covering several classes is one).
  * Requirements become clauses over the atomic flows: isolation, every flow dropped somewhere; reachability, some
  * flow dropped nowhere; complete reachability, some path whose flows are all dropped nowhere. Objectives, in order:
  * most requirements satisfied (only when not all can be), fewest new firewalls, fewest rules.
@@ -16,6 +17,8 @@ import { exactCore, exactMaxSat } from './exact.js';
 import { greedyDecisions, type GreedyDecisions } from './greedy.js';
 import { SolverTimeout, conflictCore, solveMaxSat, type Lit, type MaxSatProblem } from './maxsat.js';
 import type { NetNode } from './network.js';
+import { RuleModel, type ChosenRules, type Term } from './rule-model.js';
+import { synthesiseRules } from './rules.js';
 import { ruleHolds, type PacketClass } from '../model/space.js';
 
 export interface Decisions {
@@ -26,6 +29,8 @@ export interface Decisions {
   drops: Map<number, Map<number, boolean>>;
   /** For nodes whose rules we synthesise: default DENY (true) or ALLOW (false). */
   whitelist: Map<number, boolean>;
+  /** For used nodes whose rules we synthesise: the list written (rule-model.ts; the fast answer's by rules.ts). */
+  rules: Map<number, ChosenRules>;
   /** For each failed requirement, the requirements it conflicts with. */
   conflicts: Map<number, number[]>;
   /** Reconfiguration: for each deployed firewall on a path, what stays and what changes. */
@@ -72,8 +77,6 @@ export interface ComponentReport {
   seconds: number;
 }
 
-type Term = Lit | boolean;
-
 /** Does a configured firewall drop a class (first match in list order; DENY when no action or default is given)? */
 export function firstMatchDrops(node: NetNode, cls: PacketClass): boolean {
   for (const rule of node.rules ?? []) {
@@ -101,6 +104,10 @@ class Builder {
     if (terms.some((t) => t === true)) return;
     this.hard.push(terms.filter((t): t is Lit => typeof t === 'number'));
   }
+  /** A soft literal of a group costing `weight` when false (the same literal repeated). */
+  cost(group: number, lit: Lit, weight = 1): void {
+    for (let k = 0; k < weight; k++) this.soft[group]!.push(lit);
+  }
   problem(withRequirements: boolean): MaxSatProblem {
     return { variables: this.variables, hard: this.hard, soft: withRequirements ? this.soft : this.soft.slice(1) };
   }
@@ -112,7 +119,7 @@ interface Encoding {
   builder: Builder;
   used: Map<number, Term>;
   drop: Map<string, Term>;
-  white: Map<number, Term>;
+  rules: RuleModel;
   selector: Map<number, Lit>;
   deployed: Map<number, DeployedTerms>;
 }
@@ -136,7 +143,11 @@ function encode(
   const b = new Builder();
   const used = new Map<number, Term>();
   const drop = new Map<string, Term>();
-  const white = new Map<number, Term>();
+  const rules = new RuleModel(net, model.classes, {
+    fresh: () => b.fresh(),
+    clause: (terms) => b.clause(terms),
+    ruleCost: (lit, weight) => b.cost(RULES, lit, weight),
+  });
   const selector = new Map<number, Lit>();
   const deployed = new Map<number, DeployedTerms>();
   const flowsOf = (r: number) => model.flows[r]!.flat();
@@ -219,31 +230,13 @@ function encode(
     b.soft[RULES]!.push(-added);
     return d;
   };
-  /** A firewall whose rules we synthesise drops class `cls` (a fresh d), with a rule where its default differs. */
-  const synthesisedTerm = (n: number, cls: number, u: Term): Term => {
-    if (u === false) return false;
-    const t = b.fresh();
-    b.clause([-t, u]);
-    let w = white.get(n);
-    if (w === undefined) {
-      const { defaultAction } = net[n]!;
-      w = defaultAction === 'DENY' ? true : defaultAction === 'ALLOW' ? false : b.fresh();
-      white.set(n, w);
-    }
-    // A class needs a rule when it is allowed under a default DENY, or dropped under a default ALLOW.
-    const rule = b.fresh();
-    b.clause([not(u), t, not(w), rule]);
-    b.clause([-t, w, rule]);
-    b.soft[RULES]!.push(-rule);
-    return t;
-  };
   const hopTerm = (n: number, cls: number): Term => {
     const node = net[n]!;
     if (!node.configurable && !node.deployed) return firstMatchDrops(node, model.classes[cls]!) ? usedTerm(n) : false;
     const key = `${n}:${cls}`;
     let t = drop.get(key);
     if (t === undefined) {
-      t = (node.deployed ? deployedTerm : synthesisedTerm)(n, cls, usedTerm(n));
+      t = node.deployed ? deployedTerm(n, cls, usedTerm(n)) : rules.term(n, cls, usedTerm(n));
       drop.set(key, t);
     }
     return t;
@@ -288,7 +281,8 @@ function encode(
   }
   // A cut belongs to the component whose flows reach its nodes (components() keeps a cut's nodes together).
   for (const cut of cuts) if (cut.every((n) => used.has(n))) b.clause(cut.map((n) => not(used.get(n)!)));
-  return { builder: b, used, drop, white, selector, deployed };
+  rules.finish();
+  return { builder: b, used, drop, rules, selector, deployed };
 }
 
 const value = (t: Term | undefined, v: boolean[]) =>
@@ -333,15 +327,24 @@ function costOf(b: Builder, value: (lit: Lit) => boolean): [number, number, numb
   return [unmet(NEW_FIREWALLS), unmet(CHANGES), unmet(RULES)];
 }
 
-/** What a fast answer costs, counted as the soft groups count: costly nodes used, classes against the default. */
-function fastCost(net: NetNode[], fast: GreedyDecisions): [number, number, number] {
+/**
+ * The lists a fast answer writes (rules.ts widens and merges the classes against each default) and what it costs,
+ * counted as the soft groups count: costly nodes used, rules written.
+ */
+function fastRules(
+  net: NetNode[],
+  model: FlowModel,
+  fast: GreedyDecisions,
+): { rules: Map<number, ChosenRules>; cost: [number, number, number] } {
   const firewalls = [...fast.used].filter((n) => net[n]!.costly).length;
-  let rules = 0;
+  const rules = new Map<number, ChosenRules>();
   for (const [n, drops] of fast.drops) {
     const whitelist = fast.whitelist.get(n) ?? true;
-    for (const drop of drops.values()) if (drop !== whitelist) rules++;
+    const entering = [...drops].sort((a, b) => a[0] - b[0]).map(([c, drop]) => ({ cls: model.classes[c]!, drop }));
+    rules.set(n, { whitelist, elements: synthesiseRules(entering, whitelist) });
   }
-  return [firewalls, 0, rules];
+  const written = [...rules.values()].reduce((sum, r) => sum + r.elements.length, 0);
+  return { rules, cost: [firewalls, 0, written] };
 }
 
 /**
@@ -365,6 +368,7 @@ export async function allocatePlaces(
     used: new Set(),
     drops: new Map(),
     whitelist: new Map(),
+    rules: new Map(),
     conflicts: new Map(),
     revisions: new Map(),
     optimal: true,
@@ -425,7 +429,9 @@ export async function allocatePlaces(
         for (const n of fast.used) decisions.used.add(n);
         for (const [n, d] of fast.drops) decisions.drops.set(n, d);
         for (const [n, w] of fast.whitelist) decisions.whitelist.set(n, w);
-        addCost(fastCost(net, fast));
+        const written = fastRules(net, model, fast);
+        for (const [n, r] of written.rules) decisions.rules.set(n, r);
+        addCost(written.cost);
         decisions.optimal = false;
         done('fast');
         continue;
@@ -454,7 +460,11 @@ export async function allocatePlaces(
       const [n, c] = key.split(':').map(Number) as [number, number];
       (decisions.drops.get(n) ?? decisions.drops.set(n, new Map()).get(n)!).set(c, value(t, v));
     }
-    for (const [n, t] of enc.white) decisions.whitelist.set(n, value(t, v));
+    for (const [n, t] of enc.rules.whitelists()) decisions.whitelist.set(n, value(t, v));
+    for (const [n, chosen] of enc.rules.chosen((t) => value(t, v)))
+      if (decisions.used.has(n)) decisions.rules.set(n, chosen);
+    // A firewall offered too many candidate rules to weigh them all is not proven to have the fewest.
+    if (!enc.rules.complete) decisions.optimal = false;
     for (const [n, terms] of enc.deployed) {
       decisions.revisions.set(n, {
         keep: terms.keep.map((k) => value(k, v)),
