@@ -17,7 +17,7 @@ import { exactCore, exactMaxSat } from './exact.js';
 import { greedyDecisions, type GreedyDecisions } from './greedy.js';
 import { SolverTimeout, conflictCore, solveMaxSat, type Lit, type MaxSatProblem } from './maxsat.js';
 import type { NetNode } from './network.js';
-import { RuleModel, type ChosenRules, type Term } from './rule-model.js';
+import { RuleModel, fewestRules, type ChosenRules, type Term } from './rule-model.js';
 import { synthesiseRules } from './rules.js';
 import { ruleHolds, type PacketClass } from '../model/space.js';
 
@@ -327,8 +327,12 @@ function costOf(b: Builder, value: (lit: Lit) => boolean): [number, number, numb
   return [unmet(NEW_FIREWALLS), unmet(CHANGES), unmet(RULES)];
 }
 
+/** How long a fast answer may spend looking for a shorter list per firewall (its drops already chosen). */
+const FAST_RULES_MS = 200;
+
 /**
- * The lists a fast answer writes (rules.ts widens and merges the classes against each default) and what it costs,
+ * The lists a fast answer writes (the shorter of rules.ts's widened merge and the fewest candidate rules for its
+ * drops) and what it costs,
  * counted as the soft groups count: costly nodes used, rules written.
  */
 function fastRules(
@@ -341,7 +345,14 @@ function fastRules(
   for (const [n, drops] of fast.drops) {
     const whitelist = fast.whitelist.get(n) ?? true;
     const entering = [...drops].sort((a, b) => a[0] - b[0]).map(([c, drop]) => ({ cls: model.classes[c]!, drop }));
-    rules.set(n, { whitelist, elements: synthesiseRules(entering, whitelist) });
+    const widened = synthesiseRules(entering, whitelist);
+    const action: 'ALLOW' | 'DENY' = whitelist ? 'ALLOW' : 'DENY';
+    const fewest = fewestRules(
+      entering.map((e) => e.cls),
+      entering.map((e) => e.drop !== whitelist),
+      Date.now() + FAST_RULES_MS,
+    )?.map((r) => ({ action, ...r }));
+    rules.set(n, { whitelist, elements: fewest && fewest.length < widened.length ? fewest : widened });
   }
   const written = [...rules.values()].reduce((sum, r) => sum + r.elements.length, 0);
   return { rules, cost: [firewalls, 0, written] };

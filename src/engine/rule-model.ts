@@ -10,16 +10,17 @@
  * of distinct covered sets. A class no candidate can take alone gets the pieces `coveringRules` splits it into, as
  * one candidate costing one per piece.
  *
- * A rule list is modelled in two blocks under a free default: "punch" rules with the default's action first, then
- * "exception" rules with the other action. Class c gets the other action iff an exception covers it and no punch
- * does: drop(c) = whitelist XOR exception(c). This holds every first-match list whose actions change at most once
- * from top to bottom (every list of up to two rules, and every longer one that can be so ordered); see
- * docs/ARCHITECTURE.md for what "proven minimal" then covers.
+ * A list is modelled as rules of one action under a free default: the other action's rules are the selected
+ * candidates, and class c gets the other action iff a selected candidate covers it: drop(c) = whitelist XOR
+ * covered(c). Lists that mix actions (a rule with the default's action above a wider one with the other) are not
+ * modelled: test/engine/rule-model.test.ts's brute force over every ordered list of up to 3 rules found none
+ * shorter; docs/ARCHITECTURE.md says what "proven minimal" covers.
  */
 import type { Elements } from '../model/types.js';
 import type { NetNode } from './network.js';
 import type { Lit } from './maxsat.js';
 import { coveringRules } from './rules.js';
+import { exactMaxSat } from './exact.js';
 import {
   DPORT,
   DST,
@@ -281,8 +282,7 @@ interface FirewallModel {
   whitelist: Term;
   entering: Entering[];
   candidates: Candidate[];
-  /** Selection literals per candidate: in the punch block (default's action), in the exception block. */
-  punch: (Lit | undefined)[];
+  /** Selection literal per candidate: the rule is in the list, with the action opposite to the default. */
   exception: Lit[];
 }
 
@@ -307,7 +307,7 @@ export class RuleModel {
     if (!fw) {
       const { defaultAction } = this.net[n]!;
       const whitelist = defaultAction === 'DENY' ? true : defaultAction === 'ALLOW' ? false : this.sink.fresh();
-      fw = { whitelist, entering: [], candidates: [], punch: [], exception: [] };
+      fw = { whitelist, entering: [], candidates: [], exception: [] };
       this.firewalls.set(n, fw);
     }
     fw.entering.push({ cls: this.classes[cls]!, drop, used });
@@ -326,36 +326,20 @@ export class RuleModel {
       const { candidates, complete } = candidateRules(fw.entering.map((e) => e.cls));
       this.complete &&= complete;
       fw.candidates = candidates;
-      const sets = candidates.map((c) => new Set(c.covers));
-      // A punch matters only inside a wider exception: offered for sets strictly within another candidate's.
-      const inner = sets.map((s, k) =>
-        sets.some((o, j) => j !== k && o.size > s.size && [...s].every((x) => o.has(x))),
-      );
       fw.exception = candidates.map((c) => {
         const x = sink.fresh();
         sink.ruleCost(-x, c.rules.length);
         return x;
       });
-      fw.punch = candidates.map((c, k) => {
-        if (!inner[k]) return undefined;
-        const x = sink.fresh();
-        sink.ruleCost(-x, c.rules.length);
-        return x;
-      });
       const exceptions = fw.entering.map(() => [] as Lit[]);
-      const punches = fw.entering.map(() => [] as Lit[]);
       candidates.forEach((c, k) => {
-        for (const i of c.covers) {
-          exceptions[i]!.push(fw.exception[k]!);
-          if (fw.punch[k] !== undefined) punches[i]!.push(fw.punch[k]!);
-        }
+        for (const i of c.covers) exceptions[i]!.push(fw.exception[k]!);
       });
       fw.entering.forEach((e, i) => {
-        // x <-> (some exception covers the class and no punch does)
+        // x <-> some exception rule covers the class.
         const x = sink.fresh();
         sink.clause([-x, ...exceptions[i]!]);
-        for (const p of punches[i]!) sink.clause([-x, -p]);
-        for (const s of exceptions[i]!) sink.clause([-s, ...punches[i]!, x]);
+        for (const s of exceptions[i]!) sink.clause([-s, x]);
         // Where the firewall is used: drop = whitelist XOR x.
         const w = fw.whitelist;
         sink.clause([not(e.used), -e.drop, w, x]);
@@ -371,13 +355,28 @@ export class RuleModel {
     const out = new Map<number, ChosenRules>();
     for (const [n, fw] of this.firewalls) {
       const whitelist = value(fw.whitelist);
-      const [first, second] = whitelist ? (['DENY', 'ALLOW'] as const) : (['ALLOW', 'DENY'] as const);
-      const block = (lits: (Lit | undefined)[], action: 'ALLOW' | 'DENY') =>
-        fw.candidates.flatMap((c, k) =>
-          lits[k] !== undefined && value(lits[k]) ? c.rules.map((r) => ({ action, ...r })) : [],
-        );
-      out.set(n, { whitelist, elements: [...block(fw.punch, first), ...block(fw.exception, second)] });
+      const action: 'ALLOW' | 'DENY' = whitelist ? 'ALLOW' : 'DENY';
+      const elements = fw.candidates.flatMap((c, k) =>
+        value(fw.exception[k]!) ? c.rules.map((r) => ({ action, ...r })) : [],
+      );
+      out.set(n, { whitelist, elements });
     }
     return out;
   }
+}
+
+/**
+ * The fewest candidate rules giving exactly the `exception` classes the other action (for a fast answer, whose
+ * drops are already chosen): a set cover, solved exactly within the deadline, or undefined when it runs out.
+ */
+export function fewestRules(classes: PacketClass[], exception: boolean[], deadline: number): Elements[] | undefined {
+  const { candidates } = candidateRules(classes);
+  const usable = candidates.filter((c) => c.covers.every((i) => exception[i]));
+  const hard = classes.flatMap((_, i) =>
+    exception[i] ? [usable.flatMap((c, k) => (c.covers.includes(i) ? [k + 1] : []))] : [],
+  );
+  const soft = [usable.flatMap((c, k) => c.rules.map(() => -(k + 1)))];
+  const answer = exactMaxSat({ variables: usable.length, hard, soft }, deadline);
+  if (answer?.status !== 'sat') return undefined;
+  return usable.flatMap((c, k) => (answer.value[k + 1] ? c.rules : []));
 }
