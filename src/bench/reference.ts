@@ -20,6 +20,8 @@ export interface ReferenceRow {
   firewalls: number;
   allocated: number;
   rules: number;
+  /** rules_total: every rule of the answer's firewalls (MF's count, which the issue compares with ours). */
+  totalRules: number;
   solveSeconds: number;
   note: string;
 }
@@ -44,6 +46,7 @@ export function referenceRows(algorithm = 'AP'): Map<string, ReferenceRow> {
         Number(at(cells, 'rules_new') || -1) >= 0
           ? Number(at(cells, 'rules_new'))
           : Number(at(cells, 'rules_total') || -1),
+      totalRules: Number(at(cells, 'rules_total') || -1),
       solveSeconds: Number(at(cells, 'solve_s') || NaN),
       note: at(cells, 'note'),
     });

@@ -2,7 +2,8 @@
  * Where firewalls go and what they drop, as MaxSAT (engine.md B 2.8, B 2.9, A.2).
  *
  * Variables: `used(n)` for allocation places and optional firewalls; `drop(n, c)` for each class c entering a node n
- * whose rules we synthesise; `whitelist(n)` when its default action is free; `rule(n, c)` when c needs a rule at n.
+ * whose rules we synthesise; their default actions and candidate rules are rule-model.ts's, which counts rules as
+ * they are deployed (a wildcard rule covering several classes is one).
  * Requirements become clauses over the atomic flows: isolation, every flow dropped somewhere; reachability, some
  * flow dropped nowhere; complete reachability, some path whose flows are all dropped nowhere. Objectives, in order:
  * most requirements satisfied (only when not all can be), fewest new firewalls, fewest rules.
@@ -23,6 +24,8 @@ import { exactCore, exactMaxSat } from './exact.js';
 import { greedyDecisions, type GreedyDecisions } from './greedy.js';
 import { SolverTimeout, conflictCore, solveMaxSat, type Lit, type MaxSatProblem } from './maxsat.js';
 import type { NetNode } from './network.js';
+import { RuleModel, fewestRules, type ChosenRules, type Term } from './rule-model.js';
+import { synthesiseRules } from './rules.js';
 import { ruleHolds, type PacketClass } from '../model/space.js';
 
 export interface Decisions {
@@ -33,6 +36,8 @@ export interface Decisions {
   drops: Map<number, Map<number, boolean>>;
   /** For nodes whose rules we synthesise: default DENY (true) or ALLOW (false). */
   whitelist: Map<number, boolean>;
+  /** For used nodes whose rules we synthesise: the list written (rule-model.ts; the fast answer's by rules.ts). */
+  rules: Map<number, ChosenRules>;
   /** For each failed requirement, the requirements it conflicts with. */
   conflicts: Map<number, number[]>;
   /** Reconfiguration: for each deployed firewall on a path, what stays and what changes. */
@@ -79,8 +84,6 @@ export interface ComponentReport {
   seconds: number;
 }
 
-type Term = Lit | boolean;
-
 /** Does a configured firewall drop a class (first match in list order; DENY when no action or default is given)? */
 export function firstMatchDrops(node: NetNode, cls: PacketClass): boolean {
   for (const rule of node.rules ?? []) {
@@ -108,6 +111,10 @@ class Builder {
     if (terms.some((t) => t === true)) return;
     this.hard.push(terms.filter((t): t is Lit => typeof t === 'number'));
   }
+  /** A soft literal of a group costing `weight` when false (the same literal repeated). */
+  cost(group: number, lit: Lit, weight = 1): void {
+    for (let k = 0; k < weight; k++) this.soft[group]!.push(lit);
+  }
   problem(withRequirements: boolean): MaxSatProblem {
     return { variables: this.variables, hard: this.hard, soft: withRequirements ? this.soft : this.soft.slice(1) };
   }
@@ -119,7 +126,7 @@ interface Encoding {
   builder: Builder;
   used: Map<number, Term>;
   drop: Map<string, Term>;
-  white: Map<number, Term>;
+  rules: RuleModel;
   selector: Map<number, Lit>;
   deployed: Map<number, DeployedTerms>;
 }
@@ -139,11 +146,21 @@ function encode(
   selectors: boolean,
   collapse = true,
   cuts: readonly AllocationCut[] = [],
+  perClass = false,
 ): Encoding {
   const b = new Builder();
   const used = new Map<number, Term>();
   const drop = new Map<string, Term>();
-  const white = new Map<number, Term>();
+  const rules = new RuleModel(
+    net,
+    model.classes,
+    {
+      fresh: () => b.fresh(),
+      clause: (terms) => b.clause(terms),
+      ruleCost: (lit, weight) => b.cost(RULES, lit, weight),
+    },
+    perClass,
+  );
   const selector = new Map<number, Lit>();
   const deployed = new Map<number, DeployedTerms>();
   const flowsOf = (r: number) => model.flows[r]!.flat();
@@ -235,31 +252,13 @@ function encode(
     b.soft[RULES]!.push(-added);
     return d;
   };
-  /** A firewall whose rules we synthesise drops class `cls` (a fresh d), with a rule where its default differs. */
-  const synthesisedTerm = (n: number, cls: number, u: Term): Term => {
-    if (u === false) return false;
-    const t = b.fresh();
-    b.clause([-t, u]);
-    let w = white.get(n);
-    if (w === undefined) {
-      const { defaultAction } = net[n]!;
-      w = defaultAction === 'DENY' ? true : defaultAction === 'ALLOW' ? false : b.fresh();
-      white.set(n, w);
-    }
-    // A class needs a rule when it is allowed under a default DENY, or dropped under a default ALLOW.
-    const rule = b.fresh();
-    b.clause([not(u), t, not(w), rule]);
-    b.clause([-t, w, rule]);
-    b.soft[RULES]!.push(-rule);
-    return t;
-  };
   const hopTerm = (n: number, cls: number): Term => {
     const node = net[n]!;
     if (!node.configurable && !node.deployed) return firstMatchDrops(node, model.classes[cls]!) ? usedTerm(n) : false;
     const key = `${n}:${cls}`;
     let t = drop.get(key);
     if (t === undefined) {
-      t = (node.deployed ? deployedTerm : synthesisedTerm)(n, cls, usedTerm(n));
+      t = node.deployed ? deployedTerm(n, cls, usedTerm(n)) : rules.term(n, cls, usedTerm(n));
       drop.set(key, t);
     }
     return t;
@@ -401,7 +400,8 @@ function encode(
   }
   // A cut belongs to the component whose flows reach its nodes (components() keeps a cut's nodes together).
   for (const cut of cuts) if (cut.every((n) => used.has(n))) b.clause(cut.map((n) => not(used.get(n)!)));
-  return { builder: b, used, drop, white, selector, deployed };
+  rules.finish();
+  return { builder: b, used, drop, rules, selector, deployed };
 }
 
 const value = (t: Term | undefined, v: boolean[]) =>
@@ -471,15 +471,35 @@ function costOf(b: Builder, value: (lit: Lit) => boolean): [number, number, numb
   return [unmet(NEW_FIREWALLS), unmet(CHANGES), unmet(RULES)];
 }
 
-/** What a fast answer costs, counted as the soft groups count: costly nodes used, classes against the default. */
-function fastCost(net: NetNode[], fast: GreedyDecisions): [number, number, number] {
+/** How long a fast answer may spend looking for a shorter list per firewall (its drops already chosen). */
+const FAST_RULES_MS = 200;
+
+/**
+ * The lists a fast answer writes (the shorter of rules.ts's widened merge and the fewest candidate rules for its
+ * drops) and what it costs,
+ * counted as the soft groups count: costly nodes used, rules written.
+ */
+function fastRules(
+  net: NetNode[],
+  model: FlowModel,
+  fast: GreedyDecisions,
+): { rules: Map<number, ChosenRules>; cost: [number, number, number] } {
   const firewalls = [...fast.used].filter((n) => net[n]!.costly).length;
-  let rules = 0;
+  const rules = new Map<number, ChosenRules>();
   for (const [n, drops] of fast.drops) {
     const whitelist = fast.whitelist.get(n) ?? true;
-    for (const drop of drops.values()) if (drop !== whitelist) rules++;
+    const entering = [...drops].sort((a, b) => a[0] - b[0]).map(([c, drop]) => ({ cls: model.classes[c]!, drop }));
+    const widened = synthesiseRules(entering, whitelist);
+    const action: 'ALLOW' | 'DENY' = whitelist ? 'ALLOW' : 'DENY';
+    const fewest = fewestRules(
+      entering.map((e) => e.cls),
+      entering.map((e) => e.drop !== whitelist),
+      Date.now() + FAST_RULES_MS,
+    )?.map((r) => ({ action, ...r }));
+    rules.set(n, { whitelist, elements: fewest && fewest.length < widened.length ? fewest : widened });
   }
-  return [firewalls, 0, rules];
+  const written = [...rules.values()].reduce((sum, r) => sum + r.elements.length, 0);
+  return { rules, cost: [firewalls, 0, written] };
 }
 
 /**
@@ -503,6 +523,7 @@ export async function allocatePlaces(
     used: new Set(),
     drops: new Map(),
     whitelist: new Map(),
+    rules: new Map(),
     conflicts: new Map(),
     revisions: new Map(),
     optimal: true,
@@ -535,7 +556,9 @@ export async function allocatePlaces(
       for (const n of fast.used) decisions.used.add(n);
       for (const [n, d] of fast.drops) decisions.drops.set(n, d);
       for (const [n, w] of fast.whitelist) decisions.whitelist.set(n, w);
-      addCost(fastCost(net, fast));
+      const written = fastRules(net, model, fast);
+      for (const [n, r] of written.rules) decisions.rules.set(n, r);
+      addCost(written.cost);
       decisions.optimal = false;
       return true;
     };
@@ -544,7 +567,7 @@ export async function allocatePlaces(
       report('fast', 0, 0, 0);
       continue;
     }
-    let enc = encode(net, model, reqs, members, false, collapse, cuts);
+    let enc = encode(net, model, reqs, members, false, collapse, cuts, true);
     const encoding = Math.round(performance.now() - started) / 1000;
     const done = (method: ComponentReport['method']) =>
       report(method, enc.builder.variables, enc.builder.hard.length, encoding);
@@ -572,10 +595,20 @@ export async function allocatePlaces(
       z3Used = true;
       return conflictCore(problem, assumptions, deadline - Date.now());
     };
-    let answer = await optimum(enc.builder.problem(false), proofDeadline).catch((e: unknown) => {
-      if (!(e instanceof SolverTimeout)) throw e;
-      return undefined;
-    });
+    const proof = (until: number) => (problem: MaxSatProblem) =>
+      optimum(problem, until).catch((e: unknown) => {
+        if (!(e instanceof SolverTimeout)) throw e;
+        return undefined;
+      });
+    // The per-class count first (a far smaller formula: proven where the candidates' is not), then rules as deployed
+    // (candidates) in what is left of the proof budget; without a proof of those, the per-class answer stands, its
+    // lists the fewest for its drops but not proven the fewest of all.
+    let answer = await proof(proofDeadline)(enc.builder.problem(false));
+    if (answer?.status === 'sat' && enc.rules.size > 0) {
+      const full = encode(net, model, reqs, members, false, collapse, cuts);
+      const better = await proof(proofDeadline)(full.builder.problem(false));
+      if (better) [enc, answer] = [full, better];
+    }
     if (answer === undefined) {
       if (takeFast()) {
         done('fast');
@@ -599,13 +632,29 @@ export async function allocatePlaces(
       }
     }
     const v = answer.value;
-    addCost(costOf(enc.builder, (lit) => value(lit, v)));
-    for (const [n, t] of enc.used) if (value(t, v)) decisions.used.add(n);
+    const cost = costOf(enc.builder, (lit) => value(lit, v));
+    const mine: GreedyDecisions = { used: new Set(), drops: new Map(), whitelist: new Map() };
+    for (const [n, t] of enc.used) if (value(t, v)) mine.used.add(n);
     for (const [key, t] of enc.drop) {
       const [n, c] = key.split(':').map(Number) as [number, number];
-      (decisions.drops.get(n) ?? decisions.drops.set(n, new Map()).get(n)!).set(c, value(t, v));
+      (mine.drops.get(n) ?? mine.drops.set(n, new Map()).get(n)!).set(c, value(t, v));
     }
-    for (const [n, t] of enc.white) decisions.whitelist.set(n, value(t, v));
+    for (const [n, t] of enc.rules.whitelists()) mine.whitelist.set(n, value(t, v));
+    for (const n of mine.used) decisions.used.add(n);
+    for (const [n, d] of mine.drops) decisions.drops.set(n, d);
+    for (const [n, w] of mine.whitelist) decisions.whitelist.set(n, w);
+    if (enc.rules.perClass) {
+      // The per-class count chose the drops: the lists written are the fewest for them (deployed firewalls aside).
+      const synthesised = new Map([...mine.drops].filter(([n]) => !enc.deployed.has(n) && mine.used.has(n)));
+      const written = fastRules(net, model, { ...mine, drops: synthesised });
+      for (const [n, r] of written.rules) decisions.rules.set(n, r);
+      cost[2] += written.cost[2] - enc.rules.counted((t) => value(t, v));
+    }
+    addCost(cost);
+    for (const [n, chosen] of enc.rules.chosen((t) => value(t, v)))
+      if (decisions.used.has(n)) decisions.rules.set(n, chosen);
+    // A firewall offered too many candidate rules to weigh them all is not proven to have the fewest.
+    if (!enc.rules.complete) decisions.optimal = false;
     for (const [n, terms] of enc.deployed) {
       decisions.revisions.set(n, {
         keep: terms.keep.map((k) => value(k, v)),

@@ -15,7 +15,7 @@ import type { Lit, MaxSatAnswer, MaxSatProblem } from './maxsat.js';
  * The components solved here: up to this many variables (every VEREFOO input; Z3 is faster beyond, where learnt
  * clauses grow long), and up to this many conflicts (VEREFOO's inputs need a few hundred at most) before Z3 takes over.
  */
-export const EXACT_MAX_VARIABLES = 2_000;
+export const EXACT_MAX_VARIABLES = 20_000;
 export const EXACT_MAX_CONFLICTS = 20_000;
 /** Largest totalizer (inputs times bound) built here; beyond it the encoding alone would cost more than Z3's start. */
 const MAX_TOTALIZER = 100_000;

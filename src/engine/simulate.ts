@@ -38,7 +38,7 @@ import {
   pathsBetween,
   type NetNode,
 } from './network.js';
-import { coveringRules, synthesiseRules } from './rules.js';
+import { coveringRules } from './rules.js';
 import { ruleHolds } from '../model/space.js';
 import { placeJointly, writeHosts, type HostingReport, type ResultShape } from './hosting.js';
 import { definePlacement, placementInput } from './placement/index.js';
@@ -282,10 +282,8 @@ function writeGraph(
       });
       continue;
     }
-    const whitelist = d.whitelist.get(n.index) ?? true;
-    const drops = d.drops.get(n.index) ?? new Map<number, boolean>();
-    const entering = [...drops].sort((a, b) => a[0] - b[0]).map(([c, drop]) => ({ cls: model.classes[c]!, drop }));
-    const elements = synthesiseRules(entering, whitelist);
+    // A used firewall no class enters has no list to choose: default DENY, nothing to say.
+    const { whitelist, elements } = d.rules.get(n.index) ?? { whitelist: true, elements: [] };
     const defaultAction = whitelist ? 'DENY' : 'ALLOW';
     if (n.role === 'place') {
       n.node.functionalType = 'FIREWALL';

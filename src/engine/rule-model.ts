@@ -1,0 +1,417 @@
+/**
+ * The rule lists of the firewalls whose rules we synthesise, as part of the MaxSAT problem (issue 26, item 7): the
+ * objective counts deployable rules, not classes that need an exception.
+ *
+ * For each such firewall, its candidate rules are the deployable generalisations of the classes entering it: source
+ * and destination each an octet pattern (any octets -1) or a CIDR prefix, one protocol or ANY, port ranges whose ends
+ * are the classes' own. A candidate must take each entering class wholly or not at all (a rule that cuts a class is
+ * not offered), and candidates are kept one per set of entering classes they cover (the tightest: anything wider that
+ * covers the same classes can only cut more), so the set is complete for the objective and no larger than the number
+ * of distinct covered sets. A class no candidate can take alone gets the pieces `coveringRules` splits it into, as
+ * one candidate costing one per piece.
+ *
+ * A list is modelled as rules of one action under a free default: the other action's rules are the selected
+ * candidates, and class c gets the other action iff a selected candidate covers it: drop(c) = whitelist XOR
+ * covered(c). Lists that mix actions (a rule with the default's action above a wider one with the other) are not
+ * modelled: test/engine/rule-model.test.ts's brute force over every ordered list of up to 3 rules found none
+ * shorter; docs/ARCHITECTURE.md says what "proven minimal" covers.
+ */
+import type { Elements } from '../model/types.js';
+import type { NetNode } from './network.js';
+import type { Lit } from './maxsat.js';
+import { coveringRules } from './rules.js';
+import { exactMaxSat } from './exact.js';
+import {
+  DPORT,
+  DST,
+  PROTO,
+  PROTOCOLS,
+  SPORT,
+  SRC,
+  contains,
+  intersect,
+  type Box,
+  type PacketClass,
+} from '../model/space.js';
+
+export type Term = Lit | boolean;
+
+/** Where the rule model writes its part of the problem. */
+export interface ClauseSink {
+  fresh(): Lit;
+  /** A hard clause (true terms satisfy it, false terms vanish). */
+  clause(terms: Term[]): void;
+  /** A soft literal of the rules objective, costing `weight` when false. */
+  ruleCost(lit: Lit, weight: number): void;
+}
+
+/** What a synthesised firewall's list is: its default and its rules, in order. */
+export interface ChosenRules {
+  whitelist: boolean;
+  elements: Elements[];
+}
+
+/**
+ * Candidate combinations looked at per firewall before the rest are given up (their covered sets are offered as one
+ * rule per class instead, and the answer is then not called minimal): bounds the encoding's time on a firewall that
+ * thousands of distinct classes enter.
+ */
+export const MAX_COMBINATIONS = 200_000;
+
+const not = (t: Term): Term => (typeof t === 'boolean' ? !t : -t);
+
+interface Candidate {
+  /** Indices into the firewall's entering classes. */
+  covers: number[];
+  /** The rules it stands for, without action (one but for a split class). */
+  rules: Omit<Elements, 'action'>[];
+}
+
+interface Entering {
+  cls: PacketClass;
+  drop: Lit;
+  used: Term;
+}
+
+/** One generalisation of an address: its octet bounds and how a rule writes it. */
+interface Generalisation {
+  bounds: number[];
+  text: string;
+}
+
+const FULL_OCTET = [0, 255];
+
+/** Bounding box of a class (a box contains the class iff it contains this). */
+function hull(cls: PacketClass): number[] {
+  const out = [...cls.boxes[0]!];
+  for (const b of cls.boxes) {
+    for (let i = 0; i < out.length; i += 2) {
+      if (b[i]! < out[i]!) out[i] = b[i]!;
+      if (b[i + 1]! > out[i + 1]!) out[i + 1] = b[i + 1]!;
+    }
+  }
+  return out;
+}
+
+const addressOf = (octets: number[]) => octets.reduce((a, o) => a * 256 + o, 0);
+
+/** The octet patterns and CIDR prefixes that contain an address region (8 octet bounds). */
+function addressGeneralisations(bounds: number[]): Generalisation[] {
+  const out: Generalisation[] = [];
+  for (let mask = 0; mask < 16; mask++) {
+    const octets: string[] = [];
+    const gen: number[] = [];
+    for (let k = 0; k < 4; k++) {
+      const [lo, hi] = [bounds[2 * k]!, bounds[2 * k + 1]!];
+      if (mask & (1 << (3 - k))) {
+        octets.push('-1');
+        gen.push(...FULL_OCTET);
+      } else if (lo === hi) {
+        octets.push(String(lo));
+        gen.push(lo, lo);
+      } else break;
+    }
+    if (gen.length === 8) out.push({ bounds: gen, text: octets.join('.') });
+  }
+  const lo = addressOf([0, 2, 4, 6].map((i) => bounds[i]!));
+  const hi = addressOf([1, 3, 5, 7].map((i) => bounds[i]!));
+  for (let length = 1; length < 32; length++) {
+    if (length % 8 === 0) continue; // the same as an octet pattern
+    const size = 2 ** (32 - length);
+    const start = Math.floor(lo / size) * size;
+    if (hi > start + size - 1) continue;
+    const end = start + size - 1;
+    const gen = [3, 2, 1, 0].flatMap((k) => [Math.floor(start / 256 ** k) % 256, Math.floor(end / 256 ** k) % 256]);
+    const text = [3, 2, 1, 0].map((k) => Math.floor(start / 256 ** k) % 256).join('.');
+    out.push({ bounds: gen, text: `${text}/${length}` });
+  }
+  return out;
+}
+
+/** Bit set of the classes whose hull lies within `lo..hi` on dimensions `dims`. */
+function coveredBy(hulls: number[][], dims: number[], gen: number[]): bigint {
+  let set = 0n;
+  hulls.forEach((h, k) => {
+    if (dims.every((d, j) => h[2 * d]! >= gen[2 * j]! && h[2 * d + 1]! <= gen[2 * j + 1]!)) set |= 1n << BigInt(k);
+  });
+  return set;
+}
+
+/**
+ * The generalisations of one group of dimensions, one per covered set: the tightest (for a set, the meet of the
+ * options is tightest where one exists; otherwise each option not containing another is kept).
+ */
+function tightest<T extends { bounds: number[] }>(
+  options: T[],
+  hulls: number[][],
+  dims: number[],
+): { option: T; set: bigint }[] {
+  const bySet = new Map<bigint, T[]>();
+  const seen = new Set<string>();
+  for (const o of options) {
+    const key = o.bounds.join(',');
+    if (seen.has(key)) continue;
+    seen.add(key);
+    const set = coveredBy(hulls, dims, o.bounds);
+    if (set === 0n) continue;
+    const list = bySet.get(set) ?? bySet.set(set, []).get(set)!;
+    list.push(o);
+  }
+  const within = (a: number[], b: number[]) => a.every((v, i) => (i % 2 === 0 ? v >= b[i]! : v <= b[i]!));
+  const out: { option: T; set: bigint }[] = [];
+  for (const [set, list] of bySet) {
+    for (const o of list) {
+      if (!list.some((p) => p !== o && within(p.bounds, o.bounds) && !within(o.bounds, p.bounds)))
+        out.push({ option: o, set });
+    }
+  }
+  return out;
+}
+
+/** Port ranges with ends among the classes' own ends (each the tightest for the classes it covers). */
+function portRanges(hulls: number[][], d: number): { option: { bounds: number[] }; set: bigint }[] {
+  const los = [...new Set(hulls.map((h) => h[2 * d]!))].sort((a, b) => a - b);
+  const his = [...new Set(hulls.map((h) => h[2 * d + 1]!))].sort((a, b) => a - b);
+  const options = los.flatMap((lo) => his.filter((hi) => hi >= lo).map((hi) => ({ bounds: [lo, hi] })));
+  return tightest(options, hulls, [d]);
+}
+
+const portText = (lo: number, hi: number) => (lo === 0 && hi === 65535 ? '*' : lo === hi ? `${lo}` : `${lo}-${hi}`);
+
+/** The candidate rules of one firewall, and whether they are every candidate a smaller list could use. */
+export function candidateRules(classes: PacketClass[]): { candidates: Candidate[]; complete: boolean } {
+  const hulls = classes.map(hull);
+  const sources = tightest(
+    hulls.flatMap((h) => addressGeneralisations(h.slice(2 * SRC, 2 * SRC + 8))),
+    hulls,
+    [0, 1, 2, 3].map((k) => SRC + k),
+  );
+  const destinations = tightest(
+    hulls.flatMap((h) => addressGeneralisations(h.slice(2 * DST, 2 * DST + 8))),
+    hulls,
+    [0, 1, 2, 3].map((k) => DST + k),
+  );
+  const protocols = tightest(
+    [
+      ...hulls
+        .filter((h) => h[2 * PROTO] === h[2 * PROTO + 1])
+        .map((h) => ({ bounds: [h[2 * PROTO]!, h[2 * PROTO]!] })),
+      { bounds: [0, 2] },
+    ],
+    hulls,
+    [PROTO],
+  );
+  const sports = portRanges(hulls, SPORT);
+  const dports = portRanges(hulls, DPORT);
+  const found = new Map<bigint, Candidate>();
+  let combinations = 0;
+  let complete = true;
+  search: for (const s of sources) {
+    for (const t of destinations) {
+      const st = s.set & t.set;
+      if (st === 0n) continue;
+      for (const p of protocols) {
+        const stp = st & p.set;
+        if (stp === 0n) continue;
+        for (const sp of sports) {
+          const stps = stp & sp.set;
+          if (stps === 0n) continue;
+          for (const dp of dports) {
+            const set = stps & dp.set;
+            if (set === 0n || found.has(set)) continue;
+            if (++combinations > MAX_COMBINATIONS) {
+              complete = false;
+              break search;
+            }
+            const candidate = ruleCandidate(classes, hulls, s.option, t.option, p.option, sp.option, dp.option);
+            if (candidate && !found.has(candidate.set)) found.set(candidate.set, candidate.candidate);
+          }
+        }
+      }
+    }
+  }
+  // A class no candidate takes alone: the pieces it splits into, as one candidate.
+  classes.forEach((c, k) => {
+    const bit = 1n << BigInt(k);
+    if (found.has(bit)) return;
+    const others = classes.filter((_, j) => j !== k);
+    const pieces = coveringRules([c], others, 'DENY').map(({ action: _, ...rule }) => rule);
+    found.set(bit, { covers: [k], rules: pieces });
+  });
+  const candidates = [...found.entries()].sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0)).map(([, c]) => c);
+  return { candidates, complete };
+}
+
+/** One combination as a rule: undefined when it is not deployable or cuts an entering class. */
+function ruleCandidate(
+  classes: PacketClass[],
+  hulls: number[][],
+  src: Generalisation,
+  dst: Generalisation,
+  proto: { bounds: number[] },
+  sport: { bounds: number[] },
+  dport: { bounds: number[] },
+): { set: bigint; candidate: Candidate } | undefined {
+  const ported =
+    sport.bounds[0] !== 0 || sport.bounds[1] !== 65535 || dport.bounds[0] !== 0 || dport.bounds[1] !== 65535;
+  const [plo, phi] = proto.bounds as [number, number];
+  // Ports hold TCP and UDP packets only (docs/SEMANTICS.md): OTHER with ports is no rule, ANY with ports means both.
+  if (ported && plo === 2) return undefined;
+  const protoBounds = ported && plo === 0 && phi === 2 ? [0, 1] : [plo, phi];
+  const box: Box = [...src.bounds, ...dst.bounds, ...sport.bounds, ...dport.bounds, ...protoBounds];
+  let set = 0n;
+  const covers: number[] = [];
+  for (let k = 0; k < classes.length; k++) {
+    if (contains(box, hulls[k]!)) {
+      set |= 1n << BigInt(k);
+      covers.push(k);
+    } else if (classes[k]!.boxes.some((b) => intersect(b, box))) return undefined;
+  }
+  if (set === 0n) return undefined;
+  const rule = {
+    source: src.text,
+    destination: dst.text,
+    protocol: plo === 0 && phi === 2 ? 'ANY' : PROTOCOLS[plo]!,
+    srcPort: portText(sport.bounds[0]!, sport.bounds[1]!),
+    dstPort: portText(dport.bounds[0]!, dport.bounds[1]!),
+  } as Omit<Elements, 'action'>;
+  return { set, candidate: { covers, rules: [rule] } };
+}
+
+interface FirewallModel {
+  whitelist: Term;
+  entering: Entering[];
+  candidates: Candidate[];
+  /** Selection literal per candidate: the rule is in the list, with the action opposite to the default. */
+  exception: Lit[];
+}
+
+/** The rule lists of the synthesised firewalls of one encoding. */
+export class RuleModel {
+  private readonly firewalls = new Map<number, FirewallModel>();
+  /** Some firewall had more candidate combinations than MAX_COMBINATIONS: its list is not proven minimal. */
+  complete = true;
+  private readonly perClassRules: Lit[] = [];
+
+  /**
+   * `perClass`: count one rule per class against the default instead of weighing candidates (the objective before
+   * issue 26's item 7). A far smaller formula, proven where the candidates' is not; the lists are then written by
+   * `fewestRules` for the drops chosen, and are not proven the fewest (`complete` is false once a firewall's rules
+   * are chosen here).
+   */
+  constructor(
+    private readonly net: NetNode[],
+    private readonly classes: PacketClass[],
+    private readonly sink: ClauseSink,
+    readonly perClass = false,
+  ) {}
+
+  /** The term "node n drops class cls" (n's rules are synthesised; `used` says whether n is a firewall at all). */
+  term(n: number, cls: number, used: Term): Term {
+    if (used === false) return false;
+    const drop = this.sink.fresh();
+    this.sink.clause([-drop, used]);
+    let fw = this.firewalls.get(n);
+    if (!fw) {
+      const { defaultAction } = this.net[n]!;
+      const whitelist = defaultAction === 'DENY' ? true : defaultAction === 'ALLOW' ? false : this.sink.fresh();
+      fw = { whitelist, entering: [], candidates: [], exception: [] };
+      this.firewalls.set(n, fw);
+    }
+    fw.entering.push({ cls: this.classes[cls]!, drop, used });
+    return drop;
+  }
+
+  /** How many firewalls have their rules chosen here. */
+  get size(): number {
+    return this.firewalls.size;
+  }
+
+  /** Per-class mode: how many classes the values give a rule (what the objective counted). */
+  counted(value: (t: Term) => boolean): number {
+    return this.perClassRules.filter((r) => value(r)).length;
+  }
+
+  /** Default actions of the firewalls (true: DENY), as terms. */
+  whitelists(): Map<number, Term> {
+    return new Map([...this.firewalls].map(([n, fw]) => [n, fw.whitelist]));
+  }
+
+  /** Adds each firewall's candidates and the clauses tying its drops to them; once, after every term exists. */
+  finish(): void {
+    const { sink } = this;
+    if (this.perClass) {
+      // Counting classes is counting rules only where no firewall's rules are chosen.
+      this.complete = this.firewalls.size === 0;
+      for (const fw of this.firewalls.values()) {
+        const w = fw.whitelist;
+        // A class needs a rule when it is allowed under a default DENY, or dropped under a default ALLOW.
+        for (const e of fw.entering) {
+          const rule = sink.fresh();
+          sink.clause([not(e.used), e.drop, not(w), rule]);
+          sink.clause([-e.drop, w, rule]);
+          sink.ruleCost(-rule, 1);
+          this.perClassRules.push(rule);
+        }
+      }
+      return;
+    }
+    for (const fw of this.firewalls.values()) {
+      const { candidates, complete } = candidateRules(fw.entering.map((e) => e.cls));
+      this.complete &&= complete;
+      fw.candidates = candidates;
+      fw.exception = candidates.map((c) => {
+        const x = sink.fresh();
+        sink.ruleCost(-x, c.rules.length);
+        return x;
+      });
+      const exceptions = fw.entering.map(() => [] as Lit[]);
+      candidates.forEach((c, k) => {
+        for (const i of c.covers) exceptions[i]!.push(fw.exception[k]!);
+      });
+      fw.entering.forEach((e, i) => {
+        // x <-> some exception rule covers the class.
+        const x = sink.fresh();
+        sink.clause([-x, ...exceptions[i]!]);
+        for (const s of exceptions[i]!) sink.clause([-s, x]);
+        // Where the firewall is used: drop = whitelist XOR x.
+        const w = fw.whitelist;
+        sink.clause([not(e.used), -e.drop, w, x]);
+        sink.clause([not(e.used), e.drop, not(w), x]);
+        sink.clause([not(e.used), -e.drop, not(w), -x]);
+        sink.clause([not(e.used), e.drop, w, -x]);
+      });
+    }
+  }
+
+  /** The chosen list of each firewall, from the solver's values. */
+  chosen(value: (t: Term) => boolean): Map<number, ChosenRules> {
+    const out = new Map<number, ChosenRules>();
+    if (this.perClass) return out;
+    for (const [n, fw] of this.firewalls) {
+      const whitelist = value(fw.whitelist);
+      const action: 'ALLOW' | 'DENY' = whitelist ? 'ALLOW' : 'DENY';
+      const elements = fw.candidates.flatMap((c, k) =>
+        value(fw.exception[k]!) ? c.rules.map((r) => ({ action, ...r })) : [],
+      );
+      out.set(n, { whitelist, elements });
+    }
+    return out;
+  }
+}
+
+/**
+ * The fewest candidate rules giving exactly the `exception` classes the other action (for a fast answer, whose
+ * drops are already chosen): a set cover, solved exactly within the deadline, or undefined when it runs out.
+ */
+export function fewestRules(classes: PacketClass[], exception: boolean[], deadline: number): Elements[] | undefined {
+  const { candidates } = candidateRules(classes);
+  const usable = candidates.filter((c) => c.covers.every((i) => exception[i]));
+  const hard = classes.flatMap((_, i) =>
+    exception[i] ? [usable.flatMap((c, k) => (c.covers.includes(i) ? [k + 1] : []))] : [],
+  );
+  const soft = [usable.flatMap((c, k) => c.rules.map(() => -(k + 1)))];
+  const answer = exactMaxSat({ variables: usable.length, hard, soft }, deadline);
+  if (answer?.status !== 'sat') return undefined;
+  return usable.flatMap((c, k) => (answer.value[k + 1] ? c.rules : []));
+}

@@ -1,0 +1,265 @@
+/**
+ * "Proven minimal" against every rule list (issue 26, item 7): on small generated networks, every host behind one
+ * allocation place, the engine's answer is re-checked by the independent evaluator, and a brute force over every
+ * rule list of up to 3 rules at that place (ordered, either action, either default), built from the network's
+ * addresses and their generalisations (octet patterns with any octets -1, CIDR prefixes), its ports and their
+ * ranges, and each protocol or ANY, looks for a shorter valid list. It shares no code with src/engine: it decides
+ * the requirements on its own packet atoms (host pair, protocol, port cells).
+ */
+import t from 'tap';
+import { random } from '../../src/bench/topology.js';
+import type { Property } from '../../src/model/types.js';
+import { checkedSimulate } from './evaluator.js';
+import { isolation, network, place, reachability, webclient, webserver } from './build.js';
+
+const PLACE = '1.0.0.1';
+const CLIENTS = ['40.40.1.1', '40.40.2.1', '40.40.3.1', '40.41.1.1', '50.1.1.1', '50.1.2.1', '10.0.0.1', '10.0.0.2'];
+const SERVERS = ['130.10.0.1', '130.10.0.2', '130.11.0.1', '20.0.0.1'];
+const PORTS = ['80', '443', '22', '80-443'];
+const NETWORKS = 220;
+/** Bit sets of atoms are JS numbers: inputs with more atoms are generated again. */
+const MAX_ATOMS = 30;
+const MAX_RULES = 3;
+
+interface Case {
+  hosts: string[];
+  clients: string[];
+  servers: string[];
+  properties: Property[];
+}
+
+function generate(seed: number): Case {
+  const next = random(seed);
+  const pick = <T>(xs: T[], n: number) => {
+    const pool = [...xs];
+    const out: T[] = [];
+    while (out.length < n && pool.length) out.push(pool.splice(Math.floor(next() * pool.length), 1)[0]!);
+    return out;
+  };
+  const clients = pick(CLIENTS, 2 + Math.floor(next() * 4));
+  const servers = pick(SERVERS, 1 + Math.floor(next() * 2));
+  const properties: Property[] = [];
+  for (const c of clients) {
+    for (const s of servers) {
+      const roll = next();
+      if (roll < 0.2) continue;
+      const [src, dst] = next() < 0.8 ? [c, s] : [s, c];
+      const ported =
+        next() < 0.3 ? { lv4Proto: 'TCP' as const, dstPort: PORTS[Math.floor(next() * PORTS.length)] } : {};
+      properties.push(roll < 0.6 ? isolation(src, dst, ported) : reachability(src, dst, ported));
+    }
+  }
+  return { hosts: [...clients, ...servers], clients, servers, properties };
+}
+
+const octetsOf = (a: string) => a.split('.').map(Number);
+const toInt = (o: number[]) => o.reduce((x, v) => x * 256 + v, 0);
+
+/** Every octet pattern and CIDR prefix containing an address, as the set of the network's hosts it contains. */
+function addressSets(hosts: string[]): { text: string; set: number }[] {
+  const out = new Map<number, string>();
+  for (const a of hosts) {
+    const o = octetsOf(a);
+    for (let mask = 0; mask < 16; mask++) {
+      const pattern = o.map((v, k) => (mask & (1 << k) ? -1 : v));
+      let set = 0;
+      hosts.forEach((h, i) => {
+        if (octetsOf(h).every((v, k) => pattern[k] === -1 || pattern[k] === v)) set |= 1 << i;
+      });
+      if (!out.has(set)) out.set(set, pattern.join('.'));
+    }
+    for (let length = 0; length <= 32; length++) {
+      const size = 2 ** (32 - length);
+      const start = Math.floor(toInt(o) / size) * size;
+      let set = 0;
+      hosts.forEach((h, i) => {
+        if (toInt(octetsOf(h)) >= start && toInt(octetsOf(h)) < start + size) set |= 1 << i;
+      });
+      if (!out.has(set)) out.set(set, `${a}/${length}`);
+    }
+  }
+  return [...out].map(([set, text]) => ({ set, text }));
+}
+
+interface Atom {
+  src: number;
+  dst: number;
+  proto: 'TCP' | 'UDP' | 'OTHER';
+  /** Destination port cell [lo, hi] (OTHER: none). */
+  port?: [number, number];
+}
+
+const rangeOf = (p: string | undefined): [number, number] => {
+  if (p === undefined || p === '*') return [0, 65535];
+  const [lo, hi] = p.split('-').map(Number) as [number, number?];
+  return [lo, hi ?? lo];
+};
+
+interface Rule {
+  text: string;
+  atoms: number;
+  /** It takes part of a class (atoms that belong to the same requirements) and leaves the rest. */
+  cuts: boolean;
+}
+
+/** The brute force's view of one case: atoms, each requirement's atoms, and every rule as a set of atoms. */
+function atomsOf(c: Case): { atoms: Atom[]; required: { kind: Property['name']; atoms: number }[]; rules: Rule[] } {
+  // Port cells: the elementary intervals between every port range's ends.
+  const ranges = [[0, 65535] as [number, number], ...PORTS.map(rangeOf)];
+  const ends = [...new Set(ranges.flatMap(([lo, hi]) => [lo, hi + 1]))].sort((a, b) => a - b);
+  const cells: [number, number][] = ends.slice(0, -1).map((lo, k) => [lo, ends[k + 1]! - 1]);
+  const atoms: Atom[] = [];
+  const index = new Map<string, number>();
+  const atomId = (a: Atom) => {
+    const key = `${a.src} ${a.dst} ${a.proto} ${a.port?.join('-') ?? ''}`;
+    if (!index.has(key)) index.set(key, atoms.push(a) - 1);
+    return index.get(key)!;
+  };
+  const required = c.properties.map((p) => {
+    const src = c.hosts.indexOf(p.src);
+    const dst = c.hosts.indexOf(p.dst);
+    const protos = p.lv4Proto && p.lv4Proto !== 'ANY' ? [p.lv4Proto] : (['TCP', 'UDP', 'OTHER'] as const);
+    const [lo, hi] = rangeOf(p.dstPort);
+    let set = 0;
+    for (const proto of protos) {
+      if (proto === 'OTHER') {
+        if (lo === 0 && hi === 65535) set |= 2 ** atomId({ src, dst, proto });
+        continue;
+      }
+      for (const cell of cells) if (cell[0] >= lo && cell[1] <= hi) set |= 2 ** atomId({ src, dst, proto, port: cell });
+    }
+    return { kind: p.name, atoms: set };
+  });
+  const addresses = addressSets(c.hosts);
+  const portOptions = [
+    '*',
+    ...new Set(
+      ranges
+        .flatMap(([lo]) => ranges.map(([, hi]) => [lo, hi]))
+        .filter(([lo, hi]) => lo! <= hi!)
+        .map(([lo, hi]) => (lo === hi ? `${lo}` : `${lo}-${hi}`)),
+    ),
+  ];
+  const byAtoms = new Map<number, string>();
+  for (const s of addresses) {
+    for (const d of addresses) {
+      for (const proto of ['TCP', 'UDP', 'OTHER', 'ANY'] as const) {
+        for (const port of portOptions) {
+          const [lo, hi] = rangeOf(port);
+          const ported = !(lo === 0 && hi === 65535);
+          if (ported && proto === 'OTHER') continue;
+          let set = 0;
+          atoms.forEach((a, k) => {
+            if (!(s.set & (1 << a.src)) || !(d.set & (1 << a.dst))) return;
+            if (proto !== 'ANY' && proto !== a.proto) return;
+            // A port condition holds TCP and UDP packets only; cells lie wholly inside or outside a range.
+            if (ported && (a.port === undefined || a.port[0] < lo || a.port[1] > hi)) return;
+            set |= 2 ** k;
+          });
+          if (set !== 0 && !byAtoms.has(set)) byAtoms.set(set, `${s.text} -> ${d.text} ${proto} ${port}`);
+        }
+      }
+    }
+  }
+  // Classes as the engine sees them at the place: atoms that lie in the same requirements.
+  const signature = new Map<number, number>();
+  atoms.forEach((_, k) => {
+    const inside = required.reduce((sig, r, i) => (r.atoms & (2 ** k) ? sig | (2 ** i) : sig), 0);
+    signature.set(inside, (signature.get(inside) ?? 0) | (2 ** k));
+  });
+  const classes = [...signature.values()];
+  const cutsClass = (set: number) => classes.some((c) => (c & set) !== 0 && (c & set) !== c);
+  return { atoms, required, rules: [...byAtoms].map(([atoms, text]) => ({ atoms, text, cuts: cutsClass(atoms) })) };
+}
+
+/** The shortest valid list of at most `limit` rules, as text, or undefined when none is that short. */
+function shortestList(c: Case, limit: number, whole: boolean): { length: number; list: string } | undefined {
+  const { atoms, required, rules: every } = atomsOf(c);
+  const rules = whole ? every.filter((r) => !r.cuts) : every;
+  const all = 2 ** atoms.length - 1;
+  const holds = (dropped: number) =>
+    required.every((r) => {
+      const passing = r.atoms & ~dropped & all;
+      return r.kind === 'ISOLATION_PROPERTY' ? passing === 0 : passing !== 0;
+    });
+  // drop set of a list: each atom takes the action of the first rule that matches it, else the default.
+  for (let length = 0; length <= limit; length++) {
+    for (const deny of [false, true]) {
+      const defaultDrops = deny ? all : 0;
+      const say = (list: [Rule, boolean][]) =>
+        `default ${deny ? 'DENY' : 'ALLOW'}: ${list.map(([r, d]) => `${d ? 'DENY' : 'ALLOW'} ${r.text}`).join('; ')}`;
+      if (length === 0) {
+        if (holds(defaultDrops)) return { length, list: say([]) };
+        continue;
+      }
+      // The last rule's action differs from the default (a last rule agreeing with it changes nothing).
+      const last = !deny;
+      const recurse = (
+        depth: number,
+        matched: number,
+        dropped: number,
+        list: [Rule, boolean][],
+      ): string | undefined => {
+        if (depth === length) {
+          return holds(dropped | (defaultDrops & ~matched)) ? say(list) : undefined;
+        }
+        for (const rule of rules) {
+          const fresh = rule.atoms & ~matched;
+          if (fresh === 0) continue; // shadowed: the list without it is shorter
+          for (const action of depth === length - 1 ? [last] : [false, true]) {
+            const found = recurse(depth + 1, matched | rule.atoms, action ? dropped | fresh : dropped, [
+              ...list,
+              [rule, action],
+            ]);
+            if (found) return found;
+          }
+        }
+        return undefined;
+      };
+      const found = recurse(0, 0, 0, []);
+      if (found) return { length, list: found };
+    }
+  }
+  return undefined;
+}
+
+t.test('the rule count called minimal is never above the shortest valid list of up to 3 rules', async (t) => {
+  let checked = 0;
+  let withRules = 0;
+  let beyondBruteForce = 0;
+  let unsat = 0;
+  const cutting: string[] = [];
+  for (let seed = 1; checked < NETWORKS; seed++) {
+    const c = generate(seed);
+    if (c.properties.length === 0 || atomsOf(c).atoms.length > MAX_ATOMS) continue;
+    checked++;
+    const nodes = [
+      ...c.clients.map((a) => webclient(a, PLACE)),
+      ...c.servers.map((a) => webserver(a, PLACE)),
+      place(PLACE, ...c.hosts),
+    ];
+    // Every answer re-checked by the independent evaluator (checkedSimulate throws otherwise).
+    const { report } = await checkedSimulate(network(nodes, c.properties));
+    const ours = report.placements.find((p) => p.node === PLACE)?.rules ?? 0;
+    const limit = Math.min(MAX_RULES, report.verdict === 'SAT' ? ours - 1 : MAX_RULES);
+    if (report.verdict !== 'SAT') {
+      unsat++;
+      const any = shortestList(c, limit, false);
+      t.equal(any, undefined, `seed ${seed}: UNSAT, but a valid list exists: ${any?.list}`);
+      continue;
+    }
+    t.ok(report.optimal, `seed ${seed}: proven minimal`);
+    if (ours > 0) withRules++;
+    if (ours > MAX_RULES) beyondBruteForce++;
+    // Lists whose rules take each class wholly or not at all: what "proven minimal" covers.
+    const whole = shortestList(c, limit, true);
+    if (whole) t.fail(`seed ${seed}: ${ours} rules called minimal, but ${whole.length} do: ${whole.list}`);
+    // Every list: a shorter one must cut a class (part of a reachability class dropped, the rest passing).
+    const any = shortestList(c, limit, false);
+    if (any) cutting.push(`seed ${seed}: ${ours} rules, ${any.length} with a rule cutting a class: ${any.list}`);
+  }
+  t.ok(checked >= 200, `${checked} networks checked`);
+  t.comment(`${checked} networks: ${withRules} with rules, ${beyondBruteForce} above ${MAX_RULES}, ${unsat} UNSAT`);
+  t.comment(`shorter only with a rule that cuts a class: ${cutting.length}`);
+  for (const line of cutting) t.comment(line);
+});
