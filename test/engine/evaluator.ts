@@ -24,7 +24,7 @@
  */
 import { simulate } from '../../src/engine/simulate.js';
 import type { NFV } from '../../src/model/types.js';
-import { decide } from './evaluator-pathfree.js';
+import { decide, pathFreeViolations } from './evaluator-pathfree.js';
 import { TooManyPaths, arrives, minus, octets, simplePaths, type Violation } from './packets.js';
 
 /** Requirements of `result` claimed satisfied that do not hold in its network. */
@@ -68,10 +68,14 @@ export function violations(result: NFV, pathLimit = 20_000): Violation[] {
   return out;
 }
 
-/** The engine's answer, re-checked: throws, naming each requirement claimed satisfied that does not hold. */
+/**
+ * The engine's answer, re-checked by the path-free evaluator (issue 26: no listing of paths on networks with cycles;
+ * checked against this file's path evaluator in evaluator-pathfree.test.ts): throws, naming each requirement claimed
+ * satisfied that does not hold.
+ */
 export async function checkedSimulate(...args: Parameters<typeof simulate>): ReturnType<typeof simulate> {
   const result = await simulate(...args);
-  const found = violations(result.nfv);
+  const found = pathFreeViolations(result.nfv);
   if (found.length) {
     const lines = found.map((v) => `#${v.index} ${v.property.name} ${v.property.src} -> ${v.property.dst}: ${v.why}`);
     throw new Error(`claimed satisfied but does not hold:\n${lines.join('\n')}`);
