@@ -848,9 +848,10 @@ export const factPaths: Entity = {
   activeOnly: false,
   rows: (index) => index.factPaths,
   sql: {
-    source: `(SELECT g.*, g.path_key::json AS path_json, ${ordered('g.path_key', 'g.type')}
-      FROM (SELECT c.path_key, c.path_key::jsonb AS path, min(c.name) AS name, c.type
-        FROM nfv_inv_fact_contents c GROUP BY c.path_key, c.type) g)`,
+    // The dictionary's paths that some factset holds.
+    source: `(SELECT p.path_key, p.path, p.name, p.type, p.path_key::json AS path_json,
+      ${ordered('p.path_key', 'p.type')} FROM nfv_inv_fact_paths p
+      WHERE EXISTS (SELECT 1 FROM nfv_inv_fact_leaves l WHERE l.path_id = p.id))`,
     select: 'x.path_json AS path, x.path_key AS "pathKey", x.name, x.type',
   },
   record: (r: FactPathItem) => ({ path: r.path, name: r.name, type: r.type }),
@@ -868,8 +869,10 @@ export const factContents: Entity = {
   activeOnly: true,
   rows: (index) => index.factContents,
   sql: {
-    source: `(SELECT c.*, s.environment, ${ordered('c.certname', 'c.path_key')}
-      FROM nfv_inv_fact_contents c JOIN nfv_inv_factsets s ON s.certname = c.certname)`,
+    // A path criterion is decided on the dictionary's rows (x.path_key, x.path), then leaves found by path id.
+    source: `(SELECT s.certname, s.environment, p.path_key, p.path, p.name, p.type, l.value,
+      ${ordered('s.certname', 'p.path_key')} FROM nfv_inv_fact_leaves l
+      JOIN nfv_inv_factsets s ON s.id = l.factset_id JOIN nfv_inv_fact_paths p ON p.id = l.path_id)`,
     // A leaf is a scalar: its jsonb text is its JSON text.
     select: 'x.certname, x.environment, x.path_key::json AS path, x.path_key AS "pathKey", x.name, x.value',
   },

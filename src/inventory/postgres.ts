@@ -12,7 +12,7 @@
 import type pg from 'pg';
 import { NfvError } from '../model/errors.js';
 import { MAX_QUERY_SECONDS, QUERY_WORK_MEM_MB } from '../model/limits.js';
-import type { PostgresAreas } from '../store/postgres.js';
+import { copyField, copyIn, type PostgresAreas } from '../store/postgres.js';
 import type { CommandResult, InventoryStore, StoredReportParts } from './backend.js';
 import {
   EVENT_OWN_COLUMNS,
@@ -47,7 +47,7 @@ import {
   type Answer,
 } from './service.js';
 import { canonicalJson } from './values.js';
-import { factLeaves, factRows } from './facts.js';
+import { factLeaves, factRows, type FactLeaf } from './facts.js';
 
 /** Rows of one catalog (or events of one report) per `ord` step: ord = owner's place * 2^24 + row's place. */
 const PLACES = 2 ** 24;
@@ -358,21 +358,39 @@ export class PostgresInventoryStore implements InventoryStore {
     });
   }
 
-  /** One transaction for the batch; retried when PostgreSQL chose it as a deadlock's or serialisation's victim. */
+  /** Settles when the batch written last has locked its nodes' rows (or failed). */
+  private lastLocked: Promise<void> = Promise.resolve();
+
+  /**
+   * One transaction for the batch; retried when PostgreSQL chose it as a deadlock's or serialisation's victim.
+   * A batch locks its nodes only once the batches this process was given before it have locked theirs, so that
+   * commands on one node apply in the order they came, while batches on other nodes are written side by side. Its
+   * rows are made before that wait: a caller with the next batch ready (batch ingest) prepares it while the one
+   * before is written. The wait comes before taking a connection, so waiting batches never hold the pool.
+   */
   private async write(batch: Prepared[]): Promise<boolean[]> {
-    for (let attempt = 1; ; attempt++) {
-      try {
-        return await this.db.session(async (client) => {
-          await client.query('BEGIN');
-          await client.query(`SET LOCAL lock_timeout = ${this.db.lockTimeout}`);
-          const applied = await writeBatch(client, batch);
-          await client.query('COMMIT');
-          return applied;
-        });
-      } catch (e) {
-        const code = (e as { code?: string }).code;
-        if (attempt >= 3 || (code !== '40P01' && code !== '40001')) throw e;
+    const rows = new Map(batch.flatMap((p) => (p.kind === 'facts' ? [[p, factsetRows(p)] as const] : [])));
+    const before = this.lastLocked;
+    let locked!: () => void;
+    this.lastLocked = new Promise((resolve) => (locked = resolve));
+    try {
+      await before;
+      for (let attempt = 1; ; attempt++) {
+        try {
+          return await this.db.session(async (client) => {
+            await client.query('BEGIN');
+            await client.query(`SET LOCAL lock_timeout = ${this.db.lockTimeout}`);
+            const applied = await writeBatch(client, batch, rows, locked);
+            await client.query('COMMIT');
+            return applied;
+          });
+        } catch (e) {
+          const code = (e as { code?: string }).code;
+          if (attempt >= 3 || (code !== '40P01' && code !== '40001')) throw e;
+        }
       }
+    } finally {
+      locked();
     }
   }
 }
@@ -406,8 +424,18 @@ interface NodeState {
 
 const num = (v: string | null) => (v === null ? null : Number(v));
 
-/** Decides and writes a batch inside the caller's transaction; answers which commands applied. */
-async function writeBatch(client: pg.PoolClient, batch: Prepared[]): Promise<boolean[]> {
+type FactsCommand = Extract<Prepared, { kind: 'facts' }>;
+
+/**
+ * Decides and writes a batch inside the caller's transaction; answers which commands applied. `onLocked` is called
+ * once the batch's nodes are locked; `rows` are the factsets' rows.
+ */
+async function writeBatch(
+  client: pg.PoolClient,
+  batch: Prepared[],
+  rows: Map<Prepared, FactsetRows>,
+  onLocked: () => void,
+): Promise<boolean[]> {
   const certnames = [...new Set(batch.map((p) => p.certname))].sort();
   // New nodes first, then every node row locked, both in one order.
   await client.query(
@@ -421,6 +449,7 @@ async function writeBatch(client: pg.PoolClient, batch: Prepared[]): Promise<boo
      ORDER BY u.k FOR UPDATE OF n`,
     [certnames],
   );
+  onLocked();
   const nodes = new Map<string, NodeState>();
   const state = emptyIngestState();
   for (const r of locked.rows) {
@@ -513,9 +542,9 @@ async function writeBatch(client: pg.PoolClient, batch: Prepared[]): Promise<boo
     ),
   );
   if (catalogs.size) await writeCatalogDetails(client, [...catalogs.values()], nodes);
-  const factsets = new Map<string, Extract<Prepared, { kind: 'facts' }>>();
+  const factsets = new Map<string, FactsCommand>();
   for (const p of done) if (p.kind === 'facts') factsets.set(p.certname, p);
-  if (factsets.size) await writeFacts(client, [...factsets.values()]);
+  if (factsets.size) await writeFacts(client, [...factsets.values()], rows);
 
   if (catalogs.size) {
     await client.query('DELETE FROM nfv_inv_resources WHERE certname = ANY($1::text[])', [[...catalogs.keys()]]);
@@ -691,10 +720,39 @@ async function writeCatalogDetails(
     );
 }
 
-/** A node's facts: its factset, top-level facts and leaves, replacing the previous ones. */
-async function writeFacts(client: pg.PoolClient, factsets: Extract<Prepared, { kind: 'facts' }>[]): Promise<void> {
+/** A factset's rows, made before its transaction: values as JSON, facts as COPY lines, leaves with their values. */
+interface FactsetRows {
+  json: string;
+  facts: string;
+  leaves: FactLeaf[];
+  /** Each leaf's value as a COPY field of JSON. */
+  values: string[];
+}
+
+function factsetRows(p: FactsCommand): FactsetRows {
+  const certname = copyField(p.certname);
+  let facts = '';
+  for (const f of factRows(p.factset.values)) {
+    const value = copyField(JSON.stringify(f.value));
+    facts += `${certname}\t${copyField(f.name)}\t${value}\t${value}\n`;
+  }
+  const leaves = factLeaves(p.factset.values);
+  const values = leaves.map((l) => copyField(JSON.stringify(l.value)));
+  return { json: JSON.stringify(p.factset.values), facts, leaves, values };
+}
+
+/**
+ * Nodes' facts: each factset, its top-level facts and its leaves, replacing the previous ones. Facts and leaves go
+ * by COPY (the bulk of a factset's rows); leaves name their path by its id in the dictionary of paths, which gets
+ * the paths it lacks.
+ */
+async function writeFacts(
+  client: pg.PoolClient,
+  factsets: FactsCommand[],
+  rows: Map<Prepared, FactsetRows>,
+): Promise<void> {
   const certnames = factsets.map((p) => p.certname);
-  await client.query(
+  const stored = await client.query(
     `INSERT INTO nfv_inv_factsets (certname, environment, producer_timestamp, producer, receive_time, hash, facts,
        facts_jsonb)
      SELECT c, e, pt, pr, rt, h, f::json, f::jsonb
@@ -703,7 +761,8 @@ async function writeFacts(client: pg.PoolClient, factsets: Extract<Prepared, { k
      ON CONFLICT (certname) DO UPDATE SET environment = EXCLUDED.environment,
        producer_timestamp = EXCLUDED.producer_timestamp, producer = EXCLUDED.producer,
        receive_time = EXCLUDED.receive_time, hash = EXCLUDED.hash, facts = EXCLUDED.facts,
-       facts_jsonb = EXCLUDED.facts_jsonb`,
+       facts_jsonb = EXCLUDED.facts_jsonb
+     RETURNING certname, id`,
     columns(factsets, [
       (p) => p.certname,
       (p) => p.factset.environment,
@@ -711,32 +770,39 @@ async function writeFacts(client: pg.PoolClient, factsets: Extract<Prepared, { k
       (p) => p.factset.producer,
       (p) => p.factset.timestamp,
       (p) => p.factset.hash,
-      (p) => JSON.stringify(p.factset.values),
+      (p) => rows.get(p)!.json,
     ]),
   );
+  const idOf = new Map<string, number>(stored.rows.map((r) => [r.certname, r.id]));
   await client.query('DELETE FROM nfv_inv_facts WHERE certname = ANY($1::text[])', [certnames]);
-  await client.query('DELETE FROM nfv_inv_fact_contents WHERE certname = ANY($1::text[])', [certnames]);
-  const facts = factsets.flatMap((p) => factRows(p.factset.values).map((f) => ({ certname: p.certname, f })));
-  if (facts.length)
-    await client.query(
-      `INSERT INTO nfv_inv_facts (certname, name, value, value_json)
-       SELECT c, n, v::jsonb, v::json FROM unnest($1::text[], $2::text[], $3::text[]) AS u(c, n, v)`,
-      columns(facts, [(x) => x.certname, (x) => x.f.name, (x) => JSON.stringify(x.f.value)]),
-    );
-  const leaves = factsets.flatMap((p) => factLeaves(p.factset.values).map((l) => ({ certname: p.certname, l })));
-  if (leaves.length)
-    await client.query(
-      `INSERT INTO nfv_inv_fact_contents (certname, path_key, path, name, value, type)
-       SELECT c, k, k::jsonb, n, v::jsonb, t
-       FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[]) AS u(c, k, n, v, t)`,
-      columns(leaves, [
-        (x) => x.certname,
-        (x) => x.l.pathKey,
-        (x) => x.l.name,
-        (x) => JSON.stringify(x.l.value),
-        (x) => x.l.type,
-      ]),
-    );
+  await client.query('DELETE FROM nfv_inv_fact_leaves WHERE factset_id = ANY($1::int[])', [[...idOf.values()]]);
+  const facts = factsets.map((p) => rows.get(p)!.facts).join('');
+  if (facts) await copyIn(client, 'COPY nfv_inv_facts (certname, name, value, value_json) FROM STDIN', facts);
+
+  const paths = new Map<string, FactLeaf>();
+  for (const p of factsets) for (const l of rows.get(p)!.leaves) paths.set(`${l.type}:${l.pathKey}`, l);
+  if (!paths.size) return;
+  // New paths inserted in one order, so that two writers adding the same ones cannot deadlock.
+  const wanted = columns([...paths.values()], [(l) => l.pathKey, (l) => l.type, (l) => l.name]);
+  await client.query(
+    `INSERT INTO nfv_inv_fact_paths (path_key, type, path, name)
+     SELECT k, t, k::jsonb, n FROM unnest($1::text[], $2::text[], $3::text[]) AS u(k, t, n)
+     ORDER BY k COLLATE "C", t ON CONFLICT DO NOTHING`,
+    wanted,
+  );
+  const known = await client.query(
+    `SELECT p.id, p.path_key, p.type FROM unnest($1::text[], $2::text[]) AS u(k, t)
+     JOIN nfv_inv_fact_paths p ON p.path_key = u.k AND p.type = u.t`,
+    wanted.slice(0, 2),
+  );
+  const pathId = new Map<string, number>(known.rows.map((r) => [`${r.type}:${r.path_key}`, r.id]));
+  const lines: string[] = [];
+  for (const p of factsets) {
+    const { leaves, values } = rows.get(p)!;
+    const id = idOf.get(p.certname)!;
+    leaves.forEach((l, k) => lines.push(`${id}\t${pathId.get(`${l.type}:${l.pathKey}`)!}\t${values[k]}\n`));
+  }
+  await copyIn(client, 'COPY nfv_inv_fact_leaves (factset_id, path_id, value) FROM STDIN', lines.join(''));
 }
 
 /** Column arrays for `unnest`: one array per getter, one element per row. */

@@ -169,8 +169,11 @@ const COUNT_FIELDS: Record<string, string> = lookup({
   noops: 'noop',
   skips: 'skipped',
 });
-/** The same as a list, for the loop over every event. */
-const COUNT_ENTRIES = Object.entries(COUNT_FIELDS);
+/** Each counted status's field, for the loop over every event. */
+const COUNTED = new Map<string | null, CountField>(
+  Object.entries(COUNT_FIELDS).map(([field, status]) => [status, field as CountField]),
+);
+type CountField = 'failures' | 'successes' | 'noops' | 'skips';
 
 interface CountRow {
   subject_type: string;
@@ -247,11 +250,18 @@ function countRows(data: InventoryData, query: URLSearchParams, summarizeBy: str
     summarizeBy === 'resource'
       ? { type: e.resource_type, title: e.resource_title }
       : { title: summarizeBy === 'certname' ? e.report.certname : e.containing_class };
+  // A subject's key without a key object per event (the subject is made once per group): the type as JSON ends
+  // where its closing quote is, so the title after it cannot be confused with a part of it; a null title is its
+  // own key.
+  const keyOf = (e: EventItem): string => {
+    if (summarizeBy === 'resource') return JSON.stringify(e.resource_type) + e.resource_title;
+    const title = summarizeBy === 'certname' ? e.report.certname : e.containing_class;
+    return title === null ? 'null' : `"${title}`;
+  };
   const groups = new Map<string, CountRow>();
   const seen = new Set<string>();
   for (const e of rows) {
-    const subject = subjectOf(e);
-    const key = JSON.stringify(subject);
+    const key = keyOf(e);
     if (countBy === 'certname') {
       const once = JSON.stringify([key, e.report.certname, e.status]);
       if (seen.has(once)) continue;
@@ -259,10 +269,11 @@ function countRows(data: InventoryData, query: URLSearchParams, summarizeBy: str
     }
     let g = groups.get(key);
     if (!g) {
-      g = { subject_type: summarizeBy, subject, failures: 0, successes: 0, noops: 0, skips: 0 };
+      g = { subject_type: summarizeBy, subject: subjectOf(e), failures: 0, successes: 0, noops: 0, skips: 0 };
       groups.set(key, g);
     }
-    for (const [name, status] of COUNT_ENTRIES) if (e.status === status) (g[name] as number)++;
+    const counted = COUNTED.get(e.status);
+    if (counted) g[counted]++;
   }
   return [...groups.values()].filter(keep);
 }

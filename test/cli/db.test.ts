@@ -57,7 +57,7 @@ if (havePostgres(t)) {
     t.equal((await cli(['inventory', 'ingest', 'commands', commands], { workspace: local })).code, 0);
     const migrated = await cli(['db', 'migrate'], { workspace: local, env });
     t.equal(migrated.code, 0, migrated.stderr);
-    t.match(migrated.stderr, /^schema version 0 -> 4\n$/);
+    t.match(migrated.stderr, /^schema version 0 -> 5\n$/);
     const imported = await cli(['db', 'import', local], { workspace: local, env });
     t.equal(imported.code, 0, imported.stderr);
     t.match(
@@ -66,8 +66,8 @@ if (havePostgres(t)) {
     );
     const status = JSON.parse((await cli(['db', 'status'], { workspace: local, env })).stdout);
     t.match(status, {
-      version: 4,
-      latest: 4,
+      version: 5,
+      latest: 5,
       counts: { graphs: 1, simulations: 1, firewallNodes: 1, inventoryNodes: 1, resources: 2, reports: 1, factsets: 1 },
     });
     for (const args of [

@@ -10,8 +10,8 @@ import { PostgresInventoryStore } from '../../src/inventory/postgres.js';
 import { parsePql } from '../../src/inventory/query/pql.js';
 import { rootQuery } from '../../src/inventory/service.js';
 import { JournalInventoryStore } from '../../src/inventory/store.js';
-import { resources } from '../../src/inventory/entities.js';
-import { PostgresAreas } from '../../src/store/postgres.js';
+import { ENTITIES, resources } from '../../src/inventory/entities.js';
+import { MIGRATIONS, PostgresAreas } from '../../src/store/postgres.js';
 import { Workspace } from '../../src/store/workspace.js';
 import { saidOnStderr, scratch, spawnNfv } from '../helpers.js';
 import { havePostgres, startPostgres } from '../postgres.js';
@@ -336,5 +336,172 @@ if (havePostgres(t)) {
     );
     t.equal(count.rows[0].n, names.length);
     t.equal(Number(count.rows[0].t), Date.UTC(2024, 0, 1, 0, 2 * rounds - 1), 'the newest catalog won');
+  });
+
+  /** Facts whose strings COPY's text format must escape, and whose keys and values JSON must escape. */
+  const awkward = (certname: string, at: string, extra: object = {}) => ({
+    command: 'replace facts',
+    version: 5,
+    payload: {
+      certname,
+      environment: 'DEV',
+      producer_timestamp: at,
+      producer: 'p.example',
+      values: {
+        motd: 'tab\there\nnewline\\backslash "quoted" \r return \\N not null',
+        'odd\tkey\\': { 'π ✓': [1, 2.5, true, null, '\\\\'], empty: {}, none: [] },
+        os: { family: 'Debian' },
+        ...extra,
+      },
+    },
+  });
+  const factQueries: [string, Record<string, string>][] = [
+    ['fact_contents', {}],
+    ['fact_contents', { query: '["~>", "path", ["odd.*", ".*", "[0-9]"]]' }],
+    ['fact_contents', { query: '["=", "path", ["odd\\tkey\\\\", "π ✓", 4]]' }],
+    ['fact_paths', {}],
+    ['fact_paths', { query: '["=", "type", "float"]' }],
+    ['facts', {}],
+    ['inventory', {}],
+    ['factsets', {}],
+  ];
+  const answersOf = async (store: { query: PostgresInventoryStore['query'] }) => {
+    const out: string[] = [];
+    for (const [entity, q] of factQueries) {
+      const a = await store.query(ENTITIES[entity]!, new URLSearchParams(q));
+      // Receive times are each backend's own.
+      out.push(JSON.stringify(a.rows).replace(/"timestamp":"[^"]*"/g, '"timestamp":""'));
+    }
+    return out;
+  };
+
+  t.test('facts with escapes in keys and values: the same answers from COPY-written rows', async (t) => {
+    const db = await freshDatabase(t);
+    const stores = [new JournalInventoryStore(new Workspace(await scratch(t))), new PostgresInventoryStore(db.areas)];
+    const commands = [
+      awkward('a.example', '2024-01-01T00:00:00Z'),
+      awkward('b\\tab.example', '2024-01-01T00:00:00Z', { extra: 'b' }),
+      awkward('a.example', '2024-01-02T00:00:00Z', { motd: 'replaced' }),
+    ];
+    for (const s of stores) await s.apply(commands, Date.UTC(2024, 0, 3));
+    const [folder, database] = await Promise.all(stores.map(answersOf));
+    t.same(database, folder);
+    t.match(folder![0], /"value":"\\\\\\\\"/, 'a value of two backslashes');
+    t.match(
+      folder![2],
+      /^\[\{"certname":"a\.example".*\{"certname":"b\\\\tab\.example"/,
+      'both nodes by an escaped path',
+    );
+    const leaves = await db.areas.session((c) => c.query('SELECT count(*)::int AS n FROM nfv_inv_fact_leaves'));
+    t.equal(leaves.rows[0].n, 2 * 7 + 1, "each node's leaves once: the replaced factset's are gone");
+  });
+
+  t.test('batches given to one store at once apply in the order given', async (t) => {
+    const db = await freshDatabase(t);
+    const store = new PostgresInventoryStore(db.areas);
+    // Same producer_timestamp: each applies, so only the order decides which one is left.
+    const at = '2024-01-01T00:00:00Z';
+    const round = (k: number) => [
+      { command: 'replace catalog', version: 9, payload: catalog('a.example', at, [web], `E${k}`) },
+      awkward('a.example', at, { round: k }),
+    ];
+    await store.apply(round(0), Date.UTC(2024, 0, 2));
+    // The first batch adds many nodes before it locks a.example's row; the later ones would lock it first if
+    // nothing kept the order.
+    const filler = Array.from({ length: 30000 }, (_, n) => ({
+      command: 'deactivate node',
+      version: 3,
+      payload: { certname: `f${n}.example`, producer_timestamp: at },
+    }));
+    const batches = [[...filler, ...round(1)], ...[2, 3, 4, 5, 6].map(round)];
+    const results = await Promise.all(batches.map((b) => store.apply(b, Date.UTC(2024, 0, 2))));
+    t.ok(
+      results.flat().every((r) => 'ok' in r && r.ok.applied),
+      'every command applied',
+    );
+    const rows = await store.query(resources, new URLSearchParams());
+    t.same(
+      rows.rows.filter((r: any) => r.certname === 'a.example').map((r: any) => r.environment),
+      ['E6'],
+      'the last catalog given is the one stored',
+    );
+    const fact = await store.query(
+      ENTITIES.facts!,
+      new URLSearchParams({ query: '["and", ["=", "name", "round"], ["=", "certname", "a.example"]]' }),
+    );
+    t.same(
+      fact.rows.map((r: any) => r.value),
+      [6],
+      'the last facts given are the ones stored',
+    );
+  });
+
+  t.test('migrating from schema 4 moves the fact leaves into the dictionary of paths', async (t) => {
+    const admin = new PostgresAreas(server.url, 5000);
+    await admin.session((c) => c.query('CREATE DATABASE facts4'));
+    await admin.close();
+    const old = new PostgresAreas(server.url.replace(/\/postgres$/, '/facts4'), 5000);
+    t.teardown(() => old.close());
+    const fresh = await freshDatabase(t);
+    const commands = [
+      awkward('a.example', '2024-01-01T00:00:00Z'),
+      awkward('b.example', '2024-01-01T00:00:00Z', { extra: 'b' }),
+    ];
+    await new PostgresInventoryStore(fresh.areas).apply(commands, Date.UTC(2024, 0, 3));
+    // Schema 4, with the rows schema 4 held, as written by nfv before migration 5 (its fact_contents table).
+    await old.session(async (c) => {
+      await c.query('CREATE TABLE nfv_schema_migrations (version int PRIMARY KEY, name text NOT NULL)');
+      for (const m of MIGRATIONS.filter((x) => x.version <= 4)) {
+        await c.query(m.sql);
+        await c.query('INSERT INTO nfv_schema_migrations VALUES ($1, $2)', [m.version, m.name]);
+      }
+    });
+    const rows = await fresh.areas.session(async (c) => ({
+      nodes: (await c.query('SELECT certname, facts_time::float8 AS f, last_seen::float8 AS l FROM nfv_inv_nodes'))
+        .rows,
+      factsets: (
+        await c.query(`SELECT certname, environment, producer_timestamp::float8 AS pt, producer,
+          receive_time::float8 AS rt, hash, facts::text AS facts FROM nfv_inv_factsets`)
+      ).rows,
+      facts: (await c.query('SELECT certname, name, value_json::text AS v FROM nfv_inv_facts')).rows,
+      leaves: (
+        await c.query(`SELECT s.certname, p.path_key, p.name, l.value::text AS v, p.type FROM nfv_inv_fact_leaves l
+          JOIN nfv_inv_factsets s ON s.id = l.factset_id JOIN nfv_inv_fact_paths p ON p.id = l.path_id`)
+      ).rows,
+    }));
+    await old.session(async (c) => {
+      for (const n of rows.nodes)
+        await c.query('INSERT INTO nfv_inv_nodes (certname, facts_time, last_seen) VALUES ($1, $2, $3)', [
+          n.certname,
+          n.f,
+          n.l,
+        ]);
+      for (const f of rows.factsets)
+        await c.query(
+          `INSERT INTO nfv_inv_factsets (certname, environment, producer_timestamp, producer, receive_time, hash,
+            facts, facts_jsonb) VALUES ($1, $2, $3, $4, $5, $6, $7::text::json, $7::text::jsonb)`,
+          [f.certname, f.environment, f.pt, f.producer, f.rt, f.hash, f.facts],
+        );
+      for (const f of rows.facts)
+        await c.query('INSERT INTO nfv_inv_facts VALUES ($1, $2, $3::text::jsonb, $3::text::json)', [
+          f.certname,
+          f.name,
+          f.v,
+        ]);
+      for (const l of rows.leaves)
+        await c.query('INSERT INTO nfv_inv_fact_contents VALUES ($1, $2::text, $2::jsonb, $3, $4::jsonb, $5)', [
+          l.certname,
+          l.path_key,
+          l.name,
+          l.v,
+          l.type,
+        ]);
+    });
+    t.same(await old.migrate(), { from: 4, to: 5 });
+    const [before, after] = await Promise.all(
+      [fresh.areas, old].map((areas) => answersOf(new PostgresInventoryStore(areas))),
+    );
+    t.same(after, before);
+    t.equal(rows.leaves.length, 2 * 7 + 1);
   });
 }

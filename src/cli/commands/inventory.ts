@@ -21,8 +21,15 @@ const VERSIONS = {
   deactivate: ['deactivate node', 3],
 } as const;
 
+interface CommandLine {
+  where: string;
+  text: string;
+  /** The line parsed, or why it is not JSON. */
+  body: unknown;
+}
+
 /** Command bodies of JSON Lines files, or of every .jsonl / .json file of a folder (in name order), or stdin. */
-async function* commandLines(paths: string[]): AsyncGenerator<{ where: string; body: unknown }> {
+async function* commandLines(paths: string[]): AsyncGenerator<CommandLine> {
   const files: string[] = [];
   for (const p of paths.length ? paths : ['-']) {
     if (p !== '-' && (await stat(p).catch(() => undefined))?.isDirectory()) {
@@ -38,48 +45,64 @@ async function* commandLines(paths: string[]): AsyncGenerator<{ where: string; b
       if (line === '') continue;
       const where = `${file === '-' ? 'stdin' : file}:${k + 1}`;
       try {
-        yield { where, body: JSON.parse(line) };
+        yield { where, text: line, body: JSON.parse(line) };
       } catch (e) {
-        yield { where, body: badRequest(`not JSON: ${(e as Error).message}`) };
+        yield { where, text: line, body: badRequest(`not JSON: ${(e as Error).message}`) };
       }
     }
   }
 }
 
-/** Batch ingest: commands go in batches through POST /v4/commands/batch, with a progress line on a terminal. */
+/**
+ * Batch ingest: commands go in batches through POST /v4/commands/batch, with a progress line on a terminal. Two
+ * batches are under way at a time: the next is read and checked while the one before is written.
+ */
 async function ingestMany(self: Command, paths: string[]): Promise<number> {
   const ws = workspaceOf(self);
   const totals = { commands: 0, applied: 0, ignored: 0, refused: 0 };
   const refusals: { where: string; message: string }[] = [];
   const started = performance.now();
   const showProgress = process.stderr.isTTY && !process.env.CI;
-  let batch: { where: string; body: unknown }[] = [];
+  let batch: CommandLine[] = [];
   let bytes = 0;
-  const flush = async () => {
-    if (!batch.length) return;
-    const good = batch.filter((c) => !(c.body instanceof NfvError));
-    for (const c of batch) if (c.body instanceof NfvError) refusals.push({ where: c.where, message: c.body.message });
-    const outcome = await invoke(ingestBatch, ws, { body: JSON.stringify(good.map((c) => c.body)), format: 'json' });
-    if (!outcome.ok) throw new NfvError(outcome.status, outcome.error);
-    outcome.reply.value.forEach((r, k) => {
-      if ('error' in r) refusals.push({ where: good[k]!.where, message: r.error.message });
-      else if (r.applied) totals.applied++;
-      else totals.ignored++;
-    });
-    totals.commands += batch.length;
+  let written: Promise<void> = Promise.resolve();
+  /** Sends the batch; resolves when the batch before it is counted (so at most two are under way). */
+  const flush = (): Promise<void> => {
+    if (!batch.length) return written;
+    const sent = batch;
+    const good = sent.filter((c) => !(c.body instanceof NfvError));
+    // The lines' own text, each checked to be one JSON value: the batch needs no encoding again.
+    const outcome = invoke(ingestBatch, ws, { body: `[${good.map((c) => c.text).join(',')}]`, format: 'json' });
+    const before = written;
+    written = (async () => {
+      const answered = await outcome;
+      await before;
+      if (!answered.ok) throw new NfvError(answered.status, answered.error);
+      for (const c of sent) if (c.body instanceof NfvError) refusals.push({ where: c.where, message: c.body.message });
+      answered.reply.value.forEach((r, k) => {
+        if ('error' in r) refusals.push({ where: good[k]!.where, message: r.error.message });
+        else if (r.applied) totals.applied++;
+        else totals.ignored++;
+      });
+      totals.commands += sent.length;
+      if (showProgress) {
+        const took = ((performance.now() - started) / 1000).toFixed(1);
+        process.stderr.write(`\r\x1b[Kingested ${plural(totals.commands, 'command')} (${took} s)`);
+      }
+    })();
+    // Awaited in turn; marked handled now so that its failure is not reported before then.
+    written.catch(() => undefined);
     batch = [];
     bytes = 0;
-    if (showProgress) {
-      const took = ((performance.now() - started) / 1000).toFixed(1);
-      process.stderr.write(`\r\x1b[Kingested ${plural(totals.commands, 'command')} (${took} s)`);
-    }
+    return before;
   };
   for await (const c of commandLines(paths)) {
     batch.push(c);
-    bytes += c.body instanceof NfvError ? 0 : JSON.stringify(c.body).length;
+    bytes += c.text.length;
     if (batch.length >= 1000 || bytes > 8 * 1024 * 1024) await flush();
   }
   await flush();
+  await written;
   if (showProgress) process.stderr.write('\n');
   totals.refused = refusals.length;
   writeData(
