@@ -471,19 +471,24 @@ function costOf(b: Builder, value: (lit: Lit) => boolean): [number, number, numb
   return [unmet(NEW_FIREWALLS), unmet(CHANGES), unmet(RULES)];
 }
 
-/** How long a fast answer may spend looking for a shorter list per firewall (its drops already chosen). */
-const FAST_RULES_MS = 200;
+/**
+ * How long one answer may spend looking for shorter lists than the widened ones, over all its firewalls (their drops
+ * already chosen), and the most classes a firewall may have for the search: candidate generation grows with them.
+ */
+const FAST_RULES_MS = 500;
+const FAST_RULES_CLASSES = 64;
 
 /**
  * The lists a fast answer writes (the shorter of rules.ts's widened merge and the fewest candidate rules for its
- * drops) and what it costs,
- * counted as the soft groups count: costly nodes used, rules written.
+ * drops, while FAST_RULES_MS lasts) and what it costs, counted as the soft groups count: costly nodes used, rules
+ * written.
  */
 function fastRules(
   net: NetNode[],
   model: FlowModel,
   fast: GreedyDecisions,
 ): { rules: Map<number, ChosenRules>; cost: [number, number, number] } {
+  const until = Date.now() + FAST_RULES_MS;
   const firewalls = [...fast.used].filter((n) => net[n]!.costly).length;
   const rules = new Map<number, ChosenRules>();
   for (const [n, drops] of fast.drops) {
@@ -491,11 +496,14 @@ function fastRules(
     const entering = [...drops].sort((a, b) => a[0] - b[0]).map(([c, drop]) => ({ cls: model.classes[c]!, drop }));
     const widened = synthesiseRules(entering, whitelist);
     const action: 'ALLOW' | 'DENY' = whitelist ? 'ALLOW' : 'DENY';
-    const fewest = fewestRules(
-      entering.map((e) => e.cls),
-      entering.map((e) => e.drop !== whitelist),
-      Date.now() + FAST_RULES_MS,
-    )?.map((r) => ({ action, ...r }));
+    const search = entering.length <= FAST_RULES_CLASSES && Date.now() < until;
+    const fewest = search
+      ? fewestRules(
+          entering.map((e) => e.cls),
+          entering.map((e) => e.drop !== whitelist),
+          until,
+        )?.map((r) => ({ action, ...r }))
+      : undefined;
     rules.set(n, { whitelist, elements: fewest && fewest.length < widened.length ? fewest : widened });
   }
   const written = [...rules.values()].reduce((sum, r) => sum + r.elements.length, 0);

@@ -35,6 +35,16 @@ interface Traffic {
 
 const pair = (node: number, cls: number) => `${node}:${cls}`;
 
+/** The key with the largest count; among equal counts the smallest key, so that answers are deterministic. */
+function largest<K extends number | string>(counts: Map<K, number>): K | undefined {
+  let best: K | undefined;
+  for (const [k, c] of counts) {
+    const b = best === undefined ? undefined : counts.get(best)!;
+    if (b === undefined || c > b || (c === b && k < best!)) best = k;
+  }
+  return best;
+}
+
 /** A flow of a listed path as a chain of states, ending in an arrival that decides nothing. */
 function chain(hops: { node: number; cls: number }[]): Traffic {
   const count = hops.length;
@@ -202,8 +212,78 @@ export function greedyDecisions(
         for (const c of t.classes[k]!) into.add(c);
       });
 
-  // 2. Cut each isolation requirement's traffic, cheapest first by the weights above.
+  // 2a. Flows of listed paths: nodes by greedy set cover, as many open flows per new firewall as possible (free
+  // nodes first, then places by largest gain; places that turn out redundant are given back).
+  const canDrop = (t: Traffic, k: number) => {
+    const n = t.node[k]!;
+    if (!decides(n)) return false;
+    const c = t.classes[k]![0]!;
+    return net[n]!.configurable ? !protectedPairs.has(pair(n, c)) : fixedDrops(n, c);
+  };
+  const chains = isolation.filter((t) => t.node.at(-1) === -1);
+  const coveredBy = (t: Traffic, nodes: Set<number>) => t.node.some((n, k) => nodes.has(n) && canDrop(t, k));
+  let open = chains.filter((t) => !coveredBy(t, used));
+  if (open.some((t) => !t.node.some((_, k) => canDrop(t, k)))) return undefined;
+  const free = new Set<number>();
+  for (const t of chains)
+    for (const n of t.node)
+      if (decides(n) && net[n]!.optional && !net[n]!.costly && !net[n]!.configurable && harmless(n)) free.add(n);
+  for (const n of [...free].sort((a, b) => a - b)) {
+    if (open.some((t) => t.node.some((m, k) => m === n && canDrop(t, k)))) {
+      used.add(n);
+      open = open.filter((t) => !coveredBy(t, used));
+    }
+  }
+  const chosen: number[] = [];
+  while (open.length) {
+    const gain = new Map<number, number>();
+    for (const t of open) {
+      const seen = new Set<number>();
+      t.node.forEach((n, k) => {
+        if (decides(n) && net[n]!.costly && canDrop(t, k) && !seen.has(n)) {
+          seen.add(n);
+          gain.set(n, (gain.get(n) ?? 0) + 1);
+        }
+      });
+    }
+    const best = largest(gain);
+    if (best === undefined) return undefined;
+    chosen.push(best);
+    used.add(best);
+    open = open.filter((t) => !coveredBy(t, used));
+  }
+  for (const n of [...chosen].reverse()) {
+    used.delete(n);
+    if (chains.some((t) => !coveredBy(t, used))) used.add(n);
+  }
+
+  // 2b. Which classes those nodes drop: nodes whose default is DENY drop every unprotected class for free; elsewhere
+  // the (node, class) pairs on most open flows first.
   const dropped = new Set<string>();
+  const denyAll = (n: number) => net[n]!.defaultAction === 'DENY';
+  const droppedAt = (t: Traffic, k: number) => {
+    const n = t.node[k]!;
+    if (!used.has(n) || !canDrop(t, k)) return false;
+    return !net[n]!.configurable || denyAll(n) || dropped.has(pair(n, t.classes[k]![0]!));
+  };
+  open = chains.filter((t) => !t.node.some((_, k) => droppedAt(t, k)));
+  while (open.length) {
+    const gain = new Map<string, number>();
+    for (const t of open)
+      t.node.forEach((n, k) => {
+        if (used.has(n) && net[n]!.configurable && canDrop(t, k)) {
+          const key = pair(n, t.classes[k]![0]!);
+          gain.set(key, (gain.get(key) ?? 0) + 1);
+        }
+      });
+    const best = largest(gain);
+    if (best === undefined) return undefined;
+    dropped.add(best);
+    open = open.filter((t) => !t.node.some((_, k) => droppedAt(t, k)));
+  }
+
+  // 2c. State graphs: each isolation requirement cut by a minimum vertex cut under the weights above, where a class
+  // already dropped at a node costs nothing more.
   const weight = (t: Traffic) => (k: number) => {
     const n = t.node[k]!;
     if (!decides(n)) return INFINITE;
@@ -214,9 +294,11 @@ export function greedyDecisions(
       return used.has(n) ? 0 : harmless(n) ? 2 : INFINITE;
     }
     if (cls.some((c) => protectedPairs.has(pair(n, c)))) return INFINITE;
+    if (used.has(n) && (denyAll(n) || cls.every((c) => dropped.has(pair(n, c))))) return 0;
     return used.has(n) || !node.costly ? 1 : 1000;
   };
   for (const t of isolation) {
+    if (t.node.at(-1) === -1) continue;
     const cut = minimumCut(t, weight(t));
     if (!cut) return undefined;
     for (const k of cut) {
