@@ -234,6 +234,8 @@ function runChild(name: string, method: Method): Promise<Run> {
       run.processSeconds = (performance.now() - started) / 1000;
       run.peakMB = peak;
       if (code !== 0 && run.outcome === 'crashed') run.message = stderr.trim().split('\n').at(-1) ?? '';
+      // An answer written just before the kill was never reported: it is not the method's answer.
+      if (run.outcome !== 'answered') rmSync(path.join(answers, answerFile(name, method)), { force: true });
       resolve(run);
     });
   });
