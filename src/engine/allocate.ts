@@ -25,7 +25,7 @@ import { greedyDecisions, type GreedyDecisions } from './greedy.js';
 import { SolverTimeout, conflictCore, solveMaxSat, type Lit, type MaxSatProblem } from './maxsat.js';
 import type { NetNode } from './network.js';
 import { RuleModel, fewestRules, type ChosenRules, type Term } from './rule-model.js';
-import { synthesiseRules } from './rules.js';
+import { synthesiseRules, widenedRule } from './rules.js';
 import { ruleHolds, type PacketClass } from '../model/space.js';
 
 export interface Decisions {
@@ -497,12 +497,13 @@ function fastRules(
     const widened = synthesiseRules(entering, whitelist);
     const action: 'ALLOW' | 'DENY' = whitelist ? 'ALLOW' : 'DENY';
     const search = entering.length <= FAST_RULES_CLASSES && Date.now() < until;
+    const keep = entering.filter((e) => e.drop === whitelist).flatMap((e) => e.cls.boxes);
     const fewest = search
       ? fewestRules(
           entering.map((e) => e.cls),
           entering.map((e) => e.drop !== whitelist),
           until,
-        )?.map((r) => ({ action, ...r }))
+        )?.map((r) => widenedRule(r, action, keep))
       : undefined;
     rules.set(n, { whitelist, elements: fewest && fewest.length < widened.length ? fewest : widened });
   }

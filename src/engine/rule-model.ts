@@ -19,7 +19,7 @@
 import type { Elements } from '../model/types.js';
 import type { NetNode } from './network.js';
 import type { Lit } from './maxsat.js';
-import { coveringRules } from './rules.js';
+import { coveringRules, widenedRule } from './rules.js';
 import { exactMaxSat } from './exact.js';
 import {
   DPORT,
@@ -391,9 +391,10 @@ export class RuleModel {
     for (const [n, fw] of this.firewalls) {
       const whitelist = value(fw.whitelist);
       const action: 'ALLOW' | 'DENY' = whitelist ? 'ALLOW' : 'DENY';
-      const elements = fw.candidates.flatMap((c, k) =>
-        value(fw.exception[k]!) ? c.rules.map((r) => ({ action, ...r })) : [],
-      );
+      const selected = fw.candidates.filter((_, k) => value(fw.exception[k]!));
+      const taken = new Set(selected.flatMap((c) => c.covers));
+      const avoid = fw.entering.flatMap((e, i) => (taken.has(i) ? [] : e.cls.boxes));
+      const elements = selected.flatMap((c) => c.rules.map((r) => widenedRule(r, action, avoid)));
       out.set(n, { whitelist, elements });
     }
     return out;

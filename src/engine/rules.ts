@@ -18,6 +18,7 @@ import {
   intersect,
   type Box,
   type PacketClass,
+  ruleBox,
 } from '../model/space.js';
 
 const full = (b: Box, d: number) => b[2 * d] === UNIVERSE[2 * d] && b[2 * d + 1] === UNIVERSE[2 * d + 1];
@@ -143,6 +144,18 @@ export function ruleOf(b: Box, action: 'ALLOW' | 'DENY'): Elements {
     srcPort: ports(b, SPORT),
     dstPort: ports(b, DPORT),
   };
+}
+
+const octetRule = (b: Box) =>
+  [SRC, DST].every((at) => [0, 1, 2, 3].every((k) => single(b, at + k) || full(b, at + k)));
+
+/**
+ * A chosen rule widened as far as it goes without touching an `avoid` box (as synthesised rules are), so that the
+ * count stays and the rule reads as before; a rule whose address is a prefix inside an octet stays as it is.
+ */
+export function widenedRule(rule: Omit<Elements, 'action'>, action: 'ALLOW' | 'DENY', avoid: Box[]): Elements {
+  const box = ruleBox({ ...rule, directional: true });
+  return octetRule(box) ? ruleOf(grow(box, avoid), action) : { action, ...rule };
 }
 
 /**
