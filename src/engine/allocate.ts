@@ -475,7 +475,7 @@ function costOf(b: Builder, value: (lit: Lit) => boolean): [number, number, numb
  * How long one answer may spend looking for shorter lists than the widened ones, over all its firewalls (their drops
  * already chosen), and the most classes a firewall may have for the search: candidate generation grows with them.
  */
-const FAST_RULES_MS = 500;
+const FAST_RULES_MS = 200;
 const FAST_RULES_CLASSES = 64;
 
 /**
