@@ -49,6 +49,8 @@ export interface Entity {
   dotted?: Record<string, string>;
   rows: (index: Index) => any[];
   record: (row: any) => Record<string, unknown>;
+  /** The record answers each of its fields as the field's getter reads it (extracts need not build records). */
+  answersAsRead?: boolean;
   sql: {
     /** A table or subquery with a column per field (as named, or as `columns` below says) and `ord`: row order. */
     source: string;
@@ -506,6 +508,7 @@ export const resources: Entity = {
     environment: r.environment,
     parameters: r.parameters,
   }),
+  answersAsRead: true,
 };
 
 const href = (hash: string, what: string) => `/pdb/query/v4/reports/${hash}/${what}`;
