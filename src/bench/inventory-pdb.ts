@@ -180,6 +180,7 @@ async function main(): Promise<void> {
       resources: number;
       active_resources: number;
       reports: number;
+      events: number;
     };
     const files = ['catalogs', 'reports', 'deactivations'].map((k) => path.join(fleet, `${k}.jsonl`));
 
@@ -218,6 +219,10 @@ async function main(): Promise<void> {
       progress(`PuppetDB: ${r} of ${expected.resources} resources, ${p} of ${expected.reports} reports stored`);
       return r === expected.resources && p === expected.reports;
     });
+    // Events are stored with their report: fewer here means PuppetDB dropped them (its resource-events-ttl). Every
+    // node is still active here, so no node_state clause is needed.
+    const stored = await count(base, 'events', true);
+    if (stored !== meta.events) throw new Error(`PuppetDB stored ${stored} of the fleet's ${meta.events} events`);
     await post(base, lines(files[2]!));
     await until(
       'PuppetDB deactivations',
