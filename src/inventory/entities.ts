@@ -49,6 +49,8 @@ export interface Entity {
   dotted?: Record<string, string>;
   rows: (index: Index) => any[];
   record: (row: any) => Record<string, unknown>;
+  /** The record answers each of its fields as the field's getter reads it (extracts need not build records). */
+  answersAsRead?: boolean;
   sql: {
     /** A table or subquery with a column per field (as named, or as `columns` below says) and `ord`: row order. */
     source: string;
@@ -506,6 +508,7 @@ export const resources: Entity = {
     environment: r.environment,
     parameters: r.parameters,
   }),
+  answersAsRead: true,
 };
 
 const href = (hash: string, what: string) => `/pdb/query/v4/reports/${hash}/${what}`;
@@ -680,9 +683,11 @@ export const events: Entity = {
   activeOnly: false,
   rows: (index) => index.events,
   sql: {
+    // LEFT JOIN: every event's report_id names a report (NOT NULL, a foreign key), so the rows are the inner join's,
+    // and PostgreSQL leaves out a LEFT JOIN on the report's key when no report column is read (event counts).
     source: `(SELECT e.*, p.certname, p.hash AS report, p.configuration_version, p.environment,
       p.start_time AS run_start_time, p.end_time AS run_end_time, p.receive_time AS report_receive_time, p.latest
-      FROM nfv_inv_events e JOIN nfv_inv_reports p ON p.id = e.report_id)`,
+      FROM nfv_inv_events e LEFT JOIN nfv_inv_reports p ON p.id = e.report_id)`,
     select: `${EVENT_OWN_COLUMNS}, x.certname, x.report, x.configuration_version, x.environment,
       x.run_start_time::float8 AS run_start_time, x.run_end_time::float8 AS run_end_time,
       x.report_receive_time::float8 AS report_receive_time, x.latest`,

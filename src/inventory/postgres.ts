@@ -114,9 +114,10 @@ export class PostgresInventoryStore implements InventoryStore {
    */
   private read<R>(fn: (client: pg.PoolClient) => Promise<R>): Promise<R> {
     return this.db.session(async (client) => {
-      await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
+      // One round trip for the transaction and its settings (a small answer's time is mostly round trips).
       await client.query(
-        `SET LOCAL statement_timeout = ${MAX_QUERY_SECONDS * 1000}; SET LOCAL random_page_cost = 1.1; ` +
+        'BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; ' +
+          `SET LOCAL statement_timeout = ${MAX_QUERY_SECONDS * 1000}; SET LOCAL random_page_cost = 1.1; ` +
           `SET LOCAL work_mem = '${QUERY_WORK_MEM_MB}MB'; SET LOCAL jit = off`,
       );
       const result = await fn(client);

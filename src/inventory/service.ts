@@ -246,36 +246,37 @@ function countRows(data: InventoryData, query: URLSearchParams, summarizeBy: str
   const filter = compileFilter(eventEntity, indexOf(data), parseQueryParameter(param(query, 'query')));
   const keep = countsFilter(param(query, 'counts_filter'));
   const rows = select(filter, distinctEvents(distinctWindow(query), filter.rows)) as EventItem[];
-  const subjectOf = (e: EventItem): Record<string, unknown> =>
-    summarizeBy === 'resource'
-      ? { type: e.resource_type, title: e.resource_title }
-      : { title: summarizeBy === 'certname' ? e.report.certname : e.containing_class };
-  // A subject's key without a key object per event (the subject is made once per group): the type as JSON ends
-  // where its closing quote is, so the title after it cannot be confused with a part of it; a null title is its
-  // own key.
-  const keyOf = (e: EventItem): string => {
-    if (summarizeBy === 'resource') return JSON.stringify(e.resource_type) + e.resource_title;
-    const title = summarizeBy === 'certname' ? e.report.certname : e.containing_class;
-    return title === null ? 'null' : `"${title}`;
-  };
-  const groups = new Map<string, CountRow>();
-  const seen = new Set<string>();
+  const byResource = summarizeBy === 'resource';
+  const titleOf = (e: EventItem): string | null =>
+    byResource ? e.resource_title : summarizeBy === 'certname' ? e.report.certname : e.containing_class;
+  // Groups found through maps of the event's own strings (by type, then by title; a Map tells null from "null"), so
+  // that no key text is made per event; the groups in the order of their first event.
+  const groups: CountRow[] = [];
+  const byType = new Map<string, Map<string | null, CountRow>>();
+  const seen = new Map<CountRow, Set<string>>();
   for (const e of rows) {
-    const key = keyOf(e);
-    if (countBy === 'certname') {
-      const once = JSON.stringify([key, e.report.certname, e.status]);
-      if (seen.has(once)) continue;
-      seen.add(once);
-    }
-    let g = groups.get(key);
+    const type = byResource ? e.resource_type : '';
+    const title = titleOf(e);
+    let titles = byType.get(type);
+    if (!titles) byType.set(type, (titles = new Map()));
+    let g = titles.get(title);
     if (!g) {
-      g = { subject_type: summarizeBy, subject: subjectOf(e), failures: 0, successes: 0, noops: 0, skips: 0 };
-      groups.set(key, g);
+      const subject = byResource ? { type, title } : { title };
+      g = { subject_type: summarizeBy, subject, failures: 0, successes: 0, noops: 0, skips: 0 };
+      titles.set(title, g);
+      groups.push(g);
+    }
+    if (countBy === 'certname') {
+      // Each status of a subject counts once per node.
+      const once = JSON.stringify([e.report.certname, e.status]);
+      const mine = seen.get(g) ?? seen.set(g, new Set()).get(g)!;
+      if (mine.has(once)) continue;
+      mine.add(once);
     }
     const counted = COUNTED.get(e.status);
     if (counted) g[counted]++;
   }
-  return [...groups.values()].filter(keep);
+  return groups.filter(keep);
 }
 
 export function eventCounts(data: InventoryData, query: URLSearchParams): Answer {

@@ -246,6 +246,19 @@ export const MIGRATIONS: { version: number; name: string; sql: string }[] = [
             JOIN nfv_inv_fact_paths p ON p.path_key = c.path_key AND p.type = c.type;
           DROP TABLE nfv_inv_fact_contents;`,
   },
+  {
+    version: 6,
+    name: 'indexes that counts read alone',
+    // Counts of a node environment's resources (PuppetDB's `extract count ... group_by type`) and event counts by
+    // resource read these indexes alone instead of every row: at 100,000 resources 15 ms instead of 50-70, at
+    // 6,329 events 62 pages instead of 414 (report_id is included because PostgreSQL still asks for the column
+    // of the report join it leaves out).
+    sql: `CREATE INDEX nfv_inv_resources_environment_type ON nfv_inv_resources (environment, type) INCLUDE (ord)
+            WHERE active;
+          DROP INDEX nfv_inv_events_resource;
+          CREATE INDEX nfv_inv_events_resource ON nfv_inv_events (resource_type, resource_title)
+            INCLUDE (status, ord, report_id);`,
+  },
 ];
 export const SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;
 

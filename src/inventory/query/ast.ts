@@ -70,6 +70,12 @@ function atPath(value: unknown, path: string[]): unknown {
   return v;
 }
 
+/** A resource parameter's value, or MISSING when the resource has none of that name. */
+const parameter =
+  (name: string) =>
+  (row: any): unknown =>
+    Object.hasOwn(row.parameters, name) ? row.parameters[name] : MISSING;
+
 /**
  * `node_state` (active, inactive or any), which PuppetDB accepts on every entity with a certname without listing it:
  * a resource's own flag, else whether the row's node is deactivated.
@@ -83,12 +89,7 @@ function nodeState(entity: Entity, index: Index): QueryField {
 function queryField(c: Pick<Compiler, 'entity' | 'index'>, raw: unknown, purpose: 'query' | 'in'): QueryField {
   const { entity } = c;
   if (Array.isArray(raw) && raw[0] === 'parameter' && entity.name === 'resources' && typeof raw[1] === 'string') {
-    const name = raw[1];
-    return {
-      name: `parameter ${name}`,
-      kind: 'parameter',
-      get: (row) => (Object.hasOwn(row.parameters, name) ? row.parameters[name] : MISSING),
-    };
+    return { name: `parameter ${raw[1]}`, kind: 'parameter', get: parameter(raw[1]) };
   }
   if (Array.isArray(raw) && raw[0] === 'fact' && entity.name === 'nodes' && typeof raw[1] === 'string') {
     // `["fact", name]` on nodes (the Puppet terminus's facts search): the value of that fact of the node.
@@ -620,18 +621,84 @@ function withDefaults(c: Compiler, p: Predicate): Filter {
 export interface Filter {
   rows: any[];
   test: Predicate;
+  /**
+   * The rows of `rows` (in their order) that an equality of the query found in an index: every row that can pass
+   * is among them, so a select of `rows` tests only these.
+   */
+  candidates?: any[];
 }
 
 export function compileFilter(entity: Entity, index: Index, node: unknown): Filter {
   const c: Compiler = { entity, index, mentions: new Set() };
   if (node === undefined || node === null) return withDefaults(c, () => true);
   // ["=", "type", "any"] on reports shows every type.
-  const p = compileNode(c, anyType(entity, node));
-  return withDefaults(c, p);
+  const where = anyType(entity, node);
+  const filter = withDefaults(c, compileNode(c, where));
+  return { ...filter, candidates: candidatesOf(entity, filter.rows, where) };
 }
 
-/** The rows a filter keeps. */
-export const select = (f: Filter, rows: any[] = f.rows) => rows.filter((row) => f.test(row) === true);
+/** The rows a filter keeps (of its own rows, only the candidates are tested). */
+export const select = (f: Filter, rows: any[] = f.rows) =>
+  (rows === f.rows && f.candidates ? f.candidates : rows).filter((row) => f.test(row) === true);
+
+// ---- equality indexes ----------------------------------------------------------------------------------------------
+
+/**
+ * Per row array (rebuilt whenever what it is built from changes, so an index never outlives its rows) and per field:
+ * the rows by their scalar value, in row order. Built on the first equality query of that field, one scan.
+ */
+const equalityIndexes = new WeakMap<any[], Map<string, Map<unknown, any[]>>>();
+
+const INDEXES_PER_ROWS = 64;
+
+function rowsEqualTo(rows: any[], key: string, get: (row: any) => unknown, value: unknown): any[] {
+  let mine = equalityIndexes.get(rows);
+  if (!mine) equalityIndexes.set(rows, (mine = new Map()));
+  let byValue = mine.get(key);
+  if (!byValue) {
+    // Parameter names are the user's: at most INDEXES_PER_ROWS indexes are kept, the oldest dropped first.
+    if (mine.size >= INDEXES_PER_ROWS) mine.delete(mine.keys().next().value!);
+    byValue = new Map();
+    for (const row of rows) {
+      const v = get(row);
+      // Only scalars: a list or object never equals the scalar an indexed equality asks for (MISSING is a symbol).
+      if (v !== null && typeof v === 'object') continue;
+      const list = byValue.get(v);
+      if (list) list.push(row);
+      else byValue.set(v, [row]);
+    }
+    mine.set(key, byValue);
+  }
+  return byValue.get(value) ?? [];
+}
+
+/**
+ * The rows an equality `node` (or the conjunct of a top-level `and` with the fewest) can be true of: `=` of a
+ * string, number or boolean field (with a value of its type or null), or of a resource parameter (with a scalar):
+ * what equality tests with ===. Undefined when the query has none; the compiled test is still applied to every candidate.
+ */
+function candidatesOf(entity: Entity, rows: any[], node: unknown): any[] | undefined {
+  if (!Array.isArray(node) || typeof node[0] !== 'string') return undefined;
+  if (node[0].toLowerCase() === 'and') {
+    let best: any[] | undefined;
+    for (const part of node.slice(1)) {
+      const found = candidatesOf(entity, rows, part);
+      if (found && (!best || found.length < best.length)) best = found;
+    }
+    return best;
+  }
+  if (node[0] !== '=' || node.length !== 3) return undefined;
+  const [, field, value] = node;
+  if (Array.isArray(field) && field[0] === 'parameter' && entity.name === 'resources' && typeof field[1] === 'string') {
+    if (value !== null && typeof value === 'object') return undefined;
+    return rowsEqualTo(rows, `parameter ${field[1]}`, parameter(field[1]), value);
+  }
+  if (typeof field !== 'string' || !Object.hasOwn(entity.fields, field)) return undefined;
+  const f = entity.fields[field]!;
+  const types: Partial<Record<Field['kind'], string>> = { string: 'string', number: 'number', boolean: 'boolean' };
+  if (types[f.kind] === undefined || (value !== null && typeof value !== types[f.kind])) return undefined;
+  return rowsEqualTo(rows, field, f.get, value);
+}
 
 export function anyType(entity: Entity, node: unknown): unknown {
   if (entity.name !== 'reports' || !Array.isArray(node)) return node;
@@ -736,14 +803,33 @@ export function project(rows: any[], x: Extraction, entity: Entity): Record<stri
       return Object.fromEntries(plain.map((c) => [c.name, c.value!(row, record)]));
     });
   }
-  const groups = new Map<string, any[]>();
+  const groups = new Map<unknown, any[]>();
   const groupValue = (row: any) => {
     const record = entity.record(row);
     return canonicalJson(x.groupBy.map((g) => answerValue(entity, row, record, g)));
   };
-  for (const row of rows) {
-    const key = groupValue(row);
-    (groups.get(key) ?? groups.set(key, []).get(key)!).push(row);
+  const only = x.groupBy.length === 1 ? entity.fields[x.groupBy[0]!]! : undefined;
+  if (only && entity.answersAsRead && only.kind !== 'timestamp') {
+    // One field answered as read: a scalar is its own key (a Map tells "1" from 1 and "null" from null), a list or
+    // object the token of its canonical text; no record per row.
+    const tokens = new Map<string, object>();
+    const get = only.get;
+    for (const row of rows) {
+      const v = get(row);
+      let key: unknown = v;
+      if (v !== null && typeof v === 'object') {
+        const text = canonicalJson(v);
+        key = tokens.get(text) ?? tokens.set(text, {}).get(text);
+      }
+      const members = groups.get(key);
+      if (members) members.push(row);
+      else groups.set(key, [row]);
+    }
+  } else {
+    for (const row of rows) {
+      const key = groupValue(row);
+      (groups.get(key) ?? groups.set(key, []).get(key)!).push(row);
+    }
   }
   if (groups.size === 0 && x.groupBy.length === 0) groups.set('[]', []);
   return [...groups.values()].map((members) => {

@@ -1,11 +1,13 @@
 /** The query language on hand-written data: every operator, null semantics, subqueries, extract, errors. */
 import t from 'tap';
-import { ENTITIES, events, reports, resources } from '../../../src/inventory/entities.js';
-import { compileQuery, parseQueryParameter, pgRegex } from '../../../src/inventory/query/ast.js';
+import { random } from '../../../src/bench/topology.js';
+import { ENTITIES, events, indexOf, reports, resources } from '../../../src/inventory/entities.js';
+import { compileFilter, compileQuery, parseQueryParameter, pgRegex, select } from '../../../src/inventory/query/ast.js';
+import { canonicalJson } from '../../../src/inventory/values.js';
 import { eventCounts, parseCountsFilter, queryEntity } from '../../../src/inventory/service.js';
 import { NfvError } from '../../../src/model/errors.js';
-import { deactivateNode } from '../../../src/inventory/ingest.js';
-import { sample } from '../data.js';
+import { deactivateNode, emptyInventory, replaceCatalog } from '../../../src/inventory/ingest.js';
+import { catalog, sample } from '../data.js';
 import { fails } from './refused.js';
 
 const data = sample();
@@ -334,4 +336,67 @@ t.test('a 100 KB value in any query error: quoted cut to 120 characters, the mes
   }
   for (const text of [`["=", "${big}`, `["=", ${big}]`])
     fails(t, () => parseQueryParameter(text), /^Json parse error at line 1, column \d+: .{1,120}$/);
+});
+
+t.test('equality indexes and one-field groups give what a scan of every row gives, in its order', async (t) => {
+  // Values of every JSON kind, alike as text ("80" and 80, "null" and null), resources without the parameter.
+  const next = random(7);
+  const pick = <T>(xs: T[]): T => xs[Math.floor(next() * xs.length)]!;
+  const values = [80, '80', null, 'null', true, 'true', 'running', ['a'], { a: 1 }, 0, -0, 1.5];
+  const data = emptyInventory();
+  for (let n = 0; n < 40; n++) {
+    const resources = Array.from({ length: 30 }, (_, k) => ({
+      type: pick(['Service', 'File', 'Package']),
+      title: `t${k}`,
+      exported: next() < 0.2,
+      tags: ['x'],
+      file: pick(['/a.pp', null]),
+      line: pick([1, 2, null]),
+      parameters: next() < 0.3 ? {} : { ensure: pick(values), port: pick(values) },
+    }));
+    replaceCatalog(data, catalog(`n${n}.example`, '2025-01-01T00:00:00Z', resources, pick(['DEV', 'PROD'])));
+  }
+  deactivateNode(data, { certname: 'n3.example', producer_timestamp: '2025-02-01T00:00:00Z' });
+  const index = indexOf(data);
+  const queries: unknown[] = [
+    ['=', 'type', 'File'],
+    ['=', 'line', 2],
+    ['=', 'file', null],
+    ['=', 'exported', true],
+    ['and', ['=', 'environment', 'PROD'], ['=', 'type', 'Service'], ['not', ['=', 'line', 1]]],
+    ['and', ['=', 'type', 'File'], ['or', ['=', 'line', 1], ['=', 'line', 2]]],
+    ['and', ['=', 'node_state', 'any'], ['=', 'type', 'Package']],
+    ...values.map((v) => ['=', ['parameter', 'ensure'], v]),
+    ['and', ['=', ['parameter', 'port'], 80], ['=', ['parameter', 'ensure'], '80']],
+  ];
+  for (const query of queries) {
+    const filter = compileFilter(resources, index, query);
+    const scanned = filter.rows.filter((row) => filter.test(row) === true);
+    t.same(select(filter), scanned, JSON.stringify(query));
+    t.ok(
+      select(filter).every((row, k) => row === scanned[k]),
+      `${JSON.stringify(query)}: the same rows in order`,
+    );
+    if (JSON.stringify(query).includes('{') || JSON.stringify(query).includes('["a"]')) t.notOk(filter.candidates);
+    else t.ok(filter.candidates, `${JSON.stringify(query)}: answered from an index`);
+  }
+  for (const field of ['type', 'line', 'file', 'exported', 'parameters']) {
+    const q = new URLSearchParams({
+      query: JSON.stringify(['extract', [['function', 'count'], field], ['group_by', field]]),
+    });
+    const answered = queryEntity(resources, data, q).rows as Record<string, unknown>[];
+    // The groups as the record of each row says them, in the order of their first row.
+    const expected = new Map<string, { count: number; value: unknown }>();
+    for (const row of index.activeResources) {
+      const value = resources.record(row)[field];
+      const key = canonicalJson(value);
+      const g = expected.get(key) ?? expected.set(key, { count: 0, value }).get(key)!;
+      g.count++;
+    }
+    t.same(
+      answered,
+      [...expected.values()].map((g) => ({ count: g.count, [field]: g.value })),
+      `count group_by ${field}`,
+    );
+  }
 });
