@@ -146,8 +146,7 @@ export function ruleOf(b: Box, action: 'ALLOW' | 'DENY'): Elements {
   };
 }
 
-const octetRule = (b: Box) =>
-  [SRC, DST].every((at) => [0, 1, 2, 3].every((k) => single(b, at + k) || full(b, at + k)));
+const octetRule = (b: Box) => [SRC, DST].every((at) => [0, 1, 2, 3].every((k) => single(b, at + k) || full(b, at + k)));
 
 /**
  * A chosen rule widened as far as it goes without touching an `avoid` box (as synthesised rules are), so that the
