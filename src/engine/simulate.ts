@@ -225,21 +225,17 @@ function requirementsOf(
           ? 'the path-enumerating method'
           : 'a corridor of few cycles'
         : pathsNeeded(net, base);
-    if (why === undefined) {
-      if (!connected(net, base)) throw noPath();
-      return base;
+    let paths: number[][] | undefined;
+    if (why !== undefined) {
+      try {
+        paths = fixed ? [fixed] : pathsBetween(net, corridor, PATH_LIMIT, why);
+      } catch (e) {
+        // A corridor of few cycles but many nodes: its state graph decides it as well.
+        if (!few || listing === 'all' || pathsNeeded(net, base) !== undefined) throw e;
+      }
     }
-    let paths: number[][];
-    try {
-      paths = fixed ? [fixed] : pathsBetween(net, corridor, PATH_LIMIT, why);
-    } catch (e) {
-      // A corridor of few cycles but many nodes: its state graph decides it as well.
-      if (!few || listing === 'all' || pathsNeeded(net, base) !== undefined) throw e;
-      if (!connected(net, base)) throw noPath();
-      return base;
-    }
-    if (paths.length === 0) throw noPath();
-    return { ...base, paths };
+    if (paths ? paths.length === 0 : !connected(net, base)) throw noPath();
+    return paths ? { ...base, paths } : base;
   });
 }
 
