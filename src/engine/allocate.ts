@@ -472,23 +472,21 @@ function costOf(b: Builder, value: (lit: Lit) => boolean): [number, number, numb
 }
 
 /**
- * How long one answer may spend looking for shorter lists than the widened ones, over all its firewalls (their drops
- * already chosen), and the most classes a firewall may have for the search: candidate generation grows with them.
+ * The most classes a firewall may have for a fast answer to look for a shorter list than the widened one: candidate
+ * generation grows with them. The search itself is bounded by the exact solver's conflicts, not by the clock, so the
+ * same fast answer writes the same lists on any machine.
  */
-const FAST_RULES_MS = 200;
 const FAST_RULES_CLASSES = 64;
 
 /**
  * The lists a fast answer writes (the shorter of rules.ts's widened merge and the fewest candidate rules for its
- * drops, while FAST_RULES_MS lasts) and what it costs, counted as the soft groups count: costly nodes used, rules
- * written.
+ * drops) and what it costs, counted as the soft groups count: costly nodes used, rules written.
  */
 function fastRules(
   net: NetNode[],
   model: FlowModel,
   fast: GreedyDecisions,
 ): { rules: Map<number, ChosenRules>; cost: [number, number, number] } {
-  const until = Date.now() + FAST_RULES_MS;
   const firewalls = [...fast.used].filter((n) => net[n]!.costly).length;
   const rules = new Map<number, ChosenRules>();
   for (const [n, drops] of fast.drops) {
@@ -496,13 +494,13 @@ function fastRules(
     const entering = [...drops].sort((a, b) => a[0] - b[0]).map(([c, drop]) => ({ cls: model.classes[c]!, drop }));
     const widened = synthesiseRules(entering, whitelist);
     const action: 'ALLOW' | 'DENY' = whitelist ? 'ALLOW' : 'DENY';
-    const search = entering.length <= FAST_RULES_CLASSES && Date.now() < until;
+    const search = entering.length <= FAST_RULES_CLASSES;
     const keep = entering.filter((e) => e.drop === whitelist).flatMap((e) => e.cls.boxes);
     const fewest = search
       ? fewestRules(
           entering.map((e) => e.cls),
           entering.map((e) => e.drop !== whitelist),
-          until,
+          Infinity,
         )?.map((r) => widenedRule(r, action, keep))
       : undefined;
     rules.set(n, { whitelist, elements: fewest && fewest.length < widened.length ? fewest : widened });
