@@ -65,6 +65,14 @@ class SolverPool {
     });
   }
 
+  /** Starts a worker before a job needs it (idle, so it keeps no process alive). */
+  warm(): void {
+    if (this.idle.length + this.busy.size >= this.size) return;
+    const worker = this.spawn();
+    worker.unref();
+    this.idle.push(worker);
+  }
+
   private settle(job: Job, outcome: { result?: SimulationResult; error?: Error }): void {
     if (job.settled) return;
     job.settled = true;
@@ -195,6 +203,16 @@ export function useSolverWorkers(size: number, maxQueue = MAX_QUEUED_SOLVES): vo
 export async function stopSolverWorkers(): Promise<void> {
   await pool?.close();
   pool = undefined;
+}
+
+/**
+ * Starts this process's solver thread ahead of its first simulation, so that the thread's start (loading the engine)
+ * overlaps the caller's reading of the input; nothing when simulations go to a queue.
+ */
+export function warmSolver(): void {
+  if (queue) return;
+  pool ??= new SolverPool(1, MAX_QUEUED_SOLVES);
+  pool.warm();
 }
 
 /** Runs a simulation in a solver worker (one, unless serve mode asked for more). Rejects with 499 when aborted. */

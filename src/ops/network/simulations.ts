@@ -10,6 +10,8 @@ import { NfvType, PropertyDefinitionType } from '../../model/resources.js';
 import { FUNCTIONAL_TYPES } from '../../model/resources.js';
 import type { Elements, Graph, NFV, Node, Property } from '../../model/types.js';
 import { runSimulation } from '../../engine/threads/pool.js';
+
+export { warmSolver } from '../../engine/threads/pool.js';
 import type {
   FirewallChange,
   FirewallReport,
