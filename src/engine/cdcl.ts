@@ -81,7 +81,9 @@ export class SatSolver {
     if (!this.ok) return false;
     this.backtrack(0);
     const c: number[] = [];
-    for (const l of new Set(lits.map(code))) {
+    for (const lit of lits) {
+      const l = code(lit);
+      if (c.includes(l)) continue;
       if (c.includes(l ^ 1) || this.litValue(l) > 0) return true;
       if (this.litValue(l) === 0) c.push(l);
     }
@@ -149,7 +151,8 @@ export class SatSolver {
         this.assign(c[0]!, k);
       }
       while (i < list.length) list[kept++] = list[i++]!;
-      list.length = kept;
+      // pop, not `length =`: setting the length is a runtime call, the commonest one here.
+      while (list.length > kept) list.pop();
       if (conflict >= 0) return conflict;
     }
     return -1;
