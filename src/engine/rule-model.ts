@@ -21,18 +21,7 @@ import type { NetNode } from './network.js';
 import type { Lit } from './maxsat.js';
 import { coveringRules, widenedRule } from './rules.js';
 import { exactMaxSat } from './exact.js';
-import {
-  DPORT,
-  DST,
-  PROTO,
-  PROTOCOLS,
-  SPORT,
-  SRC,
-  contains,
-  intersect,
-  type Box,
-  type PacketClass,
-} from '../model/space.js';
+import { DPORT, DST, PROTO, PROTOCOLS, SPORT, SRC, type Box, type PacketClass } from '../model/space.js';
 
 export type Term = Lit | boolean;
 
@@ -128,69 +117,123 @@ function addressGeneralisations(bounds: number[]): Generalisation[] {
   return out;
 }
 
-/** Bit set of the classes whose hull lies within `lo..hi` on dimensions `dims`. */
-function coveredBy(hulls: number[][], dims: number[], gen: number[]): bigint {
-  let set = 0n;
-  hulls.forEach((h, k) => {
-    if (dims.every((d, j) => h[2 * d]! >= gen[2 * j]! && h[2 * d + 1]! <= gen[2 * j + 1]!)) set |= 1n << BigInt(k);
+/** A set of entering classes (or of their boxes), as 32-bit words. */
+type Bits = Uint32Array;
+
+const bitsOf = (size: number, members: (k: number) => boolean): Bits => {
+  const out = new Uint32Array((size + 31) >> 5);
+  for (let k = 0; k < size; k++) if (members(k)) out[k >> 5]! |= 1 << (k & 31);
+  return out;
+};
+
+/** out = a & b; whether any bit is left. */
+function and(a: Bits, b: Bits, out: Bits): boolean {
+  let any = 0;
+  for (let w = 0; w < out.length; w++) any |= out[w] = a[w]! & b[w]!;
+  return any !== 0;
+}
+
+const members = (bits: Bits): number[] => {
+  const out: number[] = [];
+  bits.forEach((word, w) => {
+    for (let b = 0; word !== 0; b++, word >>>= 1) if (word & 1) out.push(32 * w + b);
   });
-  return set;
+  return out;
+};
+
+/** What an option (bounds on a group of dimensions) covers: classes whose hull it contains, boxes it meets. */
+interface Option<T> {
+  option: T;
+  set: Bits;
+  meets: Bits;
+}
+
+function within(box: readonly number[], dims: number[], gen: number[]): boolean {
+  for (let j = 0; j < dims.length; j++)
+    if (box[2 * dims[j]!]! < gen[2 * j]! || box[2 * dims[j]! + 1]! > gen[2 * j + 1]!) return false;
+  return true;
+}
+
+function meeting(box: readonly number[], dims: number[], gen: number[]): boolean {
+  for (let j = 0; j < dims.length; j++)
+    if (box[2 * dims[j]!]! > gen[2 * j + 1]! || box[2 * dims[j]! + 1]! < gen[2 * j]!) return false;
+  return true;
+}
+
+/** The classes and boxes a firewall's candidates are weighed on. */
+interface Entered {
+  hulls: number[][];
+  boxes: Box[];
 }
 
 /**
  * The generalisations of one group of dimensions, one per covered set: the tightest (for a set, the meet of the
  * options is tightest where one exists; otherwise each option not containing another is kept).
  */
-function tightest<T extends { bounds: number[] }>(
-  options: T[],
-  hulls: number[][],
-  dims: number[],
-): { option: T; set: bigint }[] {
-  const bySet = new Map<bigint, T[]>();
+function tightest<T extends { bounds: number[] }>(options: T[], entered: Entered, dims: number[]): Option<T>[] {
+  const { hulls, boxes } = entered;
+  const bySet = new Map<string, { set: Bits; list: T[] }>();
   const seen = new Set<string>();
   for (const o of options) {
     const key = o.bounds.join(',');
     if (seen.has(key)) continue;
     seen.add(key);
-    const set = coveredBy(hulls, dims, o.bounds);
-    if (set === 0n) continue;
-    const list = bySet.get(set) ?? bySet.set(set, []).get(set)!;
-    list.push(o);
+    const set = bitsOf(hulls.length, (k) => within(hulls[k]!, dims, o.bounds));
+    if (set.every((w) => w === 0)) continue;
+    const setKey = set.join(',');
+    const entry = bySet.get(setKey) ?? bySet.set(setKey, { set, list: [] }).get(setKey)!;
+    entry.list.push(o);
   }
-  const within = (a: number[], b: number[]) => a.every((v, i) => (i % 2 === 0 ? v >= b[i]! : v <= b[i]!));
-  const out: { option: T; set: bigint }[] = [];
-  for (const [set, list] of bySet) {
+  const inside = (a: number[], b: number[]) => a.every((v, i) => (i % 2 === 0 ? v >= b[i]! : v <= b[i]!));
+  const out: Option<T>[] = [];
+  for (const { set, list } of bySet.values()) {
     for (const o of list) {
-      if (!list.some((p) => p !== o && within(p.bounds, o.bounds) && !within(o.bounds, p.bounds)))
-        out.push({ option: o, set });
+      if (!list.some((p) => p !== o && inside(p.bounds, o.bounds) && !inside(o.bounds, p.bounds)))
+        out.push({ option: o, set, meets: bitsOf(boxes.length, (k) => meeting(boxes[k]!, dims, o.bounds)) });
     }
   }
   return out;
 }
 
 /** Port ranges with ends among the classes' own ends (each the tightest for the classes it covers). */
-function portRanges(hulls: number[][], d: number): { option: { bounds: number[] }; set: bigint }[] {
+function portRanges(entered: Entered, d: number): Option<{ bounds: number[] }>[] {
+  const { hulls } = entered;
   const los = [...new Set(hulls.map((h) => h[2 * d]!))].sort((a, b) => a - b);
   const his = [...new Set(hulls.map((h) => h[2 * d + 1]!))].sort((a, b) => a - b);
   const options = los.flatMap((lo) => his.filter((hi) => hi >= lo).map((hi) => ({ bounds: [lo, hi] })));
-  return tightest(options, hulls, [d]);
+  return tightest(options, entered, [d]);
 }
 
 const portText = (lo: number, hi: number) => (lo === 0 && hi === 65535 ? '*' : lo === hi ? `${lo}` : `${lo}-${hi}`);
 
-/** The candidate rules of one firewall, and whether they are every candidate a smaller list could use. */
-export function candidateRules(classes: PacketClass[]): { candidates: Candidate[]; complete: boolean } {
+const FULL_PORTS = (o: { bounds: number[] }) => o.bounds[0] === 0 && o.bounds[1] === 65535;
+
+/**
+ * The candidate rules of one firewall, and whether they are every candidate a smaller list could use. Each
+ * combination of one option per dimension group is a box; it is a candidate when every class it meets it contains
+ * (bit sets: the classes it contains, the boxes it meets).
+ */
+export function candidateRules(
+  classes: PacketClass[],
+  generalisations = new Map<string, Generalisation[]>(),
+): { candidates: Candidate[]; complete: boolean } {
   const hulls = classes.map(hull);
-  const sources = tightest(
-    hulls.flatMap((h) => addressGeneralisations(h.slice(2 * SRC, 2 * SRC + 8))),
-    hulls,
-    [0, 1, 2, 3].map((k) => SRC + k),
-  );
-  const destinations = tightest(
-    hulls.flatMap((h) => addressGeneralisations(h.slice(2 * DST, 2 * DST + 8))),
-    hulls,
-    [0, 1, 2, 3].map((k) => DST + k),
-  );
+  const boxes = classes.flatMap((c) => c.boxes);
+  const owner = classes.flatMap((c, k) => c.boxes.map(() => k));
+  const entered: Entered = { hulls, boxes };
+  // Classes share addresses, firewalls share regions (`generalisations`, by region): each is generalised once.
+  const generalised = (at: number) => {
+    const regions = new Map(hulls.map((h) => h.slice(2 * at, 2 * at + 8)).map((b) => [b.join(','), b]));
+    const of = (key: string, region: number[]) =>
+      generalisations.get(key) ?? generalisations.set(key, addressGeneralisations(region)).get(key)!;
+    return tightest(
+      [...regions].flatMap(([key, region]) => of(key, region)),
+      entered,
+      [0, 1, 2, 3].map((k) => at + k),
+    );
+  };
+  const sources = generalised(SRC);
+  const destinations = generalised(DST);
   const protocols = tightest(
     [
       ...hulls
@@ -198,33 +241,59 @@ export function candidateRules(classes: PacketClass[]): { candidates: Candidate[
         .map((h) => ({ bounds: [h[2 * PROTO]!, h[2 * PROTO]!] })),
       { bounds: [0, 2] },
     ],
-    hulls,
+    entered,
     [PROTO],
   );
-  const sports = portRanges(hulls, SPORT);
-  const dports = portRanges(hulls, DPORT);
-  const found = new Map<bigint, Candidate>();
+  // Ports hold TCP and UDP packets only (docs/SEMANTICS.md): ANY with ports means both.
+  const portedAny = tightest([{ bounds: [0, 1] }], entered, [PROTO])[0];
+  const sports = portRanges(entered, SPORT);
+  const dports = portRanges(entered, DPORT);
+  const found = new Map<string, Candidate>();
+  const words = (hulls.length + 31) >> 5;
+  const [st, stp, stps, set, final] = Array.from({ length: 5 }, () => new Uint32Array(words));
+  const [mt, mtp, mtps, met] = Array.from({ length: 4 }, () => new Uint32Array((boxes.length + 31) >> 5));
   let combinations = 0;
   let complete = true;
   search: for (const s of sources) {
     for (const t of destinations) {
-      const st = s.set & t.set;
-      if (st === 0n) continue;
+      if (!and(s.set, t.set, st)) continue;
+      and(s.meets, t.meets, mt);
       for (const p of protocols) {
-        const stp = st & p.set;
-        if (stp === 0n) continue;
+        if (!and(st, p.set, stp)) continue;
+        and(mt, p.meets, mtp);
+        const [plo, phi] = p.option.bounds as [number, number];
         for (const sp of sports) {
-          const stps = stp & sp.set;
-          if (stps === 0n) continue;
+          if (!and(stp, sp.set, stps)) continue;
+          and(mtp, sp.meets, mtps);
           for (const dp of dports) {
-            const set = stps & dp.set;
-            if (set === 0n || found.has(set)) continue;
+            if (!and(stps, dp.set, set) || found.has(set.join(','))) continue;
             if (++combinations > MAX_COMBINATIONS) {
               complete = false;
               break search;
             }
-            const candidate = ruleCandidate(classes, hulls, s.option, t.option, p.option, sp.option, dp.option);
-            if (candidate && !found.has(candidate.set)) found.set(candidate.set, candidate.candidate);
+            const ported = !FULL_PORTS(sp.option) || !FULL_PORTS(dp.option);
+            // OTHER with ports is no rule.
+            if (ported && plo === 2) continue;
+            const widened = ported && plo === 0 && phi === 2;
+            and(mtps, dp.meets, met);
+            if (widened && portedAny) {
+              and(set, portedAny.set, final);
+              and(met, portedAny.meets, met);
+            } else final.set(set);
+            const covers = members(final);
+            if (covers.length === 0) continue;
+            // A box met whose class is not contained: the rule would cut that class.
+            if (members(met).some((b) => !((final[owner[b]! >> 5]! >>> (owner[b]! & 31)) & 1))) continue;
+            const key = final.join(',');
+            if (found.has(key)) continue;
+            const rule = {
+              source: s.option.text,
+              destination: t.option.text,
+              protocol: plo === 0 && phi === 2 ? 'ANY' : PROTOCOLS[plo]!,
+              srcPort: portText(sp.option.bounds[0]!, sp.option.bounds[1]!),
+              dstPort: portText(dp.option.bounds[0]!, dp.option.bounds[1]!),
+            } as Omit<Elements, 'action'>;
+            found.set(key, { covers, rules: [rule] });
           }
         }
       }
@@ -232,50 +301,24 @@ export function candidateRules(classes: PacketClass[]): { candidates: Candidate[
   }
   // A class no candidate takes alone: the pieces it splits into, as one candidate.
   classes.forEach((c, k) => {
-    const bit = 1n << BigInt(k);
-    if (found.has(bit)) return;
+    const key = bitsOf(classes.length, (j) => j === k).join(',');
+    if (found.has(key)) return;
     const others = classes.filter((_, j) => j !== k);
     const pieces = coveringRules([c], others, 'DENY').map(({ action: _, ...rule }) => rule);
-    found.set(bit, { covers: [k], rules: pieces });
+    found.set(key, { covers: [k], rules: pieces });
   });
-  const candidates = [...found.entries()].sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0)).map(([, c]) => c);
+  const candidates = [...found.values()].sort((a, b) => compareSets(a.covers, b.covers));
   return { candidates, complete };
 }
 
-/** One combination as a rule: undefined when it is not deployable or cuts an entering class. */
-function ruleCandidate(
-  classes: PacketClass[],
-  hulls: number[][],
-  src: Generalisation,
-  dst: Generalisation,
-  proto: { bounds: number[] },
-  sport: { bounds: number[] },
-  dport: { bounds: number[] },
-): { set: bigint; candidate: Candidate } | undefined {
-  const ported =
-    sport.bounds[0] !== 0 || sport.bounds[1] !== 65535 || dport.bounds[0] !== 0 || dport.bounds[1] !== 65535;
-  const [plo, phi] = proto.bounds as [number, number];
-  // Ports hold TCP and UDP packets only (docs/SEMANTICS.md): OTHER with ports is no rule, ANY with ports means both.
-  if (ported && plo === 2) return undefined;
-  const protoBounds = ported && plo === 0 && phi === 2 ? [0, 1] : [plo, phi];
-  const box: Box = [...src.bounds, ...dst.bounds, ...sport.bounds, ...dport.bounds, ...protoBounds];
-  let set = 0n;
-  const covers: number[] = [];
-  for (let k = 0; k < classes.length; k++) {
-    if (contains(box, hulls[k]!)) {
-      set |= 1n << BigInt(k);
-      covers.push(k);
-    } else if (classes[k]!.boxes.some((b) => intersect(b, box))) return undefined;
+/** The order of bit sets as numbers (the highest member decides), so that the candidates' order is fixed. */
+function compareSets(a: number[], b: number[]): number {
+  for (let i = a.length - 1, j = b.length - 1; i >= 0 || j >= 0; i--, j--) {
+    const x = i >= 0 ? a[i]! : -1;
+    const y = j >= 0 ? b[j]! : -1;
+    if (x !== y) return x - y;
   }
-  if (set === 0n) return undefined;
-  const rule = {
-    source: src.text,
-    destination: dst.text,
-    protocol: plo === 0 && phi === 2 ? 'ANY' : PROTOCOLS[plo]!,
-    srcPort: portText(sport.bounds[0]!, sport.bounds[1]!),
-    dstPort: portText(dport.bounds[0]!, dport.bounds[1]!),
-  } as Omit<Elements, 'action'>;
-  return { set, candidate: { covers, rules: [rule] } };
+  return 0;
 }
 
 interface FirewallModel {
@@ -356,8 +399,12 @@ export class RuleModel {
       }
       return;
     }
+    const generalisations = new Map<string, Generalisation[]>();
     for (const fw of this.firewalls.values()) {
-      const { candidates, complete } = candidateRules(fw.entering.map((e) => e.cls));
+      const { candidates, complete } = candidateRules(
+        fw.entering.map((e) => e.cls),
+        generalisations,
+      );
       this.complete &&= complete;
       fw.candidates = candidates;
       fw.exception = candidates.map((c) => {
@@ -402,17 +449,25 @@ export class RuleModel {
 }
 
 /**
+ * The candidates (indices) giving exactly the `exception` classes the other action in the fewest rules: a set
+ * cover, solved exactly within the deadline, or undefined when it runs out.
+ */
+function fewestCover(candidates: Candidate[], exception: boolean[], deadline: number): number[] | undefined {
+  const usable = candidates.flatMap((c, k) => (c.covers.every((i) => exception[i]) ? [k] : []));
+  const hard = exception.flatMap((needed, i) =>
+    needed ? [usable.flatMap((k, j) => (candidates[k]!.covers.includes(i) ? [j + 1] : []))] : [],
+  );
+  const soft = [usable.flatMap((k, j) => candidates[k]!.rules.map(() => -(j + 1)))];
+  const answer = exactMaxSat({ variables: usable.length, hard, soft }, deadline);
+  if (answer?.status !== 'sat') return undefined;
+  return usable.filter((_, j) => answer.value[j + 1]);
+}
+
+/**
  * The fewest candidate rules giving exactly the `exception` classes the other action (for a fast answer, whose
- * drops are already chosen): a set cover, solved exactly within the deadline, or undefined when it runs out.
+ * drops are already chosen), or undefined when the deadline runs out.
  */
 export function fewestRules(classes: PacketClass[], exception: boolean[], deadline: number): Elements[] | undefined {
   const { candidates } = candidateRules(classes);
-  const usable = candidates.filter((c) => c.covers.every((i) => exception[i]));
-  const hard = classes.flatMap((_, i) =>
-    exception[i] ? [usable.flatMap((c, k) => (c.covers.includes(i) ? [k + 1] : []))] : [],
-  );
-  const soft = [usable.flatMap((c, k) => c.rules.map(() => -(k + 1)))];
-  const answer = exactMaxSat({ variables: usable.length, hard, soft }, deadline);
-  if (answer?.status !== 'sat') return undefined;
-  return usable.flatMap((c, k) => (answer.value[k + 1] ? c.rules : []));
+  return fewestCover(candidates, exception, deadline)?.flatMap((k) => candidates[k]!.rules);
 }
