@@ -22,7 +22,7 @@ import {
 } from './flows.js';
 import { exactCore, exactMaxSat } from './exact.js';
 import { greedyDecisions, type GreedyDecisions } from './greedy.js';
-import { SolverTimeout, conflictCore, solveMaxSat, type Lit, type MaxSatProblem } from './maxsat.js';
+import { SolverTimeout, conflictCore, solveMaxSat, type Lit, type MaxSatAnswer, type MaxSatProblem } from './maxsat.js';
 import type { NetNode } from './network.js';
 import { RuleModel, fewestRules, type ChosenRules, type Term } from './rule-model.js';
 import { synthesiseRules, widenedRule } from './rules.js';
@@ -610,12 +610,17 @@ export async function allocatePlaces(
     // The per-class count first (a far smaller formula: proven where the candidates' is not), then rules as deployed
     // (candidates) in what is left of the proof budget; without a proof of those, the per-class answer stands, its
     // lists the fewest for its drops but not proven the fewest of all.
-    let answer = await proof(proofDeadline)(enc.builder.problem(false));
-    if (answer?.status === 'sat' && enc.rules.size > 0) {
-      const full = encode(net, model, reqs, members, false, collapse, cuts);
-      const better = await proof(proofDeadline)(full.builder.problem(false));
+    // Rules as deployed (candidates): proven in the proof budget or, for an UNSAT answer, in the time limit.
+    const fewerRules = async (
+      selectors: boolean,
+      solve: (problem: MaxSatProblem) => Promise<MaxSatAnswer | undefined>,
+    ) => {
+      const full = encode(net, model, reqs, members, selectors, collapse, cuts);
+      const better = await solve(full.builder.problem(selectors));
       if (better) [enc, answer] = [full, better];
-    }
+    };
+    let answer = await proof(proofDeadline)(enc.builder.problem(false));
+    if (answer?.status === 'sat' && enc.rules.size > 0) await fewerRules(false, proof(proofDeadline));
     if (answer === undefined) {
       if (takeFast()) {
         done('fast');
@@ -624,14 +629,19 @@ export async function allocatePlaces(
       answer = await optimum(enc.builder.problem(false), deadline);
     }
     if (answer.status === 'unsat') {
-      enc = encode(net, model, reqs, members, true, collapse, cuts);
-      const problem = enc.builder.problem(true);
-      answer = await optimum(problem, deadline);
+      // Which requirements hold together, and the conflicts of the others, do not depend on how rules are counted:
+      // decided on the per-class formula, the smaller one (selectors are numbered alike in both).
+      enc = encode(net, model, reqs, members, true, collapse, cuts, true);
+      const perClass = enc.builder.problem(true);
+      answer = await optimum(perClass, deadline);
+      // An UNSAT answer is proven as before: within the time limit, not the proof budget.
+      if (answer.status === 'sat' && enc.rules.size > 0)
+        await fewerRules(true, (problem) => optimum(problem, deadline));
       const v = answer.value;
       const kept = members.filter((r) => value(enc.selector.get(r), v));
       for (const r of members.filter((m) => !kept.includes(m))) {
         decisions.satisfied[r] = false;
-        const core = await coreOf(problem, [enc.selector.get(r)!, ...kept.map((k) => enc.selector.get(k)!)]);
+        const core = await coreOf(perClass, [enc.selector.get(r)!, ...kept.map((k) => enc.selector.get(k)!)]);
         decisions.conflicts.set(
           r,
           members.filter((k) => k !== r && core.includes(enc.selector.get(k)!)),
