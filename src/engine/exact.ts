@@ -54,10 +54,10 @@ const holds = (model: boolean[], l: Lit) => (l > 0 ? model[l]! : !model[-l]);
  */
 function coreGuided(sat: SatSolver, group: Lit[], budget: SatBudget): boolean[] | undefined {
   const weight = new Map<Lit, number>();
-  for (const l of group) weight.set(l, (weight.get(l) ?? 0) + 1);
+  const add = (l: Lit, w: number) => weight.set(l, (weight.get(l) ?? 0) + w);
+  for (const l of group) add(l, 1);
   /** For a soft literal standing for "fewer than k + 1 of a core violated": that totalizer's outputs, and k. */
   const sums = new Map<Lit, { outputs: Lit[]; k: number }>();
-  const add = (l: Lit, w: number) => weight.set(l, (weight.get(l) ?? 0) + w);
   for (;;) {
     const assumptions = [...weight].flatMap(([l, w]) => (w > 0 ? [l] : []));
     const status = sat.solve(assumptions, budget);

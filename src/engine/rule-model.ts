@@ -245,7 +245,11 @@ export function candidateRules(
     [PROTO],
   );
   // Ports hold TCP and UDP packets only (docs/SEMANTICS.md): ANY with ports means both.
-  const portedAny = tightest([{ bounds: [0, 1] }], entered, [PROTO])[0];
+  const tcpOrUdp = [0, 1];
+  const portedAny = {
+    set: bitsOf(hulls.length, (k) => within(hulls[k]!, [PROTO], tcpOrUdp)),
+    meets: bitsOf(boxes.length, (k) => meeting(boxes[k]!, [PROTO], tcpOrUdp)),
+  };
   const sports = portRanges(entered, SPORT);
   const dports = portRanges(entered, DPORT);
   const found = new Map<string, Candidate>();
@@ -276,7 +280,7 @@ export function candidateRules(
             if (ported && plo === 2) continue;
             const widened = ported && plo === 0 && phi === 2;
             and(mtps, dp.meets, met);
-            if (widened && portedAny) {
+            if (widened) {
               and(set, portedAny.set, final);
               and(met, portedAny.meets, met);
             } else final.set(set);
@@ -449,25 +453,17 @@ export class RuleModel {
 }
 
 /**
- * The candidates (indices) giving exactly the `exception` classes the other action in the fewest rules: a set
- * cover, solved exactly within the deadline, or undefined when it runs out.
- */
-function fewestCover(candidates: Candidate[], exception: boolean[], deadline: number): number[] | undefined {
-  const usable = candidates.flatMap((c, k) => (c.covers.every((i) => exception[i]) ? [k] : []));
-  const hard = exception.flatMap((needed, i) =>
-    needed ? [usable.flatMap((k, j) => (candidates[k]!.covers.includes(i) ? [j + 1] : []))] : [],
-  );
-  const soft = [usable.flatMap((k, j) => candidates[k]!.rules.map(() => -(j + 1)))];
-  const answer = exactMaxSat({ variables: usable.length, hard, soft }, deadline);
-  if (answer?.status !== 'sat') return undefined;
-  return usable.filter((_, j) => answer.value[j + 1]);
-}
-
-/**
  * The fewest candidate rules giving exactly the `exception` classes the other action (for a fast answer, whose
- * drops are already chosen), or undefined when the deadline runs out.
+ * drops are already chosen): a set cover, solved exactly within the deadline, or undefined when it runs out.
  */
 export function fewestRules(classes: PacketClass[], exception: boolean[], deadline: number): Elements[] | undefined {
   const { candidates } = candidateRules(classes);
-  return fewestCover(candidates, exception, deadline)?.flatMap((k) => candidates[k]!.rules);
+  const usable = candidates.filter((c) => c.covers.every((i) => exception[i]));
+  const hard = classes.flatMap((_, i) =>
+    exception[i] ? [usable.flatMap((c, k) => (c.covers.includes(i) ? [k + 1] : []))] : [],
+  );
+  const soft = [usable.flatMap((c, k) => c.rules.map(() => -(k + 1)))];
+  const answer = exactMaxSat({ variables: usable.length, hard, soft }, deadline);
+  if (answer?.status !== 'sat') return undefined;
+  return usable.flatMap((c, k) => (answer.value[k + 1] ? c.rules : []));
 }
