@@ -68,12 +68,21 @@ function representable(box: Box, avoid: Box[]): Box[] {
   return [grow(box, avoid)];
 }
 
+/** TCP and UDP together: one rule only as ANY with ports (docs/SEMANTICS.md). */
+const portedAny = (b: Box) => b[2 * PROTO] === 0 && b[2 * PROTO + 1] === 1;
+
+/** Protocols one rule can name: one, all, or TCP and UDP with a port range. */
+const oneRuleProtocols = (b: Box) =>
+  single(b, PROTO) || full(b, PROTO) || (portedAny(b) && !(full(b, SPORT) && full(b, DPORT)));
+
 /** Widens a representable rule: protocol, ports, then address octets from the last one back. */
 function grow(box: Box, avoid: Box[]): Box {
   let b = box;
   for (const d of [PROTO, SPORT, DPORT]) {
     const wide = widen(b, [d]);
-    if (!full(b, d) && clear(wide, avoid)) b = wide;
+    if (full(b, d) || !clear(wide, avoid)) continue;
+    if (!oneRuleProtocols(wide)) continue;
+    b = wide;
   }
   for (const at of [DST, SRC]) {
     for (let k = 3; k >= 0; k--) {
@@ -102,8 +111,9 @@ function merge(a: Box, b: Box): Box | undefined {
   const merged = [...a];
   merged[2 * diff] = lo;
   merged[2 * diff + 1] = hi;
-  // Address octets must stay single or whole.
+  // Address octets must stay single or whole; TCP with UDP needs a port range.
   if (diff < SPORT && !full(merged, diff)) return undefined;
+  if (!oneRuleProtocols(merged)) return undefined;
   return merged;
 }
 
@@ -140,7 +150,7 @@ export function ruleOf(b: Box, action: 'ALLOW' | 'DENY'): Elements {
     action,
     source: address(b, SRC),
     destination: address(b, DST),
-    protocol: full(b, PROTO) ? 'ANY' : PROTOCOLS[b[2 * PROTO]!],
+    protocol: full(b, PROTO) || portedAny(b) ? 'ANY' : PROTOCOLS[b[2 * PROTO]!],
     srcPort: ports(b, SPORT),
     dstPort: ports(b, DPORT),
   };

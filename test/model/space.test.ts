@@ -9,11 +9,12 @@ import {
   contains,
   intersect,
   regionSubtract,
+  ruleBox,
   subtract,
   volume,
   type Box,
 } from '../../src/model/space.js';
-import { synthesiseRules } from '../../src/engine/rules.js';
+import { synthesiseRules, widenedRule } from '../../src/engine/rules.js';
 
 t.test('boxes intersect and subtract exactly', async (t) => {
   const a = boxOf({ src: '10.0.0.-1', dst: '*', dstPort: '0-100' });
@@ -192,4 +193,38 @@ t.test('a CIDR rule address is one box; synthesis keeps writing octet patterns',
   for (const r of rules) {
     t.notMatch(`${r.source} ${r.destination}`, /\//, `${r.source} -> ${r.destination}: octet patterns`);
   }
+});
+
+t.test('TCP with UDP is written as ANY with ports, never as one protocol nor as ANY without ports', async (t) => {
+  const other = boxOf({ src: '*', dst: '*', proto: 'OTHER' });
+  const web = boxOf({ src: '*', dst: '*', dstPort: '0-80' });
+  // A chosen rule taking TCP and UDP above port 80 (ANY with ports), widened without touching OTHER or port 80.
+  const widened = widenedRule(
+    { source: '100.0.1.1', destination: '100.0.4.1', protocol: 'ANY', srcPort: '*', dstPort: '81-65535' },
+    'ALLOW',
+    [other, web],
+  );
+  t.equal(widened.protocol, 'ANY');
+  t.equal(widened.dstPort, '81-65535');
+  const box = ruleBox(widened);
+  t.ok(contains(box, boxOf({ src: '100.0.1.1', dst: '100.0.4.1', dstPort: '1000-1500', proto: 'UDP' })), 'UDP kept');
+  t.notOk(intersect(box, other) || intersect(box, web), 'OTHER and port 80 untouched');
+  // TCP and UDP classes on every port, OTHER to avoid: no single rule can name both.
+  const p = new Partition();
+  p.add(boxOf({ src: '10.0.0.1', dst: '20.0.0.1', proto: 'TCP' }), true);
+  p.add(boxOf({ src: '10.0.0.1', dst: '20.0.0.1', proto: 'UDP' }), true);
+  p.add(boxOf({ src: '10.0.0.1', dst: '20.0.0.1', proto: 'OTHER' }), true);
+  const classes = p.classes();
+  const entering = classes.map((cls) => ({ cls, drop: cls.boxes.every((b) => intersect(b, other)) }));
+  const rules = synthesiseRules(entering, true);
+  const boxes = rules.map(ruleBox);
+  t.ok(
+    boxes.every((b) => !intersect(b, other)),
+    `no rule allows OTHER: ${JSON.stringify(rules)}`,
+  );
+  for (const proto of ['TCP', 'UDP'] as const)
+    t.ok(
+      boxes.some((b) => contains(b, boxOf({ src: '10.0.0.1', dst: '20.0.0.1', proto }))),
+      `${proto} allowed`,
+    );
 });
