@@ -52,7 +52,7 @@ const holds = (model: boolean[], l: Lit) => (l > 0 ? model[l]! : !model[-l]);
  * found once the remaining soft literals hold costs exactly the bound; they are then kept as hard clauses, so that
  * later groups keep this optimum. Undefined when the budget runs out.
  */
-function coreGuided(sat: SatSolver, group: Lit[], budget: SatBudget): boolean[] | undefined {
+function coreGuided(sat: SatSolver, group: Lit[], upper: number, budget: SatBudget): boolean[] | undefined {
   const weight = new Map<Lit, number>();
   const add = (l: Lit, w: number) => weight.set(l, (weight.get(l) ?? 0) + w);
   for (const l of group) add(l, 1);
@@ -81,10 +81,12 @@ function coreGuided(sat: SatSolver, group: Lit[], budget: SatBudget): boolean[] 
       }
     }
     if (core.length > 1) {
+      // Each violated core literal costs at least 1, and a known model costs `upper`: counting past upper + 1
+      // violations could only prove what cannot be (a bound above a known cost), so the totalizer stops there.
       const outputs = totalizer(
         sat,
         core.map((l) => -l),
-        core.length,
+        Math.min(core.length, upper + 1),
       );
       sums.set(-outputs[1]!, { outputs, k: 1 });
       add(-outputs[1]!, least);
@@ -111,7 +113,8 @@ export function exactMaxSat(p: MaxSatProblem, deadline: number): MaxSatAnswer | 
       group.forEach((l) => sat.addClause([l]));
       continue;
     }
-    const optimum = coreGuided(sat, group, budget);
+    const upper = group.filter((l) => !holds(model, l)).length;
+    const optimum = coreGuided(sat, group, upper, budget);
     if (!optimum) return undefined;
     model = optimum;
   }
