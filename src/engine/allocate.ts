@@ -525,6 +525,37 @@ export async function allocatePlaces(
   proofMs = timeoutMs,
   cuts: readonly AllocationCut[] = [],
 ): Promise<Decisions> {
+  // Only a proof-only allocation answers undefined.
+  return (await allocate(net, reqs, model, timeoutMs, tuning, proofMs, cuts, false))!;
+}
+
+/**
+ * Every component proven minimal by our own solver within `proofMs` (never Z3, never a fast answer), or undefined:
+ * for a second model of the same network, worth an answer only when proven.
+ */
+export function provenPlaces(
+  net: NetNode[],
+  reqs: Requirement[],
+  model: FlowModel,
+  proofMs: number,
+  tuning?: AllocationTuning,
+): Promise<Decisions | undefined> {
+  return allocate(net, reqs, model, proofMs, tuning, proofMs, [], true).catch((e: unknown) => {
+    if (e instanceof SolverTimeout) return undefined;
+    throw e;
+  });
+}
+
+async function allocate(
+  net: NetNode[],
+  reqs: Requirement[],
+  model: FlowModel,
+  timeoutMs: number,
+  tuning: AllocationTuning = { decompose: true, collapse: true },
+  proofMs: number,
+  cuts: readonly AllocationCut[],
+  proofOnly: boolean,
+): Promise<Decisions | undefined> {
   const decisions: Decisions = {
     satisfied: reqs.map(() => true),
     used: new Set(),
@@ -591,6 +622,7 @@ export async function allocatePlaces(
     const optimum = async (problem: MaxSatProblem, until: number) => {
       const exact = exactMaxSat(problem, until);
       if (exact) return exact;
+      if (proofOnly) throw new SolverTimeout();
       // Z3 reads a large problem for seconds even with a 1 ms limit: no call once the time is up.
       if (Date.now() >= until) throw new SolverTimeout();
       z3Used = true;
@@ -599,6 +631,7 @@ export async function allocatePlaces(
     const coreOf = async (problem: MaxSatProblem, assumptions: Lit[]) => {
       const exact = exactCore(problem, assumptions, deadline);
       if (exact) return exact;
+      if (proofOnly) throw new SolverTimeout();
       z3Used = true;
       return conflictCore(problem, assumptions, deadline - Date.now());
     };
@@ -622,6 +655,7 @@ export async function allocatePlaces(
     let answer = await proof(proofDeadline)(enc.builder.problem(false));
     if (answer?.status === 'sat' && enc.rules.size > 0) await fewerRules(false, proof(proofDeadline));
     if (answer === undefined) {
+      if (proofOnly) return undefined;
       if (takeFast()) {
         done('fast');
         continue;
@@ -681,5 +715,5 @@ export async function allocatePlaces(
     }
     done(z3Used ? 'solver' : 'exact');
   }
-  return decisions;
+  return proofOnly && !decisions.optimal ? undefined : decisions;
 }

@@ -16,6 +16,7 @@
  */
 import type { Property } from '../model/types.js';
 import { corridorLinks, type Corridor, type NetNode } from './network.js';
+import { refineForRules } from './rule-model.js';
 import {
   DST,
   Partition,
@@ -81,6 +82,11 @@ export interface FlowModel {
   flows: AtomicFlow[][][];
   /** The state graph of each requirement decided without paths. */
   graphs: (StateGraph | undefined)[];
+  /**
+   * No rule a synthesised firewall could have cuts a class (rule-model.ts's refineForRules splits none): only then
+   * are lists of rules taking whole classes every list, and the rule count provable.
+   */
+  cutFree: boolean;
 }
 
 const ANY_ADDRESS = [0, 255, 0, 255, 0, 255, 0, 255];
@@ -326,7 +332,19 @@ function stateGraph(
   };
 }
 
-export function computeFlows(net: NetNode[], requirements: Requirement[]): FlowModel {
+/** The address regions the network names: nodes' addresses and the private networks NATs hide. */
+function namedAddresses(net: NetNode[]): number[][] {
+  const named = new Map<string, number[]>();
+  for (const n of net) for (const a of [n.address, ...(n.natSources ?? [])]) if (a) named.set(a.join(','), a);
+  return [...named.values()];
+}
+
+/**
+ * The packet classes and flows of the requirements. `refine`: classes refined first so that no rule a synthesised
+ * firewall could have cuts one (rule-model.ts, `refineForRules`), for a rule count proven among every list; without
+ * it, `cutFree` tells whether the classes already are so.
+ */
+export function computeFlows(net: NetNode[], requirements: Requirement[], refine = false): FlowModel {
   const partition = new Partition();
   // Regions along every listed path, as predicates; remember which predicates each hop's packets lie in.
   const hopPredicates: number[][][][] = requirements.map((r) =>
@@ -347,7 +365,15 @@ export function computeFlows(net: NetNode[], requirements: Requirement[]): FlowM
   for (const k of [...met].sort((a, b) => a - b)) {
     for (const rule of net[k]!.rules ?? []) for (const box of ruleBoxes(rule)) partition.add(box, false);
   }
+  const synthesised = [...met].some((k) => net[k]!.configurable && !net[k]!.deployed);
+  if (refine && synthesised) refineForRules(partition, namedAddresses(net));
   const classes = partition.classes();
+  // Checked on the side: the partition is not used past this point.
+  let cutFree = true;
+  if (!refine && synthesised) {
+    refineForRules(partition, namedAddresses(net));
+    cutFree = partition.classes().length === classes.length;
+  }
   const byPredicate = new Map<number, PacketClass[]>();
   for (const c of classes) for (const m of c.members) (byPredicate.get(m) ?? byPredicate.set(m, []).get(m)!).push(c);
   const classesOf = (predicates: number[]) => {
@@ -384,7 +410,7 @@ export function computeFlows(net: NetNode[], requirements: Requirement[]): FlowM
   const graphs = requirements.map((r, ri) =>
     graphPreds[ri] ? stateGraph(net, r, classes, classesOf, graphPreds[ri]) : undefined,
   );
-  return { classes, flows, graphs };
+  return { classes, flows, graphs, cutFree };
 }
 
 /**

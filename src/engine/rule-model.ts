@@ -6,8 +6,9 @@
  * and destination each an octet pattern (any octets -1) or a CIDR prefix, one protocol or ANY, port ranges whose ends
  * are the classes' own. A candidate must take each entering class wholly or not at all (a rule that cuts a class is
  * not offered), and candidates are kept one per set of entering classes they cover (the tightest: anything wider that
- * covers the same classes can only cut more), so the set is complete for the objective and no larger than the number
- * of distinct covered sets. A class no candidate can take alone gets the pieces `coveringRules` splits it into, as
+ * covers the same classes can only cut more), so the set is complete for the objective where no rule could cut a
+ * class (`refineForRules`; otherwise the answer is not called minimal) and no larger than the number of distinct
+ * covered sets. A class no candidate can take alone gets the pieces `coveringRules` splits it into, as
  * one candidate costing one per piece.
  *
  * A list is modelled as rules of one action under a free default: the other action's rules are the selected
@@ -21,7 +22,19 @@ import type { NetNode } from './network.js';
 import type { Lit } from './maxsat.js';
 import { coveringRules, widenedRule } from './rules.js';
 import { exactMaxSat } from './exact.js';
-import { DPORT, DST, PROTO, PROTOCOLS, SPORT, SRC, type Box, type PacketClass } from '../model/space.js';
+import {
+  DPORT,
+  DST,
+  PROTO,
+  PROTOCOLS,
+  SPORT,
+  SRC,
+  UNIVERSE,
+  rewrite,
+  type Box,
+  type PacketClass,
+  type Partition,
+} from '../model/space.js';
 
 export type Term = Lit | boolean;
 
@@ -115,6 +128,46 @@ function addressGeneralisations(bounds: number[]): Generalisation[] {
     out.push({ bounds: gen, text: `${text}/${length}` });
   }
   return out;
+}
+
+/**
+ * Refines the classes so that no field a candidate rule can have cuts one (issue 26, item 7): a rule may take part
+ * of what was one class (drop TCP ports 0-80 of a reachability class whose other packets still pass), and that part
+ * must then be a class of its own for the candidates taking whole classes to be every candidate.
+ *
+ * The fields: a single protocol (where some class has one; else no rule with one takes a whole class), a port range
+ * between two of the classes' own ends, and in each address the network's named addresses (`named`: nodes'
+ * addresses, networks behind NATs): an address field is taken as the named addresses it contains, a named network
+ * (`165.165.165.-1`) being one endpoint that a rule takes wholly or not at all. Refined classes have no new ends,
+ * so one pass suffices. The engine uses it to tell whether a rule could cut a class (flows.ts, `cutFree`).
+ */
+export function refineForRules(partition: Partition, named: number[][]): void {
+  const hulls = partition.classes().map(hull);
+  const field = (d: number, lo: number, hi: number, base: Box = UNIVERSE) => {
+    const b = [...base];
+    b[2 * d] = lo;
+    b[2 * d + 1] = hi;
+    return b;
+  };
+  if (hulls.some((h) => h[2 * PROTO] === h[2 * PROTO + 1])) {
+    partition.add(field(PROTO, 0, 0), false);
+    partition.add(field(PROTO, 1, 1), false);
+  }
+  // Ports hold TCP and UDP packets only.
+  const ported = field(PROTO, 0, 1);
+  for (const d of [SPORT, DPORT]) {
+    const ends = new Set(hulls.flatMap((h) => [h[2 * d]!, h[2 * d + 1]! + 1]).filter((e) => e > 0 && e <= 65535));
+    for (const e of [...ends].sort((a, b) => a - b)) partition.add(field(d, 0, e - 1, ported), false);
+  }
+  for (const at of [SRC, DST]) {
+    // Only a class spanning more than one address can be cut there.
+    const dims = [0, 1, 2, 3].map((k) => at + k);
+    const wide = hulls.filter((h) => dims.some((d) => h[2 * d] !== h[2 * d + 1]));
+    for (const bounds of named) {
+      if (wide.some((h) => meeting(h, dims, bounds) && !within(h, dims, bounds)))
+        partition.add(rewrite(UNIVERSE, at, bounds), false);
+    }
+  }
 }
 
 /** A set of entering classes (or of their boxes), as 32-bit words. */

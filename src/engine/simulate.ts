@@ -7,6 +7,7 @@ import { badRequest, quote } from '../model/errors.js';
 import type { Elements, Graph, NFV, Property } from '../model/types.js';
 import {
   allocatePlaces,
+  provenPlaces,
   firstMatchDrops,
   type AllocationCut,
   type AllocationTuning,
@@ -532,6 +533,19 @@ export async function simulate(input: NFV, options: SimulateOptions = {}): Promi
   };
   let chosen: Decisions[] = [];
   for (const w of works) chosen.push(await allocate(w));
+  // Where a rule could cut a class (flows.ts, cutFree), a proven answer is proven among every list only once the
+  // refined classes prove it too: by our own solver in what is left of the proof budget; that answer is written.
+  // With a substrate the graphs are placed jointly, and a proof would need the refined classes throughout.
+  for (const [k, w] of works.entries()) {
+    const d = chosen[k]!;
+    if (problem || w.model.cutFree || !d.optimal) continue;
+    phase('flows');
+    const model = computeFlows(w.net, w.reqs, true);
+    phase('solving');
+    const proven = await provenPlaces(w.net, w.reqs, model, Math.max(1, proofDeadline - Date.now()), options.tuning);
+    timings.components.push(...(proven?.components ?? []));
+    if (proven) [works[k], chosen[k]] = [graphWork(w.graph, w.net, w.reqs, model), proven];
+  }
   let hosting: HostingReport = { status: 'none' };
   if (problem) {
     phase('placing');
@@ -556,7 +570,7 @@ export async function simulate(input: NFV, options: SimulateOptions = {}): Promi
   works.forEach((w, k) => {
     const { graph, net, reqs, model } = w;
     const decisions = chosen[k]!;
-    optimal &&= decisions.optimal;
+    optimal &&= decisions.optimal && model.cutFree;
     phase('writing');
     const initial = options.reconfigure ? (nfv.initialProperty?.property ?? []) : [];
     const heldBefore = (r: Requirement) =>

@@ -105,7 +105,7 @@ t.test('no budget left: no answer, so the caller falls back', async (t) => {
 });
 
 t.test('a VEREFOO input is solved without loading Z3', async (t) => {
-  const file = path.resolve('..', 'shared', 'verefoo-testfile', 'RegressioneTestCases', 'Test5_5.xml');
+  const file = path.resolve('..', 'shared', 'verefoo-testfile', 'RegressioneTestCases', 'Test5_6.xml');
   const { report } = await simulate(decodeDocument(NfvType, readFileSync(file, 'utf8')));
   t.equal(report.verdict, 'SAT');
   t.ok(report.optimal, 'proven minimal');
