@@ -600,10 +600,14 @@ async function allocate(
       decisions.optimal = false;
       return true;
     };
-    // A formula past ENCODING_LIMIT could not be proven in the proof budget: the fast answer comes first.
-    if (tuning.decompose && encodingSize(model, reqs, members) > ENCODING_LIMIT && takeFast()) {
-      report('fast', 0, 0, 0);
-      continue;
+    // A formula past ENCODING_LIMIT could not be proven in the proof budget: the fast answer comes first (a proof
+    // is all a proof-only allocation is for).
+    if (tuning.decompose && encodingSize(model, reqs, members) > ENCODING_LIMIT) {
+      if (proofOnly) return undefined;
+      if (takeFast()) {
+        report('fast', 0, 0, 0);
+        continue;
+      }
     }
     let enc = encode(net, model, reqs, members, false, collapse, cuts, true);
     const encoding = Math.round(performance.now() - started) / 1000;

@@ -29,6 +29,7 @@ import {
   PROTOCOLS,
   SPORT,
   SRC,
+  TCP_AND_UDP,
   UNIVERSE,
   rewrite,
   type Box,
@@ -143,21 +144,15 @@ function addressGeneralisations(bounds: number[]): Generalisation[] {
  */
 export function refineForRules(partition: Partition, named: number[][]): void {
   const hulls = partition.classes().map(hull);
-  const field = (d: number, lo: number, hi: number, base: Box = UNIVERSE) => {
-    const b = [...base];
-    b[2 * d] = lo;
-    b[2 * d + 1] = hi;
-    return b;
-  };
   if (hulls.some((h) => h[2 * PROTO] === h[2 * PROTO + 1])) {
-    partition.add(field(PROTO, 0, 0), false);
-    partition.add(field(PROTO, 1, 1), false);
+    partition.add(rewrite(UNIVERSE, PROTO, [0, 0]), false);
+    partition.add(rewrite(UNIVERSE, PROTO, [1, 1]), false);
   }
   // Ports hold TCP and UDP packets only.
-  const ported = field(PROTO, 0, 1);
+  const ported = rewrite(UNIVERSE, PROTO, TCP_AND_UDP);
   for (const d of [SPORT, DPORT]) {
     const ends = new Set(hulls.flatMap((h) => [h[2 * d]!, h[2 * d + 1]! + 1]).filter((e) => e > 0 && e <= 65535));
-    for (const e of [...ends].sort((a, b) => a - b)) partition.add(field(d, 0, e - 1, ported), false);
+    for (const e of [...ends].sort((a, b) => a - b)) partition.add(rewrite(ported, d, [0, e - 1]), false);
   }
   for (const at of [SRC, DST]) {
     // Only a class spanning more than one address can be cut there.
@@ -201,13 +196,13 @@ interface Option<T> {
   meets: Bits;
 }
 
-function within(box: readonly number[], dims: number[], gen: number[]): boolean {
+function within(box: readonly number[], dims: number[], gen: readonly number[]): boolean {
   for (let j = 0; j < dims.length; j++)
     if (box[2 * dims[j]!]! < gen[2 * j]! || box[2 * dims[j]! + 1]! > gen[2 * j + 1]!) return false;
   return true;
 }
 
-function meeting(box: readonly number[], dims: number[], gen: number[]): boolean {
+function meeting(box: readonly number[], dims: number[], gen: readonly number[]): boolean {
   for (let j = 0; j < dims.length; j++)
     if (box[2 * dims[j]!]! > gen[2 * j + 1]! || box[2 * dims[j]! + 1]! < gen[2 * j]!) return false;
   return true;
@@ -298,10 +293,9 @@ export function candidateRules(
     [PROTO],
   );
   // Ports hold TCP and UDP packets only (docs/SEMANTICS.md): ANY with ports means both.
-  const tcpOrUdp = [0, 1];
   const portedAny = {
-    set: bitsOf(hulls.length, (k) => within(hulls[k]!, [PROTO], tcpOrUdp)),
-    meets: bitsOf(boxes.length, (k) => meeting(boxes[k]!, [PROTO], tcpOrUdp)),
+    set: bitsOf(hulls.length, (k) => within(hulls[k]!, [PROTO], TCP_AND_UDP)),
+    meets: bitsOf(boxes.length, (k) => meeting(boxes[k]!, [PROTO], TCP_AND_UDP)),
   };
   const sports = portRanges(entered, SPORT);
   const dports = portRanges(entered, DPORT);

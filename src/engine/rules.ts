@@ -13,6 +13,7 @@ import {
   PROTOCOLS,
   SPORT,
   SRC,
+  TCP_AND_UDP,
   UNIVERSE,
   contains,
   intersect,
@@ -69,7 +70,7 @@ function representable(box: Box, avoid: Box[]): Box[] {
 }
 
 /** TCP and UDP together: one rule only as ANY with ports (docs/SEMANTICS.md). */
-const portedAny = (b: Box) => b[2 * PROTO] === 0 && b[2 * PROTO + 1] === 1;
+const portedAny = (b: Box) => b[2 * PROTO] === TCP_AND_UDP[0] && b[2 * PROTO + 1] === TCP_AND_UDP[1];
 
 /** Protocols one rule can name: one, all, or TCP and UDP with a port range. */
 const oneRuleProtocols = (b: Box) =>
@@ -80,9 +81,7 @@ function grow(box: Box, avoid: Box[]): Box {
   let b = box;
   for (const d of [PROTO, SPORT, DPORT]) {
     const wide = widen(b, [d]);
-    if (full(b, d) || !clear(wide, avoid)) continue;
-    if (!oneRuleProtocols(wide)) continue;
-    b = wide;
+    if (!full(b, d) && clear(wide, avoid) && oneRuleProtocols(wide)) b = wide;
   }
   for (const at of [DST, SRC]) {
     for (let k = 3; k >= 0; k--) {

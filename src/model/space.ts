@@ -49,7 +49,8 @@ export interface Traffic {
   proto?: string;
 }
 
-const TCP_AND_UDP: [number, number] = [0, 1];
+/** The protocols a port condition keeps. */
+export const TCP_AND_UDP: readonly [number, number] = [0, 1];
 
 /** The packets of a traffic description; a port condition keeps TCP and UDP only. */
 export function boxOf(t: Traffic): Box {
@@ -112,10 +113,13 @@ export function subtract(a: Box, b: Box): Box[] {
 
 export const boxKey = (b: Box) => b.join(',');
 
-/** Sets one address (octets starting at `at`) of every packet to the given pattern's bounds. */
-export function rewrite(b: Box, at: number, bounds: number[]): Box {
+/**
+ * Sets dimensions of every packet, from `at` on, to `bounds` (lo, hi per dimension): one address (its 4 octets'
+ * bounds) or one field.
+ */
+export function rewrite(b: Box, at: number, bounds: readonly number[]): Box {
   const out = [...b];
-  for (let k = 0; k < 8; k++) out[2 * at + k] = bounds[k]!;
+  for (let k = 0; k < bounds.length; k++) out[2 * at + k] = bounds[k]!;
   return out;
 }
 

@@ -10,8 +10,6 @@ import { NfvType, PropertyDefinitionType } from '../../model/resources.js';
 import { FUNCTIONAL_TYPES } from '../../model/resources.js';
 import type { Elements, Graph, NFV, Node, Property } from '../../model/types.js';
 import { runSimulation } from '../../engine/threads/pool.js';
-
-export { warmSolver } from '../../engine/threads/pool.js';
 import type {
   FirewallChange,
   FirewallReport,
@@ -28,6 +26,9 @@ import { done, envelope, json, operation, text, type EnvelopeReply, type Input }
 import { clearCollection, addGraph, findGraph, findRequirementSet, findSubstrate } from './lookups.js';
 import { ADP_AREA, type AdpData, type SimulationRecord, type SimulationRun } from '../../store/network.js';
 import { nextId, type IdSource } from '../../store/workspace.js';
+
+/** The solver thread started ahead of a simulation (the CLI's simulate warms it while reading its input). */
+export { warmSolver } from '../../engine/threads/pool.js';
 
 const nfvReply = { envelope: { item: NfvType } } as const;
 
