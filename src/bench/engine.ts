@@ -30,7 +30,7 @@ const rows: Row[] = [];
 for (const file of inputs) {
   const rel = path.relative(TESTFILES, file).split(path.sep).join('/');
   const ours = await answer(file);
-  const plain = await answer(file, { tuning: { decompose: false, collapse: false }, timeoutSeconds: 30 });
+  const plain = await answer(file, { tuning: { decompose: false, collapse: false, prune: false }, timeoutSeconds: 30 });
   const ref = refs.get(rel);
   rows.push({
     input: rel,

@@ -20,11 +20,11 @@ import {
   type Requirement,
   type StateGraph,
 } from './flows.js';
-import { exactCore, exactMaxSat } from './exact.js';
+import { OptimaProbe, exactCore, exactMaxSat } from './exact.js';
 import { greedyDecisions, type GreedyDecisions } from './greedy.js';
 import { SolverTimeout, conflictCore, solveMaxSat, type Lit, type MaxSatAnswer, type MaxSatProblem } from './maxsat.js';
 import type { NetNode } from './network.js';
-import { RuleModel, fewestRules, type ChosenRules, type Term } from './rule-model.js';
+import { RuleModel, fewestRules, type Exceptions, type ChosenRules, type Term } from './rule-model.js';
 import { synthesiseRules, widenedRule } from './rules.js';
 import { ruleHolds, type PacketClass } from '../model/space.js';
 
@@ -138,6 +138,34 @@ interface DeployedTerms {
   added: Map<number, Lit>;
 }
 
+/**
+ * What the optima of the groups before the rules allow, asked of the per-class formula (the same hard clauses on
+ * places, defaults and drops, without candidates): places none of them uses, and which exceptions a firewall's list
+ * could hold. Most places of a redundant network could take the firewalls; few do in an optimum.
+ */
+interface Known {
+  never: ReadonlySet<number>;
+  exceptions: Exceptions;
+}
+
+function knownOptima(perClass: Encoding, problem: MaxSatProblem, groups: number, deadline: number): Known | undefined {
+  const probe = OptimaProbe.open(problem, groups, deadline);
+  if (!probe) return undefined;
+  const possible = (terms: Term[]) =>
+    !terms.includes(false) && probe.possible(terms.filter((t): t is Lit => typeof t === 'number'));
+  const never = new Set([...perClass.used].filter(([, t]) => !possible([t])).map(([n]) => n));
+  const whitelists = perClass.rules.whitelists();
+  const exceptions: Exceptions = (n, cls, whitelist) => {
+    const u = perClass.used.get(n)!;
+    const w = whitelist ? whitelists.get(n)! : not(whitelists.get(n)!);
+    // The other action: a default DENY list lets the class pass, a default ALLOW one drops it.
+    const other = whitelist ? not(perClass.drop.get(`${n}:${cls}`)!) : perClass.drop.get(`${n}:${cls}`)!;
+    if (!possible([u, w, other])) return 'never';
+    return possible([u, w, not(other)]) ? 'maybe' : 'always';
+  };
+  return { never, exceptions };
+}
+
 function encode(
   net: NetNode[],
   model: FlowModel,
@@ -147,6 +175,7 @@ function encode(
   collapse = true,
   cuts: readonly AllocationCut[] = [],
   perClass = false,
+  known?: Known,
 ): Encoding {
   const b = new Builder();
   const used = new Map<number, Term>();
@@ -160,6 +189,7 @@ function encode(
       ruleCost: (lit, weight) => b.cost(RULES, lit, weight),
     },
     perClass,
+    known?.exceptions,
   );
   const selector = new Map<number, Lit>();
   const deployed = new Map<number, DeployedTerms>();
@@ -196,7 +226,7 @@ function encode(
     let t = used.get(n);
     if (t === undefined) {
       const node = net[n]!;
-      t = collapsed.has(n) ? false : node.optional ? b.fresh() : true;
+      t = collapsed.has(n) || known?.never.has(n) ? false : node.optional ? b.fresh() : true;
       used.set(n, t);
       if (typeof t === 'number') b.soft[node.costly ? NEW_FIREWALLS : OPTIONAL_FIREWALLS]!.push(-t);
     }
@@ -463,6 +493,8 @@ export interface AllocationTuning {
   decompose: boolean;
   /** Collapse allocation places that see exactly the same flows. */
   collapse: boolean;
+  /** Offer only the candidate rules some optimum before the rules could use (knownOptima). */
+  prune: boolean;
 }
 
 /** Soft literals of the groups after the requirements that the values leave false: what the answer costs. */
@@ -521,7 +553,7 @@ export async function allocatePlaces(
   reqs: Requirement[],
   model: FlowModel,
   timeoutMs: number,
-  tuning: AllocationTuning = { decompose: true, collapse: true },
+  tuning: AllocationTuning = { decompose: true, collapse: true, prune: true },
   proofMs = timeoutMs,
   cuts: readonly AllocationCut[] = [],
 ): Promise<Decisions> {
@@ -551,7 +583,7 @@ async function allocate(
   reqs: Requirement[],
   model: FlowModel,
   timeoutMs: number,
-  tuning: AllocationTuning = { decompose: true, collapse: true },
+  tuning: AllocationTuning = { decompose: true, collapse: true, prune: true },
   proofMs: number,
   cuts: readonly AllocationCut[],
   proofOnly: boolean,
@@ -647,17 +679,22 @@ async function allocate(
     // The per-class count first (a far smaller formula: proven where the candidates' is not), then rules as deployed
     // (candidates) in what is left of the proof budget; without a proof of those, the per-class answer stands, its
     // lists the fewest for its drops but not proven the fewest of all.
-    // Rules as deployed (candidates): proven in the proof budget or, for an UNSAT answer, in the time limit.
+    // Rules as deployed (candidates): proven in the proof budget or, for an UNSAT answer, in the time limit. Only
+    // the candidates some optimum so far could use are offered (knownOptima).
     const fewerRules = async (
       selectors: boolean,
+      until: number,
       solve: (problem: MaxSatProblem) => Promise<MaxSatAnswer | undefined>,
     ) => {
-      const full = encode(net, model, reqs, members, selectors, collapse, cuts);
+      const known = tuning.prune
+        ? knownOptima(enc, enc.builder.problem(selectors), selectors ? 3 : 2, until)
+        : undefined;
+      const full = encode(net, model, reqs, members, selectors, collapse, cuts, false, known);
       const better = await solve(full.builder.problem(selectors));
       if (better) [enc, answer] = [full, better];
     };
     let answer = await proof(proofDeadline)(enc.builder.problem(false));
-    if (answer?.status === 'sat' && enc.rules.size > 0) await fewerRules(false, proof(proofDeadline));
+    if (answer?.status === 'sat' && enc.rules.size > 0) await fewerRules(false, proofDeadline, proof(proofDeadline));
     if (answer === undefined) {
       if (proofOnly) return undefined;
       if (takeFast()) {
@@ -674,7 +711,7 @@ async function allocate(
       answer = await optimum(perClass, deadline);
       // An UNSAT answer is proven as before: within the time limit, not the proof budget.
       if (answer.status === 'sat' && enc.rules.size > 0)
-        await fewerRules(true, (problem) => optimum(problem, deadline));
+        await fewerRules(true, deadline, (problem) => optimum(problem, deadline));
       const v = answer.value;
       const kept = members.filter((r) => value(enc.selector.get(r), v));
       for (const r of members.filter((m) => !kept.includes(m))) {

@@ -234,6 +234,33 @@ export class SatSolver {
     return core;
   }
 
+  /**
+   * Whether unit propagation alone lets the assumptions (external literals) hold together: false proves they cannot;
+   * true proves nothing. Far cheaper than a solve, for a question asked of many literals.
+   */
+  propagates(assumptions: number[]): boolean {
+    if (!this.ok) return false;
+    this.backtrack(0);
+    let holds = true;
+    for (const a of assumptions) {
+      const l = code(a);
+      const now = this.litValue(l);
+      if (now > 0) continue;
+      if (now < 0) {
+        holds = false;
+        break;
+      }
+      this.trailLim.push(this.trail.length);
+      this.assign(l, -1);
+      if (this.propagate() >= 0) {
+        holds = false;
+        break;
+      }
+    }
+    this.backtrack(0);
+    return holds;
+  }
+
   /** Solves under assumptions (external literals), spending from the budget. */
   solve(assumptions: number[], budget: SatBudget): SatStatus {
     this.core = [];

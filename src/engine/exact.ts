@@ -95,20 +95,17 @@ function coreGuided(sat: SatSolver, group: Lit[], upper: number, budget: SatBudg
 }
 
 /**
- * The optimum of the lexicographic objectives, or undefined when the problem is too large or the budget ran out.
+ * Solves the groups in order on a loaded solver, each kept at its optimum (hard) before the next: the last model, or
+ * undefined when the budget ran out, or 'unsat' when the hard clauses cannot hold.
  */
-export function exactMaxSat(p: MaxSatProblem, deadline: number): MaxSatAnswer | undefined {
-  if (p.variables > EXACT_MAX_VARIABLES) return undefined;
-  const budget: SatBudget = { conflicts: EXACT_MAX_CONFLICTS, deadline };
-  const sat = loaded(p);
-  if (!sat) return { status: 'unsat', value: [] };
+function optimise(sat: SatSolver, groups: Lit[][], budget: SatBudget): boolean[] | 'unsat' | undefined {
   // Soft variables are decided first, each the way that satisfies it, so that the first model is a greedy one: a
   // group it already satisfies needs no core.
-  p.soft.forEach((group, g) => group.forEach((l) => sat.prefer(l, p.soft.length - g)));
+  groups.forEach((group, g) => group.forEach((l) => sat.prefer(l, groups.length - g)));
   const first = sat.solve([], budget);
-  if (first !== 'sat') return first === 'unsat' ? { status: 'unsat', value: [] } : undefined;
+  if (first !== 'sat') return first === 'unsat' ? 'unsat' : undefined;
   let model = sat.model;
-  for (const group of p.soft) {
+  for (const group of groups) {
     if (group.every((l) => holds(model, l))) {
       group.forEach((l) => sat.addClause([l]));
       continue;
@@ -118,7 +115,42 @@ export function exactMaxSat(p: MaxSatProblem, deadline: number): MaxSatAnswer | 
     if (!optimum) return undefined;
     model = optimum;
   }
-  return { status: 'sat', value: model.slice(0, p.variables + 1) };
+  return model;
+}
+
+/**
+ * The optimum of the lexicographic objectives, or undefined when the problem is too large or the budget ran out.
+ */
+export function exactMaxSat(p: MaxSatProblem, deadline: number): MaxSatAnswer | undefined {
+  if (p.variables > EXACT_MAX_VARIABLES) return undefined;
+  const budget: SatBudget = { conflicts: EXACT_MAX_CONFLICTS, deadline };
+  const sat = loaded(p);
+  const model = sat ? optimise(sat, p.soft, budget) : 'unsat';
+  if (model === 'unsat') return { status: 'unsat', value: [] };
+  return model && { status: 'sat', value: model.slice(0, p.variables + 1) };
+}
+
+/**
+ * Questions about the optima of a problem's first soft groups, answered by unit propagation over the problem, those
+ * optima kept hard and what the search learnt: a literal it refutes is in no optimum; one it does not may still be
+ * in none (a safe answer for pruning, and cheap enough to ask of every class at every place).
+ */
+export class OptimaProbe {
+  private constructor(private readonly sat: SatSolver) {}
+
+  /** Undefined when the problem is too large, cannot hold, or the budget ran out. */
+  static open(p: MaxSatProblem, groups: number, deadline: number): OptimaProbe | undefined {
+    if (p.variables > EXACT_MAX_VARIABLES) return undefined;
+    const budget: SatBudget = { conflicts: EXACT_MAX_CONFLICTS, deadline };
+    const sat = loaded(p);
+    const first = sat && optimise(sat, p.soft.slice(0, groups), budget);
+    return first && first !== 'unsat' ? new OptimaProbe(sat!) : undefined;
+  }
+
+  /** False when no optimum makes all of `lits` true; true when that is not refuted. */
+  possible(lits: Lit[]): boolean {
+    return this.sat.propagates(lits);
+  }
 }
 
 /**

@@ -39,6 +39,14 @@ import {
 
 export type Term = Lit | boolean;
 
+/**
+ * Whether, in answers optimal in everything before the rules with firewall `node` in use under the given default
+ * (whitelist: DENY), class `cls` takes the other action: in none, maybe, or in all (as far as allocate.ts's probe
+ * can tell: 'maybe' is always safe). A candidate is in such an answer's list only if each class it covers may take
+ * the other action; and of two candidates differing only in classes that always do, the wider serves as well.
+ */
+export type Exceptions = (node: number, cls: number, whitelist: boolean) => 'never' | 'maybe' | 'always';
+
 /** Where the rule model writes its part of the problem. */
 export interface ClauseSink {
   fresh(): Lit;
@@ -71,6 +79,8 @@ interface Candidate {
 }
 
 interface Entering {
+  /** Index into the model's classes. */
+  index: number;
   cls: PacketClass;
   drop: Lit;
   used: Term;
@@ -189,6 +199,43 @@ const members = (bits: Bits): number[] => {
   return out;
 };
 
+/** Whether a box met (bit of `met`) belongs to a class not contained (`final`): the rule would cut that class. */
+function cutsSome(met: Bits, final: Bits, owner: number[]): boolean {
+  for (let w = 0; w < met.length; w++) {
+    for (let word = met[w]!; word !== 0; word &= word - 1) {
+      const o = owner[32 * w + 31 - Math.clz32(word & -word)]!;
+      if (!((final[o >> 5]! >>> (o & 31)) & 1)) return true;
+    }
+  }
+  return false;
+}
+
+/** Values keyed by bit sets: by a hash of the words, compared word by word (no string built per lookup). */
+class BitsTable<T> {
+  private readonly buckets = new Map<number, { bits: Bits; value: T }[]>();
+
+  private static hash(bits: Bits): number {
+    let h = 0x811c9dc5;
+    for (let w = 0; w < bits.length; w++) h = Math.imul(h ^ bits[w]!, 16777619);
+    return h;
+  }
+
+  get(bits: Bits): T | undefined {
+    const bucket = this.buckets.get(BitsTable.hash(bits));
+    return bucket?.find((e) => e.bits.every((word, w) => word === bits[w]))?.value;
+  }
+
+  /** Sets a value for a set not yet in the table (a copy of it is kept). */
+  set(bits: Bits, value: T): void {
+    const h = BitsTable.hash(bits);
+    (this.buckets.get(h) ?? this.buckets.set(h, []).get(h)!).push({ bits: bits.slice(), value });
+  }
+
+  values(): T[] {
+    return [...this.buckets.values()].flatMap((bucket) => bucket.map((e) => e.value));
+  }
+}
+
 /** What an option (bounds on a group of dimensions) covers: classes whose hull it contains, boxes it meets. */
 interface Option<T> {
   option: T;
@@ -299,7 +346,7 @@ export function candidateRules(
   };
   const sports = portRanges(entered, SPORT);
   const dports = portRanges(entered, DPORT);
-  const found = new Map<string, Candidate>();
+  const found = new BitsTable<Candidate>();
   const words = (hulls.length + 31) >> 5;
   const [st, stp, stps, set, final] = Array.from({ length: 5 }, () => new Uint32Array(words));
   const [mt, mtp, mtps, met] = Array.from({ length: 4 }, () => new Uint32Array((boxes.length + 31) >> 5));
@@ -317,7 +364,7 @@ export function candidateRules(
           if (!and(stp, sp.set, stps)) continue;
           and(mtp, sp.meets, mtps);
           for (const dp of dports) {
-            if (!and(stps, dp.set, set) || found.has(set.join(','))) continue;
+            if (!and(stps, dp.set, set) || found.get(set)) continue;
             if (++combinations > MAX_COMBINATIONS) {
               complete = false;
               break search;
@@ -331,12 +378,7 @@ export function candidateRules(
               and(set, portedAny.set, final);
               and(met, portedAny.meets, met);
             } else final.set(set);
-            const covers = members(final);
-            if (covers.length === 0) continue;
-            // A box met whose class is not contained: the rule would cut that class.
-            if (members(met).some((b) => !((final[owner[b]! >> 5]! >>> (owner[b]! & 31)) & 1))) continue;
-            const key = final.join(',');
-            if (found.has(key)) continue;
+            if (final.every((w) => w === 0) || cutsSome(met, final, owner) || found.get(final)) continue;
             const rule = {
               source: s.option.text,
               destination: t.option.text,
@@ -344,7 +386,7 @@ export function candidateRules(
               srcPort: portText(sp.option.bounds[0]!, sp.option.bounds[1]!),
               dstPort: portText(dp.option.bounds[0]!, dp.option.bounds[1]!),
             } as Omit<Elements, 'action'>;
-            found.set(key, { covers, rules: [rule] });
+            found.set(final, { covers: members(final), rules: [rule] });
           }
         }
       }
@@ -352,14 +394,45 @@ export function candidateRules(
   }
   // A class no candidate takes alone: the pieces it splits into, as one candidate.
   classes.forEach((c, k) => {
-    const key = bitsOf(classes.length, (j) => j === k).join(',');
-    if (found.has(key)) return;
+    const key = bitsOf(classes.length, (j) => j === k);
+    if (found.get(key)) return;
     const others = classes.filter((_, j) => j !== k);
     const pieces = coveringRules([c], others, 'DENY').map(({ action: _, ...rule }) => rule);
     found.set(key, { covers: [k], rules: pieces });
   });
-  const candidates = [...found.values()].sort((a, b) => compareSets(a.covers, b.covers));
+  const candidates = found.values().sort((a, b) => compareSets(a.covers, b.covers));
   return { candidates, complete };
+}
+
+/**
+ * The candidates worth offering under one default, given what each entering class does there (`Exceptions`): those
+ * covering no class that never takes the other action, and of those covering the same classes that may or may not,
+ * the ones no wider candidate as cheap contains (the difference is classes that take the other action anyway).
+ */
+function offered(candidates: Candidate[], known: ReturnType<Exceptions>[], size: number): Candidate[] {
+  const byOpen = new Map<string, Candidate[]>();
+  for (const c of candidates) {
+    if (c.covers.some((i) => known[i] === 'never')) continue;
+    const key = c.covers.filter((i) => known[i] === 'maybe').join(',');
+    (byOpen.get(key) ?? byOpen.set(key, []).get(key)!).push(c);
+  }
+  const out: Candidate[] = [];
+  for (const group of byOpen.values()) {
+    // Widest first: a dominated candidate is contained in a kept one (containment and cost are transitive).
+    group.sort((a, b) => b.covers.length - a.covers.length || a.rules.length - b.rules.length);
+    const kept: { c: Candidate; bits: Bits }[] = [];
+    for (const c of group) {
+      const bits = bitsOf(size, () => false);
+      for (const i of c.covers) bits[i >> 5]! |= 1 << (i & 31);
+      const wider = (d: { c: Candidate; bits: Bits }) =>
+        d.c.rules.length <= c.rules.length &&
+        d.c.covers.length > c.covers.length &&
+        bits.every((word, w) => (word & ~d.bits[w]!) === 0);
+      if (!kept.some(wider)) kept.push({ c, bits });
+    }
+    out.push(...kept.map((k) => k.c));
+  }
+  return out;
 }
 
 /** The order of bit sets as numbers (the highest member decides), so that the candidates' order is fixed. */
@@ -398,6 +471,7 @@ export class RuleModel {
     private readonly classes: PacketClass[],
     private readonly sink: ClauseSink,
     readonly perClass = false,
+    private readonly known?: Exceptions,
   ) {}
 
   /** The term "node n drops class cls" (n's rules are synthesised; `used` says whether n is a firewall at all). */
@@ -412,7 +486,7 @@ export class RuleModel {
       fw = { whitelist, entering: [], candidates: [], exception: [] };
       this.firewalls.set(n, fw);
     }
-    fw.entering.push({ cls: this.classes[cls]!, drop, used });
+    fw.entering.push({ index: cls, cls: this.classes[cls]!, drop, used });
     return drop;
   }
 
@@ -451,20 +525,30 @@ export class RuleModel {
       return;
     }
     const generalisations = new Map<string, Generalisation[]>();
-    for (const fw of this.firewalls.values()) {
+    for (const [n, fw] of this.firewalls) {
       const { candidates, complete } = candidateRules(
         fw.entering.map((e) => e.cls),
         generalisations,
       );
       this.complete &&= complete;
       fw.candidates = candidates;
-      fw.exception = candidates.map((c) => {
+      const { known } = this;
+      if (known) {
+        const defaults = typeof fw.whitelist === 'boolean' ? [fw.whitelist] : [false, true];
+        const kept = new Set<Candidate>();
+        for (const w of defaults) {
+          const status = fw.entering.map((e) => known(n, e.index, w));
+          for (const c of offered(candidates, status, fw.entering.length)) kept.add(c);
+        }
+        fw.candidates = candidates.filter((c) => kept.has(c));
+      }
+      fw.exception = fw.candidates.map((c) => {
         const x = sink.fresh();
         sink.ruleCost(-x, c.rules.length);
         return x;
       });
       const exceptions = fw.entering.map(() => [] as Lit[]);
-      candidates.forEach((c, k) => {
+      fw.candidates.forEach((c, k) => {
         for (const i of c.covers) exceptions[i]!.push(fw.exception[k]!);
       });
       fw.entering.forEach((e, i) => {

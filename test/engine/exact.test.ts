@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import t from 'tap';
 import { random } from '../../src/bench/topology.js';
-import { exactCore, exactMaxSat } from '../../src/engine/exact.js';
+import { OptimaProbe, exactCore, exactMaxSat } from '../../src/engine/exact.js';
 import { z3Started, type MaxSatProblem } from '../../src/engine/maxsat.js';
 import { simulate } from '../../src/engine/simulate.js';
 import { decodeDocument } from '../../src/model/codec.js';
@@ -70,6 +70,53 @@ t.test('random problems: the optimum of every objective equals brute force', asy
       t.fail(`problem ${k}: costs ${costs(p, value)}, optimum ${expected}`);
   }
   t.ok(unsat > 10 && unsat < 200, `both kinds occur (${unsat} of 300 unsatisfiable)`);
+});
+
+t.test('the optima probe refutes only what no optimum of the first groups holds', async (t) => {
+  const rnd = random(5);
+  let refuted = 0;
+  let asked = 0;
+  for (let k = 0; k < 300; k++) {
+    const variables = 3 + Math.floor(rnd() * 8);
+    const p: MaxSatProblem = {
+      variables,
+      hard: Array.from({ length: Math.floor(variables * (1 + rnd() * 2)) }, () =>
+        Array.from({ length: 2 + Math.floor(rnd() * 2) }, () => lit(rnd, variables)),
+      ),
+      soft: Array.from({ length: 1 + Math.floor(rnd() * 2) }, () =>
+        Array.from({ length: 1 + Math.floor(rnd() * variables) }, () => lit(rnd, variables)),
+      ),
+    };
+    const groups = 1 + Math.floor(rnd() * p.soft.length);
+    const head = { ...p, soft: p.soft.slice(0, groups) };
+    const optimum = bruteOptimum(head);
+    const probe = OptimaProbe.open(p, groups, later());
+    if (!optimum) {
+      if (probe) t.fail(`problem ${k}: a probe where nothing satisfies the hard clauses`);
+      continue;
+    }
+    if (!probe) {
+      t.fail(`problem ${k}: no probe`);
+      continue;
+    }
+    for (let q = 0; q < 4; q++) {
+      const lits = Array.from({ length: 1 + Math.floor(rnd() * 2) }, () => lit(rnd, variables));
+      asked++;
+      if (probe.possible(lits)) continue;
+      refuted++;
+      // Refuted: no assignment optimal for the first groups makes every literal true.
+      for (let bits = 0; bits < 1 << variables; bits++) {
+        const value = (v: number) => ((bits >> (v - 1)) & 1) === 1;
+        const optimal =
+          p.hard.every((c) => c.some((l) => holds(l, value))) && costs(head, value).join() === optimum.join();
+        if (optimal && lits.every((l) => holds(l, value))) {
+          t.fail(`problem ${k}: ${lits} refuted, but an optimum holds them`);
+          break;
+        }
+      }
+    }
+  }
+  t.ok(refuted > asked / 10, `it refutes (${refuted} of ${asked} questions)`);
 });
 
 t.test('cores are unsatisfiable and minimal', async (t) => {

@@ -5,47 +5,14 @@
  * fabrics are answered, never refused as bad input; a NAT on a cycle with too many paths is a 422 naming the bound.
  */
 import t from 'tap';
-import { random } from '../../src/bench/topology.js';
 import { generateFabric } from '../../src/bench/fabric.js';
 import { NfvError } from '../../src/model/errors.js';
 import type { NFV } from '../../src/model/types.js';
 import type { PathListing, SimulationResult } from '../../src/engine/simulate.js';
 import { checkedSimulate } from './evaluator.js';
-import { smallNetwork } from './random-network.js';
-import { TooManyPaths, simplePaths } from './packets.js';
+import { withDecisions } from './random-network.js';
 
 const NETWORKS = 300;
-
-/**
- * A random network of the evaluator's tests with decisions to make (places and rule-less firewalls), keeping the
- * requirements whose ends some path joins (the others are 400s, the same both ways).
- */
-function withDecisions(seed: number): NFV {
-  const nfv = smallNetwork(seed);
-  const nodes = new Map(nfv.graphs.graph![0]!.node.map((n) => [n.name, n]));
-  const joined = (src: string, dst: string) => {
-    try {
-      return simplePaths(nodes, src, dst, 1000).length > 0;
-    } catch (e) {
-      if (e instanceof TooManyPaths) return true;
-      throw e;
-    }
-  };
-  const properties = nfv.propertyDefinition.property;
-  nfv.propertyDefinition.property = properties.filter((p) => joined(p.src, p.dst));
-  if (nfv.networkForwardingPaths && !nfv.propertyDefinition.property.includes(properties[0]!))
-    delete nfv.networkForwardingPaths;
-  const rnd = random(seed + 10_000);
-  for (const n of nfv.graphs.graph![0]!.node) {
-    if (n.functionalType !== 'FIREWALL') continue;
-    const roll = rnd();
-    if (roll < 0.5) {
-      delete n.functionalType;
-      delete n.configuration;
-    } else if (roll < 0.75) n.configuration = { name: 'fw', firewall: { defaultAction: 'DENY' } };
-  }
-  return nfv;
-}
 
 type Outcome = SimulationResult | { status: number; message: string };
 

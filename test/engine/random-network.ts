@@ -5,6 +5,7 @@
  */
 import { random } from '../../src/bench/topology.js';
 import type { Elements, NFV, Node, Property } from '../../src/model/types.js';
+import { TooManyPaths, simplePaths } from './packets.js';
 
 /** A small random network with at least one cycle, every requirement claimed satisfied. */
 export function smallNetwork(seed: number): NFV {
@@ -107,6 +108,37 @@ export function smallNetwork(seed: number): NFV {
   if (chance(0.1)) {
     const p = properties[0]!;
     nfv.networkForwardingPaths = { path: [{ id: 1, pathNode: [p.src, pick(core), p.dst].map((name) => ({ name })) }] };
+  }
+  return nfv;
+}
+
+/**
+ * A random network of the evaluator's tests with decisions to make (places and rule-less firewalls), keeping the
+ * requirements whose ends some path joins (the others are 400s, the same both ways).
+ */
+export function withDecisions(seed: number): NFV {
+  const nfv = smallNetwork(seed);
+  const nodes = new Map(nfv.graphs.graph![0]!.node.map((n) => [n.name, n]));
+  const joined = (src: string, dst: string) => {
+    try {
+      return simplePaths(nodes, src, dst, 1000).length > 0;
+    } catch (e) {
+      if (e instanceof TooManyPaths) return true;
+      throw e;
+    }
+  };
+  const properties = nfv.propertyDefinition.property;
+  nfv.propertyDefinition.property = properties.filter((p) => joined(p.src, p.dst));
+  if (nfv.networkForwardingPaths && !nfv.propertyDefinition.property.includes(properties[0]!))
+    delete nfv.networkForwardingPaths;
+  const rnd = random(seed + 10_000);
+  for (const n of nfv.graphs.graph![0]!.node) {
+    if (n.functionalType !== 'FIREWALL') continue;
+    const roll = rnd();
+    if (roll < 0.5) {
+      delete n.functionalType;
+      delete n.configuration;
+    } else if (roll < 0.75) n.configuration = { name: 'fw', firewall: { defaultAction: 'DENY' } };
   }
   return nfv;
 }
