@@ -705,9 +705,11 @@ async function allocate(
     }
     if (answer.status === 'unsat') {
       // Which requirements hold together, and the conflicts of the others, do not depend on how rules are counted:
-      // decided on the per-class formula, the smaller one (selectors are numbered alike in both).
+      // decided on the per-class formula, the smaller one.
       enc = encode(net, model, reqs, members, true, collapse, cuts, true);
       const perClass = enc.builder.problem(true);
+      // The candidates' formula numbers its variables apart (pruned places have none): cores are the per-class one's.
+      const selector = enc.selector;
       answer = await optimum(perClass, deadline);
       // An UNSAT answer is proven as before: within the time limit, not the proof budget.
       if (answer.status === 'sat' && enc.rules.size > 0)
@@ -716,10 +718,10 @@ async function allocate(
       const kept = members.filter((r) => value(enc.selector.get(r), v));
       for (const r of members.filter((m) => !kept.includes(m))) {
         decisions.satisfied[r] = false;
-        const core = await coreOf(perClass, [enc.selector.get(r)!, ...kept.map((k) => enc.selector.get(k)!)]);
+        const core = await coreOf(perClass, [selector.get(r)!, ...kept.map((k) => selector.get(k)!)]);
         decisions.conflicts.set(
           r,
-          members.filter((k) => k !== r && core.includes(enc.selector.get(k)!)),
+          members.filter((k) => k !== r && core.includes(selector.get(k)!)),
         );
       }
     }
