@@ -20,11 +20,18 @@ import {
   type Requirement,
   type StateGraph,
 } from './flows.js';
-import { OptimaProbe, exactCore, exactMaxSat } from './exact.js';
+import { EXACT_MAX_VARIABLES, OptimaProbe, exactCore, exactMaxSat } from './exact.js';
 import { greedyDecisions, type GreedyDecisions } from './greedy.js';
 import { SolverTimeout, conflictCore, solveMaxSat, type Lit, type MaxSatAnswer, type MaxSatProblem } from './maxsat.js';
 import type { NetNode } from './network.js';
-import { RuleModel, fewestRules, type Exceptions, type ChosenRules, type Term } from './rule-model.js';
+import {
+  RuleModel,
+  fewestRules,
+  type CandidateBound,
+  type ChosenRules,
+  type Exceptions,
+  type Term,
+} from './rule-model.js';
 import { synthesiseRules, widenedRule } from './rules.js';
 import { ruleHolds, type PacketClass } from '../model/space.js';
 
@@ -176,6 +183,7 @@ function encode(
   cuts: readonly AllocationCut[] = [],
   perClass = false,
   known?: Known,
+  bound?: CandidateBound,
 ): Encoding {
   const b = new Builder();
   const used = new Map<number, Term>();
@@ -430,7 +438,7 @@ function encode(
   }
   // A cut belongs to the component whose flows reach its nodes (components() keeps a cut's nodes together).
   for (const cut of cuts) if (cut.every((n) => used.has(n))) b.clause(cut.map((n) => not(used.get(n)!)));
-  rules.finish();
+  rules.finish(bound);
   return { builder: b, used, drop, rules, selector, deployed };
 }
 
@@ -689,7 +697,10 @@ async function allocate(
       const known = tuning.prune
         ? knownOptima(enc, enc.builder.problem(selectors), selectors ? 3 : 2, until)
         : undefined;
-      const full = encode(net, model, reqs, members, selectors, collapse, cuts, false, known);
+      // Our own solver takes at most EXACT_MAX_VARIABLES: a proof-only allocation stops building past that.
+      const bound = { candidates: proofOnly ? EXACT_MAX_VARIABLES : Infinity, deadline: until };
+      const full = encode(net, model, reqs, members, selectors, collapse, cuts, false, known, bound);
+      if (full.rules.abandoned) return;
       const better = await solve(full.builder.problem(selectors));
       if (better) [enc, answer] = [full, better];
     };

@@ -5,11 +5,15 @@
  * addresses and their generalisations (octet patterns with any octets -1, CIDR prefixes), its ports and their
  * ranges, and each protocol or ANY, looks for a shorter valid list: there is none where the answer is called
  * minimal, and none of whole-class rules anywhere. It shares no code with src/engine: it decides
- * the requirements on its own packet atoms (host pair, protocol, port cells).
+ * the requirements on its own packet atoms (host pair, protocol, port cells). Also: a candidate formula past its
+ * bound (rule-model.ts, `CandidateBound`) is given up whole.
  */
 import t from 'tap';
 import { random } from '../../src/bench/topology.js';
 import type { Property } from '../../src/model/types.js';
+import { DPORT, PROTO, Partition, UNIVERSE, rewrite } from '../../src/model/space.js';
+import type { NetNode } from '../../src/engine/network.js';
+import { RuleModel, type CandidateBound, type Term } from '../../src/engine/rule-model.js';
 import { checkedSimulate } from './evaluator.js';
 import { isolation, network, place, reachability, webclient, webserver } from './build.js';
 
@@ -268,4 +272,24 @@ t.test('the rule count called minimal is never above the shortest valid list of 
   t.ok(proven >= 180, `${proven} answers called minimal, each checked against every list`);
   t.comment(`not called minimal, and shorter with a rule that cuts a class: ${cutting.length}`);
   for (const line of cutting) t.comment(line);
+});
+
+t.test('a candidate formula past its bound is given up, with no clause written for it', async (t) => {
+  const partition = new Partition();
+  for (const port of [80, 443, 22]) partition.add(rewrite(rewrite(UNIVERSE, PROTO, [0, 0]), DPORT, [port, port]), true);
+  const classes = partition.classes();
+  const build = (bound?: CandidateBound) => {
+    let variables = 0;
+    const clauses: Term[][] = [];
+    const sink = { fresh: () => ++variables, clause: (c: Term[]) => clauses.push(c), ruleCost: () => {} };
+    const model = new RuleModel([{ defaultAction: 'ALLOW' } as NetNode], classes, sink);
+    classes.forEach((_, k) => model.term(0, k, true));
+    const before = clauses.length;
+    model.finish(bound);
+    return { abandoned: model.abandoned, written: clauses.length - before };
+  };
+  t.same(build().abandoned, false, 'no bound: built');
+  t.ok(build().written > 0, 'no bound: clauses written');
+  t.same(build({ candidates: 1, deadline: Date.now() + 60_000 }), { abandoned: true, written: 0 }, 'too many');
+  t.same(build({ candidates: Infinity, deadline: Date.now() - 1 }), { abandoned: true, written: 0 }, 'too late');
 });
