@@ -209,43 +209,6 @@ const members = (bits: Bits): number[] => {
   return out;
 };
 
-/** Whether a box met (bit of `met`) belongs to a class not contained (`final`): the rule would cut that class. */
-function cutsSome(met: Bits, final: Bits, owner: number[]): boolean {
-  for (let w = 0; w < met.length; w++) {
-    for (let word = met[w]!; word !== 0; word &= word - 1) {
-      const o = owner[32 * w + 31 - Math.clz32(word & -word)]!;
-      if (!((final[o >> 5]! >>> (o & 31)) & 1)) return true;
-    }
-  }
-  return false;
-}
-
-/** Values keyed by bit sets: by a hash of the words, compared word by word (no string built per lookup). */
-class BitsTable<T> {
-  private readonly buckets = new Map<number, { bits: Bits; value: T }[]>();
-
-  private static hash(bits: Bits): number {
-    let h = 0x811c9dc5;
-    for (let w = 0; w < bits.length; w++) h = Math.imul(h ^ bits[w]!, 16777619);
-    return h;
-  }
-
-  get(bits: Bits): T | undefined {
-    const bucket = this.buckets.get(BitsTable.hash(bits));
-    return bucket?.find((e) => e.bits.every((word, w) => word === bits[w]))?.value;
-  }
-
-  /** Sets a value for a set not yet in the table (a copy of it is kept). */
-  set(bits: Bits, value: T): void {
-    const h = BitsTable.hash(bits);
-    (this.buckets.get(h) ?? this.buckets.set(h, []).get(h)!).push({ bits: bits.slice(), value });
-  }
-
-  values(): T[] {
-    return [...this.buckets.values()].flatMap((bucket) => bucket.map((e) => e.value));
-  }
-}
-
 /** What an option (bounds on a group of dimensions) covers: classes whose hull it contains, boxes it meets. */
 interface Option<T> {
   option: T;
@@ -356,7 +319,7 @@ export function candidateRules(
   };
   const sports = portRanges(entered, SPORT);
   const dports = portRanges(entered, DPORT);
-  const found = new BitsTable<Candidate>();
+  const found = new Map<string, Candidate>();
   const words = (hulls.length + 31) >> 5;
   const [st, stp, stps, set, final] = Array.from({ length: 5 }, () => new Uint32Array(words));
   const [mt, mtp, mtps, met] = Array.from({ length: 4 }, () => new Uint32Array((boxes.length + 31) >> 5));
@@ -374,7 +337,7 @@ export function candidateRules(
           if (!and(stp, sp.set, stps)) continue;
           and(mtp, sp.meets, mtps);
           for (const dp of dports) {
-            if (!and(stps, dp.set, set) || found.get(set)) continue;
+            if (!and(stps, dp.set, set) || found.has(set.join(','))) continue;
             if (++combinations > MAX_COMBINATIONS) {
               complete = false;
               break search;
@@ -388,7 +351,12 @@ export function candidateRules(
               and(set, portedAny.set, final);
               and(met, portedAny.meets, met);
             } else final.set(set);
-            if (final.every((w) => w === 0) || cutsSome(met, final, owner) || found.get(final)) continue;
+            const covers = members(final);
+            if (covers.length === 0) continue;
+            // A box met whose class is not contained: the rule would cut that class.
+            if (members(met).some((b) => !((final[owner[b]! >> 5]! >>> (owner[b]! & 31)) & 1))) continue;
+            const key = final.join(',');
+            if (found.has(key)) continue;
             const rule = {
               source: s.option.text,
               destination: t.option.text,
@@ -396,7 +364,7 @@ export function candidateRules(
               srcPort: portText(sp.option.bounds[0]!, sp.option.bounds[1]!),
               dstPort: portText(dp.option.bounds[0]!, dp.option.bounds[1]!),
             } as Omit<Elements, 'action'>;
-            found.set(final, { covers: members(final), rules: [rule] });
+            found.set(key, { covers, rules: [rule] });
           }
         }
       }
@@ -404,13 +372,13 @@ export function candidateRules(
   }
   // A class no candidate takes alone: the pieces it splits into, as one candidate.
   classes.forEach((c, k) => {
-    const key = bitsOf(classes.length, (j) => j === k);
-    if (found.get(key)) return;
+    const key = bitsOf(classes.length, (j) => j === k).join(',');
+    if (found.has(key)) return;
     const others = classes.filter((_, j) => j !== k);
     const pieces = coveringRules([c], others, 'DENY').map(({ action: _, ...rule }) => rule);
     found.set(key, { covers: [k], rules: pieces });
   });
-  const candidates = found.values().sort((a, b) => compareSets(a.covers, b.covers));
+  const candidates = [...found.values()].sort((a, b) => compareSets(a.covers, b.covers));
   return { candidates, complete };
 }
 
