@@ -153,24 +153,35 @@ interface DeployedTerms {
 interface Known {
   never: ReadonlySet<number>;
   exceptions: Exceptions;
+  /** The optimum of the whole per-class problem, solved on from the probe (OptimaProbe.rest). */
+  rest: (deadline: number) => MaxSatAnswer | undefined;
 }
 
-function knownOptima(perClass: Encoding, problem: MaxSatProblem, groups: number, deadline: number): Known | undefined {
-  const probe = OptimaProbe.open(problem, groups, deadline);
-  if (!probe) return undefined;
+function knownOptima(perClass: Encoding, probe: OptimaProbe): Known {
   const possible = (terms: Term[]) =>
     !terms.includes(false) && probe.possible(terms.filter((t): t is Lit => typeof t === 'number'));
   const never = new Set([...perClass.used].filter(([, t]) => !possible([t])).map(([n]) => n));
   const whitelists = perClass.rules.whitelists();
-  const exceptions: Exceptions = (n, cls, whitelist) => {
+  // Asked of every class entering a firewall some optimum uses, before the probe's solver goes on to later groups.
+  const status = new Map<string, ReturnType<Exceptions>>();
+  for (const [key, drop] of perClass.drop) {
+    const n = Number(key.slice(0, key.indexOf(':')));
+    const whitelist = whitelists.get(n);
+    if (whitelist === undefined || never.has(n)) continue;
     const u = perClass.used.get(n)!;
-    const w = whitelist ? whitelists.get(n)! : not(whitelists.get(n)!);
-    // The other action: a default DENY list lets the class pass, a default ALLOW one drops it.
-    const other = whitelist ? not(perClass.drop.get(`${n}:${cls}`)!) : perClass.drop.get(`${n}:${cls}`)!;
-    if (!possible([u, w, other])) return 'never';
-    return possible([u, w, not(other)]) ? 'maybe' : 'always';
+    for (const deny of typeof whitelist === 'boolean' ? [whitelist] : [false, true]) {
+      const w = deny ? whitelist : not(whitelist);
+      // The other action: a default DENY list lets the class pass, a default ALLOW one drops it.
+      const other = deny ? not(drop) : drop;
+      const answer = !possible([u, w, other]) ? 'never' : possible([u, w, not(other)]) ? 'maybe' : 'always';
+      status.set(`${key}:${deny}`, answer);
+    }
+  }
+  return {
+    never,
+    exceptions: (n, cls, deny) => status.get(`${n}:${cls}:${deny}`) ?? 'maybe',
+    rest: (deadline) => probe.rest(deadline),
   };
-  return { never, exceptions };
 }
 
 function encode(
@@ -689,14 +700,16 @@ async function allocate(
     // lists the fewest for its drops but not proven the fewest of all.
     // Rules as deployed (candidates): proven in the proof budget or, for an UNSAT answer, in the time limit. Only
     // the candidates some optimum so far could use are offered (knownOptima).
+    const opened = (problem: MaxSatProblem, groups: number, until: number): Known | undefined => {
+      const probe = tuning.prune ? OptimaProbe.open(problem, groups, until) : undefined;
+      return probe && knownOptima(enc, probe);
+    };
     const fewerRules = async (
       selectors: boolean,
       until: number,
       solve: (problem: MaxSatProblem) => Promise<MaxSatAnswer | undefined>,
+      known: Known | undefined,
     ) => {
-      const known = tuning.prune
-        ? knownOptima(enc, enc.builder.problem(selectors), selectors ? 3 : 2, until)
-        : undefined;
       // Our own solver takes at most EXACT_MAX_VARIABLES: a proof-only allocation stops building past that.
       const bound = { candidates: proofOnly ? EXACT_MAX_VARIABLES : Infinity, deadline: until };
       const full = encode(net, model, reqs, members, selectors, collapse, cuts, false, known, bound);
@@ -704,8 +717,14 @@ async function allocate(
       const better = await solve(full.builder.problem(selectors));
       if (better) [enc, answer] = [full, better];
     };
-    let answer = await proof(proofDeadline)(enc.builder.problem(false));
-    if (answer?.status === 'sat' && enc.rules.size > 0) await fewerRules(false, proofDeadline, proof(proofDeadline));
+    const problem = enc.builder.problem(false);
+    // With candidates to weigh, what the optima before the rules allow is asked first (it prunes the candidates), on
+    // a solver that then goes on to the per-class count's later groups: the answer that stands when the candidates'
+    // formula is not proven. A proof-only allocation has no use for that answer, and does not seek it.
+    const known = enc.rules.size > 0 ? opened(problem, 2, proofDeadline) : undefined;
+    let answer = known && proofOnly ? undefined : (known?.rest(proofDeadline) ?? (await proof(proofDeadline)(problem)));
+    if (enc.rules.size > 0 && (answer?.status === 'sat' || (known && proofOnly)))
+      await fewerRules(false, proofDeadline, proof(proofDeadline), known);
     if (answer === undefined) {
       if (proofOnly) return undefined;
       if (takeFast()) {
@@ -724,7 +743,7 @@ async function allocate(
       answer = await optimum(perClass, deadline);
       // An UNSAT answer is proven as before: within the time limit, not the proof budget.
       if (answer.status === 'sat' && enc.rules.size > 0)
-        await fewerRules(true, deadline, (problem) => optimum(problem, deadline));
+        await fewerRules(true, deadline, (problem) => optimum(problem, deadline), opened(perClass, 3, deadline));
       const v = answer.value;
       const kept = members.filter((r) => value(enc.selector.get(r), v));
       for (const r of members.filter((m) => !kept.includes(m))) {

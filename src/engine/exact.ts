@@ -136,7 +136,11 @@ export function exactMaxSat(p: MaxSatProblem, deadline: number): MaxSatAnswer | 
  * in none (a safe answer for pruning, and cheap enough to ask of every class at every place).
  */
 export class OptimaProbe {
-  private constructor(private readonly sat: SatSolver) {}
+  private constructor(
+    private readonly sat: SatSolver,
+    private readonly p: MaxSatProblem,
+    private readonly groups: number,
+  ) {}
 
   /** Undefined when the problem is too large, cannot hold, or the budget ran out. */
   static open(p: MaxSatProblem, groups: number, deadline: number): OptimaProbe | undefined {
@@ -144,12 +148,23 @@ export class OptimaProbe {
     const budget: SatBudget = { conflicts: EXACT_MAX_CONFLICTS, deadline };
     const sat = loaded(p);
     const first = sat && optimise(sat, p.soft.slice(0, groups), budget);
-    return first && first !== 'unsat' ? new OptimaProbe(sat!) : undefined;
+    return first && first !== 'unsat' ? new OptimaProbe(sat!, p, groups) : undefined;
   }
 
   /** False when no optimum makes all of `lits` true; true when that is not refuted. */
   possible(lits: Lit[]): boolean {
     return this.sat.propagates(lits);
+  }
+
+  /**
+   * The optimum of the whole problem, its later groups solved on top of the first ones (exactMaxSat's answer, without
+   * solving the first groups again); undefined when the budget ran out. The probe is spent: ask nothing after.
+   */
+  rest(deadline: number): MaxSatAnswer | undefined {
+    const budget: SatBudget = { conflicts: EXACT_MAX_CONFLICTS, deadline };
+    const model = optimise(this.sat, this.p.soft.slice(this.groups), budget);
+    if (model === 'unsat') return { status: 'unsat', value: [] };
+    return model && { status: 'sat', value: model.slice(0, this.p.variables + 1) };
   }
 }
 
