@@ -506,6 +506,20 @@ function encodingSize(model: FlowModel, reqs: Requirement[], members: number[]):
   return size;
 }
 
+/**
+ * Coarse formulas (encodingSize) up to which a graph is proven on its refined classes before its coarse answer is
+ * sought (simulate.ts): a formula so small is proven on them too, and the coarse answer would only be
+ * thrown away. Measured: the 35 VEREFOO inputs whose classes a rule could cut are at most 96, all proven on their
+ * refined classes; the smallest fabric or scale instance not cut-free is 435 (leaf-spine 2x8 with NATs), never proven
+ * on them within the proof budget.
+ */
+export const REFINED_FIRST_LIMIT = 200;
+
+export function refinedFirst(model: FlowModel, reqs: Requirement[]): boolean {
+  const all = reqs.map((_, k) => k);
+  return encodingSize(model, reqs, all) <= REFINED_FIRST_LIMIT;
+}
+
 /** Tuning switches, for the benchmark's same-run baseline: the plain encoding without them. */
 export interface AllocationTuning {
   /** Solve independent components apart (and decision-free ones without Z3). */

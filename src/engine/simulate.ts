@@ -8,6 +8,7 @@ import type { Elements, Graph, NFV, Property } from '../model/types.js';
 import {
   allocatePlaces,
   provenPlaces,
+  refinedFirst,
   firstMatchDrops,
   type AllocationCut,
   type AllocationTuning,
@@ -531,20 +532,31 @@ export async function simulate(input: NFV, options: SimulateOptions = {}): Promi
     if (before === 'placing') phase('placing');
     return decisions;
   };
-  let chosen: Decisions[] = [];
-  for (const w of works) chosen.push(await allocate(w));
-  // Where a rule could cut a class (flows.ts, cutFree), a proven answer is proven among every list only once the
-  // refined classes prove it too: by our own solver in what is left of the proof budget; that answer is written.
-  // With a substrate the graphs are placed jointly, and a proof would need the refined classes throughout.
-  for (const [k, w] of works.entries()) {
-    const d = chosen[k]!;
-    if (problem || w.model.cutFree || !d.optimal) continue;
+  // Where a rule could cut a class (flows.ts, cutFree), an answer is proven among every list only on the refined
+  // classes: by our own solver in what is left of the proof budget; that answer is written. A graph small enough to
+  // prove (refinedFirst) is solved on them first, its coarse classes only when that fails; a larger one first gets its
+  // coarse answer, and the refined classes are tried only once it is proven. With a substrate the graphs are placed
+  // jointly, and a proof would need the refined classes throughout.
+  const refined = async (k: number): Promise<Decisions | undefined> => {
+    const w = works[k]!;
     phase('flows');
     const model = computeFlows(w.net, w.reqs, true);
     phase('solving');
     const proven = await provenPlaces(w.net, w.reqs, model, Math.max(1, proofDeadline - Date.now()), options.tuning);
     timings.components.push(...(proven?.components ?? []));
-    if (proven) [works[k], chosen[k]] = [graphWork(w.graph, w.net, w.reqs, model), proven];
+    if (proven) works[k] = graphWork(w.graph, w.net, w.reqs, model);
+    return proven;
+  };
+  const refinable = (w: GraphWork) => !problem && !w.model.cutFree;
+  let chosen: Decisions[] = [];
+  const first = new Set<number>();
+  for (const [k, w] of works.entries()) {
+    if (refinable(w) && refinedFirst(w.model, w.reqs)) first.add(k);
+    chosen.push((first.has(k) ? await refined(k) : undefined) ?? (await allocate(w)));
+  }
+  for (const [k, w] of works.entries()) {
+    if (!refinable(w) || first.has(k) || !chosen[k]!.optimal) continue;
+    chosen[k] = (await refined(k)) ?? chosen[k]!;
   }
   let hosting: HostingReport = { status: 'none' };
   if (problem) {
