@@ -113,10 +113,14 @@ class Builder {
   fresh(): Lit {
     return ++this.variables;
   }
-  /** Adds a clause, simplified: true terms satisfy it, false terms vanish. */
+  /** Adds a clause, simplified: true terms satisfy it, false terms vanish (the array is kept when all are literals). */
   clause(terms: Term[]): void {
-    if (terms.some((t) => t === true)) return;
-    this.hard.push(terms.filter((t): t is Lit => typeof t === 'number'));
+    let lits = 0;
+    for (const t of terms) {
+      if (t === true) return;
+      if (t !== false) lits++;
+    }
+    this.hard.push(lits === terms.length ? (terms as Lit[]) : terms.filter((t): t is Lit => typeof t === 'number'));
   }
   /** A soft literal of a group costing `weight` when false (the same literal repeated). */
   cost(group: number, lit: Lit, weight = 1): void {

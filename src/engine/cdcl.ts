@@ -4,7 +4,9 @@
  * (toolchain.md §1). Two watched literals, first-UIP learning, activity-ordered decisions with saved phases, Luby
  * restarts and solving under assumptions with the subset of them that failed (the core). Every call has a budget of
  * conflicts and a deadline; running out answers 'unknown' and leaves the solver usable. No learnt clause is ever
- * forgotten: the problems given to it are small by construction (`EXACT_MAX_VARIABLES`).
+ * forgotten: the problems given to it are small by construction (`EXACT_MAX_VARIABLES`). Clauses live in one flat
+ * array (its length, then its literals), not an array each: a refined formula of 86,637 clauses allocated 26 MB of
+ * small arrays, and their garbage collection cost more than the search.
  *
  * External literals are +v / -v for variables v >= 1; inside, literal 2v is v and 2v+1 is not v.
  */
@@ -21,7 +23,15 @@ const code = (l: number) => (l > 0 ? 2 * l : -2 * l + 1);
 const external = (c: number) => (c & 1 ? -(c >> 1) : c >> 1);
 
 export class SatSolver {
-  private readonly clauses: number[][] = [];
+  /** Every clause, one after the other: its length, then its literals (the two watched ones first). */
+  private arena = new Int32Array(1 << 12);
+  private arenaUsed = 0;
+  /** Per clause: where it starts in the arena. */
+  private readonly start: number[] = [];
+  /** Per literal code: the `stamps`-th clause being added holds it (duplicates and tautologies, in linear time). */
+  private readonly stamp: number[] = [0, 0];
+  private stamps = 0;
+  private readonly adding: number[] = [];
   private readonly watches: number[][] = [[], []];
   /** Per variable: 1 true, -1 false, 0 unassigned. */
   private readonly val: number[] = [0];
@@ -56,6 +66,7 @@ export class SatSolver {
     this.activity.push(0);
     this.seen.push(false);
     this.watches.push([], []);
+    this.stamp.push(0, 0);
     this.heap.insert(v);
     return v;
   }
@@ -80,12 +91,17 @@ export class SatSolver {
   addClause(lits: number[]): boolean {
     if (!this.ok) return false;
     this.backtrack(0);
-    const c: number[] = [];
+    const c = this.adding;
+    c.length = 0;
+    const mark = ++this.stamps;
     for (const lit of lits) {
       const l = code(lit);
-      if (c.includes(l)) continue;
-      if (c.includes(l ^ 1) || this.litValue(l) > 0) return true;
-      if (this.litValue(l) === 0) c.push(l);
+      if (this.stamp[l] === mark) continue;
+      if (this.stamp[l ^ 1] === mark || this.litValue(l) > 0) return true;
+      if (this.litValue(l) === 0) {
+        this.stamp[l] = mark;
+        c.push(l);
+      }
     }
     if (c.length === 0) return (this.ok = false);
     if (c.length === 1) {
@@ -97,11 +113,25 @@ export class SatSolver {
   }
 
   private attach(c: number[]): number {
-    const k = this.clauses.length;
-    this.clauses.push(c);
+    const k = this.start.length;
+    this.reserve(c.length + 1);
+    const { arena } = this;
+    let at = this.arenaUsed;
+    this.start.push(at);
+    arena[at++] = c.length;
+    for (const l of c) arena[at++] = l;
+    this.arenaUsed = at;
     this.watches[c[0]!]!.push(k);
     this.watches[c[1]!]!.push(k);
     return k;
+  }
+
+  /** Room for `more` numbers in the arena (those of the clauses about to be added, when known). */
+  reserve(more: number): void {
+    if (this.arenaUsed + more <= this.arena.length) return;
+    const grown = new Int32Array(Math.max(2 * this.arena.length, this.arenaUsed + more));
+    grown.set(this.arena.subarray(0, this.arenaUsed));
+    this.arena = grown;
   }
 
   private assign(c: number, why: number): void {
@@ -114,6 +144,7 @@ export class SatSolver {
 
   /** Unit propagation; the index of a conflicting clause, or -1. */
   private propagate(): number {
+    const { arena, start } = this;
     while (this.qhead < this.trail.length) {
       const falseLit = this.trail[this.qhead++]! ^ 1;
       const list = this.watches[falseLit]!;
@@ -122,33 +153,37 @@ export class SatSolver {
       let i = 0;
       for (; i < list.length; i++) {
         const k = list[i]!;
-        const c = this.clauses[k]!;
-        if (c[0] === falseLit) {
-          c[0] = c[1]!;
-          c[1] = falseLit;
+        // The clause's literals are arena[a .. end).
+        const a = start[k]! + 1;
+        const end = a + arena[a - 1]!;
+        if (arena[a] === falseLit) {
+          arena[a] = arena[a + 1]!;
+          arena[a + 1] = falseLit;
         }
-        if (this.litValue(c[0]!) > 0) {
+        const first = arena[a]!;
+        if (this.litValue(first) > 0) {
           list[kept++] = k;
           continue;
         }
         let moved = false;
-        for (let j = 2; j < c.length; j++) {
-          if (this.litValue(c[j]!) >= 0) {
-            c[1] = c[j]!;
-            c[j] = falseLit;
-            this.watches[c[1]]!.push(k);
+        for (let j = a + 2; j < end; j++) {
+          const l = arena[j]!;
+          if (this.litValue(l) >= 0) {
+            arena[a + 1] = l;
+            arena[j] = falseLit;
+            this.watches[l]!.push(k);
             moved = true;
             break;
           }
         }
         if (moved) continue;
         list[kept++] = k;
-        if (this.litValue(c[0]!) < 0) {
+        if (this.litValue(first) < 0) {
           conflict = k;
           i++;
           break;
         }
-        this.assign(c[0]!, k);
+        this.assign(first, k);
       }
       while (i < list.length) list[kept++] = list[i++]!;
       // pop, not `length =`: setting the length is a runtime call, the commonest one here.
@@ -187,10 +222,13 @@ export class SatSolver {
     let open = 0;
     let p = -1;
     let index = this.trail.length - 1;
-    let clause = this.clauses[conflict]!;
+    const { arena, start } = this;
+    let clause = conflict;
     for (;;) {
-      for (let j = p < 0 ? 0 : 1; j < clause.length; j++) {
-        const q = clause[j]!;
+      const a = start[clause]! + 1;
+      const end = a + arena[a - 1]!;
+      for (let j = p < 0 ? a : a + 1; j < end; j++) {
+        const q = arena[j]!;
         const v = q >> 1;
         if (this.seen[v] || this.level[v] === 0) continue;
         this.seen[v] = true;
@@ -202,7 +240,7 @@ export class SatSolver {
       p = this.trail[index--]!;
       this.seen[p >> 1] = false;
       if (--open === 0) break;
-      clause = this.clauses[this.reason[p >> 1]!]!;
+      clause = this.reason[p >> 1]!;
     }
     learnt[0] = p ^ 1;
     let back = 0;
@@ -227,7 +265,13 @@ export class SatSolver {
       if (!this.seen[v]) continue;
       const why = this.reason[v]!;
       if (why < 0) core.push(external(this.trail[i]!));
-      else for (const q of this.clauses[why]!.slice(1)) if (this.level[q >> 1]! > 0) this.seen[q >> 1] = true;
+      else {
+        const a = this.start[why]! + 1;
+        for (let j = a + 1; j < a + this.arena[a - 1]!; j++) {
+          const q = this.arena[j]!;
+          if (this.level[q >> 1]! > 0) this.seen[q >> 1] = true;
+        }
+      }
       this.seen[v] = false;
     }
     this.seen[failed >> 1] = false;

@@ -400,13 +400,14 @@ function offered(candidates: Candidate[], known: ReturnType<Exceptions>[], size:
     group.sort((a, b) => b.covers.length - a.covers.length || a.rules.length - b.rules.length);
     const kept: { c: Candidate; bits: Bits }[] = [];
     for (const c of group) {
-      const bits = bitsOf(size, () => false);
-      for (const i of c.covers) bits[i >> 5]! |= 1 << (i & 31);
       const wider = (d: { c: Candidate; bits: Bits }) =>
         d.c.rules.length <= c.rules.length &&
         d.c.covers.length > c.covers.length &&
-        bits.every((word, w) => (word & ~d.bits[w]!) === 0);
-      if (!kept.some(wider)) kept.push({ c, bits });
+        c.covers.every((i) => (d.bits[i >> 5]! >>> (i & 31)) & 1);
+      if (kept.some(wider)) continue;
+      const bits = new Uint32Array((size + 31) >> 5);
+      for (const i of c.covers) bits[i >> 5]! |= 1 << (i & 31);
+      kept.push({ c, bits });
     }
     out.push(...kept.map((k) => k.c));
   }
