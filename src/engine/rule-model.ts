@@ -84,8 +84,10 @@ const not = (t: Term): Term => (typeof t === 'boolean' ? !t : -t);
 interface Candidate {
   /** Indices into the firewall's entering classes. */
   covers: number[];
-  /** The rules it stands for, without action (one but for a split class). */
-  rules: Omit<Elements, 'action'>[];
+  /** How many rules it stands for (one but for a split class). */
+  cost: number;
+  /** Those rules, without action: written only for the candidates chosen (thousands are weighed). */
+  rules: () => Omit<Elements, 'action'>[];
 }
 
 interface Entering {
@@ -272,6 +274,16 @@ function portRanges(entered: Entered, d: number): Option<{ bounds: number[] }>[]
   return tightest(options, entered, [d]);
 }
 
+/** Whether a box met (a bit of `met`, over the boxes) belongs to a class not covered (a bit of `covered`). */
+function cutsSome(met: Bits, covered: Bits, owner: number[]): boolean {
+  for (let w = 0; w < met.length; w++) {
+    for (let word = met[w]!, b = 32 * w; word !== 0; b++, word >>>= 1) {
+      if (word & 1 && !((covered[owner[b]! >> 5]! >>> (owner[b]! & 31)) & 1)) return true;
+    }
+  }
+  return false;
+}
+
 const portText = (lo: number, hi: number) => (lo === 0 && hi === 65535 ? '*' : lo === hi ? `${lo}` : `${lo}-${hi}`);
 
 const FULL_PORTS = (o: { bounds: number[] }) => o.bounds[0] === 0 && o.bounds[1] === 65535;
@@ -354,17 +366,18 @@ export function candidateRules(
             const covers = members(final);
             if (covers.length === 0) continue;
             // A box met whose class is not contained: the rule would cut that class.
-            if (members(met).some((b) => !((final[owner[b]! >> 5]! >>> (owner[b]! & 31)) & 1))) continue;
+            if (cutsSome(met, final, owner)) continue;
             const key = final.join(',');
             if (found.has(key)) continue;
-            const rule = {
-              source: s.option.text,
-              destination: t.option.text,
-              protocol: plo === 0 && phi === 2 ? 'ANY' : PROTOCOLS[plo]!,
-              srcPort: portText(sp.option.bounds[0]!, sp.option.bounds[1]!),
-              dstPort: portText(dp.option.bounds[0]!, dp.option.bounds[1]!),
-            } as Omit<Elements, 'action'>;
-            found.set(key, { covers, rules: [rule] });
+            const rule = () =>
+              ({
+                source: s.option.text,
+                destination: t.option.text,
+                protocol: plo === 0 && phi === 2 ? 'ANY' : PROTOCOLS[plo]!,
+                srcPort: portText(sp.option.bounds[0]!, sp.option.bounds[1]!),
+                dstPort: portText(dp.option.bounds[0]!, dp.option.bounds[1]!),
+              }) as Omit<Elements, 'action'>;
+            found.set(key, { covers, cost: 1, rules: () => [rule()] });
           }
         }
       }
@@ -376,7 +389,7 @@ export function candidateRules(
     if (found.has(key)) return;
     const others = classes.filter((_, j) => j !== k);
     const pieces = coveringRules([c], others, 'DENY').map(({ action: _, ...rule }) => rule);
-    found.set(key, { covers: [k], rules: pieces });
+    found.set(key, { covers: [k], cost: pieces.length, rules: () => pieces });
   });
   const candidates = [...found.values()].sort((a, b) => compareSets(a.covers, b.covers));
   return { candidates, complete };
@@ -397,11 +410,11 @@ function offered(candidates: Candidate[], known: ReturnType<Exceptions>[], size:
   const out: Candidate[] = [];
   for (const group of byOpen.values()) {
     // Widest first: a dominated candidate is contained in a kept one (containment and cost are transitive).
-    group.sort((a, b) => b.covers.length - a.covers.length || a.rules.length - b.rules.length);
+    group.sort((a, b) => b.covers.length - a.covers.length || a.cost - b.cost);
     const kept: { c: Candidate; bits: Bits }[] = [];
     for (const c of group) {
       const wider = (d: { c: Candidate; bits: Bits }) =>
-        d.c.rules.length <= c.rules.length &&
+        d.c.cost <= c.cost &&
         d.c.covers.length > c.covers.length &&
         c.covers.every((i) => (d.bits[i >> 5]! >>> (i & 31)) & 1);
       if (kept.some(wider)) continue;
@@ -530,7 +543,7 @@ export class RuleModel {
     for (const fw of this.firewalls.values()) {
       fw.exception = fw.candidates.map((c) => {
         const x = sink.fresh();
-        sink.ruleCost(-x, c.rules.length);
+        sink.ruleCost(-x, c.cost);
         return x;
       });
       const exceptions = fw.entering.map(() => [] as Lit[]);
@@ -562,7 +575,7 @@ export class RuleModel {
       const selected = fw.candidates.filter((_, k) => value(fw.exception[k]!));
       const taken = new Set(selected.flatMap((c) => c.covers));
       const avoid = fw.entering.flatMap((e, i) => (taken.has(i) ? [] : e.cls.boxes));
-      const elements = selected.flatMap((c) => c.rules.map((r) => widenedRule(r, action, avoid)));
+      const elements = selected.flatMap((c) => c.rules().map((r) => widenedRule(r, action, avoid)));
       out.set(n, { whitelist, elements });
     }
     return out;
@@ -579,8 +592,8 @@ export function fewestRules(classes: PacketClass[], exception: boolean[], deadli
   const hard = classes.flatMap((_, i) =>
     exception[i] ? [usable.flatMap((c, k) => (c.covers.includes(i) ? [k + 1] : []))] : [],
   );
-  const soft = [usable.flatMap((c, k) => c.rules.map(() => -(k + 1)))];
+  const soft = [usable.flatMap((c, k) => Array.from({ length: c.cost }, () => -(k + 1)))];
   const answer = exactMaxSat({ variables: usable.length, hard, soft }, deadline);
   if (answer?.status !== 'sat') return undefined;
-  return usable.flatMap((c, k) => (answer.value[k + 1] ? c.rules : []));
+  return usable.flatMap((c, k) => (answer.value[k + 1] ? c.rules() : []));
 }
