@@ -113,14 +113,21 @@ class Builder {
   fresh(): Lit {
     return ++this.variables;
   }
-  /** Adds a clause, simplified: true terms satisfy it, false terms vanish (the array is kept when all are literals). */
-  clause(terms: Term[]): void {
+  /** Per variable, how it occurs in the clauses of the requirements: 1 as itself, 2 negated, 3 both. */
+  readonly polarity: number[] = [];
+  /**
+   * Adds a clause, simplified: true terms satisfy it, false terms vanish (the array is kept when all are literals).
+   * The rule model's own clauses (`ofRules`) do not count in `polarity`.
+   */
+  clause(terms: Term[], ofRules = false): void {
     let lits = 0;
     for (const t of terms) {
       if (t === true) return;
       if (t !== false) lits++;
     }
-    this.hard.push(lits === terms.length ? (terms as Lit[]) : terms.filter((t): t is Lit => typeof t === 'number'));
+    const c = lits === terms.length ? (terms as Lit[]) : terms.filter((t): t is Lit => typeof t === 'number');
+    this.hard.push(c);
+    if (!ofRules) for (const l of c) this.polarity[Math.abs(l)] = (this.polarity[Math.abs(l)] ?? 0) | (l > 0 ? 1 : 2);
   }
   /** A soft literal of a group costing `weight` when false (the same literal repeated). */
   cost(group: number, lit: Lit, weight = 1): void {
@@ -166,6 +173,7 @@ function knownOptima(perClass: Encoding, probe: OptimaProbe): Known {
     !terms.includes(false) && probe.possible(terms.filter((t): t is Lit => typeof t === 'number'));
   const never = new Set([...perClass.used].filter(([, t]) => !possible([t])).map(([n]) => n));
   const whitelists = perClass.rules.whitelists();
+  const { polarity } = perClass.builder;
   // Asked of every class entering a firewall some optimum uses, before the probe's solver goes on to later groups.
   const status = new Map<string, ReturnType<Exceptions>>();
   for (const [key, drop] of perClass.drop) {
@@ -175,9 +183,12 @@ function knownOptima(perClass: Encoding, probe: OptimaProbe): Known {
     const u = perClass.used.get(n)!;
     for (const deny of typeof whitelist === 'boolean' ? [whitelist] : [false, true]) {
       const w = deny ? whitelist : not(whitelist);
-      // The other action: a default DENY list lets the class pass, a default ALLOW one drops it.
+      // The other action: a default DENY list lets the class pass, a default ALLOW one drops it. It is free where no
+      // requirement's clause can lose by it (the drop occurs in them only as the other action has it: a pure
+      // literal), or where the probe refutes the default action.
       const other = deny ? not(drop) : drop;
-      const answer = !possible([u, w, other]) ? 'never' : possible([u, w, not(other)]) ? 'maybe' : 'always';
+      const harmless = typeof drop === 'number' && !((polarity[drop] ?? 0) & (deny ? 1 : 2));
+      const answer = !possible([u, w, other]) ? 'never' : harmless || !possible([u, w, not(other)]) ? 'free' : 'maybe';
       status.set(`${key}:${deny}`, answer);
     }
   }
@@ -208,7 +219,7 @@ function encode(
     model.classes,
     {
       fresh: () => b.fresh(),
-      clause: (terms) => b.clause(terms),
+      clause: (terms) => b.clause(terms, true),
       ruleCost: (lit, weight) => b.cost(RULES, lit, weight),
     },
     perClass,

@@ -41,11 +41,12 @@ export type Term = Lit | boolean;
 
 /**
  * Whether, in answers optimal in everything before the rules with firewall `node` in use under the given default
- * (whitelist: DENY), class `cls` takes the other action: in none, maybe, or in all (as far as allocate.ts's probe
- * can tell: 'maybe' is always safe). A candidate is in such an answer's list only if each class it covers may take
- * the other action; and of two candidates differing only in classes that always do, the wider serves as well.
+ * (whitelist: DENY), class `cls` takes the other action: in none ('never'), or at no cost ('free': in all of them,
+ * or no requirement can be broken by it), or maybe (as far as allocate.ts can tell: 'maybe' is always safe). A
+ * candidate is in such an answer's list only if each class it covers may take the other action; and of two
+ * candidates differing only in free classes, the wider serves as well.
  */
-export type Exceptions = (node: number, cls: number, whitelist: boolean) => 'never' | 'maybe' | 'always';
+export type Exceptions = (node: number, cls: number, whitelist: boolean) => 'never' | 'maybe' | 'free';
 
 /** Where the rule model writes its part of the problem. */
 export interface ClauseSink {
