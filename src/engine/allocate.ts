@@ -30,6 +30,7 @@ import {
   type CandidateBound,
   type ChosenRules,
   type Exceptions,
+  exceptionsLowerBound,
   type Term,
 } from './rule-model.js';
 import { synthesiseRules, widenedRule } from './rules.js';
@@ -166,9 +167,24 @@ interface Known {
   exceptions: Exceptions;
   /** The optimum of the whole per-class problem, solved on from the probe (OptimaProbe.rest). */
   rest: (deadline: number) => MaxSatAnswer | undefined;
+  /** What the optima cost in the groups before the rules. */
+  costs: number[];
+  /**
+   * Per firewall of a free default, a lower bound on its rules where it is used under each default (index 1: DENY),
+   * by exceptionsLowerBound over the classes every such optimum gives the other action; whether every optimum uses
+   * it; and the narrower default, whose list may hold fewer classes.
+   */
+  bounds: Map<number, { lower: [number, number]; needed: boolean; narrower: boolean }>;
 }
 
-function knownOptima(perClass: Encoding, probe: OptimaProbe): Known {
+/**
+ * A firewall is narrowed to one default when the other leaves more than this many times the classes its list may
+ * hold, and those left out are at least half of all: the formula then weighs the narrower default's candidates only,
+ * and the whole formula is built only if that answer is not proven (`fewerRules`, `narrowProven`).
+ */
+const NARROWER = 2;
+
+function knownOptima(perClass: Encoding, probe: OptimaProbe, classes: PacketClass[]): Known {
   const possible = (terms: Term[]) =>
     !terms.includes(false) && probe.possible(terms.filter((t): t is Lit => typeof t === 'number'));
   const never = new Set([...perClass.used].filter(([, t]) => !possible([t])).map(([n]) => n));
@@ -188,15 +204,65 @@ function knownOptima(perClass: Encoding, probe: OptimaProbe): Known {
       // literal), or where the probe refutes the default action.
       const other = deny ? not(drop) : drop;
       const harmless = typeof drop === 'number' && !((polarity[drop] ?? 0) & (deny ? 1 : 2));
-      const answer = !possible([u, w, other]) ? 'never' : harmless || !possible([u, w, not(other)]) ? 'free' : 'maybe';
+      const answer = !possible([u, w, other])
+        ? 'never'
+        : !possible([u, w, not(other)])
+          ? 'always'
+          : harmless
+            ? 'free'
+            : 'maybe';
       status.set(`${key}:${deny}`, answer);
     }
   }
-  return {
-    never,
-    exceptions: (n, cls, deny) => status.get(`${n}:${cls}:${deny}`) ?? 'maybe',
-    rest: (deadline) => probe.rest(deadline),
-  };
+  const exceptions: Exceptions = (n, cls, deny) => status.get(`${n}:${cls}:${deny}`) ?? 'maybe';
+  const bounds: Known['bounds'] = new Map();
+  // Classes the lists may hold, over every firewall and default, and those narrowing would leave out.
+  let open = 0;
+  let away = 0;
+  for (const [n, whitelist] of whitelists) {
+    if (never.has(n)) continue;
+    const entering = perClass.rules.entering(n);
+    const by = (deny: boolean) => {
+      const status = entering.map((cls) => exceptions(n, cls, deny));
+      const of = (s: string) => status.flatMap((x, k) => (x === s ? [k] : []));
+      const lower = exceptionsLowerBound(
+        entering.map((cls) => classes[cls]!),
+        of('always'),
+        of('never'),
+      );
+      return { lower, open: entering.length - of('never').length };
+    };
+    if (typeof whitelist === 'boolean') {
+      open += by(whitelist).open;
+      continue;
+    }
+    const [allow, deny] = [by(false), by(true)];
+    open += allow.open + deny.open;
+    const narrower = allow.open > NARROWER * deny.open ? true : deny.open > NARROWER * allow.open ? false : undefined;
+    if (narrower === undefined) continue;
+    away += narrower ? allow.open : deny.open;
+    const needed = !possible([not(perClass.used.get(n)!)]);
+    bounds.set(n, { lower: [allow.lower, deny.lower], needed, narrower });
+  }
+  // Narrowing that leaves out less than half the classes is not worth a second formula when its proof fails.
+  if (2 * away < open) bounds.clear();
+  return { never, exceptions, rest: (deadline) => probe.rest(deadline), costs: probe.costs, bounds };
+}
+
+/**
+ * Whether the answer of a formula whose firewalls were narrowed to one default (Known.bounds) is an optimum of the
+ * whole: it costs what the optima cost in the groups before the rules, and an answer using a narrowed firewall
+ * under its other default would need at least as many rules (its lower bound there, and those of the others every
+ * optimum uses). Optima leaving it unused, or using its narrower default, are the narrowed formula's own.
+ */
+function narrowProven(known: Known, problem: MaxSatProblem, answer: MaxSatAnswer): boolean {
+  const unmet = (group: Lit[]) => group.filter((l) => !value(l, answer.value)).length;
+  if (known.costs.some((cost, g) => unmet(problem.soft[g]!) !== cost)) return false;
+  const rules = unmet(problem.soft[known.costs.length]!);
+  // The others' rules, counted only where every optimum uses them.
+  const least = (b: { lower: number[]; needed: boolean }) => (b.needed ? Math.min(...b.lower) : 0);
+  const others = [...known.bounds.values()].reduce((sum, b) => sum + least(b), 0);
+  return [...known.bounds.values()].every((b) => b.lower[b.narrower ? 0 : 1]! + others - least(b) >= rules);
 }
 
 function encode(
@@ -210,6 +276,7 @@ function encode(
   perClass = false,
   known?: Known,
   bound?: CandidateBound,
+  narrowed?: ReadonlyMap<number, boolean>,
 ): Encoding {
   const b = new Builder();
   const used = new Map<number, Term>();
@@ -224,6 +291,7 @@ function encode(
     },
     perClass,
     known?.exceptions,
+    narrowed,
   );
   const selector = new Map<number, Lit>();
   const deployed = new Map<number, DeployedTerms>();
@@ -731,7 +799,7 @@ async function allocate(
     // the candidates some optimum so far could use are offered (knownOptima).
     const opened = (problem: MaxSatProblem, groups: number, until: number): Known | undefined => {
       const probe = tuning.prune ? OptimaProbe.open(problem, groups, until) : undefined;
-      return probe && knownOptima(enc, probe);
+      return probe && knownOptima(enc, probe, model.classes);
     };
     const fewerRules = async (
       selectors: boolean,
@@ -741,6 +809,16 @@ async function allocate(
     ) => {
       // Our own solver takes at most EXACT_MAX_VARIABLES: a proof-only allocation stops building past that.
       const bound = { candidates: proofOnly ? EXACT_MAX_VARIABLES : Infinity, deadline: until };
+      // Firewalls narrowed to one default first: that answer stands when it is optimal in the groups before the rules
+      // and the other defaults' lower bounds reach its rules (a list under one of them cannot be shorter). Not for an
+      // UNSAT answer: which of equally many requirements hold would then be chosen by another formula.
+      if (known && known.bounds.size > 0 && !selectors) {
+        const narrowed = new Map([...known.bounds].map(([n, b]) => [n, b.narrower]));
+        const part = encode(net, model, reqs, members, selectors, collapse, cuts, false, known, bound, narrowed);
+        const problem = part.builder.problem(selectors);
+        const found = part.rules.abandoned ? undefined : await solve(problem);
+        if (found?.status === 'sat' && narrowProven(known, problem, found)) return void ([enc, answer] = [part, found]);
+      }
       const full = encode(net, model, reqs, members, selectors, collapse, cuts, false, known, bound);
       if (full.rules.abandoned) return;
       const better = await solve(full.builder.problem(selectors));

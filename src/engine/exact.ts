@@ -141,6 +141,8 @@ export class OptimaProbe {
     private readonly sat: SatSolver,
     private readonly p: MaxSatProblem,
     private readonly groups: number,
+    /** What the optima cost in each of the first groups. */
+    readonly costs: number[],
   ) {}
 
   /** Undefined when the problem is too large, cannot hold, or the budget ran out. */
@@ -149,7 +151,9 @@ export class OptimaProbe {
     const budget: SatBudget = { conflicts: EXACT_MAX_CONFLICTS, deadline };
     const sat = loaded(p);
     const first = sat && optimise(sat, p.soft.slice(0, groups), budget);
-    return first && first !== 'unsat' ? new OptimaProbe(sat!, p, groups) : undefined;
+    if (!first || first === 'unsat') return undefined;
+    const costs = p.soft.slice(0, groups).map((group) => group.filter((l) => !holds(first, l)).length);
+    return new OptimaProbe(sat!, p, groups, costs);
   }
 
   /** False when no optimum makes all of `lits` true; true when that is not refuted. */

@@ -41,12 +41,12 @@ export type Term = Lit | boolean;
 
 /**
  * Whether, in answers optimal in everything before the rules with firewall `node` in use under the given default
- * (whitelist: DENY), class `cls` takes the other action: in none ('never'), or at no cost ('free': in all of them,
- * or no requirement can be broken by it), or maybe (as far as allocate.ts can tell: 'maybe' is always safe). A
+ * (whitelist: DENY), class `cls` takes the other action: in none ('never'), in all ('always'), at no cost ('free':
+ * no requirement can be broken by it), or maybe (as far as allocate.ts can tell: 'maybe' is always safe). A
  * candidate is in such an answer's list only if each class it covers may take the other action; and of two
- * candidates differing only in free classes, the wider serves as well.
+ * candidates differing only in classes that always or freely do, the wider serves as well.
  */
-export type Exceptions = (node: number, cls: number, whitelist: boolean) => 'never' | 'maybe' | 'free';
+export type Exceptions = (node: number, cls: number, whitelist: boolean) => 'never' | 'maybe' | 'free' | 'always';
 
 /** Where the rule model writes its part of the problem. */
 export interface ClauseSink {
@@ -186,6 +186,27 @@ export function refineForRules(partition: Partition, named: number[][]): void {
         partition.add(rewrite(UNIVERSE, at, bounds), false);
     }
   }
+}
+
+/**
+ * A lower bound on the rules of a list giving every `forced` class the other action and no `barred` one: forced
+ * classes no one rule can take together (the box spanning both meets a barred class, which a rule containing that
+ * box would cover or cut) need a rule each. A greedy clique of them, in index order.
+ */
+export function exceptionsLowerBound(classes: PacketClass[], forced: number[], barred: number[]): number {
+  const hulls = classes.map(hull);
+  const barredBoxes = barred.flatMap((k) => classes[k]!.boxes);
+  const apart = (a: number, b: number) => {
+    const [x, y] = [hulls[a]!, hulls[b]!];
+    return barredBoxes.some((box) => {
+      for (let i = 0; i < box.length; i += 2)
+        if (box[i]! > Math.max(x[i + 1]!, y[i + 1]!) || box[i + 1]! < Math.min(x[i]!, y[i]!)) return false;
+      return true;
+    });
+  };
+  const clique: number[] = [];
+  for (const c of forced) if (clique.every((d) => apart(c, d))) clique.push(c);
+  return clique.length;
 }
 
 /** A set of entering classes (or of their boxes), as 32-bit words. */
@@ -467,6 +488,7 @@ export class RuleModel {
     private readonly sink: ClauseSink,
     readonly perClass = false,
     private readonly known?: Exceptions,
+    private readonly narrowed?: ReadonlyMap<number, boolean>,
   ) {}
 
   /** The term "node n drops class cls" (n's rules are synthesised; `used` says whether n is a firewall at all). */
@@ -477,12 +499,19 @@ export class RuleModel {
     let fw = this.firewalls.get(n);
     if (!fw) {
       const { defaultAction } = this.net[n]!;
-      const whitelist = defaultAction === 'DENY' ? true : defaultAction === 'ALLOW' ? false : this.sink.fresh();
+      // A firewall `narrowed` to one default (allocate.ts) has that default as if configured.
+      const fixed = defaultAction === 'DENY' ? true : defaultAction === 'ALLOW' ? false : this.narrowed?.get(n);
+      const whitelist = fixed ?? this.sink.fresh();
       fw = { whitelist, entering: [], candidates: [], exception: [] };
       this.firewalls.set(n, fw);
     }
     fw.entering.push({ index: cls, cls: this.classes[cls]!, drop, used });
     return drop;
+  }
+
+  /** The classes entering firewall n (indices into the model's classes). */
+  entering(n: number): number[] {
+    return this.firewalls.get(n)?.entering.map((e) => e.index) ?? [];
   }
 
   /** How many firewalls have their rules chosen here. */
