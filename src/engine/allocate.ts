@@ -26,11 +26,11 @@ import { SolverTimeout, conflictCore, solveMaxSat, type Lit, type MaxSatAnswer, 
 import type { NetNode } from './network.js';
 import {
   RuleModel,
+  exceptionsLowerBound,
   fewestRules,
   type CandidateBound,
   type ChosenRules,
   type Exceptions,
-  exceptionsLowerBound,
   type Term,
 } from './rule-model.js';
 import { synthesiseRules, widenedRule } from './rules.js';
@@ -200,8 +200,7 @@ function knownOptima(perClass: Encoding, probe: OptimaProbe, classes: PacketClas
     for (const deny of typeof whitelist === 'boolean' ? [whitelist] : [false, true]) {
       const w = deny ? whitelist : not(whitelist);
       // The other action: a default DENY list lets the class pass, a default ALLOW one drops it. It is free where no
-      // requirement's clause can lose by it (the drop occurs in them only as the other action has it: a pure
-      // literal), or where the probe refutes the default action.
+      // requirement's clause can lose by it: the drop occurs in them only as the other action has it (a pure literal).
       const other = deny ? not(drop) : drop;
       const harmless = typeof drop === 'number' && !((polarity[drop] ?? 0) & (deny ? 1 : 2));
       const answer = !possible([u, w, other])
@@ -215,16 +214,29 @@ function knownOptima(perClass: Encoding, probe: OptimaProbe, classes: PacketClas
     }
   }
   const exceptions: Exceptions = (n, cls, deny) => status.get(`${n}:${cls}:${deny}`) ?? 'maybe';
+  const needed = (n: number) => !possible([not(perClass.used.get(n)!)]);
+  const bounds = defaultBounds(perClass.rules, never, exceptions, needed, classes);
+  return { never, exceptions, rest: (deadline) => probe.rest(deadline), costs: probe.costs, bounds };
+}
+
+/** Known.bounds: the firewalls worth narrowing to one default (NARROWER), with their lower bounds. */
+function defaultBounds(
+  rules: RuleModel,
+  never: ReadonlySet<number>,
+  exceptions: Exceptions,
+  needed: (n: number) => boolean,
+  classes: PacketClass[],
+): Known['bounds'] {
   const bounds: Known['bounds'] = new Map();
   // Classes the lists may hold, over every firewall and default, and those narrowing would leave out.
   let open = 0;
   let away = 0;
-  for (const [n, whitelist] of whitelists) {
+  for (const [n, whitelist] of rules.whitelists()) {
     if (never.has(n)) continue;
-    const entering = perClass.rules.entering(n);
+    const entering = rules.entering(n);
     const by = (deny: boolean) => {
-      const status = entering.map((cls) => exceptions(n, cls, deny));
-      const of = (s: string) => status.flatMap((x, k) => (x === s ? [k] : []));
+      const statuses = entering.map((cls) => exceptions(n, cls, deny));
+      const of = (s: string) => statuses.flatMap((x, k) => (x === s ? [k] : []));
       const lower = exceptionsLowerBound(
         entering.map((cls) => classes[cls]!),
         of('always'),
@@ -241,12 +253,11 @@ function knownOptima(perClass: Encoding, probe: OptimaProbe, classes: PacketClas
     const narrower = allow.open > NARROWER * deny.open ? true : deny.open > NARROWER * allow.open ? false : undefined;
     if (narrower === undefined) continue;
     away += narrower ? allow.open : deny.open;
-    const needed = !possible([not(perClass.used.get(n)!)]);
-    bounds.set(n, { lower: [allow.lower, deny.lower], needed, narrower });
+    bounds.set(n, { lower: [allow.lower, deny.lower], needed: needed(n), narrower });
   }
   // Narrowing that leaves out less than half the classes is not worth a second formula when its proof fails.
   if (2 * away < open) bounds.clear();
-  return { never, exceptions, rest: (deadline) => probe.rest(deadline), costs: probe.costs, bounds };
+  return bounds;
 }
 
 /**
@@ -792,11 +803,10 @@ async function allocate(
         if (!(e instanceof SolverTimeout)) throw e;
         return undefined;
       });
-    // The per-class count first (a far smaller formula: proven where the candidates' is not), then rules as deployed
-    // (candidates) in what is left of the proof budget; without a proof of those, the per-class answer stands, its
-    // lists the fewest for its drops but not proven the fewest of all.
-    // Rules as deployed (candidates): proven in the proof budget or, for an UNSAT answer, in the time limit. Only
-    // the candidates some optimum so far could use are offered (knownOptima).
+    // Rules as deployed (candidates): proven in the proof budget or, for an UNSAT answer, in the time limit; without
+    // a proof, the per-class count's answer stands (a far smaller formula, proven where the candidates' is not), its
+    // lists the fewest for its drops but not proven the fewest of all. Only the candidates some optimum so far could
+    // use are offered (knownOptima).
     const opened = (problem: MaxSatProblem, groups: number, until: number): Known | undefined => {
       const probe = tuning.prune ? OptimaProbe.open(problem, groups, until) : undefined;
       return probe && knownOptima(enc, probe, model.classes);

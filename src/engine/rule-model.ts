@@ -391,14 +391,13 @@ export function candidateRules(
             if (cutsSome(met, final, owner)) continue;
             const key = final.join(',');
             if (found.has(key)) continue;
-            const rule = () =>
-              ({
-                source: s.option.text,
-                destination: t.option.text,
-                protocol: plo === 0 && phi === 2 ? 'ANY' : PROTOCOLS[plo]!,
-                srcPort: portText(sp.option.bounds[0]!, sp.option.bounds[1]!),
-                dstPort: portText(dp.option.bounds[0]!, dp.option.bounds[1]!),
-              }) as Omit<Elements, 'action'>;
+            const rule = (): Omit<Elements, 'action'> => ({
+              source: s.option.text,
+              destination: t.option.text,
+              protocol: plo === 0 && phi === 2 ? 'ANY' : PROTOCOLS[plo]!,
+              srcPort: portText(sp.option.bounds[0]!, sp.option.bounds[1]!),
+              dstPort: portText(dp.option.bounds[0]!, dp.option.bounds[1]!),
+            });
             found.set(key, { covers, cost: 1, rules: () => [rule()] });
           }
         }
