@@ -165,8 +165,11 @@ interface DeployedTerms {
 interface Known {
   never: ReadonlySet<number>;
   exceptions: Exceptions;
-  /** The optimum of the whole per-class problem, solved on from the probe (OptimaProbe.rest). */
-  rest: (deadline: number) => MaxSatAnswer | undefined;
+  /**
+   * The optimum of the whole per-class problem, solved on from the probe (OptimaProbe.rest), once every question
+   * was asked; none when they are asked as the candidates need them.
+   */
+  rest?: () => MaxSatAnswer | undefined;
   /** What the optima cost in the groups before the rules. */
   costs: number[];
   /**
@@ -190,34 +193,50 @@ function knownOptima(perClass: Encoding, probe: OptimaProbe, classes: PacketClas
   const never = new Set([...perClass.used].filter(([, t]) => !possible([t])).map(([n]) => n));
   const whitelists = perClass.rules.whitelists();
   const { polarity } = perClass.builder;
-  // Asked of every class entering a firewall some optimum uses, before the probe's solver goes on to later groups.
   const status = new Map<string, ReturnType<Exceptions>>();
-  for (const [key, drop] of perClass.drop) {
-    const n = Number(key.slice(0, key.indexOf(':')));
-    const whitelist = whitelists.get(n);
-    if (whitelist === undefined || never.has(n)) continue;
-    const u = perClass.used.get(n)!;
-    for (const deny of typeof whitelist === 'boolean' ? [whitelist] : [false, true]) {
-      const w = deny ? whitelist : not(whitelist);
-      // The other action: a default DENY list lets the class pass, a default ALLOW one drops it. It is free where no
-      // requirement's clause can lose by it: the drop occurs in them only as the other action has it (a pure literal).
-      const other = deny ? not(drop) : drop;
-      const harmless = typeof drop === 'number' && !((polarity[drop] ?? 0) & (deny ? 1 : 2));
-      const answer = !possible([u, w, other])
-        ? 'never'
-        : !possible([u, w, not(other)])
-          ? 'always'
-          : harmless
-            ? 'free'
-            : 'maybe';
-      status.set(`${key}:${deny}`, answer);
-    }
-  }
-  const exceptions: Exceptions = (n, cls, deny) => status.get(`${n}:${cls}:${deny}`) ?? 'maybe';
+  const ask = (n: number, cls: number, deny: boolean): ReturnType<Exceptions> => {
+    const key = `${n}:${cls}:${deny}`;
+    const known = status.get(key);
+    if (known) return known;
+    const whitelist = whitelists.get(n)!;
+    const drop = perClass.drop.get(`${n}:${cls}`)!;
+    const [u, w] = [perClass.used.get(n)!, deny ? whitelist : not(whitelist)];
+    // The other action: a default DENY list lets the class pass, a default ALLOW one drops it. It is free where no
+    // requirement's clause can lose by it: the drop occurs in them only as the other action has it (a pure literal).
+    const other = deny ? not(drop) : drop;
+    const harmless = typeof drop === 'number' && !((polarity[drop] ?? 0) & (deny ? 1 : 2));
+    const answer = !possible([u, w, other])
+      ? 'never'
+      : !possible([u, w, not(other)])
+        ? 'always'
+        : harmless
+          ? 'free'
+          : 'maybe';
+    status.set(key, answer);
+    return answer;
+  };
+  // A few questions are all asked now: the probe's solver may then go on to the later groups (rest), and the
+  // defaults weighed for narrowing. Past EAGER_QUESTIONS (a network of many places) each is asked when the
+  // candidates need it, and building them may stop first (CandidateBound).
+  const firewalls = [...whitelists].filter(([n]) => !never.has(n));
+  const defaults = (w: Term) => (typeof w === 'boolean' ? [w] : [false, true]);
+  const questions = firewalls.reduce((sum, [n, w]) => sum + perClass.rules.entering(n).length * defaults(w).length, 0);
+  const eager = questions <= EAGER_QUESTIONS;
+  const exceptions: Exceptions = (n, cls, deny) => (never.has(n) ? 'maybe' : ask(n, cls, deny));
+  if (!eager) return { never, exceptions, costs: probe.costs, bounds: new Map() };
+  for (const [n, w] of firewalls)
+    for (const cls of perClass.rules.entering(n)) defaults(w).forEach((d) => ask(n, cls, d));
   const needed = (n: number) => !possible([not(perClass.used.get(n)!)]);
   const bounds = defaultBounds(perClass.rules, never, exceptions, needed, classes);
-  return { never, exceptions, rest: (deadline) => probe.rest(deadline), costs: probe.costs, bounds };
+  return { never, exceptions, rest: () => probe.rest(), costs: probe.costs, bounds };
 }
+
+/**
+ * Questions (firewall, entering class, default) asked of the probe at once, up to which its solver then goes on to
+ * the per-class answer and firewalls may be narrowed. Test5_4's refined classes ask 1,300; a leaf-spine 2x8 with
+ * NATs asks tens of thousands (0.45 s), for candidates given up at their bound.
+ */
+const EAGER_QUESTIONS = 5_000;
 
 /** Known.bounds: the firewalls worth narrowing to one default (NARROWER), with their lower bounds. */
 function defaultBounds(
@@ -227,36 +246,39 @@ function defaultBounds(
   needed: (n: number) => boolean,
   classes: PacketClass[],
 ): Known['bounds'] {
-  const bounds: Known['bounds'] = new Map();
   // Classes the lists may hold, over every firewall and default, and those narrowing would leave out.
   let open = 0;
   let away = 0;
+  const narrowed = new Map<number, boolean>();
+  const holding = (n: number, deny: boolean) => rules.entering(n).filter((cls) => exceptions(n, cls, deny) !== 'never');
   for (const [n, whitelist] of rules.whitelists()) {
     if (never.has(n)) continue;
+    if (typeof whitelist === 'boolean') {
+      open += holding(n, whitelist).length;
+      continue;
+    }
+    const [allow, deny] = [holding(n, false).length, holding(n, true).length];
+    open += allow + deny;
+    const narrower = allow > NARROWER * deny ? true : deny > NARROWER * allow ? false : undefined;
+    if (narrower === undefined) continue;
+    away += narrower ? allow : deny;
+    narrowed.set(n, narrower);
+  }
+  // Narrowing that leaves out less than half the classes is not worth a second formula when its proof fails.
+  const bounds: Known['bounds'] = new Map();
+  if (2 * away < open) return bounds;
+  for (const [n, narrower] of narrowed) {
     const entering = rules.entering(n);
-    const by = (deny: boolean) => {
-      const statuses = entering.map((cls) => exceptions(n, cls, deny));
-      const of = (s: string) => statuses.flatMap((x, k) => (x === s ? [k] : []));
-      const lower = exceptionsLowerBound(
+    const lower = (deny: boolean) => {
+      const of = (s: string) => entering.flatMap((cls, k) => (exceptions(n, cls, deny) === s ? [k] : []));
+      return exceptionsLowerBound(
         entering.map((cls) => classes[cls]!),
         of('always'),
         of('never'),
       );
-      return { lower, open: entering.length - of('never').length };
     };
-    if (typeof whitelist === 'boolean') {
-      open += by(whitelist).open;
-      continue;
-    }
-    const [allow, deny] = [by(false), by(true)];
-    open += allow.open + deny.open;
-    const narrower = allow.open > NARROWER * deny.open ? true : deny.open > NARROWER * allow.open ? false : undefined;
-    if (narrower === undefined) continue;
-    away += narrower ? allow.open : deny.open;
-    bounds.set(n, { lower: [allow.lower, deny.lower], needed: needed(n), narrower });
+    bounds.set(n, { lower: [lower(false), lower(true)], needed: needed(n), narrower });
   }
-  // Narrowing that leaves out less than half the classes is not worth a second formula when its proof fails.
-  if (2 * away < open) bounds.clear();
   return bounds;
 }
 
@@ -836,10 +858,12 @@ async function allocate(
     };
     const problem = enc.builder.problem(false);
     // With candidates to weigh, what the optima before the rules allow is asked first (it prunes the candidates), on
-    // a solver that then goes on to the per-class count's later groups: the answer that stands when the candidates'
-    // formula is not proven. A proof-only allocation has no use for that answer, and does not seek it.
+    // a solver that then goes on to the per-class count's later groups, within the same budget: the answer that
+    // stands when the candidates' formula is not proven. Where that cannot be (rest), or the budget runs out, the
+    // per-class problem is solved on its own (Z3 may take it). A proof-only allocation has no use for that answer.
     const known = enc.rules.size > 0 ? opened(problem, 2, proofDeadline) : undefined;
-    let answer = known && proofOnly ? undefined : (known?.rest(proofDeadline) ?? (await proof(proofDeadline)(problem)));
+    let answer = known && proofOnly ? undefined : known?.rest?.();
+    if (!answer && !(known && proofOnly)) answer = await proof(proofDeadline)(problem);
     if (enc.rules.size > 0 && (answer?.status === 'sat' || (known && proofOnly)))
       await fewerRules(false, proofDeadline, proof(proofDeadline), known);
     if (answer === undefined) {

@@ -141,6 +141,7 @@ export class OptimaProbe {
     private readonly sat: SatSolver,
     private readonly p: MaxSatProblem,
     private readonly groups: number,
+    private readonly budget: SatBudget,
     /** What the optima cost in each of the first groups. */
     readonly costs: number[],
   ) {}
@@ -153,7 +154,7 @@ export class OptimaProbe {
     const first = sat && optimise(sat, p.soft.slice(0, groups), budget);
     if (!first || first === 'unsat') return undefined;
     const costs = p.soft.slice(0, groups).map((group) => group.filter((l) => !holds(first, l)).length);
-    return new OptimaProbe(sat!, p, groups, costs);
+    return new OptimaProbe(sat!, p, groups, budget, costs);
   }
 
   /** False when no optimum makes all of `lits` true; true when that is not refuted. */
@@ -162,12 +163,12 @@ export class OptimaProbe {
   }
 
   /**
-   * The optimum of the whole problem, its later groups solved on top of the first ones (exactMaxSat's answer, without
-   * solving the first groups again); undefined when the budget ran out. The probe is spent: ask nothing after.
+   * The optimum of the whole problem, its later groups solved on top of the first ones with what is left of the
+   * budget (exactMaxSat's answer, without solving the first groups again); undefined when the budget ran out. The
+   * probe is spent: ask nothing after.
    */
-  rest(deadline: number): MaxSatAnswer | undefined {
-    const budget: SatBudget = { conflicts: EXACT_MAX_CONFLICTS, deadline };
-    const model = optimise(this.sat, this.p.soft.slice(this.groups), budget);
+  rest(): MaxSatAnswer | undefined {
+    const model = optimise(this.sat, this.p.soft.slice(this.groups), this.budget);
     if (model === 'unsat') return { status: 'unsat', value: [] };
     return model && { status: 'sat', value: model.slice(0, this.p.variables + 1) };
   }
