@@ -804,8 +804,9 @@ async function allocate(
     }
     // Our solver first: a small component is proven minimal before Z3 would have loaded.
     let z3Used = false;
-    const optimum = async (problem: MaxSatProblem, until: number) => {
-      const exact = exactMaxSat(problem, until);
+    /** Our solver, then Z3; `tried`: ours already ran out on this problem (OptimaProbe.rest). */
+    const optimum = async (problem: MaxSatProblem, until: number, tried = false) => {
+      const exact = tried ? undefined : exactMaxSat(problem, until);
       if (exact) return exact;
       if (proofOnly) throw new SolverTimeout();
       // Z3 reads a large problem for seconds even with a 1 ms limit: no call once the time is up.
@@ -820,11 +821,13 @@ async function allocate(
       z3Used = true;
       return conflictCore(problem, assumptions, deadline - Date.now());
     };
-    const proof = (until: number) => (problem: MaxSatProblem) =>
-      optimum(problem, until).catch((e: unknown) => {
-        if (!(e instanceof SolverTimeout)) throw e;
-        return undefined;
-      });
+    const proof =
+      (until: number, tried = false) =>
+      (problem: MaxSatProblem) =>
+        optimum(problem, until, tried).catch((e: unknown) => {
+          if (!(e instanceof SolverTimeout)) throw e;
+          return undefined;
+        });
     // Rules as deployed (candidates): proven in the proof budget or, for an UNSAT answer, in the time limit; without
     // a proof, the per-class count's answer stands (a far smaller formula, proven where the candidates' is not), its
     // lists the fewest for its drops but not proven the fewest of all. Only the candidates some optimum so far could
@@ -859,11 +862,12 @@ async function allocate(
     const problem = enc.builder.problem(false);
     // With candidates to weigh, what the optima before the rules allow is asked first (it prunes the candidates), on
     // a solver that then goes on to the per-class count's later groups, within the same budget: the answer that
-    // stands when the candidates' formula is not proven. Where that cannot be (rest), or the budget runs out, the
-    // per-class problem is solved on its own (Z3 may take it). A proof-only allocation has no use for that answer.
+    // stands when the candidates' formula is not proven. Where that cannot be (no rest), the per-class problem is
+    // solved on its own; where our solver's budget ran out, Z3 may take it, as when exactMaxSat runs out. A
+    // proof-only allocation has no use for that answer.
     const known = enc.rules.size > 0 ? opened(problem, 2, proofDeadline) : undefined;
     let answer = known && proofOnly ? undefined : known?.rest?.();
-    if (!answer && !(known && proofOnly)) answer = await proof(proofDeadline)(problem);
+    if (!answer && !(known && proofOnly)) answer = await proof(proofDeadline, known?.rest !== undefined)(problem);
     if (enc.rules.size > 0 && (answer?.status === 'sat' || (known && proofOnly)))
       await fewerRules(false, proofDeadline, proof(proofDeadline), known);
     if (answer === undefined) {
