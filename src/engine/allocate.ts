@@ -866,9 +866,11 @@ async function allocate(
     // solved on its own; where our solver's budget ran out, Z3 may take it, as when exactMaxSat runs out. A
     // proof-only allocation has no use for that answer.
     const known = enc.rules.size > 0 ? opened(problem, 2, proofDeadline) : undefined;
-    let answer = known && proofOnly ? undefined : known?.rest?.();
-    if (!answer && !(known && proofOnly)) answer = await proof(proofDeadline, known?.rest !== undefined)(problem);
-    if (enc.rules.size > 0 && (answer?.status === 'sat' || (known && proofOnly)))
+    const candidatesOnly = known !== undefined && proofOnly;
+    let answer = candidatesOnly
+      ? undefined
+      : (known?.rest?.() ?? (await proof(proofDeadline, known?.rest !== undefined)(problem)));
+    if (candidatesOnly || (answer?.status === 'sat' && enc.rules.size > 0))
       await fewerRules(false, proofDeadline, proof(proofDeadline), known);
     if (answer === undefined) {
       if (proofOnly) return undefined;

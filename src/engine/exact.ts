@@ -119,6 +119,12 @@ function optimise(sat: SatSolver, groups: Lit[][], budget: SatBudget): boolean[]
   return model;
 }
 
+/** optimise's outcome as an answer over the problem's own variables. */
+function answerOf(model: boolean[] | 'unsat' | undefined, p: MaxSatProblem): MaxSatAnswer | undefined {
+  if (model === 'unsat') return { status: 'unsat', value: [] };
+  return model && { status: 'sat', value: model.slice(0, p.variables + 1) };
+}
+
 /**
  * The optimum of the lexicographic objectives, or undefined when the problem is too large or the budget ran out.
  */
@@ -126,9 +132,7 @@ export function exactMaxSat(p: MaxSatProblem, deadline: number): MaxSatAnswer | 
   if (p.variables > EXACT_MAX_VARIABLES) return undefined;
   const budget: SatBudget = { conflicts: EXACT_MAX_CONFLICTS, deadline };
   const sat = loaded(p);
-  const model = sat ? optimise(sat, p.soft, budget) : 'unsat';
-  if (model === 'unsat') return { status: 'unsat', value: [] };
-  return model && { status: 'sat', value: model.slice(0, p.variables + 1) };
+  return answerOf(sat ? optimise(sat, p.soft, budget) : 'unsat', p);
 }
 
 /**
@@ -168,9 +172,7 @@ export class OptimaProbe {
    * probe is spent: ask nothing after.
    */
   rest(): MaxSatAnswer | undefined {
-    const model = optimise(this.sat, this.p.soft.slice(this.groups), this.budget);
-    if (model === 'unsat') return { status: 'unsat', value: [] };
-    return model && { status: 'sat', value: model.slice(0, this.p.variables + 1) };
+    return answerOf(optimise(this.sat, this.p.soft.slice(this.groups), this.budget), this.p);
   }
 }
 

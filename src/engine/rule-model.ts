@@ -391,14 +391,16 @@ export function candidateRules(
             if (cutsSome(met, final, owner)) continue;
             const key = final.join(',');
             if (found.has(key)) continue;
-            const rule = (): Omit<Elements, 'action'> => ({
-              source: s.option.text,
-              destination: t.option.text,
-              protocol: plo === 0 && phi === 2 ? 'ANY' : PROTOCOLS[plo]!,
-              srcPort: portText(sp.option.bounds[0]!, sp.option.bounds[1]!),
-              dstPort: portText(dp.option.bounds[0]!, dp.option.bounds[1]!),
-            });
-            found.set(key, { covers, cost: 1, rules: () => [rule()] });
+            const rules = (): Omit<Elements, 'action'>[] => [
+              {
+                source: s.option.text,
+                destination: t.option.text,
+                protocol: plo === 0 && phi === 2 ? 'ANY' : PROTOCOLS[plo]!,
+                srcPort: portText(sp.option.bounds[0]!, sp.option.bounds[1]!),
+                dstPort: portText(dp.option.bounds[0]!, dp.option.bounds[1]!),
+              },
+            ];
+            found.set(key, { covers, cost: 1, rules });
           }
         }
       }
@@ -419,7 +421,7 @@ export function candidateRules(
 /**
  * The candidates worth offering under one default, given what each entering class does there (`Exceptions`): those
  * covering no class that never takes the other action, and of those covering the same classes that may or may not,
- * the ones no wider candidate as cheap contains (the difference is classes that take the other action anyway).
+ * the ones no wider candidate as cheap contains (the difference is classes that always or freely take it).
  */
 function offered(candidates: Candidate[], known: ReturnType<Exceptions>[], size: number): Candidate[] {
   const byOpen = new Map<string, Candidate[]>();
