@@ -385,8 +385,11 @@ export function computeFlows(net: NetNode[], requirements: Requirement[], refine
   const flows = requirements.map((r, ri) =>
     (r.paths ?? []).map((path, pi) => {
       const preds = hopPredicates[ri]![pi]!;
+      const hopClasses = preds.map((p, i) => (i === 0 || isDecision(net[path[i]!]!) ? classesOf(p) : []));
       const found = new Map<string, AtomicFlow>();
-      const walk = (i: number, region: Box[], hops: Hop[]) => {
+      // `inside`: the class the region lies in, while no NAT has rewritten it since. Classes are disjoint, so at a
+      // decision hop that class is the only one the region meets, and all of the region is in it.
+      const walk = (i: number, region: Box[], hops: Hop[], inside: PacketClass | undefined) => {
         if (region.length === 0) return;
         if (i === path.length - 1) {
           const arrived = regionIntersect(region, addressBox(net[r.dst]!.address!, DST));
@@ -397,13 +400,14 @@ export function computeFlows(net: NetNode[], requirements: Requirement[], refine
         }
         const node = net[path[i]!]!;
         const passed = passNode(node, region);
-        if (!isDecision(node)) return walk(i + 1, passed, hops);
-        for (const c of classesOf(preds[i]!)) {
-          const part = c.boxes.flatMap((b) => regionIntersect(passed, b));
-          if (part.length) walk(i + 1, part, [...hops, { node: node.index, cls: c.id }]);
+        const still = node.role === 'nat' ? undefined : inside;
+        if (!isDecision(node)) return walk(i + 1, passed, hops, still);
+        for (const c of still ? hopClasses[i]!.filter((c) => c === still) : hopClasses[i]!) {
+          const part = still ? passed : c.boxes.flatMap((b) => regionIntersect(passed, b));
+          if (part.length) walk(i + 1, part, [...hops, { node: node.index, cls: c.id }], c);
         }
       };
-      for (const c of classesOf(preds[0]!)) walk(1, c.boxes, []);
+      for (const c of hopClasses[0]!) walk(1, c.boxes, [], c);
       return [...found.values()];
     }),
   );
