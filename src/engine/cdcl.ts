@@ -23,23 +23,38 @@ const code = (l: number) => (l > 0 ? 2 * l : -2 * l + 1);
 const external = (c: number) => (c & 1 ? -(c >> 1) : c >> 1);
 
 export class SatSolver {
-  /** Every clause, one after the other: its length, then its literals (the two watched ones first). */
+  /**
+   * Every clause, one after the other: its length, where the last search for a literal to watch stopped (an offset
+   * into its literals), then its literals (the two watched ones first). The search goes on round from there (Gent,
+   * JAIR 2013): restarting it at the front made falsifying a clause's literals in order quadratic in its length, and
+   * a class's clause lists every candidate covering it, each assumed false in turn.
+   */
   private arena = new Int32Array(1 << 12);
   private arenaUsed = 0;
-  /** Per clause: where it starts in the arena. */
+  /** Per clause: where its literals start in the arena. */
   private readonly start: number[] = [];
+  /** Variables there is room for in the typed arrays below (they grow by doubling). */
+  private capacity = 0;
+  /** Per literal code: 1 true, -1 false, 0 unassigned (both literals of a variable are set together). */
+  private value = new Int8Array(2);
   /** Per literal code: the `stamps`-th clause being added holds it (duplicates and tautologies, in linear time). */
-  private readonly stamp: number[] = [0, 0];
+  private stamp = new Int32Array(2);
   private stamps = 0;
   private readonly adding: number[] = [];
+  /** Per literal code: the clauses of three or more literals to look at when it becomes false. */
   private readonly watches: number[][] = [[], []];
-  /** Per variable: 1 true, -1 false, 0 unassigned. */
-  private readonly val: number[] = [0];
-  private readonly level: number[] = [0];
-  private readonly reason: number[] = [-1];
-  private readonly phase: boolean[] = [false];
-  private readonly activity: number[] = [0];
-  private readonly seen: boolean[] = [false];
+  /**
+   * Per literal code: the binary clauses holding it, as pairs (the other literal, the clause), implied at once when
+   * it becomes false without reading the clause: most clauses of a candidate-rule formula are binary.
+   */
+  private readonly binaries: number[][] = [[], []];
+  /** Per variable. */
+  private level = new Int32Array(1);
+  private reason = new Int32Array(1).fill(-1);
+  private phase = new Uint8Array(1);
+  private activity = new Float64Array(1);
+  private seen = new Uint8Array(1);
+  private variableCount = 0;
   private readonly trail: number[] = [];
   private readonly trailLim: number[] = [];
   private readonly heap = new ActivityHeap(this.activity);
@@ -50,23 +65,41 @@ export class SatSolver {
   core: number[] = [];
 
   constructor(variables = 0) {
+    this.grow(variables);
     for (let v = 0; v < variables; v++) this.newVariable();
   }
 
   get variables(): number {
-    return this.val.length - 1;
+    return this.variableCount;
+  }
+
+  /** Room for `variables` variables in the typed arrays. */
+  private grow(variables: number): void {
+    if (variables <= this.capacity) return;
+    const size = Math.max(variables, 2 * this.capacity);
+    const grown = <T extends Int8Array | Int32Array | Uint8Array | Float64Array>(old: T, length: number): T => {
+      const out = new (old.constructor as new (n: number) => T)(length);
+      out.set(old);
+      return out;
+    };
+    this.value = grown(this.value, 2 * size + 2);
+    this.stamp = grown(this.stamp, 2 * size + 2);
+    this.level = grown(this.level, size + 1);
+    const reason = grown(this.reason, size + 1);
+    reason.fill(-1, this.capacity + 1);
+    this.reason = reason;
+    this.phase = grown(this.phase, size + 1);
+    this.activity = grown(this.activity, size + 1);
+    this.heap.activity = this.activity;
+    this.seen = grown(this.seen, size + 1);
+    this.capacity = size;
   }
 
   newVariable(): number {
-    const v = this.val.length;
-    this.val.push(0);
-    this.level.push(0);
-    this.reason.push(-1);
-    this.phase.push(false);
-    this.activity.push(0);
-    this.seen.push(false);
+    const v = ++this.variableCount;
+    this.grow(v);
     this.watches.push([], []);
-    this.stamp.push(0, 0);
+    this.binaries.push([], []);
     this.heap.insert(v);
     return v;
   }
@@ -74,18 +107,13 @@ export class SatSolver {
   /** The polarity tried first when the solver decides v, and how early it is decided until conflicts say else. */
   prefer(l: number, priority = 0): void {
     const v = Math.abs(l);
-    this.phase[v] = l > 0;
+    this.phase[v] = l > 0 ? 1 : 0;
     this.activity[v] = Math.max(this.activity[v]!, priority);
     this.heap.raise(v);
   }
 
   /** The last model found ('sat'), by variable. */
   model: boolean[] = [];
-
-  private litValue(c: number): number {
-    const a = this.val[c >> 1]!;
-    return c & 1 ? -a : a;
-  }
 
   /** Adds a clause (between solves); false when the clauses can no longer all hold. */
   addClause(lits: number[]): boolean {
@@ -94,12 +122,13 @@ export class SatSolver {
     const c = this.adding;
     c.length = 0;
     const mark = ++this.stamps;
+    const { value, stamp } = this;
     for (const lit of lits) {
       const l = code(lit);
-      if (this.stamp[l] === mark) continue;
-      if (this.stamp[l ^ 1] === mark || this.litValue(l) > 0) return true;
-      if (this.litValue(l) === 0) {
-        this.stamp[l] = mark;
+      if (stamp[l] === mark) continue;
+      if (stamp[l ^ 1] === mark || value[l]! > 0) return true;
+      if (value[l] === 0) {
+        stamp[l] = mark;
         c.push(l);
       }
     }
@@ -114,20 +143,30 @@ export class SatSolver {
 
   private attach(c: number[]): number {
     const k = this.start.length;
-    this.reserve(c.length + 1);
+    this.reserve(c.length + 2);
     const { arena } = this;
     let at = this.arenaUsed;
-    this.start.push(at);
     arena[at++] = c.length;
+    arena[at++] = 2;
+    this.start.push(at);
     for (const l of c) arena[at++] = l;
     this.arenaUsed = at;
-    this.watches[c[0]!]!.push(k);
-    this.watches[c[1]!]!.push(k);
+    if (c.length === 2) {
+      this.binaries[c[0]!]!.push(c[1]!, k);
+      this.binaries[c[1]!]!.push(c[0]!, k);
+    } else {
+      this.watches[c[0]!]!.push(k);
+      this.watches[c[1]!]!.push(k);
+    }
     return k;
   }
 
-  /** Room for `more` numbers in the arena (those of the clauses about to be added, when known). */
-  reserve(more: number): void {
+  /** Room for `clauses` more clauses of `literals` literals in all (when known, before adding them). */
+  reserveClauses(clauses: number, literals: number): void {
+    this.reserve(2 * clauses + literals);
+  }
+
+  private reserve(more: number): void {
     if (this.arenaUsed + more <= this.arena.length) return;
     const grown = new Int32Array(Math.max(2 * this.arena.length, this.arenaUsed + more));
     grown.set(this.arena.subarray(0, this.arenaUsed));
@@ -136,7 +175,8 @@ export class SatSolver {
 
   private assign(c: number, why: number): void {
     const v = c >> 1;
-    this.val[v] = c & 1 ? -1 : 1;
+    this.value[c] = 1;
+    this.value[c ^ 1] = -1;
     this.level[v] = this.trailLim.length;
     this.reason[v] = why;
     this.trail.push(c);
@@ -144,9 +184,17 @@ export class SatSolver {
 
   /** Unit propagation; the index of a conflicting clause, or -1. */
   private propagate(): number {
-    const { arena, start } = this;
+    const { arena, start, value } = this;
     while (this.qhead < this.trail.length) {
       const falseLit = this.trail[this.qhead++]! ^ 1;
+      const pairs = this.binaries[falseLit]!;
+      for (let i = 0; i < pairs.length; i += 2) {
+        const other = pairs[i]!;
+        const now = value[other]!;
+        if (now > 0) continue;
+        if (now < 0) return pairs[i + 1]!;
+        this.assign(other, pairs[i + 1]!);
+      }
       const list = this.watches[falseLit]!;
       let kept = 0;
       let conflict = -1;
@@ -154,31 +202,43 @@ export class SatSolver {
       for (; i < list.length; i++) {
         const k = list[i]!;
         // The clause's literals are arena[a .. end).
-        const a = start[k]! + 1;
-        const end = a + arena[a - 1]!;
+        const a = start[k]!;
+        const end = a + arena[a - 2]!;
         if (arena[a] === falseLit) {
           arena[a] = arena[a + 1]!;
           arena[a + 1] = falseLit;
         }
         const first = arena[a]!;
-        if (this.litValue(first) > 0) {
+        if (value[first]! > 0) {
           list[kept++] = k;
           continue;
         }
-        let moved = false;
-        for (let j = a + 2; j < end; j++) {
-          const l = arena[j]!;
-          if (this.litValue(l) >= 0) {
-            arena[a + 1] = l;
-            arena[j] = falseLit;
-            this.watches[l]!.push(k);
-            moved = true;
+        let found = -1;
+        const from = a + arena[a - 1]!;
+        for (let j = from; j < end; j++) {
+          if (value[arena[j]!]! >= 0) {
+            found = j;
             break;
           }
         }
-        if (moved) continue;
+        if (found < 0) {
+          for (let j = a + 2; j < from; j++) {
+            if (value[arena[j]!]! >= 0) {
+              found = j;
+              break;
+            }
+          }
+        }
+        if (found >= 0) {
+          const l = arena[found]!;
+          arena[a + 1] = l;
+          arena[found] = falseLit;
+          arena[a - 1] = found - a;
+          this.watches[l]!.push(k);
+          continue;
+        }
         list[kept++] = k;
-        if (this.litValue(first) < 0) {
+        if (value[first]! < 0) {
           conflict = k;
           i++;
           break;
@@ -196,11 +256,13 @@ export class SatSolver {
   private backtrack(level: number): void {
     if (this.trailLim.length <= level) return;
     const start = this.trailLim[level]!;
+    const { value, phase } = this;
     for (let i = this.trail.length - 1; i >= start; i--) {
-      const v = this.trail[i]! >> 1;
-      this.phase[v] = this.val[v]! > 0;
-      this.val[v] = 0;
-      this.heap.insert(v);
+      const c = this.trail[i]!;
+      phase[c >> 1] = c & 1 ? 0 : 1;
+      value[c] = 0;
+      value[c ^ 1] = 0;
+      this.heap.insert(c >> 1);
     }
     this.trail.length = start;
     this.trailLim.length = level;
@@ -209,45 +271,48 @@ export class SatSolver {
 
   private bump(v: number): void {
     if ((this.activity[v]! += this.increment) > 1e100) {
-      for (let u = 1; u < this.activity.length; u++) this.activity[u]! *= 1e-100;
+      for (let u = 1; u <= this.variableCount; u++) this.activity[u]! *= 1e-100;
       this.increment *= 1e-100;
     }
     this.heap.raise(v);
   }
 
-  /** First-UIP learning: the learnt clause (asserting literal first) and the level to go back to. */
+  /**
+   * First-UIP learning: the learnt clause (asserting literal first) and the level to go back to. A reason holds the
+   * literal it implied (true) anywhere, not only first: binary clauses are never reordered.
+   */
   private analyze(conflict: number): { learnt: number[]; back: number } {
     const learnt = [0];
     const current = this.trailLim.length;
     let open = 0;
     let p = -1;
     let index = this.trail.length - 1;
-    const { arena, start } = this;
+    const { arena, start, seen, level } = this;
     let clause = conflict;
     for (;;) {
-      const a = start[clause]! + 1;
-      const end = a + arena[a - 1]!;
-      for (let j = p < 0 ? a : a + 1; j < end; j++) {
+      const a = start[clause]!;
+      const end = a + arena[a - 2]!;
+      for (let j = a; j < end; j++) {
         const q = arena[j]!;
         const v = q >> 1;
-        if (this.seen[v] || this.level[v] === 0) continue;
-        this.seen[v] = true;
+        if (q === p || seen[v] || level[v] === 0) continue;
+        seen[v] = 1;
         this.bump(v);
-        if (this.level[v] === current) open++;
+        if (level[v] === current) open++;
         else learnt.push(q);
       }
-      while (!this.seen[this.trail[index]! >> 1]) index--;
+      while (!seen[this.trail[index]! >> 1]) index--;
       p = this.trail[index--]!;
-      this.seen[p >> 1] = false;
+      seen[p >> 1] = 0;
       if (--open === 0) break;
       clause = this.reason[p >> 1]!;
     }
     learnt[0] = p ^ 1;
     let back = 0;
     for (let j = 1; j < learnt.length; j++) {
-      this.seen[learnt[j]! >> 1] = false;
-      if (this.level[learnt[j]! >> 1]! > back) {
-        back = this.level[learnt[j]! >> 1]!;
+      seen[learnt[j]! >> 1] = 0;
+      if (level[learnt[j]! >> 1]! > back) {
+        back = level[learnt[j]! >> 1]!;
         [learnt[1], learnt[j]] = [learnt[j]!, learnt[1]!];
       }
     }
@@ -259,22 +324,23 @@ export class SatSolver {
   private analyzeFinal(failed: number): number[] {
     const core = [external(failed)];
     if (this.trailLim.length === 0) return core;
-    this.seen[failed >> 1] = true;
+    const { seen, level } = this;
+    seen[failed >> 1] = 1;
     for (let i = this.trail.length - 1; i >= this.trailLim[0]!; i--) {
       const v = this.trail[i]! >> 1;
-      if (!this.seen[v]) continue;
+      if (!seen[v]) continue;
       const why = this.reason[v]!;
       if (why < 0) core.push(external(this.trail[i]!));
       else {
-        const a = this.start[why]! + 1;
-        for (let j = a + 1; j < a + this.arena[a - 1]!; j++) {
-          const q = this.arena[j]!;
-          if (this.level[q >> 1]! > 0) this.seen[q >> 1] = true;
+        const a = this.start[why]!;
+        for (let j = a; j < a + this.arena[a - 2]!; j++) {
+          const u = this.arena[j]! >> 1;
+          if (u !== v && level[u]! > 0) seen[u] = 1;
         }
       }
-      this.seen[v] = false;
+      seen[v] = 0;
     }
-    this.seen[failed >> 1] = false;
+    seen[failed >> 1] = 0;
     return core;
   }
 
@@ -288,7 +354,7 @@ export class SatSolver {
     let holds = true;
     for (const a of assumptions) {
       const l = code(a);
-      const now = this.litValue(l);
+      const now = this.value[l]!;
       if (now > 0) continue;
       if (now < 0) {
         holds = false;
@@ -343,7 +409,7 @@ export class SatSolver {
       let next = -1;
       while (this.trailLim.length < wanted.length) {
         const a = wanted[this.trailLim.length]!;
-        const now = this.litValue(a);
+        const now = this.value[a]!;
         if (now > 0) this.trailLim.push(this.trail.length);
         else if (now < 0) {
           this.core = this.analyzeFinal(a);
@@ -356,9 +422,11 @@ export class SatSolver {
       }
       if (next < 0) {
         let v = this.heap.pop();
-        while (v > 0 && this.val[v] !== 0) v = this.heap.pop();
+        while (v > 0 && this.value[2 * v] !== 0) v = this.heap.pop();
         if (v <= 0) {
-          this.model = this.val.map((a) => a > 0);
+          const model = [false];
+          for (let u = 1; u <= this.variableCount; u++) model.push(this.value[2 * u]! > 0);
+          this.model = model;
           this.backtrack(0);
           return 'sat';
         }
@@ -391,7 +459,8 @@ function luby(i: number): number {
 class ActivityHeap {
   private readonly items: number[] = [];
   private readonly at: number[] = [];
-  constructor(private readonly activity: number[]) {}
+  /** The solver's, replaced when it grows. */
+  constructor(public activity: Float64Array) {}
 
   private before(a: number, b: number): boolean {
     const x = this.activity[a]!;

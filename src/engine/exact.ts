@@ -21,7 +21,10 @@ export const EXACT_MAX_CONFLICTS = 20_000;
 
 function loaded(p: MaxSatProblem): SatSolver | undefined {
   const sat = new SatSolver(p.variables);
-  sat.reserve(p.hard.reduce((sum, c) => sum + c.length + 1, 0));
+  sat.reserveClauses(
+    p.hard.length,
+    p.hard.reduce((sum, c) => sum + c.length, 0),
+  );
   for (const c of p.hard) if (!sat.addClause(c)) return undefined;
   return sat;
 }
