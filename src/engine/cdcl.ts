@@ -19,6 +19,13 @@ export interface SatBudget {
   deadline: number;
 }
 
+/** A copy of a typed array, longer. */
+function grown<T extends Int8Array | Int32Array | Uint8Array | Float64Array>(old: T, length: number): T {
+  const out = new (old.constructor as new (n: number) => T)(length);
+  out.set(old);
+  return out;
+}
+
 const code = (l: number) => (l > 0 ? 2 * l : -2 * l + 1);
 const external = (c: number) => (c & 1 ? -(c >> 1) : c >> 1);
 
@@ -32,7 +39,8 @@ export class SatSolver {
   private arena = new Int32Array(1 << 12);
   private arenaUsed = 0;
   /** Per clause: where its literals start in the arena. */
-  private readonly start: number[] = [];
+  private start = new Int32Array(1 << 10);
+  private clauses = 0;
   /** Variables there is room for in the typed arrays below (they grow by doubling). */
   private capacity = 0;
   /** Per literal code: 1 true, -1 false, 0 unassigned (both literals of a variable are set together). */
@@ -41,13 +49,22 @@ export class SatSolver {
   private stamp = new Int32Array(2);
   private stamps = 0;
   private readonly adding: number[] = [];
-  /** Per literal code: the clauses of three or more literals to look at when it becomes false. */
-  private readonly watches: number[][] = [[], []];
   /**
-   * Per literal code: the binary clauses holding it, as pairs (the other literal, the clause), implied at once when
-   * it becomes false without reading the clause: most clauses of a candidate-rule formula are binary.
+   * Watch lists, per literal code, as linked lists of entries in typed arrays (no array per literal, none to grow:
+   * loading a formula of 71,000 clauses allocated 25 MB of them). `watchHead` / `watchTail`: the clauses of three or
+   * more literals to look at when the literal becomes false, in the order they came. `binaryHead` / `binaryTail`:
+   * its binary clauses, whose entries also hold the other literal, implied at once without reading the clause (most
+   * clauses of a candidate-rule formula are binary). -1 ends a list.
    */
-  private readonly binaries: number[][] = [[], []];
+  private watchHead = new Int32Array(2).fill(-1);
+  private watchTail = new Int32Array(2).fill(-1);
+  private binaryHead = new Int32Array(2).fill(-1);
+  private binaryTail = new Int32Array(2).fill(-1);
+  /** Per entry: its clause, the other literal (binary clauses), the next entry of its list. */
+  private entryClause = new Int32Array(1 << 11);
+  private entryOther = new Int32Array(1 << 11);
+  private entryNext = new Int32Array(1 << 11);
+  private entries = 0;
   /** Per variable. */
   private level = new Int32Array(1);
   private reason = new Int32Array(1).fill(-1);
@@ -55,7 +72,9 @@ export class SatSolver {
   private activity = new Float64Array(1);
   private seen = new Uint8Array(1);
   private variableCount = 0;
-  private readonly trail: number[] = [];
+  /** The assigned literals in order (each variable at most once); `trailSize` of them are in use. */
+  private trail = new Int32Array(1);
+  private trailSize = 0;
   private readonly trailLim: number[] = [];
   private readonly heap = new ActivityHeap(this.activity);
   private qhead = 0;
@@ -77,12 +96,10 @@ export class SatSolver {
   private grow(variables: number): void {
     if (variables <= this.capacity) return;
     const size = Math.max(variables, 2 * this.capacity);
-    const grown = <T extends Int8Array | Int32Array | Uint8Array | Float64Array>(old: T, length: number): T => {
-      const out = new (old.constructor as new (n: number) => T)(length);
-      out.set(old);
-      return out;
-    };
     this.value = grown(this.value, 2 * size + 2);
+    for (const list of ['watchHead', 'watchTail', 'binaryHead', 'binaryTail'] as const)
+      this[list] = grown(this[list], 2 * size + 2).fill(-1, 2 * this.capacity + 2);
+    this.trail = grown(this.trail, size + 1);
     this.stamp = grown(this.stamp, 2 * size + 2);
     this.level = grown(this.level, size + 1);
     const reason = grown(this.reason, size + 1);
@@ -98,8 +115,6 @@ export class SatSolver {
   newVariable(): number {
     const v = ++this.variableCount;
     this.grow(v);
-    this.watches.push([], []);
-    this.binaries.push([], []);
     this.heap.insert(v);
     return v;
   }
@@ -115,16 +130,16 @@ export class SatSolver {
   /** The last model found ('sat'), by variable. */
   model: boolean[] = [];
 
-  /** Adds a clause (between solves); false when the clauses can no longer all hold. */
-  addClause(lits: number[]): boolean {
+  /** Adds a clause, lits[from .. to) (between solves); false when the clauses can no longer all hold. */
+  addClause(lits: ArrayLike<number>, from = 0, to = lits.length): boolean {
     if (!this.ok) return false;
     this.backtrack(0);
     const c = this.adding;
     c.length = 0;
     const mark = ++this.stamps;
     const { value, stamp } = this;
-    for (const lit of lits) {
-      const l = code(lit);
+    for (let i = from; i < to; i++) {
+      const l = code(lits[i]!);
       if (stamp[l] === mark) continue;
       if (stamp[l ^ 1] === mark || value[l]! > 0) return true;
       if (value[l] === 0) {
@@ -142,23 +157,53 @@ export class SatSolver {
   }
 
   private attach(c: number[]): number {
-    const k = this.start.length;
+    const k = this.clauses++;
+    if (k === this.start.length) this.start = grown(this.start, 2 * k);
     this.reserve(c.length + 2);
     const { arena } = this;
     let at = this.arenaUsed;
     arena[at++] = c.length;
     arena[at++] = 2;
-    this.start.push(at);
+    this.start[k] = at;
     for (const l of c) arena[at++] = l;
     this.arenaUsed = at;
     if (c.length === 2) {
-      this.binaries[c[0]!]!.push(c[1]!, k);
-      this.binaries[c[1]!]!.push(c[0]!, k);
+      this.binaryAppend(c[0]!, this.entry(k, c[1]!));
+      this.binaryAppend(c[1]!, this.entry(k, c[0]!));
     } else {
-      this.watches[c[0]!]!.push(k);
-      this.watches[c[1]!]!.push(k);
+      this.watchAppend(c[0]!, this.entry(k, 0));
+      this.watchAppend(c[1]!, this.entry(k, 0));
     }
     return k;
+  }
+
+  /** A new list entry for clause k (other: the other literal of a binary clause). */
+  private entry(k: number, other: number): number {
+    const e = this.entries++;
+    if (e === this.entryNext.length) {
+      this.entryClause = grown(this.entryClause, 2 * e);
+      this.entryOther = grown(this.entryOther, 2 * e);
+      this.entryNext = grown(this.entryNext, 2 * e);
+    }
+    this.entryClause[e] = k;
+    this.entryOther[e] = other;
+    this.entryNext[e] = -1;
+    return e;
+  }
+
+  private watchAppend(lit: number, e: number): void {
+    this.entryNext[e] = -1;
+    const tail = this.watchTail[lit]!;
+    if (tail < 0) this.watchHead[lit] = e;
+    else this.entryNext[tail] = e;
+    this.watchTail[lit] = e;
+  }
+
+  private binaryAppend(lit: number, e: number): void {
+    const tail = this.binaryTail[lit]!;
+    if (tail < 0) this.binaryHead[lit] = e;
+    else this.entryNext[tail] = e;
+    this.binaryTail[lit] = e;
   }
 
   /** Room for `clauses` more clauses of `literals` literals in all (when known, before adding them). */
@@ -179,28 +224,25 @@ export class SatSolver {
     this.value[c ^ 1] = -1;
     this.level[v] = this.trailLim.length;
     this.reason[v] = why;
-    this.trail.push(c);
+    this.trail[this.trailSize++] = c;
   }
 
   /** Unit propagation; the index of a conflicting clause, or -1. */
   private propagate(): number {
-    const { arena, start, value } = this;
-    while (this.qhead < this.trail.length) {
+    const { arena, start, value, entryClause, entryOther, entryNext, watchHead, watchTail } = this;
+    while (this.qhead < this.trailSize) {
       const falseLit = this.trail[this.qhead++]! ^ 1;
-      const pairs = this.binaries[falseLit]!;
-      for (let i = 0; i < pairs.length; i += 2) {
-        const other = pairs[i]!;
+      for (let e = this.binaryHead[falseLit]!; e >= 0; e = entryNext[e]!) {
+        const other = entryOther[e]!;
         const now = value[other]!;
         if (now > 0) continue;
-        if (now < 0) return pairs[i + 1]!;
-        this.assign(other, pairs[i + 1]!);
+        if (now < 0) return entryClause[e]!;
+        this.assign(other, entryClause[e]!);
       }
-      const list = this.watches[falseLit]!;
-      let kept = 0;
-      let conflict = -1;
-      let i = 0;
-      for (; i < list.length; i++) {
-        const k = list[i]!;
+      let before = -1;
+      for (let e = watchHead[falseLit]!; e >= 0;) {
+        const next = entryNext[e]!;
+        const k = entryClause[e]!;
         // The clause's literals are arena[a .. end).
         const a = start[k]!;
         const end = a + arena[a - 2]!;
@@ -209,46 +251,30 @@ export class SatSolver {
           arena[a + 1] = falseLit;
         }
         const first = arena[a]!;
-        if (value[first]! > 0) {
-          list[kept++] = k;
-          continue;
-        }
-        let found = -1;
-        const from = a + arena[a - 1]!;
-        for (let j = from; j < end; j++) {
-          if (value[arena[j]!]! >= 0) {
-            found = j;
-            break;
+        if (value[first]! <= 0) {
+          let found = -1;
+          const from = a + arena[a - 1]!;
+          for (let j = from; j < end && found < 0; j++) if (value[arena[j]!]! >= 0) found = j;
+          for (let j = a + 2; j < from && found < 0; j++) if (value[arena[j]!]! >= 0) found = j;
+          if (found >= 0) {
+            // The clause now watches that literal: its entry moves to the end of that literal's list.
+            const l = arena[found]!;
+            arena[a + 1] = l;
+            arena[found] = falseLit;
+            arena[a - 1] = found - a;
+            if (before < 0) watchHead[falseLit] = next;
+            else entryNext[before] = next;
+            if (watchTail[falseLit] === e) watchTail[falseLit] = before;
+            this.watchAppend(l, e);
+            e = next;
+            continue;
           }
+          if (value[first]! < 0) return k;
+          this.assign(first, k);
         }
-        if (found < 0) {
-          for (let j = a + 2; j < from; j++) {
-            if (value[arena[j]!]! >= 0) {
-              found = j;
-              break;
-            }
-          }
-        }
-        if (found >= 0) {
-          const l = arena[found]!;
-          arena[a + 1] = l;
-          arena[found] = falseLit;
-          arena[a - 1] = found - a;
-          this.watches[l]!.push(k);
-          continue;
-        }
-        list[kept++] = k;
-        if (value[first]! < 0) {
-          conflict = k;
-          i++;
-          break;
-        }
-        this.assign(first, k);
+        before = e;
+        e = next;
       }
-      while (i < list.length) list[kept++] = list[i++]!;
-      // pop, not `length =`: setting the length is a runtime call, the commonest one here.
-      while (list.length > kept) list.pop();
-      if (conflict >= 0) return conflict;
     }
     return -1;
   }
@@ -257,14 +283,14 @@ export class SatSolver {
     if (this.trailLim.length <= level) return;
     const start = this.trailLim[level]!;
     const { value, phase } = this;
-    for (let i = this.trail.length - 1; i >= start; i--) {
+    for (let i = this.trailSize - 1; i >= start; i--) {
       const c = this.trail[i]!;
       phase[c >> 1] = c & 1 ? 0 : 1;
       value[c] = 0;
       value[c ^ 1] = 0;
       this.heap.insert(c >> 1);
     }
-    this.trail.length = start;
+    this.trailSize = start;
     this.trailLim.length = level;
     this.qhead = start;
   }
@@ -286,7 +312,7 @@ export class SatSolver {
     const current = this.trailLim.length;
     let open = 0;
     let p = -1;
-    let index = this.trail.length - 1;
+    let index = this.trailSize - 1;
     const { arena, start, seen, level } = this;
     let clause = conflict;
     for (;;) {
@@ -326,7 +352,7 @@ export class SatSolver {
     if (this.trailLim.length === 0) return core;
     const { seen, level } = this;
     seen[failed >> 1] = 1;
-    for (let i = this.trail.length - 1; i >= this.trailLim[0]!; i--) {
+    for (let i = this.trailSize - 1; i >= this.trailLim[0]!; i--) {
       const v = this.trail[i]! >> 1;
       if (!seen[v]) continue;
       const why = this.reason[v]!;
@@ -360,7 +386,7 @@ export class SatSolver {
         holds = false;
         break;
       }
-      this.trailLim.push(this.trail.length);
+      this.trailLim.push(this.trailSize);
       this.assign(l, -1);
       if (this.propagate() >= 0) {
         holds = false;
@@ -410,7 +436,7 @@ export class SatSolver {
       while (this.trailLim.length < wanted.length) {
         const a = wanted[this.trailLim.length]!;
         const now = this.value[a]!;
-        if (now > 0) this.trailLim.push(this.trail.length);
+        if (now > 0) this.trailLim.push(this.trailSize);
         else if (now < 0) {
           this.core = this.analyzeFinal(a);
           this.backtrack(0);
@@ -432,7 +458,7 @@ export class SatSolver {
         }
         next = this.phase[v] ? 2 * v : 2 * v + 1;
       }
-      this.trailLim.push(this.trail.length);
+      this.trailLim.push(this.trailSize);
       this.assign(next, -1);
     }
   }
