@@ -22,7 +22,15 @@ import {
 } from './flows.js';
 import { EXACT_MAX_VARIABLES, OptimaProbe, exactCore, exactMaxSat } from './exact.js';
 import { greedyDecisions, type GreedyDecisions } from './greedy.js';
-import { SolverTimeout, conflictCore, solveMaxSat, type Lit, type MaxSatAnswer, type MaxSatProblem } from './maxsat.js';
+import {
+  Clauses,
+  SolverTimeout,
+  conflictCore,
+  solveMaxSat,
+  type Lit,
+  type MaxSatAnswer,
+  type MaxSatProblem,
+} from './maxsat.js';
 import type { NetNode } from './network.js';
 import {
   RuleModel,
@@ -109,7 +117,7 @@ const OPTIONAL_FIREWALLS = 4;
 
 class Builder {
   variables = 0;
-  hard: Lit[][] = [];
+  hard = new Clauses();
   soft: Lit[][] = [[], [], [], [], []];
   fresh(): Lit {
     return ++this.variables;
@@ -121,14 +129,15 @@ class Builder {
    * The rule model's own clauses (`ofRules`) do not count in `polarity`.
    */
   clause(terms: Term[], ofRules = false): void {
-    let lits = 0;
-    for (const t of terms) {
-      if (t === true) return;
-      if (t !== false) lits++;
+    for (let k = 0; k < terms.length; k++) if (terms[k] === true) return;
+    for (let k = 0; k < terms.length; k++) {
+      const t = terms[k]!;
+      if (t === false) continue;
+      const l = t as Lit;
+      this.hard.push(l);
+      if (!ofRules) this.polarity[Math.abs(l)] = (this.polarity[Math.abs(l)] ?? 0) | (l > 0 ? 1 : 2);
     }
-    const c = lits === terms.length ? (terms as Lit[]) : terms.filter((t): t is Lit => typeof t === 'number');
-    this.hard.push(c);
-    if (!ofRules) for (const l of c) this.polarity[Math.abs(l)] = (this.polarity[Math.abs(l)] ?? 0) | (l > 0 ? 1 : 2);
+    this.hard.close();
   }
   /** A soft literal of a group costing `weight` when false (the same literal repeated). */
   cost(group: number, lit: Lit, weight = 1): void {
@@ -796,8 +805,7 @@ async function allocate(
       report(method, enc.builder.variables, enc.builder.hard.length, encoding);
     if (enc.builder.variables === 0 && tuning.decompose) {
       // Nothing to decide (a verification): each requirement holds or not on its own, no solver needed.
-      for (const r of members)
-        decisions.satisfied[r] = !encode(net, model, reqs, [r], false).builder.hard.some((c) => c.length === 0);
+      for (const r of members) decisions.satisfied[r] = !encode(net, model, reqs, [r], false).builder.hard.hasEmpty();
       for (const [n, t] of enc.used) if (t === true) decisions.used.add(n);
       done('direct');
       continue;

@@ -21,11 +21,9 @@ export const EXACT_MAX_CONFLICTS = 20_000;
 
 function loaded(p: MaxSatProblem): SatSolver | undefined {
   const sat = new SatSolver(p.variables);
-  sat.reserveClauses(
-    p.hard.length,
-    p.hard.reduce((sum, c) => sum + c.length, 0),
-  );
-  for (const c of p.hard) if (!sat.addClause(c)) return undefined;
+  const { hard } = p;
+  sat.reserveClauses(hard.length, hard.size);
+  for (let k = 0; k < hard.length; k++) if (!sat.addClause(hard.literals, hard.from(k), hard.ends[k])) return undefined;
   return sat;
 }
 

@@ -9,9 +9,78 @@ import { NfvError } from '../model/errors.js';
 /** A literal: +v or -v for variable v >= 1. */
 export type Lit = number;
 
+/**
+ * Clauses one after the other in typed arrays. A refined candidate formula has some 70,000 clauses: as an array
+ * each, they lived long enough to be copied by every young-generation collection (a fifth of the encoding's time).
+ */
+export class Clauses {
+  /** Clause k's literals are literals[from(k) .. ends[k]). */
+  literals: Int32Array = new Int32Array(1 << 10);
+  ends: Int32Array = new Int32Array(1 << 8);
+  /** How many clauses. */
+  length = 0;
+  /** Literals written, those of the clause still open included. */
+  private written = 0;
+
+  static of(list: readonly (readonly Lit[])[]): Clauses {
+    const out = new Clauses();
+    for (const c of list) out.add(c);
+    return out;
+  }
+
+  /** Where clause k's literals start. */
+  from(k: number): number {
+    return k === 0 ? 0 : this.ends[k - 1]!;
+  }
+
+  /** The literals of every clause. */
+  get size(): number {
+    return this.from(this.length);
+  }
+
+  /** Appends a literal to the open clause (`close` ends it). */
+  push(l: Lit): void {
+    if (this.written === this.literals.length) this.literals = longer(this.literals);
+    this.literals[this.written++] = l;
+  }
+
+  /** Ends the open clause: the literals pushed since the last close. */
+  close(): void {
+    if (this.length === this.ends.length) this.ends = longer(this.ends);
+    this.ends[this.length++] = this.written;
+  }
+
+  add(c: readonly Lit[]): void {
+    for (const l of c) this.push(l);
+    this.close();
+  }
+
+  /** Clause k, as an array. */
+  clause(k: number): Lit[] {
+    return Array.from(this.literals.subarray(this.from(k), this.ends[k]!));
+  }
+
+  /** Every clause, as arrays (for readers that want them: Z3's text, tests). */
+  list(): Lit[][] {
+    return Array.from({ length: this.length }, (_, k) => this.clause(k));
+  }
+
+  /** Whether some clause is empty (then no assignment satisfies them). */
+  hasEmpty(): boolean {
+    for (let k = 0; k < this.length; k++) if (this.ends[k] === this.from(k)) return true;
+    return false;
+  }
+}
+
+function longer(a: Int32Array): Int32Array {
+  const out = new Int32Array(2 * a.length);
+  out.set(a);
+  return out;
+}
+
 export interface MaxSatProblem {
   variables: number;
-  hard: Lit[][];
+  hard: Clauses;
   /** Objectives in priority order; each soft literal of a group costs 1 when false. */
   soft: Lit[][];
 }
@@ -44,7 +113,7 @@ const clause = (c: Lit[]) => (c.length === 1 ? lit(c[0]!) : `(or ${c.map(lit).jo
 function smtlib(p: MaxSatProblem, softs: boolean): string {
   const lines: string[] = [];
   for (let v = 1; v <= p.variables; v++) lines.push(`(declare-const v${v} Bool)`);
-  for (const c of p.hard) lines.push(c.length === 0 ? '(assert false)' : `(assert ${clause(c)})`);
+  for (const c of p.hard.list()) lines.push(c.length === 0 ? '(assert false)' : `(assert ${clause(c)})`);
   if (softs)
     p.soft.forEach((group, g) => group.forEach((l) => lines.push(`(assert-soft ${lit(l)} :weight 1 :id g${g})`)));
   return lines.join('\n');

@@ -19,7 +19,7 @@
  */
 import type { Elements } from '../model/types.js';
 import type { NetNode } from './network.js';
-import type { Lit } from './maxsat.js';
+import { Clauses, type Lit } from './maxsat.js';
 import { coveringRules, widenedRule } from './rules.js';
 import { exactMaxSat } from './exact.js';
 import {
@@ -624,7 +624,7 @@ export function fewestRules(classes: PacketClass[], exception: boolean[], deadli
     exception[i] ? [usable.flatMap((c, k) => (c.covers.includes(i) ? [k + 1] : []))] : [],
   );
   const soft = [usable.flatMap((c, k) => Array.from({ length: c.cost }, () => -(k + 1)))];
-  const answer = exactMaxSat({ variables: usable.length, hard, soft }, deadline);
+  const answer = exactMaxSat({ variables: usable.length, hard: Clauses.of(hard), soft }, deadline);
   if (answer?.status !== 'sat') return undefined;
   return usable.flatMap((c, k) => (answer.value[k + 1] ? c.rules() : []));
 }

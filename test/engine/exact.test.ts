@@ -7,7 +7,7 @@ import path from 'node:path';
 import t from 'tap';
 import { random } from '../../src/bench/topology.js';
 import { OptimaProbe, exactCore, exactMaxSat } from '../../src/engine/exact.js';
-import { z3Started, type MaxSatProblem } from '../../src/engine/maxsat.js';
+import { Clauses, z3Started, type MaxSatProblem } from '../../src/engine/maxsat.js';
 import { simulate } from '../../src/engine/simulate.js';
 import { decodeDocument } from '../../src/model/codec.js';
 import { NfvType } from '../../src/model/resources.js';
@@ -32,9 +32,10 @@ type Assignment = (v: number) => boolean;
  */
 function bruteOptima(p: MaxSatProblem): { optimum: number[]; models: Assignment[] } | undefined {
   let best: { optimum: number[]; models: Assignment[] } | undefined;
+  const hard = p.hard.list();
   for (let bits = 0; bits < 1 << p.variables; bits++) {
     const value = (v: number) => ((bits >> (v - 1)) & 1) === 1;
-    if (!p.hard.every((c) => c.some((l) => holds(l, value)))) continue;
+    if (!hard.every((c) => c.some((l) => holds(l, value)))) continue;
     const c = costs(p, value);
     if (!best || lexLess(c, best.optimum)) best = { optimum: c, models: [value] };
     else if (c.join() === best.optimum.join()) best.models.push(value);
@@ -51,8 +52,10 @@ const bruteOptimum = (p: MaxSatProblem) => bruteOptima(p)?.optimum;
 function randomProblem(rnd: () => number, variables: number, spread: number, groups: number, least: number) {
   return {
     variables,
-    hard: Array.from({ length: Math.floor(variables * (1 + rnd() * spread)) }, () =>
-      Array.from({ length: 2 + Math.floor(rnd() * 2) }, () => lit(rnd, variables)),
+    hard: Clauses.of(
+      Array.from({ length: Math.floor(variables * (1 + rnd() * spread)) }, () =>
+        Array.from({ length: 2 + Math.floor(rnd() * 2) }, () => lit(rnd, variables)),
+      ),
     ),
     soft: Array.from({ length: 1 + Math.floor(rnd() * groups) }, () =>
       Array.from({ length: least + Math.floor(rnd() * variables) }, () => lit(rnd, variables)),
@@ -79,7 +82,7 @@ t.test('random problems: the optimum of every objective equals brute force', asy
       continue;
     }
     const value = (v: number) => answer.value[v]!;
-    if (answer.status !== 'sat' || !p.hard.every((c) => c.some((l) => holds(l, value))))
+    if (answer.status !== 'sat' || !p.hard.list().every((c) => c.some((l) => holds(l, value))))
       t.fail(`problem ${k}: the answer breaks a hard clause`);
     else if (costs(p, value).join() !== expected.join())
       t.fail(`problem ${k}: costs ${costs(p, value)}, optimum ${expected}`);
@@ -124,12 +127,13 @@ t.test('cores are unsatisfiable and minimal', async (t) => {
     const variables = 6;
     const p: MaxSatProblem = {
       variables,
-      hard: Array.from({ length: 8 }, () => [lit(rnd, variables), lit(rnd, variables)]),
+      hard: Clauses.of(Array.from({ length: 8 }, () => [lit(rnd, variables), lit(rnd, variables)])),
       soft: [],
     };
     const assumptions = [...new Set(Array.from({ length: 4 }, () => lit(rnd, variables)))];
     const core = exactCore(p, assumptions, later());
-    const satisfiable = (fixed: number[]) => bruteOptimum({ ...p, hard: [...p.hard, ...fixed.map((l) => [l])] });
+    const satisfiable = (fixed: number[]) =>
+      bruteOptimum({ ...p, hard: Clauses.of([...p.hard.list(), ...fixed.map((l) => [l])]) });
     if (!core) t.fail(`problem ${k}: no answer`);
     else if (satisfiable(assumptions)) {
       if (core.length) t.fail(`problem ${k}: a core for satisfiable assumptions`);
@@ -144,7 +148,7 @@ t.test('cores are unsatisfiable and minimal', async (t) => {
 });
 
 t.test('no budget left: no answer, so the caller falls back', async (t) => {
-  const p: MaxSatProblem = { variables: 2, hard: [[1, 2]], soft: [[-1, -2]] };
+  const p: MaxSatProblem = { variables: 2, hard: Clauses.of([[1, 2]]), soft: [[-1, -2]] };
   t.equal(exactMaxSat(p, Date.now() - 1), undefined);
   t.same(exactMaxSat(p, later())?.status, 'sat');
 });
