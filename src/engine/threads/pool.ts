@@ -5,7 +5,8 @@
  * worker can be stopped at once: a cancelled simulation (client gone, Ctrl-C) terminates its worker, and a worker
  * that crashes (a wasm trap, an abort inside Z3) is replaced and its job tried once more in the fresh worker.
  */
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
+import { takeSolverThread } from './early.js';
 import { NfvError, interrupted } from '../../model/errors.js';
 import { DEFAULT_TIMEOUT_SECONDS, MAX_QUEUED_SOLVES } from '../../model/limits.js';
 import type { SimulationQueue } from '../../store/jobs.js';
@@ -113,7 +114,7 @@ class SolverPool {
   }
 
   private spawn(): Worker {
-    const worker = new Worker(new URL('./solve-worker.js', import.meta.url));
+    const worker = takeSolverThread();
     worker.on('message', (msg: WorkerMessage) => {
       const job = this.busy.get(worker);
       if (!job || job.id !== msg.id) return;
