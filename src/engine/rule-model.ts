@@ -99,10 +99,16 @@ interface Entering {
   used: Term;
 }
 
-/** One generalisation of an address: its octet bounds and how a rule writes it. */
+/** One generalisation of an address: its octet bounds, and for a CIDR prefix its length. */
 interface Generalisation {
   bounds: number[];
-  text: string;
+  prefix?: number;
+}
+
+/** How a rule writes a generalisation (only for the candidates chosen: thousands are weighed). */
+function addressText(g: Generalisation): string {
+  const octets = [0, 2, 4, 6].map((i) => (g.bounds[i] === 0 && g.bounds[i + 1] === 255 ? -1 : g.bounds[i]!));
+  return g.prefix === undefined ? octets.join('.') : `${[0, 2, 4, 6].map((i) => g.bounds[i]).join('.')}/${g.prefix}`;
 }
 
 const FULL_OCTET = [0, 255];
@@ -125,19 +131,14 @@ const addressOf = (octets: number[]) => octets.reduce((a, o) => a * 256 + o, 0);
 function addressGeneralisations(bounds: number[]): Generalisation[] {
   const out: Generalisation[] = [];
   for (let mask = 0; mask < 16; mask++) {
-    const octets: string[] = [];
     const gen: number[] = [];
     for (let k = 0; k < 4; k++) {
       const [lo, hi] = [bounds[2 * k]!, bounds[2 * k + 1]!];
-      if (mask & (1 << (3 - k))) {
-        octets.push('-1');
-        gen.push(...FULL_OCTET);
-      } else if (lo === hi) {
-        octets.push(String(lo));
-        gen.push(lo, lo);
-      } else break;
+      if (mask & (1 << (3 - k))) gen.push(...FULL_OCTET);
+      else if (lo === hi) gen.push(lo, lo);
+      else break;
     }
-    if (gen.length === 8) out.push({ bounds: gen, text: octets.join('.') });
+    if (gen.length === 8) out.push({ bounds: gen });
   }
   const lo = addressOf([0, 2, 4, 6].map((i) => bounds[i]!));
   const hi = addressOf([1, 3, 5, 7].map((i) => bounds[i]!));
@@ -148,8 +149,7 @@ function addressGeneralisations(bounds: number[]): Generalisation[] {
     if (hi > start + size - 1) continue;
     const end = start + size - 1;
     const gen = [3, 2, 1, 0].flatMap((k) => [Math.floor(start / 256 ** k) % 256, Math.floor(end / 256 ** k) % 256]);
-    const text = [3, 2, 1, 0].map((k) => Math.floor(start / 256 ** k) % 256).join('.');
-    out.push({ bounds: gen, text: `${text}/${length}` });
+    out.push({ bounds: gen, prefix: length });
   }
   return out;
 }
@@ -393,8 +393,8 @@ export function candidateRules(
             if (found.has(key)) continue;
             const rules = (): Omit<Elements, 'action'>[] => [
               {
-                source: s.option.text,
-                destination: t.option.text,
+                source: addressText(s.option),
+                destination: addressText(t.option),
                 protocol: plo === 0 && phi === 2 ? 'ANY' : PROTOCOLS[plo]!,
                 srcPort: portText(sp.option.bounds[0]!, sp.option.bounds[1]!),
                 dstPort: portText(dp.option.bounds[0]!, dp.option.bounds[1]!),
