@@ -385,17 +385,27 @@ export function computeFlows(net: NetNode[], requirements: Requirement[], refine
   const flows = requirements.map((r, ri) =>
     (r.paths ?? []).map((path, pi) => {
       const preds = hopPredicates[ri]![pi]!;
-      const hopClasses = preds.map((p, i) => (i === 0 || isDecision(net[path[i]!]!) ? classesOf(p) : []));
       const found = new Map<string, AtomicFlow>();
+      const add = (hops: Hop[]) => {
+        const key = hops.map((h) => `${h.node}:${h.cls}`).join(' ');
+        if (!found.has(key)) found.set(key, { requirement: ri, path: pi, hops });
+      };
+      if (path.every((k) => net[k]!.role !== 'nat')) {
+        // Without a NAT a class's packets keep their class all the way, and each hop's region is a union of
+        // predicates: a class starting out arrives, as a whole, iff every hop's region holds it.
+        for (const c of classesOf(preds[0]!)) {
+          if (preds.every((p) => p.some((id) => c.members.has(id))))
+            add(path.slice(1, -1).flatMap((k) => (isDecision(net[k]!) ? [{ node: net[k]!.index, cls: c.id }] : [])));
+        }
+        return [...found.values()];
+      }
+      const hopClasses = preds.map((p, i) => (i === 0 || isDecision(net[path[i]!]!) ? classesOf(p) : []));
       // `inside`: the class the region lies in, while no NAT has rewritten it since. Classes are disjoint, so at a
       // decision hop that class is the only one the region meets, and all of the region is in it.
       const walk = (i: number, region: Box[], hops: Hop[], inside: PacketClass | undefined) => {
         if (region.length === 0) return;
         if (i === path.length - 1) {
-          const arrived = regionIntersect(region, addressBox(net[r.dst]!.address!, DST));
-          if (arrived.length === 0) return;
-          const key = hops.map((h) => `${h.node}:${h.cls}`).join(' ');
-          if (!found.has(key)) found.set(key, { requirement: ri, path: pi, hops });
+          if (regionIntersect(region, addressBox(net[r.dst]!.address!, DST)).length) add(hops);
           return;
         }
         const node = net[path[i]!]!;
