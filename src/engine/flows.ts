@@ -87,6 +87,11 @@ export interface FlowModel {
    * are lists of rules taking whole classes every list, and the rule count provable.
    */
   cutFree: boolean;
+  /**
+   * The model on classes refined so that no such rule cuts one (rule-model.ts, `refineForRules`): this one where
+   * cutFree. Built on first call from the same partition, whose predicates were found once for both.
+   */
+  refined(): FlowModel;
 }
 
 const ANY_ADDRESS = [0, 255, 0, 255, 0, 255, 0, 255];
@@ -340,11 +345,28 @@ function namedAddresses(net: NetNode[]): number[][] {
 }
 
 /**
- * The packet classes and flows of the requirements. `refine`: classes refined first so that no rule a synthesised
- * firewall could have cuts one (rule-model.ts, `refineForRules`), for a rule count proven among every list; without
- * it, `cutFree` tells whether the classes already are so.
+ * The packet classes and flows of the requirements; `refined()` gives them on classes refined so that no rule a
+ * synthesised firewall could have cuts one, for a rule count proven among every list, and `cutFree` tells whether
+ * the classes already are so.
  */
-export function computeFlows(net: NetNode[], requirements: Requirement[], refine = false): FlowModel {
+export function computeFlows(net: NetNode[], requirements: Requirement[]): FlowModel {
+  const { coarse, fine, hopPredicates, graphPreds } = partitioned(net, requirements);
+  const on = (classes: PacketClass[], cutFree: boolean, refined: () => FlowModel): FlowModel => ({
+    ...flowsOn(net, requirements, classes, hopPredicates, graphPreds),
+    cutFree,
+    refined,
+  });
+  const cutFree = fine.length === coarse.length;
+  let refined: FlowModel | undefined;
+  const model = on(coarse, cutFree, () => (refined ??= cutFree ? model : on(fine, true, () => refined!)));
+  return model;
+}
+
+/**
+ * The partition of the requirements' traffic (the partition itself is not kept: on a large network it is large):
+ * its classes, coarse and refined for rules, and the predicates of each listed path's hops and of each state graph.
+ */
+function partitioned(net: NetNode[], requirements: Requirement[]) {
   const partition = new Partition();
   // Regions along every listed path, as predicates; remember which predicates each hop's packets lie in.
   const hopPredicates: number[][][][] = requirements.map((r) =>
@@ -365,15 +387,19 @@ export function computeFlows(net: NetNode[], requirements: Requirement[], refine
   for (const k of [...met].sort((a, b) => a - b)) {
     for (const rule of net[k]!.rules ?? []) for (const box of ruleBoxes(rule)) partition.add(box, false);
   }
-  const synthesised = [...met].some((k) => net[k]!.configurable && !net[k]!.deployed);
-  if (refine && synthesised) refineForRules(partition, namedAddresses(net));
-  const classes = partition.classes();
-  // Checked on the side: the partition is not used past this point.
-  let cutFree = true;
-  if (!refine && synthesised) {
-    refineForRules(partition, namedAddresses(net));
-    cutFree = partition.classes().length === classes.length;
-  }
+  const coarse = partition.classes();
+  if ([...met].some((k) => net[k]!.configurable && !net[k]!.deployed)) refineForRules(partition, namedAddresses(net));
+  return { coarse, fine: partition.classes(), hopPredicates, graphPreds };
+}
+
+/** The flows and state graphs of the requirements over given classes of the partition their predicates are in. */
+function flowsOn(
+  net: NetNode[],
+  requirements: Requirement[],
+  classes: PacketClass[],
+  hopPredicates: number[][][][],
+  graphPreds: (ReturnType<typeof graphPredicates> | undefined)[],
+): Pick<FlowModel, 'classes' | 'flows' | 'graphs'> {
   const byPredicate = new Map<number, PacketClass[]>();
   for (const c of classes) for (const m of c.members) (byPredicate.get(m) ?? byPredicate.set(m, []).get(m)!).push(c);
   const classesOf = (predicates: number[]) => {
@@ -424,7 +450,7 @@ export function computeFlows(net: NetNode[], requirements: Requirement[], refine
   const graphs = requirements.map((r, ri) =>
     graphPreds[ri] ? stateGraph(net, r, classes, classesOf, graphPreds[ri]) : undefined,
   );
-  return { classes, flows, graphs, cutFree };
+  return { classes, flows, graphs };
 }
 
 /**

@@ -540,7 +540,7 @@ export async function simulate(input: NFV, options: SimulateOptions = {}): Promi
   const refined = async (k: number): Promise<Decisions | undefined> => {
     const w = works[k]!;
     phase('flows');
-    const model = computeFlows(w.net, w.reqs, true);
+    const model = w.model.refined();
     phase('solving');
     const proven = await provenPlaces(w.net, w.reqs, model, Math.max(1, proofDeadline - Date.now()), options.tuning);
     timings.components.push(...(proven?.components ?? []));
