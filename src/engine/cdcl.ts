@@ -4,9 +4,9 @@
  * (toolchain.md §1). Two watched literals, first-UIP learning, activity-ordered decisions with saved phases, Luby
  * restarts and solving under assumptions with the subset of them that failed (the core). Every call has a budget of
  * conflicts and a deadline; running out answers 'unknown' and leaves the solver usable. No learnt clause is ever
- * forgotten: the problems given to it are small by construction (`EXACT_MAX_VARIABLES`). Clauses live in one flat
- * array (its length, then its literals), not an array each: a refined formula of 86,637 clauses allocated 26 MB of
- * small arrays, and their garbage collection cost more than the search.
+ * forgotten: the problems given to it are small by construction (`EXACT_MAX_VARIABLES`). Its state lives in typed
+ * arrays, clauses in one flat arena, not an array each: a refined formula of 86,637 clauses allocated 26 MB of small
+ * arrays, and their garbage collection cost more than the search.
  *
  * External literals are +v / -v for variables v >= 1; inside, literal 2v is v and 2v+1 is not v.
  */
@@ -167,17 +167,13 @@ export class SatSolver {
     this.start[k] = at;
     for (const l of c) arena[at++] = l;
     this.arenaUsed = at;
-    if (c.length === 2) {
-      this.binaryAppend(c[0]!, this.entry(k, c[1]!));
-      this.binaryAppend(c[1]!, this.entry(k, c[0]!));
-    } else {
-      this.watchAppend(c[0]!, this.entry(k, 0));
-      this.watchAppend(c[1]!, this.entry(k, 0));
-    }
+    const [head, tail] = c.length === 2 ? [this.binaryHead, this.binaryTail] : [this.watchHead, this.watchTail];
+    this.append(head, tail, c[0]!, this.entry(k, c[1]!));
+    this.append(head, tail, c[1]!, this.entry(k, c[0]!));
     return k;
   }
 
-  /** A new list entry for clause k (other: the other literal of a binary clause). */
+  /** A new list entry for clause k (other: the clause's other literal, read for binary clauses). */
   private entry(k: number, other: number): number {
     const e = this.entries++;
     if (e === this.entryNext.length) {
@@ -191,19 +187,13 @@ export class SatSolver {
     return e;
   }
 
-  private watchAppend(lit: number, e: number): void {
+  /** Puts entry e at the end of literal lit's list (of those `head` and `tail` keep). */
+  private append(head: Int32Array, tail: Int32Array, lit: number, e: number): void {
     this.entryNext[e] = -1;
-    const tail = this.watchTail[lit]!;
-    if (tail < 0) this.watchHead[lit] = e;
-    else this.entryNext[tail] = e;
-    this.watchTail[lit] = e;
-  }
-
-  private binaryAppend(lit: number, e: number): void {
-    const tail = this.binaryTail[lit]!;
-    if (tail < 0) this.binaryHead[lit] = e;
-    else this.entryNext[tail] = e;
-    this.binaryTail[lit] = e;
+    const last = tail[lit]!;
+    if (last < 0) head[lit] = e;
+    else this.entryNext[last] = e;
+    tail[lit] = e;
   }
 
   /** Room for `clauses` more clauses of `literals` literals in all (when known, before adding them). */
@@ -212,10 +202,8 @@ export class SatSolver {
   }
 
   private reserve(more: number): void {
-    if (this.arenaUsed + more <= this.arena.length) return;
-    const grown = new Int32Array(Math.max(2 * this.arena.length, this.arenaUsed + more));
-    grown.set(this.arena.subarray(0, this.arenaUsed));
-    this.arena = grown;
+    if (this.arenaUsed + more > this.arena.length)
+      this.arena = grown(this.arena, Math.max(2 * this.arena.length, this.arenaUsed + more));
   }
 
   private assign(c: number, why: number): void {
@@ -265,7 +253,7 @@ export class SatSolver {
             if (before < 0) watchHead[falseLit] = next;
             else entryNext[before] = next;
             if (watchTail[falseLit] === e) watchTail[falseLit] = before;
-            this.watchAppend(l, e);
+            this.append(watchHead, watchTail, l, e);
             e = next;
             continue;
           }

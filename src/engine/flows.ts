@@ -425,10 +425,8 @@ function flowsOn(
         }
         return [...found.values()];
       }
-      const hopClasses = preds.map((p, i) => (i === 0 || isDecision(net[path[i]!]!) ? classesOf(p) : []));
-      // `inside`: the class the region lies in, while no NAT has rewritten it since. Classes are disjoint, so at a
-      // decision hop that class is the only one the region meets, and all of the region is in it.
-      const walk = (i: number, region: Box[], hops: Hop[], inside: PacketClass | undefined) => {
+      // Through a NAT, regions are followed: each decision hop splits them by the classes they meet.
+      const walk = (i: number, region: Box[], hops: Hop[]) => {
         if (region.length === 0) return;
         if (i === path.length - 1) {
           if (regionIntersect(region, addressBox(net[r.dst]!.address!, DST)).length) add(hops);
@@ -436,14 +434,13 @@ function flowsOn(
         }
         const node = net[path[i]!]!;
         const passed = passNode(node, region);
-        const still = node.role === 'nat' ? undefined : inside;
-        if (!isDecision(node)) return walk(i + 1, passed, hops, still);
-        for (const c of still ? hopClasses[i]!.filter((c) => c === still) : hopClasses[i]!) {
-          const part = still ? passed : c.boxes.flatMap((b) => regionIntersect(passed, b));
-          if (part.length) walk(i + 1, part, [...hops, { node: node.index, cls: c.id }], c);
+        if (!isDecision(node)) return walk(i + 1, passed, hops);
+        for (const c of classesOf(preds[i]!)) {
+          const part = c.boxes.flatMap((b) => regionIntersect(passed, b));
+          if (part.length) walk(i + 1, part, [...hops, { node: node.index, cls: c.id }]);
         }
       };
-      for (const c of hopClasses[0]!) walk(1, c.boxes, [], c);
+      for (const c of classesOf(preds[0]!)) walk(1, c.boxes, []);
       return [...found.values()];
     }),
   );
