@@ -89,7 +89,7 @@ export interface FlowModel {
   cutFree: boolean;
   /**
    * The model on classes refined so that no such rule cuts one (rule-model.ts, `refineForRules`): this one where
-   * cutFree. Built on first call from the same partition, whose predicates were found once for both.
+   * cutFree, else built on first call.
    */
   refined(): FlowModel;
 }
@@ -351,20 +351,31 @@ function namedAddresses(net: NetNode[]): number[][] {
  */
 export function computeFlows(net: NetNode[], requirements: Requirement[]): FlowModel {
   const { coarse, fine, hopPredicates, graphPreds } = partitioned(net, requirements);
-  const on = (classes: PacketClass[], cutFree: boolean, refined: () => FlowModel): FlowModel => ({
-    ...flowsOn(net, requirements, classes, hopPredicates, graphPreds),
-    cutFree,
-    refined,
-  });
   const cutFree = fine.length === coarse.length;
   let refined: FlowModel | undefined;
-  const model = on(coarse, cutFree, () => (refined ??= cutFree ? model : on(fine, true, () => refined!)));
+  // The refined model is built again when asked for, not kept: on a large network its classes are large, and only
+  // a graph proven on its coarse classes, or small, is ever refined.
+  const model: FlowModel = {
+    ...flowsOn(net, requirements, coarse, hopPredicates, graphPreds),
+    cutFree,
+    refined: () => (refined ??= cutFree ? model : refinedFlows(net, requirements)),
+  };
+  return model;
+}
+
+function refinedFlows(net: NetNode[], requirements: Requirement[]): FlowModel {
+  const { fine, hopPredicates, graphPreds } = partitioned(net, requirements);
+  const model: FlowModel = {
+    ...flowsOn(net, requirements, fine, hopPredicates, graphPreds),
+    cutFree: true,
+    refined: () => model,
+  };
   return model;
 }
 
 /**
- * The partition of the requirements' traffic (the partition itself is not kept: on a large network it is large):
- * its classes, coarse and refined for rules, and the predicates of each listed path's hops and of each state graph.
+ * The partition of the requirements' traffic: its classes, coarse and refined for rules, and the predicates of each
+ * listed path's hops and of each state graph.
  */
 function partitioned(net: NetNode[], requirements: Requirement[]) {
   const partition = new Partition();
