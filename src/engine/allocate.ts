@@ -125,8 +125,8 @@ class Builder {
   /** Per variable, how it occurs in the clauses of the requirements: 1 as itself, 2 negated, 3 both. */
   readonly polarity: number[] = [];
   /**
-   * Adds a clause, simplified: true terms satisfy it, false terms vanish (the array is kept when all are literals).
-   * The rule model's own clauses (`ofRules`) do not count in `polarity`.
+   * Adds a clause, simplified: true terms satisfy it, false terms vanish. The rule model's own clauses (`ofRules`)
+   * do not count in `polarity`.
    */
   clause(terms: Term[], ofRules = false): void {
     for (let k = 0; k < terms.length; k++) if (terms[k] === true) return;

@@ -20,7 +20,7 @@ export interface SatBudget {
 }
 
 /** A copy of a typed array, longer. */
-function grown<T extends Int8Array | Int32Array | Uint8Array | Float64Array>(old: T, length: number): T {
+export function grown<T extends Int8Array | Int32Array | Uint8Array | Float64Array>(old: T, length: number): T {
   const out = new (old.constructor as new (n: number) => T)(length);
   out.set(old);
   return out;
@@ -102,9 +102,7 @@ export class SatSolver {
     this.trail = grown(this.trail, size + 1);
     this.stamp = grown(this.stamp, 2 * size + 2);
     this.level = grown(this.level, size + 1);
-    const reason = grown(this.reason, size + 1);
-    reason.fill(-1, this.capacity + 1);
-    this.reason = reason;
+    this.reason = grown(this.reason, size + 1).fill(-1, this.capacity + 1);
     this.phase = grown(this.phase, size + 1);
     this.activity = grown(this.activity, size + 1);
     this.heap.activity = this.activity;
@@ -183,7 +181,6 @@ export class SatSolver {
     }
     this.entryClause[e] = k;
     this.entryOther[e] = other;
-    this.entryNext[e] = -1;
     return e;
   }
 

@@ -5,6 +5,7 @@
  * on the first solve, so that commands that do not solve start fast.
  */
 import { NfvError } from '../model/errors.js';
+import { grown } from './cdcl.js';
 
 /** A literal: +v or -v for variable v >= 1. */
 export type Lit = number;
@@ -40,13 +41,13 @@ export class Clauses {
 
   /** Appends a literal to the open clause (`close` ends it). */
   push(l: Lit): void {
-    if (this.written === this.literals.length) this.literals = longer(this.literals);
+    if (this.written === this.literals.length) this.literals = grown(this.literals, 2 * this.written);
     this.literals[this.written++] = l;
   }
 
   /** Ends the open clause: the literals pushed since the last close. */
   close(): void {
-    if (this.length === this.ends.length) this.ends = longer(this.ends);
+    if (this.length === this.ends.length) this.ends = grown(this.ends, 2 * this.length);
     this.ends[this.length++] = this.written;
   }
 
@@ -70,12 +71,6 @@ export class Clauses {
     for (let k = 0; k < this.length; k++) if (this.ends[k] === this.from(k)) return true;
     return false;
   }
-}
-
-function longer(a: Int32Array): Int32Array {
-  const out = new Int32Array(2 * a.length);
-  out.set(a);
-  return out;
 }
 
 export interface MaxSatProblem {

@@ -107,8 +107,9 @@ interface Generalisation {
 
 /** How a rule writes a generalisation (only for the candidates chosen: thousands are weighed). */
 function addressText(g: Generalisation): string {
-  const octets = [0, 2, 4, 6].map((i) => (g.bounds[i] === 0 && g.bounds[i + 1] === 255 ? -1 : g.bounds[i]!));
-  return g.prefix === undefined ? octets.join('.') : `${[0, 2, 4, 6].map((i) => g.bounds[i]).join('.')}/${g.prefix}`;
+  const lows = [0, 2, 4, 6].map((i) => g.bounds[i]!);
+  if (g.prefix !== undefined) return `${lows.join('.')}/${g.prefix}`;
+  return lows.map((lo, k) => (lo === 0 && g.bounds[2 * k + 1] === 255 ? -1 : lo)).join('.');
 }
 
 const FULL_OCTET = [0, 255];
