@@ -330,6 +330,7 @@ function encode(
       fresh: () => b.fresh(),
       clause: (terms) => b.clause(terms, true),
       ruleCost: (lit, weight) => b.cost(RULES, lit, weight),
+      occurrence: (v) => b.polarity[v] ?? 0,
     },
     perClass,
     known?.exceptions,

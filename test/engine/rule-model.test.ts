@@ -281,7 +281,12 @@ t.test('a candidate formula past its bound is given up, with no clause written f
   const build = (bound?: CandidateBound) => {
     let variables = 0;
     const clauses: Term[][] = [];
-    const sink = { fresh: () => ++variables, clause: (c: Term[]) => clauses.push(c), ruleCost: () => {} };
+    const sink = {
+      fresh: () => ++variables,
+      clause: (c: Term[]) => clauses.push(c),
+      ruleCost: () => {},
+      occurrence: () => 3,
+    };
     const model = new RuleModel([{ defaultAction: 'ALLOW' } as NetNode], classes, sink);
     classes.forEach((_, k) => model.term(0, k, true));
     const before = clauses.length;
