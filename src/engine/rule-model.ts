@@ -261,10 +261,11 @@ function meeting(box: readonly number[], dims: number[], gen: readonly number[])
   return true;
 }
 
-/** The classes and boxes a firewall's candidates are weighed on. */
+/** The classes and boxes a firewall's candidates are weighed on, and the classes one of which each must cover. */
 interface Entered {
   hulls: number[][];
   boxes: Box[];
+  wants: Bits;
 }
 
 /**
@@ -280,7 +281,7 @@ function tightest<T extends { bounds: number[] }>(options: T[], entered: Entered
     if (seen.has(key)) continue;
     seen.add(key);
     const set = bitsOf(hulls.length, (k) => within(hulls[k]!, dims, o.bounds));
-    if (set.every((w) => w === 0)) continue;
+    if (!meet(set, entered.wants)) continue;
     const setKey = set.join(',');
     const entry = bySet.get(setKey) ?? bySet.set(setKey, { set, list: [] }).get(setKey)!;
     entry.list.push(o);
@@ -334,7 +335,7 @@ export function candidateRules(
   const hulls = classes.map(hull);
   const boxes = classes.flatMap((c) => c.boxes);
   const owner = classes.flatMap((c, k) => c.boxes.map(() => k));
-  const entered: Entered = { hulls, boxes };
+  const entered: Entered = { hulls, boxes, wants };
   // Classes share addresses, firewalls share regions (`generalisations`, by region): each is generalised once.
   const generalised = (at: number) => {
     const regions = new Map(hulls.map((h) => h.slice(2 * at, 2 * at + 8)).map((b) => [b.join(','), b]));
@@ -372,7 +373,6 @@ export function candidateRules(
   let combinations = 0;
   let complete = true;
   search: for (const s of sources) {
-    if (!meet(s.set, wants)) continue;
     for (const t of destinations) {
       if (!and(s.set, t.set, st) || !meet(st, wants)) continue;
       and(s.meets, t.meets, mt);
