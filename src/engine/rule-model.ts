@@ -320,22 +320,32 @@ const portText = (lo: number, hi: number) => (lo === 0 && hi === 65535 ? '*' : l
 
 const FULL_PORTS = (o: { bounds: number[] }) => o.bounds[0] === 0 && o.bounds[1] === 65535;
 
+/** What a search for candidates looks for: covering some `wanted` class, and no `barred` one. */
+export interface Aim {
+  wanted: (k: number) => boolean;
+  barred: (k: number) => boolean;
+}
+
+const EVERY_CANDIDATE: Aim = { wanted: () => true, barred: () => false };
+
 /**
- * The candidate rules of one firewall, and whether they are every candidate a smaller list could use. Each
- * combination of one option per dimension group is a box; it is a candidate when every class it meets it contains
- * (bit sets: the classes it contains, the boxes it meets). Only candidates covering some `wanted` class are made
- * (the sets narrow as dimensions are added: a partial combination covering none is left with all it would grow to).
+ * The candidate rules of one firewall for each aim, and whether they are every candidate a smaller list could use.
+ * Each combination of one option per dimension group is a box; it is a candidate when every class it meets it
+ * contains (bit sets: the classes it contains, the boxes it meets). The sets narrow as dimensions are added, so a
+ * partial combination covering no wanted class is left with all it would grow to. A candidate found for two aims
+ * is one object.
  */
 export function candidateRules(
   classes: PacketClass[],
   generalisations = new Map<string, Generalisation[]>(),
-  wanted: (k: number) => boolean = () => true,
-): { candidates: Candidate[]; complete: boolean } {
-  const wants = bitsOf(classes.length, wanted);
+  aims: Aim[] = [EVERY_CANDIDATE],
+): { candidates: Candidate[][]; complete: boolean } {
+  const wanted = aims.map((aim) => bitsOf(classes.length, aim.wanted));
+  const barred = aims.map((aim) => bitsOf(classes.length, aim.barred));
   const hulls = classes.map(hull);
   const boxes = classes.flatMap((c) => c.boxes);
   const owner = classes.flatMap((c, k) => c.boxes.map(() => k));
-  const entered: Entered = { hulls, boxes, wants };
+  const entered: Entered = { hulls, boxes, wants: bitsOf(classes.length, (k) => aims.some((a) => a.wanted(k))) };
   // Classes share addresses, firewalls share regions (`generalisations`, by region): each is generalised once.
   const generalised = (at: number) => {
     const regions = new Map(hulls.map((h) => h.slice(2 * at, 2 * at + 8)).map((b) => [b.join(','), b]));
@@ -366,54 +376,59 @@ export function candidateRules(
   };
   const sports = portRanges(entered, SPORT);
   const dports = portRanges(entered, DPORT);
-  const found = new Map<string, Candidate>();
+  /** Every candidate made, by covered set; each aim's own, by covered set too. */
+  const made = new Map<string, Candidate>();
+  const lists = aims.map(() => new Map<string, Candidate>());
   const words = (hulls.length + 31) >> 5;
   const [st, stp, stps, set, final] = Array.from({ length: 5 }, () => new Uint32Array(words));
   const [mt, mtp, mtps, met] = Array.from({ length: 4 }, () => new Uint32Array((boxes.length + 31) >> 5));
   let combinations = 0;
   let complete = true;
-  search: for (const s of sources) {
-    for (const t of destinations) {
-      if (!and(s.set, t.set, st) || !meet(st, wants)) continue;
-      and(s.meets, t.meets, mt);
-      for (const p of protocols) {
-        if (!and(st, p.set, stp) || !meet(stp, wants)) continue;
-        and(mt, p.meets, mtp);
-        const [plo, phi] = p.option.bounds as [number, number];
-        for (const sp of sports) {
-          if (!and(stp, sp.set, stps) || !meet(stps, wants)) continue;
-          and(mtp, sp.meets, mtps);
-          for (const dp of dports) {
-            if (!and(stps, dp.set, set) || !meet(set, wants) || found.has(set.join(','))) continue;
-            if (++combinations > MAX_COMBINATIONS) {
-              complete = false;
-              break search;
+  search: for (const [a, wants] of wanted.entries()) {
+    const found = lists[a]!;
+    for (const s of sources) {
+      if (!meet(s.set, wants)) continue;
+      for (const t of destinations) {
+        if (!and(s.set, t.set, st) || !meet(st, wants)) continue;
+        and(s.meets, t.meets, mt);
+        for (const p of protocols) {
+          if (!and(st, p.set, stp) || !meet(stp, wants)) continue;
+          and(mt, p.meets, mtp);
+          const [plo, phi] = p.option.bounds as [number, number];
+          for (const sp of sports) {
+            if (!and(stp, sp.set, stps) || !meet(stps, wants)) continue;
+            and(mtp, sp.meets, mtps);
+            for (const dp of dports) {
+              if (!and(stps, dp.set, set) || !meet(set, wants) || found.has(set.join(','))) continue;
+              if (++combinations > MAX_COMBINATIONS) {
+                complete = false;
+                break search;
+              }
+              const ported = !FULL_PORTS(sp.option) || !FULL_PORTS(dp.option);
+              // OTHER with ports is no rule.
+              if (ported && plo === 2) continue;
+              const widened = ported && plo === 0 && phi === 2;
+              and(mtps, dp.meets, met);
+              if (widened) {
+                and(set, portedAny.set, final);
+                and(met, portedAny.meets, met);
+              } else final.set(set);
+              if (!meet(final, wants) || meet(final, barred[a]!)) continue;
+              // A box met whose class is not contained: the rule would cut that class.
+              if (cutsSome(met, final, owner)) continue;
+              const key = final.join(',');
+              if (found.has(key)) continue;
+              const rules = (): Omit<Elements, 'action'>[] => [
+                {
+                  source: addressText(s.option),
+                  destination: addressText(t.option),
+                  protocol: plo === 0 && phi === 2 ? 'ANY' : PROTOCOLS[plo]!,
+                  srcPort: portText(sp.option.bounds[0]!, sp.option.bounds[1]!),
+                  dstPort: portText(dp.option.bounds[0]!, dp.option.bounds[1]!),
+                },
+              ];
+              found.set(key, made.get(key) ?? made.set(key, { covers: members(final), cost: 1, rules }).get(key)!);
             }
-            const ported = !FULL_PORTS(sp.option) || !FULL_PORTS(dp.option);
-            // OTHER with ports is no rule.
-            if (ported && plo === 2) continue;
-            const widened = ported && plo === 0 && phi === 2;
-            and(mtps, dp.meets, met);
-            if (widened) {
-              and(set, portedAny.set, final);
-              and(met, portedAny.meets, met);
-            } else final.set(set);
-            if (!meet(final, wants)) continue;
-            const covers = members(final);
-            // A box met whose class is not contained: the rule would cut that class.
-            if (cutsSome(met, final, owner)) continue;
-            const key = final.join(',');
-            if (found.has(key)) continue;
-            const rules = (): Omit<Elements, 'action'>[] => [
-              {
-                source: addressText(s.option),
-                destination: addressText(t.option),
-                protocol: plo === 0 && phi === 2 ? 'ANY' : PROTOCOLS[plo]!,
-                srcPort: portText(sp.option.bounds[0]!, sp.option.bounds[1]!),
-                dstPort: portText(dp.option.bounds[0]!, dp.option.bounds[1]!),
-              },
-            ];
-            found.set(key, { covers, cost: 1, rules });
           }
         }
       }
@@ -422,12 +437,14 @@ export function candidateRules(
   // A class no candidate takes alone: the pieces it splits into, as one candidate.
   classes.forEach((c, k) => {
     const key = bitsOf(classes.length, (j) => j === k).join(',');
-    if (!wanted(k) || found.has(key)) return;
+    const lacking = lists.filter((found, a) => aims[a]!.wanted(k) && !aims[a]!.barred(k) && !found.has(key));
+    if (lacking.length === 0) return;
     const others = classes.filter((_, j) => j !== k);
     const pieces = coveringRules([c], others, 'DENY').map(({ action: _, ...rule }) => rule);
-    found.set(key, { covers: [k], cost: pieces.length, rules: () => pieces });
+    const piece = made.get(key) ?? { covers: [k], cost: pieces.length, rules: () => pieces };
+    for (const found of lacking) found.set(key, piece);
   });
-  const candidates = [...found.values()].sort((a, b) => compareSets(a.covers, b.covers));
+  const candidates = lists.map((found) => [...found.values()].sort((a, b) => compareSets(a.covers, b.covers)));
   return { candidates, complete };
 }
 
@@ -571,21 +588,24 @@ export class RuleModel {
       // Per default, the classes whose other action some requirement's clause may need: the drop occurs negated
       // there under a default DENY (a pass needed), as itself under ALLOW. A candidate covering none of them is in
       // no optimum: taking it out of a list sends its classes back to the default, which no clause minds, for
-      // fewer rules. Refined inputs offered 4 to 7 times fewer candidates (Test5_4 6,184 -> 880).
-      const needed = defaults.map((w) => fw.entering.map((e) => (sink.occurrence(e.drop) & (w ? 2 : 1)) !== 0));
+      // fewer rules. Nor is one covering a class that never takes the other action (knownOptima).
+      const status = defaults.map((w) => known && fw.entering.map((e) => known(n, e.index, w)));
+      const aims = defaults.map((w, d) => ({
+        wanted: (i: number) => (sink.occurrence(fw.entering[i]!.drop) & (w ? 2 : 1)) !== 0,
+        barred: (i: number) => status[d]?.[i] === 'never',
+      }));
       const { candidates, complete } = candidateRules(
         fw.entering.map((e) => e.cls),
         generalisations,
-        (i) => needed.some((classes) => classes[i]),
+        aims,
       );
       this.complete &&= complete;
       const kept = new Set<Candidate>();
-      defaults.forEach((w, d) => {
-        const useful = candidates.filter((c) => c.covers.some((i) => needed[d]![i]));
-        const status = known && fw.entering.map((e) => known(n, e.index, w));
-        for (const c of status ? offered(useful, status, fw.entering.length) : useful) kept.add(c);
+      candidates.forEach((list, d) => {
+        const known = status[d];
+        for (const c of known ? offered(list, known, fw.entering.length) : list) kept.add(c);
       });
-      fw.candidates = candidates.filter((c) => kept.has(c));
+      fw.candidates = [...kept].sort((a, b) => compareSets(a.covers, b.covers));
       if (bound && (offeredSoFar += fw.candidates.length) > bound.candidates) return void (this.abandoned = true);
     }
     for (const fw of this.firewalls.values()) {
@@ -635,8 +655,8 @@ export class RuleModel {
  * drops are already chosen): a set cover, solved exactly within the deadline, or undefined when it runs out.
  */
 export function fewestRules(classes: PacketClass[], exception: boolean[], deadline: number): Elements[] | undefined {
-  const { candidates } = candidateRules(classes);
-  const usable = candidates.filter((c) => c.covers.every((i) => exception[i]));
+  const [usable] = candidateRules(classes, undefined, [{ wanted: (i) => exception[i]!, barred: (i) => !exception[i] }])
+    .candidates as [Candidate[]];
   const hard = classes.flatMap((_, i) =>
     exception[i] ? [usable.flatMap((c, k) => (c.covers.includes(i) ? [k + 1] : []))] : [],
   );
