@@ -21,7 +21,7 @@
  * single rules. No verdict maps (overlapping elements with different verdicts would be decided silently).
  */
 import type { Node } from '../model/types.js';
-import { type Box, DPORT, DST, PROTO, SPORT, SRC, contains, intersect } from '../model/space.js';
+import { type Box, DPORT, DST, PROTO, SPORT, SRC, contains, meet } from '../model/space.js';
 import {
   type Address,
   type Rule,
@@ -187,7 +187,7 @@ function groupedRun(run: Box[], allow: boolean): NftRule[] {
       const same = groups.filter((g) => g.shape === shape);
       // Inside an element already written: the union of the run is the same without it.
       if (same.some((g) => g.elements.some((f) => contains(f, e)))) continue;
-      let group = same.find((g) => !g.elements.some((f) => intersect(f, e)));
+      let group = same.find((g) => !g.elements.some((f) => meet(f, e)));
       if (!group) {
         group = { shape, elements: [], from: new Set() };
         groups.push(group);

@@ -24,6 +24,7 @@ import {
   UNIVERSE,
   boxOf,
   intersect,
+  meet,
   regionIntersect,
   regionIntersects,
   regionSubtract,
@@ -172,7 +173,7 @@ export function pathsNeeded(net: NetNode[], r: Omit<Requirement, 'paths'>): stri
   if (r.kind === 'complete') {
     if (nats.length) return `complete reachability through the NAT ${net[nats[0]!]!.name}`;
     const base = baseBox(r.property);
-    const addressed = inner.find((k) => net[k]!.address && intersect(base, addressBox(net[k]!.address!, DST)));
+    const addressed = inner.find((k) => net[k]!.address && meet(base, addressBox(net[k]!.address!, DST)));
     return addressed === undefined
       ? undefined
       : `complete reachability through ${net[addressed]!.name}, addressed by it`;
@@ -292,7 +293,7 @@ function stateGraph(
       const image = passNode(at, c.boxes);
       return afterNat.filter((d) => d.boxes.some((b) => regionIntersects(image, b))).map((d) => [d.id]);
     }
-    return at.address && intersect(c.boxes[0]!, addressBox(at.address, DST)) ? [] : [cls];
+    return at.address && meet(c.boxes[0]!, addressBox(at.address, DST)) ? [] : [cls];
   };
   const arrive = new Set<number>();
   const start: number[] = [];
@@ -301,7 +302,7 @@ function stateGraph(
   for (let k = 0; k < node.length; k++) {
     const n = node[k]!;
     if (n === r.dst) {
-      if (r.kind === 'complete' || intersect(classes[held[k]![0]!]!.boxes[0]!, toDst)) arrive.add(k);
+      if (r.kind === 'complete' || meet(classes[held[k]![0]!]!.boxes[0]!, toDst)) arrive.add(k);
       continue;
     }
     for (const cls of leaving(n, held[k]!)) for (const m of links.get(n) ?? []) next[k]!.push(state(m, cls));
@@ -437,6 +438,7 @@ function flowsOn(
         return [...found.values()];
       }
       // Through a NAT, regions are followed: each decision hop splits them by the classes they meet.
+      const hopClasses: PacketClass[][] = [];
       const walk = (i: number, region: Box[], hops: Hop[]) => {
         if (region.length === 0) return;
         if (i === path.length - 1) {
@@ -446,7 +448,7 @@ function flowsOn(
         const node = net[path[i]!]!;
         const passed = passNode(node, region);
         if (!isDecision(node)) return walk(i + 1, passed, hops);
-        for (const c of classesOf(preds[i]!)) {
+        for (const c of (hopClasses[i] ??= classesOf(preds[i]!))) {
           const part = c.boxes.flatMap((b) => regionIntersect(passed, b));
           if (part.length) walk(i + 1, part, [...hops, { node: node.index, cls: c.id }]);
         }

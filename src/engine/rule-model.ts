@@ -228,8 +228,8 @@ function and(a: Bits, b: Bits, out: Bits): boolean {
   return any !== 0;
 }
 
-/** Whether a and b share a member. */
-function meet(a: Bits, b: Bits): boolean {
+/** Whether bit sets a and b share a member. */
+function overlaps(a: Bits, b: Bits): boolean {
   for (let w = 0; w < a.length; w++) if (a[w]! & b[w]!) return true;
   return false;
 }
@@ -281,7 +281,7 @@ function tightest<T extends { bounds: number[] }>(options: T[], entered: Entered
     if (seen.has(key)) continue;
     seen.add(key);
     const set = bitsOf(hulls.length, (k) => within(hulls[k]!, dims, o.bounds));
-    if (!meet(set, entered.wants)) continue;
+    if (!overlaps(set, entered.wants)) continue;
     const setKey = set.join(',');
     const entry = bySet.get(setKey) ?? bySet.set(setKey, { set, list: [] }).get(setKey)!;
     entry.list.push(o);
@@ -387,19 +387,19 @@ export function candidateRules(
   search: for (const [a, wants] of wanted.entries()) {
     const found = lists[a]!;
     for (const s of sources) {
-      if (!meet(s.set, wants)) continue;
+      if (!overlaps(s.set, wants)) continue;
       for (const t of destinations) {
-        if (!and(s.set, t.set, st) || !meet(st, wants)) continue;
+        if (!and(s.set, t.set, st) || !overlaps(st, wants)) continue;
         and(s.meets, t.meets, mt);
         for (const p of protocols) {
-          if (!and(st, p.set, stp) || !meet(stp, wants)) continue;
+          if (!and(st, p.set, stp) || !overlaps(stp, wants)) continue;
           and(mt, p.meets, mtp);
           const [plo, phi] = p.option.bounds as [number, number];
           for (const sp of sports) {
-            if (!and(stp, sp.set, stps) || !meet(stps, wants)) continue;
+            if (!and(stp, sp.set, stps) || !overlaps(stps, wants)) continue;
             and(mtp, sp.meets, mtps);
             for (const dp of dports) {
-              if (!and(stps, dp.set, set) || !meet(set, wants) || found.has(set.join(','))) continue;
+              if (!and(stps, dp.set, set) || !overlaps(set, wants) || found.has(set.join(','))) continue;
               if (++combinations > MAX_COMBINATIONS) {
                 complete = false;
                 break search;
@@ -413,7 +413,7 @@ export function candidateRules(
                 and(set, portedAny.set, final);
                 and(met, portedAny.meets, met);
               } else final.set(set);
-              if (!meet(final, wants) || meet(final, barred[a]!)) continue;
+              if (!overlaps(final, wants) || overlaps(final, barred[a]!)) continue;
               // A box met whose class is not contained: the rule would cut that class.
               if (cutsSome(met, final, owner)) continue;
               const key = final.join(',');

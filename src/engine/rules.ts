@@ -16,7 +16,7 @@ import {
   TCP_AND_UDP,
   UNIVERSE,
   contains,
-  intersect,
+  meet,
   type Box,
   type PacketClass,
   ruleBox,
@@ -40,7 +40,7 @@ const setDim = (b: Box, d: number, v: number): Box => {
 };
 
 /** Can every packet of `box` take the exception without touching a class that needs the default? */
-const clear = (box: Box, avoid: Box[]) => !avoid.some((a) => intersect(a, box));
+const clear = (box: Box, avoid: Box[]) => !avoid.some((a) => meet(a, box));
 
 /** Splits a box into representable rules, widening each dimension when that hits no avoided class. */
 function representable(box: Box, avoid: Box[]): Box[] {

@@ -64,14 +64,18 @@ export function boxOf(t: Traffic): Box {
   return [...octetBounds(t.src), ...octetBounds(t.dst), sp.lo, sp.hi, dp.lo, dp.hi, ...proto];
 }
 
+/** Whether two boxes share a packet (no box is made: most pairs tested in a partition do not). */
+export function meet(a: Box, b: Box): boolean {
+  for (let i = 0; i < 2 * DIMS; i += 2) if (a[i]! > b[i + 1]! || b[i]! > a[i + 1]!) return false;
+  return true;
+}
+
 export function intersect(a: Box, b: Box): Box | undefined {
+  if (!meet(a, b)) return undefined;
   const out = new Array<number>(2 * DIMS);
   for (let i = 0; i < 2 * DIMS; i += 2) {
-    const lo = a[i]! > b[i]! ? a[i]! : b[i]!;
-    const hi = a[i + 1]! < b[i + 1]! ? a[i + 1]! : b[i + 1]!;
-    if (lo > hi) return undefined;
-    out[i] = lo;
-    out[i + 1] = hi;
+    out[i] = a[i]! > b[i]! ? a[i]! : b[i]!;
+    out[i + 1] = a[i + 1]! < b[i + 1]! ? a[i + 1]! : b[i + 1]!;
   }
   return out;
 }
@@ -89,7 +93,7 @@ const CUT_ORDER = [PROTO, ...Array.from({ length: DIMS - 1 }, (_, d) => d)];
 
 /** a minus b, as disjoint boxes. */
 export function subtract(a: Box, b: Box): Box[] {
-  if (!intersect(a, b)) return [a];
+  if (!meet(a, b)) return [a];
   const out: Box[] = [];
   const rest = [...a];
   for (const d of CUT_ORDER) {
@@ -123,7 +127,7 @@ export function rewrite(b: Box, at: number, bounds: readonly number[]): Box {
   return out;
 }
 
-export const regionIntersects = (region: Box[], b: Box) => region.some((r) => intersect(r, b) !== undefined);
+export const regionIntersects = (region: Box[], b: Box) => region.some((r) => meet(r, b));
 
 export function regionIntersect(region: Box[], b: Box): Box[] {
   const out: Box[] = [];

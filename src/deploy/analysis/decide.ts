@@ -13,6 +13,7 @@ import {
   coalesceWith,
   contains,
   intersect,
+  meet,
   subtract,
   UNIVERSE,
   type Box,
@@ -64,7 +65,7 @@ export const coalescedWith = <T>(items: readonly { box: Box; tag: T }[], merge: 
 export function without(region: readonly Box[], b: Box, budget: Budget): Box[] {
   const out: Box[] = [];
   for (const r of region) {
-    if (!intersect(r, b)) out.push(r);
+    if (!meet(r, b)) out.push(r);
     else {
       const parts = subtract(r, b);
       budget.spend(parts.length);

@@ -4,7 +4,7 @@
  */
 import { parseImportRequest } from '../imports.js';
 import { approximatedLines, approximatedNodes, withList } from '../../model/approximation.js';
-import { boxOf, intersect, ruleBoxes } from '../../model/space.js';
+import { boxOf, meet, ruleBoxes } from '../../model/space.js';
 import { EmptyCollection, badRequest, clip, interrupted, notFound, quote } from '../../model/errors.js';
 import { NfvType, PropertyDefinitionType } from '../../model/resources.js';
 import { FUNCTIONAL_TYPES } from '../../model/resources.js';
@@ -167,7 +167,7 @@ async function verifyApproximated(
     if (proof.isSat) return { ...proof, isSat: true };
     if (!refutation.isSat) return refutation;
     const traffic = trafficBox(properties[r.index]!);
-    const responsible = approximatedLines(approximated, (_n, e) => ruleBoxes(e).some((b) => intersect(b, traffic)));
+    const responsible = approximatedLines(approximated, (_n, e) => ruleBoxes(e).some((b) => meet(b, traffic)));
     const list = responsible.length ? responsible : lines;
     return {
       ...r,
