@@ -326,8 +326,6 @@ export interface Aim {
   barred: (k: number) => boolean;
 }
 
-const EVERY_CANDIDATE: Aim = { wanted: () => true, barred: () => false };
-
 /**
  * The candidate rules of one firewall for each aim, and whether they are every candidate a smaller list could use.
  * Each combination of one option per dimension group is a box; it is a candidate when every class it meets it
@@ -337,8 +335,8 @@ const EVERY_CANDIDATE: Aim = { wanted: () => true, barred: () => false };
  */
 export function candidateRules(
   classes: PacketClass[],
-  generalisations = new Map<string, Generalisation[]>(),
-  aims: Aim[] = [EVERY_CANDIDATE],
+  generalisations: Map<string, Generalisation[]>,
+  aims: Aim[],
 ): { candidates: Candidate[][]; complete: boolean } {
   const wanted = aims.map((aim) => bitsOf(classes.length, aim.wanted));
   const barred = aims.map((aim) => bitsOf(classes.length, aim.barred));
@@ -439,9 +437,12 @@ export function candidateRules(
     const key = bitsOf(classes.length, (j) => j === k).join(',');
     const lacking = lists.filter((found, a) => aims[a]!.wanted(k) && !aims[a]!.barred(k) && !found.has(key));
     if (lacking.length === 0) return;
-    const others = classes.filter((_, j) => j !== k);
-    const pieces = coveringRules([c], others, 'DENY').map(({ action: _, ...rule }) => rule);
-    const piece = made.get(key) ?? { covers: [k], cost: pieces.length, rules: () => pieces };
+    let piece = made.get(key);
+    if (!piece) {
+      const others = classes.filter((_, j) => j !== k);
+      const pieces = coveringRules([c], others, 'DENY').map(({ action: _, ...rule }) => rule);
+      piece = { covers: [k], cost: pieces.length, rules: () => pieces };
+    }
     for (const found of lacking) found.set(key, piece);
   });
   const candidates = lists.map((found) => [...found.values()].sort((a, b) => compareSets(a.covers, b.covers)));
@@ -602,8 +603,7 @@ export class RuleModel {
       this.complete &&= complete;
       const kept = new Set<Candidate>();
       candidates.forEach((list, d) => {
-        const known = status[d];
-        for (const c of known ? offered(list, known, fw.entering.length) : list) kept.add(c);
+        for (const c of status[d] ? offered(list, status[d], fw.entering.length) : list) kept.add(c);
       });
       fw.candidates = [...kept].sort((a, b) => compareSets(a.covers, b.covers));
       if (bound && (offeredSoFar += fw.candidates.length) > bound.candidates) return void (this.abandoned = true);
@@ -655,8 +655,8 @@ export class RuleModel {
  * drops are already chosen): a set cover, solved exactly within the deadline, or undefined when it runs out.
  */
 export function fewestRules(classes: PacketClass[], exception: boolean[], deadline: number): Elements[] | undefined {
-  const [usable] = candidateRules(classes, undefined, [{ wanted: (i) => exception[i]!, barred: (i) => !exception[i] }])
-    .candidates as [Candidate[]];
+  const exactly = { wanted: (i: number) => exception[i]!, barred: (i: number) => !exception[i] };
+  const usable = candidateRules(classes, new Map(), [exactly]).candidates[0]!;
   const hard = classes.flatMap((_, i) =>
     exception[i] ? [usable.flatMap((c, k) => (c.covers.includes(i) ? [k + 1] : []))] : [],
   );
