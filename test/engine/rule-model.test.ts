@@ -6,14 +6,15 @@
  * ranges, and each protocol or ANY, looks for a shorter valid list: there is none where the answer is called
  * minimal, and none of whole-class rules anywhere. It shares no code with src/engine: it decides
  * the requirements on its own packet atoms (host pair, protocol, port cells). Also: a candidate formula past its
- * bound (rule-model.ts, `CandidateBound`) is given up whole.
+ * bound (rule-model.ts, `CandidateBound`) is given up whole, and a search for candidates with an aim (the classes a
+ * default may need, those it must not cover) finds what the whole search finds and the aim allows.
  */
 import t from 'tap';
 import { random } from '../../src/bench/topology.js';
 import type { Property } from '../../src/model/types.js';
-import { DPORT, PROTO, Partition, UNIVERSE, rewrite } from '../../src/model/space.js';
+import { DPORT, PROTO, Partition, SRC, UNIVERSE, rewrite } from '../../src/model/space.js';
 import type { NetNode } from '../../src/engine/network.js';
-import { RuleModel, type CandidateBound, type Term } from '../../src/engine/rule-model.js';
+import { RuleModel, candidateRules, type Aim, type CandidateBound, type Term } from '../../src/engine/rule-model.js';
 import { checkedSimulate } from './evaluator.js';
 import { isolation, network, place, reachability, webclient, webserver } from './build.js';
 
@@ -297,4 +298,35 @@ t.test('a candidate formula past its bound is given up, with no clause written f
   t.ok(build().written > 0, 'no bound: clauses written');
   t.same(build({ candidates: 1, deadline: Date.now() + 60_000 }), { abandoned: true, written: 0 }, 'too many');
   t.same(build({ candidates: Infinity, deadline: Date.now() - 1 }), { abandoned: true, written: 0 }, 'too late');
+});
+
+t.test('a search for candidates with an aim finds exactly the candidates of the whole search it allows', async (t) => {
+  const partition = new Partition();
+  for (const port of [80, 443, 22]) partition.add(rewrite(UNIVERSE, DPORT, [port, port]), true);
+  for (const [lo, hi] of [
+    [40, 40],
+    [41, 41],
+    [50, 50],
+  ])
+    partition.add(rewrite(UNIVERSE, SRC, [lo, hi]), true);
+  const classes = partition.classes();
+  t.ok(classes.length >= 8, `${classes.length} classes`);
+  const covered = (aim: Aim) => candidateRules(classes, new Map(), [aim]).candidates[0]!.map((c) => c.covers.join(','));
+  const everything = covered({ wanted: () => true, barred: () => false });
+  for (const [wanted, barred] of [
+    [[0], []],
+    [[1, 2], [0]],
+    [
+      [3, 4, 5],
+      [1, 6],
+    ],
+    [[], []],
+  ] as const) {
+    const allowed = everything.filter((key) => {
+      const covers = key.split(',').map(Number);
+      return covers.some((k) => wanted.includes(k)) && !covers.some((k) => barred.includes(k));
+    });
+    const aimed = covered({ wanted: (k) => wanted.includes(k), barred: (k) => barred.includes(k) });
+    t.same(aimed, allowed, `wanted ${wanted.join(' ') || 'none'}, barred ${barred.join(' ') || 'none'}`);
+  }
 });
