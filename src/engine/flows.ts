@@ -369,8 +369,8 @@ export function computeFlows(net: NetNode[], requirements: Requirement[]): FlowM
 
 /**
  * Refined classes up to which computeFlows keeps its partition for the refined model: computing it again was a
- * third of Test5_4's refined flows (850 classes); a 1,200-node NAT network has 12,979, kept through its coarse solve
- * they raised its peak memory.
+ * third of Test5_4's refined flows (850 classes). A 1,200-node NAT network has 12,979: kept through its coarse
+ * solve, they raised its peak memory.
  */
 const KEPT_REFINED_CLASSES = 2_000;
 
