@@ -444,9 +444,10 @@ function flowsOn(
       if (path.every((k) => net[k]!.role !== 'nat')) {
         // Without a NAT a class's packets keep their class all the way, and each hop's region is a union of
         // predicates: a class starting out arrives, as a whole, iff every hop's region holds it.
+        const decisions = path.slice(1, -1).filter((k) => isDecision(net[k]!));
         for (const c of classesOf(preds[0]!)) {
           if (preds.every((p) => p.some((id) => c.members.has(id))))
-            add(path.slice(1, -1).flatMap((k) => (isDecision(net[k]!) ? [{ node: net[k]!.index, cls: c.id }] : [])));
+            add(decisions.map((k) => ({ node: net[k]!.index, cls: c.id })));
         }
         return [...found.values()];
       }
