@@ -330,8 +330,8 @@ export interface Aim {
  * The candidate rules of one firewall for each aim, and whether they are every candidate a smaller list could use.
  * Each combination of one option per dimension group is a box; it is a candidate when every class it meets it
  * contains (bit sets: the classes it contains, the boxes it meets). The sets narrow as dimensions are added, so a
- * partial combination covering no wanted class is left with all it would grow to. A candidate found for two aims
- * is one object.
+ * partial combination covering no wanted class is left with all it would grow to. The aims are searched together
+ * (a box's classes and cuts are the same for each); a candidate found for two aims is one object, the first aim's.
  */
 export function candidateRules(
   classes: PacketClass[],
@@ -340,6 +340,12 @@ export function candidateRules(
 ): { candidates: Candidate[][]; complete: boolean } {
   const wanted = aims.map((aim) => bitsOf(classes.length, aim.wanted));
   const barred = aims.map((aim) => bitsOf(classes.length, aim.barred));
+  /** The aims of `mask` (bit a: aim a) that a set still serves: it covers one of their wanted classes. */
+  const serving = (bits: Bits, mask: number): number => {
+    let out = 0;
+    for (let a = 0; a < wanted.length; a++) if ((mask >> a) & 1 && overlaps(bits, wanted[a]!)) out |= 1 << a;
+    return out;
+  };
   const hulls = classes.map(hull);
   const boxes = classes.flatMap((c) => c.boxes);
   const owner = classes.flatMap((c, k) => c.boxes.map(() => k));
@@ -374,70 +380,97 @@ export function candidateRules(
   };
   const sports = portRanges(entered, SPORT);
   const dports = portRanges(entered, DPORT);
-  /** Every candidate made, by covered set; each aim's own, by covered set too. */
-  const made = new Map<string, Candidate>();
+  /** Each aim's candidates by covered set; the classes of a covered set, worked out once. */
   const lists = aims.map(() => new Map<string, Candidate>());
+  const coverings = new Map<string, number[]>();
   const words = (hulls.length + 31) >> 5;
   const [st, stp, stps, set, final] = Array.from({ length: 5 }, () => new Uint32Array(words));
   const [mt, mtp, mtps, met] = Array.from({ length: 4 }, () => new Uint32Array((boxes.length + 31) >> 5));
+  /**
+   * Source and destination pairs already searched, by what they cover and meet: another pair reaching the same sets
+   * grows into the same boxes, whose candidates the first pair's search found (and named).
+   */
+  const searched = new Set<string>();
   let combinations = 0;
   let complete = true;
-  search: for (const [a, wants] of wanted.entries()) {
-    const found = lists[a]!;
-    for (const s of sources) {
-      if (!overlaps(s.set, wants)) continue;
-      for (const t of destinations) {
-        if (!and(s.set, t.set, st) || !overlaps(st, wants)) continue;
-        and(s.meets, t.meets, mt);
-        for (const p of protocols) {
-          if (!and(st, p.set, stp) || !overlaps(stp, wants)) continue;
-          and(mt, p.meets, mtp);
-          const [plo, phi] = p.option.bounds as [number, number];
-          for (const sp of sports) {
-            if (!and(stp, sp.set, stps) || !overlaps(stps, wants)) continue;
-            and(mtp, sp.meets, mtps);
-            for (const dp of dports) {
-              if (!and(stps, dp.set, set) || !overlaps(set, wants) || found.has(set.join(','))) continue;
-              if (++combinations > MAX_COMBINATIONS) {
-                complete = false;
-                break search;
-              }
-              const ported = !FULL_PORTS(sp.option) || !FULL_PORTS(dp.option);
-              // OTHER with ports is no rule.
-              if (ported && plo === 2) continue;
-              const widened = ported && plo === 0 && phi === 2;
-              and(mtps, dp.meets, met);
-              if (widened) {
-                and(set, portedAny.set, final);
-                and(met, portedAny.meets, met);
-              } else final.set(set);
-              if (!overlaps(final, wants) || overlaps(final, barred[a]!)) continue;
-              // A box met whose class is not contained: the rule would cut that class.
-              if (cutsSome(met, final, owner)) continue;
-              const key = final.join(',');
-              if (found.has(key)) continue;
-              const rules = (): Omit<Elements, 'action'>[] => [
-                {
-                  source: addressText(s.option),
-                  destination: addressText(t.option),
-                  protocol: plo === 0 && phi === 2 ? 'ANY' : PROTOCOLS[plo]!,
-                  srcPort: portText(sp.option.bounds[0]!, sp.option.bounds[1]!),
-                  dstPort: portText(dp.option.bounds[0]!, dp.option.bounds[1]!),
-                },
-              ];
-              found.set(key, made.get(key) ?? made.set(key, { covers: members(final), cost: 1, rules }).get(key)!);
+  search: for (const s of sources) {
+    const forSource = serving(s.set, (1 << aims.length) - 1);
+    if (forSource === 0) continue;
+    for (const t of destinations) {
+      if (!and(s.set, t.set, st)) continue;
+      const forPair = serving(st, forSource);
+      if (forPair === 0) continue;
+      and(s.meets, t.meets, mt);
+      const pair = `${st.join(',')}|${mt.join(',')}`;
+      if (searched.has(pair)) continue;
+      searched.add(pair);
+      for (const p of protocols) {
+        if (!and(st, p.set, stp)) continue;
+        const forProtocol = serving(stp, forPair);
+        if (forProtocol === 0) continue;
+        and(mt, p.meets, mtp);
+        const [plo, phi] = p.option.bounds as [number, number];
+        for (const sp of sports) {
+          if (!and(stp, sp.set, stps)) continue;
+          const forSport = serving(stps, forProtocol);
+          if (forSport === 0) continue;
+          and(mtp, sp.meets, mtps);
+          for (const dp of dports) {
+            if (!and(stps, dp.set, set)) continue;
+            const setKey = set.join(',');
+            let open = serving(set, forSport);
+            for (let a = 0; a < aims.length; a++) if (lists[a]!.has(setKey)) open &= ~(1 << a);
+            if (open === 0) continue;
+            if (++combinations > MAX_COMBINATIONS) {
+              complete = false;
+              break search;
+            }
+            const ported = !FULL_PORTS(sp.option) || !FULL_PORTS(dp.option);
+            // OTHER with ports is no rule.
+            if (ported && plo === 2) continue;
+            const widened = ported && plo === 0 && phi === 2;
+            and(mtps, dp.meets, met);
+            if (widened) {
+              and(set, portedAny.set, final);
+              and(met, portedAny.meets, met);
+            } else final.set(set);
+            open = serving(final, open);
+            for (let a = 0; a < aims.length; a++) if (overlaps(final, barred[a]!)) open &= ~(1 << a);
+            // A box met whose class is not contained: the rule would cut that class.
+            if (open === 0 || cutsSome(met, final, owner)) continue;
+            const key = final.join(',');
+            const rules = (): Omit<Elements, 'action'>[] => [
+              {
+                source: addressText(s.option),
+                destination: addressText(t.option),
+                protocol: plo === 0 && phi === 2 ? 'ANY' : PROTOCOLS[plo]!,
+                srcPort: portText(sp.option.bounds[0]!, sp.option.bounds[1]!),
+                dstPort: portText(dp.option.bounds[0]!, dp.option.bounds[1]!),
+              },
+            ];
+            for (let a = 0; a < aims.length; a++) {
+              if (!((open >> a) & 1) || lists[a]!.has(key)) continue;
+              const covers = coverings.get(key) ?? coverings.set(key, members(final)).get(key)!;
+              lists[a]!.set(key, { covers, cost: 1, rules });
             }
           }
         }
       }
     }
   }
+  // One object per covered set: the first aim's (a list's rule for it is named by the first box found for that aim).
+  lists.forEach((found, a) => {
+    for (const key of found.keys()) {
+      const first = lists.find((earlier, b) => b < a && earlier.has(key));
+      if (first) found.set(key, first.get(key)!);
+    }
+  });
   // A class no candidate takes alone: the pieces it splits into, as one candidate.
   classes.forEach((c, k) => {
     const key = bitsOf(classes.length, (j) => j === k).join(',');
     const lacking = lists.filter((found, a) => aims[a]!.wanted(k) && !aims[a]!.barred(k) && !found.has(key));
     if (lacking.length === 0) return;
-    let piece = made.get(key);
+    let piece = lists.find((found) => found.has(key))?.get(key);
     if (!piece) {
       const others = classes.filter((_, j) => j !== k);
       const pieces = coveringRules([c], others, 'DENY').map(({ action: _, ...rule }) => rule);
