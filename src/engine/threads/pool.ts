@@ -29,7 +29,7 @@ interface Job {
 
 type WorkerMessage =
   | { id: number; phase: string }
-  | { id: number; result: SimulationResult }
+  | { id: number; result: SimulationResult; early: boolean }
   | { id: number; error: { status: number; message: string } };
 
 const MAX_ATTEMPTS = 2;

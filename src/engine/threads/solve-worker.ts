@@ -7,10 +7,11 @@
  * makes each job take MS milliseconds longer, as a large input would.
  */
 import { existsSync, writeFileSync } from 'node:fs';
+import { isDeepStrictEqual } from 'node:util';
 import { parentPort } from 'node:worker_threads';
 import { NfvError } from '../../model/errors.js';
 import type { NFV } from '../../model/types.js';
-import { simulate, type SimulateOptions } from '../simulate.js';
+import { simulate, type SimulateOptions, type SimulationResult } from '../simulate.js';
 
 async function injectedFault(): Promise<void> {
   const spec = process.env.NFV_SOLVER_FAULT;
@@ -32,11 +33,40 @@ async function injectedFault(): Promise<void> {
     );
 }
 
-parentPort!.on('message', async (job: { id: number; nfv: NFV; options: SimulateOptions; progress: boolean }) => {
+interface Job {
+  id: number;
+  nfv: NFV;
+  options: SimulateOptions;
+  progress: boolean;
+}
+
+/** The early job of `nfv simulate FILE` (early.ts): its document, options and answer, until a job takes it. */
+let early: { nfv: NFV; options: SimulateOptions; answer: Promise<SimulationResult> } | undefined;
+
+/** The early job's answer when `job` is the same simulation (its answer once asked again), else undefined. */
+function earlyAnswer(job: Job): Promise<SimulationResult> | undefined {
+  const taken = early;
+  early = undefined;
+  if (taken && isDeepStrictEqual(taken.options, job.options) && isDeepStrictEqual(taken.nfv, job.nfv))
+    return taken.answer;
+  return undefined;
+}
+
+parentPort!.on('message', async (message: Job | { early: true; nfv: NFV; options: SimulateOptions }) => {
+  if ('early' in message) {
+    const answer = simulate(message.nfv, message.options);
+    // Not awaited until a job takes it: a failure is that job's to report.
+    answer.catch(() => {});
+    early = { nfv: message.nfv, options: message.options, answer };
+    return;
+  }
+  const job = message;
   try {
     await injectedFault();
     const onPhase = job.progress ? (phase: string) => parentPort!.postMessage({ id: job.id, phase }) : undefined;
-    parentPort!.postMessage({ id: job.id, result: await simulate(job.nfv, { ...job.options, onPhase }) });
+    const answer = earlyAnswer(job);
+    const result = await (answer ?? simulate(job.nfv, { ...job.options, onPhase }));
+    parentPort!.postMessage({ id: job.id, result, early: answer !== undefined });
   } catch (e) {
     const status = e instanceof NfvError ? e.status : 500;
     parentPort!.postMessage({ id: job.id, error: { status, message: (e as Error)?.message ?? String(e) } });

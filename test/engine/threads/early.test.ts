@@ -1,0 +1,84 @@
+/** The early job of `nfv simulate FILE` (src/engine/threads/early.ts): which commands send one, and how it is used. */
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { Worker } from 'node:worker_threads';
+import t from 'tap';
+import { DEFAULT_SIMULATION, plainSimulation } from '../../../src/engine/threads/early.js';
+import { simulate, type SimulationResult } from '../../../src/engine/simulate.js';
+import { decodeDocument } from '../../../src/model/codec.js';
+import { NfvType } from '../../../src/model/resources.js';
+import type { NFV } from '../../../src/model/types.js';
+import { cli, scratch } from '../../helpers.js';
+
+const sample = (name: string) => path.join('samples', name);
+const load = (name: string) => decodeDocument<NFV>(NfvType, readFileSync(sample(name), 'utf8'));
+
+t.test('only a simulation of a file without a flag that changes the job is sent early', async (t) => {
+  t.equal(plainSimulation(['simulate', 'a.xml']), 'a.xml');
+  t.equal(plainSimulation(['-w', 'ws', 'simulate', '--format', 'json', 'a.xml', '-o', 'out.xml', '--store']), 'a.xml');
+  t.equal(plainSimulation(['simulate', '--format=json', '-q', 'a.xml']), 'a.xml');
+  const changing = [
+    ['simulate'],
+    ['simulate', '-'],
+    ['simulate', '@a.xml'],
+    ['simulate', 'a.xml', '--timeout', '5'],
+    ['simulate', '--algorithm', 'MF', 'a.xml'],
+    ['simulate', '--reconfigure', 'a.xml'],
+    ['simulate', '--in', 'json', 'a.xml'],
+    ['simulate', '--gid', '1'],
+    ['simulate', 'a.xml', 'b.xml'],
+    ['simulate', '--', 'a.xml'],
+    ['simulations', 'reconfigure', '1'],
+    ['graphs', 'create', 'a.xml'],
+  ];
+  for (const args of changing) t.equal(plainSimulation(args), undefined, args.join(' '));
+});
+
+t.test('the thread answers the same job with the early answer, and any other by solving it', async (t) => {
+  const worker = new Worker(new URL('../../../dist/bundle/solve-worker.js', import.meta.url));
+  t.teardown(() => worker.terminate());
+  type Reply = { id: number; result: SimulationResult; early: boolean };
+  const reply = (id: number) =>
+    new Promise<Reply>((resolve) => {
+      const heard = (m: Reply) => {
+        if (m.id !== id) return;
+        worker.off('message', heard);
+        resolve(m);
+      };
+      worker.on('message', heard);
+    });
+  const [office, farm] = [load('office-nat.xml'), load('web-farm.xml')];
+  const ask = (id: number, nfv: NFV, options = DEFAULT_SIMULATION) => {
+    worker.postMessage({ id, nfv, options, progress: false });
+    return reply(id);
+  };
+  const sendEarly = (nfv: NFV) => worker.postMessage({ early: true, nfv, options: DEFAULT_SIMULATION });
+  const solved = async (nfv: NFV) => (await simulate(nfv, DEFAULT_SIMULATION)).nfv;
+
+  sendEarly(office);
+  const same = await ask(1, office);
+  t.equal(same.early, true, 'the same document and options: the early answer');
+  t.same(same.result.nfv, await solved(office));
+  t.equal((await ask(2, office)).early, false, 'an early answer is used once');
+
+  sendEarly(office);
+  const other = await ask(3, farm);
+  t.equal(other.early, false, 'another document is solved');
+  t.same(other.result.nfv, await solved(farm));
+
+  sendEarly(office);
+  const slower = await ask(4, office, { ...DEFAULT_SIMULATION, timeoutSeconds: 30 });
+  t.equal(slower.early, false, 'other options: solved');
+  t.same(slower.result.nfv, await solved(office));
+});
+
+t.test('a simulation sent early writes the same bytes as one that is not', async (t) => {
+  const ws = await scratch(t);
+  for (const name of ['office-nat.xml', 'web-farm.xml', 'data-centre.xml']) {
+    const early = await cli(['simulate', sample(name), '--format', 'json'], { workspace: ws });
+    // A time limit, even the default one, is a flag that keeps the document from being sent early.
+    const late = await cli(['simulate', '--timeout', '60', sample(name), '--format', 'json'], { workspace: ws });
+    t.equal(early.code, late.code, name);
+    t.equal(early.stdout, late.stdout, name);
+  }
+});
