@@ -163,9 +163,11 @@ export class SatSolver {
     arena[at++] = c.length;
     arena[at++] = 2;
     this.start[k] = at;
-    for (const l of c) arena[at++] = l;
+    for (let i = 0; i < c.length; i++) arena[at++] = c[i]!;
     this.arenaUsed = at;
-    const [head, tail] = c.length === 2 ? [this.binaryHead, this.binaryTail] : [this.watchHead, this.watchTail];
+    const binary = c.length === 2;
+    const head = binary ? this.binaryHead : this.watchHead;
+    const tail = binary ? this.binaryTail : this.watchTail;
     this.append(head, tail, c[0]!, this.entry(k, c[1]!));
     this.append(head, tail, c[1]!, this.entry(k, c[0]!));
     return k;
