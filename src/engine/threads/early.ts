@@ -66,7 +66,9 @@ export const EARLY_MAX_BYTES = 1024 * 1024;
 
 async function sendEarlyJob(worker: Worker, file: string): Promise<void> {
   try {
-    if (statSync(file).size > EARLY_MAX_BYTES) return;
+    // Only a regular file: a pipe (`<(...)`, /dev/stdin) read here would be empty for the CLI.
+    const stat = statSync(file);
+    if (!stat.isFile() || stat.size > EARLY_MAX_BYTES) return;
     const [{ decodeDocument, decodeUtf8 }, { NfvType }, { approximatedNodes }] = await Promise.all([
       import('../../model/codec.js'),
       import('../../model/resources.js'),

@@ -1,5 +1,7 @@
 /** The early job of `nfv simulate FILE` (src/engine/threads/early.ts): which commands send one, and how it is used. */
+import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import t from 'tap';
@@ -81,4 +83,18 @@ t.test('a simulation sent early writes the same bytes as one that is not', async
     t.equal(early.code, late.code, name);
     t.equal(early.stdout, late.stdout, name);
   }
+});
+
+t.test('a document from a pipe is read by the CLI, not early', async (t) => {
+  const ws = await scratch(t);
+  const office = sample('office-nat.xml');
+  const fromFile = await cli(['simulate', office, '--format', 'json'], { workspace: ws });
+  // A named pipe, as a shell's <(...) gives: read early, it would be empty when the CLI reads it.
+  const fifo = path.join(ws, 'document.fifo');
+  execFileSync('mkfifo', [fifo]);
+  const piped = cli(['simulate', fifo, '--format', 'json'], { workspace: ws });
+  await writeFile(fifo, readFileSync(office));
+  const r = await piped;
+  t.equal(r.code, 0, r.stderr);
+  t.equal(r.stdout, fromFile.stdout);
 });
