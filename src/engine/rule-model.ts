@@ -438,7 +438,7 @@ export function candidateRules(
             for (let a = 0; a < aims.length; a++) if (overlaps(final, barred[a]!)) open &= ~(1 << a);
             // A box met whose class is not contained: the rule would cut that class.
             if (open === 0 || cutsSome(met, final, owner)) continue;
-            const key = final.join(',');
+            const key = widened ? final.join(',') : setKey;
             const rules = (): Omit<Elements, 'action'>[] => [
               {
                 source: addressText(s.option),
