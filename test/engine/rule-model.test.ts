@@ -330,3 +330,38 @@ t.test('a search for candidates with an aim finds exactly the candidates of the 
     t.same(aimed, allowed, `wanted ${wanted.join(' ') || 'none'}, barred ${barred.join(' ') || 'none'}`);
   }
 });
+
+t.test('a search with several aims finds for each what a search with that aim alone finds', async (t) => {
+  const partition = new Partition();
+  for (const port of [80, 443, 22]) partition.add(rewrite(UNIVERSE, DPORT, [port, port]), true);
+  for (const lo of [40, 41, 50]) partition.add(rewrite(UNIVERSE, SRC, [lo, lo]), true);
+  partition.add(rewrite(UNIVERSE, PROTO, [1, 1]), true);
+  const classes = partition.classes();
+  const aim = (wanted: number[], barred: number[]): Aim => ({
+    wanted: (k) => wanted.includes(k),
+    barred: (k) => barred.includes(k),
+  });
+  const aims = [aim([0, 2, 5], [1]), aim([1, 3, 4], [0, 6]), aim([2, 3], [])];
+  const together = candidateRules(classes, new Map(), aims).candidates;
+  const alone = aims.map((a) => candidateRules(classes, new Map(), [a]).candidates[0]!);
+  const sets = (list: (typeof together)[number]) => list.map((c) => [c.covers.join(','), c.cost]);
+  aims.forEach((_, a) => t.same(sets(together[a]!), sets(alone[a]!), `aim ${a}: the same covered sets and costs`));
+  const rules = (list: (typeof together)[number]) => list.map((c) => c.rules());
+  t.same(rules(together[0]!), rules(alone[0]!), 'the first aim names its rules as alone');
+  // A covered set found for several aims is one candidate, the first aim's.
+  let shared = 0;
+  together.forEach((list, b) => {
+    for (const c of list) {
+      const key = c.covers.join(',');
+      const earlier = together.slice(0, b).find((l) => l.some((d) => d.covers.join(',') === key));
+      if (!earlier) continue;
+      shared++;
+      t.equal(
+        c,
+        earlier.find((d) => d.covers.join(',') === key),
+        `aim ${b}: ${key} is the earlier aim's candidate`,
+      );
+    }
+  });
+  t.ok(shared > 0, `${shared} candidates shared between aims`);
+});
