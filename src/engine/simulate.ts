@@ -17,7 +17,7 @@ import {
   type Revision,
 } from './allocate.js';
 import { SolverTimeout } from './maxsat.js';
-import { ALGORITHMS, DEFAULT_TIMEOUT_SECONDS, PROOF_SECONDS, type Algorithm } from '../model/limits.js';
+import { ALGORITHMS, PROOF_SECONDS, SIMULATION_DEFAULTS, type Algorithm } from '../model/limits.js';
 import {
   computeFlows,
   intermediates,
@@ -459,9 +459,9 @@ function reasonFor(r: Requirement, d: Decisions): string | undefined {
 }
 
 export async function simulate(input: NFV, options: SimulateOptions = {}): Promise<SimulationResult> {
-  const algorithm = options.algorithm ?? 'AP';
+  const algorithm = options.algorithm ?? SIMULATION_DEFAULTS.algorithm;
   if (!ALGORITHMS.includes(algorithm)) throw badRequest(`algorithm: ${quote(algorithm)} is not AP or MF`);
-  const timeoutMs = (options.timeoutSeconds ?? DEFAULT_TIMEOUT_SECONDS) * 1000;
+  const timeoutMs = (options.timeoutSeconds ?? SIMULATION_DEFAULTS.timeoutSeconds) * 1000;
   const onPhase = options.onPhase ?? (() => undefined);
   const timings: Timings = {
     parse: 0,

@@ -12,8 +12,7 @@ export const MAX_DOCUMENT_BYTES = 32 * 1024 * 1024;
  */
 export const MAX_DEPTH = 64;
 
-/** The solver's time limit unless one is given, and the largest one accepted (a solve never runs unbounded). */
-export const DEFAULT_TIMEOUT_SECONDS = 60;
+/** The largest solver time limit accepted (a solve never runs unbounded; SIMULATION_DEFAULTS has the default). */
 export const MAX_TIMEOUT_SECONDS = 600;
 
 /** How long a writer waits for another process's workspace lock before giving up (503 / exit 4). */
@@ -40,6 +39,16 @@ export const MAX_BATCH = 10_000;
 /** The allocation algorithms a simulation accepts (VEREFOO's names; both share one model here). */
 export const ALGORITHMS = ['AP', 'MF'] as const;
 export type Algorithm = (typeof ALGORITHMS)[number];
+
+/**
+ * A simulation's options where none is given: read by the CLI's flags, the HTTP query and the early job of a plain
+ * `nfv simulate FILE` (engine/threads/early.ts), whose answer is used only when the CLI's job has the same options.
+ */
+export const SIMULATION_DEFAULTS: { algorithm: Algorithm; timeoutSeconds: number; reconfigure: boolean } = {
+  algorithm: 'AP',
+  timeoutSeconds: 60,
+  reconfigure: false,
+};
 
 /**
  * How long the solver may spend proving a simulation's answer minimal (fewest new firewalls, then fewest rules), at

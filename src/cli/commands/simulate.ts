@@ -23,7 +23,7 @@ import type { Format } from '../../model/schema.js';
 import type { NFV } from '../../model/types.js';
 import type { Outcome } from '../../ops/operation.js';
 import type { Report } from '../../engine/simulate.js';
-import { DEFAULT_TIMEOUT_SECONDS, MAX_TIMEOUT_SECONDS } from '../../model/limits.js';
+import { ALGORITHMS, MAX_TIMEOUT_SECONDS, SIMULATION_DEFAULTS } from '../../model/limits.js';
 
 import { parseParam } from '../../model/ids.js';
 
@@ -82,8 +82,12 @@ export const simulateCommand = new Command('simulate')
   .option('--gid <gid>', 'simulate a stored graph instead of a document')
   .option('--rid <rid>', 'with --gid: the requirement set (default: the properties that refer to the graph)')
   .option('--sid <sid>', 'with --gid: the substrate')
-  .addOption(new Option('--algorithm <name>', 'algorithm').choices(['AP', 'MF']).default('AP'))
-  .option('--timeout <seconds>', `solver time limit, at most ${MAX_TIMEOUT_SECONDS}`, String(DEFAULT_TIMEOUT_SECONDS))
+  .addOption(new Option('--algorithm <name>', 'algorithm').choices(ALGORITHMS).default(SIMULATION_DEFAULTS.algorithm))
+  .option(
+    '--timeout <seconds>',
+    `solver time limit, at most ${MAX_TIMEOUT_SECONDS}`,
+    String(SIMULATION_DEFAULTS.timeoutSeconds),
+  )
   .option('--fid <type...>', 'functional types of interest (checked, informative)', [])
   .option('--store', 'also store the inputs and the result in the workspace')
   .option('--reconfigure', 'configured firewalls are deployed: change their rules as little as possible')
@@ -155,7 +159,11 @@ const reconfigureCommand = new Command('reconfigure')
   .description('new requirements against a stored result: its firewalls change as little as possible')
   .argument('<smid>', 'the stored simulation whose firewalls are deployed')
   .option('-f, --file <file>', 'the new requirements (a PropertyDefinition), XML or JSON (- or none: stdin)')
-  .option('--timeout <seconds>', `solver time limit, at most ${MAX_TIMEOUT_SECONDS}`, String(DEFAULT_TIMEOUT_SECONDS))
+  .option(
+    '--timeout <seconds>',
+    `solver time limit, at most ${MAX_TIMEOUT_SECONDS}`,
+    String(SIMULATION_DEFAULTS.timeoutSeconds),
+  )
   .option('-o, --output <file>', 'write the result document to FILE')
   .action(async (smid: string, opts: { file?: string; timeout: string; output?: string }, self: Command) => {
     const params = { smid: parseParam('smid', smid) };

@@ -10,19 +10,11 @@
  */
 import { readFileSync, statSync } from 'node:fs';
 import { Worker } from 'node:worker_threads';
-import { DEFAULT_TIMEOUT_SECONDS } from '../../model/limits.js';
-import type { SimulateOptions } from '../simulate.js';
+import { SIMULATION_DEFAULTS } from '../../model/limits.js';
 
 let early: { worker: Worker; exited: boolean; noted: () => void } | undefined;
 
 const start = () => new Worker(new URL('./solve-worker.js', import.meta.url));
-
-/** The options of a simulation the CLI runs without flags (ops/network/simulations.ts, `solve`). */
-export const DEFAULT_SIMULATION: SimulateOptions = {
-  algorithm: 'AP',
-  timeoutSeconds: DEFAULT_TIMEOUT_SECONDS,
-  reconfigure: false,
-};
 
 /** Flags that change neither the document nor how it is solved: where the output goes and what is said. */
 const WITH_VALUE = new Set(['-w', '--workspace', '--database', '--lock-timeout', '--format', '-o', '--output']);
@@ -77,7 +69,7 @@ async function sendEarlyJob(worker: Worker, file: string): Promise<void> {
     ]);
     const nfv = decodeDocument(NfvType, decodeUtf8(readFileSync(file), file));
     // Approximated firewalls are solved once per list (ops): not one job.
-    if (approximatedNodes(nfv).length === 0) worker.postMessage({ early: true, nfv, options: DEFAULT_SIMULATION });
+    if (approximatedNodes(nfv).length === 0) worker.postMessage({ early: true, nfv, options: SIMULATION_DEFAULTS });
   } catch {
     // Nothing sent: the CLI reads the input again and says what is wrong with it.
   }

@@ -8,7 +8,7 @@
 import type { Worker } from 'node:worker_threads';
 import { takeSolverThread } from './early.js';
 import { NfvError, interrupted } from '../../model/errors.js';
-import { DEFAULT_TIMEOUT_SECONDS, MAX_QUEUED_SOLVES } from '../../model/limits.js';
+import { MAX_QUEUED_SOLVES, SIMULATION_DEFAULTS } from '../../model/limits.js';
 import type { SimulationQueue } from '../../store/jobs.js';
 import type { NFV } from '../../model/types.js';
 import type { SimulateOptions, SimulationResult } from '../simulate.js';
@@ -190,7 +190,7 @@ async function solveQueued(
   signal?: AbortSignal,
 ): Promise<SimulationResult> {
   const { onPhase: _onPhase, ...portable } = options;
-  const timeout = options.timeoutSeconds ?? DEFAULT_TIMEOUT_SECONDS;
+  const timeout = options.timeoutSeconds ?? SIMULATION_DEFAULTS.timeoutSeconds;
   const answer = JSON.parse(await q.solve(JSON.stringify({ nfv, options: portable }), timeout, signal)) as JobAnswer;
   if ('error' in answer) throw new NfvError(answer.error.status, answer.error.message);
   return answer.result;

@@ -18,7 +18,7 @@ import type {
   SimulationResult,
 } from '../../engine/simulate.js';
 import type { HostingReport } from '../../engine/hosting.js';
-import { ALGORITHMS, DEFAULT_TIMEOUT_SECONDS, MAX_TIMEOUT_SECONDS, type Algorithm } from '../../model/limits.js';
+import { ALGORITHMS, MAX_TIMEOUT_SECONDS, SIMULATION_DEFAULTS, type Algorithm } from '../../model/limits.js';
 import { parseId } from '../../model/ids.js';
 import { plural } from '../../model/words.js';
 import { dotOf, dotReply } from './draw.js';
@@ -50,9 +50,9 @@ function simulationQuery(query: URLSearchParams): SimulationQuery {
     if (!(FUNCTIONAL_TYPES as readonly string[]).includes(fid))
       throw badRequest(`fid: ${quote(fid)} is not a functional type`);
   }
-  const algorithm = (query.get('algorithm') ?? query.get('Algorithm') ?? 'AP').toUpperCase();
+  const algorithm = (query.get('algorithm') ?? query.get('Algorithm') ?? SIMULATION_DEFAULTS.algorithm).toUpperCase();
   if (!ALGORITHMS.includes(algorithm as Algorithm)) throw badRequest(`algorithm: ${quote(algorithm)} is not AP or MF`);
-  const timeoutText = query.get('timeout') ?? String(DEFAULT_TIMEOUT_SECONDS);
+  const timeoutText = query.get('timeout') ?? String(SIMULATION_DEFAULTS.timeoutSeconds);
   const timeoutSeconds = Number(timeoutText);
   if (!/^\d{1,6}(\.\d{1,3})?$/.test(timeoutText) || timeoutSeconds <= 0 || timeoutSeconds > MAX_TIMEOUT_SECONDS) {
     throw badRequest(
@@ -65,7 +65,7 @@ function simulationQuery(query: URLSearchParams): SimulationQuery {
     return text === 'true';
   };
   const store = flag('store', 'true');
-  const reconfigure = flag('reconfigure', 'false') || flag('REACT', 'false');
+  const reconfigure = flag('reconfigure', `${SIMULATION_DEFAULTS.reconfigure}`) || flag('REACT', 'false');
   const origin = query.get('origin') ?? undefined;
   if (origin !== undefined && (origin.length === 0 || origin.length > MAX_ORIGIN))
     throw badRequest(`origin: give 1 to ${MAX_ORIGIN} characters`);

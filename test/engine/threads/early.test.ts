@@ -5,7 +5,8 @@ import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import t from 'tap';
-import { DEFAULT_SIMULATION, plainSimulation } from '../../../src/engine/threads/early.js';
+import { plainSimulation } from '../../../src/engine/threads/early.js';
+import { SIMULATION_DEFAULTS } from '../../../src/model/limits.js';
 import { simulate, type SimulationResult } from '../../../src/engine/simulate.js';
 import { decodeDocument } from '../../../src/model/codec.js';
 import { NfvType } from '../../../src/model/resources.js';
@@ -50,12 +51,12 @@ t.test('the thread answers the same job with the early answer, and any other by 
       worker.on('message', heard);
     });
   const [office, farm] = [load('office-nat.xml'), load('web-farm.xml')];
-  const ask = (id: number, nfv: NFV, options = DEFAULT_SIMULATION) => {
+  const ask = (id: number, nfv: NFV, options = SIMULATION_DEFAULTS) => {
     worker.postMessage({ id, nfv, options, progress: false });
     return reply(id);
   };
-  const sendEarly = (nfv: NFV) => worker.postMessage({ early: true, nfv, options: DEFAULT_SIMULATION });
-  const solved = async (nfv: NFV) => (await simulate(nfv, DEFAULT_SIMULATION)).nfv;
+  const sendEarly = (nfv: NFV) => worker.postMessage({ early: true, nfv, options: SIMULATION_DEFAULTS });
+  const solved = async (nfv: NFV) => (await simulate(nfv, SIMULATION_DEFAULTS)).nfv;
 
   sendEarly(office);
   const same = await ask(1, office);
@@ -69,7 +70,7 @@ t.test('the thread answers the same job with the early answer, and any other by 
   t.same(other.result.nfv, await solved(farm));
 
   sendEarly(office);
-  const slower = await ask(4, office, { ...DEFAULT_SIMULATION, timeoutSeconds: 30 });
+  const slower = await ask(4, office, { ...SIMULATION_DEFAULTS, timeoutSeconds: 30 });
   t.equal(slower.early, false, 'other options: solved');
   t.same(slower.result.nfv, await solved(office));
 });
