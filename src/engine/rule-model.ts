@@ -221,6 +221,13 @@ const bitsOf = (size: number, members: (k: number) => boolean): Bits => {
   return out;
 };
 
+/**
+ * A set's key in maps: its words as UTF-16 code units, two each. Made for every box the candidate search tries
+ * (Test5_4: 12,000), a joined text took ~1.4 us each in code not yet optimised, this ~0.3 us.
+ */
+const keyOf = (bits: Bits): string =>
+  Reflect.apply(String.fromCharCode, null, new Uint16Array(bits.buffer, bits.byteOffset, 2 * bits.length));
+
 /** out = a & b; whether any bit is left. */
 function and(a: Bits, b: Bits, out: Bits): boolean {
   let any = 0;
@@ -282,7 +289,7 @@ function tightest<T extends { bounds: number[] }>(options: T[], entered: Entered
     seen.add(key);
     const set = bitsOf(hulls.length, (k) => within(hulls[k]!, dims, o.bounds));
     if (!overlaps(set, entered.wants)) continue;
-    const setKey = set.join(',');
+    const setKey = keyOf(set);
     const entry = bySet.get(setKey) ?? bySet.set(setKey, { set, list: [] }).get(setKey)!;
     entry.list.push(o);
   }
@@ -401,7 +408,7 @@ export function candidateRules(
       const forPair = serving(st, forSource);
       if (forPair === 0) continue;
       and(s.meets, t.meets, mt);
-      const pair = `${st.join(',')}|${mt.join(',')}`;
+      const pair = keyOf(st) + keyOf(mt);
       if (searched.has(pair)) continue;
       searched.add(pair);
       for (const p of protocols) {
@@ -417,7 +424,7 @@ export function candidateRules(
           and(mtp, sp.meets, mtps);
           for (const dp of dports) {
             if (!and(stps, dp.set, set)) continue;
-            const setKey = set.join(',');
+            const setKey = keyOf(set);
             let open = serving(set, forSport);
             for (let a = 0; a < aims.length; a++) if (lists[a]!.has(setKey)) open &= ~(1 << a);
             if (open === 0) continue;
@@ -438,7 +445,7 @@ export function candidateRules(
             for (let a = 0; a < aims.length; a++) if (overlaps(final, barred[a]!)) open &= ~(1 << a);
             // A box met whose class is not contained: the rule would cut that class.
             if (open === 0 || cutsSome(met, final, owner)) continue;
-            const key = widened ? final.join(',') : setKey;
+            const key = widened ? keyOf(final) : setKey;
             const rules = (): Omit<Elements, 'action'>[] => [
               {
                 source: addressText(s.option),
@@ -467,7 +474,7 @@ export function candidateRules(
   });
   // A class no candidate takes alone: the pieces it splits into, as one candidate.
   classes.forEach((c, k) => {
-    const key = bitsOf(classes.length, (j) => j === k).join(',');
+    const key = keyOf(bitsOf(classes.length, (j) => j === k));
     const lacking = lists.filter((found, a) => aims[a]!.wanted(k) && !aims[a]!.barred(k) && !found.has(key));
     if (lacking.length === 0) return;
     let piece = lists.find((found) => found.has(key))?.get(key);
