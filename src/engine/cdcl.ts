@@ -48,7 +48,8 @@ export class SatSolver {
   /** Per literal code: the `stamps`-th clause being added holds it (duplicates and tautologies, in linear time). */
   private stamp = new Int32Array(2);
   private stamps = 0;
-  private readonly adding: number[] = [];
+  /** The clause being added, its literal codes (reused: an array emptied and refilled was allocated anew each time). */
+  private adding = new Int32Array(16);
   /**
    * Watch lists, per literal code, as linked lists of entries in typed arrays (no array per literal, none to grow:
    * loading a formula of 71,000 clauses allocated 25 MB of them). `watchHead` / `watchTail`: the clauses of three or
@@ -137,8 +138,9 @@ export class SatSolver {
   addClause(lits: ArrayLike<number>, from = 0, to = lits.length): boolean {
     if (!this.ok) return false;
     this.backtrack(0);
+    if (to - from > this.adding.length) this.adding = new Int32Array(to - from);
     const c = this.adding;
-    c.length = 0;
+    let n = 0;
     const mark = ++this.stamps;
     const { value, stamp } = this;
     for (let i = from; i < to; i++) {
@@ -147,30 +149,31 @@ export class SatSolver {
       if (stamp[l ^ 1] === mark || value[l]! > 0) return true;
       if (value[l] === 0) {
         stamp[l] = mark;
-        c.push(l);
+        c[n++] = l;
       }
     }
-    if (c.length === 0) return (this.ok = false);
-    if (c.length === 1) {
+    if (n === 0) return (this.ok = false);
+    if (n === 1) {
       this.assign(c[0]!, -1);
       return (this.ok = this.propagate() < 0);
     }
-    this.attach(c);
+    this.attach(c, n);
     return true;
   }
 
-  private attach(c: number[]): number {
+  /** Stores the clause c[0 .. n) and watches its first two literals; its index. */
+  private attach(c: ArrayLike<number>, n = c.length): number {
     const k = this.clauses++;
     if (k === this.start.length) this.start = grown(this.start, 2 * k);
-    this.reserve(c.length + 2);
+    this.reserve(n + 2);
     const { arena } = this;
     let at = this.arenaUsed;
-    arena[at++] = c.length;
+    arena[at++] = n;
     arena[at++] = 2;
     this.start[k] = at;
-    for (let i = 0; i < c.length; i++) arena[at++] = c[i]!;
+    for (let i = 0; i < n; i++) arena[at++] = c[i]!;
     this.arenaUsed = at;
-    const binary = c.length === 2;
+    const binary = n === 2;
     const head = binary ? this.binaryHead : this.watchHead;
     const tail = binary ? this.binaryTail : this.watchTail;
     this.append(head, tail, c[0]!, this.entry(k, c[1]!));
