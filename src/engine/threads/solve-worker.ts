@@ -40,31 +40,47 @@ interface Job {
   progress: boolean;
 }
 
-/** The early job of `nfv simulate FILE` (early.ts): its document, options and answer, until a job takes it. */
-let early: { nfv: NFV; options: SimulateOptions; answer: Promise<SimulationResult> } | undefined;
+/** Who hears a solve's phases: the phase it is in, and where its next ones go. */
+interface Progress {
+  phase?: string;
+  to?: (phase: string) => void;
+}
 
-/** The early job's answer when `job` is the same simulation (its answer once asked again), else undefined. */
-function earlyAnswer(job: Job): Promise<SimulationResult> | undefined {
+/** The early job of `nfv simulate FILE` (early.ts): its document, options, answer and progress, until a job takes it. */
+let early: { nfv: NFV; options: SimulateOptions; answer: Promise<SimulationResult>; progress: Progress } | undefined;
+
+/**
+ * The early job's answer when `job` is the same simulation (its answer once asked again), else undefined. A job that
+ * asked for progress hears the phase the early solve is in, then each next one, as if it had started it.
+ */
+function earlyAnswer(job: Job, onPhase?: (phase: string) => void): Promise<SimulationResult> | undefined {
   const taken = early;
   early = undefined;
-  if (taken && isDeepStrictEqual(taken.options, job.options) && isDeepStrictEqual(taken.nfv, job.nfv))
-    return taken.answer;
-  return undefined;
+  if (!taken || !isDeepStrictEqual(taken.options, job.options) || !isDeepStrictEqual(taken.nfv, job.nfv))
+    return undefined;
+  if (onPhase && taken.progress.phase) onPhase(taken.progress.phase);
+  taken.progress.to = onPhase;
+  return taken.answer;
 }
 
 parentPort!.on('message', async (message: Job | { early: true; nfv: NFV; options: SimulateOptions }) => {
   if ('early' in message) {
-    const answer = simulate(message.nfv, message.options);
+    const progress: Progress = {};
+    const onPhase = (phase: string) => {
+      progress.phase = phase;
+      progress.to?.(phase);
+    };
+    const answer = simulate(message.nfv, { ...message.options, onPhase });
     // Not awaited until a job takes it: a failure is that job's to report.
     answer.catch(() => {});
-    early = { nfv: message.nfv, options: message.options, answer };
+    early = { nfv: message.nfv, options: message.options, answer, progress };
     return;
   }
   const job = message;
   try {
     await injectedFault();
     const onPhase = job.progress ? (phase: string) => parentPort!.postMessage({ id: job.id, phase }) : undefined;
-    const answer = earlyAnswer(job);
+    const answer = earlyAnswer(job, onPhase);
     const result = await (answer ?? simulate(job.nfv, { ...job.options, onPhase }));
     parentPort!.postMessage({ id: job.id, result, early: answer !== undefined });
   } catch (e) {

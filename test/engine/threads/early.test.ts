@@ -75,6 +75,31 @@ t.test('the thread answers the same job with the early answer, and any other by 
   t.same(slower.result.nfv, await solved(office));
 });
 
+t.test('a job answered early hears the phases of the early solve when it asks for progress', async (t) => {
+  const worker = new Worker(new URL('../../../dist/bundle/solve-worker.js', import.meta.url));
+  t.teardown(() => worker.terminate());
+  const office = load('office-nat.xml');
+  const phases: string[] = [];
+  const done = new Promise<{ early: boolean }>((resolve) =>
+    worker.on('message', (m: { id: number; phase?: string; early: boolean }) => {
+      if (m.id !== 1) return;
+      if (m.phase !== undefined) phases.push(m.phase);
+      else resolve(m);
+    }),
+  );
+  worker.postMessage({ early: true, nfv: office, options: SIMULATION_DEFAULTS });
+  worker.postMessage({ id: 1, nfv: office, options: SIMULATION_DEFAULTS, progress: true });
+  t.equal((await done).early, true);
+  // The job may arrive at any phase of the early solve: it hears that one and every later one, in order.
+  const order = ['expanding', 'paths', 'flows', 'solving', 'placing', 'writing'];
+  t.ok(phases.length > 0, 'some phase heard');
+  t.equal(phases.at(-1), 'writing', 'the last phase heard is the last of the solve');
+  t.ok(
+    phases.every((p) => order.includes(p)),
+    `phases named as a solve names them: ${phases.join(', ')}`,
+  );
+});
+
 t.test('a simulation sent early writes the same bytes as one that is not', async (t) => {
   const ws = await scratch(t);
   for (const name of ['office-nat.xml', 'web-farm.xml', 'data-centre.xml']) {
