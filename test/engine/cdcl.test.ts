@@ -95,3 +95,54 @@ t.test('a budget that runs out answers unknown, and the solver still answers aft
   t.equal(solver.solve([p(0, 0), p(1, 0)], budget()), 'unsat', 'two pigeons in one hole');
   t.same(solver.core.sort(), [p(0, 0), p(1, 0)].sort(), 'the core names both');
 });
+
+/** Whether unit propagation over the clauses from the literals ends without a conflict, computed naively. */
+function propagationHolds(clauses: number[][], literals: number[]): boolean {
+  const value = new Map<number, boolean>();
+  for (const l of literals) {
+    if (value.get(Math.abs(l)) === l < 0) return false;
+    value.set(Math.abs(l), l > 0);
+  }
+  for (let changed = true; changed;) {
+    changed = false;
+    for (const c of clauses) {
+      const open = [...new Set(c.filter((l) => !value.has(Math.abs(l))))];
+      if (c.some((l) => value.get(Math.abs(l)) === l > 0)) continue;
+      if (open.length === 0) return false;
+      if (open.length === 1) {
+        value.set(Math.abs(open[0]!), open[0]! > 0);
+        changed = true;
+      }
+    }
+  }
+  return true;
+}
+
+t.test('propagates: the same answer as unit propagation computed naively, as clauses are added', async (t) => {
+  // Many questions to one solver, as the probe asks them: an answer may come from an earlier question's trail, and
+  // a clause added since must be heeded.
+  const rnd = random(13);
+  let refuted = 0;
+  let asked = 0;
+  for (let k = 0; k < 200; k++) {
+    const variables = 5 + Math.floor(rnd() * 10);
+    const cnf = randomCnf(rnd, variables, Math.floor(variables * (1 + rnd() * 2)));
+    const solver = new SatSolver(variables);
+    const added: number[][] = [];
+    for (const c of cnf) {
+      if (!solver.addClause(c)) break;
+      added.push(c);
+      for (let q = 0; q < 4; q++) {
+        const lits = Array.from({ length: 1 + Math.floor(rnd() * 3) }, () => {
+          const v = 1 + Math.floor(rnd() * variables);
+          return rnd() < 0.5 ? v : -v;
+        });
+        const expected = propagationHolds(added, lits);
+        asked++;
+        if (!expected) refuted++;
+        if (solver.propagates(lits) !== expected) t.fail(`formula ${k}: ${lits} after ${added.length} clauses`);
+      }
+    }
+  }
+  t.ok(refuted > 100 && refuted < asked - 100, `both answers occur (${refuted} of ${asked} refuted)`);
+});
