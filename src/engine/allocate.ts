@@ -701,6 +701,38 @@ function fastRules(
 }
 
 /**
+ * What an answer decides (firewalls used, drops, defaults), the lists the per-class count's answer writes for its
+ * drops, and what the answer costs, counted as the soft groups count.
+ */
+function decidedBy(
+  net: NetNode[],
+  model: FlowModel,
+  enc: Encoding,
+  v: boolean[],
+): { mine: GreedyDecisions; written: Map<number, ChosenRules>; cost: [number, number, number] } {
+  const cost = costOf(enc.builder, (lit) => value(lit, v));
+  const mine: GreedyDecisions = { used: new Set(), drops: new Map(), whitelist: new Map() };
+  for (const [n, t] of enc.used) if (value(t, v)) mine.used.add(n);
+  for (const [key, t] of enc.drop) {
+    const [n, c] = key.split(':').map(Number) as [number, number];
+    (mine.drops.get(n) ?? mine.drops.set(n, new Map()).get(n)!).set(c, value(t, v));
+  }
+  for (const [n, t] of enc.rules.whitelists()) mine.whitelist.set(n, value(t, v));
+  if (!enc.rules.perClass) return { mine, written: new Map(), cost };
+  // The per-class count chose the drops: the lists written are the fewest for them (deployed firewalls aside).
+  const synthesised = new Map([...mine.drops].filter(([n]) => !enc.deployed.has(n) && mine.used.has(n)));
+  const written = fastRules(net, model, { ...mine, drops: synthesised });
+  cost[2] += written.cost[2] - enc.rules.counted((t) => value(t, v));
+  return { mine, written: written.rules, cost };
+}
+
+/** Whether cost a is below cost b, the groups in order. */
+function cheaper(a: readonly number[], b: readonly number[]): boolean {
+  const k = a.findIndex((x, i) => x !== b[i]);
+  return k >= 0 && a[k]! < b[k]!;
+}
+
+/**
  * Decides every component: directly when nothing is to be decided; else proven minimal, by our own solver when the
  * component is small enough for it and by Z3 otherwise, while the proof budget (`proofMs`, shared by all components)
  * lasts; else by the fast answer, or when that cannot meet every requirement, by Z3 again within the time limit.
@@ -815,13 +847,18 @@ async function allocate(
     let z3Used = false;
     /** Our solver, then Z3; `tried`: ours already ran out on this problem (OptimaProbe.rest). */
     const optimum = async (problem: MaxSatProblem, until: number, tried = false) => {
-      const exact = tried ? undefined : exactMaxSat(problem, until);
-      if (exact) return exact;
+      const exact = tried ? undefined : exactMaxSat(problem, until, deadline);
+      if (exact && exact.optimal !== false) return exact;
       if (proofOnly) throw new SolverTimeout();
-      // Z3 reads a large problem for seconds even with a 1 ms limit: no call once the time is up.
-      if (Date.now() >= until) throw new SolverTimeout();
+      // Z3 reads a large problem for seconds even with a 1 ms limit: no call once the time is up. Where it runs out
+      // too, our solver's improved model (not proven) is the answer.
+      const orImproved = (e: unknown) => {
+        if (exact && e instanceof SolverTimeout) return exact;
+        throw e;
+      };
+      if (Date.now() >= until) return orImproved(new SolverTimeout());
       z3Used = true;
-      return solveMaxSat(problem, until - Date.now());
+      return solveMaxSat(problem, until - Date.now()).catch(orImproved);
     };
     const coreOf = async (problem: MaxSatProblem, assumptions: Lit[]) => {
       const exact = exactCore(problem, assumptions, deadline);
@@ -865,8 +902,16 @@ async function allocate(
       }
       const full = encode(net, model, reqs, members, selectors, collapse, cuts, false, known, bound);
       if (full.rules.abandoned) return;
-      const better = await solve(full.builder.problem(selectors));
-      if (better) [enc, answer] = [full, better];
+      // Where its optimum cannot be proven, our solver improves a model of it (not for an UNSAT answer, whose
+      // requirements held are chosen on the per-class formula, nor where only a proof is of use). That model stands
+      // only where it costs less than the answer so far.
+      const problem = full.builder.problem(selectors);
+      if (!selectors && !proofOnly) problem.neighbourhoods = full.rules.neighbourhoods();
+      const better = await solve(problem);
+      if (!better) return;
+      const costs = (e: Encoding, a: MaxSatAnswer) => decidedBy(net, model, e, a.value).cost;
+      if (better.optimal === false && answer && !cheaper(costs(full, better), costs(enc, answer))) return;
+      [enc, answer] = [full, better];
     };
     const problem = enc.builder.problem(false);
     // With candidates to weigh, what the optima before the rules allow is asked first (it prunes the candidates), on
@@ -911,30 +956,18 @@ async function allocate(
         );
       }
     }
+    const { mine, written, cost } = decidedBy(net, model, enc, answer.value);
     const v = answer.value;
-    const cost = costOf(enc.builder, (lit) => value(lit, v));
-    const mine: GreedyDecisions = { used: new Set(), drops: new Map(), whitelist: new Map() };
-    for (const [n, t] of enc.used) if (value(t, v)) mine.used.add(n);
-    for (const [key, t] of enc.drop) {
-      const [n, c] = key.split(':').map(Number) as [number, number];
-      (mine.drops.get(n) ?? mine.drops.set(n, new Map()).get(n)!).set(c, value(t, v));
-    }
-    for (const [n, t] of enc.rules.whitelists()) mine.whitelist.set(n, value(t, v));
     for (const n of mine.used) decisions.used.add(n);
     for (const [n, d] of mine.drops) decisions.drops.set(n, d);
     for (const [n, w] of mine.whitelist) decisions.whitelist.set(n, w);
-    if (enc.rules.perClass) {
-      // The per-class count chose the drops: the lists written are the fewest for them (deployed firewalls aside).
-      const synthesised = new Map([...mine.drops].filter(([n]) => !enc.deployed.has(n) && mine.used.has(n)));
-      const written = fastRules(net, model, { ...mine, drops: synthesised });
-      for (const [n, r] of written.rules) decisions.rules.set(n, r);
-      cost[2] += written.cost[2] - enc.rules.counted((t) => value(t, v));
-    }
+    for (const [n, r] of written) decisions.rules.set(n, r);
     addCost(cost);
     for (const [n, chosen] of enc.rules.chosen((t) => value(t, v)))
       if (decisions.used.has(n)) decisions.rules.set(n, chosen);
-    // A firewall offered too many candidate rules to weigh them all is not proven to have the fewest.
-    if (!enc.rules.complete) decisions.optimal = false;
+    // A firewall offered too many candidate rules to weigh them all is not proven to have the fewest; nor is a model
+    // whose optimum ran out of budget.
+    if (!enc.rules.complete || answer.optimal === false) decisions.optimal = false;
     for (const [n, terms] of enc.deployed) {
       decisions.revisions.set(n, {
         keep: terms.keep.map((k) => value(k, v)),

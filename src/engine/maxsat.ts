@@ -78,12 +78,19 @@ export interface MaxSatProblem {
   hard: Clauses;
   /** Objectives in priority order; each soft literal of a group costs 1 when false. */
   soft: Lit[][];
+  /**
+   * Soft literals freed together to improve a model when a group's optimum cannot be proven in the budget (a
+   * firewall's candidate rules, two firewalls' together): our own solver then answers that model (exact.ts).
+   */
+  neighbourhoods?: Lit[][];
 }
 
 export interface MaxSatAnswer {
   status: 'sat' | 'unsat';
   /** value[v] for v in 1..variables. */
   value: boolean[];
+  /** A model found when the optimum could not be proven (only where the problem has neighbourhoods). */
+  optimal?: false;
 }
 
 const makeContext = async () => {

@@ -673,6 +673,23 @@ export class RuleModel {
     }
   }
 
+  /**
+   * The soft literals of each firewall's candidates (a candidate left out), then of each two firewalls some class
+   * enters both: what a search that cannot prove its optimum frees together to improve its model
+   * (MaxSatProblem.neighbourhoods). Two firewalls on the same flows can trade the rules that decide those flows.
+   */
+  neighbourhoods(): Lit[][] {
+    const lists = [...this.firewalls.values()].filter((fw) => fw.exception.length > 0);
+    const own = lists.map((fw) => fw.exception.map((x) => -x));
+    const entering = lists.map((fw) => new Set(fw.entering.map((e) => e.index)));
+    const pairs: Lit[][] = [];
+    lists.forEach((_, i) => {
+      for (let j = i + 1; j < lists.length; j++)
+        if (lists[j]!.entering.some((e) => entering[i]!.has(e.index))) pairs.push([...own[i]!, ...own[j]!]);
+    });
+    return [...own, ...pairs];
+  }
+
   /** The chosen list of each firewall, from the solver's values. */
   chosen(value: (t: Term) => boolean): Map<number, ChosenRules> {
     const out = new Map<number, ChosenRules>();

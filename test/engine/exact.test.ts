@@ -165,3 +165,33 @@ t.test('a VEREFOO input is solved without loading Z3', async (t) => {
   );
   t.equal(z3Started(), false, 'Z3 was never loaded');
 });
+
+t.test('an optimum out of budget: with neighbourhoods, a model improved in each, not called optimal', async (t) => {
+  // One group, two parts. Pigeons: 8 soft "pigeon i sits" in 7 holes, whose optimum no search proves within 300
+  // conflicts (pigeonhole refutations are exponential for resolution). A cover: elements 1-6, each in the wide set
+  // of its half or in a set of its own; the cheapest cover takes the two wide sets.
+  let next = 0;
+  const fresh = () => ++next;
+  const clauses: number[][] = [];
+  const sits = Array.from({ length: 8 }, fresh);
+  const hole = sits.map(() => Array.from({ length: 7 }, fresh));
+  sits.forEach((s, i) => clauses.push([-s, ...hole[i]!]));
+  for (let h = 0; h < 7; h++)
+    for (let i = 0; i < 8; i++) for (let j = i + 1; j < 8; j++) clauses.push([-hole[i]![h]!, -hole[j]![h]!]);
+  const wide = [fresh(), fresh()];
+  const own = Array.from({ length: 6 }, fresh);
+  own.forEach((o, e) => clauses.push([wide[e < 3 ? 0 : 1]!, o]));
+  const cover = [...wide, ...own].map((x) => -x);
+  const p: MaxSatProblem = { variables: next, hard: Clauses.of(clauses), soft: [[...sits, ...cover]] };
+  const budget = 300;
+  t.equal(exactMaxSat(p, later(), later(), budget), undefined, 'without neighbourhoods: no answer');
+  const answer = exactMaxSat({ ...p, neighbourhoods: [cover, sits] }, later(), later(), budget);
+  t.equal(answer?.status, 'sat');
+  t.equal(answer?.optimal, false, 'not called optimal');
+  const value = (v: number) => answer!.value[v]!;
+  t.ok(
+    clauses.every((c) => c.some((l) => holds(l, value))),
+    'every hard clause holds',
+  );
+  t.equal(cover.filter((l) => !holds(l, value)).length, 2, 'the cover is the cheapest: its neighbourhood was solved');
+});
