@@ -197,33 +197,44 @@ interface Known {
 const NARROWER = 2;
 
 function knownOptima(perClass: Encoding, probe: OptimaProbe, classes: PacketClass[]): Known {
-  const possible = (terms: Term[]) =>
-    !terms.includes(false) && probe.possible(terms.filter((t): t is Lit => typeof t === 'number'));
+  const lits = (terms: Term[]) => terms.filter((t): t is Lit => typeof t === 'number');
+  const possible = (terms: Term[]) => !terms.includes(false) && probe.possible(lits(terms));
+  /** possible([...prefix, t]) for each term t, the prefix propagated once. */
+  const possibleEach = (prefix: Term[], each: Term[]): boolean[] => {
+    if (prefix.includes(false)) return each.map(() => false);
+    const answers = probe.possibleEach(lits(prefix), lits(each));
+    let k = 0;
+    return each.map((t) => (typeof t === 'number' ? answers[k++]! : t && possible(prefix)));
+  };
   const never = new Set([...perClass.used].filter(([, t]) => !possible([t])).map(([n]) => n));
   const whitelists = perClass.rules.whitelists();
   const { polarity } = perClass.builder;
   const status = new Map<string, ReturnType<Exceptions>>();
-  const ask = (n: number, cls: number, deny: boolean): ReturnType<Exceptions> => {
-    const key = `${n}:${cls}:${deny}`;
-    const known = status.get(key);
-    if (known) return known;
+  /**
+   * What the classes of firewall n do under one default (`deny`): each asked in turn when the candidates need it,
+   * or all at once (`classes`, every class entering n), the firewall and its default propagated once for them all.
+   */
+  const askAll = (n: number, classes: number[], deny: boolean): ReturnType<Exceptions>[] => {
     const whitelist = whitelists.get(n)!;
-    const drop = perClass.drop.get(`${n}:${cls}`)!;
-    const [u, w] = [perClass.used.get(n)!, deny ? whitelist : not(whitelist)];
+    const prefix = [perClass.used.get(n)!, deny ? whitelist : not(whitelist)];
     // The other action: a default DENY list lets the class pass, a default ALLOW one drops it. It is free where no
     // requirement's clause can lose by it: the drop occurs in them only as the other action has it (a pure literal).
-    const other = deny ? not(drop) : drop;
-    const harmless = typeof drop === 'number' && !((polarity[drop] ?? 0) & (deny ? 1 : 2));
-    const answer = !possible([u, w, other])
-      ? 'never'
-      : !possible([u, w, not(other)])
-        ? 'always'
-        : harmless
-          ? 'free'
-          : 'maybe';
-    status.set(key, answer);
-    return answer;
+    const drops = classes.map((cls) => perClass.drop.get(`${n}:${cls}`)!);
+    const others = drops.map((drop) => (deny ? not(drop) : drop));
+    const taken = possibleEach(prefix, others);
+    const open = others.filter((_, k) => taken[k]);
+    const declined = possibleEach(prefix, open.map(not));
+    let k = 0;
+    return classes.map((cls, i) => {
+      const drop = drops[i]!;
+      const harmless = typeof drop === 'number' && !((polarity[drop] ?? 0) & (deny ? 1 : 2));
+      const answer = !taken[i] ? 'never' : !declined[k++] ? 'always' : harmless ? 'free' : 'maybe';
+      status.set(`${n}:${cls}:${deny}`, answer);
+      return answer;
+    });
   };
+  const ask = (n: number, cls: number, deny: boolean) =>
+    status.get(`${n}:${cls}:${deny}`) ?? askAll(n, [cls], deny)[0]!;
   // A few questions are all asked now: the probe's solver may then go on to the later groups (rest), and the
   // defaults weighed for narrowing. Past EAGER_QUESTIONS (a network of many places) each is asked when the
   // candidates need it, and building them may stop first (CandidateBound).
@@ -233,8 +244,7 @@ function knownOptima(perClass: Encoding, probe: OptimaProbe, classes: PacketClas
   const eager = questions <= EAGER_QUESTIONS;
   const exceptions: Exceptions = (n, cls, deny) => (never.has(n) ? 'maybe' : ask(n, cls, deny));
   if (!eager) return { never, exceptions, costs: probe.costs, bounds: new Map() };
-  for (const [n, w] of firewalls)
-    for (const cls of perClass.rules.entering(n)) defaults(w).forEach((d) => ask(n, cls, d));
+  for (const [n, w] of firewalls) for (const d of defaults(w)) askAll(n, perClass.rules.entering(n), d);
   const needed = (n: number) => !possible([not(perClass.used.get(n)!)]);
   const bounds = defaultBounds(perClass.rules, never, exceptions, needed, classes);
   return { never, exceptions, rest: () => probe.rest(), costs: probe.costs, bounds };

@@ -372,24 +372,42 @@ export class SatSolver {
   propagates(assumptions: number[]): boolean {
     if (!this.ok) return false;
     this.backtrack(0);
-    let holds = true;
-    for (const a of assumptions) {
+    const holds = this.assumed(assumptions);
+    this.backtrack(0);
+    return holds;
+  }
+
+  /**
+   * `propagates([...prefix, l])` for each literal l of `each`, the prefix propagated once: the probe asks of each
+   * class entering a firewall under one default, and the firewall and its default imply most of what is assigned
+   * (Test5_4: 242 of 259 assignments per question).
+   */
+  propagatesEach(prefix: number[], each: number[]): boolean[] {
+    if (!this.ok) return each.map(() => false);
+    this.backtrack(0);
+    const level = this.assumed(prefix) ? this.trailLim.length : -1;
+    const out = each.map((a) => {
+      if (level < 0) return false;
+      const holds = this.assumed([a]);
+      this.backtrack(level);
+      return holds;
+    });
+    this.backtrack(0);
+    return out;
+  }
+
+  /** Assumes each literal in turn at a level of its own, propagating; false at the first conflict. */
+  private assumed(literals: number[]): boolean {
+    for (const a of literals) {
       const l = code(a);
       const now = this.value[l]!;
       if (now > 0) continue;
-      if (now < 0) {
-        holds = false;
-        break;
-      }
+      if (now < 0) return false;
       this.trailLim.push(this.trailSize);
       this.assign(l, -1);
-      if (this.propagate() >= 0) {
-        holds = false;
-        break;
-      }
+      if (this.propagate() >= 0) return false;
     }
-    this.backtrack(0);
-    return holds;
+    return true;
   }
 
   /** Solves under assumptions (external literals), spending from the budget. */

@@ -223,6 +223,11 @@ export class OptimaProbe {
     return this.sat.propagates(lits);
   }
 
+  /** possible([...prefix, l]) for each literal l of `each`. */
+  possibleEach(prefix: Lit[], each: Lit[]): boolean[] {
+    return this.sat.propagatesEach(prefix, each);
+  }
+
   /**
    * The optimum of the whole problem, its later groups solved on top of the first ones with what is left of the
    * budget (exactMaxSat's answer, without solving the first groups again); undefined when the budget ran out. The

@@ -141,6 +141,14 @@ t.test('propagates: the same answer as unit propagation computed naively, as cla
         asked++;
         if (!expected) refuted++;
         if (solver.propagates(lits) !== expected) t.fail(`formula ${k}: ${lits} after ${added.length} clauses`);
+        // The same questions with their first literals as a prefix shared by several last ones.
+        const [last, ...prefix] = [...lits].reverse();
+        const each = [last!, -last!, 1 + Math.floor(rnd() * variables)];
+        const answers = solver.propagatesEach(prefix.reverse(), each);
+        each.forEach((l, i) => {
+          if (answers[i] !== propagationHolds(added, [...prefix, l])) t.fail(`formula ${k}: ${prefix} then ${l}`);
+        });
+        asked += each.length;
       }
     }
   }
