@@ -94,20 +94,17 @@ export function expandServiceGraph(graph: Graph, constraints: Constraints | unde
 
 /** Replaces each requirement whose src or dst is a network (a -1 octet) by one copy per end host inside it. */
 export function expandWildcards(graph: Graph, properties: Property[]): Property[] {
+  // The end hosts a network can contain, their addresses parsed once rather than once per requirement naming one.
+  const hosts = graph.node.flatMap((n) => {
+    const a = n.functionalType && WILDCARD_TARGETS.has(n.functionalType) ? parseAddress(n.name) : undefined;
+    return a ? [{ n, a }] : [];
+  });
   const expandSide = (list: Property[], side: 'src' | 'dst'): Property[] =>
     list.flatMap((p) => {
       if (!p[side].includes('-1')) return [p];
       const net = parseAddress(p[side]);
       if (!net) throw badRequest(`property ${side} ${quote(p[side])} is not an address pattern`);
-      const inside = graph.node.filter((n) => {
-        const a = parseAddress(n.name);
-        return (
-          n.functionalType &&
-          WILDCARD_TARGETS.has(n.functionalType) &&
-          a &&
-          a.every((o, k) => net[k] === -1 || net[k] === o)
-        );
-      });
+      const inside = hosts.filter(({ a }) => a.every((o, k) => net[k] === -1 || net[k] === o)).map(({ n }) => n);
       if (!inside.length)
         throw badRequest(`the network ${p[side]} of a ${p.name} contains no end host of graph ${graph.id}`);
       return inside.map((n) => {
