@@ -66,6 +66,15 @@ export class Clauses {
     return Array.from({ length: this.length }, (_, k) => this.clause(k));
   }
 
+  /** The first k clauses, sharing this one's storage (read only: nothing may be added to it). */
+  prefix(k: number): Clauses {
+    const out = new Clauses();
+    out.literals = this.literals;
+    out.ends = this.ends;
+    out.length = k;
+    return out;
+  }
+
   /** Whether some clause is empty (then no assignment satisfies them). */
   hasEmpty(): boolean {
     for (let k = 0; k < this.length; k++) if (this.ends[k] === this.from(k)) return true;
