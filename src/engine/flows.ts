@@ -453,7 +453,9 @@ function flowsOn(
       }
       // Through a NAT, regions are followed: each decision hop splits them by the classes they meet.
       const hopClasses: PacketClass[][] = [];
-      const walk = (i: number, region: Box[], hops: Hop[]) => {
+      // `own`: the class the region lies in until a NAT rewrites it (other nodes only take the packets addressed to
+      // them); classes are disjoint, so no other class meets it there, and no intersection need say so.
+      const walk = (i: number, region: Box[], hops: Hop[], own?: PacketClass) => {
         if (region.length === 0) return;
         if (i === path.length - 1) {
           if (regionIntersect(region, addressBox(net[r.dst]!.address!, DST)).length) add(hops);
@@ -461,13 +463,19 @@ function flowsOn(
         }
         const node = net[path[i]!]!;
         const passed = passNode(node, region);
-        if (!isDecision(node)) return walk(i + 1, passed, hops);
-        for (const c of (hopClasses[i] ??= classesOf(preds[i]!))) {
+        const still = node.role === 'nat' ? undefined : own;
+        if (!isDecision(node)) return walk(i + 1, passed, hops, still);
+        const classes = (hopClasses[i] ??= classesOf(preds[i]!));
+        if (still) {
+          if (classes.includes(still)) walk(i + 1, passed, [...hops, { node: node.index, cls: still.id }], still);
+          return;
+        }
+        for (const c of classes) {
           const part = c.boxes.flatMap((b) => regionIntersect(passed, b));
           if (part.length) walk(i + 1, part, [...hops, { node: node.index, cls: c.id }]);
         }
       };
-      for (const c of classesOf(preds[0]!)) walk(1, c.boxes, []);
+      for (const c of classesOf(preds[0]!)) walk(1, c.boxes, [], c);
       return [...found.values()];
     }),
   );
