@@ -418,30 +418,31 @@ t.test('bad inputs are 400s with a message', async (t) => {
   t.match((e as Error).message, /algorithm/);
 });
 
-t.test('an optimum not proven in the proof budget: the improved lists stand, not called minimal', async (t) => {
+/** VEREFOO's Geant input, decoded; undefined where ../shared/verefoo-testfile is not there. */
+async function geant(): Promise<NFV | undefined> {
   const { readFile } = await import('node:fs/promises');
   const { existsSync } = await import('node:fs');
   const { decodeDocument } = await import('../../src/model/codec.js');
   const { SHARED } = await import('../helpers.js');
   const file = `${SHARED}/verefoo-testfile/NetworkTopology/Geant.xml`;
-  if (!existsSync(file)) return t.skip('needs ../shared/verefoo-testfile');
+  return existsSync(file) ? decodeDocument<NFV>(NfvType, await readFile(file, 'utf8')) : undefined;
+}
+
+t.test('an optimum not proven in the proof budget: the improved lists stand, not called minimal', async (t) => {
+  const nfv = await geant();
+  if (!nfv) return t.skip('needs ../shared/verefoo-testfile');
   // Geant: OLL does not prove its candidates' optimum; the per-class count's drops take 52 rules as written.
-  const { report, nfv } = await simulate(decodeDocument<NFV>(NfvType, await readFile(file, 'utf8')));
+  const { report, nfv: result } = await simulate(nfv);
   t.equal(report.verdict, 'SAT', 'every requirement holds (re-checked by the path-free evaluator)');
-  t.same(violations(nfv), [], 'and by the path-enumerating one');
+  t.same(violations(result), [], 'and by the path-enumerating one');
   t.equal(report.optimal, false, 'not called minimal');
   t.equal(report.allocated, 7, 'as many firewalls placed as the proven optimum of that group');
   t.ok(report.rules < 40, `fewer rules than the per-class answer's 52 (${report.rules})`);
 });
 
 t.test('a time limit that runs out: a fast answer said to be unproven, or a 504 when none holds', async (t) => {
-  const { readFile } = await import('node:fs/promises');
-  const { existsSync } = await import('node:fs');
-  const { decodeDocument } = await import('../../src/model/codec.js');
-  const { SHARED } = await import('../helpers.js');
-  const file = `${SHARED}/verefoo-testfile/NetworkTopology/Geant.xml`;
-  if (!existsSync(file)) return t.skip('needs ../shared/verefoo-testfile');
-  const nfv = decodeDocument<NFV>(NfvType, await readFile(file, 'utf8'));
+  const nfv = await geant();
+  if (!nfv) return t.skip('needs ../shared/verefoo-testfile');
   const fast = await simulate(nfv, { timeoutSeconds: 0.001 });
   t.equal(fast.report.verdict, 'SAT', 'every requirement holds (re-checked by the evaluator)');
   t.equal(fast.report.optimal, false, 'and the report says it is not proven minimal');
