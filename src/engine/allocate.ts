@@ -895,6 +895,10 @@ async function allocate(
       const probe = tuning.prune ? OptimaProbe.open(problem, groups, until) : undefined;
       return probe && knownOptima(enc, probe, model.classes);
     };
+    /** What an answer decides and costs, worked out once (the per-class answer's lists are a set cover each). */
+    const decided = new Map<MaxSatAnswer, ReturnType<typeof decidedBy>>();
+    const decide = (e: Encoding, a: MaxSatAnswer) =>
+      decided.get(a) ?? decided.set(a, decidedBy(net, model, e, a.value)).get(a)!;
     const fewerRules = async (
       selectors: boolean,
       until: number,
@@ -922,8 +926,7 @@ async function allocate(
       if (!selectors && !proofOnly) problem.neighbourhoods = full.rules.neighbourhoods();
       const better = await solve(problem);
       if (!better) return;
-      const costs = (e: Encoding, a: MaxSatAnswer) => decidedBy(net, model, e, a.value).cost;
-      if (better.optimal === false && answer && !cheaper(costs(full, better), costs(enc, answer))) return;
+      if (better.optimal === false && answer && !cheaper(decide(full, better).cost, decide(enc, answer).cost)) return;
       [enc, answer] = [full, better];
     };
     const problem = enc.builder.problem(false);
@@ -976,7 +979,7 @@ async function allocate(
         );
       }
     }
-    const { mine, written, cost } = decidedBy(net, model, enc, answer.value);
+    const { mine, written, cost } = decide(enc, answer);
     const v = answer.value;
     for (const n of mine.used) decisions.used.add(n);
     for (const [n, d] of mine.drops) decisions.drops.set(n, d);
