@@ -194,4 +194,12 @@ t.test('an optimum out of budget: with neighbourhoods, a model improved in each,
     'every hard clause holds',
   );
   t.equal(cover.filter((l) => !holds(l, value)).length, 2, 'the cover is the cheapest: its neighbourhood was solved');
+  // Neighbourhoods freeing nothing the model leaves unmet: its first model as it is, still not called optimal.
+  const first = exactMaxSat({ ...p, neighbourhoods: [hole.flat()] }, later(), later(), budget);
+  t.equal(first?.status, 'sat');
+  t.equal(first?.optimal, false, 'unimproved, not called optimal');
+  t.ok(
+    clauses.every((c) => c.some((l) => holds(l, (v) => first!.value[v]!))),
+    'every hard clause holds in the unimproved model',
+  );
 });
