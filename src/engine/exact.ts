@@ -182,14 +182,14 @@ export function exactMaxSat(
   const sat = loaded(p);
   const found = sat ? optimise(sat, p.soft, budget) : 'unsat';
   if (typeof found !== 'object' || found.unproven === undefined || !p.neighbourhoods) return answerOf(found, p);
-  // A fresh solver, without the totalizers and learnt clauses of the search that ran out: the groups before keep
-  // the values of their optima.
   const { model, unproven } = found;
   // No neighbourhood frees a literal the model leaves false (one over the firewalls, say): it cannot be improved, and
   // no second solver is loaded to find that out.
   const unmetLits = new Set(p.soft[unproven]!.filter((l) => !holds(model, l)));
   if (!p.neighbourhoods.some((n) => n.some((l) => unmetLits.has(l))))
     return { status: 'sat', value: model.slice(0, p.variables + 1), optimal: false };
+  // A fresh solver, without the totalizers and learnt clauses of the search that ran out: the groups before keep
+  // the values of their optima.
   const fresh = loaded(p)!;
   for (const group of p.soft.slice(0, unproven)) for (const l of group) if (holds(model, l)) fresh.addClause([l]);
   const own = { conflicts, deadline: Math.min(last, Date.now() + IMPROVE_MS) };
