@@ -108,13 +108,16 @@ const unmet = (model: boolean[], group: Lit[]) => group.filter((l) => !holds(mod
  * Geant's candidate formula: OLL's bound reaches 24 of the first model's 50 rules in 120 s; its firewalls one at a
  * time, then two at a time, find 33 in a second.
  */
-function improved(sat: SatSolver, group: Lit[], model: boolean[], neighbourhoods: Lit[][], budget: SatBudget) {
+function improved(solver: () => SatSolver, group: Lit[], model: boolean[], neighbourhoods: Lit[][], budget: SatBudget) {
   let best = model;
+  // Loaded once some neighbourhood leaves a literal unmet: where none does, the model cannot be improved.
+  let sat: SatSolver | undefined;
   for (const neighbourhood of neighbourhoods) {
     const free = new Set(neighbourhood);
     const open = group.filter((l) => free.has(l));
     const cost = unmet(best, open);
     if (cost === 0) continue;
+    sat ??= solver();
     const fixed = group.filter((l) => !free.has(l)).map((l) => (holds(best, l) ? l : -l));
     const found = coreGuided(sat, fixed, open, cost, budget);
     if (!found) break;
@@ -183,15 +186,13 @@ export function exactMaxSat(
   const found = sat ? optimise(sat, p.soft, budget) : 'unsat';
   if (typeof found !== 'object' || found.unproven === undefined || !p.neighbourhoods) return answerOf(found, p);
   const { model, unproven } = found;
-  // No neighbourhood frees a literal the model leaves false (one over the firewalls, say): it cannot be improved, and
-  // no second solver is loaded to find that out.
-  const unmetLits = new Set(p.soft[unproven]!.filter((l) => !holds(model, l)));
-  if (!p.neighbourhoods.some((n) => n.some((l) => unmetLits.has(l))))
-    return { status: 'sat', value: model.slice(0, p.variables + 1), optimal: false };
   // A fresh solver, without the totalizers and learnt clauses of the search that ran out: the groups before keep
   // the values of their optima.
-  const fresh = loaded(p)!;
-  for (const group of p.soft.slice(0, unproven)) for (const l of group) if (holds(model, l)) fresh.addClause([l]);
+  const fresh = () => {
+    const sat = loaded(p)!;
+    for (const group of p.soft.slice(0, unproven)) for (const l of group) if (holds(model, l)) sat.addClause([l]);
+    return sat;
+  };
   const own = { conflicts, deadline: Math.min(last, Date.now() + IMPROVE_MS) };
   const better = improved(fresh, p.soft[unproven]!, model, p.neighbourhoods, own);
   return { status: 'sat', value: better.slice(0, p.variables + 1), optimal: false };
