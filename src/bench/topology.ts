@@ -128,16 +128,19 @@ export function generateTopology(spec: TopologySpec): NFV {
         link(host, natName, 0);
       }
     } else if (roll < 0.22) {
-      // A load balancer in front of a pool of servers (a plain forwarder in the model).
+      // A load balancer in front of a pool of servers (a plain forwarder in the model); the schema wants the pool
+      // named, or nfv would refuse the document the bench solved.
+      const pool: string[] = [];
       const lb = add(address(140, serial), {
         functionalType: 'LOADBALANCER',
-        configuration: { name: 'lb', loadbalancer: { pool: [] } },
+        configuration: { name: 'lb', loadbalancer: { pool } },
       });
       link(lb, pick(forwarders), 0);
       const size = 2 + Math.floor(rnd() * 3);
       for (let k = 0; k < size; k++) {
         const s = add(address(141, serial, k + 1), webserver());
         servers.push(s);
+        pool.push(s);
         link(s, lb, 0);
       }
     } else if (roll < 0.55) {
