@@ -14,13 +14,12 @@ import type { Elements, Node } from '../model/types.js';
 import { fwdNodesCreate } from '../ops/firewalls.js';
 import { invoke } from '../ops/operation.js';
 import { Workspace } from '../store/workspace.js';
-import { REPO, median } from './reference.js';
+import { NFV_BIN, REPO, median, withThisNode } from './reference.js';
 import { random } from './topology.js';
 
 const RUNS = 21;
 const RULES = 1000;
 const TARGET_SECONDS = 0.3;
-const BIN = path.join(REPO, 'bin', 'nfv');
 
 /** A firewall node of `count` seeded random rules. */
 export function randomFirewall(seed: number, count: number): Node {
@@ -70,27 +69,27 @@ async function main() {
     const created = await invoke(fwdNodesCreate, ws, { body: JSON.stringify(randomFirewall(23, RULES)) });
     if (!created.ok) throw new Error(created.error);
     const { id } = created.reply.value as { id: number };
-    const env = { ...process.env, NFV_WORKSPACE: dir, NO_COLOR: '1' };
-    const time = (args: string[]) => {
+    const env = withThisNode({ ...process.env, NFV_WORKSPACE: dir, NO_COLOR: '1' });
+    const time = ([command, ...args]: string[]) => {
       const times: number[] = [];
       let out = '';
       for (let k = 0; k < RUNS; k++) {
         const t0 = performance.now();
-        const r = spawnSync(process.execPath, args, { env, encoding: 'utf8', maxBuffer: 64 << 20 });
+        const r = spawnSync(command!, args, { env, encoding: 'utf8', maxBuffer: 64 << 20 });
         times.push((performance.now() - t0) / 1000);
         if (r.status !== 0) throw new Error(`${args.join(' ')}: exit ${r.status}: ${r.stderr}`);
         out = r.stdout;
       }
       return { seconds: median(times), out };
     };
-    const node = time(['-e', '0']).seconds;
+    const node = time([process.execPath, '-e', '0']).seconds;
     const variants: [string, string[]][] = [
       ['text', []],
       ['--sets', ['--sets']],
       ['--format json', ['--format', 'json']],
     ];
     const rows = variants.map(([label, extra]) => {
-      const { seconds, out } = time([BIN, 'deploy', 'nftables', String(id), ...extra]);
+      const { seconds, out } = time([NFV_BIN, 'deploy', 'nftables', String(id), ...extra]);
       const rules =
         label === '--format json'
           ? (JSON.parse(out) as { nftables: { add?: object }[] }).nftables.filter((x) => x.add && 'rule' in x.add)

@@ -5,10 +5,9 @@
 import { execFileSync, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { REPO, SHARED } from './reference.js';
+import { NFV_BIN, SHARED, withThisNode } from './reference.js';
 
 export const GENERATOR = path.join(SHARED, 'bench', 'inventory');
-export const BIN = path.join(REPO, 'bin', 'nfv');
 
 export interface Serve {
   url: string;
@@ -18,7 +17,8 @@ export interface Serve {
 
 /** `nfv serve` on a free port of loopback; `args` add flags (`--database URL`). */
 export async function serve(workspace: string, args: string[] = []): Promise<Serve> {
-  const child = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--workspace', workspace, ...args], {
+  const child = spawn(NFV_BIN, ['serve', '--port', '0', '--workspace', workspace, ...args], {
+    env: withThisNode(),
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   const url = await new Promise<string>((resolve, reject) => {

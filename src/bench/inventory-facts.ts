@@ -18,9 +18,9 @@ import pg from 'pg';
 import { factLeaves } from '../inventory/facts.js';
 import { parsePql } from '../inventory/query/pql.js';
 import { factCommands } from './fleet-facts.js';
-import { BIN, serve } from './inventory-bench.js';
+import { serve } from './inventory-bench.js';
 import { compilePql, meanMicroseconds } from './pql-compile.js';
-import { median } from './reference.js';
+import { NFV_BIN, median, withThisNode } from './reference.js';
 
 interface Payload {
   certname: string;
@@ -131,18 +131,16 @@ export async function factsBench(
       const workspace = path.join(work, `ws-${b.name}`);
       mkdirSync(workspace);
       if (b.args.length)
-        execFileSync(process.execPath, [BIN, 'db', 'migrate', '--workspace', workspace, ...b.args], {
+        execFileSync(NFV_BIN, ['db', 'migrate', '--workspace', workspace, ...b.args], {
+          env: withThisNode(),
           stdio: 'ignore',
         });
       progress(`${b.name}: ingesting facts of ${nodes} nodes`);
       const summary = JSON.parse(
-        execFileSync(
-          process.execPath,
-          [BIN, 'inventory', 'ingest', 'commands', file, '--workspace', workspace, ...b.args],
-          {
-            encoding: 'utf8',
-          },
-        ),
+        execFileSync(NFV_BIN, ['inventory', 'ingest', 'commands', file, '--workspace', workspace, ...b.args], {
+          env: withThisNode(),
+          encoding: 'utf8',
+        }),
       ) as { seconds: number; applied: number };
       if (summary.applied !== nodes) throw new Error(`${b.name}: ${summary.applied} of ${nodes} factsets applied`);
       ingest[b.name] = { seconds: summary.seconds, nodesPerSecond: nodes / summary.seconds };

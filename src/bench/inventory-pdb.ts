@@ -17,8 +17,8 @@ import { cpus, loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import Table from 'cli-table3';
 import pg from 'pg';
-import { BIN, GENERATOR, querySet, serve, type Serve } from './inventory-bench.js';
-import { REPO, median } from './reference.js';
+import { GENERATOR, querySet, serve, type Serve } from './inventory-bench.js';
+import { NFV_BIN, REPO, median, withThisNode } from './reference.js';
 
 const JAR = '/usr/share/puppetdb/puppetdb.jar';
 const BOOTSTRAP = '/etc/puppetdb/bootstrap.cfg';
@@ -241,18 +241,16 @@ async function main(): Promise<void> {
       const workspace = path.join(work, `ws-${b.name.replace(/\W/g, '')}`);
       mkdirSync(workspace);
       if (b.args.length)
-        execFileSync(process.execPath, [BIN, 'db', 'migrate', '--workspace', workspace, ...b.args], {
+        execFileSync(NFV_BIN, ['db', 'migrate', '--workspace', workspace, ...b.args], {
+          env: withThisNode(),
           stdio: 'ignore',
         });
       progress(`${b.name}: storing the fleet`);
       const t0 = performance.now();
-      execFileSync(
-        process.execPath,
-        [BIN, 'inventory', 'ingest', 'commands', ...files, '--workspace', workspace, ...b.args],
-        {
-          stdio: 'ignore',
-        },
-      );
+      execFileSync(NFV_BIN, ['inventory', 'ingest', 'commands', ...files, '--workspace', workspace, ...b.args], {
+        env: withThisNode(),
+        stdio: 'ignore',
+      });
       nfvLoad[b.name] = (performance.now() - t0) / 1000;
       servers.push(await serve(workspace, b.args));
     }

@@ -14,8 +14,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import Table from 'cli-table3';
 import pg from 'pg';
-import { BIN, GENERATOR, queryUrl, querySet, rssMb, serve } from './inventory-bench.js';
-import { REPO, median } from './reference.js';
+import { GENERATOR, queryUrl, querySet, rssMb, serve } from './inventory-bench.js';
+import { NFV_BIN, REPO, median, withThisNode } from './reference.js';
 
 const NODES = Number(process.env.NFV_BENCH_NODES ?? 10_000);
 const url = process.env.NFV_DATABASE_URL;
@@ -64,9 +64,9 @@ const backends: Backend[] = [
 
 function ingest(workspace: string, b: Backend, files: string[]): { seconds: number; applied: number } {
   const out = execFileSync(
-    process.execPath,
-    [BIN, 'inventory', 'ingest', 'commands', ...files, '--workspace', workspace, ...b.args],
-    { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 },
+    NFV_BIN,
+    ['inventory', 'ingest', 'commands', ...files, '--workspace', workspace, ...b.args],
+    { env: withThisNode(), encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 },
   );
   const summary = JSON.parse(out) as { seconds: number; applied: number; refused: number };
   if (summary.refused) throw new Error(`${b.name}: ${summary.refused} commands refused`);
@@ -77,7 +77,8 @@ const results: Record<string, any> = {};
 for (const b of backends) {
   const workspace = path.join(work, `ws-${b.name}`);
   mkdirSync(workspace);
-  if (b.args.length) execFileSync(process.execPath, [BIN, 'db', 'migrate', '--workspace', workspace, ...b.args]);
+  if (b.args.length)
+    execFileSync(NFV_BIN, ['db', 'migrate', '--workspace', workspace, ...b.args], { env: withThisNode() });
   progress(`${b.name}: ingesting catalogs`);
   const catalogs = ingest(workspace, b, [path.join(dataset, 'catalogs.jsonl')]);
   progress(`${b.name}: ingesting reports`);

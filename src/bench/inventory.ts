@@ -27,8 +27,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import Table from 'cli-table3';
 import { factsBench } from './inventory-facts.js';
-import { BIN, GENERATOR, queryUrl, querySet, rssMb, serve } from './inventory-bench.js';
-import { REPO, median } from './reference.js';
+import { GENERATOR, queryUrl, querySet, rssMb, serve } from './inventory-bench.js';
+import { NFV_BIN, REPO, median, withThisNode } from './reference.js';
 
 // PostgreSQL only for the facts part, where each child gets --database; the rest measures the folder.
 const databaseUrl = process.env.NFV_DATABASE_URL;
@@ -132,7 +132,8 @@ for (const nodes of SIZES) {
   const files = ['catalogs', 'reports', 'deactivations'].map((k) => path.join(dir, `${k}.jsonl`));
   progress(`loading ${nodes * 100} resources`);
   const load = seconds(() =>
-    execFileSync(process.execPath, [BIN, 'inventory', 'ingest', 'commands', ...files, '--workspace', workspace], {
+    execFileSync(NFV_BIN, ['inventory', 'ingest', 'commands', ...files, '--workspace', workspace], {
+      env: withThisNode(),
       stdio: 'ignore',
     }),
   );
@@ -157,7 +158,8 @@ for (const nodes of SIZES) {
   const cliIngest = median(
     cliCatalogs.map((f) =>
       seconds(() =>
-        spawnSync(process.execPath, [BIN, 'inventory', 'ingest', 'catalog', f, '--workspace', workspace], {
+        spawnSync(NFV_BIN, ['inventory', 'ingest', 'catalog', f, '--workspace', workspace], {
+          env: withThisNode(),
           stdio: 'ignore',
         }),
       ),
@@ -286,11 +288,15 @@ const plainRss = Number(
 );
 
 // The CLI end to end at 100k, beside node -e 0.
-const processSeconds = (args: string[], runs = 3) =>
-  median(Array.from({ length: runs }, () => seconds(() => spawnSync(process.execPath, args, { stdio: 'ignore' }))));
-const nodeStart = processSeconds(['-e', '0'], 5);
+const processSeconds = ([command, ...args]: string[], runs = 3) =>
+  median(
+    Array.from({ length: runs }, () =>
+      seconds(() => spawnSync(command!, args, { env: withThisNode(), stdio: 'ignore' })),
+    ),
+  );
+const nodeStart = processSeconds([process.execPath, '-e', '0'], 5);
 const cliQuery = processSeconds([
-  BIN,
+  NFV_BIN,
   'inventory',
   'resources',
   '--query',
@@ -307,7 +313,8 @@ const catalogFiles = freshCommands(big!.dir, 'catalogs', 20).map((c, k) => {
 });
 const loop = seconds(() =>
   catalogFiles.forEach((f) =>
-    spawnSync(process.execPath, [BIN, 'inventory', 'ingest', 'catalog', f, '--workspace', big!.workspace], {
+    spawnSync(NFV_BIN, ['inventory', 'ingest', 'catalog', f, '--workspace', big!.workspace], {
+      env: withThisNode(),
       stdio: 'ignore',
     }),
   ),

@@ -9,33 +9,35 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import Table from 'cli-table3';
-import { REPO, TESTFILES, median, xmlFilesUnder } from './reference.js';
+import { NFV_BIN, REPO, TESTFILES, median, withThisNode, xmlFilesUnder } from './reference.js';
 
 const RUNS = 3;
-const BIN = path.join(REPO, 'bin', 'nfv');
 const ws = mkdtempSync(path.join(tmpdir(), 'nfv-bench-process-'));
-const env = { ...process.env, NFV_WORKSPACE: ws, NO_COLOR: '1' };
+const env = withThisNode({ ...process.env, NFV_WORKSPACE: ws, NO_COLOR: '1' });
 
-function seconds(args: string[], runs = RUNS): { seconds: number; status: number | null; summary: string } {
+function seconds(
+  [command, ...args]: string[],
+  runs = RUNS,
+): { seconds: number; status: number | null; summary: string } {
   const times: number[] = [];
   let last: ReturnType<typeof spawnSync> | undefined;
   for (let k = 0; k < runs; k++) {
     const t0 = performance.now();
-    last = spawnSync(process.execPath, args, { env, encoding: 'utf8', stdio: ['ignore', 'ignore', 'pipe'] });
+    last = spawnSync(command!, args, { env, encoding: 'utf8', stdio: ['ignore', 'ignore', 'pipe'] });
     times.push((performance.now() - t0) / 1000);
   }
   return { seconds: median(times), status: last!.status, summary: String(last!.stderr).split('\n')[0] ?? '' };
 }
 
-const node = seconds(['-e', '0'], 15).seconds;
-const version = seconds([BIN, '--version'], 15).seconds;
+const node = seconds([process.execPath, '-e', '0'], 15).seconds;
+const version = seconds([NFV_BIN, '--version'], 15).seconds;
 const table = new Table({
   head: ['input', 'seconds', 'x node -e 0', 'exit', 'answer'],
   style: { head: [], border: [] },
 });
 const rows = xmlFilesUnder(path.join(TESTFILES, 'RegressioneTestCases')).map((file) => {
   const input = path.basename(file);
-  const run = seconds([BIN, 'simulate', file]);
+  const run = seconds([NFV_BIN, 'simulate', file]);
   table.push([input, run.seconds.toFixed(3), `${(run.seconds / node).toFixed(2)}x`, run.status, run.summary]);
   return { input, ...run };
 });

@@ -15,6 +15,15 @@ export const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '
 export const SHARED = path.resolve(REPO, '..', 'shared');
 export const TESTFILES = path.join(SHARED, 'verefoo-testfile');
 
+/** bin/nfv, which the benches run as an operator does: executed, so that its `#!` line gives node its flags. */
+export const NFV_BIN = path.join(REPO, 'bin', 'nfv');
+
+/** `env` with the node running the bench first on PATH, where bin/nfv's `#!` line finds it. */
+export const withThisNode = (env: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv => ({
+  ...env,
+  PATH: [path.dirname(process.execPath), env.PATH].filter(Boolean).join(path.delimiter),
+});
+
 export interface ReferenceRow {
   status: string;
   firewalls: number;

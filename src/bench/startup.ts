@@ -8,16 +8,15 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import Table from 'cli-table3';
-import { REPO, median } from './reference.js';
+import { NFV_BIN, REPO, median, withThisNode } from './reference.js';
 
 const RUNS = 15;
-const BIN = path.join(REPO, 'bin', 'nfv');
 const ws = mkdtempSync(path.join(tmpdir(), 'nfv-bench-startup-'));
-const env = { ...process.env, NFV_WORKSPACE: ws, NO_COLOR: '1' };
+const env = withThisNode({ ...process.env, NFV_WORKSPACE: ws, NO_COLOR: '1' });
 
 /** CPU seconds (user + system) of one process, as bash's `times` reports its children. */
-function cpuSeconds(args: string[]): number {
-  const out = spawnSync('bash', ['-c', '"$@" >/dev/null 2>&1; times', 'bash', process.execPath, ...args], {
+function cpuSeconds(command: string[]): number {
+  const out = spawnSync('bash', ['-c', '"$@" >/dev/null 2>&1; times', 'bash', ...command], {
     env,
     encoding: 'utf8',
   }).stdout;
@@ -27,19 +26,19 @@ function cpuSeconds(args: string[]): number {
 }
 
 /** Medians of wall and CPU seconds over RUNS processes each. */
-function seconds(args: string[]): { wall: number; cpu: number } {
+function seconds(command: string[]): { wall: number; cpu: number } {
   const walls: number[] = [];
   const cpus: number[] = [];
   for (let k = 0; k < RUNS; k++) {
     const t0 = performance.now();
-    spawnSync(process.execPath, args, { env, stdio: 'ignore' });
+    spawnSync(command[0]!, command.slice(1), { env, stdio: 'ignore' });
     walls.push((performance.now() - t0) / 1000);
-    cpus.push(cpuSeconds(args));
+    cpus.push(cpuSeconds(command));
   }
   return { wall: median(walls), cpu: median(cpus) };
 }
 
-const baseline = seconds(['-e', '0']);
+const baseline = seconds([process.execPath, '-e', '0']);
 const commands: [string, string[]][] = [
   ['nfv --version', ['--version']],
   ['nfv graphs list', ['graphs', 'list', '--format', 'json']],
@@ -53,7 +52,7 @@ const table = new Table({
   style: { head: [], border: [] },
 });
 const rows = commands.map(([name, args]) => {
-  const s = seconds([BIN, ...args]);
+  const s = seconds([NFV_BIN, ...args]);
   const row = { command: name, ...s, ratio: s.wall / baseline.wall, cpuRatio: s.cpu / baseline.cpu };
   table.push([name, s.wall.toFixed(3), `${row.ratio.toFixed(2)}x`, s.cpu.toFixed(3), `${row.cpuRatio.toFixed(2)}x`]);
   return row;
