@@ -165,6 +165,7 @@ export interface Index {
 const PART_KEYS: Record<string, (d: InventoryData) => string> = {
   // Node activity changes which resources answer.
   resources: (d) => `${d.revision.catalogs}:${d.activity}`,
+  edges: (d) => `${d.revision.catalogs}`,
   reports: (d) => `${d.revision.reports}`,
   facts: (d) => `${d.revision.facts}`,
   nodes: (d) => `${d.revision.catalogs}:${d.revision.facts}:${d.revision.reports}:${d.activity}`,
@@ -209,7 +210,38 @@ function rowsOf(catalog: CatalogRecord, active: boolean): ResourceItem[] {
   return rows;
 }
 
-/** Resource rows with their node's activity, the deactivated nodes, catalogs and their edges. */
+/**
+ * The edge rows of one catalog, kept per catalog object: a new catalog rebuilds only its own node's edges. Building
+ * every catalog's edges again at each catalog stored (spreading parsed JSON) made the first query after a write about
+ * 20 ms slower at 100,000 resources.
+ */
+const catalogEdges = new WeakMap<CatalogRecord, EdgeItem[]>();
+
+function edgesOf(certname: string, catalog: CatalogRecord): EdgeItem[] {
+  let rows = catalogEdges.get(catalog);
+  if (!rows) {
+    rows = (catalog.edges ?? []).map((e) => ({
+      certname,
+      source_type: e.source_type,
+      source_title: e.source_title,
+      target_type: e.target_type,
+      target_title: e.target_title,
+      relationship: e.relationship,
+    }));
+    catalogEdges.set(catalog, rows);
+  }
+  return rows;
+}
+
+/** Every catalog's edge rows, built when edges are asked for. */
+function edgePart(data: InventoryData): EdgeItem[] {
+  const edges: EdgeItem[] = [];
+  for (const [certname, catalog] of Object.entries(data.catalogs))
+    for (const e of edgesOf(certname, catalog)) edges.push(e);
+  return edges;
+}
+
+/** Resource rows with their node's activity, the deactivated nodes and the catalogs. */
 function resourcePart(data: InventoryData) {
   const resources: ResourceItem[] = [];
   const activeResources: ResourceItem[] = [];
@@ -235,8 +267,7 @@ function resourcePart(data: InventoryData) {
     resources: c.resources,
     edges: c.edges ?? [],
   }));
-  const edges = catalogs.flatMap((c) => c.edges.map((e): EdgeItem => ({ certname: c.certname, ...e })));
-  return { resources, activeResources, inactiveNodes, catalogs, edges };
+  return { resources, activeResources, inactiveNodes, catalogs };
 }
 
 /** Report rows with their latest flag, event rows with their report. */
@@ -387,6 +418,7 @@ function nodePart(data: InventoryData, index: Index) {
  */
 export function indexOf(data: InventoryData): Index {
   const resources = () => part(data, 'resources', resourcePart);
+  const edges = () => part(data, 'edges', edgePart);
   const reports = () => part(data, 'reports', reportPart);
   const facts = () => part(data, 'facts', factPart);
   const nodes = () => part(data, 'nodes', (d) => nodePart(d, index));
@@ -404,7 +436,7 @@ export function indexOf(data: InventoryData): Index {
       return resources().catalogs;
     },
     get edges() {
-      return resources().edges;
+      return edges();
     },
     get reports() {
       return reports().reports;

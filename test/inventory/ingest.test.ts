@@ -91,6 +91,39 @@ t.test('deactivation hides resources; something newer reactivates', async (t) =>
   t.equal(indexOf(later).resources.filter((r) => r.active).length, 1);
 });
 
+t.test("edge rows: a new catalog replaces its node's edges, the other nodes' rows are kept as they were", async (t) => {
+  const data = emptyInventory();
+  const edge = (target: string) => ({
+    source: { type: 'Service', title: 'nginx' },
+    target: { type: 'User', title: target },
+    relationship: 'before',
+  });
+  const withEdges = (certname: string, at: string, target: string) => ({
+    ...catalog(certname, at, [web, { ...user, title: target }]),
+    edges: [edge(target)],
+  });
+  t.ok(replaceCatalog(data, withEdges('a', '2025-01-01T00:00:00Z', 'alice')));
+  t.ok(replaceCatalog(data, withEdges('b', '2025-01-01T00:00:00Z', 'bob')));
+  const before = indexOf(data).edges;
+  t.same(
+    before.map((e) => [e.certname, e.target_title]),
+    [
+      ['a', 'alice'],
+      ['b', 'bob'],
+    ],
+  );
+  t.ok(replaceCatalog(data, withEdges('a', '2025-01-02T00:00:00Z', 'carol')));
+  const after = indexOf(data).edges;
+  t.same(
+    after.map((e) => [e.certname, e.target_title]),
+    [
+      ['a', 'carol'],
+      ['b', 'bob'],
+    ],
+  );
+  t.equal(after[1], before[1], "b's edge row is the one built before");
+});
+
 t.test('reports: events derived from resources, duplicates ignored', async (t) => {
   const data = emptyInventory();
   const body = report('n', '2025-01-01T10:00:00Z', [
