@@ -645,19 +645,27 @@ export const select = (f: Filter, rows: any[] = f.rows) =>
 
 /**
  * Per row array (rebuilt whenever what it is built from changes, so an index never outlives its rows) and per field:
- * the rows by their scalar value, in row order. Built on the first equality query of that field, one scan.
+ * the rows by their scalar value, in row order. Built, in one scan, on the second equality query of that field on the
+ * same rows; the first is answered by a scan. Rows are rebuilt at each write, and building an index for a query that
+ * follows each write cost more than it saved (the first query after a catalog stored, 100,000 resources: 23 ms with
+ * the index built at once, 12 ms with a scan; 5.5 ms against 7.2 ms once the index exists).
  */
-const equalityIndexes = new WeakMap<any[], Map<string, Map<unknown, any[]>>>();
+const equalityIndexes = new WeakMap<any[], Map<string, Map<unknown, any[]> | 'asked once'>>();
 
 const INDEXES_PER_ROWS = 64;
 
-function rowsEqualTo(rows: any[], key: string, get: (row: any) => unknown, value: unknown): any[] {
+/** The rows whose field `key` equals `value`, from the index; undefined when the field is asked for the first time. */
+function rowsEqualTo(rows: any[], key: string, get: (row: any) => unknown, value: unknown): any[] | undefined {
   let mine = equalityIndexes.get(rows);
   if (!mine) equalityIndexes.set(rows, (mine = new Map()));
   let byValue = mine.get(key);
-  if (!byValue) {
-    // Parameter names are the user's: at most INDEXES_PER_ROWS indexes are kept, the oldest dropped first.
+  if (byValue === undefined) {
+    // Parameter names are the user's: at most INDEXES_PER_ROWS fields are remembered, the oldest dropped first.
     if (mine.size >= INDEXES_PER_ROWS) mine.delete(mine.keys().next().value!);
+    mine.set(key, 'asked once');
+    return undefined;
+  }
+  if (byValue === 'asked once') {
     byValue = new Map();
     for (const row of rows) {
       const v = get(row);
@@ -675,7 +683,8 @@ function rowsEqualTo(rows: any[], key: string, get: (row: any) => unknown, value
 /**
  * The rows an equality `node` (or the conjunct of a top-level `and` with the fewest) can be true of: `=` of a
  * string, number or boolean field (with a value of its type or null), or of a resource parameter (with a scalar):
- * what equality tests with ===. Undefined when the query has none; the compiled test is still applied to every candidate.
+ * what equality tests with ===. Undefined when the query has none or no index yet; the compiled test is still applied
+ * to every candidate.
  */
 function candidatesOf(entity: Entity, rows: any[], node: unknown): any[] | undefined {
   if (!Array.isArray(node) || typeof node[0] !== 'string') return undefined;
