@@ -645,46 +645,53 @@ export const select = (f: Filter, rows: any[] = f.rows) =>
 
 /**
  * Per row array (rebuilt whenever what it is built from changes, so an index never outlives its rows) and per field:
- * the rows by their scalar value, in row order. Built, in one scan, on the second equality query of that field on the
- * same rows; the first is answered by a scan. Rows are rebuilt at each write, and building an index for a query that
- * follows each write cost more than it saved (the first query after a catalog stored, 100,000 resources: 23 ms with
- * the index built at once, 12 ms with a scan; 5.5 ms against 7.2 ms once the index exists).
+ * the rows by their scalar value, in row order, or how many queries of that field were answered by a scan so far.
  */
-const equalityIndexes = new WeakMap<any[], Map<string, Map<unknown, any[]> | 'asked once'>>();
+const equalityIndexes = new WeakMap<any[], Map<string, Map<unknown, any[]> | number>>();
 
 const INDEXES_PER_ROWS = 64;
 
-/** The rows whose field `key` equals `value`, from the index; undefined when the field is asked for the first time. */
+/**
+ * Queries of a field answered by scanning the same rows before its index is built. Rows are rebuilt at each write,
+ * and an index pays back its building only over several queries (100,000 resources: building the two of a route
+ * query took about 12 ms, each query then 2.3 ms less than a scan); built at once, a query after each write paid for
+ * it (24 ms against 12 ms scanning). So scans first pay part of what the index would cost, as in renting before
+ * buying: with queries running while catalogs are written, the longest took 18-23 ms after 3 scans, 31-53 ms after
+ * 0 or 1, 18-28 ms with no index; median 10.2-10.7 ms against 8.1-15.5 ms.
+ */
+export const SCANS_BEFORE_INDEX = 3;
+
+/** The rows whose field `key` equals `value`, from the index; undefined while the field's queries still scan. */
 function rowsEqualTo(rows: any[], key: string, get: (row: any) => unknown, value: unknown): any[] | undefined {
   let mine = equalityIndexes.get(rows);
   if (!mine) equalityIndexes.set(rows, (mine = new Map()));
-  let byValue = mine.get(key);
-  if (byValue === undefined) {
-    // Parameter names are the user's: at most INDEXES_PER_ROWS fields are remembered, the oldest dropped first.
-    if (mine.size >= INDEXES_PER_ROWS) mine.delete(mine.keys().next().value!);
-    mine.set(key, 'asked once');
+  const known = mine.get(key);
+  if (known instanceof Map) return known.get(value) ?? [];
+  // Parameter names are the user's: at most INDEXES_PER_ROWS fields are remembered, the oldest dropped first.
+  if (known === undefined && mine.size >= INDEXES_PER_ROWS) mine.delete(mine.keys().next().value!);
+  const scans = known ?? 0;
+  if (scans < SCANS_BEFORE_INDEX) {
+    mine.set(key, scans + 1);
     return undefined;
   }
-  if (byValue === 'asked once') {
-    byValue = new Map();
-    for (const row of rows) {
-      const v = get(row);
-      // Only scalars: a list or object never equals the scalar an indexed equality asks for (MISSING is a symbol).
-      if (v !== null && typeof v === 'object') continue;
-      const list = byValue.get(v);
-      if (list) list.push(row);
-      else byValue.set(v, [row]);
-    }
-    mine.set(key, byValue);
+  const byValue = new Map<unknown, any[]>();
+  for (const row of rows) {
+    const v = get(row);
+    // Only scalars: a list or object never equals the scalar an indexed equality asks for (MISSING is a symbol).
+    if (v !== null && typeof v === 'object') continue;
+    const list = byValue.get(v);
+    if (list) list.push(row);
+    else byValue.set(v, [row]);
   }
+  mine.set(key, byValue);
   return byValue.get(value) ?? [];
 }
 
 /**
  * The rows an equality `node` (or the conjunct of a top-level `and` with the fewest) can be true of: `=` of a
  * string, number or boolean field (with a value of its type or null), or of a resource parameter (with a scalar):
- * what equality tests with ===. Undefined when the query has none or no index yet; the compiled test is still applied
- * to every candidate.
+ * what equality tests with ===. Undefined when the query has none or its fields are still scanned; the compiled test
+ * is still applied to every candidate.
  */
 function candidatesOf(entity: Entity, rows: any[], node: unknown): any[] | undefined {
   if (!Array.isArray(node) || typeof node[0] !== 'string') return undefined;
