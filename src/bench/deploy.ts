@@ -77,7 +77,7 @@ async function main() {
         const t0 = performance.now();
         const r = spawnSync(command!, args, { env, encoding: 'utf8', maxBuffer: 64 << 20 });
         times.push((performance.now() - t0) / 1000);
-        if (r.status !== 0) throw new Error(`${args.join(' ')}: exit ${r.status}: ${r.stderr}`);
+        if (r.status !== 0) throw new Error(`${[command, ...args].join(' ')}: exit ${r.status}: ${r.stderr}`);
         out = r.stdout;
       }
       return { seconds: median(times), out };
