@@ -89,9 +89,15 @@ export interface MaxSatProblem {
   soft: Lit[][];
   /**
    * Soft literals freed together to improve a model when a group's optimum cannot be proven in the budget (a
-   * firewall's candidate rules, two firewalls' together): our own solver then answers that model (exact.ts).
+   * firewall's candidate rules, two or three firewalls' together): our own solver then answers that model (exact.ts).
    */
-  neighbourhoods?: Lit[][];
+  neighbourhoods?: Neighbourhood[];
+}
+
+/** Soft literals to free together, worth freeing only where the model has every `needs` literal (firewalls used). */
+export interface Neighbourhood {
+  free: Lit[];
+  needs: Lit[];
 }
 
 export interface MaxSatAnswer {

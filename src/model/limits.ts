@@ -53,7 +53,8 @@ export const SIMULATION_DEFAULTS: { algorithm: Algorithm; timeoutSeconds: number
 /**
  * How long the solver may spend proving a simulation's answer minimal (fewest new firewalls, then fewest rules), at
  * most the time limit. A component not proven by then gets a fast answer that meets every requirement it can, and
- * the report says optimal="false". Every VEREFOO test input is proven within a fifth of this here.
+ * the report says optimal="false". Every VEREFOO test input but Geant (docs/ARCHITECTURE.md) is proven within a fifth
+ * of this here.
  */
 export const PROOF_SECONDS = 4;
 

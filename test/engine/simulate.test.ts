@@ -437,7 +437,8 @@ t.test('an optimum not proven in the proof budget: the improved lists stand, not
   t.same(violations(result), [], 'and by the path-enumerating one');
   t.equal(report.optimal, false, 'not called minimal');
   t.equal(report.allocated, 7, 'as many firewalls placed as the proven optimum of that group');
-  t.ok(report.rules < 40, `fewer rules than the per-class answer's 52 (${report.rules})`);
+  // Neighbourhoods of one and two firewalls find 33; of three, 30 (clasp, offline: no fewer, ARCHITECTURE.md).
+  t.ok(report.rules <= 30, `three firewalls' neighbourhoods solved too (${report.rules} rules)`);
 });
 
 t.test('a time limit that runs out: a fast answer said to be unproven, or a 504 when none holds', async (t) => {
