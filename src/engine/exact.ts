@@ -112,18 +112,20 @@ function improved(
   solver: () => SatSolver,
   group: Lit[],
   model: boolean[],
-  neighbourhoods: Neighbourhood[],
+  neighbourhoods: Iterable<Neighbourhood>,
   budget: SatBudget,
 ) {
   let best = model;
   // Loaded once some neighbourhood leaves a literal unmet: where none does, the model cannot be improved.
   let sat: SatSolver | undefined;
+  let solved = 0;
   for (const { free: literals, needs } of neighbourhoods) {
     if (!needs.every((l) => holds(best, l))) continue;
     const free = new Set(literals);
     const open = group.filter((l) => free.has(l));
     const cost = unmet(best, open);
     if (cost === 0) continue;
+    if (++solved > IMPROVE_NEIGHBOURHOODS) break;
     sat ??= solver();
     const fixed = group.filter((l) => !free.has(l)).map((l) => (holds(best, l) ? l : -l));
     const found = coreGuided(sat, fixed, open, cost, budget);
@@ -132,6 +134,12 @@ function improved(
   }
   return best;
 }
+
+/**
+ * How many neighbourhoods improving a model solves at most (Geant: 212): each takes a few solver calls over the whole
+ * formula (10-20 ms on Geant's) that may find no conflict to spend, and three firewalls at a time are cubic in them.
+ */
+export const IMPROVE_NEIGHBOURHOODS = 1_000;
 
 /**
  * How long improving a model may take at most, past the proof budget (and within the time limit). It ends sooner by

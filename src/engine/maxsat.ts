@@ -91,7 +91,7 @@ export interface MaxSatProblem {
    * Soft literals freed together to improve a model when a group's optimum cannot be proven in the budget (a
    * firewall's candidate rules, two or three firewalls' together): our own solver then answers that model (exact.ts).
    */
-  neighbourhoods?: Neighbourhood[];
+  neighbourhoods?: Iterable<Neighbourhood>;
 }
 
 /** Soft literals to free together, worth freeing only where the model has every `needs` literal (firewalls used). */

@@ -687,7 +687,7 @@ export class RuleModel {
    * optimum frees together to improve its model (MaxSatProblem.neighbourhoods), each only where its firewalls are
    * used. Two firewalls on the same flows can trade the rules that decide those flows; Geant needs three (33 -> 30).
    */
-  neighbourhoods(): Neighbourhood[] {
+  *neighbourhoods(): Generator<Neighbourhood> {
     const lists = [...this.firewalls.values()].filter((fw) => fw.exception.length > 0);
     const free = lists.map((fw) => fw.exception.map((x) => -x));
     // A firewall configured in the input is used whatever the model: nothing to require of it.
@@ -701,16 +701,12 @@ export class RuleModel {
       free: firewalls.flatMap((i) => free[i]!),
       needs: firewalls.flatMap((i) => used[i]!),
     });
-    const ones = lists.map((_, i) => of(i));
-    const pairs: Neighbourhood[] = [];
-    const triples: Neighbourhood[] = [];
+    // Made one at a time: the triples of a component with many firewalls would not fit in memory at once.
+    for (let i = 0; i < lists.length; i++) yield of(i);
+    for (let i = 0; i < lists.length; i++) for (let j = i + 1; j < lists.length; j++) if (share[i]![j]) yield of(i, j);
     for (let i = 0; i < lists.length; i++)
-      for (let j = i + 1; j < lists.length; j++) {
-        if (!share[i]![j]) continue;
-        pairs.push(of(i, j));
-        for (let k = j + 1; k < lists.length; k++) if (share[i]![k] && share[j]![k]) triples.push(of(i, j, k));
-      }
-    return [...ones, ...pairs, ...triples];
+      for (let j = i + 1; j < lists.length; j++)
+        for (let k = j + 1; share[i]![j] && k < lists.length; k++) if (share[i]![k] && share[j]![k]) yield of(i, j, k);
   }
 
   /** The chosen list of each firewall, from the solver's values. */

@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import t from 'tap';
 import { random } from '../../src/bench/topology.js';
-import { OptimaProbe, exactCore, exactMaxSat } from '../../src/engine/exact.js';
+import { IMPROVE_NEIGHBOURHOODS, OptimaProbe, exactCore, exactMaxSat } from '../../src/engine/exact.js';
 import { Clauses, z3Started, type MaxSatProblem } from '../../src/engine/maxsat.js';
 import { simulate } from '../../src/engine/simulate.js';
 import { decodeDocument } from '../../src/model/codec.js';
@@ -211,4 +211,19 @@ t.test('an optimum out of budget: with neighbourhoods, a model improved in each,
   t.equal(skipped?.optimal, false);
   t.equal(coverCost(skipped), coverCost(first), 'the cover as in the first model');
   t.not(coverCost(skipped), 2, 'which is not the cheapest');
+  // At most IMPROVE_NEIGHBOURHOODS are solved: `never`, a soft literal no model has, is solved each time for nothing.
+  const never = next + 1;
+  const capped = { variables: never, hard: Clauses.of([...clauses, [-never]]), soft: [[...p.soft[0]!, never]] };
+  const after = (useless: number) =>
+    exactMaxSat(
+      {
+        ...capped,
+        neighbourhoods: [...Array.from({ length: useless }, () => [never]), cover].map((f) => ({ free: f, needs: [] })),
+      },
+      later(),
+      later(),
+      budget,
+    );
+  t.equal(coverCost(after(IMPROVE_NEIGHBOURHOODS - 1)), 2, 'the last neighbourhood solved improves the cover');
+  t.not(coverCost(after(IMPROVE_NEIGHBOURHOODS)), 2, 'one more is not solved');
 });
