@@ -104,7 +104,8 @@ const unmet = (model: boolean[], group: Lit[]) => group.filter((l) => !holds(mod
 /**
  * A group's model improved where its optimum could not be proven (large neighbourhood search): each neighbourhood's
  * soft literals in turn are solved to their optimum with every other literal of the group kept as the model has it,
- * once over all of them (a second pass found nothing more on Geant, in twice the time), until the budget runs out.
+ * once over all of them (a second pass found nothing more on Geant, in twice the time), until the budget runs out or
+ * IMPROVE_NEIGHBOURHOODS were solved.
  * Geant's candidate formula: OLL's bound reaches 24 of the first model's 50 rules in 120 s; its firewalls one at a
  * time, then two at a time, find 33 in a second; then three at a time, 30 in about 3 s more.
  */

@@ -538,6 +538,8 @@ function compareSets(a: number[], b: number[]): number {
 }
 
 interface FirewallModel {
+  /** Whether the node is a firewall at all (true where the input configures one). */
+  used: Term;
   whitelist: Term;
   entering: Entering[];
   candidates: Candidate[];
@@ -580,7 +582,7 @@ export class RuleModel {
       // A firewall `narrowed` to one default (allocate.ts) has that default as if configured.
       const fixed = defaultAction === 'DENY' ? true : defaultAction === 'ALLOW' ? false : this.narrowed?.get(n);
       const whitelist = fixed ?? this.sink.fresh();
-      fw = { whitelist, entering: [], candidates: [], exception: [] };
+      fw = { used, whitelist, entering: [], candidates: [], exception: [] };
       this.firewalls.set(n, fw);
     }
     fw.entering.push({ index: cls, cls: this.classes[cls]!, drop, used });
@@ -691,10 +693,7 @@ export class RuleModel {
     const lists = [...this.firewalls.values()].filter((fw) => fw.exception.length > 0);
     const free = lists.map((fw) => fw.exception.map((x) => -x));
     // A firewall configured in the input is used whatever the model: nothing to require of it.
-    const used = lists.map((fw) => {
-      const u = fw.entering[0]!.used;
-      return typeof u === 'number' ? [u] : [];
-    });
+    const used = lists.map((fw) => (typeof fw.used === 'number' ? [fw.used] : []));
     const entering = lists.map((fw) => new Set(fw.entering.map((e) => e.index)));
     const share = lists.map((_, i) => lists.map((fw) => fw.entering.some((e) => entering[i]!.has(e.index))));
     const of = (...firewalls: number[]): Neighbourhood => ({
@@ -705,8 +704,10 @@ export class RuleModel {
     for (let i = 0; i < lists.length; i++) yield of(i);
     for (let i = 0; i < lists.length; i++) for (let j = i + 1; j < lists.length; j++) if (share[i]![j]) yield of(i, j);
     for (let i = 0; i < lists.length; i++)
-      for (let j = i + 1; j < lists.length; j++)
-        for (let k = j + 1; share[i]![j] && k < lists.length; k++) if (share[i]![k] && share[j]![k]) yield of(i, j, k);
+      for (let j = i + 1; j < lists.length; j++) {
+        if (!share[i]![j]) continue;
+        for (let k = j + 1; k < lists.length; k++) if (share[i]![k] && share[j]![k]) yield of(i, j, k);
+      }
   }
 
   /** The chosen list of each firewall, from the solver's values. */
