@@ -120,13 +120,17 @@ function improved(
   // Loaded once some neighbourhood leaves a literal unmet: where none does, the model cannot be improved.
   let sat: SatSolver | undefined;
   let solved = 0;
+  // How often each literal stands in the group (a candidate of several rules is repeated): a neighbourhood's cost
+  // without scanning the whole group, which those left out (nothing unmet) would otherwise each do, beyond the bound.
+  const times = new Map<Lit, number>();
+  for (const l of group) times.set(l, (times.get(l) ?? 0) + 1);
   for (const { free: literals, needs } of neighbourhoods) {
     if (!needs.every((l) => holds(best, l))) continue;
-    const free = new Set(literals);
-    const open = group.filter((l) => free.has(l));
-    const cost = unmet(best, open);
+    const cost = literals.reduce((sum, l) => (holds(best, l) ? sum : sum + (times.get(l) ?? 0)), 0);
     if (cost === 0) continue;
     if (++solved > IMPROVE_NEIGHBOURHOODS) break;
+    const free = new Set(literals);
+    const open = group.filter((l) => free.has(l));
     sat ??= solver();
     const fixed = group.filter((l) => !free.has(l)).map((l) => (holds(best, l) ? l : -l));
     const found = coreGuided(sat, fixed, open, cost, budget);
