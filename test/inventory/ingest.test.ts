@@ -1,6 +1,6 @@
 /** Ingest rules: hashes, staleness, deactivation and reactivation, derived events, malformed payloads. */
 import t from 'tap';
-import { indexOf } from '../../src/inventory/entities.js';
+import { indexOf, type EdgeItem } from '../../src/inventory/entities.js';
 import {
   applyCommand,
   deactivateNode,
@@ -104,23 +104,12 @@ t.test("edge rows: a new catalog replaces its node's edges, the other nodes' row
   });
   t.ok(replaceCatalog(data, withEdges('a', '2025-01-01T00:00:00Z', 'alice')));
   t.ok(replaceCatalog(data, withEdges('b', '2025-01-01T00:00:00Z', 'bob')));
+  const targets = (edges: EdgeItem[]) => edges.map((e) => `${e.certname} -> ${e.target_title}`);
   const before = indexOf(data).edges;
-  t.same(
-    before.map((e) => [e.certname, e.target_title]),
-    [
-      ['a', 'alice'],
-      ['b', 'bob'],
-    ],
-  );
+  t.same(targets(before), ['a -> alice', 'b -> bob']);
   t.ok(replaceCatalog(data, withEdges('a', '2025-01-02T00:00:00Z', 'carol')));
   const after = indexOf(data).edges;
-  t.same(
-    after.map((e) => [e.certname, e.target_title]),
-    [
-      ['a', 'carol'],
-      ['b', 'bob'],
-    ],
-  );
+  t.same(targets(after), ['a -> carol', 'b -> bob']);
   t.equal(after[1], before[1], "b's edge row is the one built before");
 });
 
