@@ -241,13 +241,34 @@ function requirementsOf(
   });
 }
 
-/** Writes the decisions into the graph: placed firewalls with their rules, forwarders, removed optional firewalls. */
+/**
+ * Marks the places an answer leaves unused as transparent in the document itself (NodeMetrics optional="true" on
+ * their forwarders), so that a resubmitted result places them on no host (placement.md P2) while a user's own
+ * forwarder, whatever its configuration is named, is placed.
+ */
+function markTransparent(nfv: NFV, names: readonly string[]): void {
+  if (names.length === 0) return;
+  const constraints = (nfv.constraints ??= { nodeConstraints: {}, linkConstraints: {} });
+  const nodeConstraints = (constraints.nodeConstraints ??= {});
+  const metrics = (nodeConstraints.nodeMetrics ??= []);
+  for (const name of names) {
+    const own = metrics.find((m) => m.node === name);
+    if (own) own.optional = true;
+    else metrics.push({ node: name, optional: true });
+  }
+}
+
+/**
+ * Writes the decisions into the graph: placed firewalls with their rules, forwarders, removed optional firewalls.
+ * The names of the places left unused (now forwarders) go to `unused`.
+ */
 function writeGraph(
   graph: Graph,
   net: NetNode[],
   reqs: Requirement[],
   model: FlowModel,
   d: Decisions,
+  unused: string[],
 ): FirewallReport[] {
   const onPath = new Set(reqs.flatMap((r) => nodesOnWay(model, r)));
   const placements: FirewallReport[] = [];
@@ -266,6 +287,7 @@ function writeGraph(
       if (n.role === 'place') {
         n.node.functionalType = 'FORWARDER';
         n.node.configuration = { name: 'ForwardConf', forwarder: { name: 'Forwarder' } };
+        unused.push(n.name);
       } else removed.add(n.index);
       continue;
     }
@@ -496,6 +518,7 @@ export async function simulate(input: NFV, options: SimulateOptions = {}): Promi
   const taken = hosted ? new Set((nfv.graphs.graph ?? []).flatMap((g) => g.node.map((n) => n.name))) : undefined;
   const works: GraphWork[] = [];
   const forced: string[] = [];
+  const unusedPlaces: string[] = [];
   for (const graph of nfv.graphs.graph ?? []) {
     const own = nfv.propertyDefinition.property.filter((p) => p.graph === graph.id);
     if (own.length === 0) continue;
@@ -589,7 +612,7 @@ export async function simulate(input: NFV, options: SimulateOptions = {}): Promi
       initial.some((p) => p.graph === graph.id && sameRequirement(p, r.property))
         ? { heldBefore: holdsAsDeployed(net, r, model) }
         : {};
-    placements.push(...writeGraph(graph, net, reqs, model, decisions));
+    placements.push(...writeGraph(graph, net, reqs, model, decisions, unusedPlaces));
     const offset = properties.length;
     for (const r of reqs) {
       properties.push({ ...r.property, isSat: decisions.satisfied[r.index] });
@@ -606,6 +629,7 @@ export async function simulate(input: NFV, options: SimulateOptions = {}): Promi
       });
     }
   });
+  markTransparent(nfv, unusedPlaces);
   phase();
   for (const key of ['expansion', 'paths', 'flows', 'solving', 'placing', 'writing'] as const)
     timings[key] = Math.round(timings[key] * 1000) / 1000;

@@ -127,6 +127,63 @@ t.test(
   },
 );
 
+/** The funnel with its forwarder configured as VEREFOO's own inputs configure every forwarder. */
+function verefooForwarder(): NFV {
+  const nfv = funnel();
+  const fwd = nfv.graphs.graph![0]!.node.find((n) => n.name === '1.0.0.9')!;
+  fwd.configuration = { name: 'ForwardConf', forwarder: { name: 'Forwarder' } };
+  return nfv;
+}
+
+t.test("a user's forwarder configured 'ForwardConf' is placed like any function (P2)", async (t) => {
+  const metrics = [{ node: '1.0.0.9', cores: 2, memory: 4 }];
+  const input = withSubstrate(verefooForwarder(), funnelHosts(), funnelLinks, metrics);
+  const { nfv, report } = await placed(t, input);
+  t.equal(report.hosting.status, 'placed');
+  const on = report.hosting.nodes?.find((n) => n.node === '1.0.0.9');
+  t.equal(on?.host, 'mb1', 'on the only host that supports FORWARDER');
+  t.ok(nfv.hosts?.host?.find((h) => h.name === 'mb1')?.nodeRef?.some((r) => r.node === '1.0.0.9'));
+  t.notOk(
+    nfv.constraints?.nodeConstraints?.nodeMetrics?.some((m) => m.node === '1.0.0.9' && m.optional),
+    'a forwarder of the input is not marked transparent',
+  );
+});
+
+t.test("a user's forwarder configured 'ForwardConf' that no host supports: EMPTY_DOMAIN", async (t) => {
+  const hosts = funnelHosts().map((h) => (h.name === 'mb1' ? host('mb1', { supports: ['FIREWALL'] }) : h));
+  const input = withSubstrate(verefooForwarder(), hosts, funnelLinks);
+  const { report } = await placed(t, input);
+  t.equal(report.hosting.status, 'infeasible');
+  t.equal(report.hosting.conflicts?.[0]?.code, 'EMPTY_DOMAIN');
+  t.match(report.hosting.conflicts?.[0]?.message, /1\.0\.0\.9 \(FORWARDER\) fits no host/);
+});
+
+t.test(
+  'the places an answer leaves unused are marked transparent, and stay so when it is submitted again',
+  async (t) => {
+    const input = withSubstrate(funnel(), funnelHosts(), funnelLinks);
+    const first = await placed(t, input);
+    const unused = ['1.0.0.1', '1.0.0.2'];
+    const forwarders = (nfv: NFV) =>
+      nfv.graphs.graph![0]!.node.filter((n) => n.functionalType === 'FORWARDER').map((n) => n.name);
+    t.same(forwarders(first.nfv), [...unused, '1.0.0.9']);
+    t.same(
+      first.nfv.constraints?.nodeConstraints?.nodeMetrics?.filter((m) => m.optional).map((m) => m.node),
+      unused,
+      'NodeMetrics optional="true" on each unused place, nothing else',
+    );
+    const again = await placed(t, structuredClone(first.nfv));
+    t.same(again.nfv.hosts, first.nfv.hosts, 'placed as before');
+    t.same(again.report.hosting.transparent, first.report.hosting.transparent);
+    t.ok(unused.every((n) => again.report.hosting.transparent?.includes(n)));
+    // Without the mark the same forwarders are functions: they need a host of their own.
+    const unmarked = structuredClone(first.nfv);
+    unmarked.constraints!.nodeConstraints!.nodeMetrics = [];
+    const placedAsFunctions = await placed(t, unmarked);
+    t.ok(unused.every((n) => placedAsFunctions.report.hosting.nodes?.some((x) => x.node === n)));
+  },
+);
+
 t.test('a pattern NodeMetrics sizes every firewall on an allocation place (P2)', async (t) => {
   // Every firewall needs 3 cores; mb2 (next to the server) has 2, so 1.0.0.3 goes on mb1.
   const metrics = [{ node: '1.0.0.-1', cores: 3 }];

@@ -400,13 +400,6 @@ export function withAllocation(
 }
 
 /**
- * A place an earlier answer left unused: the forwarder the engine writes there (P2, transparent), so that a result
- * submitted again is placed as it was.
- */
-const isUnusedPlace = (n: Graph['node'][number]) =>
-  n.functionalType === 'FORWARDER' && n.configuration?.name === 'ForwardConf';
-
-/**
  * The placement input of an NFV whose graphs are expanded (service graphs with their places), before the result is
  * written: untyped nodes and the names in `places` (forced places the expansion typed FIREWALL) are places; a
  * FIREWALL named by a NodeMetrics entry with `optional="true"` is optional (A.1: the value, not the entry's presence).
@@ -419,7 +412,9 @@ export function placementInput(
   const metrics = nfv.constraints?.nodeConstraints?.nodeMetrics ?? [];
   const optional = optionalNames(nfv.constraints);
   const kindOf = (n: Graph['node'][number]): NodeKind => {
-    if (n.functionalType === undefined || places.has(n.name) || isUnusedPlace(n)) return 'place';
+    // A forwarder declared optional is a place an earlier answer left unused (simulate marks it so): transparent.
+    if (n.functionalType === undefined || places.has(n.name)) return 'place';
+    if (n.functionalType === 'FORWARDER' && optional.has(n.name)) return 'place';
     if (END_HOSTS.has(n.functionalType)) return 'endhost';
     return n.functionalType === 'FIREWALL' && optional.has(n.name) ? 'optional' : 'function';
   };

@@ -500,6 +500,11 @@ function deployedNetwork(data: AdpData, s: SimulationRecord, properties: Propert
       }
     }
   });
+  // Their transparency mark goes too: a place the new answer uses must not read as an optional firewall.
+  const reopened = new Set(
+    graphs.flatMap((g) => g.node.filter((n) => n.functionalType === undefined)).map((n) => n.name),
+  );
+  for (const m of result.constraints?.nodeConstraints?.nodeMetrics ?? []) if (reopened.has(m.node)) delete m.optional;
   const graph = graphs[0]?.id ?? 0;
   return {
     ...result,

@@ -17,6 +17,10 @@ export function resultInput(input: NFV, result: NFV): PlacementInput {
   );
   const metrics = input.constraints?.nodeConstraints?.nodeMetrics ?? [];
   const optional = new Set(metrics.filter((m) => m.optional === true).map((m) => m.node));
+  // nfv marks each place its answer left unused (now a FORWARDER) optional in the result's NodeMetrics.
+  const transparent = new Set(
+    (result.constraints?.nodeConstraints?.nodeMetrics ?? []).filter((m) => m.optional === true).map((m) => m.node),
+  );
   const used: string[] = [];
   const graphs = (result.graphs.graph ?? []).map((g, k) => ({
     id: g.id ?? k,
@@ -24,8 +28,7 @@ export function resultInput(input: NFV, result: NFV): PlacementInput {
       const type = n.functionalType;
       const neighbours = (n.neighbour ?? []).map((nb) => nb.name);
       // A node untyped in the input (or added by the expansion) is an allocation place, used iff now a FIREWALL.
-      // A forwarder named ForwardConf is a place an earlier answer left unused.
-      const unused = type === 'FORWARDER' && n.configuration?.name === 'ForwardConf';
+      const unused = type === 'FORWARDER' && transparent.has(n.name);
       if (!typedInInput.has(n.name) || unused) {
         if (type === 'FIREWALL' && !used.includes(n.name)) used.push(n.name);
         return { name: n.name, kind: 'place', neighbours };

@@ -10,7 +10,7 @@ import { random } from '../../../src/bench/topology.js';
 import type { PlacementGraphNode, PlacementInput } from '../../../src/engine/placement/index.js';
 import type { FunctionalType, Host, NodeMetrics } from '../../../src/model/types.js';
 
-const TYPES: FunctionalType[] = ['FIREWALL', 'NAT', 'CACHE', 'DPI'];
+const TYPES: FunctionalType[] = ['FIREWALL', 'NAT', 'CACHE', 'DPI', 'FORWARDER'];
 
 export function generateInstance(seed: number): PlacementInput {
   const rnd = random(seed);
