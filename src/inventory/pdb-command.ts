@@ -3,8 +3,9 @@
  * Puppet terminus sends (`?command=replace_catalog&version=9&certname=C&producer-timestamp=T&checksum=SHA1`, the bare
  * payload as the body) and PuppetDB's older body form (`{"command", "version", "payload"}`), checked with PuppetDB's
  * words and turned into the `{command, version, payload}` that the store applies. Pure: no store, no clock.
+ * `checksum` is taken and not compared, as PuppetDB has done since 4.0 (PDB-2252: "The checksum here is vestigial"):
+ * pypuppetdb sends the SHA-1 of Python's `str(payload)`, which no body matches.
  */
-import { createHash } from 'node:crypto';
 import { NfvError, badRequest, clip, quote } from '../model/errors.js';
 import { parseJson } from '../model/codec.js';
 import { parseInstant } from './values.js';
@@ -65,8 +66,6 @@ const normalise = (name: string) => name.replace(/[_-]/g, ' ').toLowerCase();
 const shown = (value: unknown) => (value === undefined || value === null || value === '' ? 'nil' : quote(value));
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
-
-const sha1 = (text: string) => createHash('sha1').update(text, 'utf8').digest('hex');
 
 /** Checks a `/pdb/cmd/v1` request as PuppetDB does; throws the 400 (or 415) that refuses it. */
 export function checkCommand(request: CommandRequest): PdbCommand {
@@ -133,9 +132,6 @@ export function checkCommand(request: CommandRequest): PdbCommand {
   const wait = query.get('secondsToWaitForCompletion');
   if (wait !== null && !(wait !== '' && Number.isFinite(Number(wait)) && Number(wait) >= 0))
     throw badRequest(`${invalid} secondsToWaitForCompletion ${shown(wait)} is not a number of seconds.`);
-  const checksum = query.get('checksum');
-  if (checksum !== null && !checksumMatches(checksum, text, queryForm ? { command, number, certname } : undefined))
-    throw badRequest(`${invalid} The checksum ${shown(checksum)} is not the SHA-1 of the command.`);
   if (command === 'configure expiration')
     throw badRequest(`nfv does not keep expiration settings: configure expiration is refused`);
   const taken = TAKEN_VERSIONS.get(command)!;
@@ -150,25 +146,6 @@ export function checkCommand(request: CommandRequest): PdbCommand {
     return { waited };
   }
   return { apply: { command, version: number, payload }, waited };
-}
-
-/**
- * Whether a checksum is the SHA-1 of the body (PuppetDB's documented meaning, and the old form's), or of what the
- * Puppet terminus hashes for the query form: `{"command":..,"version":..,"certname":..,"payload":<body>}` as one line,
- * the command written with spaces (puppet/util/puppetdb/command.rb).
- */
-function checksumMatches(
-  checksum: string,
-  text: string,
-  wrapped: { command: string; number: number; certname: unknown } | undefined,
-): boolean {
-  const given = checksum.toLowerCase();
-  if (given === sha1(text)) return true;
-  if (!wrapped) return false;
-  const { command, number, certname } = wrapped;
-  const head = `{"command":${JSON.stringify(command)},"version":${number},"certname":${JSON.stringify(certname)}`;
-  const terminus = `${head},"payload":${text}}`;
-  return given === sha1(terminus);
 }
 
 /** Replace catalog inputs v1, checked as PuppetDB's schema has it (nfv does not keep it). */

@@ -167,12 +167,12 @@ export function fleetTests(t: Tap.Test, database?: string): void {
     );
   });
 
-  t.test('pypuppetdb 2.2.0 (Debian) reads the fleet', async (t) => {
-    report(t, 'pypuppetdb 2.2.0', await pypuppetdb(fleet, []), 30);
+  t.test('pypuppetdb 2.2.0 (Debian) reads the fleet and sends a command', async (t) => {
+    report(t, 'pypuppetdb 2.2.0', await pypuppetdb(fleet, []), 34);
   });
 
-  t.test('pypuppetdb 3.1.0 (vendored) reads the fleet', async (t) => {
-    report(t, 'pypuppetdb 3.1.0', await pypuppetdb(fleet, [await fleet.vendor('pypuppetdb-3.1.0')]), 33);
+  t.test('pypuppetdb 3.1.0 (vendored) reads the fleet and sends a command', async (t) => {
+    report(t, 'pypuppetdb 3.1.0', await pypuppetdb(fleet, [await fleet.vendor('pypuppetdb-3.1.0')]), 37);
   });
 
   t.test('every Puppetboard 4.2.6 page answers 200 with what the fleet holds', async (t) => {

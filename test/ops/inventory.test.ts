@@ -554,8 +554,12 @@ t.test('/pdb/cmd/v1: the query-parameter form and the body form, answered with a
   t.match(waited, { ok: true, status: 200, reply: { value: { uuid: UUID, processed: true, timed_out: false } } });
   t.equal((await rows(ws, 'reports')).length, 1, 'the report is stored');
 
+  // pypuppetdb's command(): its checksum is the SHA-1 of Python's str(payload), which PuppetDB has not compared since
+  // 4.0; a checksum of anything is taken.
   const deactivate = { certname: 'a.example', producer_timestamp: '2025-03-01T00:00:00Z' };
-  const gone = await pdbCmd(ws, { command: 'deactivate node', version: '3', certname: 'a.example' }, deactivate);
+  const pythonStr = "{'certname': 'a.example', 'producer_timestamp': '2025-03-01T00:00:00Z'}";
+  const deactivation = { command: 'deactivate node', version: '3', certname: 'a.example', checksum: sha1(pythonStr) };
+  const gone = await pdbCmd(ws, deactivation, deactivate, 'application/json');
   t.match(gone, { ok: true, status: 200, reply: { value: { uuid: UUID } } });
   t.same(await rows(ws, 'resources'), [], 'a deactivated node has no active resources');
 
@@ -635,12 +639,6 @@ t.test('/pdb/cmd/v1: refusals in PuppetDB words, and nothing stored for them', a
       { certname: 'a.example', values: {} },
       400,
       /is invalid\. nfv takes version 5 or 4 of command "replace facts", not 6\.$/,
-    ],
-    [
-      { ...q, checksum: sha1('something else') },
-      payload,
-      400,
-      /is invalid\. The checksum "[0-9a-f]{40}" is not the SHA-1/,
     ],
     [
       { ...q, certname: 'b.example' },
