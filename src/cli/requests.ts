@@ -7,6 +7,7 @@ import { CLIENT_GONE, EXIT, badRequest, exitCodeFor } from '../model/errors.js';
 import {
   execute,
   invoke,
+  json,
   pathOf,
   resolve,
   type Call,
@@ -76,10 +77,17 @@ export function printOutcome(cmd: Command, outcome: Outcome, options: { bodyOnEr
   const format = outputFormat(cmd);
   if (!outcome.ok) {
     if (outcome.empty !== undefined && outcome.op) {
+      // A bulk delete that finds nothing (VEREFOO's 404 for /fwd) changed nothing: said, exit 0, as a 304 is.
+      if (outcome.op.method === 'DELETE') {
+        say(outcome.error);
+        return EXIT.ok;
+      }
       if (format === 'table') writeData(`no ${outcome.empty}`);
       else {
         const empty = { ok: true, status: 200, op: outcome.op, links: outcome.links } as const;
-        writeData(render({ ...empty, reply: { kind: 'envelope', content: [emptyItem(outcome.op)] } }, format).body);
+        const reply: Reply =
+          outcome.op.reply === 'json' ? json([]) : { kind: 'envelope', content: [emptyItem(outcome.op)] };
+        writeData(render({ ...empty, reply }, format).body);
       }
       return EXIT.ok;
     }

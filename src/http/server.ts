@@ -235,6 +235,10 @@ function requestHandler(ws: Workspace, options: ServerOptions): http.RequestList
       };
     }
     const rendered = render(outcome, answerFormat);
+    const location = rendered.headers.Location;
+    // A Location is a path in the answer; clients (JAX-RS) follow only absolute URLs: the one this request came to.
+    if (location?.startsWith('/'))
+      rendered.headers.Location = `${options.tls ? 'https' : 'http'}://${hostOf(req)}${location}`;
     const noBody = rendered.status === 304 || rendered.status === 204 || rendered.body === '';
     // Encoded once: a large answer's text (55 MB) is otherwise walked for its length and encoded again to be sent.
     const bytes = noBody ? undefined : Buffer.from(rendered.body);
@@ -242,7 +246,7 @@ function requestHandler(ws: Workspace, options: ServerOptions): http.RequestList
     if (!res.destroyed) {
       res.writeHead(rendered.status, {
         ...asciiHeaders(rendered.headers),
-        ...(noBody ? {} : { 'Content-Type': `${rendered.mediaType}; charset=utf-8`, 'Content-Length': length }),
+        ...(noBody ? {} : { 'Content-Type': withCharset(rendered.mediaType), 'Content-Length': length }),
         ...(outcome.status === 405 ? { Allow: allowHeader(table, target) } : {}),
         ...(outcome.status === 503 ? { 'Retry-After': '1' } : {}),
         ...(outcome.status === 401 ? { 'WWW-Authenticate': 'Bearer' } : {}),
@@ -253,6 +257,19 @@ function requestHandler(ws: Workspace, options: ServerOptions): http.RequestList
     const request = `${req.socket.remoteAddress ?? '-'} ${req.method} ${target.slice(0, 200)}`;
     options.log?.(`${new Date().toISOString()} ${request} ${rendered.status} ${length} ${ms}ms`);
   };
+}
+
+/** The media type with UTF-8 named once (a deployment file's type names it already). */
+const withCharset = (mediaType: string) =>
+  /;\s*charset=/i.test(mediaType) ? mediaType : `${mediaType}; charset=utf-8`;
+
+/** The authority the client addressed: its Host header, else the address it reached. */
+function hostOf(req: http.IncomingMessage): string {
+  const host = req.headers.host;
+  if (host && /^[A-Za-z0-9.:[\]-]+$/.test(host)) return host;
+  const { localAddress, localPort } = req.socket;
+  const address = localAddress?.includes(':') ? `[${localAddress}]` : (localAddress ?? '127.0.0.1');
+  return `${address}:${localPort}`;
 }
 
 /**

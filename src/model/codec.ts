@@ -151,6 +151,11 @@ export function encodeDocument<T>(type: ObjectType<T>, value: T, format: Format)
   return buildXml({ [type.xml]: toXmlTree(type, value) });
 }
 
+/** Encodes a list of resources as XML: the items inside one element named `list`. */
+export function encodeXmlList<T>(type: ObjectType<T>, values: readonly T[], list: string): string {
+  return buildXml({ [list]: { [type.xml]: values.map((v) => toXmlTree(type, v)) } });
+}
+
 export function buildXml(tree: Record<string, unknown>): string {
   return `<?xml version="1.0" encoding="UTF-8"?>\n${xmlLibrary().builder.build(tree) as string}`;
 }

@@ -102,8 +102,11 @@ export const beyondBound = (message: string) => new NfvError(422, message);
  * `what` names the items ("graphs").
  */
 export class EmptyCollection extends NfvError {
-  constructor(readonly what: string) {
-    super(404, `the workspace holds no ${what}`);
+  constructor(
+    readonly what: string,
+    message = `the workspace holds no ${what}`,
+  ) {
+    super(404, message);
   }
 }
 

@@ -1,19 +1,23 @@
 /**
  * `/fwd`: firewall nodes and their rules, kept in the workspace (`fwd.json`), and their deployable configuration.
- * Bodies are JSON. Node ids and rule ids are given by the service and never reused; a rule keeps its id and its
- * place in the list (its first-match position) across updates and deletes of other rules.
+ * Bodies and answers are XML or JSON, as VEREFOO's NodesController takes and gives them. Node ids and rule ids are
+ * given by the service and not reused while any node is stored (a bulk delete starts them again at 1, as VEREFOO
+ * does); a rule keeps its id and its place in the list (its first-match position) across updates and deletes of
+ * other rules (VEREFOO moves an updated rule to the end; nfv does not).
  */
 import type { DeployFormat, DeployOptions } from '../deploy/index.js';
-import { badRequest, notFound, quote } from '../model/errors.js';
-import { ConfigurationType, ElementsType, NodeType } from '../model/resources.js';
-import type { Configuration, Elements, NFV, Node } from '../model/types.js';
+import { EmptyCollection, badRequest, conflict, notFound, quote } from '../model/errors.js';
+import { ConfigurationType, ElementsType, FirewallType, GraphType, NfvType, NodeType } from '../model/resources.js';
+import type { Configuration, Elements, Graph, NFV, Node } from '../model/types.js';
 import { FWD_AREA, type FwdData } from '../store/firewalls.js';
 import { ADP_AREA } from '../store/network.js';
 import { nextId, type IdSource } from '../store/workspace.js';
 import { parseCount, parseId } from '../model/ids.js';
 import { done, json, operation, type Input, type Operation, text, type TextReply } from './operation.js';
 
-const jsonOnly = ['json'] as const;
+/** Firewall nodes as an answer: JSON, or XML (`<nodes>`) when asked for. */
+const nodesReply = (nodes: Node[], more: { status?: number; location?: string } = {}) =>
+  json(nodes, { schema: NodeType, many: true, ...more });
 
 function findFwdNode(data: FwdData, nid: number): Node {
   const n = data.nodes.find((x) => x.id === nid);
@@ -27,10 +31,15 @@ function findRule(node: Node, eid: number): Elements {
   return r;
 }
 
-/** Rules keep the ids they bring when those belong to the node (or are new to the store); others get new ones. */
+/**
+ * Rules keep the ids they bring when those belong to the node (or are new to the store); others get new ones. A
+ * configuration without a firewall is kept as it is (a node whose policy comes later, as VEREFOO allows).
+ */
 async function withRuleIds(ids: IdSource, configuration: Configuration, previous?: Node): Promise<Configuration> {
+  const other = Object.keys(configuration).find((k) => !['id', 'name', 'description', 'firewall'].includes(k));
+  if (other) throw badRequest(`configuration.${other}: a firewall node's configuration holds a firewall, not ${other}`);
   const fw = configuration.firewall;
-  if (!fw) throw badRequest('configuration.firewall: a firewall node needs a firewall configuration');
+  if (!fw) return configuration;
   const own = new Set((previous?.configuration?.firewall?.elements ?? []).map((e) => e.id));
   const brought = new Set<number>();
   for (const e of fw.elements ?? []) {
@@ -52,11 +61,11 @@ async function asFirewall(ids: IdSource, node: Node, previous?: Node): Promise<N
   return { ...rest, configuration: await withRuleIds(ids, node.configuration, previous) };
 }
 
-/** Stores a firewall node with new node and rule ids; answers the node's id. */
-export async function addNode(data: FwdData, ids: IdSource, node: Node): Promise<number> {
-  const id = await nextId(ids, 'node');
-  data.nodes.push({ ...(await asFirewall(ids, node)), id });
-  return id;
+/** Stores a firewall node with new node and rule ids; answers it as stored. */
+export async function addNode(data: FwdData, ids: IdSource, node: Node): Promise<Node> {
+  const stored = { ...(await asFirewall(ids, node)), id: await nextId(ids, 'node') };
+  data.nodes.push(stored);
+  return stored;
 }
 
 function countQuery(query: URLSearchParams, name: string, fallback: number): number {
@@ -125,7 +134,9 @@ export const fwdNodesList = operation({
   name: 'fwd.nodes.list',
   method: 'GET',
   path: '/fwd/nodes',
-  summary: 'Firewall nodes with ids from beforeInclusive to afterInclusive (defaults 1 and 10)',
+  summary:
+    'Firewall nodes with ids from beforeInclusive to afterInclusive (defaults 1 and 10); 404 when none is there, ' +
+    'as in VEREFOO',
   reply: 'json',
   status: 200,
   errors: 'json',
@@ -134,7 +145,10 @@ export const fwdNodesList = operation({
     const to = countQuery(i.query, 'afterInclusive', 10);
     if (from > to) throw badRequest(`beforeInclusive (${from}) is above afterInclusive (${to})`);
     const data = await i.ws.read(FWD_AREA);
-    return json(data.nodes.filter((n) => n.id! >= from && n.id! <= to));
+    const nodes = data.nodes.filter((n) => n.id! >= from && n.id! <= to);
+    if (nodes.length === 0)
+      throw new EmptyCollection('firewall nodes', `no firewall node has an id from ${from} to ${to}`);
+    return nodesReply(nodes);
   },
 });
 
@@ -142,13 +156,52 @@ export const fwdNodesCreate = operation({
   name: 'fwd.nodes.create',
   method: 'POST',
   path: '/fwd/nodes',
-  summary: 'Store a firewall node; answers its id',
+  summary: 'Store a firewall node; answers it with its new node and rule ids, and its Location',
   body: NodeType,
-  bodyFormats: [...jsonOnly],
   reply: 'json',
   status: 201,
   errors: 'json',
-  handler: async (i) => json({ id: await i.ws.mutate(FWD_AREA, (data, ids) => addNode(data, ids, i.body)) }),
+  handler: async (i) => {
+    const node = await i.ws.mutate(FWD_AREA, async (data, ids) => addNode(data, ids, i.body));
+    return json(node, { schema: NodeType, location: `/fwd/nodes/${node.id}` });
+  },
+});
+
+/** Stores the FIREWALL nodes of graphs; answers where to read them, as VEREFOO does (a redirect to their range). */
+async function addFirewallsOf(i: Input, graphs: readonly Graph[], what: string) {
+  const firewalls = graphs.flatMap((g) => g.node.filter((n) => n.functionalType === 'FIREWALL'));
+  if (firewalls.length === 0) throw badRequest(`${what}: no node is a FIREWALL`);
+  const added = await i.ws.mutate(FWD_AREA, async (data, ids) => {
+    const stored: Node[] = [];
+    for (const n of firewalls) stored.push(await addNode(data, ids, n));
+    return stored;
+  });
+  const range = `afterInclusive=${added.at(-1)!.id}&beforeInclusive=${added[0]!.id}`;
+  return nodesReply(added, { status: 302, location: `/fwd/nodes?${range}` });
+}
+
+export const fwdNodesAddNfv = operation({
+  name: 'fwd.nodes.addnfv',
+  method: 'POST',
+  path: '/fwd/nodes/addnfv',
+  summary: 'Store every FIREWALL node of an NFV; answers 302 to the list of the new nodes (VEREFOO)',
+  body: NfvType,
+  reply: 'json',
+  status: 302,
+  errors: 'json',
+  handler: async (i) => addFirewallsOf(i, i.body.graphs.graph ?? [], 'NFV'),
+});
+
+export const fwdNodesAddGraph = operation({
+  name: 'fwd.nodes.addgraph',
+  method: 'POST',
+  path: '/fwd/nodes/addgraph',
+  summary: 'Store every FIREWALL node of a graph; answers 302 to the list of the new nodes (VEREFOO)',
+  body: GraphType,
+  reply: 'json',
+  status: 302,
+  errors: 'json',
+  handler: async (i) => addFirewallsOf(i, [i.body], 'graph'),
 });
 
 export const fwdNodesImport = operation({
@@ -172,7 +225,9 @@ export const fwdNodesImport = operation({
     if (firewalls.length === 0) throw badRequest(`simulation ${smid} has no firewall`);
     const stored = await i.ws.mutate(FWD_AREA, async (data, ids) => {
       const added: { id: number; name: string; graph: number | undefined }[] = [];
-      for (const { g, n } of firewalls) added.push({ id: await addNode(data, ids, n), name: n.name, graph: g.id });
+      for (const { g, n } of firewalls) {
+        added.push({ id: (await addNode(data, ids, n)).id!, name: n.name, graph: g.id });
+      }
       return added;
     });
     return json(stored);
@@ -183,13 +238,17 @@ export const fwdNodesDeleteAll = operation({
   name: 'fwd.nodes.deleteAll',
   method: 'DELETE',
   path: '/fwd/nodes',
-  summary: 'Delete all firewall nodes (ids are not reused)',
+  summary: 'Delete all firewall nodes; node and rule ids start again at 1, as in VEREFOO (404 when there are none)',
   reply: 'none',
   status: 204,
   errors: 'json',
   handler: async (i) =>
-    i.ws.mutate(FWD_AREA, (data) => {
+    i.ws.mutate(FWD_AREA, async (data, ids) => {
+      if (data.nodes.length === 0) throw new EmptyCollection('firewall nodes');
       data.nodes = [];
+      // VEREFOO's own clients count on it: after a bulk delete, the next node is 1 again.
+      await ids.restart('node');
+      await ids.restart('rule');
       return done();
     }),
 });
@@ -202,7 +261,7 @@ export const fwdNodesGet = operation({
   reply: 'json',
   status: 200,
   errors: 'json',
-  handler: async (i) => json(findFwdNode(await i.ws.read(FWD_AREA), nid(i))),
+  handler: async (i) => json(findFwdNode(await i.ws.read(FWD_AREA), nid(i)), { schema: NodeType }),
 });
 
 export const fwdNodesUpdate = operation({
@@ -211,7 +270,6 @@ export const fwdNodesUpdate = operation({
   path: '/fwd/nodes/{nid}',
   summary: 'Replace a firewall node; rules that bring their ids keep them',
   body: NodeType,
-  bodyFormats: [...jsonOnly],
   reply: 'none',
   status: 204,
   errors: 'json',
@@ -245,7 +303,6 @@ export const fwdConfigurationUpdate = operation({
   path: '/fwd/nodes/{nid}/configuration',
   summary: 'Replace the configuration (policy) of a firewall node',
   body: ConfigurationType,
-  bodyFormats: [...jsonOnly],
   reply: 'none',
   status: 204,
   errors: 'json',
@@ -257,6 +314,75 @@ export const fwdConfigurationUpdate = operation({
     }),
 });
 
+/** The node a POST under it adds to: VEREFOO answers 400, not 404, when it does not exist. */
+function parentNode(data: FwdData, id: number): Node {
+  const n = data.nodes.find((x) => x.id === id);
+  if (!n) throw badRequest(`firewall node ${id} does not exist`);
+  return n;
+}
+
+export const fwdFirewallCreate = operation({
+  name: 'fwd.firewall.create',
+  method: 'POST',
+  path: '/fwd/nodes/{nid}/configuration',
+  summary:
+    "Replace a firewall node's rule list, its default action unchanged (409 when it differs); answers the " +
+    'firewall with its rule ids (VEREFOO)',
+  body: FirewallType,
+  reply: 'json',
+  status: 201,
+  errors: 'json',
+  handler: async (i) => {
+    const firewall = await i.ws.mutate(FWD_AREA, async (data, ids) => {
+      const node = parentNode(data, nid(i));
+      const now = node.configuration?.firewall?.defaultAction;
+      if (now !== undefined && i.body.defaultAction !== now)
+        throw conflict(
+          `firewall.defaultAction: ${quote(i.body.defaultAction ?? null)} differs from node ${node.id}'s ${now}; ` +
+            'PUT its configuration to change it',
+        );
+      const configuration = await withRuleIds(ids, { ...node.configuration, firewall: i.body }, node);
+      node.configuration = configuration;
+      return configuration.firewall!;
+    });
+    return json(firewall, { schema: FirewallType, location: `/fwd/nodes/${nid(i)}/configuration/firewall` });
+  },
+});
+
+/** VEREFOO's rule endpoints want every field that decides a packet, not the XSD's defaults. */
+function completeRule(rule: Elements): Elements {
+  for (const key of ['action', 'protocol'] as const)
+    if (rule[key] === undefined) throw badRequest(`elements.${key}: is required`);
+  return rule;
+}
+
+export const fwdRulesCreate = operation({
+  name: 'fwd.rules.create',
+  method: 'POST',
+  path: '/fwd/nodes/{nid}/configuration/firewall',
+  summary: "Add a rule at the end of a firewall node's list; answers it with its id and Location (VEREFOO)",
+  body: ElementsType,
+  reply: 'json',
+  status: 201,
+  errors: 'json',
+  handler: async (i) => {
+    const rule = completeRule(i.body);
+    const added = await i.ws.mutate(FWD_AREA, async (data, ids) => {
+      const node = parentNode(data, nid(i));
+      const fw = node.configuration?.firewall;
+      if (!fw) throw conflict(`firewall node ${node.id} has no firewall configuration: POST its configuration first`);
+      const { id: _given, ...fields } = rule;
+      const stored = { ...fields, id: await nextId(ids, 'rule') };
+      (fw.elements ??= []).push(stored);
+      return stored;
+    });
+    return json(added, {
+      schema: ElementsType,
+      location: `/fwd/nodes/${nid(i)}/configuration/firewall/${added.id}`,
+    });
+  },
+});
+
 export const fwdRulesGet = operation({
   name: 'fwd.rules.get',
   method: 'GET',
@@ -265,29 +391,33 @@ export const fwdRulesGet = operation({
   reply: 'json',
   status: 200,
   errors: 'json',
-  handler: async (i) => json(findRule(findFwdNode(await i.ws.read(FWD_AREA), nid(i)), i.params.eid as number)),
+  handler: async (i) =>
+    json(findRule(findFwdNode(await i.ws.read(FWD_AREA), nid(i)), i.params.eid as number), {
+      schema: ElementsType,
+    }),
 });
 
 export const fwdRulesUpdate = operation({
   name: 'fwd.rules.update',
   method: 'PUT',
   path: '/fwd/nodes/{nid}/configuration/firewall/{eid}',
-  summary: 'Replace a rule in place (its first-match position is kept)',
+  summary: 'Replace a rule in place (its first-match position is kept); 409 when the body names another id',
   body: ElementsType,
-  bodyFormats: [...jsonOnly],
   reply: 'none',
   status: 204,
   errors: 'json',
-  handler: async (i) =>
-    i.ws.mutate(FWD_AREA, (data) => {
+  handler: async (i) => {
+    const rule = completeRule(i.body);
+    return i.ws.mutate(FWD_AREA, (data) => {
       const node = findFwdNode(data, nid(i));
       const old = findRule(node, i.params.eid as number);
-      if (i.body.id !== undefined && i.body.id !== old.id)
-        throw badRequest(`elements.id: ${i.body.id} differs from the rule in the path (${old.id})`);
+      if (rule.id !== undefined && rule.id !== old.id)
+        throw conflict(`elements.id: ${rule.id} differs from the rule in the path (${old.id})`);
       const list = node.configuration!.firewall!.elements!;
-      list[list.indexOf(old)] = { ...i.body, id: old.id };
+      list[list.indexOf(old)] = { ...rule, id: old.id };
       return done();
-    }),
+    });
+  },
 });
 
 export const fwdRulesDelete = operation({
@@ -311,12 +441,16 @@ export const fwdRulesDelete = operation({
 export const fwdOperations = [
   fwdNodesList,
   fwdNodesCreate,
+  fwdNodesAddNfv,
+  fwdNodesAddGraph,
   fwdNodesImport,
   fwdNodesDeleteAll,
   fwdNodesGet,
   fwdNodesUpdate,
   fwdNodesDelete,
   fwdConfigurationUpdate,
+  fwdFirewallCreate,
+  fwdRulesCreate,
   fwdRulesGet,
   fwdRulesUpdate,
   fwdRulesDelete,

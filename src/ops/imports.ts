@@ -179,10 +179,7 @@ export const fwdImport = operation({
     const request = await parseImportRequest(i.body);
     const answer: ImportAnswer = await runImport(request);
     if (request.store) {
-      const stored = await i.ws.mutate(FWD_AREA, async (data, ids) => {
-        const id = await addNode(data, ids, answer.node);
-        return data.nodes.find((n) => n.id === id)!;
-      });
+      const stored = await i.ws.mutate(FWD_AREA, (data, ids) => addNode(data, ids, answer.node));
       // The store gives rules ids of its own, in order: the report names those.
       const byPosition = stored.configuration!.firewall!.elements!.map((e) => e.id!);
       for (const o of answer.origins) o.elements = o.elements.map((k) => byPosition[k - 1]!);

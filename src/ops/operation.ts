@@ -37,6 +37,8 @@ interface ReplyBase {
   /** A status other than the operation's usual one. */
   status?: number;
   headers?: Record<string, string>;
+  /** The path of what was created (201) or where to look next (302); serve answers it as an absolute URL. */
+  location?: string;
 }
 
 /** `/adp` envelope content items. */
@@ -55,6 +57,9 @@ export interface JsonReply<V = unknown> extends ReplyBase {
   compact?: boolean;
   /** The compact JSON text of `value` when the handler has it already (rows the database rendered). */
   text?: string;
+  /** The resource type of `value` (or of each item, with `many`), for answers also written as XML (`/fwd`). */
+  schema?: ObjectType;
+  many?: boolean;
 }
 
 /** A text file (deployment output, drawings). */

@@ -2,7 +2,7 @@
  * Renders an outcome as the body of an answer, in XML or JSON: the one place that decides what a response looks
  * like, for serve mode and for the CLI alike.
  */
-import { encodeEnvelope, encodeError } from '../model/codec.js';
+import { encodeDocument, encodeEnvelope, encodeError, encodeXmlList } from '../model/codec.js';
 import type { Format } from '../model/schema.js';
 import { envelopeOf, type Answered, type Failed, type Outcome } from './operation.js';
 
@@ -22,7 +22,8 @@ export function render(outcome: Outcome, format: Format): Rendered {
 function renderReply(outcome: Answered, format: Format): Rendered {
   const { op, reply, status } = outcome;
   if (reply.kind === 'notModified') return { status, mediaType: MEDIA_TYPES[format], body: '', headers: {} };
-  const headers = { ...(reply.headers ?? {}) };
+  const headers: Record<string, string> = { ...(reply.headers ?? {}) };
+  if (reply.location !== undefined) headers.Location = reply.location;
   switch (reply.kind) {
     case 'envelope': {
       if (typeof op.reply !== 'object') throw new Error(`${op.name} answered an envelope it does not declare`);
@@ -30,6 +31,13 @@ function renderReply(outcome: Answered, format: Format): Rendered {
       return { status, mediaType: MEDIA_TYPES[format], body, headers };
     }
     case 'json': {
+      if (format === 'xml' && reply.schema) {
+        const { schema, value } = reply;
+        const body = reply.many
+          ? encodeXmlList(schema, value as unknown[], `${schema.xml}s`)
+          : encodeDocument(schema, value, 'xml');
+        return { status, mediaType: MEDIA_TYPES.xml, body, headers };
+      }
       const text = reply.compact && reply.text !== undefined ? reply.text : undefined;
       const body = `${text ?? JSON.stringify(reply.value, null, reply.compact ? undefined : 2)}\n`;
       return { status, mediaType: MEDIA_TYPES.json, body, headers };

@@ -6,7 +6,7 @@ import { IdLedger, array, object } from './shape.js';
 import type { AreaSpec } from './workspace.js';
 
 export interface FwdData {
-  /** Last id given out per kind (`node`, `rule`); ids are never reused. */
+  /** Last id given out per kind (`node`, `rule`); 0 again after a bulk delete (VEREFOO's clients count on it). */
   counters: Record<string, number>;
   nodes: Node[];
 }
@@ -18,10 +18,10 @@ function decodeFwd(raw: unknown): FwdData {
   array(d.nodes, 'nodes').forEach((n, i) => {
     const node = object(n, `nodes[${i}]`);
     ids.add('node', node.id, `nodes[${i}]`);
-    const fw = object(
-      object(node.configuration, `nodes[${i}].configuration`).firewall,
-      `nodes[${i}].configuration.firewall`,
-    );
+    // A node's policy may come later (VEREFOO stores a configuration without a firewall).
+    const configuration = object(node.configuration, `nodes[${i}].configuration`);
+    if (configuration.firewall === undefined) return;
+    const fw = object(configuration.firewall, `nodes[${i}].configuration.firewall`);
     array(fw.elements ?? [], `nodes[${i}].configuration.firewall.elements`).forEach((e, k) => {
       ids.add('rule', object(e, `nodes[${i}] rule ${k}`).id, `nodes[${i}] rule ${k}`);
     });

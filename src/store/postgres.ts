@@ -521,6 +521,10 @@ function sequenceIds<T>(client: pg.PoolClient, area: AreaSpec<T>, data: T): IdSo
       );
       raiseCounter(counters, kind, id);
     },
+    restart: async (kind) => {
+      countersOf(area, data, kind)[kind] = 0;
+      await client.query('SELECT setval($1::regclass, 1, false)', [sequenceName(area.name, kind)]);
+    },
   };
 }
 

@@ -40,6 +40,8 @@ export interface IdSource {
   take(kind: string, count: number): Promise<number[]>;
   /** Makes later ids of `kind` larger than `id`: data moved in from elsewhere brings ids of its own. */
   skipPast(kind: string, id: number): Promise<void>;
+  /** Starts `kind` again at 1: only once nothing holding an id of that kind is left (VEREFOO's `/fwd` bulk delete). */
+  restart(kind: string): Promise<void>;
 }
 
 export async function nextId(ids: IdSource, kind: string): Promise<number> {
@@ -73,6 +75,9 @@ function counterIds<T>(area: AreaSpec<T>, data: T): IdSource {
       return Array.from({ length: count }, (_, k) => first + k);
     },
     skipPast: async (kind, id) => raiseCounter(countersOf(area, data, kind), kind, id),
+    restart: async (kind) => {
+      countersOf(area, data, kind)[kind] = 0;
+    },
   };
 }
 

@@ -44,13 +44,46 @@ t.test('fwd nodes and rules', async (t) => {
   t.equal(JSON.parse((await run(['fwd', 'rules', 'get', '1', String(eid)])).stdout).action, 'ALLOW');
   const upd = await run(
     ['fwd', 'rules', 'update', '1', String(eid)],
-    '{"action":"DENY","source":"192.168.1.10","destination":"*"}',
+    '{"action":"DENY","source":"192.168.1.10","destination":"*","protocol":"ANY"}',
   );
   t.equal(upd.code, 0, upd.stderr);
+  const added = await run(
+    ['fwd', 'rules', 'add', '1'],
+    '<elements><action>ALLOW</action><source>10.0.0.1</source><destination>*</destination><protocol>TCP</protocol>' +
+      '</elements>',
+  );
+  t.equal(added.code, 0, added.stderr);
+  t.match(JSON.parse(added.stdout), { source: '10.0.0.1', protocol: 'TCP', id: Number });
+  const firewall = await run(['fwd', 'configuration', 'create', '1'], '{"defaultAction":"ALLOW","elements":[]}');
+  t.equal(firewall.code, 4, 'another default action is a conflict');
+  t.match(firewall.stderr, /differs from node 1's DENY/);
+  const graph =
+    '<graph><node name="50.0.0.1" functional_type="FIREWALL"><configuration name="f">' +
+    '<firewall defaultAction="ALLOW"/></configuration></node></graph>';
+  const fromGraph = await run(['fwd', 'nodes', 'addgraph'], graph);
+  t.equal(fromGraph.code, 0, fromGraph.stderr);
+  t.same(
+    JSON.parse(fromGraph.stdout).map((n: { id: number; name: string }) => [n.id, n.name]),
+    [[2, '50.0.0.1']],
+  );
   t.equal((await run(['fwd', 'rules', 'delete', '1', '99'])).code, 3);
   const bad = await run(['fwd', 'nodes', 'add'], '{"name":"x","functionalType":"NAT"}');
   t.equal(bad.code, 2);
   t.match(bad.stderr, /is not FIREWALL/);
+});
+
+t.test('fwd nodes delete-all: ids start again at 1; nothing left to delete is said, exit 0', async (t) => {
+  const all = await run(['fwd', 'nodes', 'delete-all', '--yes']);
+  t.equal(all.code, 0, all.stderr);
+  const again = await run(['fwd', 'nodes', 'delete-all', '--yes']);
+  t.equal(again.code, 0, again.stderr);
+  t.match(again.stderr, /holds no firewall nodes/);
+  const list = await run(['fwd', 'nodes', 'list']);
+  t.same([list.code, list.stdout.trim()], [0, '[]'], 'an empty list, exit 0');
+  const node = '{"name":"9.9.9.9","functionalType":"FIREWALL","configuration":{"name":"c"}}';
+  const added = await run(['fwd', 'nodes', 'add'], node);
+  t.equal(added.code, 0, added.stderr);
+  t.match(JSON.parse(added.stdout), { id: 1, name: '9.9.9.9', configuration: { name: 'c' } });
 });
 
 t.test('generate-files writes one file per firewall and format', async (t) => {

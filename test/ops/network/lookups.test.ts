@@ -40,6 +40,9 @@ function counters(): IdSource & { requests: string[] } {
     skipPast: async (kind, id) => {
       last[kind] = Math.max(last[kind] ?? 0, id);
     },
+    restart: async (kind) => {
+      last[kind] = 0;
+    },
   };
 }
 
