@@ -220,4 +220,17 @@ if (havePostgres(t)) {
       },
     );
   }
+
+  t.test('a bulk delete of the firewall nodes starts their sequences again at 1 (VEREFOO)', async (t) => {
+    const child = spawnNfv(['serve', '--port', '0', '--database', pg.url], { NFV_WORKSPACE: await scratch(t) });
+    t.teardown(() => void child.kill());
+    const url = (await saidOnStderr(child, /listening on (\S+)/))[1]!;
+    const body = collections['firewall nodes']!.body;
+    t.equal((await request(url, 'POST', '/fwd/nodes', body)).status, 201);
+    t.equal((await request(url, 'DELETE', '/fwd/nodes')).status, 204);
+    const again = await request(url, 'POST', '/fwd/nodes', body);
+    t.match(again.json, { id: 1, configuration: { firewall: { elements: [{ id: 1 }] } } });
+    t.equal((await request(url, 'DELETE', '/fwd/nodes')).status, 204);
+    t.equal((await request(url, 'DELETE', '/fwd/nodes')).status, 404, 'nothing left to delete');
+  });
 }
