@@ -292,11 +292,12 @@ export const ConstraintsType = obj('constraints', 'Constraints', [
   ),
 ]);
 
+// The ids of properties and requirement sets are nfv's (VEREFOO's XSD has none): JSON only in answers.
 export const PropertyType = obj(
   'property',
   'Property',
   [
-    attr('id', 'long'),
+    attr('id', 'long', { notInXml: true }),
     attr('name', PropertyNameEnum, { required: true }),
     attr('graph', 'long', { required: true }),
     attr('src', 'string', { required: true }),
@@ -343,7 +344,7 @@ export const PropertyType = obj(
 );
 
 export const PropertyDefinitionType = obj('propertyDefinition', 'PropertyDefinition', [
-  attr('id', 'long'),
+  attr('id', 'long', { notInXml: true }),
   list('property', PropertyType, { xml: 'Property', required: true }),
 ]);
 

@@ -41,6 +41,8 @@ export interface FieldSpec {
   attr?: boolean;
   list?: boolean;
   required?: boolean;
+  /** Read from XML but not written to it: nfv's own field the XSD does not declare (answers keep validating). */
+  notInXml?: boolean;
   // eslint-disable-next-line @typescript-eslint/no-explicit-any -- any object type, whatever its value type
   type: ScalarType | EnumType | ObjectType<any>;
 }
@@ -240,7 +242,7 @@ export function toXmlTree(type: FieldType, value: unknown): unknown {
   if (typeof type === 'string' || type.kind === 'enum') return xmlScalar(type, value);
   const obj = value as Record<string, unknown>;
   const out: Record<string, unknown> = {};
-  for (const field of type.fields.filter((f) => f.attr)) {
+  for (const field of type.fields.filter((f) => f.attr && !f.notInXml)) {
     const v = obj[field.key];
     if (v !== undefined) out[`@_${xmlName(field)}`] = xmlScalar(field.type, v);
   }
