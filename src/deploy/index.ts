@@ -1,6 +1,6 @@
 /**
- * Deployable configuration from a firewall node: iptables-restore, nftables (text or JSON), Open vSwitch flows, ipfw
- * and FortiOS.
+ * Deployable configuration from a firewall node: iptables-restore, nftables (text or JSON), Open vSwitch flows, ipfw,
+ * FortiOS and Polycube pcn-iptables (bpf).
  *
  * Every format gets the same first-match rule list, normalised once: documented defaults filled in (action DENY,
  * protocol ANY, ports *, directional false), `directional` rules followed by their reverse, and protocol OTHER
@@ -8,18 +8,24 @@
  * the TCP and UDP part of what the later rules (and the default) decide for its addresses, then an all-protocols
  * rule. Rules keep their list order; formats with priorities or rule numbers number them in that order.
  * CIDR prefixes of any length and trailing -1 octets become prefixes; a -1 before a fixed octet becomes an address
- * with a non-contiguous mask (iptables, nftables, Open vSwitch, ipfw, FortiOS wildcard addresses all take one).
+ * with a non-contiguous mask (iptables, nftables, Open vSwitch, ipfw, FortiOS wildcard addresses all take one);
+ * pcn-iptables takes prefixes and single ports only, so there it becomes several rules, within a bound (bpf.ts).
  * Ports constrain TCP and UDP only, as in the engine (docs/SEMANTICS.md): ANY with ports is deployed for TCP and UDP.
  */
 import { badRequest } from '../model/errors.js';
 import type { Node } from '../model/types.js';
+import { bpf } from './bpf.js';
 import { fortios } from './fortios.js';
 import { ipfw } from './ipfw.js';
 import { iptables } from './iptables.js';
 import { nftables, nftablesJson, type NftOptions } from './nftables.js';
 import { openVswitch } from './openvswitch.js';
 
-export type DeployFormat = 'iptables' | 'nftables' | 'ovs' | 'ipfw' | 'fortios';
+export type DeployFormat = 'iptables' | 'nftables' | 'ovs' | 'ipfw' | 'fortios' | 'bpf';
+/**
+ * The formats of an "every format" export (generateFiles ALL). bpf is asked for by name only: pcn-iptables takes
+ * single ports, so a firewall with a wide port range is refused there, and one refusal would fail the whole export.
+ */
 export const DEPLOY_FORMATS: readonly DeployFormat[] = ['iptables', 'nftables', 'ovs', 'ipfw', 'fortios'];
 export interface DeployFile {
   format: DeployFormat;
@@ -38,6 +44,7 @@ const TRANSLATORS: Record<DeployFormat, { render: Render; json?: Render; prefix:
   ovs: { render: openVswitch, prefix: 'ovs', ext: 'flows' },
   ipfw: { render: ipfw, prefix: 'ipfw', ext: 'sh' },
   fortios: { render: fortios, prefix: 'fortios', ext: 'conf' },
+  bpf: { render: bpf, prefix: 'bpf', ext: 'sh' },
 };
 
 export function deployFile(node: Node, id: number, format: DeployFormat, options: DeployOptions = {}): DeployFile {

@@ -119,6 +119,11 @@ export const deployOpenVswitch = deployOperation(
   'Open vSwitch flows (ovs-ofctl add-flows) for a firewall node',
 );
 export const deployIpfw = deployOperation('getIpfw', 'ipfw', 'an ipfw script for a firewall node');
+export const deployBpf = deployOperation(
+  'getBpfFirewall',
+  'bpf',
+  'a script of polycubectl commands for Polycube pcn-iptables (bpf-iptables) for a firewall node (VEREFOO)',
+);
 export const deployVendorFirewall = deployOperation(
   'getVendorFirewall',
   'fortios',
@@ -458,6 +463,7 @@ export const fwdOperations = [
   deployNftables,
   deployOpenVswitch,
   deployIpfw,
+  deployBpf,
   deployVendorFirewall,
   deployFortinet,
 ];

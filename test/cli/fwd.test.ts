@@ -33,6 +33,9 @@ t.test('simulation -> import -> deploy', async (t) => {
   const sets = await run(['deploy', 'iptables', '1', '--sets']);
   t.equal(sets.code, 2);
   t.match(sets.stderr, /^nfv: --sets: only nftables groups rules into sets, not iptables\n/);
+  const bpf = await run(['deploy', 'bpf', '1']);
+  t.equal(bpf.code, 0, bpf.stderr);
+  t.match(bpf.stdout, /\n\$\{cmd\} FORWARD append src=192\.168\.1\.10\/32 action=ACCEPT\n/);
   t.equal((await run(['deploy', 'vendor', '9'])).code, 3);
   t.equal((await run(['deploy', 'pf', '1'])).code, 2);
 });

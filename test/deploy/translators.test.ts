@@ -416,6 +416,12 @@ t.test('file names, and rules that cannot be deployed', async (t) => {
   t.equal(deployFile(firewall('DENY', TABLE), 7, 'iptables').filename, 'iptables_fw1_7.rules');
   t.equal(deployFile(firewall('DENY', TABLE, ''), 7, 'ovs').filename, 'ovs_30.0.0.1_7.flows');
   t.equal(deployFile(firewall('DENY', TABLE), 7, 'nftables').filename, 'nftables_fw1_7.nft');
+  t.equal(deployFile(firewall('DENY', TABLE.slice(0, 1)), 7, 'bpf').filename, 'bpf_fw1_7.sh');
+  // pcn-iptables takes single ports: a range beyond its bound is refused, never approximated (bpf.test.ts).
+  t.throws(() => deployFile(firewall('DENY', TABLE), 7, 'bpf'), {
+    status: 400,
+    message: /^node 30\.0\.0\.1: rule 2: source ports 1000-2000 \(1001 ports\) would be 1001 pcn-iptables rules/,
+  });
   const json = deployFile(firewall('DENY', TABLE), 7, 'nftables', { json: true, sets: true });
   t.equal(json.filename, 'nftables_fw1_7.json');
   t.doesNotThrow(() => JSON.parse(json.content));

@@ -139,6 +139,10 @@ t.test('deploy output: text/plain with a file name', async (t) => {
     ['getIpfw', /add 65534 deny ip from any to any/],
     ['getVendorFirewall', /config firewall policy/],
     ['getFortinet', /config firewall policy/],
+    [
+      'getBpfFirewall',
+      /\n\$\{cmd\} FORWARD append src=10\.0\.0\.0\/24 dst=20\.0\.0\.1\/32 l4proto=tcp dport=80 action=ACCEPT\n/,
+    ],
   ] as const) {
     const r = await call('GET', `/fwd/deploy/${segment}/2`);
     t.equal(r.status, 200, segment);

@@ -1,4 +1,5 @@
 import {
+  deployBpf,
   deployIpfw,
   deployIptables,
   deployNftables,
@@ -89,6 +90,7 @@ const TRANSLATORS = {
   ovs: deployOpenVswitch,
   ipfw: deployIpfw,
   vendor: deployVendorFirewall,
+  bpf: deployBpf,
 };
 
 const collect = (value: string, previous: string[]) => [...previous, value];
@@ -109,7 +111,7 @@ export const deployCommand = new Command('deploy')
   .description('deployable configuration of a stored firewall node')
   .addArgument(
     new Command()
-      .createArgument('<format>', 'iptables, nftables, ovs, ipfw or vendor (FortiOS)')
+      .createArgument('<format>', 'iptables, nftables, ovs, ipfw, vendor (FortiOS) or bpf (Polycube pcn-iptables)')
       .choices(Object.keys(TRANSLATORS)),
   )
   .argument('<nid>', 'firewall node id; with --from, the later simulation id')
