@@ -1,7 +1,7 @@
 /**
- * The `/fwd` operations in-process: firewall nodes and their rules (ids given by the service, never reused, kept
- * by a rule across updates; list order is first-match order), import from a stored simulation, and the deployable
- * configuration of a node in each format. Bodies are JSON; refusals change nothing.
+ * The `/fwd` operations in-process: firewall nodes and their rules (ids given by the service, not reused while a node
+ * is stored, kept by a rule across updates; list order is first-match order), import from a stored simulation, and
+ * the deployable configuration of a node in each format. Bodies are XML or JSON; refusals change nothing.
  */
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -33,9 +33,10 @@ const rules = async (t: Tap.Test, ws: Awaited<ReturnType<typeof workspace>>, nid
 t.test('nodes: stored from JSON with fresh ids, listed by id range, read', async (t) => {
   const ws = await workspace(t);
   const empty = await invoke(fwdNodesList, ws);
-  t.same(empty.ok && empty.reply.value, [], 'an empty range is an empty list, not a 404');
+  t.match(empty, { ok: false, status: 404, empty: 'firewall nodes' }, "an empty range is VEREFOO's 404");
   const created = await invoke(fwdNodesCreate, ws, { body: JSON.stringify(node([r1, r2], '30.0.0.1', { id: 40 })) });
   t.match(created, { ok: true, status: 201, reply: { value: { id: 1 } } }, 'the id the body gives is not kept');
+  t.match(created, { reply: { location: '/fwd/nodes/1' } }, "the created node's path, for its Location");
   const b = await invoke(fwdNodesCreate, ws, {
     body: JSON.stringify(node([r3], '30.0.0.2', { neighbour: [{ name: 'x' }] })),
   });
@@ -76,8 +77,8 @@ t.test('invalid nodes are refused with their reason and store nothing', async (t
     [{ ...node([]), functionalType: 'NAT' }, /^node\.functional_type: "NAT" is not FIREWALL$/],
     [{ name: '30.0.0.1', functionalType: 'FIREWALL' }, /^node\.configuration: a firewall node needs a configuration$/],
     [
-      { name: '30.0.0.1', functionalType: 'FIREWALL', configuration: { name: 'c' } },
-      /^configuration\.firewall: a firewall node needs a firewall configuration$/,
+      { name: '30.0.0.1', functionalType: 'FIREWALL', configuration: { name: 'c', nat: { source: ['1.1.1.1'] } } },
+      /^configuration\.nat: a firewall node's configuration holds a firewall, not nat$/,
     ],
     [
       node([
@@ -89,12 +90,12 @@ t.test('invalid nodes are refused with their reason and store nothing', async (t
     [node([{ ...r1, action: 'MAYBE' }]), /action/],
     [node([{ ...r1, source: '10.0.0.300' }]), /"10\.0\.0\.300"/],
     [node([{ ...r1, dstPort: '70000' }]), /"70000"/],
-    ['<node name="30.0.0.1" functional_type="FIREWALL"/>', /^the body must be JSON$/],
+    ['<node name="30.0.0.1" functional_type="FIREWALL"/>', /^node\.configuration: a firewall node needs a config/],
   ];
   for (const [body, message] of cases) await refused(t, ws, 'POST', '/fwd/nodes', body, 400, message);
 });
 
-t.test('rules keep their ids and places across updates; ids are never reused', async (t) => {
+t.test('rules keep their ids and places across updates; ids are not reused while nodes are stored', async (t) => {
   const ws = await workspace(t);
   await ok(t, ws, 'POST', '/fwd/nodes', node([r1, r2, r3]), 201);
   t.same(await rules(t, ws, 1), ['1 20.0.0.1', '2 *', '3 20.0.0.2']);
@@ -109,7 +110,7 @@ t.test('rules keep their ids and places across updates; ids are never reused', a
     'PUT',
     '/fwd/nodes/1/configuration/firewall/2',
     { ...r2, id: 3 },
-    400,
+    409,
     /^elements\.id: 3 differs from the rule in the path \(2\)$/,
   );
   await refused(t, ws, 'GET', '/fwd/nodes/1/configuration/firewall/9', undefined, 404, /^rule 9 does not exist/);
@@ -145,7 +146,9 @@ t.test('rules keep their ids and places across updates; ids are never reused', a
     name: 'p',
     firewall: { defaultAction: 'ALLOW', elements: [{ id: 7, ...r2 }] },
   });
-  await refused(t, ws, 'PUT', '/fwd/nodes/1/configuration', { name: 'p' }, 400, /needs a firewall configuration/);
+  // A configuration whose firewall comes later (VEREFOO takes it); its rules are gone with it.
+  await ok(t, ws, 'PUT', '/fwd/nodes/1/configuration', { name: 'p' }, 204);
+  t.same((await ok(t, ws, 'GET', '/fwd/nodes/1')).configuration, { name: 'p' });
 });
 
 t.test('deploy: each format as a text file named after the node', async (t) => {
@@ -222,14 +225,17 @@ t.test('import: every FIREWALL node of a stored simulation, under new ids', asyn
   t.match(stored, { name: added[0]!.name, functionalType: 'FIREWALL' });
 });
 
-t.test('deleting nodes: one, then all; ids are not reused', async (t) => {
+t.test('deleting nodes: one, then all; after all, ids start again at 1 (VEREFOO)', async (t) => {
   const ws = await workspace(t);
   await ok(t, ws, 'POST', '/fwd/nodes', node([r1]), 201);
   await ok(t, ws, 'POST', '/fwd/nodes', node([r2]), 201);
   await ok(t, ws, 'DELETE', '/fwd/nodes/1', undefined, 204);
   await refused(t, ws, 'DELETE', '/fwd/nodes/1', undefined, 404, /^firewall node 1 does not exist$/);
+  await ok(t, ws, 'POST', '/fwd/nodes', node([r1]), 201);
+  t.match(await ok(t, ws, 'GET', '/fwd/nodes'), [{ id: 2 }, { id: 3 }], 'ids are not reused while nodes are stored');
   await ok(t, ws, 'DELETE', '/fwd/nodes', undefined, 204);
-  t.same(await ok(t, ws, 'GET', '/fwd/nodes'), []);
-  t.same(await ok(t, ws, 'POST', '/fwd/nodes', node([r1])), { id: 3 });
-  t.same(await rules(t, ws, 3), ['3 20.0.0.1'], 'nor are rule ids');
+  await refused(t, ws, 'GET', '/fwd/nodes', undefined, 404, /^no firewall node has an id from 1 to 10$/);
+  await refused(t, ws, 'DELETE', '/fwd/nodes', undefined, 404, /^the workspace holds no firewall nodes$/);
+  t.match(await ok(t, ws, 'POST', '/fwd/nodes', node([r1])), { id: 1 });
+  t.same(await rules(t, ws, 1), ['1 20.0.0.1'], 'nor do rule ids');
 });
