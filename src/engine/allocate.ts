@@ -22,16 +22,9 @@ import {
 } from './flows.js';
 import { EXACT_MAX_VARIABLES, OptimaProbe, exactCore, exactMaxSat } from './exact.js';
 import { greedyDecisions, type GreedyDecisions } from './greedy.js';
-import {
-  Clauses,
-  SolverTimeout,
-  conflictCore,
-  solveMaxSat,
-  type Lit,
-  type MaxSatAnswer,
-  type MaxSatProblem,
-} from './maxsat.js';
+import { Clauses, conflictCore, solveMaxSat, type Lit, type MaxSatAnswer, type MaxSatProblem } from './maxsat.js';
 import type { NetNode } from './network.js';
+import { WorkPool, WorkSpent, unbounded, type Spend } from './work.js';
 import {
   RuleModel,
   exceptionsLowerBound,
@@ -620,7 +613,7 @@ function components(net: NetNode[], model: FlowModel, count: number, cuts: reado
 
 /**
  * Clauses beyond which a component is not encoded for a proof before its fast answer is tried: a formula this size
- * takes longer to build and load than the proof budget (PROOF_SECONDS) allows. Measured on fabrics (bench:fabric).
+ * takes longer to build and load than the proof budget (PROOF_WORK) allows. Measured on fabrics (bench:fabric).
  */
 export const ENCODING_LIMIT = 30_000;
 
@@ -704,7 +697,7 @@ function fastRules(
       ? fewestRules(
           entering.map((e) => e.cls),
           entering.map((e) => e.drop !== whitelist),
-          Infinity,
+          unbounded(Infinity),
         )?.map((r) => widenedRule(r, action, keep))
       : undefined;
     rules.set(n, { whitelist, elements: fewest && fewest.length < widened.length ? fewest : widened });
@@ -745,39 +738,45 @@ function cheaper(a: readonly number[], b: readonly number[]): boolean {
   return k >= 0 && a[k]! < b[k]!;
 }
 
+/** What an allocation may spend: the proof's work (shared by every component and call) and the job's time limit. */
+export interface AllocationLimits {
+  proof: WorkPool;
+  /** Date.now() past which the job stops with SolverTimeout (504); it never picks an answer. */
+  abortAt: number;
+}
+
 /**
  * Decides every component: directly when nothing is to be decided; else proven minimal, by our own solver when the
- * component is small enough for it and by Z3 otherwise, while the proof budget (`proofMs`, shared by all components)
- * lasts; else by the fast answer, or when that cannot meet every requirement, by Z3 again within the time limit.
- * `cuts` (P8) are hard: with them, places that see the same flows are no longer interchangeable (their hosts may
- * differ), so nothing is collapsed, and the fast answer, which knows nothing of cuts, is not used.
+ * component is small enough for it and by Z3 otherwise, while the proof's work (shared by all components) lasts;
+ * else by the fast answer, or when that cannot meet every requirement, by Z3 again within the time limit. `cuts`
+ * (P8) are hard: with them, places that see the same flows are no longer interchangeable (their hosts may differ),
+ * so nothing is collapsed, and the fast answer, which knows nothing of cuts, is not used.
  */
 export async function allocatePlaces(
   net: NetNode[],
   reqs: Requirement[],
   model: FlowModel,
-  timeoutMs: number,
+  limits: AllocationLimits,
   tuning: AllocationTuning = { decompose: true, collapse: true, prune: true },
-  proofMs = timeoutMs,
   cuts: readonly AllocationCut[] = [],
 ): Promise<Decisions> {
   // Only a proof-only allocation answers undefined.
-  return (await allocate(net, reqs, model, timeoutMs, tuning, proofMs, cuts, false))!;
+  return (await allocate(net, reqs, model, limits, tuning, cuts, false))!;
 }
 
 /**
- * Every component proven minimal by our own solver within `proofMs` (never Z3, never a fast answer), or undefined:
- * for a second model of the same network, worth an answer only when proven.
+ * Every component proven minimal by our own solver within the proof's work (never Z3, never a fast answer), or
+ * undefined: for a second model of the same network, worth an answer only when proven.
  */
 export function provenPlaces(
   net: NetNode[],
   reqs: Requirement[],
   model: FlowModel,
-  proofMs: number,
+  limits: AllocationLimits,
   tuning?: AllocationTuning,
 ): Promise<Decisions | undefined> {
-  return allocate(net, reqs, model, proofMs, tuning, proofMs, [], true).catch((e: unknown) => {
-    if (e instanceof SolverTimeout) return undefined;
+  return allocate(net, reqs, model, limits, tuning, [], true).catch((e: unknown) => {
+    if (e instanceof WorkSpent) return undefined;
     throw e;
   });
 }
@@ -786,9 +785,8 @@ async function allocate(
   net: NetNode[],
   reqs: Requirement[],
   model: FlowModel,
-  timeoutMs: number,
+  { proof, abortAt }: AllocationLimits,
   tuning: AllocationTuning = { decompose: true, collapse: true, prune: true },
-  proofMs: number,
   cuts: readonly AllocationCut[],
   proofOnly: boolean,
 ): Promise<Decisions | undefined> {
@@ -806,8 +804,9 @@ async function allocate(
   };
   const addCost = (cost: readonly number[]) => cost.forEach((c, k) => (decisions.cost[k] += c));
   const collapse = tuning.collapse && cuts.length === 0;
-  const deadline = Date.now() + timeoutMs;
-  const proofDeadline = Date.now() + Math.min(proofMs, timeoutMs);
+  // The proof spends from the shared pool; an UNSAT answer and its cores are decided within the time limit alone.
+  const proving: Spend = { work: proof, abortAt };
+  const withinLimit = () => unbounded(abortAt);
   const groups = tuning.decompose ? components(net, model, reqs.length, cuts) : [reqs.map((_, k) => k)];
   for (const members of groups) {
     const started = performance.now();
@@ -859,40 +858,39 @@ async function allocate(
     // Our solver first: a small component is proven minimal before Z3 would have loaded.
     let z3Used = false;
     /** Our solver, then Z3; `tried`: ours already ran out on this problem (OptimaProbe.rest). */
-    const optimum = async (problem: MaxSatProblem, until: number, tried = false) => {
-      const exact = tried ? undefined : exactMaxSat(problem, until, deadline);
+    const optimum = async (problem: MaxSatProblem, spend: Spend, tried = false) => {
+      const exact = tried ? undefined : exactMaxSat(problem, spend);
       if (exact && exact.optimal !== false) return exact;
-      if (proofOnly) throw new SolverTimeout();
-      // Z3 reads a large problem for seconds even with a 1 ms limit: no call once the time is up. Where it runs out
-      // too, our solver's improved model (not proven) is the answer.
+      if (proofOnly) throw new WorkSpent();
+      // Z3 reads a large problem for seconds even with a small limit: no call once the work is spent. Where it runs
+      // out too, our solver's improved model (not proven) is the answer.
       const orImproved = (e: unknown) => {
-        if (exact && e instanceof SolverTimeout) return exact;
+        if (exact && e instanceof WorkSpent) return exact;
         throw e;
       };
-      if (Date.now() >= until) return orImproved(new SolverTimeout());
+      if (spend.work.spent) return orImproved(new WorkSpent());
       z3Used = true;
-      return solveMaxSat(problem, until - Date.now()).catch(orImproved);
+      return solveMaxSat(problem, spend).catch(orImproved);
     };
     const coreOf = async (problem: MaxSatProblem, assumptions: Lit[]) => {
-      const exact = exactCore(problem, assumptions, deadline);
+      const exact = exactCore(problem, assumptions, withinLimit());
       if (exact) return exact;
-      if (proofOnly) throw new SolverTimeout();
       z3Used = true;
-      return conflictCore(problem, assumptions, deadline - Date.now());
+      return conflictCore(problem, assumptions, abortAt);
     };
-    const proof =
-      (until: number, tried = false) =>
+    const proved =
+      (spend: Spend, tried = false) =>
       (problem: MaxSatProblem) =>
-        optimum(problem, until, tried).catch((e: unknown) => {
-          if (!(e instanceof SolverTimeout)) throw e;
+        optimum(problem, spend, tried).catch((e: unknown) => {
+          if (!(e instanceof WorkSpent)) throw e;
           return undefined;
         });
     // Rules as deployed (candidates): proven in the proof budget or, for an UNSAT answer, in the time limit; without
     // a proof, the per-class count's answer stands (a far smaller formula, proven where the candidates' is not), its
     // lists the fewest for its drops but not proven the fewest of all. Only the candidates some optimum so far could
     // use are offered (knownOptima).
-    const opened = (problem: MaxSatProblem, groups: number, until: number): Known | undefined => {
-      const probe = tuning.prune ? OptimaProbe.open(problem, groups, until) : undefined;
+    const opened = (problem: MaxSatProblem, groups: number, spend: Spend): Known | undefined => {
+      const probe = tuning.prune ? OptimaProbe.open(problem, groups, spend) : undefined;
       return probe && knownOptima(enc, probe, model.classes);
     };
     /** What an answer decides and costs, worked out once (the per-class answer's lists are a set cover each). */
@@ -901,12 +899,12 @@ async function allocate(
       decided.get(a) ?? decided.set(a, decidedBy(net, model, e, a.value)).get(a)!;
     const fewerRules = async (
       selectors: boolean,
-      until: number,
+      spend: Spend,
       solve: (problem: MaxSatProblem) => Promise<MaxSatAnswer | undefined>,
       known: Known | undefined,
     ) => {
       // Our own solver takes at most EXACT_MAX_VARIABLES: a proof-only allocation stops building past that.
-      const bound = { candidates: proofOnly ? EXACT_MAX_VARIABLES : Infinity, deadline: until };
+      const bound: CandidateBound = { candidates: proofOnly ? EXACT_MAX_VARIABLES : Infinity, ...spend };
       // Firewalls narrowed to one default first: that answer stands when it is optimal in the groups before the rules
       // and the other defaults' lower bounds reach its rules (a list under one of them cannot be shorter). Not for an
       // UNSAT answer: which of equally many requirements hold would then be chosen by another formula.
@@ -942,20 +940,20 @@ async function allocate(
     const probed = proofOnly
       ? { variables, hard: enc.builder.hard.prefix(clauses), soft: problem.soft.slice(0, 2) }
       : problem;
-    const known = enc.rules.size > 0 ? opened(probed, 2, proofDeadline) : undefined;
+    const known = enc.rules.size > 0 ? opened(probed, 2, proving) : undefined;
     const candidatesOnly = known !== undefined && proofOnly;
     let answer = candidatesOnly
       ? undefined
-      : (known?.rest?.() ?? (await proof(proofDeadline, known?.rest !== undefined)(problem)));
+      : (known?.rest?.() ?? (await proved(proving, known?.rest !== undefined)(problem)));
     if (candidatesOnly || (answer?.status === 'sat' && enc.rules.size > 0))
-      await fewerRules(false, proofDeadline, proof(proofDeadline), known);
+      await fewerRules(false, proving, proved(proving), known);
     if (answer === undefined) {
       if (proofOnly) return undefined;
       if (takeFast()) {
         done('fast');
         continue;
       }
-      answer = await optimum(enc.builder.problem(false), deadline);
+      answer = await optimum(enc.builder.problem(false), withinLimit());
     }
     if (answer.status === 'unsat') {
       // Which requirements hold together, and the conflicts of the others, do not depend on how rules are counted:
@@ -964,10 +962,12 @@ async function allocate(
       const perClass = enc.builder.problem(true);
       // The candidates' formula numbers its variables apart (pruned places have none): cores are the per-class one's.
       const selector = enc.selector;
-      answer = await optimum(perClass, deadline);
+      answer = await optimum(perClass, withinLimit());
       // An UNSAT answer is proven as before: within the time limit, not the proof budget.
-      if (answer.status === 'sat' && enc.rules.size > 0)
-        await fewerRules(true, deadline, (problem) => optimum(problem, deadline), opened(perClass, 3, deadline));
+      if (answer.status === 'sat' && enc.rules.size > 0) {
+        const spend = withinLimit();
+        await fewerRules(true, spend, (problem) => optimum(problem, spend), opened(perClass, 3, spend));
+      }
       const v = answer.value;
       const kept = members.filter((r) => value(enc.selector.get(r), v));
       for (const r of members.filter((m) => !kept.includes(m))) {

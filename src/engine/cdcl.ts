@@ -3,7 +3,8 @@
  * answers in microseconds where Z3 would first spend about 0.35 s loading and initialising its WebAssembly
  * (toolchain.md §1). Two watched literals, first-UIP learning, activity-ordered decisions with saved phases, Luby
  * restarts and solving under assumptions with the subset of them that failed (the core). Every call has a budget of
- * conflicts and a deadline; running out answers 'unknown' and leaves the solver usable. No learnt clause is ever
+ * conflicts and of work (work.ts), checked at each conflict and every 1,024 decisions; running out answers 'unknown'
+ * and leaves the solver usable. Past the job's time limit a call throws SolverTimeout. No learnt clause is ever
  * forgotten: the problems given to it are small by construction (`EXACT_MAX_VARIABLES`). Its state lives in typed
  * arrays, clauses in one flat arena, not an array each: a refined formula of 86,637 clauses allocated 26 MB of small
  * arrays, and their garbage collection cost more than the search.
@@ -13,10 +14,9 @@
 
 export type SatStatus = 'sat' | 'unsat' | 'unknown';
 
-/** What one solver may still spend, shared by all its calls. */
-export interface SatBudget {
+/** What one solver may still spend, shared by all its calls: conflicts, and ticks from a work pool. */
+export interface SatBudget extends Spend {
   conflicts: number;
-  deadline: number;
 }
 
 /** A copy of a typed array, longer. */
@@ -25,6 +25,8 @@ export function grown<T extends Int8Array | Int32Array | Uint8Array | Float64Arr
   out.set(old);
   return out;
 }
+
+import { checkAbort, type Spend } from './work.js';
 
 const code = (l: number) => (l > 0 ? 2 * l : -2 * l + 1);
 const external = (c: number) => (c & 1 ? -(c >> 1) : c >> 1);
@@ -38,6 +40,8 @@ export class SatSolver {
    */
   private arena = new Int32Array(1 << 12);
   private arenaUsed = 0;
+  /** Assignments made so far (decisions and propagations): the work a call spends (work.ts). */
+  private ticks = 0;
   /** Per clause: where its literals start in the arena. */
   private start = new Int32Array(1 << 10);
   private clauses = 0;
@@ -214,6 +218,7 @@ export class SatSolver {
   }
 
   private assign(c: number, why: number): void {
+    this.ticks++;
     const v = c >> 1;
     this.value[c] = 1;
     this.value[c ^ 1] = -1;
@@ -410,12 +415,23 @@ export class SatSolver {
     return true;
   }
 
-  /** Solves under assumptions (external literals), spending from the budget. */
+  /** Solves under assumptions (external literals), spending from the budget: its ticks leave the work pool. */
   solve(assumptions: number[], budget: SatBudget): SatStatus {
+    const start = this.ticks - this.variableCount;
+    try {
+      return this.search(assumptions, budget, start);
+    } finally {
+      budget.work.spend(this.ticks - start);
+    }
+  }
+
+  private search(assumptions: number[], budget: SatBudget, start: number): SatStatus {
     this.core = [];
     if (!this.ok) return 'unsat';
     this.backtrack(0);
-    if (Date.now() > budget.deadline) return 'unknown';
+    if (budget.work.spent) return 'unknown';
+    checkAbort(budget.abortAt);
+    const overspent = () => this.ticks - start > budget.work.left;
     const wanted = assumptions.map(code);
     let decisions = 0;
     let restart = 0;
@@ -427,10 +443,11 @@ export class SatSolver {
           this.ok = false;
           return 'unsat';
         }
-        if (--budget.conflicts < 0 || ((budget.conflicts & 255) === 0 && Date.now() > budget.deadline)) {
+        if (--budget.conflicts < 0 || overspent()) {
           this.backtrack(0);
           return 'unknown';
         }
+        if ((budget.conflicts & 255) === 0) checkAbort(budget.abortAt);
         const { learnt, back } = this.analyze(conflict);
         this.backtrack(back);
         if (learnt.length === 1) this.assign(learnt[0]!, -1);
@@ -441,9 +458,12 @@ export class SatSolver {
         }
         continue;
       }
-      if ((++decisions & 1023) === 0 && Date.now() > budget.deadline) {
-        this.backtrack(0);
-        return 'unknown';
+      if ((++decisions & 1023) === 0) {
+        if (overspent()) {
+          this.backtrack(0);
+          return 'unknown';
+        }
+        checkAbort(budget.abortAt);
       }
       let next = -1;
       while (this.trailLim.length < wanted.length) {

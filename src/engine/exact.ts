@@ -10,6 +10,7 @@
  * conflicts with. Whatever runs out of budget answers undefined, and the caller falls back to Z3.
  */
 import { SatSolver, type SatBudget } from './cdcl.js';
+import { WorkPool, type Spend } from './work.js';
 import type { Lit, MaxSatAnswer, MaxSatProblem, Neighbourhood } from './maxsat.js';
 
 /**
@@ -147,12 +148,11 @@ function improved(
 export const IMPROVE_NEIGHBOURHOODS = 1_000;
 
 /**
- * How long improving a model may take at most, past the proof budget (and within the time limit). It ends sooner by
- * its conflicts (EXACT_MAX_CONFLICTS; Geant's takes 2,400) or when every neighbourhood was solved, so that the same
- * input gets the same answer on any machine; this only bounds what a slow machine waits (Geant's takes 3-4 s here,
- * so a machine several times slower still gets the same answer).
+ * The work improving a model may spend, past the proof budget (work.ts): about 30 s here, four times what Geant's
+ * takes (52 M ticks). It ends sooner by its conflicts (EXACT_MAX_CONFLICTS; Geant's takes 2,400) or when every
+ * neighbourhood was solved.
  */
-export const IMPROVE_MS = 30_000;
+export const IMPROVE_WORK = 200_000_000;
 
 /**
  * Solves the groups in order on a loaded solver, each kept at its optimum (hard) before the next: the last model, or
@@ -192,17 +192,12 @@ function answerOf(found: ReturnType<typeof optimise>, p: MaxSatProblem): MaxSatA
 
 /**
  * The optimum of the lexicographic objectives, or undefined when the problem is too large or the budget (`conflicts`,
- * `deadline`) ran out; for a problem with neighbourhoods, when it ran out after a first model, that model improved
- * (`optimal: false`) with as many conflicts again, until `last` at the latest.
+ * the work of `spend`) ran out; for a problem with neighbourhoods, when it ran out after a first model, that model
+ * improved (`optimal: false`) with as many conflicts again and IMPROVE_WORK of its own.
  */
-export function exactMaxSat(
-  p: MaxSatProblem,
-  deadline: number,
-  last = deadline,
-  conflicts = EXACT_MAX_CONFLICTS,
-): MaxSatAnswer | undefined {
+export function exactMaxSat(p: MaxSatProblem, spend: Spend, conflicts = EXACT_MAX_CONFLICTS): MaxSatAnswer | undefined {
   if (p.variables > EXACT_MAX_VARIABLES) return undefined;
-  const budget: SatBudget = { conflicts, deadline };
+  const budget: SatBudget = { conflicts, ...spend };
   const sat = loaded(p);
   const found = sat ? optimise(sat, p.soft, budget) : 'unsat';
   if (typeof found !== 'object' || found.unproven === undefined || !p.neighbourhoods) return answerOf(found, p);
@@ -214,7 +209,7 @@ export function exactMaxSat(
     for (const group of p.soft.slice(0, unproven)) for (const l of group) if (holds(model, l)) sat.addClause([l]);
     return sat;
   };
-  const own = { conflicts, deadline: Math.min(last, Date.now() + IMPROVE_MS) };
+  const own = { conflicts, work: new WorkPool(IMPROVE_WORK), abortAt: spend.abortAt };
   const better = improved(fresh, p.soft[unproven]!, model, p.neighbourhoods, own);
   return { status: 'sat', value: better.slice(0, p.variables + 1), optimal: false };
 }
@@ -235,9 +230,9 @@ export class OptimaProbe {
   ) {}
 
   /** Undefined when the problem is too large, cannot hold, or the budget ran out. */
-  static open(p: MaxSatProblem, groups: number, deadline: number): OptimaProbe | undefined {
+  static open(p: MaxSatProblem, groups: number, spend: Spend): OptimaProbe | undefined {
     if (p.variables > EXACT_MAX_VARIABLES) return undefined;
-    const budget: SatBudget = { conflicts: EXACT_MAX_CONFLICTS, deadline };
+    const budget: SatBudget = { conflicts: EXACT_MAX_CONFLICTS, ...spend };
     const sat = loaded(p);
     const first = sat && optimise(sat, p.soft.slice(0, groups), budget);
     if (!first || first === 'unsat' || first.unproven !== undefined) return undefined;
@@ -269,9 +264,9 @@ export class OptimaProbe {
  * A minimal set of the assumptions that cannot hold together with the hard clauses ([] when they can), or undefined
  * when the problem is too large or the budget ran out.
  */
-export function exactCore(p: MaxSatProblem, assumptions: Lit[], deadline: number): Lit[] | undefined {
+export function exactCore(p: MaxSatProblem, assumptions: Lit[], spend: Spend): Lit[] | undefined {
   if (p.variables > EXACT_MAX_VARIABLES) return undefined;
-  const budget: SatBudget = { conflicts: EXACT_MAX_CONFLICTS, deadline };
+  const budget: SatBudget = { conflicts: EXACT_MAX_CONFLICTS, ...spend };
   const sat = loaded(p);
   if (!sat) return [];
   const within = (trial: Lit[]) => trial.filter((l) => sat.core.includes(l));

@@ -12,7 +12,7 @@
  */
 import type { NFV } from '../model/types.js';
 import type { AllocationCut, Decisions } from './allocate.js';
-import { SolverTimeout } from './maxsat.js';
+import { SolverTimeout } from './work.js';
 import type { NetNode } from './network.js';
 import {
   minimalConflict,

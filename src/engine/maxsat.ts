@@ -4,8 +4,8 @@
  * constraints form lexicographic objectives in the order of their groups. Z3 is loaded and initialised lazily,
  * on the first solve, so that commands that do not solve start fast.
  */
-import { NfvError } from '../model/errors.js';
 import { grown } from './cdcl.js';
+import { SolverTimeout, WorkSpent, Z3_TICKS_PER_RLIMIT, type Spend, type WorkPool } from './work.js';
 
 /** A literal: +v or -v for variable v >= 1. */
 export type Lit = number;
@@ -143,26 +143,32 @@ function readModel(sexpr: string, variables: number): boolean[] {
   return value;
 }
 
-/** The solver's time ran out; `seconds` is the limit the user set, when known. */
-export class SolverTimeout extends NfvError {
-  constructor(seconds?: number) {
-    super(
-      504,
-      `the solver did not finish within the time limit${seconds === undefined ? '' : ` of ${seconds} s`}; ` +
-        'nothing was stored as satisfied (raise --timeout)',
-    );
-  }
-}
+/** Z3's resource units the call may spend: its share of the work pool (work.ts); none where the pool is unbounded. */
+const rlimitOf = (work: WorkPool) => (Number.isFinite(work.left) ? Math.floor(work.left / Z3_TICKS_PER_RLIMIT) : 0);
 
-/** Solves the problem optimally, or throws SolverTimeout. */
-export async function solveMaxSat(p: MaxSatProblem, timeoutMs: number): Promise<MaxSatAnswer> {
+/** What Z3 has counted in this context so far (its resource limit is counted from there). */
+const rlimitCount = (stats: { keys(): string[]; get(key: string): number }) =>
+  stats.keys().includes('rlimit count') ? stats.get('rlimit count') : 0;
+
+/**
+ * Solves the problem optimally within the work of `spend` (Z3's resource limit, which counts work, not time): past
+ * it WorkSpent, past the job's time limit SolverTimeout. What Z3 counted leaves the pool.
+ */
+export async function solveMaxSat(p: MaxSatProblem, spend: Spend): Promise<MaxSatAnswer> {
   const ctx = await z3();
   const opt = new ctx.Optimize();
   try {
-    opt.set('timeout', Math.max(1, Math.round(timeoutMs)));
+    const units = rlimitOf(spend.work);
+    opt.set('timeout', Math.max(1, Math.round(spend.abortAt - Date.now())));
+    if (units > 0) opt.set('rlimit', units);
     opt.fromString(smtlib(p, true));
+    const before = rlimitCount(opt.statistics());
     const status = await opt.check();
-    if (status === 'unknown') throw new SolverTimeout();
+    spend.work.spend((rlimitCount(opt.statistics()) - before) * Z3_TICKS_PER_RLIMIT);
+    if (status === 'unknown') {
+      if (Date.now() >= spend.abortAt) throw new SolverTimeout();
+      throw new WorkSpent();
+    }
     if (status === 'unsat') return { status, value: [] };
     return { status, value: readModel(opt.model().sexpr(), p.variables) };
   } finally {
@@ -170,16 +176,20 @@ export async function solveMaxSat(p: MaxSatProblem, timeoutMs: number): Promise<
   }
 }
 
-/** Which of the assumption literals together with the hard clauses are unsatisfiable (an unsat core), or none. */
-export async function conflictCore(p: MaxSatProblem, assumptions: Lit[], timeoutMs: number): Promise<Lit[]> {
+/**
+ * Which of the assumption literals together with the hard clauses are unsatisfiable (an unsat core), or none; past
+ * the job's time limit SolverTimeout (never "none": a core not found is no answer).
+ */
+export async function conflictCore(p: MaxSatProblem, assumptions: Lit[], abortAt: number): Promise<Lit[]> {
   const ctx = await z3();
   const solver = new ctx.Solver();
   try {
-    solver.set('timeout', Math.max(1, Math.round(timeoutMs)));
+    solver.set('timeout', Math.max(1, Math.round(abortAt - Date.now())));
     solver.fromString(smtlib(p, false));
     const consts = assumptions.map((l) => (l > 0 ? ctx.Bool.const(`v${l}`) : ctx.Not(ctx.Bool.const(`v${-l}`))));
     const status = await solver.check(...consts);
-    if (status !== 'unsat') return [];
+    if (status === 'unknown') throw new SolverTimeout();
+    if (status === 'sat') return [];
     const core = new Set(solver.unsatCore().sexpr().match(/v\d+/g) ?? []);
     return assumptions.filter((l) => core.has(`v${Math.abs(l)}`));
   } finally {

@@ -22,6 +22,7 @@ import type { NetNode } from './network.js';
 import { Clauses, type Lit, type Neighbourhood } from './maxsat.js';
 import { coveringRules, widenedRule } from './rules.js';
 import { exactMaxSat } from './exact.js';
+import { checkAbort, type Spend } from './work.js';
 import {
   DPORT,
   DST,
@@ -60,13 +61,12 @@ export interface ClauseSink {
 }
 
 /**
- * Bounds on building the candidate formula: past the deadline, or past `candidates` candidate rules in all, it is
- * given up (a formula the solver at hand cannot prove in time is not worth the memory: a NAT fabric's refined
- * classes offered 277,743 candidates, 1.8 GB).
+ * Bounds on building the candidate formula: once the proof's work is spent, or past `candidates` candidate rules in
+ * all, it is given up (a formula the solver at hand cannot prove is not worth the memory: a NAT fabric's refined
+ * classes offered 277,743 candidates, 1.8 GB). Past the job's time limit it stops the job.
  */
-export interface CandidateBound {
+export interface CandidateBound extends Spend {
   candidates: number;
-  deadline: number;
 }
 
 /** What a synthesised firewall's list is: its default and its rules, in order. */
@@ -632,7 +632,8 @@ export class RuleModel {
     let offeredSoFar = 0;
     const { known } = this;
     for (const [n, fw] of this.firewalls) {
-      if (bound && Date.now() > bound.deadline) return void (this.abandoned = true);
+      if (bound?.work.spent) return void (this.abandoned = true);
+      if (bound) checkAbort(bound.abortAt);
       const defaults = typeof fw.whitelist === 'boolean' ? [fw.whitelist] : [false, true];
       // Per default, the classes whose other action some requirement's clause may need: the drop occurs negated
       // there under a default DENY (a pass needed), as itself under ALLOW. A candidate covering none of them is in
@@ -729,16 +730,16 @@ export class RuleModel {
 
 /**
  * The fewest candidate rules giving exactly the `exception` classes the other action (for a fast answer, whose
- * drops are already chosen): a set cover, solved exactly within the deadline, or undefined when it runs out.
+ * drops are already chosen): a set cover, solved exactly within `spend`, or undefined when it runs out.
  */
-export function fewestRules(classes: PacketClass[], exception: boolean[], deadline: number): Elements[] | undefined {
+export function fewestRules(classes: PacketClass[], exception: boolean[], spend: Spend): Elements[] | undefined {
   const exactly = { wanted: (i: number) => exception[i]!, barred: (i: number) => !exception[i] };
   const usable = candidateRules(classes, new Map(), [exactly]).candidates[0]!;
   const hard = classes.flatMap((_, i) =>
     exception[i] ? [usable.flatMap((c, k) => (c.covers.includes(i) ? [k + 1] : []))] : [],
   );
   const soft = [usable.flatMap((c, k) => Array.from({ length: c.cost }, () => -(k + 1)))];
-  const answer = exactMaxSat({ variables: usable.length, hard: Clauses.of(hard), soft }, deadline);
+  const answer = exactMaxSat({ variables: usable.length, hard: Clauses.of(hard), soft }, spend);
   if (answer?.status !== 'sat') return undefined;
   return usable.flatMap((c, k) => (answer.value[k + 1] ? c.rules() : []));
 }

@@ -16,8 +16,8 @@ import {
   type Decisions,
   type Revision,
 } from './allocate.js';
-import { SolverTimeout } from './maxsat.js';
-import { ALGORITHMS, PROOF_SECONDS, SIMULATION_DEFAULTS, type Algorithm } from '../model/limits.js';
+import { SolverTimeout, WorkPool } from './work.js';
+import { ALGORITHMS, PROOF_WORK, SIMULATION_DEFAULTS, type Algorithm } from '../model/limits.js';
 import {
   computeFlows,
   intermediates,
@@ -55,8 +55,8 @@ export interface SimulateOptions {
   onPhase?: (phase: string) => void;
   /** Benchmark baseline only: switch off the problem reductions. */
   tuning?: AllocationTuning;
-  /** How long the solver may spend proving answers minimal (default PROOF_SECONDS, at most the time limit). */
-  proofSeconds?: number;
+  /** The work the solver may spend proving answers minimal (default PROOF_WORK ticks, work.ts). */
+  proofWork?: number;
   /** Configured firewalls are deployed and may change, at the fewest rule changes (issue 14). */
   reconfigure?: boolean;
   /**
@@ -511,7 +511,9 @@ export async function simulate(input: NFV, options: SimulateOptions = {}): Promi
   const requirements: RequirementReport[] = [];
   const placements: FirewallReport[] = [];
   const deadline = Date.now() + timeoutMs;
-  const proofDeadline = Date.now() + Math.min(timeoutMs, (options.proofSeconds ?? PROOF_SECONDS) * 1000);
+  // Shared by every component of every graph, the refined classes and the placement's allocations, in that order:
+  // what is left for each depends only on the work done before it, never on the machine (issue 48).
+  const limits = { proof: new WorkPool(options.proofWork ?? PROOF_WORK), abortAt: deadline };
 
   const hosted = (nfv.hosts?.host?.length ?? 0) > 0;
   // With a substrate the places of all graphs are one set of nodes: their names must differ (P1).
@@ -542,15 +544,7 @@ export async function simulate(input: NFV, options: SimulateOptions = {}): Promi
   const allocate = async (w: GraphWork, cuts: readonly AllocationCut[] = []) => {
     const before = current;
     phase('solving');
-    const decisions = await allocatePlaces(
-      w.net,
-      w.reqs,
-      w.model,
-      Math.max(1, deadline - Date.now()),
-      options.tuning,
-      Math.max(1, proofDeadline - Date.now()),
-      cuts,
-    ).catch(timedOut);
+    const decisions = await allocatePlaces(w.net, w.reqs, w.model, limits, options.tuning, cuts).catch(timedOut);
     timings.components.push(...decisions.components);
     if (before === 'placing') phase('placing');
     return decisions;
@@ -565,7 +559,7 @@ export async function simulate(input: NFV, options: SimulateOptions = {}): Promi
     phase('flows');
     const model = w.model.refined();
     phase('solving');
-    const proven = await provenPlaces(w.net, w.reqs, model, Math.max(1, proofDeadline - Date.now()), options.tuning);
+    const proven = await provenPlaces(w.net, w.reqs, model, limits, options.tuning).catch(timedOut);
     timings.components.push(...(proven?.components ?? []));
     if (proven) works[k] = graphWork(w.graph, w.net, w.reqs, model);
     return proven;

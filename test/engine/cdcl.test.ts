@@ -5,6 +5,7 @@
 import t from 'tap';
 import { random } from '../../src/bench/topology.js';
 import { SatSolver } from '../../src/engine/cdcl.js';
+import { WorkPool } from '../../src/engine/work.js';
 
 function randomCnf(rnd: () => number, variables: number, clauses: number): number[][] {
   return Array.from({ length: clauses }, () =>
@@ -34,7 +35,7 @@ function bruteForce(variables: number, clauses: number[][], fixed: number[] = []
   return false;
 }
 
-const budget = () => ({ conflicts: 1e6, deadline: Date.now() + 60_000 });
+const budget = () => ({ conflicts: 1e6, work: new WorkPool(Infinity), abortAt: Date.now() + 60_000 });
 
 t.test('random formulas: the same verdict as brute force, and every model holds', async (t) => {
   const rnd = random(7);
@@ -90,8 +91,25 @@ t.test('a budget that runs out answers unknown, and the solver still answers aft
   for (let i = 0; i < 9; i++) solver.addClause(Array.from({ length: 8 }, (_, h) => p(i, h)));
   for (let h = 0; h < 8; h++)
     for (let i = 0; i < 9; i++) for (let j = i + 1; j < 9; j++) solver.addClause([-p(i, h), -p(j, h)]);
-  t.equal(solver.solve([], { conflicts: 100, deadline: Date.now() + 60_000 }), 'unknown', 'by conflicts');
-  t.equal(solver.solve([], { conflicts: 1e9, deadline: Date.now() - 1 }), 'unknown', 'by deadline');
+  t.equal(solver.solve([], { ...budget(), conflicts: 100 }), 'unknown', 'by conflicts');
+  // Work: what a call spent leaves the pool; a fresh solver with the same pool stops at the same point every time.
+  const spentBy = (ticks: number) => {
+    const fresh = new SatSolver(72);
+    for (let i = 0; i < 9; i++) fresh.addClause(Array.from({ length: 8 }, (_, h) => p(i, h)));
+    for (let h = 0; h < 8; h++)
+      for (let i = 0; i < 9; i++) for (let j = i + 1; j < 9; j++) fresh.addClause([-p(i, h), -p(j, h)]);
+    const work = new WorkPool(ticks);
+    const status = fresh.solve([], { ...budget(), work });
+    return { status, left: work.left };
+  };
+  const first = spentBy(5_000);
+  t.equal(first.status, 'unknown', 'by work');
+  t.ok(first.left <= 0, 'the pool is spent');
+  t.same(spentBy(5_000), first, 'the same stop again: work, not time');
+  t.equal(solver.solve([], { ...budget(), work: new WorkPool(0) }), 'unknown', 'an empty pool: no search');
+  // The time limit stops the job, it never answers.
+  const late = () => solver.solve([], { ...budget(), abortAt: Date.now() - 1 });
+  t.throws(late, { status: 504 }, 'past the time limit: SolverTimeout');
   t.equal(solver.solve([p(0, 0), p(1, 0)], budget()), 'unsat', 'two pigeons in one hole');
   t.same(solver.core.sort(), [p(0, 0), p(1, 0)].sort(), 'the core names both');
 });

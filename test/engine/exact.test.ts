@@ -8,6 +8,7 @@ import t from 'tap';
 import { random } from '../../src/bench/topology.js';
 import { IMPROVE_NEIGHBOURHOODS, OptimaProbe, exactCore, exactMaxSat } from '../../src/engine/exact.js';
 import { Clauses, z3Started, type MaxSatProblem } from '../../src/engine/maxsat.js';
+import { WorkPool } from '../../src/engine/work.js';
 import { simulate } from '../../src/engine/simulate.js';
 import { decodeDocument } from '../../src/model/codec.js';
 import { NfvType } from '../../src/model/resources.js';
@@ -63,7 +64,7 @@ function randomProblem(rnd: () => number, variables: number, spread: number, gro
   };
 }
 
-const later = () => Date.now() + 60_000;
+const later = () => ({ work: new WorkPool(Infinity), abortAt: Date.now() + 60_000 });
 
 t.test('random problems: the optimum of every objective equals brute force', async (t) => {
   const rnd = random(3);
@@ -149,7 +150,7 @@ t.test('cores are unsatisfiable and minimal', async (t) => {
 
 t.test('no budget left: no answer, so the caller falls back', async (t) => {
   const p: MaxSatProblem = { variables: 2, hard: Clauses.of([[1, 2]]), soft: [[-1, -2]] };
-  t.equal(exactMaxSat(p, Date.now() - 1), undefined);
+  t.equal(exactMaxSat(p, { work: new WorkPool(0), abortAt: Date.now() + 60_000 }), undefined);
   t.same(exactMaxSat(p, later())?.status, 'sat');
 });
 
@@ -184,9 +185,9 @@ t.test('an optimum out of budget: with neighbourhoods, a model improved in each,
   const cover = [...wide, ...own].map((x) => -x);
   const p: MaxSatProblem = { variables: next, hard: Clauses.of(clauses), soft: [[...sits, ...cover]] };
   const budget = 300;
-  t.equal(exactMaxSat(p, later(), later(), budget), undefined, 'without neighbourhoods: no answer');
+  t.equal(exactMaxSat(p, later(), budget), undefined, 'without neighbourhoods: no answer');
   const freeing = (...free: number[][]) => free.map((f) => ({ free: f, needs: [] }));
-  const answer = exactMaxSat({ ...p, neighbourhoods: freeing(cover, sits) }, later(), later(), budget);
+  const answer = exactMaxSat({ ...p, neighbourhoods: freeing(cover, sits) }, later(), budget);
   t.equal(answer?.status, 'sat');
   t.equal(answer?.optimal, false, 'not called optimal');
   const value = (v: number) => answer!.value[v]!;
@@ -196,7 +197,7 @@ t.test('an optimum out of budget: with neighbourhoods, a model improved in each,
   );
   t.equal(cover.filter((l) => !holds(l, value)).length, 2, 'the cover is the cheapest: its neighbourhood was solved');
   // Neighbourhoods freeing nothing the model leaves unmet: its first model as it is, still not called optimal.
-  const first = exactMaxSat({ ...p, neighbourhoods: freeing(hole.flat()) }, later(), later(), budget);
+  const first = exactMaxSat({ ...p, neighbourhoods: freeing(hole.flat()) }, later(), budget);
   t.equal(first?.status, 'sat');
   t.equal(first?.optimal, false, 'unimproved, not called optimal');
   t.ok(
@@ -206,7 +207,7 @@ t.test('an optimum out of budget: with neighbourhoods, a model improved in each,
   // The cover's neighbourhood, needing a literal the model does not have (a firewall not used): not solved.
   const off = next + 1;
   const unused = { variables: off, hard: Clauses.of([...clauses, [-off]]), soft: p.soft };
-  const skipped = exactMaxSat({ ...unused, neighbourhoods: [{ free: cover, needs: [off] }] }, later(), later(), budget);
+  const skipped = exactMaxSat({ ...unused, neighbourhoods: [{ free: cover, needs: [off] }] }, later(), budget);
   const coverCost = (a: typeof first) => cover.filter((l) => !holds(l, (v) => a!.value[v]!)).length;
   t.equal(skipped?.optimal, false);
   t.equal(coverCost(skipped), coverCost(first), 'the cover as in the first model');
@@ -220,7 +221,6 @@ t.test('an optimum out of budget: with neighbourhoods, a model improved in each,
         ...capped,
         neighbourhoods: [...Array.from({ length: useless }, () => [never]), cover].map((f) => ({ free: f, needs: [] })),
       },
-      later(),
       later(),
       budget,
     );

@@ -10,6 +10,7 @@
  * default may need, those it must not cover) finds what the whole search finds and the aim allows.
  */
 import t from 'tap';
+import { WorkPool } from '../../src/engine/work.js';
 import { random } from '../../src/bench/topology.js';
 import type { Property } from '../../src/model/types.js';
 import { DPORT, PROTO, Partition, SRC, UNIVERSE, rewrite } from '../../src/model/space.js';
@@ -296,8 +297,12 @@ t.test('a candidate formula past its bound is given up, with no clause written f
   };
   t.same(build().abandoned, false, 'no bound: built');
   t.ok(build().written > 0, 'no bound: clauses written');
-  t.same(build({ candidates: 1, deadline: Date.now() + 60_000 }), { abandoned: true, written: 0 }, 'too many');
-  t.same(build({ candidates: Infinity, deadline: Date.now() - 1 }), { abandoned: true, written: 0 }, 'too late');
+  const abortAt = Date.now() + 60_000;
+  t.same(build({ candidates: 1, work: new WorkPool(Infinity), abortAt }), { abandoned: true, written: 0 }, 'too many');
+  const spent = build({ candidates: Infinity, work: new WorkPool(0), abortAt });
+  t.same(spent, { abandoned: true, written: 0 }, "the proof's work spent");
+  const late = () => build({ candidates: Infinity, work: new WorkPool(Infinity), abortAt: Date.now() - 1 });
+  t.throws(late, { status: 504 }, 'past the time limit: SolverTimeout');
 });
 
 t.test('a search for candidates with an aim finds exactly the candidates of the whole search it allows', async (t) => {

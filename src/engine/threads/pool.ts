@@ -29,8 +29,8 @@ interface Job {
 
 type WorkerMessage =
   | { id: number; phase: string }
-  | { id: number; result: SimulationResult; early: boolean }
-  | { id: number; error: { status: number; message: string } };
+  | { id: number; result: SimulationResult; early: boolean; z3: boolean }
+  | { id: number; error: { status: number; message: string }; z3: boolean };
 
 const MAX_ATTEMPTS = 2;
 
@@ -119,10 +119,14 @@ class SolverPool {
       const job = this.busy.get(worker);
       if (!job || job.id !== msg.id) return;
       if ('phase' in msg) return job.onPhase?.(msg.phase);
-      this.busy.delete(worker);
-      this.idle.push(worker);
-      worker.unref();
       job.worker = undefined;
+      // A thread whose Z3 has solved a job would solve the next one differently: a fresh thread takes it.
+      if (msg.z3) this.retire(worker);
+      else {
+        this.busy.delete(worker);
+        this.idle.push(worker);
+        worker.unref();
+      }
       if ('error' in msg) this.settle(job, { error: new NfvError(msg.error.status, msg.error.message) });
       else this.settle(job, { result: msg.result });
       this.dispatch();

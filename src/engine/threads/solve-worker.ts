@@ -1,5 +1,7 @@
 /**
- * A solver worker thread: runs simulations sent by the pool in `pool.ts`, each with its own Z3 instance.
+ * A solver worker thread: runs simulations sent by the pool in `pool.ts`. A thread that loaded Z3 says so with its
+ * answer, and the pool retires it: Z3's search depends on what its context solved before, so each job that needs Z3
+ * gets a fresh one (the same input, the same answer, whatever the server solved earlier).
  *
  * For the tests of the pool's recovery and of cancellation, `NFV_SOLVER_FAULT` injects a fault into every job:
  * `throw[:ONCE_FILE]` and `exit[:ONCE_FILE]` crash the way a wasm trap or an abort inside Z3 does (an uncaught error,
@@ -11,6 +13,7 @@ import { isDeepStrictEqual } from 'node:util';
 import { parentPort } from 'node:worker_threads';
 import { NfvError } from '../../model/errors.js';
 import type { NFV } from '../../model/types.js';
+import { z3Started } from '../maxsat.js';
 import { simulate, type SimulateOptions, type SimulationResult } from '../simulate.js';
 
 async function injectedFault(): Promise<void> {
@@ -82,9 +85,10 @@ parentPort!.on('message', async (message: Job | { early: true; nfv: NFV; options
     const onPhase = job.progress ? (phase: string) => parentPort!.postMessage({ id: job.id, phase }) : undefined;
     const answer = earlyAnswer(job, onPhase);
     const result = await (answer ?? simulate(job.nfv, { ...job.options, onPhase }));
-    parentPort!.postMessage({ id: job.id, result, early: answer !== undefined });
+    parentPort!.postMessage({ id: job.id, result, early: answer !== undefined, z3: z3Started() });
   } catch (e) {
     const status = e instanceof NfvError ? e.status : 500;
-    parentPort!.postMessage({ id: job.id, error: { status, message: (e as Error)?.message ?? String(e) } });
+    const error = { status, message: (e as Error)?.message ?? String(e) };
+    parentPort!.postMessage({ id: job.id, error, z3: z3Started() });
   }
 });

@@ -1,0 +1,44 @@
+/**
+ * Budgets count work, not seconds (issue 48): a simulation whose proof runs out of its work gives the same bytes on a
+ * quiet machine and beside two busy loops, and a time limit only stops a job.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import t from 'tap';
+import { generateTopology } from '../../src/bench/topology.js';
+import { simulate } from '../../src/engine/simulate.js';
+import { encodeDocument } from '../../src/model/codec.js';
+import { NfvType } from '../../src/model/resources.js';
+import type { NFV } from '../../src/model/types.js';
+
+/** The answer as bytes: the result document and the report without its seconds. */
+async function answer(nfv: NFV, proofWork: number): Promise<{ bytes: string; optimal: boolean; methods: string[] }> {
+  const { nfv: out, report } = await simulate(structuredClone(nfv), { proofWork });
+  const { timings, ...rest } = report;
+  const methods = timings.components.map((c) => c.method);
+  return { bytes: encodeDocument(NfvType, out, 'xml') + JSON.stringify(rest), optimal: report.optimal, methods };
+}
+
+/** Two processes that keep both cores busy until the test ends. */
+function busyLoops(t: Tap.Test): ChildProcess[] {
+  const loops = [0, 1].map(() => spawn(process.execPath, ['-e', 'for (;;) {}'], { stdio: 'ignore' }));
+  t.teardown(() => loops.forEach((l) => l.kill('SIGKILL')));
+  return loops;
+}
+
+t.test('a proof that runs out of work: the same answer quiet and under load', async (t) => {
+  const nfv = generateTopology({ nodes: 60, requirements: 40, nat: true, seed: 2 });
+  // A budget the proof spends part of: some component is proven, the rest is not.
+  const work = 300_000;
+  const quiet = await answer(nfv, work);
+  t.equal(quiet.optimal, false, 'budget-bound: not proven minimal');
+  t.ok(
+    quiet.methods.some((m) => m !== 'direct'),
+    `components searched (${quiet.methods.join(', ')})`,
+  );
+  busyLoops(t);
+  const loaded = await answer(nfv, work);
+  t.equal(loaded.bytes, quiet.bytes, 'the same bytes beside two busy loops');
+  t.same(loaded.methods, quiet.methods, 'each component decided the same way');
+  const again = await answer(nfv, work);
+  t.equal(again.bytes, quiet.bytes, 'and again');
+});
