@@ -10,19 +10,43 @@
  * refused too: pcn-iptables files a port-0 rule under the key its port table keeps for "any port" (L4PortLookup),
  * so the rule would match every port no other rule names. A chain takes at most BPF_MAX_RULES rules
  * (Iptables::max_rules_, the eBPF verifier's limit).
+ *
+ * Stateful by default: pcn-iptables tracks connections itself (its cube's `conntrack`, ON unless turned off) and a
+ * rule matches a state with `conntrack=` (one of NEW, ESTABLISHED, RELATED, INVALID). The chain starts with
+ * `conntrack=ESTABLISHED action=ACCEPT` (as rule 0 it also turns on pcn-iptables' accept-established fast path) and
+ * `conntrack=RELATED action=ACCEPT` (ICMP errors about a tracked connection); its session table records the packets
+ * the chain accepts, so replies of allowed connections come back. With the cube's conntrack OFF, polycubed refuses
+ * a conntrack rule ("Please enable the connection tracking module"), and the script stops there, under default
+ * DROP. With `stateless`, the rules alone.
  */
 import type { Node } from '../model/types.js';
 import { badRequest } from '../model/errors.js';
 import { type Box, DPORT, DST, SPORT, SRC } from '../model/space.js';
-import { address, cidr, header, isFull, normalisedRules, perProtocol, protocolOf, range, type Rule } from './rules.js';
+import {
+  address,
+  cidr,
+  header,
+  isFull,
+  normalisedRules,
+  perProtocol,
+  protocolOf,
+  range,
+  type Rule,
+  stateLine,
+  type TranslatorOptions,
+} from './rules.js';
 
 export const BPF_MAX_LINES_PER_RULE = 256;
 export const BPF_MAX_RULES = 8192;
 
-export function bpf(node: Node, id: number): string {
+/** The rules a stateful chain starts with (ESTABLISHED first: pcn-iptables' fast path looks for it at rule 0). */
+export const BPF_STATEFUL = ['conntrack=ESTABLISHED action=ACCEPT', 'conntrack=RELATED action=ACCEPT'];
+
+export function bpf(node: Node, id: number, options: TranslatorOptions = {}): string {
   const { rules, defaultAllow } = normalisedRules(node);
   const planned = perProtocol(rules).map((r) => plan(node, r));
-  const total = planned.reduce((n, p) => n + p.count, 0);
+  const head = options.stateless ? [] : BPF_STATEFUL;
+  const total = planned.reduce((n, p) => n + p.count, head.length);
   if (total > BPF_MAX_RULES)
     throw badRequest(
       `node ${node.name}: ${total} rules are more than pcn-iptables takes in a chain (${BPF_MAX_RULES})`,
@@ -30,6 +54,7 @@ export function bpf(node: Node, id: number): string {
   const lines = [
     '#!/bin/sh',
     header(node, id, 'run as root where polycubed runs the pcn-iptables cube'),
+    stateLine(options.stateless, 'conntrack=ESTABLISHED, conntrack=RELATED first'),
     "# FORWARD only: INPUT and OUTPUT, the router's own traffic (SSH, routing, polycubed's API), stay as they are.",
     '# Loaded under default DROP, stopping at the first failure: no moment forwards what neither list allows.',
     // polycubectl exits 1 when polycubed is unreachable, 2 when it refuses (a syntax error of its own exits 0:
@@ -39,7 +64,7 @@ export function bpf(node: Node, id: number): string {
     '${cmd} FORWARD set default=DROP',
     // After `rule del` the chain is empty, so appending in list order is first-match order (no ids to compute).
     '${cmd} FORWARD rule del',
-    ...planned.flatMap((p) => p.lines().map((fields) => `\${cmd} FORWARD append ${fields}`)),
+    ...[...head, ...planned.flatMap((p) => p.lines())].map((fields) => `\${cmd} FORWARD append ${fields}`),
     ...(defaultAllow ? ['${cmd} FORWARD set default=ACCEPT'] : []),
   ];
   return `${lines.join('\n')}\n`;

@@ -1,4 +1,10 @@
-/** FortiOS CLI: address objects, custom services and policies in first-match order. */
+/**
+ * FortiOS CLI: address objects, custom services and policies in first-match order.
+ *
+ * Stateful by nature, and only so: a FortiGate keeps a session for the traffic a policy accepts and lets its
+ * replies back through that session, whatever the policies say of their direction. There is no stateless form to
+ * write, so `stateless` is refused (index.ts).
+ */
 import type { Node } from '../model/types.js';
 import { type Box, DPORT, DST, SPORT, SRC } from '../model/space.js';
 import { address, type Address, cidr, commonSubsequence, header, normalisedRules, protocolOf, range } from './rules.js';
@@ -89,6 +95,7 @@ export function fortios(node: Node, id: number): string {
   ]);
   const sections = [
     header(node, id, 'paste into the FortiOS CLI'),
+    '# stateful: as FortiOS policies always are (an accepted session lets its replies back); no stateless form',
     ...block('firewall address', addresses),
     ...block('firewall service custom', services),
     ...block('firewall policy', edits),

@@ -11,6 +11,9 @@
  * with a non-contiguous mask (iptables, nftables, Open vSwitch, ipfw, FortiOS wildcard addresses all take one);
  * pcn-iptables takes prefixes and single ports only, so there it becomes several rules, within a bound (bpf.ts).
  * Ports constrain TCP and UDP only, as in the engine (docs/SEMANTICS.md): ANY with ports is deployed for TCP and UDP.
+ * Every format that tracks connections is stateful unless asked `stateless` (iptables, nftables, Open vSwitch with
+ * conntrack, ipfw, pcn-iptables): replies of connections the rules allow come back (docs/SEMANTICS.md "Deployed
+ * state"); FortiOS is stateful only. The comment under the nfv header line of each file says which it is.
  */
 import { badRequest } from '../model/errors.js';
 import type { Node } from '../model/types.js';
@@ -32,7 +35,7 @@ export interface DeployFile {
   filename: string;
   content: string;
 }
-/** Options of the formats that have them (nftables): sets, and JSON instead of text. */
+/** Options: `stateless` (every format but FortiOS); nftables also sets, and JSON instead of text. */
 export interface DeployOptions extends NftOptions {
   json?: boolean;
 }
@@ -51,8 +54,13 @@ export function deployFile(node: Node, id: number, format: DeployFormat, options
   const t = TRANSLATORS[format];
   if (options.sets && format !== 'nftables') throw badRequest(`sets: only nftables groups rules into sets`);
   if (options.json && !t.json) throw badRequest(`format: ${format} has no JSON form (nftables has)`);
+  if (options.stateless && format === 'fortios')
+    throw badRequest(
+      'stateless: FortiOS policies are stateful (a session lets its replies back); it has no stateless form',
+    );
   const label = (node.configuration?.description || node.name).replace(/[^A-Za-z0-9_.-]/g, '_');
   const render = options.json ? t.json! : t.render;
   const ext = options.json ? 'json' : t.ext;
-  return { format, filename: `${t.prefix}_${label}_${id}.${ext}`, content: render(node, id, { sets: options.sets }) };
+  const content = render(node, id, { sets: options.sets, stateless: options.stateless });
+  return { format, filename: `${t.prefix}_${label}_${id}.${ext}`, content };
 }

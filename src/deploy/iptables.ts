@@ -1,4 +1,8 @@
-/** iptables-restore input: a FORWARD chain in first-match order. */
+/**
+ * iptables-restore input: a FORWARD chain in first-match order. Stateful by default: its first rule accepts the
+ * packets conntrack files under a connection the rules allowed (ESTABLISHED, RELATED), so replies come back; with
+ * `stateless` the chain is the rules alone.
+ */
 import type { Node } from '../model/types.js';
 import { DPORT, DST, SPORT, SRC } from '../model/space.js';
 import {
@@ -11,17 +15,25 @@ import {
   perProtocol,
   protocolOf,
   range,
+  stateLine,
+  type TranslatorOptions,
 } from './rules.js';
 
-export function iptables(node: Node, id: number): string {
+/** The rule a stateful chain starts with. */
+const STATEFUL_SPEC = '-m conntrack --ctstate ESTABLISHED,RELATED -j ACCEPT';
+/** The rules before the firewall's own: the stateful one, or none. */
+const headOf = (options: TranslatorOptions) => (options.stateless ? [] : [STATEFUL_SPEC]);
+
+export function iptables(node: Node, id: number, options: TranslatorOptions = {}): string {
   const { policy, specs } = forwardChain(node);
   const lines = [
     header(node, id, 'load with: iptables-restore < FILE'),
+    stateLine(options.stateless, 'conntrack ESTABLISHED,RELATED first'),
     '*filter',
     ':INPUT ACCEPT [0:0]',
     `:FORWARD ${policy} [0:0]`,
     ':OUTPUT ACCEPT [0:0]',
-    ...specs.map((spec) => `-A FORWARD ${spec}`),
+    ...[...headOf(options), ...specs].map((spec) => `-A FORWARD ${spec}`),
     'COMMIT',
   ];
   return `${lines.join('\n')}\n`;
@@ -30,10 +42,12 @@ export function iptables(node: Node, id: number): string {
 /**
  * iptables-restore --noflush input that takes a FORWARD chain loaded from `from` to the one of `to`: the rules of
  * neither changed nor moved stay, the others are deleted (highest position first) and inserted at their position
- * (a longest common subsequence of the two rule lists decides which stay).
+ * (a longest common subsequence of the two rule lists decides which stay). Both files are of one kind: stateful,
+ * the first rule is the conntrack one, which stays and shifts every position by one; or stateless.
  */
-export function iptablesChange(from: Node, to: Node, what: string): string {
+export function iptablesChange(from: Node, to: Node, what: string, options: TranslatorOptions = {}): string {
   const [a, b] = [forwardChain(from), forwardChain(to)];
+  const head = headOf(options).length;
   const common = commonSubsequence(a.specs, b.specs);
   const stays = new Set(common.map(([i]) => i));
   const arrives = new Set(common.map(([, j]) => j));
@@ -44,9 +58,12 @@ export function iptablesChange(from: Node, to: Node, what: string): string {
       `policy ${a.policy === b.policy ? b.policy : `${a.policy} -> ${b.policy}`}`,
     '# load with: iptables-restore --noflush < FILE',
     '*filter',
+    options.stateless
+      ? '# for a chain nfv deploy iptables --stateless wrote (no conntrack rule)'
+      : '# for a chain nfv deploy iptables wrote stateful: its rule 1 (conntrack ESTABLISHED,RELATED) stays first',
     `:FORWARD ${b.policy} [0:0]`,
-    ...deletes.map((i) => `-D FORWARD ${i + 1}`),
-    ...inserts.map(([j, spec]) => `-I FORWARD ${j + 1} ${spec}`),
+    ...deletes.map((i) => `-D FORWARD ${head + i + 1}`),
+    ...inserts.map(([j, spec]) => `-I FORWARD ${head + j + 1} ${spec}`),
     'COMMIT',
   ];
   return `${lines.join('\n')}\n`;

@@ -19,6 +19,10 @@
  * one set never intersect (the kernel refuses overlapping concatenated intervals, "File exists"): an element inside
  * one already written is left out, one that overlaps goes to another set. Rules with a non-contiguous mask stay
  * single rules. No verdict maps (overlapping elements with different verdicts would be decided silently).
+ *
+ * Stateful by default: the chain's first rule, `ct state established,related accept`, lets the packets of the
+ * connections the rules allowed come back; with `stateless` the chain is the rules alone. The change script treats
+ * that rule as any other: both lists start with it, so it stays.
  */
 import type { Node } from '../model/types.js';
 import { type Box, DPORT, DST, PROTO, SPORT, SRC, contains, meet } from '../model/space.js';
@@ -34,10 +38,12 @@ import {
   normalisedRules,
   protocolOf,
   range,
+  stateLine,
+  type TranslatorOptions,
   withDim,
 } from './rules.js';
 
-export interface NftOptions {
+export interface NftOptions extends TranslatorOptions {
   /** Group runs of adjacent same-action rules into concatenated anonymous sets. */
   sets?: boolean;
 }
@@ -59,7 +65,7 @@ const CHAIN_TYPE = 'type filter hook forward priority filter;';
 const L4 = ['tcp', 'udp'] as const;
 const payload = (protocol: string, field: string): Expr => ({ payload: { protocol, field } });
 const l4proto: Expr = { meta: { key: 'l4proto' } };
-const match = (left: unknown, right: unknown, op: '==' | '!=' = '=='): Expr => ({ match: { op, left, right } });
+const match = (left: unknown, right: unknown, op: '==' | '!=' | 'in' = '=='): Expr => ({ match: { op, left, right } });
 
 /** An address as nft prints it: a bare address for /32, `A/P` for a prefix, `0.0.0.0/0` for any. */
 const addressText = (a: Address) => (a.prefix === 32 ? a.ip : `${a.ip}/${a.prefix ?? 0}`);
@@ -208,12 +214,18 @@ function groupedRun(run: Box[], allow: boolean): NftRule[] {
   });
 }
 
-/** The forward chain of a firewall: its policy and rules in first-match order. */
+/** The first rule of a stateful chain, as nft lists it. */
+const STATEFUL_RULE: NftRule = {
+  text: 'ct state established,related accept',
+  expr: [match({ ct: { key: 'state' } }, ['established', 'related'], 'in'), { accept: null }],
+};
+
+/** The forward chain of a firewall: its policy and rules in first-match order (the stateful rule first). */
 export function nftChain(node: Node, options: NftOptions = {}): { policy: 'accept' | 'drop'; rules: NftRule[] } {
   const { rules, defaultAllow } = normalisedRules(node, { otherNative: true });
   const policy = defaultAllow ? 'accept' : 'drop';
-  if (!options.sets) return { policy, rules: rules.map((r) => single(r.box, r.allow)) };
-  const out: NftRule[] = [];
+  const out: NftRule[] = options.stateless ? [] : [STATEFUL_RULE];
+  if (!options.sets) return { policy, rules: [...out, ...rules.map((r) => single(r.box, r.allow))] };
   for (let k = 0; k < rules.length;) {
     let end = k;
     while (end < rules.length && rules[end]!.allow === rules[k]!.allow) end++;
@@ -234,6 +246,7 @@ export function nftables(node: Node, id: number, options: NftOptions = {}): stri
   const { policy, rules } = nftChain(node, options);
   const lines = [
     header(node, id, 'load with: nft -f FILE'),
+    stateLine(options.stateless, 'ct state established,related first'),
     `# replaces table ${FAMILY} ${TABLE} in one transaction (a file nft refuses changes nothing); other tables at`,
     '# the forward hook (iptables-nft, firewalld) still decide: a packet goes through only if all of them accept it',
     `table ${FAMILY} ${TABLE}`,
@@ -316,7 +329,8 @@ export function nftablesChange(from: Node, to: Node, what: string, options: NftO
     '#!/bin/sh',
     `# nfv: firewall ${to.name}, ${what}: ${deletes.length} deleted, ${inserts.length} inserted, ` +
       `policy ${a.policy === b.policy ? b.policy : `${a.policy} -> ${b.policy}`}`,
-    `# run as root on a firewall that runs the earlier list as nfv deploy nftables wrote it (table ${FAMILY} ${TABLE},`,
+    '# run as root on a firewall that runs the earlier list as nfv deploy nftables' +
+      `${options.stateless ? ' --stateless' : ''} wrote it (table ${FAMILY} ${TABLE},`,
     `# chain ${CHAIN}${options.sets ? ', with --sets' : ''}); a chain that differs from that list is refused and ` +
       'left as it is',
     'set -e',

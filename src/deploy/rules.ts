@@ -6,7 +6,8 @@
  * protocol ANY, ports *, directional false), `directional` rules followed by their reverse, and protocol OTHER
  * compiled away for the formats that cannot say "neither TCP nor UDP" in one rule (all but nftables): an OTHER
  * rule becomes, before it, the TCP and UDP part of what the later rules (and the default) decide for its
- * addresses, then an all-protocols rule. Rules keep their list order; formats with priorities or rule numbers number them in that order.
+ * addresses, then an all-protocols rule. Rules keep their list order; formats with priorities or rule numbers
+ * number them in that order.
  * A rule's box means what the engine verifies (`ruleBox`): ports constrain TCP and UDP only, so a rule of protocol
  * ANY with ports is a box of TCP and UDP. An address is a mask and a value: a prefix (`A/P`, any length) where
  * the fixed bits lead, otherwise a non-contiguous mask (`10.-1.0.1` is 10.0.0.1/255.0.255.255; iptables, Open
@@ -128,6 +129,22 @@ export const range = (b: Box, d: number) => [b[2 * d]!, b[2 * d + 1]!] as const;
 
 export function header(node: Node, id: number, how: string): string {
   return `# nfv: firewall ${node.name} (node ${id}), ${how}`;
+}
+
+/** What every translator takes (nftables takes `sets` as well). */
+export interface TranslatorOptions {
+  /**
+   * The rules alone, one way. By default a format that tracks connections lets the packets of a connection its
+   * rules allowed come back first (replies, related ICMP errors); docs/SEMANTICS.md "Deployed state".
+   */
+  stateless?: boolean;
+}
+
+/** The comment line that says which of the two a file is; `how` names the stateful rule(s) of its format. */
+export function stateLine(stateless: boolean | undefined, how: string): string {
+  return stateless
+    ? '# stateless: the rules alone, one way: a reply passes only where a rule allows it'
+    : `# stateful: replies of allowed connections come back (${how}); --stateless: the rules alone`;
 }
 
 /** Index pairs of a longest common subsequence of two rule lists, in order: the rules a change leaves alone. */

@@ -7,14 +7,16 @@
  * - each line mapped 1:1 to iptables-restore input, which the real parser checks (`--test`);
  * - first-match verdicts of sampled packets (random, and the edges of every rule's ranges): the polycubectl lines
  *   read as pcn-iptables reads them against the node's own rules as test/engine/packets.ts decides them;
- * - refusals beyond the documented bounds: an NfvError 400 naming the node and the rule.
+ * - refusals beyond the documented bounds: an NfvError 400 naming the node and the rule;
+ * - stateful by default: the chain starts with `conntrack=ESTABLISHED` and `conntrack=RELATED` ACCEPT rules, which
+ *   match no sampled packet (each is the first of its connection: NEW); with `stateless`, the rules alone.
  * Without iptables-restore its check is skipped, saying why (under CI=true that fails: .ci/run installs it).
  */
 import { spawnSync } from 'node:child_process';
 import { chmodSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import t from 'tap';
-import { BPF_MAX_LINES_PER_RULE, BPF_MAX_RULES, bpf } from '../../src/deploy/bpf.js';
+import { BPF_MAX_LINES_PER_RULE, BPF_MAX_RULES, BPF_STATEFUL, bpf } from '../../src/deploy/bpf.js';
 import { DEPLOY_FORMATS, deployFile } from '../../src/deploy/index.js';
 import { NfvError } from '../../src/model/errors.js';
 import type { Elements, Node } from '../../src/model/types.js';
@@ -80,6 +82,8 @@ function fieldProblem(key: string, value: string, fields: Map<string, string>): 
       return /^(tcp|udp)$/i.test(fields.get('l4proto') ?? '') ? '' : 'a port without l4proto tcp or udp';
     case 'action':
       return value === 'ACCEPT' || value === 'DROP' ? '' : 'not ACCEPT or DROP';
+    case 'conntrack':
+      return /^(NEW|ESTABLISHED|RELATED|INVALID)$/.test(value) ? '' : 'not a conntrack status';
     default:
       return `${key}: not written by nfv`;
   }
@@ -140,6 +144,7 @@ function iptablesRestore(commands: Command[]): string {
     ['l4proto', '-p'],
     ['sport', '--sport'],
     ['dport', '--dport'],
+    ['conntrack', '-m conntrack --ctstate'],
     ['action', '-j'],
   ];
   const spec = (c: Command) =>
@@ -191,8 +196,11 @@ function load(commands: Command[]): Loaded {
       const port = (key: string, at: number) =>
         f.has(key) ? (p: Packet) => p[10]! === 2 || p[at] === Number(f.get(key)) : () => true;
       const [sport, dport] = [port('sport', 8), port('dport', 9)];
+      // Every sampled packet is the first of its connection: a conntrack rule matches it only if it says NEW.
+      const conntrack = f.has('conntrack') ? () => f.get('conntrack') === 'NEW' : () => true;
       // The port stages let packets of other protocols through: only l4proto keeps them out.
-      const test = (p: Packet) => src(p) && dst(p) && (proto === undefined || p[10] === proto) && sport(p) && dport(p);
+      const test = (p: Packet) =>
+        src(p) && dst(p) && (proto === undefined || p[10] === proto) && sport(p) && dport(p) && conntrack();
       const rule = { test, accept: f.get('action') === 'ACCEPT' };
       if (c.verb === 'append') state.rules.push(rule);
       else state.rules.splice(c.id!, 0, rule);
@@ -320,10 +328,25 @@ t.test('the real shell: sh -n parses it; run, it calls polycubectl line by line 
 });
 
 t.test('every line is pcn-iptables grammar; FORWARD only, loaded under default DROP', async (t) => {
-  for (const defaultAction of ['ALLOW', 'DENY'] as const) {
-    const script = bpf(firewall(defaultAction, TABLE), 7);
+  for (const [defaultAction, stateless] of [
+    ['ALLOW', false],
+    ['DENY', false],
+    ['DENY', true],
+  ] as const) {
+    const script = bpf(firewall(defaultAction, TABLE), 7, { stateless });
     const { commands, problems } = parseScript(script);
-    t.same(problems, [], `${defaultAction}: every line parses`);
+    t.same(problems, [], `${defaultAction}${stateless ? ', stateless' : ''}: every line parses`);
+    const conntrack = commands.filter((c) => c.fields.has('conntrack'));
+    t.same(
+      conntrack.map((c) => [commands.indexOf(c), c.fields.get('conntrack'), c.fields.get('action'), c.fields.size]),
+      stateless
+        ? []
+        : [
+            [2, 'ESTABLISHED', 'ACCEPT', 2],
+            [3, 'RELATED', 'ACCEPT', 2],
+          ],
+      stateless ? 'stateless: no conntrack rule' : 'stateful: ESTABLISHED (rule 0) and RELATED accepted first',
+    );
     t.ok(
       commands.every((c) => c.chain === 'FORWARD'),
       'INPUT and OUTPUT are left alone',
@@ -355,6 +378,8 @@ t.test('every line is pcn-iptables grammar; FORWARD only, loaded under default D
     '${cmd} NAT append action=DROP',
     '${cmd} FORWARD set default=REJECT',
     '${cmd} FORWARD insert src=10.0.0.0/8 action=DROP',
+    '${cmd} FORWARD append conntrack=established action=ACCEPT',
+    '${cmd} FORWARD append conntrack=ESTABLISHED,RELATED action=ACCEPT',
   ])
     t.notSame(parseScript(`#!/bin/sh\ncmd="polycubectl pcn-iptables chain"\n${bad}\n`).problems, [], `refused: ${bad}`);
 });
@@ -364,20 +389,29 @@ t.test('VEREFOO worked example A: same form, exact where VEREFOO widens or drops
     { id: 1, action: 'ALLOW', source: '10.0.0.1', destination: '10.0.0.-1', protocol: 'TCP', dstPort: '80' },
     { id: 2, action: 'DENY', source: '-1.-1.-1.-1', destination: '-1.-1.-1.-1', protocol: 'ANY', srcPort: '*' },
   ]);
+  const stateless = [
+    '#!/bin/sh',
+    'set -e',
+    'cmd="polycubectl pcn-iptables chain"',
+    '${cmd} FORWARD set default=DROP',
+    '${cmd} FORWARD rule del',
+    '${cmd} FORWARD append src=10.0.0.1/32 dst=10.0.0.0/24 l4proto=tcp dport=80 action=ACCEPT',
+    // VEREFOO writes a tcp and a udp line: packets of other protocols would fall to the default.
+    '${cmd} FORWARD append action=DROP',
+    '',
+  ];
+  t.equal(bpf(node, 1, { stateless: true }).replace(/\n(#.*\n)+/, '\n'), stateless.join('\n'));
   t.equal(
     bpf(node, 1).replace(/\n(#.*\n)+/, '\n'),
     [
-      '#!/bin/sh',
-      'set -e',
-      'cmd="polycubectl pcn-iptables chain"',
-      '${cmd} FORWARD set default=DROP',
-      '${cmd} FORWARD rule del',
-      '${cmd} FORWARD append src=10.0.0.1/32 dst=10.0.0.0/24 l4proto=tcp dport=80 action=ACCEPT',
-      // VEREFOO writes a tcp and a udp line: packets of other protocols would fall to the default.
-      '${cmd} FORWARD append action=DROP',
-      '',
+      ...stateless.slice(0, 5),
+      '${cmd} FORWARD append conntrack=ESTABLISHED action=ACCEPT',
+      '${cmd} FORWARD append conntrack=RELATED action=ACCEPT',
+      ...stateless.slice(5),
     ].join('\n'),
+    'stateful (the default): replies of allowed connections first (VEREFOO writes none)',
   );
+  t.same(BPF_STATEFUL, ['conntrack=ESTABLISHED action=ACCEPT', 'conntrack=RELATED action=ACCEPT']);
 });
 
 t.test('semantics: iptables-restore --test takes the 1:1 mapping; sampled verdicts equal the rules', async (t) => {
@@ -392,10 +426,11 @@ t.test('semantics: iptables-restore --test takes the 1:1 mapping; sampled verdic
   const randoms = Array.from({ length: 60 }, (_, k) => randomNode(k));
   let refused = 0;
   let sampled = 0;
-  for (const node of [...fixed, ...randoms]) {
+  for (const [k, node] of [...fixed, ...randoms].entries()) {
     let script: string;
     try {
-      script = bpf(node, 1);
+      // Stateful (the default) and stateless in turn: the conntrack rules decide no first packet.
+      script = bpf(node, 1, { stateless: k % 2 === 1 });
     } catch (e) {
       if (fixed.includes(node)) throw e;
       t.ok(e instanceof NfvError && e.status === 400 && e.message.startsWith(`node ${node.name}: `), String(e));
@@ -416,14 +451,26 @@ t.test('semantics: iptables-restore --test takes the 1:1 mapping; sampled verdic
   t.ok(sampled > 100000, `${sampled} packets`);
   if (restoreWhy) t.skip(restoreWhy);
   // The mapping is 1:1, and iptables-restore does judge it.
-  const mapped = iptablesRestore(parseScript(bpf(firewall('DENY', TABLE), 1)).commands);
+  const mapped = iptablesRestore(parseScript(bpf(firewall('DENY', TABLE), 1, { stateless: true })).commands);
   t.match(
     mapped,
     /^\*filter\n:FORWARD DROP \[0:0\]\n-F FORWARD\n-A FORWARD -s 10\.0\.0\.0\/24 -d 20\.0\.0\.1\/32 -p tcp/,
   );
+  const statefulMapped = iptablesRestore(parseScript(bpf(firewall('DENY', TABLE), 1)).commands);
+  t.match(
+    statefulMapped,
+    new RegExp(
+      '^\\*filter\\n:FORWARD DROP \\[0:0\\]\\n-F FORWARD\\n' +
+        '-A FORWARD -m conntrack --ctstate ESTABLISHED -j ACCEPT\\n' +
+        '-A FORWARD -m conntrack --ctstate RELATED -j ACCEPT\\n' +
+        '-A FORWARD -s 10\\.0\\.0\\.0/24 -d 20\\.0\\.0\\.1/32 -p tcp',
+    ),
+  );
   if (!restoreWhy) {
     const bad = spawnSync('iptables-restore', ['--test'], { input: mapped.replace('--dport 80', '--dport 65536') });
     t.not(bad.status, 0, 'iptables-restore refuses a port beyond uint16');
+    const good = spawnSync('iptables-restore', ['--test'], { input: statefulMapped, encoding: 'utf8' });
+    t.equal(good.status, 0, `the stateful rules: iptables-restore --test: ${good.stderr}`);
   }
   // The evaluator and the sampling do judge: a line dropped from the script changes verdicts.
   const node = firewall('DENY', TABLE);
@@ -442,14 +489,19 @@ t.test('semantics: iptables-restore --test takes the 1:1 mapping; sampled verdic
 });
 
 t.test('-1 before a fixed octet: one prefix per value, exact; ranges: one line per port', async (t) => {
-  const appends = (elements: Elements[]) =>
-    bpf(firewall('DENY', elements), 1)
+  const appends = (elements: Elements[], stateless = true) =>
+    bpf(firewall('DENY', elements), 1, { stateless })
       .split('\n')
       .filter((l) => l.includes(' append '))
       .map((l) => l.slice('${cmd} FORWARD append '.length));
   const wildcard = appends([{ action: 'ALLOW', source: '10.-1.0.1', destination: '*' }]);
   t.equal(wildcard.length, 256);
   t.same([wildcard[0], wildcard[255]], ['src=10.0.0.1/32 action=ACCEPT', 'src=10.255.0.1/32 action=ACCEPT']);
+  t.same(
+    appends([{ action: 'ALLOW', source: '10.-1.0.1', destination: '*' }], false),
+    [...BPF_STATEFUL, ...wildcard],
+    'stateful: the two conntrack rules, then the same',
+  );
   // OTHER compiled away: its UDP part is what rule 2 decides for its addresses, a /12 crossed with a wildcard.
   const crossed = appends([
     { action: 'DENY', source: '10.-1.0.1', destination: '*', protocol: 'OTHER' },
@@ -472,9 +524,9 @@ t.test('-1 before a fixed octet: one prefix per value, exact; ranges: one line p
 });
 
 t.test('refusals beyond the bounds name the node and the rule; file name', async (t) => {
-  const refusal = (elements: Elements[], pattern: RegExp, what: string) => {
+  const refusal = (elements: Elements[], pattern: RegExp, what: string, stateless = false) => {
     try {
-      bpf(firewall('DENY', elements, 'fw-core'), 1);
+      bpf(firewall('DENY', elements, 'fw-core'), 1, { stateless });
       t.fail(`${what}: not refused`);
     } catch (e) {
       t.ok(e instanceof NfvError, what);
@@ -510,14 +562,28 @@ t.test('refusals beyond the bounds name the node and the rule; file name', async
     /^node fw-core: rule 3: source ports 0-10 include port 0, which pcn-iptables cannot match/,
     'port 0',
   );
+  const many = Array.from({ length: 33 }, (_, k) => ({
+    id: k + 1,
+    action: 'ALLOW',
+    source: `10.${k}.-1.1`,
+    destination: '*',
+  }));
   refusal(
-    Array.from({ length: 33 }, (_, k) => ({ id: k + 1, action: 'ALLOW', source: `10.${k}.-1.1`, destination: '*' })),
+    many,
     new RegExp(`^node fw-core: ${33 * 256} rules are more than pcn-iptables takes in a chain \\(${BPF_MAX_RULES}\\)`),
     'more rules than a chain takes',
+    true,
+  );
+  refusal(
+    many,
+    new RegExp(`^node fw-core: ${33 * 256 + 2} rules are more than pcn-iptables takes in a chain`),
+    'stateful: the two conntrack rules count too',
   );
   t.equal(BPF_MAX_LINES_PER_RULE, 256);
   const at = (dstPort: string) =>
-    bpf(firewall('DENY', [{ action: 'ALLOW', source: '*', destination: '*', protocol: 'TCP', dstPort }]), 1);
+    bpf(firewall('DENY', [{ action: 'ALLOW', source: '*', destination: '*', protocol: 'TCP', dstPort }]), 1, {
+      stateless: true,
+    });
   t.equal(
     at('1-256')
       .split('\n')

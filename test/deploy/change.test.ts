@@ -2,7 +2,8 @@
  * Change scripts between two rule lists. iptables: applied by the real iptables in a fresh network namespace (the
  * old list loaded, the script applied with --noflush, the chain equal to the new list loaded alone). ipfw: applied
  * by a small interpreter of its add and delete commands; FortiOS by one of its edit, delete and move commands.
- * Open vSwitch: parsed by the real ovs-ofctl.
+ * Open vSwitch: parsed by the real ovs-ofctl. Stateful (the default: the conntrack rules at the head stay) and
+ * stateless alike.
  */
 import { spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
@@ -42,20 +43,28 @@ t.test(
   { skip: !usable && `iptables in a network namespace is not available here (${probe.stderr || probe.error})` },
   async (t) => {
     const rnd = random(17);
-    for (let k = 0; k < 25; k++) {
+    for (let k = 0; k < 40; k++) {
       const list = () => Array.from({ length: Math.floor(rnd() * 6) }, () => pooled(rnd));
       const old = firewall(rnd() < 0.5 ? 'ALLOW' : 'DENY', list());
       const next = firewall(rnd() < 0.5 ? 'ALLOW' : 'DENY', list());
-      const change = iptablesChange(old, next, 'test');
+      // Half stateful (the default), half stateless: the change is for files deploy wrote the same way.
+      const options = { stateless: k % 2 === 1 };
+      const change = iptablesChange(old, next, 'test', options);
       const quoted = (text: string) => `'${text.replace(/'/g, `'\\''`)}'`;
       const applied = inNamespace(
-        `printf %s ${quoted(iptables(old, 1))} | iptables-restore && ` +
+        `printf %s ${quoted(iptables(old, 1, options))} | iptables-restore && ` +
           `printf %s ${quoted(change)} | iptables-restore --noflush && iptables -S FORWARD`,
       );
-      const fresh = inNamespace(`printf %s ${quoted(iptables(next, 1))} | iptables-restore && iptables -S FORWARD`);
-      if (applied.status !== 0) t.fail(`case ${k}: ${applied.stderr}\n${change}`);
-      else if (applied.stdout !== fresh.stdout) t.fail(`case ${k}:\n${change}\ngave\n${applied.stdout}`);
-      else t.pass(`case ${k}: ${change.split('\n')[0]}`);
+      const fresh = inNamespace(
+        `printf %s ${quoted(iptables(next, 1, options))} | iptables-restore && iptables -S FORWARD`,
+      );
+      const label = `case ${k}${options.stateless ? ' stateless' : ''}`;
+      if (applied.status !== 0) t.fail(`${label}: ${applied.stderr}\n${change}`);
+      else if (applied.stdout !== fresh.stdout) t.fail(`${label}:\n${change}\ngave\n${applied.stdout}`);
+      else t.pass(`${label}: ${change.split('\n')[0]}`);
+      const head = /^-A FORWARD -m conntrack --ctstate RELATED,ESTABLISHED -j ACCEPT$/m;
+      if (options.stateless ? head.test(applied.stdout) : !head.test(applied.stdout.split('\n')[1] ?? ''))
+        t.fail(`${label}: the conntrack rule is ${options.stateless ? 'there' : 'not first'}\n${applied.stdout}`);
     }
   },
 );
@@ -63,10 +72,23 @@ t.test(
 t.test('rules that stay are not touched', async (t) => {
   const keep: Elements = { action: 'ALLOW', source: '10.0.1.-1', destination: '20.0.0.1', protocol: 'ANY' };
   const added: Elements = { ...keep, source: '10.9.9.9', action: 'DENY' };
-  const change = iptablesChange(firewall('DENY', [keep]), firewall('DENY', [added, keep]), 'test');
+  const change = iptablesChange(firewall('DENY', [keep]), firewall('DENY', [added, keep]), 'test', { stateless: true });
   t.match(change, /0 deleted, 1 inserted, policy DROP\n/);
   t.match(change, /\n-I FORWARD 1 -s 10\.9\.9\.9\/32 /);
   t.notMatch(change, /-D FORWARD/);
+  const stateful = iptablesChange(firewall('DENY', [keep]), firewall('DENY', [added, keep]), 'test');
+  t.match(stateful, /0 deleted, 1 inserted, policy DROP\n/);
+  t.match(
+    stateful,
+    /\n# for a chain nfv deploy iptables wrote stateful: its rule 1 \(conntrack ESTABLISHED,RELATED\) stays/,
+  );
+  t.match(stateful, /\n-I FORWARD 2 -s 10\.9\.9\.9\/32 /, 'stateful: after the conntrack rule, which stays');
+  t.notMatch(stateful, /-D FORWARD/);
+  t.match(
+    iptablesChange(firewall('DENY', [keep, added]), firewall('DENY', [added]), 'test'),
+    /\n-D FORWARD 2\n/,
+    'stateful: rule 1 of the list is rule 2 of the chain',
+  );
   t.match(iptablesChange(firewall('DENY', []), firewall('ALLOW', []), 'test'), /policy DROP -> ACCEPT\n/);
 });
 
@@ -90,42 +112,69 @@ const inOrder = (rules: Map<number, string>) => [...rules].sort((a, b) => a[0] -
 
 t.test('ipfw: the change script leaves the new list in order, kept rules under their numbers', async (t) => {
   const rnd = random(23);
-  for (let k = 0; k < 200; k++) {
+  let checked = 0;
+  for (let k = 0; k < 400; k++) {
     const list = () => Array.from({ length: Math.floor(rnd() * 8) }, () => pooled(rnd));
     const old = firewall(rnd() < 0.5 ? 'ALLOW' : 'DENY', list());
     const next = firewall(rnd() < 0.5 ? 'ALLOW' : 'DENY', list());
-    const deployed = ipfwApplied(new Map(), ipfw(old, 1));
-    const changed = inOrder(ipfwApplied(deployed, ipfwChange(old, next, 'test')));
-    const fresh = inOrder(ipfwApplied(new Map(), ipfw(next, 1)));
-    if (changed.join('\n') !== fresh.join('\n')) t.fail(`case ${k}:\n${ipfwChange(old, next, 'test')}`);
+    const options = { stateless: k % 2 === 1 };
+    const deployed = ipfwApplied(new Map(), ipfw(old, 1, options));
+    const script = ipfwChange(old, next, 'test', options);
+    const after = ipfwApplied(deployed, script);
+    const changed = inOrder(after);
+    const fresh = inOrder(ipfwApplied(new Map(), ipfw(next, 1, options)));
+    if (changed.join('\n') !== fresh.join('\n')) t.fail(`case ${k}:\n${script}`);
+    else if (!options.stateless && after.get(1) !== 'check-state') t.fail(`case ${k}: rule 1 is not check-state`);
+    else checked++;
   }
+  t.equal(checked, 400, 'stateful and stateless: 200 changes each leave the new list');
   const keep: Elements = { action: 'ALLOW', source: '10.0.1.-1', destination: '20.0.0.1', protocol: 'ANY' };
-  const script = ipfwChange(firewall('DENY', [keep]), firewall('DENY', [{ ...keep, source: '10.9.9.9' }, keep]), 't');
+  const [before, after] = [firewall('DENY', [keep]), firewall('DENY', [{ ...keep, source: '10.9.9.9' }, keep])];
+  const script = ipfwChange(before, after, 't', { stateless: true });
   t.match(script, /: 0 deleted, 1 added;/);
   t.match(
     script,
     /\n\$\{cmd\} add 50 allow ip from 10\.9\.9\.9\/32 to 20\.0\.0\.1\/32\n/,
     'in the gap before rule 100',
   );
+  const stateful = ipfwChange(before, after, 't');
+  t.match(stateful, /: 0 deleted, 1 added; .* \(rule 1, check-state, stays\)\n/);
+  t.match(
+    stateful,
+    /\n\$\{cmd\} add 50 allow ip from 10\.9\.9\.9\/32 to 20\.0\.0\.1\/32 keep-state\n/,
+    'stateful: in the gap between check-state (1) and rule 100, with keep-state',
+  );
 });
 
 t.test('Open vSwitch: the new table for an atomic replace-flows, and what really changes', async (t) => {
   const keep: Elements = { action: 'DENY', source: '10.0.1.-1', destination: '20.0.0.1', protocol: 'ANY' };
-  const text = openVswitchChange(
-    firewall('ALLOW', [keep]),
-    firewall('ALLOW', [keep, { ...keep, source: '10.2.0.1' }]),
-    't',
-  );
+  const [before, after] = [firewall('ALLOW', [keep]), firewall('ALLOW', [keep, { ...keep, source: '10.2.0.1' }])];
+  const text = openVswitchChange(before, after, 't', { stateless: true });
   t.match(
     text,
     /^# nfv: firewall 10\.0\.0\.254, t: 0 flows removed, 1 added; apply with: ovs-ofctl --bundle replace-flows /,
   );
+  const stateful = openVswitchChange(before, after, 't');
+  t.match(stateful, /^# nfv: firewall 10\.0\.0\.254, t: 0 flows removed, 1 added; /, 'the conntrack flows stay');
+  t.match(
+    stateful,
+    /\n# stateful: .*\ntable=0,priority=1,ip,ct_state=-trk,actions=ct\(table=1\)\n/,
+    'in the new table',
+  );
+  t.match(
+    openVswitchChange(before, firewall('DENY', [keep]), 't'),
+    /: 2 flows removed, 2 added; /,
+    'a default that changes is a flow in each table',
+  );
   const probe = spawnSync('ovs-ofctl', ['--version']);
   if (probe.error) return t.skip('ovs-ofctl not installed (.ci/run installs it)');
-  const file = path.join(await scratch(t), 'flows');
-  writeFileSync(file, text);
-  const check = spawnSync('ovs-ofctl', ['parse-flows', file], { encoding: 'utf8' });
-  t.equal(check.status, 0, `ovs-ofctl parse-flows: ${check.stderr}`);
+  const dir = await scratch(t);
+  for (const [name, flows] of Object.entries({ stateless: text, stateful })) {
+    const file = path.join(dir, name);
+    writeFileSync(file, flows);
+    const check = spawnSync('ovs-ofctl', ['parse-flows', file], { encoding: 'utf8' });
+    t.equal(check.status, 0, `${name}: ovs-ofctl parse-flows: ${check.stderr}`);
+  }
 });
 
 /**

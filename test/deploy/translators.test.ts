@@ -1,4 +1,7 @@
-/** The translators on a table of rules; iptables, nftables and Open vSwitch output fed to the real tools. */
+/**
+ * The translators on a table of rules, stateful (the default) and stateless; iptables, nftables and Open vSwitch
+ * output fed to the real tools.
+ */
 import { execFileSync, spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -12,7 +15,8 @@ import { openVswitch, portMasks } from '../../src/deploy/openvswitch.js';
 import { normalisedRules } from '../../src/deploy/rules.js';
 import { contains, ruleBox } from '../../src/model/space.js';
 import type { Elements, Node } from '../../src/model/types.js';
-import { scratch } from '../helpers.js';
+import { cli, scratch } from '../helpers.js';
+import { ok, refused, workspace } from '../ops/call.js';
 
 const firewall = (defaultAction: 'ALLOW' | 'DENY', elements: Elements[], description = 'fw1'): Node => ({
   id: 7,
@@ -113,8 +117,11 @@ t.test('normalisation keeps first-match semantics while removing protocol OTHER'
 });
 
 t.test('iptables: CIDRs, masks for non-trailing wildcards, ranges, protocols, directional, default', async (t) => {
-  const text = iptables(firewall('DENY', TABLE), 7);
+  const text = iptables(firewall('DENY', TABLE), 7, { stateless: true });
   t.match(text, /^# nfv: firewall 30\.0\.0\.1 \(node 7\)/);
+  t.match(text, /\n# stateless: the rules alone, one way/);
+  t.notMatch(text, /conntrack/);
+  t.match(text, /:OUTPUT ACCEPT \[0:0\]\n-A FORWARD -s 10\.0\.0\.0\/24 /, 'stateless: the rules alone');
   t.match(text, /:FORWARD DROP \[0:0\]/);
   t.match(text, /-A FORWARD -s 10\.0\.0\.0\/24 -d 20\.0\.0\.1\/32 -p tcp --dport 80 -j ACCEPT/);
   t.match(text, /-A FORWARD -s 10\.0\.1\.5\/32 -p udp --sport 1000:2000 -j DROP/);
@@ -140,14 +147,31 @@ t.test('iptables: CIDRs, masks for non-trailing wildcards, ranges, protocols, di
     'directional adds the reverse',
   );
   t.match(text, /COMMIT\n$/);
+  const stateful = iptables(firewall('DENY', TABLE), 7);
+  t.match(stateful, /\n# stateful: replies of allowed connections come back \(conntrack ESTABLISHED,RELATED first\)/);
+  t.equal(
+    stateful.slice(stateful.indexOf('*filter')),
+    text
+      .slice(text.indexOf('*filter'))
+      .replace(
+        ':OUTPUT ACCEPT [0:0]\n',
+        ':OUTPUT ACCEPT [0:0]\n-A FORWARD -m conntrack --ctstate ESTABLISHED,RELATED -j ACCEPT\n',
+      ),
+    'stateful (the default): the conntrack rule first, then the same rules',
+  );
   if (!have('iptables-restore')) return t.skip('iptables-restore not installed (.ci/run installs it)');
-  const check = spawnSync('iptables-restore', ['--test'], { input: text });
-  t.equal(check.status, 0, `iptables-restore --test: ${check.stderr}`);
+  for (const [what, input] of [
+    ['stateless', text],
+    ['stateful', stateful],
+  ]) {
+    const check = spawnSync('iptables-restore', ['--test'], { input });
+    t.equal(check.status, 0, `${what}: iptables-restore --test: ${check.stderr}`);
+  }
 });
 
 t.test('nftables: one atomic file, ANY with ports as one rule for TCP and UDP only, OTHER as one rule', async (t) => {
-  const text = nftables(firewall('DENY', TABLE), 7);
-  t.match(text, /^# nfv: firewall 30\.0\.0\.1 \(node 7\), load with: nft -f FILE\n/);
+  const text = nftables(firewall('DENY', TABLE), 7, { stateless: true });
+  t.match(text, /^# nfv: firewall 30\.0\.0\.1 \(node 7\), load with: nft -f FILE\n# stateless: /);
   t.equal(
     text.slice(text.indexOf('\ntable ip nfv\n') + 1),
     [
@@ -169,13 +193,32 @@ t.test('nftables: one atomic file, ANY with ports as one rule for TCP and UDP on
     ].join('\n'),
     'the table deleted and defined again in one file; 7 rules where iptables has 12',
   );
-  t.match(nftables(firewall('ALLOW', []), 1), /policy accept;\n\t}\n}\n$/, 'the default is the policy');
+  const stateful = nftables(firewall('DENY', TABLE), 7);
+  t.match(
+    stateful,
+    /^# nfv: firewall .*\n# stateful: replies of allowed connections come back \(ct state established,related/,
+  );
+  t.equal(
+    stateful.slice(stateful.indexOf('\ntable ip nfv\n')),
+    text
+      .slice(text.indexOf('\ntable ip nfv\n'))
+      .replace('policy drop;\n', 'policy drop;\n\t\tct state established,related accept\n'),
+    'stateful (the default): ct state established,related accept first, then the same rules',
+  );
+  t.match(
+    nftables(firewall('ALLOW', []), 1, { stateless: true }),
+    /policy accept;\n\t}\n}\n$/,
+    'the default is the policy',
+  );
+  t.match(nftables(firewall('ALLOW', []), 1), /policy accept;\n\t\tct state established,related accept\n\t}\n}\n$/);
   t.match(
     nftables(firewall('DENY', [{ action: 'ALLOW', source: '*', destination: '*', srcPort: '2000', dstPort: '22' }]), 1),
     /\n\t\tmeta l4proto \{ tcp, udp \} th sport \. th dport \{ 2000 \. 22 \} accept\n/,
     'two single ports of TCP and UDP as a concatenation (nft would list th sport 2000 th dport 22 as @th,0,32)',
   );
-  const json = JSON.parse(nftablesJson(firewall('DENY', TABLE), 7)) as { nftables: Record<string, any>[] };
+  const json = JSON.parse(nftablesJson(firewall('DENY', TABLE), 7, { stateless: true })) as {
+    nftables: Record<string, any>[];
+  };
   t.same(
     json.nftables.slice(0, 5),
     [
@@ -222,15 +265,36 @@ t.test('nftables: one atomic file, ANY with ports as one rule for TCP and UDP on
     match: { op: '!=', left: { meta: { key: 'l4proto' } }, right: { set: ['tcp', 'udp'] } },
   });
   t.equal(json.nftables.length, 5 + 7, 'one command per rule');
+  const statefulJson = JSON.parse(nftablesJson(firewall('DENY', TABLE), 7)) as { nftables: Record<string, any>[] };
+  t.same(statefulJson.nftables[5], {
+    add: {
+      rule: {
+        family: 'ip',
+        table: 'nfv',
+        chain: 'forward',
+        expr: [
+          { match: { op: 'in', left: { ct: { key: 'state' } }, right: ['established', 'related'] } },
+          { accept: null },
+        ],
+      },
+    },
+  });
+  t.same(
+    [...statefulJson.nftables.slice(0, 5), ...statefulJson.nftables.slice(6)],
+    json.nftables,
+    'JSON stateful: the same commands with the ct state rule first',
+  );
   const probe = spawnSync('unshare', ['-rn', 'nft', 'list', 'ruleset']);
   if (probe.status !== 0) return t.skip('nft in a network namespace is not available here (.ci/run installs nftables)');
   const dir = await scratch(t);
   writeFileSync(path.join(dir, 'fw.nft'), text);
-  writeFileSync(path.join(dir, 'fw.json'), nftablesJson(firewall('DENY', TABLE), 7));
-  const check = spawnSync('unshare', ['-rn', 'sh', '-c', `nft -c -f ${dir}/fw.nft && nft -j -c -f ${dir}/fw.json`], {
-    encoding: 'utf8',
-  });
-  t.equal(check.status, 0, `nft -c accepts both: ${check.stderr}`);
+  writeFileSync(path.join(dir, 'fw.json'), nftablesJson(firewall('DENY', TABLE), 7, { stateless: true }));
+  writeFileSync(path.join(dir, 'stateful.nft'), stateful);
+  writeFileSync(path.join(dir, 'stateful.json'), nftablesJson(firewall('DENY', TABLE), 7));
+  const files = ['fw.nft', 'stateful.nft'].map((f) => `nft -c -f ${dir}/${f}`);
+  files.push(...['fw.json', 'stateful.json'].map((f) => `nft -j -c -f ${dir}/${f}`));
+  const check = spawnSync('unshare', ['-rn', 'sh', '-c', files.join(' && ')], { encoding: 'utf8' });
+  t.equal(check.status, 0, `nft -c accepts all four (text and JSON, stateless and stateful): ${check.stderr}`);
 });
 
 /** Prefixes of any length (/12, /25, /28, /31, /0, /32), alone and crossed with a -1 before a fixed octet. */
@@ -275,24 +339,37 @@ t.test('CIDR prefixes of any length in every format, checked by the real parsers
     /\t\tip saddr & 255\.0\.255\.255 == 10\.0\.0\.1 meta l4proto != \{ tcp, udp \} drop\n\t\tip saddr 10\.16\.0\.0\/12 accept\n/,
     'nftables says OTHER in one rule: nothing to compile away',
   );
-  const flows = openVswitch(node, 7);
+  const flows = openVswitch(node, 7, { stateless: true });
   t.match(flows, /priority=\d+,tcp,nw_src=172\.16\.0\.0\/12,nw_dst=10\.1\.2\.128\/25,tp_dst=0x1bb,actions=NORMAL/);
-  t.match(ipfw(node, 7), /allow tcp from 172\.16\.0\.0\/12 to 10\.1\.2\.128\/25 443\n/);
-  t.match(ipfw(node, 7), /allow ip from 0\.0\.0\.1:0\.0\.255\.255 to 10\.64\.0\.0\/10\n/);
+  t.ok(
+    openVswitch(node, 7).includes(
+      '\ntable=1,priority=60000,tcp,nw_src=172.16.0.0/12,nw_dst=10.1.2.128/25,tp_dst=0x1bb,actions=ct(commit),NORMAL\n',
+    ),
+    'stateful: in table 1, committed',
+  );
+  t.match(ipfw(node, 7, { stateless: true }), /allow tcp from 172\.16\.0\.0\/12 to 10\.1\.2\.128\/25 443\n/);
+  t.match(ipfw(node, 7, { stateless: true }), /allow ip from 0\.0\.0\.1:0\.0\.255\.255 to 10\.64\.0\.0\/10\n/);
+  t.match(ipfw(node, 7), /allow tcp from 172\.16\.0\.0\/12 to 10\.1\.2\.128\/25 443 keep-state\n/);
+  t.match(ipfw(node, 7), /allow ip from 0\.0\.0\.1:0\.0\.255\.255 to 10\.64\.0\.0\/10 keep-state\n/);
   const conf = fortios(node, 7);
   t.match(conf, /set comment "172\.16\.0\.0\/12"\n\s+set subnet 172\.16\.0\.0 255\.240\.0\.0/);
   t.match(conf, /set comment "10\.0\.0\.4\/31"\n\s+set subnet 10\.0\.0\.4 255\.255\.255\.254/);
   const dir = await scratch(t);
-  const files = { rules: iptables(node, 7) + iptables(crossed, 1), flows, nft: nftables(node, 7) };
+  const files = {
+    rules: iptables(node, 7) + iptables(crossed, 1),
+    flows: flows + openVswitch(node, 7),
+    nft: nftables(node, 7),
+  };
   for (const [name, text] of Object.entries(files)) writeFileSync(path.join(dir, `fw.${name}`), text);
   writeFileSync(path.join(dir, 'crossed.nft'), nftables(crossed, 1));
   writeFileSync(path.join(dir, 'fw.json'), nftablesJson(node, 7, { sets: true }));
   writeFileSync(path.join(dir, 'sets.nft'), nftables(node, 7, { sets: true }));
   if (have('iptables-restore')) {
-    for (const n of [node, crossed]) {
-      const check = spawnSync('iptables-restore', ['--test'], { input: iptables(n, 1) });
-      t.equal(check.status, 0, `iptables-restore --test: ${check.stderr}`);
-    }
+    for (const n of [node, crossed])
+      for (const stateless of [false, true]) {
+        const check = spawnSync('iptables-restore', ['--test'], { input: iptables(n, 1, { stateless }) });
+        t.equal(check.status, 0, `iptables-restore --test: ${check.stderr}`);
+      }
   } else t.skip('iptables-restore not installed (.ci/run installs it)');
   if (have('ovs-ofctl'))
     t.doesNotThrow(
@@ -332,7 +409,7 @@ t.test('nftables --sets: runs of one action as concatenated sets, elements of a 
     { action: 'DENY', source: '9.9.9.9', destination: '*' },
     allow('10.0.2.-1', '20.0.0.1', web),
   ]);
-  const text = nftables(node, 1, { sets: true });
+  const text = nftables(node, 1, { sets: true, stateless: true });
   t.equal(
     text.slice(text.indexOf('\t\ttype')),
     [
@@ -350,15 +427,29 @@ t.test('nftables --sets: runs of one action as concatenated sets, elements of a 
     ].join('\n'),
     'a rule of the other action ends a run: the last rule stays after the drop',
   );
-  const json = JSON.parse(nftablesJson(node, 1, { sets: true })) as { nftables: Record<string, any>[] };
+  const stateful = nftables(node, 1, { sets: true });
+  t.equal(
+    stateful.slice(stateful.indexOf('\t\ttype')),
+    text
+      .slice(text.indexOf('\t\ttype'))
+      .replace('policy drop;\n', 'policy drop;\n\t\tct state established,related accept\n'),
+    'stateful: the ct state rule before the sets',
+  );
+  const json = JSON.parse(nftablesJson(node, 1, { sets: true, stateless: true })) as {
+    nftables: Record<string, any>[];
+  };
   t.same(json.nftables[7]!.add.rule.expr[0].match.right, {
     set: [{ concat: ['1.2.3.4', '5.6.7.8'] }, { concat: ['1.2.3.5', '5.6.7.8'] }],
   });
+  const statefulJson = JSON.parse(nftablesJson(node, 1, { sets: true })) as { nftables: Record<string, any>[] };
+  t.same(statefulJson.nftables[5]!.add.rule.expr[0].match.left, { ct: { key: 'state' } });
+  t.same(statefulJson.nftables[8], json.nftables[7], 'the same sets, one command later');
 });
 
 t.test('Open vSwitch: priorities in list order, port masks, default flow', async (t) => {
-  const text = openVswitch(firewall('ALLOW', TABLE, 'br-edge:port1'), 7);
-  t.match(text, /add-flows br-edge FILE/);
+  const text = openVswitch(firewall('ALLOW', TABLE, 'br-edge:port1'), 7, { stateless: true });
+  t.match(text, /add-flows br-edge FILE\n# stateless: /);
+  t.notMatch(text, /table=|ct_state|ct\(/, 'stateless: one table, no conntrack');
   t.match(text, /priority=60000,tcp,nw_src=10\.0\.0\.0\/24,nw_dst=20\.0\.0\.1\/32,tp_dst=0x50,actions=NORMAL/);
   t.match(text, /udp,nw_src=10\.0\.1\.5\/32,tp_src=0x3e8\/0xfff8,actions=drop/);
   t.match(text, /tcp,nw_dst=20\.0\.0\.0\/16,tp_dst=0x0\/0xfc00,actions=NORMAL/, 'a range from 0 keeps its port match');
@@ -369,23 +460,82 @@ t.test('Open vSwitch: priorities in list order, port masks, default flow', async
     [...priorities].sort((a, b) => b - a),
     'earlier rules have higher priorities',
   );
+  const stateful = openVswitch(firewall('ALLOW', TABLE, 'br-edge:port1'), 7);
+  const flowLines = (flows: string) => flows.split('\n').filter((l) => l && !l.startsWith('#'));
+  t.match(stateful, /add-flows br-edge FILE\n# stateful: replies of allowed connections come back \(ct_state \+est/);
+  t.same(
+    flowLines(stateful).slice(0, 4),
+    [
+      'table=0,priority=1,ip,ct_state=-trk,actions=ct(table=1)',
+      'table=0,priority=0,actions=NORMAL',
+      'table=1,priority=60001,ip,ct_state=+trk+est,actions=NORMAL',
+      'table=1,priority=60001,ip,ct_state=+trk+rel,actions=NORMAL',
+    ],
+    'IPv4 through conntrack into table 1, where tracked and related packets pass first; others by the default',
+  );
+  t.same(
+    flowLines(stateful).slice(4),
+    flowLines(text).map(
+      (l) => `table=1,${l.replace(/actions=NORMAL$/, 'actions=ct(commit),NORMAL').replace(/^priority=0,/, '$&ip,')}`,
+    ),
+    'then the same flows in table 1, a packet they let through committed (its replies are +est); the default for IPv4',
+  );
+  const denying = openVswitch(firewall('DENY', TABLE), 7);
+  t.match(denying, /\ntable=0,priority=0,actions=drop\n/);
+  t.match(denying, /\ntable=1,priority=0,ip,actions=drop\n$/, 'a drop is never committed: its replies find nothing');
   if (!have('ovs-ofctl')) return t.skip('ovs-ofctl not installed (.ci/run installs it)');
-  const file = path.join(await scratch(t), 'flows');
-  writeFileSync(file, text);
-  t.doesNotThrow(
-    () => execFileSync('ovs-ofctl', ['parse-flows', file], { stdio: 'pipe' }),
-    'ovs-ofctl parse-flows accepts the file',
+  const dir = await scratch(t);
+  for (const [name, flows] of Object.entries({ stateless: text, stateful, denying })) {
+    const file = path.join(dir, name);
+    writeFileSync(file, flows);
+    t.doesNotThrow(
+      () => execFileSync('ovs-ofctl', ['parse-flows', file], { stdio: 'pipe' }),
+      `ovs-ofctl parse-flows accepts the ${name} file`,
+    );
+  }
+  const parsed = execFileSync('ovs-ofctl', ['parse-flows', path.join(dir, 'stateful')], { encoding: 'utf8' });
+  t.match(parsed, /ADD table:1 priority=60001,ct_state=\+est\+trk,ip actions=NORMAL/, 'ct_state read as meant');
+  t.match(parsed, /ADD priority=1,ct_state=-trk,ip actions=ct\(table=1\)/);
+  t.match(
+    parsed,
+    /ADD table:1 priority=60000,tcp,nw_src=10\.0\.0\.0\/24,nw_dst=20\.0\.0\.1,tp_dst=80 actions=ct\(commit\),NORMAL/,
   );
 });
 
 t.test('ipfw and FortiOS', async (t) => {
-  const script = ipfw(firewall('DENY', TABLE), 7);
+  const script = ipfw(firewall('DENY', TABLE), 7, { stateless: true });
   t.match(script, /^#!\/bin\/sh\n/);
+  t.notMatch(script, /-state/, 'stateless: no check-state, no keep-state');
   t.match(script, /\$\{cmd\} add 100 allow tcp from 10\.0\.0\.0\/24 to 20\.0\.0\.1\/32 80\n/);
   t.match(script, /deny udp from 10\.0\.1\.5\/32 1000-2000 to any\n/);
   t.match(script, /from 10\.0\.0\.1:255\.0\.255\.255 to 20\.0\.0\.2\/32/);
   t.match(script, /\$\{cmd\} add 65534 deny ip from any to any\n$/);
+  const stateful = ipfw(firewall('DENY', TABLE), 7);
+  t.match(stateful, /\n# stateful: replies of allowed connections come back \(check-state first, keep-state/);
+  t.match(
+    stateful,
+    /\n\$\{cmd\} -f flush\n\$\{cmd\} add 1 check-state\n\$\{cmd\} add 100 /,
+    'check-state before every rule',
+  );
+  t.match(stateful, /\$\{cmd\} add 100 allow tcp from 10\.0\.0\.0\/24 to 20\.0\.0\.1\/32 80 keep-state\n/);
+  t.match(stateful, /deny udp from 10\.0\.1\.5\/32 1000-2000 to any\n/, 'a deny rule keeps no state');
+  t.match(stateful, /\$\{cmd\} add 65534 deny ip from any to any\n$/);
+  t.same(
+    stateful.split('\n').filter((l) => l.startsWith('${cmd} add ') && !l.includes('check-state')),
+    script
+      .split('\n')
+      .filter((l) => l.startsWith('${cmd} add '))
+      .map((l) => (/ add \d+ allow /.test(l) ? `${l} keep-state` : l)),
+    'the same rules under the same numbers, allow rules with keep-state',
+  );
+  t.match(
+    ipfw(firewall('ALLOW', TABLE), 7),
+    /\$\{cmd\} add 65534 allow ip from any to any keep-state\n$/,
+    'a default that allows keeps state too (conntrack tracks what a policy ACCEPT lets through)',
+  );
+  t.match(ipfw(firewall('ALLOW', TABLE), 7, { stateless: true }), /\$\{cmd\} add 65534 allow ip from any to any\n$/);
   const conf = fortios(firewall('ALLOW', TABLE), 7);
+  t.match(conf, /^# nfv: .*\n# stateful: as FortiOS policies always are/, 'FortiOS: stateful, and says so');
   t.match(conf, /set subnet 10\.0\.0\.0 255\.255\.255\.0/);
   t.match(conf, /set type wildcard\n\s+set wildcard 10\.0\.0\.1 255\.0\.255\.255/);
   t.match(conf, /set tcp-portrange 80-80:0-65535/);
@@ -427,9 +577,89 @@ t.test('file names, and rules that cannot be deployed', async (t) => {
   t.doesNotThrow(() => JSON.parse(json.content));
   t.throws(() => deployFile(firewall('DENY', TABLE), 7, 'iptables', { sets: true }), /sets: only nftables/);
   t.throws(() => deployFile(firewall('DENY', TABLE), 7, 'ovs', { json: true }), /ovs has no JSON form/);
+  t.throws(() => deployFile(firewall('DENY', TABLE), 7, 'fortios', { stateless: true }), {
+    status: 400,
+    message: /^stateless: FortiOS policies are stateful/,
+  });
+  const small = firewall('DENY', TABLE.slice(0, 1));
+  for (const format of ['iptables', 'nftables', 'ovs', 'ipfw', 'bpf'] as const) {
+    const line = (options: { stateless?: boolean }) => deployFile(small, 7, format, options).content.split('\n');
+    t.match(
+      line({}).find((l) => l.includes('stateful')),
+      /^# stateful: /,
+      `${format}: stateful by default`,
+    );
+    t.match(
+      line({ stateless: true }).find((l) => l.includes('stateless:')),
+      /^# stateless: /,
+      `${format}: --stateless`,
+    );
+  }
   t.throws(
     () => iptables(firewall('DENY', [{ action: 'ALLOW_COND', source: '*', destination: '*' }]), 1),
     /ALLOW_COND cannot be deployed/,
   );
   t.throws(() => iptables({ name: 'x', functionalType: 'NAT' }, 1), /not a firewall/);
+});
+
+t.test('?stateless=true on /fwd/deploy/*, nfv deploy --stateless', async (t) => {
+  const ws = await workspace(t);
+  const stored = await ok(t, ws, 'POST', '/fwd/nodes', firewall('DENY', TABLE.slice(0, 1)), 201);
+  const id = String(stored.id);
+  const heads = {
+    getIptables: /\n-A FORWARD -m conntrack --ctstate ESTABLISHED,RELATED -j ACCEPT\n/,
+    getNftables: /\n\t\tct state established,related accept\n/,
+    getOpenVswitch: /\ntable=1,priority=60001,ip,ct_state=\+trk\+est,actions=NORMAL\n/,
+    getIpfw: /\n\$\{cmd\} add 1 check-state\n/,
+    getBpfFirewall: /\n\$\{cmd\} FORWARD append conntrack=ESTABLISHED action=ACCEPT\n/,
+  };
+  for (const [segment, head] of Object.entries(heads)) {
+    const target = `/fwd/deploy/${segment}/${id}`;
+    t.match(await ok(t, ws, 'GET', target), head, `${segment}: stateful by default`);
+    t.match(await ok(t, ws, 'GET', `${target}?stateless=false`), head, `${segment}: ?stateless=false, the same`);
+    const stateless = await ok(t, ws, 'GET', `${target}?stateless=true`);
+    t.notMatch(stateless, head, `${segment}: ?stateless=true, the rules alone`);
+    t.match(stateless, /\n# stateless: /);
+  }
+  const json = await ok(t, ws, 'GET', `/fwd/deploy/getNftables/${id}?stateless=true&sets=true&format=json`);
+  t.notMatch(json, /"ct"/, 'nftables JSON: stateless with the other options');
+  t.match(await ok(t, ws, 'GET', `/fwd/deploy/getNftables/${id}?format=json`), /"left":\{"ct":\{"key":"state"\}\}/);
+  await refused(
+    t,
+    ws,
+    'GET',
+    `/fwd/deploy/getVendorFirewall/${id}?stateless=true`,
+    undefined,
+    400,
+    /^stateless: FortiOS/,
+  );
+  t.match(
+    await ok(t, ws, 'GET', `/fwd/deploy/getVendorFirewall/${id}`),
+    /\n# stateful: as FortiOS policies always are/,
+  );
+  await refused(
+    t,
+    ws,
+    'GET',
+    `/fwd/deploy/getIptables/${id}?stateless=yes`,
+    undefined,
+    400,
+    /^stateless: .*yes.* is not/,
+  );
+  const run = (args: string[]) => cli(args, { workspace: ws.dir });
+  const stateful = await run(['deploy', 'iptables', id]);
+  t.equal(stateful.code, 0, stateful.stderr);
+  t.match(stateful.stdout, heads.getIptables, 'nfv deploy: stateful by default');
+  const stateless = await run(['deploy', 'iptables', id, '--stateless']);
+  t.equal(stateless.code, 0, stateless.stderr);
+  t.notMatch(stateless.stdout, /conntrack/, 'nfv deploy --stateless: the rules alone');
+  const nft = await run(['deploy', 'nftables', id, '--stateless', '--sets']);
+  t.equal(nft.code, 0, nft.stderr);
+  t.notMatch(nft.stdout, /ct state/);
+  const vendor = await run(['deploy', 'vendor', id, '--stateless']);
+  t.equal(vendor.code, 2);
+  t.match(vendor.stderr, /stateless: FortiOS policies are stateful/);
+  const change = await run(['deploy', 'iptables', '2', '30.0.0.1', '--from', '1', '--stateless']);
+  t.equal(change.code, 2);
+  t.match(change.stderr, /^nfv: --stateless: change scripts \(--from\) are for stateful files\n/);
 });

@@ -118,22 +118,36 @@ export const deployCommand = new Command('deploy')
   .argument('[node]', 'with --from: the firewall node (its name) whose rules change')
   .option('--from <smid>', 'the commands that take NODE from its rules in simulation SMID to those in the later one')
   .option('--sets', 'nftables: group adjacent rules of one action into concatenated sets (same verdicts, fewer rules)')
+  .option(
+    '--stateless',
+    'the rules alone, one way: no conntrack rule letting replies of allowed connections back (all but vendor)',
+  )
   .option('--live <file>', 'iptables, with --from: the change against this iptables-save file NODE was imported from')
   .option('--iface <name=addresses>', 'with --live: as given to nfv import; repeat', collect, [])
   .option('--ipset <file>', 'with --live: as given to nfv import')
   .option('-o, --output <file>', 'write to a file instead of stdout')
   .action(async (format: keyof typeof TRANSLATORS, nid: string, node: string | undefined, opts, self: Command) => {
-    const { from, output, sets, live } = opts as { from?: string; output?: string; sets?: boolean; live?: string };
+    const { from, output, sets, live, stateless } = opts as {
+      from?: string;
+      output?: string;
+      sets?: boolean;
+      live?: string;
+      stateless?: boolean;
+    };
     if (from === undefined && node !== undefined) throw badRequest(`${node}: a node name goes with --from`);
     if (from !== undefined && node === undefined) throw badRequest('--from SMID_OLD SMID_NEW NODE: name the node');
     if (live !== undefined && (from === undefined || format !== 'iptables'))
       throw badRequest('--live goes with iptables --from A B NODE');
     if (sets && format !== 'nftables') throw badRequest(`--sets: only nftables groups rules into sets, not ${format}`);
+    // The change operation does not take it yet: its scripts are for the stateful files deploy writes by default.
+    if (stateless && from !== undefined)
+      throw badRequest('--stateless: change scripts (--from) are for stateful files');
     // The JSON form only when asked for: piped, a deployment file is still the text its tool reads.
     const json = globals(self).format === 'json' && format === 'nftables';
     if (json && from !== undefined) throw badRequest('--format json: a change script (--from) is a shell script');
     const options = new URLSearchParams(format === 'nftables' ? { sets: String(Boolean(sets)) } : {});
     if (json) options.set('format', 'json');
+    if (stateless) options.set('stateless', 'true');
     const change = () => ({ smid: parseParam('smid', from!), other: parseParam('other', nid) });
     const outcome =
       from === undefined

@@ -1,0 +1,242 @@
+/** The namespaces, rule-list generator and first-match evaluator the nftables tests share (see their headers). */
+import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import t from 'tap';
+import { random } from '../../src/bench/topology.js';
+import { ruleBoxes } from '../../src/model/space.js';
+import type { Elements, Node } from '../../src/model/types.js';
+
+/**
+ * New user, network and PID namespaces: nft runs as their root, and when the process started in them ends (or is
+ * killed, at its deadline or with the test), every process in them goes too, and the network namespace with them.
+ */
+export const NAMESPACES = ['-rnp', '--fork', '--kill-child'];
+export const inNamespace = (script: string) =>
+  spawnSync('unshare', [...NAMESPACES, 'sh', '-c', script], { encoding: 'utf8', timeout: 20_000 });
+export const probe = inNamespace('nft list ruleset');
+export const said = (r: ReturnType<typeof inNamespace>) => (r.stderr || String(r.error)).trim();
+export const nftWhy = `nft in a user and network namespace is not available here (${said(probe)})`;
+export const PYTHON = '/usr/bin/python3';
+export const veth = inNamespace('ip link add a0 type veth peer name a1');
+export const packetsWhy =
+  probe.status !== 0
+    ? nftWhy
+    : !existsSync(PYTHON)
+      ? `${PYTHON} is not installed here (the packet sender)`
+      : veth.status !== 0
+        ? `veth pairs cannot be made in a network namespace here (${veth.stderr.trim()})`
+        : '';
+export const iptablesProbe = inNamespace('iptables -S FORWARD');
+export const iptablesWhy = iptablesProbe.status === 0 ? '' : `iptables in a namespace: ${iptablesProbe.stderr.trim()}`;
+if (process.env.CI === 'true') {
+  // CI installs them (.ci/run): a check skipped there would be a check never run.
+  for (const why of [probe.status === 0 ? '' : nftWhy, packetsWhy, iptablesWhy])
+    if (why) t.fail(`${why}; under CI=true .ci/run must provide it`);
+}
+export const skipNft = probe.status !== 0 && nftWhy;
+
+/** Runs `jobs` over `workers` namespaces at once (nft's checks wait on the kernel more than they compute). */
+export async function inWorkers<T, R>(items: T[], workers: number, each: (slice: T[], k: number) => Promise<R>) {
+  const size = Math.ceil(items.length / workers);
+  const slices = Array.from({ length: workers }, (_, k) => items.slice(k * size, (k + 1) * size)).filter(
+    (s) => s.length,
+  );
+  return Promise.all(slices.map(each));
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Seeded random firewalls
+
+export const OCTETS = [
+  [10, 20, 172, 192],
+  [0, 1, 16, 168],
+  [0, 1, 2, 255],
+  [1, 2, 5, 254],
+];
+export const PORTS = [0, 22, 53, 80, 443, 1000, 1023, 1024, 2000, 65535];
+export const PREFIXES = [0, 1, 8, 9, 12, 16, 20, 24, 25, 28, 30, 31, 32];
+// ICMP, GRE, ESP, SCTP (SCTP has ports where TCP has them: the rules must not read them)
+export const OTHER_PROTOCOLS = [1, 47, 50, 132];
+
+export function generator(seed: number) {
+  const rnd = random(seed);
+  const pick = <T>(list: readonly T[]) => list[Math.floor(rnd() * list.length)]!;
+  const pattern = () => {
+    if (rnd() < 0.1) return rnd() < 0.5 ? '*' : '-1.-1.-1.-1';
+    if (rnd() < 0.3) {
+      // A CIDR prefix of any length: an address of the pools with its host bits cleared.
+      const length = pick(PREFIXES);
+      const value = OCTETS.reduce((v, pool) => v * 256 + pick(pool), 0);
+      const network = value - (value % 2 ** (32 - length));
+      return `${[3, 2, 1, 0].map((k) => Math.floor(network / 256 ** k) % 256).join('.')}/${length}`;
+    }
+    return OCTETS.map((pool) => (rnd() < 0.3 ? -1 : pick(pool))).join('.');
+  };
+  const ports = (): string | undefined => {
+    const x = rnd();
+    if (x < 0.2) return undefined;
+    if (x < 0.55) return '*';
+    const [a, b] = [pick(PORTS), pick(PORTS)];
+    return x < 0.8 ? String(a) : `${Math.min(a, b)}-${Math.max(a, b)}`;
+  };
+  const element = (): Elements => {
+    const e: Elements = { source: pattern(), destination: pattern() };
+    if (rnd() < 0.9) e.action = rnd() < 0.5 ? 'ALLOW' : 'DENY';
+    const protocol = pick([undefined, 'ANY', 'TCP', 'UDP', 'OTHER'] as const);
+    if (protocol) e.protocol = protocol;
+    // Ports need TCP or UDP (OTHER with ports is refused): an OTHER rule gets none, or the full range.
+    const [sp, dp] = protocol === 'OTHER' ? [pick([undefined, '*', '0-65535']), undefined] : [ports(), ports()];
+    if (sp !== undefined) e.srcPort = sp;
+    if (dp !== undefined) e.dstPort = dp;
+    if (rnd() < 0.25) e.directional = rnd() < 0.8;
+    return e;
+  };
+  const firewall = (maxRules: number): Node => ({
+    id: 1,
+    name: '10.255.0.1',
+    functionalType: 'FIREWALL',
+    configuration: {
+      name: 'fw',
+      firewall: {
+        defaultAction: rnd() < 0.5 ? 'ALLOW' : 'DENY',
+        elements: Array.from({ length: Math.floor(rnd() * (maxRules + 1)) }, element),
+      },
+    },
+  });
+  return { rnd, pick, firewall, element };
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// The evaluator: a node's elements read as documented, first match, shares nothing with src/deploy
+
+export interface Packet {
+  proto: number; // IP protocol number: 6 TCP, 17 UDP, others have no ports
+  src: number[];
+  dst: number[];
+  sport: number;
+  dport: number;
+}
+
+/** A 32-bit address as a number. */
+export const numberOf = (ip: number[]) => ip.reduce((v, o) => v * 256 + o, 0);
+
+/** The addresses of a rule address, low to high when it is a prefix (`A.B.C.D/P`), else undefined. */
+export function prefixRange(pattern: string): [number, number] | undefined {
+  const [address, length] = pattern.split('/');
+  if (length === undefined) return undefined;
+  const size = 2 ** (32 - Number(length));
+  const lo = numberOf(address!.split('.').map(Number));
+  return [lo - (lo % size), lo - (lo % size) + size - 1];
+}
+
+export function octetsMatch(pattern: string, ip: number[]) {
+  const prefix = prefixRange(pattern);
+  if (prefix) return numberOf(ip) >= prefix[0] && numberOf(ip) <= prefix[1];
+  return (pattern.trim() === '*' ? ['-1', '-1', '-1', '-1'] : pattern.split('.')).every(
+    (o, k) => o.trim() === '-1' || Number(o) === ip[k],
+  );
+}
+export const anyPort = (spec: string | undefined) =>
+  spec === undefined || spec === '*' || spec === 'null' || spec === '';
+export function portMatch(spec: string | undefined, port: number) {
+  if (anyPort(spec)) return true;
+  const [lo, hi = lo] = spec!.split('-').map(Number) as [number, number?];
+  return port >= lo && port <= hi!;
+}
+
+export function matches(e: Elements, p: Packet, reverse: boolean): boolean {
+  const [src, dst] = reverse ? [e.destination, e.source] : [e.source, e.destination];
+  const [sp, dp] = reverse ? [e.dstPort, e.srcPort] : [e.srcPort, e.dstPort];
+  if (!octetsMatch(src, p.src) || !octetsMatch(dst, p.dst)) return false;
+  const hasPorts = p.proto === 6 || p.proto === 17;
+  switch (e.protocol ?? 'ANY') {
+    case 'TCP':
+      if (p.proto !== 6) return false;
+      break;
+    case 'UDP':
+      if (p.proto !== 17) return false;
+      break;
+    case 'OTHER':
+      return !hasPorts; // neither TCP nor UDP; it has no ports (the generator gives it none)
+  }
+  if (anyPort(sp) && anyPort(dp)) return true;
+  return hasPorts && portMatch(sp, p.sport) && portMatch(dp, p.dport);
+}
+
+export function verdict(node: Node, p: Packet): boolean {
+  const fw = node.configuration!.firewall!;
+  for (const e of fw.elements ?? [])
+    for (const reverse of e.directional === true ? [false, true] : [false])
+      if (matches(e, p, reverse)) return (e.action ?? 'DENY') === 'ALLOW';
+  return fw.defaultAction === 'ALLOW';
+}
+
+/**
+ * nfv's own first-match verdict: the engine's meaning of each element (`ruleBoxes`: a directional element matches
+ * its reverse too). A packet of another protocol is at protocol OTHER with the values its port fields carry, which
+ * must not matter.
+ */
+export function nfvVerdict(node: Node, p: Packet): boolean {
+  const fw = node.configuration!.firewall!;
+  const proto = p.proto === 6 ? 0 : p.proto === 17 ? 1 : 2;
+  const point = [...p.src, ...p.dst, p.sport, p.dport, proto];
+  const inBox = (b: readonly number[]) => point.every((v, d) => v >= b[2 * d]! && v <= b[2 * d + 1]!);
+  for (const e of fw.elements ?? []) if (ruleBoxes(e).some(inBox)) return (e.action ?? 'DENY') === 'ALLOW';
+  return fw.defaultAction === 'ALLOW';
+}
+
+/** Packets for a firewall: half over the values its rules use, half at the edges of a rule's box. */
+export function packetsFor(node: Node, count: number, g: ReturnType<typeof generator>): Packet[] {
+  const { rnd, pick } = g;
+  const unicast = (v: number) => v >= 1 && v <= 223 && v !== 127; // other first octets never reach the forward hook
+  const octet = (k: number) => (rnd() < 0.8 ? pick(OCTETS[k]!) : Math.floor(rnd() * 256));
+  const address = () => OCTETS.map((_, k) => octet(k));
+  const fix = (ip: number[]) => (unicast(ip[0]!) ? ip : [pick(OCTETS[0]!), ...ip.slice(1)]);
+  const port = () => (rnd() < 0.8 ? pick(PORTS) : Math.floor(rnd() * 65536));
+  const proto = () => pick([6, 6, 17, 17, ...OTHER_PROTOCOLS]);
+  const edge = (lo: number, hi: number, top: number) =>
+    pick([lo, hi, lo - 1, hi + 1].filter((v) => v >= 0 && v <= top));
+  const elements = node.configuration!.firewall!.elements ?? [];
+  const out: Packet[] = [];
+  while (out.length < count) {
+    const e = elements.length && rnd() < 0.5 ? pick(elements) : undefined;
+    if (!e) {
+      out.push({ proto: proto(), src: fix(address()), dst: fix(address()), sport: port(), dport: port() });
+      continue;
+    }
+    const side = (p: string) => {
+      const prefix = prefixRange(p);
+      if (prefix) {
+        // At the prefix's first or last address or just outside it.
+        const v = edge(prefix[0], prefix[1], 2 ** 32 - 1);
+        return [3, 2, 1, 0].map((k) => Math.floor(v / 256 ** k) % 256);
+      }
+      return (p.trim() === '*' ? ['-1', '-1', '-1', '-1'] : p.split('.')).map((o) =>
+        o.trim() === '-1' ? edge(0, 255, 255) : edge(Number(o), Number(o), 255),
+      );
+    };
+    const ports = (spec: string | undefined) => {
+      if (anyPort(spec)) return port();
+      const [lo, hi = lo] = spec!.split('-').map(Number) as [number, number?];
+      return edge(lo, hi!, 65535);
+    };
+    const protocol = { TCP: 6, UDP: 17, OTHER: pick(OTHER_PROTOCOLS) }[e.protocol as string] ?? proto();
+    out.push({
+      proto: rnd() < 0.85 ? protocol : proto(),
+      src: fix(side(e.source)),
+      dst: fix(side(e.destination)),
+      sport: ports(e.srcPort),
+      dport: ports(e.dstPort),
+    });
+  }
+  return out;
+}
+
+/** Each set's elements sorted. */
+export const sortedSets = (text: string) =>
+  text.replace(/\{ ([^{}]*) \}/g, (_, items: string) => `{ ${items.split(', ').sort().join(', ')} }`);
+export const body = (text: string) => text.slice(text.indexOf('table ip nfv {'));
+export const ruleLines = (text: string) =>
+  body(text)
+    .split('\n')
+    .filter((l) => l.startsWith('\t\t') && !l.startsWith('\t\ttype '));
