@@ -63,7 +63,9 @@ function judge(rel: string, ours: Answer, ref: ReferenceRow | undefined): string
 }
 
 const dir = path.resolve(process.argv[2] ?? TESTFILES);
-/** NFV_CONFORMANCE_PATHS=needed: the state graphs wherever they are exact, to compare with the paths the engine lists. */
+/**
+ * NFV_CONFORMANCE_PATHS=needed: the state graphs wherever they are exact, to compare with the paths the engine lists.
+ */
 const listing = (process.env.NFV_CONFORMANCE_PATHS ?? 'few') as PathListing;
 if (!['few', 'all', 'needed'].includes(listing)) throw new Error('NFV_CONFORMANCE_PATHS: few, all or needed');
 const refs = referenceRows('AP');

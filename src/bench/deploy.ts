@@ -1,9 +1,9 @@
 /**
  * npm run bench:deploy: the whole `nfv deploy nftables NID` process, start included, for a stored firewall of 1,000
  * seeded random rules (octet patterns and CIDR prefixes of any length, ports and ranges, mostly TCP and UDP, one
- * in ten OTHER, both actions, some directional), as text, with --sets and with --format json; beside `node -e 0` measured in the same
- * run. Target (issue 23 item 7): under 0.3 s. Medians of 21 processes each; prints a table and writes
- * bench-results/deploy.md.
+ * in ten OTHER, both actions, some directional), as text, with --sets and with --format json; beside `node -e 0`
+ * measured in the same run. Target (issue 23 item 7): under 0.3 s. Medians of 21 processes each; prints a table and
+ * writes bench-results/deploy.md.
  */
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';

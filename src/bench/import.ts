@@ -86,7 +86,8 @@ function main() {
     '',
     '| dump | lines | chains | entries | findings | import s | lint s | target (< 5 s) |',
     '|---|---|---|---|---|---|---|---|',
-    `| generated (seed 65) | ${lineCount} | 65 | ${runs[0]!.entries} | ${runs[0]!.findings} | ${imp.toFixed(2)} | ${lin.toFixed(2)} | ${met} |`,
+    `| generated (seed 65) | ${lineCount} | 65 | ${runs[0]!.entries} | ${runs[0]!.findings} | ` +
+      `${imp.toFixed(2)} | ${lin.toFixed(2)} | ${met} |`,
     '',
   ].join('\n');
   console.log(table.toString());

@@ -332,10 +332,19 @@ async function main(): Promise<void> {
       ),
     ].join('\n');
     writeFileSync(path.join(out, 'inventory-pdb.md'), `${md}\n`);
-    writeFileSync(
-      path.join(out, 'inventory-pdb.json'),
-      `${JSON.stringify({ version, nodes: NODES, meta, load, startSeconds, pdbLoadSeconds, nfvLoad, targets: targets.map((t) => t.name), results }, null, 2)}\n`,
-    );
+    const names = targets.map((t) => t.name);
+    const summary = {
+      version,
+      nodes: NODES,
+      meta,
+      load,
+      startSeconds,
+      pdbLoadSeconds,
+      nfvLoad,
+      targets: names,
+      results,
+    };
+    writeFileSync(path.join(out, 'inventory-pdb.json'), `${JSON.stringify(summary, null, 2)}\n`);
   } finally {
     for (const s of servers) await s.stop();
     if (puppetdb && puppetdb.exitCode === null) {

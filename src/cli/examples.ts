@@ -38,7 +38,8 @@ const WRITTEN: Record<string, string[]> = {
   ],
   'nfv import iptables': [
     'nfv import iptables rules.v4 --node 10.255.0.1 --report table > fw.json   # rules.v4: iptables-save output',
-    'nfv import iptables rules.v4 --node 10.255.0.1 --into network.xml -o network-fw.xml && nfv simulate network-fw.xml',
+    'nfv import iptables rules.v4 --node 10.255.0.1 --into network.xml -o network-fw.xml && ' +
+      'nfv simulate network-fw.xml',
     'nfv import iptables rules.v4 --node 10.255.0.1 --iface eth1=10.1.0.0/16 --ipset ipset.save --store',
   ],
   'nfv import nftables': [

@@ -24,6 +24,7 @@ import { propertiesCommand, requirementsCommand } from './commands/requirements.
 import { serveCommand, workerCommand } from './commands/serve.js';
 import { simulateCommand, simulationsCommand } from './commands/simulate.js';
 import { substratesCommand } from './commands/substrates.js';
+import { dropEarlyInterrupt, interruptSignal } from './interrupt.js';
 import { addGlobalOptions, state } from './options.js';
 import { badRequest } from '../model/errors.js';
 import { messages, sayError } from './output.js';
@@ -68,6 +69,11 @@ export function buildProgram(): Command {
   addExamples(program);
   program.hook('preAction', (_program, action) => {
     messages.quiet = Boolean(action.optsWithGlobals<{ quiet?: boolean }>().quiet);
+    // Ctrl-C is caught from the start of a command, not from its first request: before, a Ctrl-C while it loaded or
+    // read its input met only proper-lockfile's signal-exit, which kills the process with the signal, silently.
+    // serve and worker stop on SIGINT their own way.
+    if (action.name() !== 'serve' && action.name() !== 'worker') interruptSignal();
+    dropEarlyInterrupt();
   });
   // One exit path: commander must throw instead of exiting, on every (sub)command; one prefix for every error.
   const overrideAll = (c: Command) => {
@@ -132,8 +138,8 @@ export async function run(argv: string[]): Promise<number> {
       return EXIT.invalid;
     }
     if (e instanceof NfvError) {
-      // A mistake in how the command was called (400) is said as it is; other refusals name their status.
-      sayError(e.status === 400 ? e.message : `${e.message} (${e.status})`);
+      // Said in words; the exit code gives its kind.
+      sayError(e.message);
       return exitCodeFor(e.status);
     }
     if ((e as Error)?.name === 'ExitPromptError') return 130;

@@ -3,13 +3,14 @@
  * line on stderr, the exit code derived from the status.
  */
 import type { Command } from 'commander';
-import { CLIENT_GONE, EXIT, badRequest, exitCodeFor } from '../model/errors.js';
+import { EXIT, badRequest, exitCodeFor } from '../model/errors.js';
 import {
   execute,
   invoke,
   json,
   pathOf,
   resolve,
+  type Answered,
   type Call,
   type Operation,
   type Outcome,
@@ -17,11 +18,25 @@ import {
   type Request,
   type Resolved,
 } from '../ops/operation.js';
+import { simulationsDiff, simulationsReport } from '../ops/network/simulations.js';
 import { render } from '../ops/render.js';
 import { OPERATIONS } from '../ops/table.js';
 import { interruptSignal } from './interrupt.js';
 import { globals, outputFormat, workspaceOf } from './options.js';
 import { say, sayError, tableOfOutcome, writeData } from './output.js';
+import { diffTable, reportTable } from './summary.js';
+
+/** Answers with a table of their own (summary.ts); the others get the generic one (output.ts), whoever asks. */
+const TABLES = new Map<string, (value: never) => string>([
+  [simulationsReport.name, reportTable],
+  [simulationsDiff.name, diffTable],
+]);
+
+function tableFor(outcome: Answered): string {
+  const { op, reply } = outcome;
+  const own = TABLES.get(op.name);
+  return own && reply.kind === 'json' ? own(reply.value as never) : tableOfOutcome(outcome);
+}
 
 /** The formats an operation's answer has: XML only for the `/adp` envelopes, text for deployment files. */
 function refuseFormat(cmd: Command, op: Operation): void {
@@ -92,17 +107,17 @@ export function printOutcome(cmd: Command, outcome: Outcome, options: { bodyOnEr
       return EXIT.ok;
     }
     if (options.bodyOnError && format !== 'table') writeData(render(outcome, format).body);
-    // 499 is no HTTP status a user knows: an interruption says so in words.
-    sayError(outcome.status === CLIENT_GONE ? outcome.error : `${outcome.error} (${outcome.status})`);
+    // In words only: the exit code gives the kind of failure, and --verbose the HTTP status.
+    sayError(outcome.error);
     return exitCodeFor(outcome.status);
   }
   if (outcome.reply.kind === 'notModified') {
     say(outcome.reply.message);
     return EXIT.ok;
   }
-  if (format === 'table') writeData(tableOfOutcome(outcome));
+  if (format === 'table') writeData(tableFor(outcome));
   else writeData(render(outcome, format).body);
-  if (outcome.reply.kind === 'done' && process.stderr.isTTY) say(`done (${outcome.status})`);
+  if (outcome.reply.kind === 'done' && process.stderr.isTTY) say('done');
   return EXIT.ok;
 }
 

@@ -23,7 +23,7 @@ import {
 import { EXACT_MAX_VARIABLES, OptimaProbe, exactCore, exactMaxSat } from './exact.js';
 import { greedyDecisions, type GreedyDecisions } from './greedy.js';
 import { Clauses, conflictCore, solveMaxSat, type Lit, type MaxSatAnswer, type MaxSatProblem } from './maxsat.js';
-import type { NetNode } from './network.js';
+import { firstMatchDrops, type NetNode } from './network.js';
 import { WorkPool, WorkSpent, unbounded, type Spend } from './work.js';
 import {
   RuleModel,
@@ -91,14 +91,6 @@ export interface ComponentReport {
   /** Building the clauses, then everything (encoding included). */
   encoding: number;
   seconds: number;
-}
-
-/** Does a configured firewall drop a class (first match in list order; DENY when no action or default is given)? */
-export function firstMatchDrops(node: NetNode, cls: PacketClass): boolean {
-  for (const rule of node.rules ?? []) {
-    if (ruleHolds(rule, cls.boxes[0]!)) return (rule.action ?? 'DENY') !== 'ALLOW';
-  }
-  return node.defaultAction !== 'ALLOW';
 }
 
 /** Soft groups, in priority order (the first only when not every requirement can hold). */

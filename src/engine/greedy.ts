@@ -15,8 +15,7 @@
  * Returns undefined when a requirement cannot be met this way (then only the solver can decide).
  */
 import { isDecision, type FlowModel, type Requirement } from './flows.js';
-import type { NetNode } from './network.js';
-import { firstMatchDrops } from './allocate.js';
+import { firstMatchDrops, type NetNode } from './network.js';
 
 export interface GreedyDecisions {
   used: Set<number>;

@@ -6,7 +6,7 @@
 import { parseAddress } from '../model/address.js';
 import { badRequest, beyondBound, quote } from '../model/errors.js';
 import type { Constraints, Elements, ForwardingPath, Graph, Node, Property } from '../model/types.js';
-import { octetBounds } from '../model/space.js';
+import { octetBounds, ruleHolds, type PacketClass } from '../model/space.js';
 
 /** Types where traffic starts or stops and never transits (A.2). */
 export const END_HOSTS = new Set(['WEBCLIENT', 'WEBSERVER', 'ENDHOST', 'ENDPOINT', 'MAILCLIENT', 'MAILSERVER']);
@@ -363,4 +363,12 @@ function blocksFrom(adjacent: number[][], root: number): number[][] {
     }
   }
   return found;
+}
+
+/** Does a configured firewall drop a class (first match in list order; DENY when no action or default is given)? */
+export function firstMatchDrops(node: NetNode, cls: PacketClass): boolean {
+  for (const rule of node.rules ?? []) {
+    if (ruleHolds(rule, cls.boxes[0]!)) return (rule.action ?? 'DENY') !== 'ALLOW';
+  }
+  return node.defaultAction !== 'ALLOW';
 }

@@ -9,7 +9,6 @@ import {
   allocatePlaces,
   provenPlaces,
   refinedFirst,
-  firstMatchDrops,
   type AllocationCut,
   type AllocationTuning,
   type ComponentReport,
@@ -35,6 +34,7 @@ import {
   cycleRank,
   expandServiceGraph,
   expandWildcards,
+  firstMatchDrops,
   forwardingPath,
   optionalNames,
   pathsBetween,
@@ -112,7 +112,10 @@ export interface FirewallChange {
   /** New rules with their position (from 1) in the new list. */
   added: { position: number; rule: Elements }[];
   defaultAction: { from: 'ALLOW' | 'DENY'; to: 'ALLOW' | 'DENY' };
-  /** Removals (one per live line for an imported firewall) and rules added, plus classes that reach a flipped default. */
+  /**
+   * Removals (one per live line for an imported firewall) and rules added, plus classes that reach a flipped
+   * default.
+   */
   changes: number;
 }
 

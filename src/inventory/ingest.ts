@@ -1,7 +1,7 @@
 /**
  * The commands that feed the inventory (PuppetDB's command API): replace catalog (wire format v9), replace facts (v4
- * and v5), store report (v8) and deactivate node (v3), with PuppetDB's staleness rules. Payloads are checked field by field; a
- * malformed one is a 400 naming the field and stores nothing.
+ * and v5), store report (v8) and deactivate node (v3), with PuppetDB's staleness rules. Payloads are checked field
+ * by field; a malformed one is a 400 naming the field and stores nothing.
  */
 import { NfvError, badRequest, quote } from '../model/errors.js';
 import { array, dictionary, object } from '../store/shape.js';
@@ -660,8 +660,8 @@ export const factOf = (p: Prepared): Fact => ({
 
 /**
  * The staleness rules: whether a prepared command applies, given what is stored; when it does, `state` is updated.
- * An older catalog (or older facts) is ignored, a report whose hash is stored is ignored, a deactivation older than the node's latest
- * data is ignored; anything newer than a deactivation reactivates the node.
+ * An older catalog (or older facts) is ignored, a report whose hash is stored is ignored, a deactivation older than
+ * the node's latest data is ignored; anything newer than a deactivation reactivates the node.
  */
 export function decide(state: IngestState, p: Fact): boolean {
   switch (p.kind) {
@@ -768,7 +768,8 @@ export function prepareCommand(body: unknown, now: number): Prepared {
       return prepareDeactivation(body.payload);
     default:
       throw badRequest(
-        `command.command: ${quote(body.command)} is not replace catalog, replace facts, store report or deactivate node`,
+        `command.command: ${quote(body.command)} is not replace catalog, replace facts, store report or ` +
+          'deactivate node',
       );
   }
 }

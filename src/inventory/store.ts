@@ -11,7 +11,8 @@ import { readFile, readdir, rename, stat, unlink, writeFile } from 'node:fs/prom
 import path from 'node:path';
 import { NfvError } from '../model/errors.js';
 import { Journal, type Line } from '../store/journal.js';
-import type { AreaSpec, Workspace } from '../store/workspace.js';
+import type { Workspace } from '../store/workspace.js';
+import type { AreaSpec } from '../store/area.js';
 import type { CommandResult, InventoryStore, StoredReportParts } from './backend.js';
 import { indexOf, type Entity } from './entities.js';
 import { aggregateEventCounts, eventCounts, queryEntity, type Answer } from './service.js';

@@ -34,9 +34,9 @@ export function parseName(name: string, text: string): string {
 }
 
 /**
- * A Puppet resource title or a fact value in a path: any non-empty string. File paths (`/etc/passwd`) are the most common titles, so `/`,
- * dots and everything else are allowed; the request target's own rules (no empty or dot segment) still apply to
- * the segment that carries it, percent-encoded.
+ * A Puppet resource title or a fact value in a path: any non-empty string. File paths (`/etc/passwd`) are the most
+ * common titles, so `/`, dots and everything else are allowed; the request target's own rules (no empty or dot
+ * segment) still apply to the segment that carries it, percent-encoded.
  */
 export function parseTitle(name: string, text: string): string {
   if (text === '') throw badRequest(`${name}: is empty`);

@@ -3,8 +3,8 @@
  * allows (what the list lets through, as packet classes) and diff (the packets two lists treat differently).
  *
  * A rule source is a stored `/fwd` node, a firewall of a stored simulation result, or a document sent with the
- * request (an NFV document with the firewall named by `node`, a firewall node as `/fwd` takes it, an iptables-save file or
- * `nft -j list ruleset` output). Sources are
+ * request (an NFV document with the firewall named by `node`, a firewall node as `/fwd` takes it, an iptables-save
+ * file or `nft -j list ruleset` output). Sources are
  * resolved in one place, `SOURCES` (and, for documents, `DOCUMENTS`): a new kind, such as an imported iptables
  * file, is one entry there. The GET paths analyse stored sources; the POST paths under `/fwd/analysis` take any
  * source in a JSON body: `{"source": SOURCE}` or `{"from": SOURCE, "to": SOURCE}`, where SOURCE is

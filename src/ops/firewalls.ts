@@ -11,7 +11,7 @@ import { ConfigurationType, ElementsType, FirewallType, GraphType, NfvType, Node
 import type { Configuration, Elements, Graph, NFV, Node } from '../model/types.js';
 import { FWD_AREA, type FwdData } from '../store/firewalls.js';
 import { ADP_AREA } from '../store/network.js';
-import { nextId, type IdSource } from '../store/workspace.js';
+import { nextId, type IdSource } from '../store/area.js';
 import { parseCount, parseId } from '../model/ids.js';
 import { done, json, operation, type Input, type Operation, text, type TextReply } from './operation.js';
 
@@ -75,14 +75,22 @@ function countQuery(query: URLSearchParams, name: string, fallback: number): num
 
 const nid = (i: Input) => i.params.nid as number;
 
-/** The options of a format that has them (nftables: `?sets=true`, `?format=json`); others take none. */
+/**
+ * The options of a format: `?stateless=true` for every one (deployFile refuses it for FortiOS, stateful only);
+ * nftables also `?sets=true`, `?format=json`.
+ */
 function deployOptions(format: DeployFormat, query: URLSearchParams): DeployOptions {
-  if (format !== 'nftables') return {};
-  const sets = query.get('sets') ?? 'false';
-  if (sets !== 'true' && sets !== 'false') throw badRequest(`sets: ${quote(sets)} is not true or false`);
+  const flag = (name: string) => {
+    const value = query.get(name) ?? 'false';
+    if (value !== 'true' && value !== 'false') throw badRequest(`${name}: ${quote(value)} is not true or false`);
+    return value === 'true';
+  };
+  const stateless = flag('stateless');
+  if (format !== 'nftables') return { stateless };
+  const sets = flag('sets');
   const form = query.get('format') ?? 'text';
   if (form !== 'text' && form !== 'json') throw badRequest(`format: ${quote(form)} is not text or json`);
-  return { sets: sets === 'true', json: form === 'json' };
+  return { stateless, sets, json: form === 'json' };
 }
 
 function deployOperation(segment: string, format: DeployFormat, summary: string): Operation<unknown, TextReply> {

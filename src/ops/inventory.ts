@@ -144,7 +144,8 @@ export const pdbCommand = operation({
   method: 'POST',
   path: '/pdb/cmd/v1',
   summary:
-    'PuppetDB command submission: replace catalog (v9), replace facts (v5, v4), store report (v8), deactivate node (v3)',
+    'PuppetDB command submission: replace catalog (v9), replace facts (v5, v4), store report (v8), ' +
+    'deactivate node (v3)',
   reply: 'json',
   status: 200,
   errors: 'puppetdb-command',

@@ -3,7 +3,7 @@
  */
 import type { Node } from '../model/types.js';
 import { IdLedger, array, object } from './shape.js';
-import type { AreaSpec } from './workspace.js';
+import type { AreaSpec } from './area.js';
 
 export interface FwdData {
   /** Last id given out per kind (`node`, `rule`); 0 again after a bulk delete (VEREFOO's clients count on it). */

@@ -4,7 +4,7 @@
  */
 import type { Connection, Constraints, Graph, Host, PropertyDefinition } from '../model/types.js';
 import { IdLedger, array, id, object } from './shape.js';
-import type { AreaSpec } from './workspace.js';
+import type { AreaSpec } from './area.js';
 
 export interface Substrate {
   id: number;

@@ -13,7 +13,7 @@
  */
 import type pg from 'pg';
 import { NfvError } from '../model/errors.js';
-import { Unchanged, countersOf, raiseCounter, type AreaSpec, type Change, type IdSource } from './workspace.js';
+import { Unchanged, countersOf, raiseCounter, type AreaSpec, type Change, type IdSource } from './area.js';
 
 /** Versioned migrations, applied in order by `nfv db migrate`; never edit one that was released. */
 export const MIGRATIONS: { version: number; name: string; sql: string }[] = [

@@ -176,20 +176,20 @@ t.test('refusals name the flag or argument', async (t) => {
     2,
     /^nfv: give one rule source: SOURCE, --fwd NID or --simulation SMID\n/,
   );
-  await refused(['firewall', 'lint', '--fwd', '99'], 3, /^nfv: firewall node 99 does not exist \(404\)\n/);
+  await refused(['firewall', 'lint', '--fwd', '99'], 3, /^nfv: firewall node 99 does not exist\n/);
   await refused(['firewall', 'lint', '--fwd', 'x'], 2, /^nfv: --fwd: "x" is not an id/);
   await refused(['firewall', 'lint', 'fwd:1', '--node', 'a'], 2, /^nfv: --node: fwd:1 is one firewall node already\n/);
   await refused(['firewall', 'lint', 'nope.json'], 2, /^nfv: cannot read nope\.json: no such file or folder\n/);
-  await refused(['firewall', 'lint', '--simulation', '7'], 3, /^nfv: simulation 7 does not exist \(404\)\n/);
+  await refused(['firewall', 'lint', '--simulation', '7'], 3, /^nfv: simulation 7 does not exist\n/);
   await refused(
     ['firewall', 'lint', path.join('samples', 'office-nat.xml')],
     2,
-    /^nfv: node: samples\/office-nat\.xml has no FIREWALL node \(400\)\n/,
+    /^nfv: node: samples\/office-nat\.xml has no FIREWALL node\n/,
   );
   await refused(
     ['firewall', 'allows', 'fwd:1', '--proto', 'icmp'],
     2,
-    /^nfv: proto: "icmp" is not a protocol \(ANY, TCP, UDP, OTHER\) \(400\)\n/,
+    /^nfv: proto: "icmp" is not a protocol \(ANY, TCP, UDP, OTHER\)\n/,
   );
   await refused(['firewall', 'allows', 'fwd:1', '--dport', '1-2-3'], 2, /^nfv: dport: "1-2-3" is not a port range/);
   await refused(
@@ -216,6 +216,6 @@ t.test('refusals name the flag or argument', async (t) => {
   await refused(
     ['firewall', 'diff', 'fwd:1', 'simulation:1', '--node', '9.9.9.9'],
     3,
-    /^nfv: node: simulation 1 has no node "9\.9\.9\.9" \(404\)\n/,
+    /^nfv: node: simulation 1 has no node "9\.9\.9\.9"\n/,
   );
 });

@@ -23,7 +23,14 @@ t.test('simulation -> import -> deploy', async (t) => {
   const out = path.join(await scratch(t), 'fw.flows');
   const ovs = await run(['deploy', 'ovs', '1', '-o', out]);
   t.equal(ovs.code, 0);
-  t.match(await readFile(out, 'utf8'), /priority=60000,ip,nw_src=192\.168\.1\.10\/32,actions=NORMAL/);
+  // Stateful by default: allowed connections are committed to conntrack, their replies pass (docs/SEMANTICS.md).
+  t.match(
+    await readFile(out, 'utf8'),
+    /table=1,priority=60000,ip,nw_src=192\.168\.1\.10\/32,actions=ct\(commit\),NORMAL/,
+  );
+  const oneWay = await run(['deploy', 'ovs', '1', '--stateless']);
+  t.equal(oneWay.code, 0, oneWay.stderr);
+  t.match(oneWay.stdout, /priority=60000,ip,nw_src=192\.168\.1\.10\/32,actions=NORMAL/);
   const nft = await run(['deploy', 'nftables', '1']);
   t.equal(nft.code, 0, nft.stderr);
   t.match(nft.stdout, /\ntable ip nfv\ndelete table ip nfv\ntable ip nfv \{\n\tchain forward \{\n/, 'text when piped');

@@ -57,7 +57,7 @@ t.test('query: PQL or an AST; a table on a terminal, JSON when piped', async (t)
   t.match(bad.stderr, /^nfv: PQL parse error at line 1, column 21: found '}'\. Expected one of: /);
   const unknown = await run(['inventory', 'query', 'packages { }']);
   t.equal(unknown.code, 2);
-  t.equal(unknown.stderr, "nfv: Invalid entity 'packages' in query (400)\n");
+  t.equal(unknown.stderr, "nfv: Invalid entity 'packages' in query\n");
 });
 
 t.test('errors', async (t) => {

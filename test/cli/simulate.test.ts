@@ -54,7 +54,7 @@ t.test('--store, then the stored result, its report, and byParams', async (t) =>
 t.test('bad input: exit 2 and one line', async (t) => {
   const r = await run(['simulate', '-'], await fixture('graphs.xml'));
   t.equal(r.code, 2);
-  t.match(r.stderr, /^nfv: XML: expected a <NFV> document, got <graphs> \(400\)\n$/);
+  t.match(r.stderr, /^nfv: XML: expected a <NFV> document, got <graphs>\n$/);
 });
 
 t.test(
@@ -83,7 +83,7 @@ t.test(
     );
     const script = await runIn(['deploy', 'iptables', '--from', '1', '2', changed.node]);
     t.equal(script.code, 0, script.stderr);
-    t.match(script.stdout, /: 0 deleted, 1 inserted, policy DROP\n[\s\S]*\n-I FORWARD 1 .* -j ACCEPT\nCOMMIT\n$/);
+    t.match(script.stdout, /: 0 deleted, 1 inserted, policy DROP\n[\s\S]*\n-I FORWARD 2 .* -j ACCEPT\nCOMMIT\n$/);
     const ipfwScript = await runIn(['deploy', 'ipfw', '--from', '1', '2', changed.node]);
     t.match(ipfwScript.stdout, /: 0 deleted, 1 added;[^\n]*\ncmd="\/sbin\/ipfw -q"\n\$\{cmd\} add 50 allow /);
     const vendor = await runIn(['deploy', 'vendor', '--from', '1', '2', changed.node]);
@@ -91,7 +91,7 @@ t.test(
     const nft = await runIn(['deploy', 'nftables', '--from', '1', '2', changed.node]);
     t.equal(nft.code, 0, nft.stderr);
     t.match(nft.stdout, /^#!\/bin\/sh\n# nfv: firewall [\d.]+, simulation 1 -> 2: 0 deleted, 1 inserted, policy \w+\n/);
-    t.match(nft.stdout, /\nnft -f - <<NFV\ninsert rule ip nfv forward position \$\{1\} .* accept\nNFV\n$/);
+    t.match(nft.stdout, /\nnft -f - <<NFV\ninsert rule ip nfv forward position \$\{2\} .* accept\nNFV\n$/);
     const grouped = await runIn(['deploy', 'nftables', '--from', '1', '2', changed.node, '--sets']);
     t.equal(grouped.code, 0, grouped.stderr);
     t.match(

@@ -77,6 +77,45 @@ t.test('simulations list tells stored results apart; the report carries traffic 
   );
   t.match(report.placements[0].elements, [{ action: 'ALLOW', source: '192.168.1.10' }]);
   t.match(report.run, { algorithm: 'AP', origin: 'office-nat.xml' });
+
+  // The table says what the JSON says: each requirement's number and traffic, each firewall's rules.
+  const shown = (await cli(['simulations', 'report', '1', '--format', 'table'], { workspace: ws })).stdout;
+  t.match(shown, /^simulation 1: SAT: 3\/3 requirements hold; 1 firewall \(1 placed\); 1 rule\n/);
+  t.match(shown, /\nrun: AP in [\d.]+ s, \d{4}-[^,]+, from office-nat\.xml\ninputs: graph 1, requirement set 1\n/);
+  t.match(shown, /│ #\s+│ requirement\s+│ from\s+│ to\s+│ protocol │ src port │ dst port │ holds │/);
+  t.match(shown, /│ 0 │ reachability\s+│ 192\.168\.1\.10\s+│ 198\.51\.100\.80 │ TCP\s+│ \*\s+│ 443\s+│ yes\s+│/);
+  t.match(shown, /│ 1 │ isolation\s+│ 192\.168\.1\.11\s+│ 198\.51\.100\.80 │ ANY\s+│ \*\s+│ \*\s+│ yes\s+│/);
+  t.match(shown, /\nfirewall 10\.255\.0\.1 \(graph 0, placed here\): default DENY, 1 rule\n/);
+  t.match(shown, /│ 1 │ ALLOW\s+│ 192\.168\.1\.10 │ \*\s+│ ANY\s+│ \*\s+│ \*\s+│/);
+  t.equal(
+    (await cli(['request', 'GET', '/adp/simulations/1/report', '--format', 'table'], { workspace: ws })).stdout,
+    shown,
+    'the same table through nfv request',
+  );
+  const dc = await cli(['simulate', '--store', path.join(ROOT, 'samples', 'data-centre.xml')], { workspace: ws });
+  t.equal(dc.code, 0, dc.stderr);
+  const hosted = (await cli(['simulations', 'report', '3', '--format', 'table'], { workspace: ws })).stdout;
+  t.match(hosted, /\ninputs: graph 3, requirement set 3, substrate 1\n/);
+  t.match(hosted, /\nhosting: 6 active hosts, total latency 28 \(optimal\)\n/);
+});
+
+t.test('simulations report: a requirement that cannot hold says why and with what', async (t) => {
+  const ws = await scratch(t);
+  const file = path.join(ws, 'conflict.xml');
+  await writeFile(
+    file,
+    (await readFile(SAMPLE, 'utf8')).replace(
+      'name="IsolationProperty" src="192.168.1.11"',
+      'name="IsolationProperty" src="192.168.1.10"',
+    ),
+  );
+  t.equal((await cli(['simulate', '--store', file], { workspace: ws })).code, 1);
+  const shown = (await cli(['simulations', 'report', '1', '--format', 'table'], { workspace: ws })).stdout;
+  t.match(shown, /│ holds │ why it cannot hold\s+│ conflicts with │/);
+  t.match(
+    shown,
+    /│ 0 │ reachability\s+│ 192\.168\.1\.10\s+│ 198\.51\.100\.80 │ TCP .*│ no\s+│ conflicts with requirement 1\s+│ #1 /,
+  );
 });
 
 t.test('simulations diff: verdicts that changed, rules added and removed per firewall', async (t) => {
@@ -110,4 +149,35 @@ t.test('simulations diff: verdicts that changed, rules added and removed per fir
   );
   t.equal((await cli(['simulations', 'diff', '1', '9'], { workspace: ws })).code, 3);
   t.equal((await cli(['simulations', 'diff', '1', ''], { workspace: ws })).code, 2);
+});
+
+t.test('simulations diff: a firewall that moved lists the rules it carried and carries', async (t) => {
+  const ws = await scratch(t);
+  // The office side of the NAT is a switch now, and the guest may browse: the firewall goes to the Internet side.
+  const moved = (await readFile(SAMPLE, 'utf8'))
+    .replace(
+      '<node name="10.255.0.1">\n        <neighbour name="192.168.1.10"/>\n        <neighbour name="192.168.1.11"/>\n' +
+        '        <neighbour name="203.0.113.1"/>\n',
+      '<node name="10.255.0.1" functional_type="FORWARDER">\n        <neighbour name="192.168.1.10"/>\n' +
+        '        <neighbour name="192.168.1.11"/>\n        <neighbour name="203.0.113.1"/>\n' +
+        '        <configuration name="switch"><forwarder><name>Forwarder</name></forwarder></configuration>\n',
+    )
+    .replace(/ *<Property graph="0" name="IsolationProperty" src="192\.168\.1\.11"[^\n]*\n/, '');
+  const file = path.join(ws, 'moved.xml');
+  await writeFile(file, moved);
+  t.equal((await cli(['simulate', '--store', SAMPLE], { workspace: ws })).code, 0);
+  t.equal((await cli(['simulate', '--store', file], { workspace: ws })).code, 0);
+  const diff = JSON.parse((await cli(['simulations', 'diff', '1', '2'], { workspace: ws })).stdout);
+  t.same(diff.firewalls, { added: ['10.255.0.2'], removed: ['10.255.0.1'] });
+  t.same(diff.rules, [
+    { firewall: '10.255.0.2', added: ['ALLOW 203.-1.-1.-1 -1.-1.-1.-1 ANY * *'], removed: [] },
+    { firewall: '10.255.0.1', added: [], removed: ['ALLOW 192.168.1.10 -1.-1.-1.-1 ANY * *'] },
+  ]);
+  const table = (await cli(['simulations', 'diff', '1', '2', '--format', 'table'], { workspace: ws })).stdout;
+  t.match(
+    table,
+    'firewall 10.255.0.2 added, 1 rule:\n  + ALLOW 203.-1.-1.-1 -1.-1.-1.-1 ANY * *\n' +
+      'firewall 10.255.0.1 removed, 1 rule:\n  - ALLOW 192.168.1.10 -1.-1.-1.-1 ANY * *\n',
+  );
+  t.notMatch(table, /rules of firewall/, 'each rule said once');
 });

@@ -1,15 +1,28 @@
 /**
  * Every /adp workspace operation over a real listener on 127.0.0.1: success statuses, failure statuses, no change on
- * failure.
+ * failure; every 201 names what it created in an absolute Location that a GET answers.
  */
 import t from 'tap';
-import { fixture, request, startServer } from '../helpers.js';
+import { resolve } from '../../src/ops/operation.js';
+import { OPERATIONS } from '../../src/ops/table.js';
+import { fixture, request, startServer, type HttpAnswer } from '../helpers.js';
 
 const s = await startServer();
 t.teardown(s.close);
 const call = (method: string, target: string, body?: string, headers?: Record<string, string>) =>
   request(s.url, method, target, body, headers);
 const snapshot = async () => (await call('GET', '/adp/graphs')).text;
+
+/** The /adp operations whose 201 was checked below; the last test wants every one of them. */
+const located = new Set<string>();
+
+/** A POST to `target` answered 201 with Location `path` (absolute), and a GET of it answers 200. */
+async function created(t: Tap.Test, target: string, answer: HttpAnswer, path: string): Promise<void> {
+  t.equal(answer.status, 201, `POST ${target}`);
+  t.equal(answer.headers.get('location'), `${s.url}${path}`, `POST ${target}: Location ${path}`);
+  t.equal((await call('GET', path)).status, 200, `GET ${path}`);
+  located.add(resolve(OPERATIONS, 'POST', target).op.name);
+}
 
 const property = (graph: number, src = '10.0.0.1', dst = '20.0.0.1') =>
   JSON.stringify({ property: [{ name: 'ISOLATION_PROPERTY', graph, src, dst, lv4Proto: 'TCP', dstPort: '0-79' }] });
@@ -25,14 +38,16 @@ t.test('empty workspace: lists are 404, bulk deletes 304', async (t) => {
 });
 
 t.test('graphs', async (t) => {
-  const created = await call('POST', '/adp/graphs', await fixture('graphs.xml'), { Accept: 'application/json' });
-  t.equal(created.status, 201);
-  t.same(created.json.content, [[1]], 'IDLIST of generated ids; the id in the document is ignored');
+  const first = await call('POST', '/adp/graphs', await fixture('graphs.xml'), { Accept: 'application/json' });
+  await created(t, '/adp/graphs', first, '/adp/graphs/1');
+  t.same(first.json.content, [[1]], 'IDLIST of generated ids; the id in the document is ignored');
   t.same(
-    created.json.links.map((l: { rel: string }) => l.rel),
+    first.json.links.map((l: { rel: string }) => l.rel),
     ['self', 'collection'],
   );
-  t.equal((await call('POST', '/adp/graphs', await fixture('graphs.json'))).json.content[0][0], 2);
+  const second = await call('POST', '/adp/graphs', await fixture('graphs.json'));
+  t.equal(second.json.content[0][0], 2);
+  await created(t, '/adp/graphs', second, '/adp/graphs/2');
 
   const xml = await call('GET', '/adp/graphs/1', undefined, { Accept: 'application/xml' });
   t.equal(xml.status, 200);
@@ -73,8 +88,8 @@ t.test('nodes, neighbours and configurations', async (t) => {
     configuration: { name: 'f', forwarder: { name: 'Forwarder' } },
   });
   const added = await call('POST', '/adp/graphs/1/nodes', node);
-  t.equal(added.status, 201);
   const nid = added.json.content[0];
+  await created(t, '/adp/graphs/1/nodes', added, `/adp/graphs/1/nodes/${nid}`);
   t.equal((await call('POST', '/adp/graphs/1/nodes', node)).status, 400, 'duplicate name');
   t.equal(
     (await call('POST', '/adp/graphs/1/nodes', JSON.stringify({ name: '50.0.0.2', neighbour: [{ name: '9.9.9.9' }] })))
@@ -103,7 +118,8 @@ t.test('nodes, neighbours and configurations', async (t) => {
   t.equal((await call('PUT', '/adp/graphs/1/nodes/999', put)).status, 404);
 
   const nb = await call('POST', '/adp/graphs/1/nodes/2/neighbours', JSON.stringify({ name: '50.0.0.1' }));
-  t.equal(nb.status, 201);
+  // A neighbour has no GET of its own: the Location is its node, which lists it.
+  await created(t, '/adp/graphs/1/nodes/2/neighbours', nb, '/adp/graphs/1/nodes/2');
   t.equal(
     (await call('POST', '/adp/graphs/1/nodes/2/neighbours', '<neighbour name="8.8.8.8"/>')).status,
     404,
@@ -141,7 +157,8 @@ t.test('constraints', async (t) => {
   t.equal((await call('PUT', '/adp/graphs/55/constraints', full)).status, 404);
   const alloc =
     '{"allocationConstraints":{"allocationConstraint":[{"type":"FORBIDDEN","nodeA":"10.0.0.1","nodeB":"30.0.0.1"}]}}';
-  t.equal((await call('POST', '/adp/graphs/1/constraints', alloc)).status, 201);
+  const posted = await call('POST', '/adp/graphs/1/constraints', alloc);
+  await created(t, '/adp/graphs/1/constraints', posted, '/adp/graphs/1/constraints');
   const c = (await call('GET', '/adp/graphs/1/constraints')).json.content[0];
   t.equal(c.nodeConstraints.nodeMetrics[0].node, '30.0.0.1', 'POST replaces shallowly: node constraints kept');
   t.equal(c.allocationConstraints.allocationConstraint[0].type, 'FORBIDDEN');
@@ -161,8 +178,8 @@ t.test('requirement sets and properties', async (t) => {
   t.equal((await call('POST', '/adp/requirements', property(9))).status, 424, 'missing graph');
   t.equal((await call('GET', '/adp/requirements')).status, 404, 'nothing was stored');
   const r = await call('POST', '/adp/requirements', property(1));
-  t.equal(r.status, 201);
   const rid = r.json.content[0];
+  await created(t, '/adp/requirements', r, `/adp/requirements/${rid}`);
   t.equal((await call('GET', '/adp/requirements')).json.content[0].length, 1, 'PROPDEFLIST');
   const set = (await call('GET', `/adp/requirements/${rid}`)).json.content[0];
   t.equal(set.property[0].name, 'ISOLATION_PROPERTY');
@@ -178,8 +195,8 @@ t.test('requirement sets and properties', async (t) => {
 
   const one = '<Property name="ReachabilityProperty" graph="1" src="10.0.0.1" dst="20.0.0.1"/>';
   const p = await call('POST', `/adp/requirements/${rid}/properties`, one);
-  t.equal(p.status, 201);
   const pid = p.json.content[0];
+  await created(t, `/adp/requirements/${rid}/properties`, p, `/adp/requirements/${rid}/properties/${pid}`);
   t.equal((await call('POST', '/adp/requirements/77/properties', one)).status, 404);
   t.equal(
     (await call('POST', `/adp/requirements/${rid}/properties`, one.replace('graph="1"', 'graph="5"'))).status,
@@ -216,12 +233,21 @@ t.test('requirement sets and properties', async (t) => {
 });
 
 t.test('substrates, hosts and connections', async (t) => {
-  const sid = (await call('POST', '/adp/substrates')).json.content[0];
+  const substrate = await call('POST', '/adp/substrates');
+  const sid = substrate.json.content[0];
+  // The interface has no GET of a substrate: the Location is its host list.
+  await created(t, '/adp/substrates', substrate, `/adp/substrates/${sid}/hosts`);
   t.same((await call('GET', '/adp/substrates')).json.content, [[sid]]);
   const hosts =
     '<Hosts><Host name="h1" cpu="1" cores="1" diskStorage="1" memory="1"><NodeRef node="10.0.0.1"/></Host><Host ' +
     'name="h2" type="MIDDLEBOX"/></Hosts>';
-  t.equal((await call('POST', `/adp/substrates/${sid}/hosts`, hosts)).status, 201);
+  // Two hosts created: the Location is the first.
+  await created(
+    t,
+    `/adp/substrates/${sid}/hosts`,
+    await call('POST', `/adp/substrates/${sid}/hosts`, hosts),
+    `/adp/substrates/${sid}/hosts/h1`,
+  );
   t.equal((await call('POST', `/adp/substrates/${sid}/hosts`, hosts)).status, 400, 'host names are unique');
   t.equal(
     (
@@ -250,8 +276,11 @@ t.test('substrates, hosts and connections', async (t) => {
   const conns =
     '<Connections><Connection sourceHost="h1" destHost="h2"/><Connection sourceHost="h1" destHost="h2" ' +
     'avgLatency="4"/></Connections>';
-  t.equal((await call('POST', `/adp/substrates/${sid}/connections`, conns)).status, 201);
-  t.equal((await call('POST', `/adp/substrates/${sid}/connections`, conns)).status, 201);
+  // Connections have no ids: the Location is their list.
+  for (let k = 0; k < 2; k++) {
+    const answer = await call('POST', `/adp/substrates/${sid}/connections`, conns);
+    await created(t, `/adp/substrates/${sid}/connections`, answer, `/adp/substrates/${sid}/connections`);
+  }
   t.equal(
     (await call('GET', `/adp/substrates/${sid}/connections`)).json.content[0].connection.length,
     1,
@@ -312,6 +341,12 @@ t.test('graph deletion', async (t) => {
   t.equal((await call('GET', '/adp/graphs')).status, 404);
   const again = await call('POST', '/adp/graphs', await fixture('graphs.json'));
   t.equal(again.json.content[0][0], 3, 'ids are never reused');
+  await created(t, '/adp/graphs', again, '/adp/graphs/3');
+});
+
+t.test('every /adp operation that answers 201 was checked for its Location', async (t) => {
+  const creates = OPERATIONS.filter((op) => op.path.startsWith('/adp/') && op.status === 201).map((op) => op.name);
+  t.same([...located].sort(), creates.sort());
 });
 
 t.test('HTTP: unknown paths, methods, media types and sizes', async (t) => {

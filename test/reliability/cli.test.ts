@@ -181,7 +181,7 @@ t.test('a solver crash is retried once in a fresh worker, else exit 70 with a me
   t.equal(broken.code, 70);
   t.match(
     broken.stderr,
-    /^nfv: the solver crashed twice on this input \(.*table index is out of bounds.*\); nothing was stored \(500\)\n$/,
+    /^nfv: the solver crashed twice on this input \(.*table index is out of bounds.*\); nothing was stored\n$/,
   );
   t.notOk(existsSync(path.join(ws, 'adp.json')), 'nothing stored');
 });
@@ -204,9 +204,7 @@ t.test('a lock held by a live process: bounded wait, then exit 4 naming the work
   t.equal(r.code, 4);
   t.match(
     r.stderr,
-    new RegExp(
-      `^nfv: the workspace ${ws} is locked by another nfv process \\(waited 1 s; see --lock-timeout\\) \\(503\\)\\n$`,
-    ),
+    new RegExp(`^nfv: the workspace ${ws} is locked by another nfv process \\(waited 1 s; see --lock-timeout\\)\\n$`),
   );
   t.ok(ms < 3000, `gave up after ${ms.toFixed(0)} ms`);
   const env = await cli(['graphs', 'create', '-f', path.join(ROOT, 'test', 'fixtures', 'graphs.json')], {
@@ -226,13 +224,13 @@ t.test('an unwritable or non-folder workspace fails at once with a sentence', as
   const graphs = path.join(ROOT, 'test', 'fixtures', 'graphs.json');
   const notFolder = await cli(['graphs', 'create', '-w', '/etc/passwd', '-f', graphs]);
   t.equal(notFolder.code, 2);
-  t.equal(notFolder.stderr, 'nfv: the workspace /etc/passwd is not a folder (400)\n');
+  t.equal(notFolder.stderr, 'nfv: the workspace /etc/passwd is not a folder\n');
   t.equal((await cli(['graphs', 'list', '-w', '/etc/passwd'])).code, 2);
   const started = performance.now();
   const sys = await cli(['graphs', 'create', '-w', '/proc/nfv-workspace', '-f', graphs]);
   t.ok(performance.now() - started < 3000, 'at once');
   t.equal(sys.code, 4, sys.stderr);
-  t.match(sys.stderr, /^nfv: the workspace \/proc\/nfv-workspace cannot be created: \/proc takes no folders \(503\)/);
+  t.match(sys.stderr, /^nfv: the workspace \/proc\/nfv-workspace cannot be created: \/proc takes no folders\n$/);
   // A small tmpfs shows a read-only and a full disk, where this machine lets the test mount one.
   const mnt = await scratch(t);
   if (spawnSync('mount', ['-t', 'tmpfs', '-o', 'size=256k', 'tmpfs', mnt]).status !== 0) {
@@ -247,7 +245,7 @@ t.test('an unwritable or non-folder workspace fails at once with a sentence', as
   const before = await snapshot(mnt);
   const full = await cli(['graphs', 'create', '-f', graphs], { workspace: mnt });
   t.equal(full.code, 4, full.stderr);
-  t.match(full.stderr, /no space left on its device; nothing was changed \(507\)/);
+  t.match(full.stderr, /no space left on its device; nothing was changed\n$/);
   t.same(await snapshot(mnt), before, 'no temporary file left behind, the old contents whole');
   spawnSync('mount', ['-o', 'remount,ro', mnt]);
   const ro = await cli(['graphs', 'create', '-f', graphs], { workspace: mnt });

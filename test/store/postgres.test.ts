@@ -7,7 +7,7 @@ import t from 'tap';
 import { NfvError } from '../../src/model/errors.js';
 import { ADP_AREA } from '../../src/store/network.js';
 import { MIGRATIONS, PostgresAreas, SCHEMA_VERSION } from '../../src/store/postgres.js';
-import { Unchanged } from '../../src/store/workspace.js';
+import { Unchanged } from '../../src/store/area.js';
 import { request, saidOnStderr, scratch, spawnNfv } from '../helpers.js';
 import { havePostgres, startPostgres } from '../postgres.js';
 

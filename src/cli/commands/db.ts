@@ -10,7 +10,8 @@ import { NfvError, badRequest } from '../../model/errors.js';
 import { FWD_AREA } from '../../store/firewalls.js';
 import { ADP_AREA } from '../../store/network.js';
 import { SCHEMA_VERSION } from '../../store/postgres.js';
-import { Workspace, type AreaSpec } from '../../store/workspace.js';
+import { Workspace } from '../../store/workspace.js';
+import { type AreaSpec } from '../../store/area.js';
 import { group } from '../op-command.js';
 import { outputFormat, workspaceOf } from '../options.js';
 import { say, writeData } from '../output.js';
@@ -106,7 +107,8 @@ const importCommand = new Command('import')
     say(
       `imported ${plural(adp.graphs.length, 'graph')}, ${plural(adp.requirementSets.length, 'requirement set')}, ` +
         `${plural(adp.substrates.length, 'substrate')}, ${plural(adp.simulations.length, 'simulation')}, ` +
-        `${plural(fwd.nodes.length, 'firewall node')}, ${plural(catalogs, 'catalog')}, ${plural(factsets, 'factset')}, ` +
+        `${plural(fwd.nodes.length, 'firewall node')}, ${plural(catalogs, 'catalog')}, ` +
+        `${plural(factsets, 'factset')}, ` +
         `${plural(reports, 'report')}`,
     );
   });

@@ -45,7 +45,8 @@ function summary(a: ImportAnswer): string {
     .map(([c, n]) => `${n} ${c}`)
     .join(', ');
   const rules = a.node.configuration?.firewall?.elements?.length ?? 0;
-  return `${r.file}: ${r.chain}, ${plural(r.lines.length, 'line')} reached (${counts || 'none'}); ${plural(rules, 'nfv rule')}, default ${r.defaultAction}`;
+  const reached = `${plural(r.lines.length, 'line')} reached (${counts || 'none'})`;
+  return `${r.file}: ${r.chain}, ${reached}; ${plural(rules, 'nfv rule')}, default ${r.defaultAction}`;
 }
 
 function reportTable(a: ImportAnswer): string {

@@ -25,7 +25,8 @@ export const initCommand = new Command('init')
     const samples = path.join(target, 'samples');
     await makeUserFolder('init', samples);
     const copied: string[] = [];
-    for (const name of (await readdir(shippedPath('samples'))).filter((n) => /\.(xml|json)$/.test(n)).sort()) {
+    // Every shipped sample: NFV documents, workspace resources, a rule set, Puppet payloads.
+    for (const name of (await readdir(shippedPath('samples'))).sort()) {
       const to = path.join(samples, name);
       if (await stat(to).catch(() => undefined)) continue;
       await copyFile(shippedPath('samples', name), to);

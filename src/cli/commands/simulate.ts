@@ -35,7 +35,7 @@ import { printOutcome, runOperation } from '../requests.js';
 import { badRequest } from '../../model/errors.js';
 import { plainStyle, say, widthAtLeastOne, writeData } from '../output.js';
 import { drawCommand } from '../draw.js';
-import { changeLine, simulationSummary } from '../summary.js';
+import { simulationSummary } from '../summary.js';
 import { plural } from '../../model/words.js';
 
 interface SimulateOptions {
@@ -245,40 +245,14 @@ const listCommand = new Command('list')
     writeData(table.toString());
   });
 
-const held = (v: boolean | null) => (v === null ? '(absent)' : v ? 'holds' : 'cannot hold');
-
-/** `simulations diff A B`: what changed, as tables for a person, as JSON when piped. */
+/** `simulations diff A B`: what changed, as tables for a person (summary.ts), as JSON when piped. */
 const diffCommand = new Command('diff')
   .description('what changed from stored result A to B: requirement verdicts, firewalls, rules')
   .argument('<smid>', 'the earlier simulation id')
   .argument('<other>', 'the later simulation id')
   .action(async (a: string, b: string, _opts: unknown, self: Command) => {
     const params = { smid: parseParam('smid', a), other: parseParam('other', b) };
-    const outcome = await runOperation(self, simulationsDiff, { params });
-    if (!outcome.ok || outputFormat(self) !== 'table') {
-      state.exitCode = printOutcome(self, outcome);
-      return;
-    }
-    const d = outcome.reply.value;
-    const out = [`simulation ${d.from} -> ${d.to}`];
-    if (!d.requirements.length && !d.firewalls.added.length && !d.firewalls.removed.length && !d.rules.length)
-      out.push('no change');
-    if (d.requirements.length) {
-      const table = new Table({ head: ['requirement', `in ${d.from}`, `in ${d.to}`], style: plainStyle() });
-      for (const r of d.requirements) table.push([r.requirement, held(r.from), held(r.to)]);
-      out.push('requirements whose verdict changed:', table.toString());
-    }
-    if (d.firewalls.added.length) out.push(`firewalls added: ${d.firewalls.added.join(', ')}`);
-    if (d.firewalls.removed.length) out.push(`firewalls removed: ${d.firewalls.removed.join(', ')}`);
-    for (const r of d.rules) {
-      out.push(
-        `rules of firewall ${r.firewall}:`,
-        ...r.added.map((x) => `  + ${x}`),
-        ...r.removed.map((x) => `  - ${x}`),
-      );
-    }
-    for (const c of d.reconfigured) out.push(`firewall ${c.firewall} reconfigured:`, changeLine(c));
-    writeData(out.join('\n'));
+    state.exitCode = printOutcome(self, await runOperation(self, simulationsDiff, { params }));
   });
 
 export const simulationsCommand = group('simulations', 'stored simulation results', [

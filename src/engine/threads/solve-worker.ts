@@ -49,7 +49,10 @@ interface Progress {
   to?: (phase: string) => void;
 }
 
-/** The early job of `nfv simulate FILE` (early.ts): its document, options, answer and progress, until a job takes it. */
+/**
+ * The early job of `nfv simulate FILE` (early.ts): its document, options, answer and progress, until a job takes
+ * it.
+ */
 let early: { nfv: NFV; options: SimulateOptions; answer: Promise<SimulationResult>; progress: Progress } | undefined;
 
 /**

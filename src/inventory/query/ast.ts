@@ -28,7 +28,10 @@ const extractableNames = (e: Entity) =>
     .filter((k) => !e.fields[k]!.filterOnly)
     .sort();
 
-/** A field as used in a query: regular, `["parameter", name]`, dotted `parameters.a.b` or `facts.a[0]`, or `node_state`. */
+/**
+ * A field as used in a query: regular, `["parameter", name]`, dotted `parameters.a.b` or `facts.a[0]`, or
+ * `node_state`.
+ */
 interface QueryField {
   name: string;
   kind: Field['kind'] | 'parameter' | 'dotted';

@@ -23,6 +23,7 @@ import {
 import {
   addGraph,
   assignNodeIds,
+  createdAt,
   describeRefs,
   findGraph,
   findNode,
@@ -30,7 +31,7 @@ import {
   nodeReferences,
 } from './lookups.js';
 import { ADP_AREA, type AdpData } from '../../store/network.js';
-import { Unchanged, nextId } from '../../store/workspace.js';
+import { Unchanged, nextId } from '../../store/area.js';
 
 const ids = { envelope: { item: 'id' } } as const;
 const idList = { envelope: { item: 'ids' } } as const;
@@ -77,7 +78,7 @@ export const graphsCreate = operation({
       for (const g of body.graph!) gids.push(await addGraph(data, ids, g));
       return gids;
     });
-    return envelope(created);
+    return createdAt(envelope(created), `/adp/graphs/${created[0]}`);
   },
 });
 
@@ -178,7 +179,7 @@ export const nodesCreate = operation({
         throw badRequest(`node.name: graph ${graph.id} already has a node ${i.body.name}`);
       checkNeighboursExist(graph, i.body);
       graph.node.push(...(await assignNodeIds(ids, [i.body])));
-      return envelope(i.body.id);
+      return createdAt(envelope(i.body.id), `/adp/graphs/${graph.id}/nodes/${i.body.id}`);
     }),
 });
 
@@ -266,7 +267,8 @@ export const neighboursCreate = operation({
       }
       const neighbour = { id: await nextId(ids, 'neighbour'), name: i.body.name };
       (node.neighbour ??= []).push(neighbour);
-      return envelope(neighbour.id);
+      // A neighbour has no GET of its own: its node lists it.
+      return createdAt(envelope(neighbour.id), `/adp/graphs/${graph.id}/nodes/${node.id}`);
     }),
 });
 
@@ -378,7 +380,7 @@ export const constraintsCreate = operation({
       const c = constraintsOf(data, gid(i));
       if (c) c.constraints = { ...c.constraints, ...i.body };
       else data.constraints.push({ graph: gid(i), constraints: i.body });
-      return done();
+      return createdAt(done(), `/adp/graphs/${gid(i)}/constraints`);
     }),
 });
 

@@ -4,8 +4,15 @@
 import { failedDependency, notFound } from '../../model/errors.js';
 import type { Graph, Host, Node, PropertyDefinition } from '../../model/types.js';
 import { ADP_AREA, type AdpData, type Substrate } from '../../store/network.js';
-import { Unchanged, nextId, type IdSource, type Workspace } from '../../store/workspace.js';
-import { done, notModified, type DoneReply, type NotModifiedReply } from '../operation.js';
+import { type Workspace } from '../../store/workspace.js';
+import { Unchanged, nextId, type IdSource } from '../../store/area.js';
+import { done, notModified, type DoneReply, type NotModifiedReply, type Reply } from '../operation.js';
+
+/**
+ * A 201's answer with the path of what it created, which serve sends as an absolute Location. A create of several
+ * (graphs, hosts) names the first; what has no GET of its own names what holds it (a neighbour: its node).
+ */
+export const createdAt = <R extends Reply>(reply: R, path: string): R => ({ ...reply, location: path });
 
 export function findGraph(data: AdpData, gid: number): Graph {
   const g = data.graphs.find((x) => x.id === gid);

@@ -5,9 +5,9 @@ import { EmptyCollection, conflict, notFound } from '../../model/errors.js';
 import { PropertyDefinitionType, PropertyType } from '../../model/resources.js';
 import type { Property, PropertyDefinition } from '../../model/types.js';
 import { done, envelope, operation, type Input } from '../operation.js';
-import { clearCollection, checkPropertyGraphs, findRequirementSet } from './lookups.js';
+import { clearCollection, checkPropertyGraphs, createdAt, findRequirementSet } from './lookups.js';
 import { ADP_AREA } from '../../store/network.js';
-import { nextId, type IdSource } from '../../store/workspace.js';
+import { nextId, type IdSource } from '../../store/area.js';
 
 const rid = (i: Input) => i.params.rid as number;
 
@@ -52,7 +52,7 @@ export const requirementsCreate = operation({
       checkPropertyGraphs(data, i.body);
       const set = { id: await nextId(ids, 'requirementSet'), property: await withIds(ids, i.body.property) };
       data.requirementSets.push(set);
-      return envelope(set.id);
+      return createdAt(envelope(set.id), `/adp/requirements/${set.id}`);
     }),
 });
 
@@ -127,7 +127,7 @@ export const propertiesCreate = operation({
       checkPropertyGraphs(data, { property: [i.body] });
       const [p] = await withIds(ids, [i.body]);
       set.property.push(p!);
-      return envelope(p!.id);
+      return createdAt(envelope(p!.id), `/adp/requirements/${set.id}/properties/${p!.id}`);
     }),
 });
 

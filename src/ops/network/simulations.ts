@@ -25,7 +25,7 @@ import { dotOf, dotReply } from './draw.js';
 import { done, envelope, json, operation, text, type EnvelopeReply, type Input } from '../operation.js';
 import { clearCollection, addGraph, findGraph, findRequirementSet, findSubstrate } from './lookups.js';
 import { ADP_AREA, type AdpData, type SimulationRecord, type SimulationRun } from '../../store/network.js';
-import { nextId, type IdSource } from '../../store/workspace.js';
+import { nextId, type IdSource } from '../../store/area.js';
 
 /** The solver thread started ahead of a simulation (the CLI's simulate warms it while reading its input). */
 export { warmSolver } from '../../engine/threads/pool.js';
@@ -286,7 +286,7 @@ interface Traffic {
 }
 
 /** A stored result's report with each requirement's traffic and each firewall's rules. */
-interface FullReport extends Omit<Report, 'requirements' | 'placements'> {
+export interface FullReport extends Omit<Report, 'requirements' | 'placements'> {
   simulation: number;
   source: SimulationRecord['source'];
   run?: SimulationRun;
@@ -301,8 +301,9 @@ const ruleKey = (r: Elements) =>
 
 /**
  * What changed from one stored result to another: requirements whose verdict changed (or that only one has),
- * firewalls added or removed, rules added or removed per firewall. Graph ids differ between stored results, so
- * requirements are matched by kind, ends and traffic, firewalls by node name, rules by their fields.
+ * firewalls added or removed, rules added or removed per firewall (all of them for a firewall added or removed, so
+ * that a firewall that moved shows what it carries). Graph ids differ between stored results, so requirements are
+ * matched by kind, ends and traffic, firewalls by node name, rules by their fields.
  */
 export interface SimulationDiff {
   from: number;
@@ -323,19 +324,24 @@ function diffResults(a: SimulationRecord, b: SimulationRecord): SimulationDiff {
     .map((k) => ({ requirement: k, from: va.get(k) ?? null, to: vb.get(k) ?? null }));
   const firewalls = (r: FullReport) => new Map(r.placements.map((f) => [f.node, f.elements.map(ruleKey)]));
   const [fa, fb] = [firewalls(ra), firewalls(rb)];
-  const rules = [...fa.keys()]
-    .filter((n) => fb.has(n))
-    .map((n) => ({
-      firewall: n,
-      added: fb.get(n)!.filter((k) => !fa.get(n)!.includes(k)),
-      removed: fa.get(n)!.filter((k) => !fb.get(n)!.includes(k)),
-    }))
+  const added = [...fb.keys()].filter((n) => !fa.has(n));
+  const removed = [...fa.keys()].filter((n) => !fb.has(n));
+  // Firewalls in both first, then those added, then those removed; an absent firewall has no rules.
+  const rules = [...[...fa.keys()].filter((n) => fb.has(n)), ...added, ...removed]
+    .map((n) => {
+      const [before, after] = [fa.get(n) ?? [], fb.get(n) ?? []];
+      return {
+        firewall: n,
+        added: after.filter((k) => !before.includes(k)),
+        removed: before.filter((k) => !after.includes(k)),
+      };
+    })
     .filter((d) => d.added.length || d.removed.length);
   return {
     from: a.id,
     to: b.id,
     requirements,
-    firewalls: { added: [...fb.keys()].filter((n) => !fa.has(n)), removed: [...fa.keys()].filter((n) => !fb.has(n)) },
+    firewalls: { added, removed },
     rules,
     reconfigured: rb.placements.flatMap((f) => (f.change ? [{ firewall: f.node, ...f.change }] : [])),
   };

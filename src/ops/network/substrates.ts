@@ -5,9 +5,9 @@ import { EmptyCollection, badRequest, conflict, failedDependency, notFound, quot
 import { ConnectionsType, HostType, HostsType } from '../../model/resources.js';
 import type { Connection, Connections, Host, Hosts } from '../../model/types.js';
 import { done, envelope, operation, type Input } from '../operation.js';
-import { clearCollection, checkHostNodes, findSubstrate } from './lookups.js';
+import { clearCollection, checkHostNodes, createdAt, findSubstrate } from './lookups.js';
 import { ADP_AREA, type Substrate } from '../../store/network.js';
-import { nextId } from '../../store/workspace.js';
+import { nextId } from '../../store/area.js';
 import { plural } from '../../model/words.js';
 
 const sid = (i: Input) => i.params.sid as number;
@@ -62,7 +62,8 @@ export const substratesCreate = operation({
     ws.mutate(ADP_AREA, async (data, ids) => {
       const s = { id: await nextId(ids, 'substrate'), hosts: [], connections: [] };
       data.substrates.push(s);
-      return envelope(s.id);
+      // The interface has no GET of a substrate: its host list is where it is read.
+      return createdAt(envelope(s.id), `/adp/substrates/${s.id}/hosts`);
     }),
 });
 
@@ -123,7 +124,7 @@ export const hostsCreate = operation({
           throw badRequest(`host.name: substrate ${s.id} already has a host ${h.name}`);
       checkHostNodes(data, hosts);
       s.hosts.push(...hosts);
-      return done();
+      return createdAt(done(), `/adp/substrates/${s.id}/hosts/${encodeURIComponent(hosts[0]!.name)}`);
     }),
 });
 
@@ -237,7 +238,8 @@ export const connectionsCreate = operation({
     i.ws.mutate(ADP_AREA, (data) => {
       const s = findSubstrate(data, sid(i));
       s.connections = mergeConnections(s, s.connections, i.body.connection ?? []);
-      return done();
+      // Connections have no ids: their list.
+      return createdAt(done(), `/adp/substrates/${s.id}/connections`);
     }),
 });
 

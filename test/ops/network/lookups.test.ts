@@ -21,7 +21,7 @@ import {
   nodeReferences,
 } from '../../../src/ops/network/lookups.js';
 import { ADP_AREA, type AdpData } from '../../../src/store/network.js';
-import { nextId, type IdSource } from '../../../src/store/workspace.js';
+import { nextId, type IdSource } from '../../../src/store/area.js';
 import { snapshot } from '../../helpers.js';
 import { workspace } from '../call.js';
 
