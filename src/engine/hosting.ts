@@ -10,11 +10,13 @@
  * branch per graph (or per node when graphs share a node) and keeps the cheapest placeable answer. An allocation
  * that would meet other requirements than the first one is never taken: placement does not change a verdict (P1).
  */
+import { beyondBound } from '../model/errors.js';
 import type { NFV } from '../model/types.js';
 import type { AllocationCut, Decisions } from './allocate.js';
 import { SolverTimeout } from './work.js';
 import type { NetNode } from './network.js';
 import {
+  PLACEMENT_EFFORT,
   minimalConflict,
   placeNodes,
   withAllocation,
@@ -103,6 +105,13 @@ function compareCost(a: readonly Decisions[], b: readonly Decisions[]): number {
 
 const verdicts = (ds: readonly Decisions[]) => ds.map((d) => d.satisfied.map((s) => (s ? 1 : 0)).join('')).join('/');
 
+/** The placement's work ran out before any placement was found and before none was proven possible. */
+const beyondWork = () =>
+  beyondBound(
+    `no placement was found, nor proven impossible, within the placement search's work ` +
+      `(PLACEMENT_EFFORT, ${PLACEMENT_EFFORT.toLocaleString('en')} candidate scans)`,
+  );
+
 /** The joint search of P8: the cheapest placeable allocation, or the first allocation and why none can be placed. */
 export async function placeJointly(search: JointSearch, first: Decisions[]): Promise<JointAnswer> {
   const { problem, graphs, always, deadline } = search;
@@ -127,14 +136,14 @@ export async function placeJointly(search: JointSearch, first: Decisions[]): Pro
       ),
     };
     const outcome = placeNodes(withAllocation(shaped, [...always, ...chosen]), limits);
-    if (outcome.status === 'timeout') throw new SolverTimeout();
+    if (outcome.status === 'timeout') throw beyondWork();
     if (outcome.status === 'placed') {
       best = { state, placement: outcome };
       continue;
     }
     for (const c of outcome.conflicts) if (!conflicts.has(c.message)) conflicts.set(c.message, c);
     const cut = minimalConflict(shaped, chosen, limits, always);
-    if (cut.status === 'timeout') throw new SolverTimeout();
+    if (cut.status === 'timeout') throw beyondWork();
     // placeNodes and the cut's own test agree that the allocation cannot be placed; 'placeable' cannot happen.
     if (cut.status !== 'conflict' || cut.cut.length === 0) {
       unplaceable = true;

@@ -8,6 +8,7 @@
  */
 import type { SearchModel } from './model.js';
 import { PlacementState } from './state.js';
+import { checkAbort } from '../work.js';
 
 export interface SearchLimits {
   /** Epoch milliseconds (Date.now()) after which the search stops. */
@@ -46,14 +47,18 @@ class Stopwatch {
   ) {
     this.nextCheck = state.work + CLOCK_EVERY;
   }
+  /**
+   * Whether the stage's work is spent: the budget is checked every time (it is cheap and makes the stop exact). The
+   * clock, read now and then, only stops the job (SolverTimeout): it never picks the answer (issue 48).
+   */
   expired(): boolean {
     if (this.stopped) return true;
     const work = this.state.work;
-    // The budget is checked every time (it is cheap and makes the stop exact), the clock now and then.
     if (work >= this.effort) return (this.stopped = true);
     if (work < this.nextCheck) return false;
     this.nextCheck = work + CLOCK_EVERY;
-    return (this.stopped = Date.now() >= this.deadline);
+    checkAbort(this.deadline);
+    return false;
   }
 }
 
@@ -414,8 +419,8 @@ function improveByNeighbourhoods(
  * The least (active hosts, total latency) placement, lexicographically: the heuristic's placement, then the host
  * count by branch and bound (proving it when the tree is small enough) and by neighbourhood search, then the latency
  * with that count held by neighbourhood search (a good incumbent first makes the exact search prune far more) and
- * branch and bound. The stages end at a quarter, a half, three quarters and all of the time and work, counted from
- * the start, so what one stage leaves goes to the next.
+ * branch and bound. The stages end at a quarter, a half, three quarters and all of the work, counted from the
+ * start, so what one stage leaves goes to the next.
  */
 export function optimise(model: SearchModel, limits: SearchLimits): SearchOutcome {
   const s = new PlacementState(model);
@@ -423,15 +428,9 @@ export function optimise(model: SearchModel, limits: SearchLimits): SearchOutcom
   if (!root) return { status: 'infeasible' };
   const rootHosts = pinnedBound(s) ?? root.newHosts;
   const rootLatency = root.latency;
-  const started = Date.now();
   const startWork = s.work;
-  /** The watch of the stage that ends at this fraction of the limits. */
-  const until = (share: number) =>
-    new Stopwatch(
-      s,
-      Math.min(limits.deadline, started + (limits.deadline - started) * share),
-      startWork + (limits.effort - startWork) * share,
-    );
+  /** The watch of the stage that ends at this fraction of the work (the time limit only stops the job). */
+  const until = (share: number) => new Stopwatch(s, limits.deadline, startWork + (limits.effort - startWork) * share);
   let incumbent = heuristic(s, until(0.25));
   const byCount = new BranchAndBound(s, until(0.25), 'count', incumbent, Infinity, rootHosts);
   let countProven = byCount.run();

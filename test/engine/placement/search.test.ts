@@ -96,6 +96,9 @@ t.test('a search stopped by its budget says so, with a lower bound, and gives th
   t.ok(first.lowerBound.totalLatency <= first.objective.totalLatency);
   const second = placeNodes(definePlacement(given), { deadline: later(), effort: 2_000_000 });
   t.same(second, first, 'a budget in work, not time, gives one answer');
+  // The time limit only stops the job: past it, no answer at all rather than whatever the search had reached.
+  const late = () => placeNodes(definePlacement(given), { deadline: Date.now() - 1, effort: 2_000_000 });
+  t.throws(late, { status: 504 }, 'past the time limit: SolverTimeout');
 });
 
 t.test('no placement found before the budget ran out and none proven impossible: timeout', async (t) => {
