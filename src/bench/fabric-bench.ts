@@ -23,7 +23,7 @@ import Table from 'cli-table3';
 import { NfvError } from '../model/errors.js';
 import type { NFV } from '../model/types.js';
 import { PATH_LIMIT, simulate, type PathListing } from '../engine/simulate.js';
-import { buildNetwork } from '../engine/network.js';
+import { buildNetwork } from '../engine/flows/network.js';
 import { generateFabric, shapeName, type FabricShape } from './fabric.js';
 import { REPO } from './reference.js';
 

@@ -15,7 +15,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import Table from 'cli-table3';
 import { definePlacement, placeNodes } from '../engine/placement/index.js';
-import { SolverTimeout } from '../engine/work.js';
+import { SolverTimeout } from '../engine/solving/work.js';
 import { simulate } from '../engine/simulate.js';
 import { REPO, median } from './reference.js';
 import { generateSubstrate } from './substrate.js';

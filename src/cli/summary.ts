@@ -10,7 +10,7 @@ import { ruleAddressText } from '../model/address.js';
 import type { Elements, NFV, Property } from '../model/types.js';
 import { plural } from '../model/words.js';
 import { hostingSummary, reportSummary, type FullReport, type SimulationDiff } from '../ops/network/simulations.js';
-import type { HostingReport } from '../engine/hosting.js';
+import type { HostingReport } from '../engine/placement/hosting.js';
 import { plainStyle } from './output.js';
 
 const KIND: Record<Property['name'], string> = {

@@ -14,8 +14,8 @@ import {
   type ComponentReport,
   type Decisions,
   type Revision,
-} from './allocate.js';
-import { SolverTimeout, WorkPool } from './work.js';
+} from './solving/allocate.js';
+import { SolverTimeout, WorkPool } from './solving/work.js';
 import { ALGORITHMS, PROOF_WORK, SIMULATION_DEFAULTS, type Algorithm } from '../model/limits.js';
 import {
   computeFlows,
@@ -26,7 +26,7 @@ import {
   type FlowModel,
   type Requirement,
   type RequirementKind,
-} from './flows.js';
+} from './flows/flows.js';
 import {
   buildNetwork,
   corridorLinks,
@@ -39,10 +39,10 @@ import {
   optionalNames,
   pathsBetween,
   type NetNode,
-} from './network.js';
-import { coveringRules } from './rules.js';
+} from './flows/network.js';
+import { coveringRules } from './rules/rules.js';
 import { ruleHolds } from '../model/space.js';
-import { placeJointly, writeHosts, type HostingReport, type ResultShape } from './hosting.js';
+import { placeJointly, writeHosts, type HostingReport, type ResultShape } from './placement/hosting.js';
 import { definePlacement, placementInput } from './placement/index.js';
 
 export { ALGORITHMS, type Algorithm } from '../model/limits.js';

@@ -52,10 +52,10 @@ export const SIMULATION_DEFAULTS: { algorithm: Algorithm; timeoutSeconds: number
 
 /**
  * The work the solver may spend proving a simulation's answer minimal (fewest new firewalls, then fewest rules), in
- * ticks (engine/work.ts: assignments of our SAT solver, Z3's resource units at 10 ticks each): about 4 s here, the
- * same answer on any machine and under any load. A component not proven with it gets a fast answer that meets every
- * requirement it can, and the report says optimal="false". Every VEREFOO test input but Geant (docs/ARCHITECTURE.md)
- * is proven within 0.44 M ticks.
+ * ticks (engine/solving/work.ts: assignments of our SAT solver, Z3's resource units at 10 ticks each): about 4 s
+ * here, the same answer on any machine and under any load. A component not proven with it gets a fast answer that
+ * meets every requirement it can, and the report says optimal="false". Every VEREFOO test input but Geant
+ * (docs/ARCHITECTURE.md) is proven within 0.44 M ticks.
  */
 export const PROOF_WORK = 30_000_000;
 

@@ -6,7 +6,7 @@ import { readFile, readdir } from 'node:fs/promises';
 import path from 'node:path';
 import t from 'tap';
 import { generateTopology } from '../../src/bench/topology.js';
-import { EXACT_MAX_VARIABLES } from '../../src/engine/exact.js';
+import { EXACT_MAX_VARIABLES } from '../../src/engine/solving/exact.js';
 import { simulate } from '../../src/engine/simulate.js';
 import type { NFV } from '../../src/model/types.js';
 import { firewall, isolation, nat, network, place, reachability, webclient, webserver } from './build.js';

@@ -14,7 +14,7 @@ import {
   volume,
   type Box,
 } from '../../src/model/space.js';
-import { synthesiseRules, widenedRule } from '../../src/engine/rules.js';
+import { synthesiseRules, widenedRule } from '../../src/engine/rules/rules.js';
 
 t.test('boxes intersect and subtract exactly', async (t) => {
   const a = boxOf({ src: '10.0.0.-1', dst: '*', dstPort: '0-100' });

@@ -4,7 +4,7 @@
  * here; an imported iptables or nftables file later, where one live line may become several boxes (multiport,
  * negations) or none (a line that matches no new connection).
  *
- * A firewall node's rules mean what the engine verifies (engine.md A.2, `firstMatchDrops` in engine/allocate.ts):
+ * A firewall node's rules mean what the engine verifies (engine.md A.2, `firstMatchDrops` in engine/flows/network.ts):
  * an element matches the packets of `ruleBoxes` (so ports and `directional` follow the engine's meaning), an element
  * allows only with action ALLOW (absent is DENY, ALLOW_COND drops as in the engine), the default allows only when
  * it is ALLOW, and `priority` changes nothing.

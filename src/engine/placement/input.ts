@@ -7,7 +7,7 @@
 import { parseAddress } from '../../model/address.js';
 import { badRequest, quote } from '../../model/errors.js';
 import type { Connection, Constraints, FunctionalType, Graph, Host, NFV, NodeMetrics } from '../../model/types.js';
-import { END_HOSTS, optionalNames } from '../network.js';
+import { END_HOSTS, optionalNames } from '../flows/network.js';
 import { exactDecimal, type Decimal } from './decimal.js';
 
 /**

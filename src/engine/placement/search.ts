@@ -8,7 +8,7 @@
  */
 import type { SearchModel } from './model.js';
 import { PlacementState } from './state.js';
-import { checkAbort } from '../work.js';
+import { checkAbort } from '../solving/work.js';
 
 export interface SearchLimits {
   /** Epoch milliseconds (Date.now()) after which the search stops. */

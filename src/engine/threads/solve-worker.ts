@@ -13,7 +13,7 @@ import { isDeepStrictEqual } from 'node:util';
 import { parentPort } from 'node:worker_threads';
 import { NfvError } from '../../model/errors.js';
 import type { NFV } from '../../model/types.js';
-import { z3Started } from '../maxsat.js';
+import { z3Started } from '../solving/maxsat.js';
 import { simulate, type SimulateOptions, type SimulationResult } from '../simulate.js';
 
 async function injectedFault(): Promise<void> {

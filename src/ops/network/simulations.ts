@@ -17,7 +17,7 @@ import type {
   RequirementReport,
   SimulationResult,
 } from '../../engine/simulate.js';
-import type { HostingReport } from '../../engine/hosting.js';
+import type { HostingReport } from '../../engine/placement/hosting.js';
 import { ALGORITHMS, MAX_TIMEOUT_SECONDS, SIMULATION_DEFAULTS, type Algorithm } from '../../model/limits.js';
 import { parseId } from '../../model/ids.js';
 import { plural } from '../../model/words.js';

@@ -3,7 +3,7 @@
  * here from the submitted document and the result graph (no engine code), and the report's `hosting` section and
  * the result's Hosts are held against it.
  */
-import type { HostingReport } from '../../../src/engine/hosting.js';
+import type { HostingReport } from '../../../src/engine/placement/hosting.js';
 import type { PlacementGraphNode, PlacementInput } from '../../../src/engine/placement/index.js';
 import type { NFV } from '../../../src/model/types.js';
 import { violations } from './checker.js';

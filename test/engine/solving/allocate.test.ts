@@ -5,11 +5,11 @@
  * rules.
  */
 import t from 'tap';
-import type { NFV } from '../../src/model/types.js';
-import type { SimulationResult } from '../../src/engine/simulate.js';
-import { NfvError } from '../../src/model/errors.js';
-import { checkedSimulate } from './evaluator.js';
-import { withDecisions } from './random-network.js';
+import type { NFV } from '../../../src/model/types.js';
+import type { SimulationResult } from '../../../src/engine/simulate.js';
+import { NfvError } from '../../../src/model/errors.js';
+import { checkedSimulate } from '../evaluator.js';
+import { withDecisions } from '../random-network.js';
 
 const NETWORKS = 200;
 

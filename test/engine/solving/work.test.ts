@@ -4,11 +4,11 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import t from 'tap';
-import { generateTopology } from '../../src/bench/topology.js';
-import { simulate } from '../../src/engine/simulate.js';
-import { encodeDocument } from '../../src/model/codec.js';
-import { NfvType } from '../../src/model/resources.js';
-import type { NFV } from '../../src/model/types.js';
+import { generateTopology } from '../../../src/bench/topology.js';
+import { simulate } from '../../../src/engine/simulate.js';
+import { encodeDocument } from '../../../src/model/codec.js';
+import { NfvType } from '../../../src/model/resources.js';
+import type { NFV } from '../../../src/model/types.js';
 
 /** The answer as bytes: the result document and the report without its seconds. */
 async function answer(nfv: NFV, proofWork: number): Promise<{ bytes: string; optimal: boolean; methods: string[] }> {

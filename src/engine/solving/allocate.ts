@@ -19,11 +19,11 @@ import {
   type FlowModel,
   type Requirement,
   type StateGraph,
-} from './flows.js';
+} from '../flows/flows.js';
 import { EXACT_MAX_VARIABLES, OptimaProbe, exactCore, exactMaxSat } from './exact.js';
 import { greedyDecisions, type GreedyDecisions } from './greedy.js';
 import { Clauses, conflictCore, solveMaxSat, type Lit, type MaxSatAnswer, type MaxSatProblem } from './maxsat.js';
-import { firstMatchDrops, type NetNode } from './network.js';
+import { firstMatchDrops, type NetNode } from '../flows/network.js';
 import { WorkPool, WorkSpent, unbounded, type Spend } from './work.js';
 import {
   RuleModel,
@@ -33,9 +33,9 @@ import {
   type ChosenRules,
   type Exceptions,
   type Term,
-} from './rule-model.js';
-import { synthesiseRules, widenedRule } from './rules.js';
-import { ruleHolds, type PacketClass } from '../model/space.js';
+} from '../rules/rule-model.js';
+import { synthesiseRules, widenedRule } from '../rules/rules.js';
+import { ruleHolds, type PacketClass } from '../../model/space.js';
 
 export interface Decisions {
   satisfied: boolean[];

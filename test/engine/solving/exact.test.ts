@@ -5,13 +5,13 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import t from 'tap';
-import { random } from '../../src/bench/topology.js';
-import { IMPROVE_NEIGHBOURHOODS, OptimaProbe, exactCore, exactMaxSat } from '../../src/engine/exact.js';
-import { Clauses, z3Started, type MaxSatProblem } from '../../src/engine/maxsat.js';
-import { WorkPool } from '../../src/engine/work.js';
-import { simulate } from '../../src/engine/simulate.js';
-import { decodeDocument } from '../../src/model/codec.js';
-import { NfvType } from '../../src/model/resources.js';
+import { random } from '../../../src/bench/topology.js';
+import { IMPROVE_NEIGHBOURHOODS, OptimaProbe, exactCore, exactMaxSat } from '../../../src/engine/solving/exact.js';
+import { Clauses, z3Started, type MaxSatProblem } from '../../../src/engine/solving/maxsat.js';
+import { WorkPool } from '../../../src/engine/solving/work.js';
+import { simulate } from '../../../src/engine/simulate.js';
+import { decodeDocument } from '../../../src/model/codec.js';
+import { NfvType } from '../../../src/model/resources.js';
 
 const lit = (rnd: () => number, variables: number) => {
   const v = 1 + Math.floor(rnd() * variables);

@@ -5,15 +5,15 @@
  */
 import { readFileSync } from 'node:fs';
 import t from 'tap';
-import { decodeDocument, encodeDocument } from '../../src/model/codec.js';
-import { NfvError } from '../../src/model/errors.js';
-import { NfvType } from '../../src/model/resources.js';
-import type { Host, NFV, NodeMetrics } from '../../src/model/types.js';
-import { checkedSimulate as simulate } from './evaluator.js';
-import { isolation, network, place, webclient, webserver } from './build.js';
-import { conn, host } from './placement/build.js';
-import { hostingViolations, resultInput } from './placement/answer.js';
-import { bruteForce } from './placement/checker.js';
+import { decodeDocument, encodeDocument } from '../../../src/model/codec.js';
+import { NfvError } from '../../../src/model/errors.js';
+import { NfvType } from '../../../src/model/resources.js';
+import type { Host, NFV, NodeMetrics } from '../../../src/model/types.js';
+import { checkedSimulate as simulate } from '../evaluator.js';
+import { isolation, network, place, webclient, webserver } from '../build.js';
+import { conn, host } from './build.js';
+import { hostingViolations, resultInput } from './answer.js';
+import { bruteForce } from './checker.js';
 
 const withSubstrate = (
   nfv: NFV,

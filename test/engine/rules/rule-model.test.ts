@@ -10,14 +10,20 @@
  * default may need, those it must not cover) finds what the whole search finds and the aim allows.
  */
 import t from 'tap';
-import { WorkPool } from '../../src/engine/work.js';
-import { random } from '../../src/bench/topology.js';
-import type { Property } from '../../src/model/types.js';
-import { DPORT, PROTO, Partition, SRC, UNIVERSE, rewrite } from '../../src/model/space.js';
-import type { NetNode } from '../../src/engine/network.js';
-import { RuleModel, candidateRules, type Aim, type CandidateBound, type Term } from '../../src/engine/rule-model.js';
-import { checkedSimulate } from './evaluator.js';
-import { isolation, network, place, reachability, webclient, webserver } from './build.js';
+import { WorkPool } from '../../../src/engine/solving/work.js';
+import { random } from '../../../src/bench/topology.js';
+import type { Property } from '../../../src/model/types.js';
+import { DPORT, PROTO, Partition, SRC, UNIVERSE, rewrite } from '../../../src/model/space.js';
+import type { NetNode } from '../../../src/engine/flows/network.js';
+import {
+  RuleModel,
+  candidateRules,
+  type Aim,
+  type CandidateBound,
+  type Term,
+} from '../../../src/engine/rules/rule-model.js';
+import { checkedSimulate } from '../evaluator.js';
+import { isolation, network, place, reachability, webclient, webserver } from '../build.js';
 
 const PLACE = '1.0.0.1';
 const CLIENTS = ['40.40.1.1', '40.40.2.1', '40.40.3.1', '40.41.1.1', '50.1.1.1', '50.1.2.1', '10.0.0.1', '10.0.0.2'];

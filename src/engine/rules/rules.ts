@@ -4,7 +4,7 @@
  * contained in others are dropped and neighbours merged. Every rule is deployable: an explicit action, addresses
  * with trailing -1 octets only (so each is one CIDR), ports `*`, `N` or `A-B`, one protocol or ANY.
  */
-import type { Elements } from '../model/types.js';
+import type { Elements } from '../../model/types.js';
 import {
   DIMS,
   DPORT,
@@ -20,7 +20,7 @@ import {
   type Box,
   type PacketClass,
   ruleBox,
-} from '../model/space.js';
+} from '../../model/space.js';
 
 const full = (b: Box, d: number) => b[2 * d] === UNIVERSE[2 * d] && b[2 * d + 1] === UNIVERSE[2 * d + 1];
 const single = (b: Box, d: number) => b[2 * d] === b[2 * d + 1];

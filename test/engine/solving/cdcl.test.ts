@@ -3,9 +3,9 @@
  * clause, every 'unsat' has no model at all, and a core under assumptions is itself unsatisfiable.
  */
 import t from 'tap';
-import { random } from '../../src/bench/topology.js';
-import { SatSolver } from '../../src/engine/cdcl.js';
-import { WorkPool } from '../../src/engine/work.js';
+import { random } from '../../../src/bench/topology.js';
+import { SatSolver } from '../../../src/engine/solving/cdcl.js';
+import { WorkPool } from '../../../src/engine/solving/work.js';
 
 function randomCnf(rnd: () => number, variables: number, clauses: number): number[][] {
   return Array.from({ length: clauses }, () =>

@@ -17,12 +17,12 @@
  * modelled: test/engine/rule-model.test.ts's brute force over every ordered list of up to 3 rules found none
  * shorter; docs/ARCHITECTURE.md says what "proven minimal" covers.
  */
-import type { Elements } from '../model/types.js';
-import type { NetNode } from './network.js';
-import { Clauses, type Lit, type Neighbourhood } from './maxsat.js';
+import type { Elements } from '../../model/types.js';
+import type { NetNode } from '../flows/network.js';
+import { Clauses, type Lit, type Neighbourhood } from '../solving/maxsat.js';
 import { coveringRules, widenedRule } from './rules.js';
-import { exactMaxSat } from './exact.js';
-import { checkAbort, type Spend } from './work.js';
+import { exactMaxSat } from '../solving/exact.js';
+import { checkAbort, type Spend } from '../solving/work.js';
 import {
   DPORT,
   DST,
@@ -36,7 +36,7 @@ import {
   type Box,
   type PacketClass,
   type Partition,
-} from '../model/space.js';
+} from '../../model/space.js';
 
 export type Term = Lit | boolean;
 

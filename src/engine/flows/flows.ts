@@ -14,9 +14,9 @@
  * reachability through a NAT or a node addressed by its traffic) the simple paths are listed instead and each becomes
  * atomic flows: the sequences of classes a set of packets has at the firewalls and allocation places of a path.
  */
-import type { Property } from '../model/types.js';
+import type { Property } from '../../model/types.js';
 import { corridorLinks, type Corridor, type NetNode } from './network.js';
-import { refineForRules } from './rule-model.js';
+import { refineForRules } from '../rules/rule-model.js';
 import {
   DST,
   Partition,
@@ -32,7 +32,7 @@ import {
   type Box,
   type PacketClass,
   ruleBoxes,
-} from '../model/space.js';
+} from '../../model/space.js';
 
 export type RequirementKind = 'isolation' | 'reachability' | 'complete';
 

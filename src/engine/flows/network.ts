@@ -3,10 +3,10 @@
  * expansion (B 2.3), what each node does (A.2), and where each requirement's traffic can go (B 2.5, B 1.8): its
  * corridor of blocks, and simple paths only where a NAT makes walks and simple paths differ.
  */
-import { parseAddress } from '../model/address.js';
-import { badRequest, beyondBound, quote } from '../model/errors.js';
-import type { Constraints, Elements, ForwardingPath, Graph, Node, Property } from '../model/types.js';
-import { octetBounds, ruleHolds, type PacketClass } from '../model/space.js';
+import { parseAddress } from '../../model/address.js';
+import { badRequest, beyondBound, quote } from '../../model/errors.js';
+import type { Constraints, Elements, ForwardingPath, Graph, Node, Property } from '../../model/types.js';
+import { octetBounds, ruleHolds, type PacketClass } from '../../model/space.js';
 
 /** Types where traffic starts or stops and never transits (A.2). */
 export const END_HOSTS = new Set(['WEBCLIENT', 'WEBSERVER', 'ENDHOST', 'ENDPOINT', 'MAILCLIENT', 'MAILSERVER']);

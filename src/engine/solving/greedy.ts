@@ -14,8 +14,8 @@
  *    A node with a free default takes the one needing fewer rules.
  * Returns undefined when a requirement cannot be met this way (then only the solver can decide).
  */
-import { isDecision, type FlowModel, type Requirement } from './flows.js';
-import { firstMatchDrops, type NetNode } from './network.js';
+import { isDecision, type FlowModel, type Requirement } from '../flows/flows.js';
+import { firstMatchDrops, type NetNode } from '../flows/network.js';
 
 export interface GreedyDecisions {
   used: Set<number>;

@@ -5,7 +5,7 @@
  * resource units are charged at Z3_TICKS_PER_RLIMIT ticks each. The job's time limit only stops a job
  * (SolverTimeout, 504); it never picks which answer is written.
  */
-import { NfvError } from '../model/errors.js';
+import { NfvError } from '../../model/errors.js';
 
 /** The job's time ran out; `seconds` is the limit the user set, when known. */
 export class SolverTimeout extends NfvError {

@@ -10,11 +10,11 @@
  * branch per graph (or per node when graphs share a node) and keeps the cheapest placeable answer. An allocation
  * that would meet other requirements than the first one is never taken: placement does not change a verdict (P1).
  */
-import { beyondBound } from '../model/errors.js';
-import type { NFV } from '../model/types.js';
-import type { AllocationCut, Decisions } from './allocate.js';
-import { SolverTimeout } from './work.js';
-import type { NetNode } from './network.js';
+import { beyondBound } from '../../model/errors.js';
+import type { NFV } from '../../model/types.js';
+import type { AllocationCut, Decisions } from '../solving/allocate.js';
+import { SolverTimeout } from '../solving/work.js';
+import type { NetNode } from '../flows/network.js';
 import {
   PLACEMENT_EFFORT,
   minimalConflict,
@@ -29,7 +29,7 @@ import {
   type Relinked,
   type HostUsage,
   type PlacedNode,
-} from './placement/index.js';
+} from './index.js';
 
 /** The report's `hosting` section (P9). */
 export interface HostingReport {
