@@ -19,9 +19,10 @@ import { done, json, operation, type Input, type Operation, text, type TextReply
 const nodesReply = (nodes: Node[], more: { status?: number; location?: string } = {}) =>
   json(nodes, { schema: NodeType, many: true, ...more });
 
-function findFwdNode(data: FwdData, nid: number): Node {
+/** A stored node; missing, a 404 (`refuse`: VEREFOO answers 400 for the node a POST adds under). */
+function findFwdNode(data: FwdData, nid: number, refuse = notFound): Node {
   const n = data.nodes.find((x) => x.id === nid);
-  if (!n) throw notFound(`firewall node ${nid} does not exist`);
+  if (!n) throw refuse(`firewall node ${nid} does not exist`);
   return n;
 }
 
@@ -327,13 +328,6 @@ export const fwdConfigurationUpdate = operation({
     }),
 });
 
-/** The node a POST under it adds to: VEREFOO answers 400, not 404, when it does not exist. */
-function parentNode(data: FwdData, id: number): Node {
-  const n = data.nodes.find((x) => x.id === id);
-  if (!n) throw badRequest(`firewall node ${id} does not exist`);
-  return n;
-}
-
 export const fwdFirewallCreate = operation({
   name: 'fwd.firewall.create',
   method: 'POST',
@@ -347,7 +341,7 @@ export const fwdFirewallCreate = operation({
   errors: 'json',
   handler: async (i) => {
     const firewall = await i.ws.mutate(FWD_AREA, async (data, ids) => {
-      const node = parentNode(data, nid(i));
+      const node = findFwdNode(data, nid(i), badRequest);
       const now = node.configuration?.firewall?.defaultAction;
       if (now !== undefined && i.body.defaultAction !== now)
         throw conflict(
@@ -381,7 +375,7 @@ export const fwdRulesCreate = operation({
   handler: async (i) => {
     const rule = completeRule(i.body);
     const added = await i.ws.mutate(FWD_AREA, async (data, ids) => {
-      const node = parentNode(data, nid(i));
+      const node = findFwdNode(data, nid(i), badRequest);
       const fw = node.configuration?.firewall;
       if (!fw) throw conflict(`firewall node ${node.id} has no firewall configuration: POST its configuration first`);
       const { id: _given, ...fields } = rule;
