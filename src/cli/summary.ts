@@ -85,8 +85,15 @@ function notHeldBefore(requirements: Report['requirements']): string[] {
   ];
 }
 
+/** How the lower bounds of an answer not proven minimal were proven, as one line (none when it is proven). */
+function boundLines(r: Report): string[] {
+  if (!r.lowerBound) return [];
+  const { firewalls, rules, method } = r.lowerBound;
+  return [`lower bounds: ${plural(firewalls, 'firewall')}, ${plural(rules, 'rule')}, from ${method}`];
+}
+
 export function simulationSummary(nfv: NFV, report: Report): string {
-  const out: string[] = [`${report.verdict}: ${reportSummary(report)}`];
+  const out: string[] = [`${report.verdict}: ${reportSummary(report)}`, ...boundLines(report)];
   const nodes = new Map(
     (nfv.graphs.graph ?? []).flatMap((g) => g.node.map((n) => [`${g.id ?? 0}/${n.name}`, n] as const)),
   );
@@ -141,7 +148,7 @@ function inputsOf(source: FullReport['source']): string {
  * in the set is its number, as conflicts name it), then each firewall with its rules, then the hosting.
  */
 export function reportTable(r: FullReport): string {
-  const out = [`simulation ${r.simulation}: ${r.verdict}: ${reportSummary(r)}`];
+  const out = [`simulation ${r.simulation}: ${r.verdict}: ${reportSummary(r)}`, ...boundLines(r)];
   if (r.run) {
     const origin = r.run.origin ? `, from ${r.run.origin}` : '';
     out.push(`run: ${r.run.algorithm} in ${r.run.seconds} s, ${r.run.created}${origin}`);

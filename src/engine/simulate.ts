@@ -16,7 +16,7 @@ import {
   type Revision,
 } from './solving/allocate.js';
 import { SolverTimeout, WorkPool } from './solving/work.js';
-import { ALGORITHMS, PROOF_WORK, SIMULATION_DEFAULTS, type Algorithm } from '../model/limits.js';
+import { ALGORITHMS, BOUND_WORK, PROOF_WORK, SIMULATION_DEFAULTS, type Algorithm } from '../model/limits.js';
 import {
   computeFlows,
   intermediates,
@@ -146,12 +146,29 @@ export interface Report {
   rules: number;
   /** Reconfiguration: rule changes over all deployed firewalls (FirewallChange.changes summed). */
   changes?: number;
+  /**
+   * Where not proven minimal: what no answer meeting the same requirements goes below, in firewalls and in rules
+   * (engine/solving/bounds.ts says how each is proven).
+   */
+  lowerBound?: LowerBoundReport;
   requirements: RequirementReport[];
   placements: FirewallReport[];
   /** Where the functions run on the substrate (placement.md P9); status "none" without Hosts. */
   hosting: HostingReport;
   timings: Timings;
 }
+
+export interface LowerBoundReport {
+  firewalls: number;
+  rules: number;
+  /** How the bounds were proven, in a few words. */
+  method: string;
+}
+
+/** What the report says of how its lower bounds were proven. */
+export const BOUND_METHOD =
+  "the cost where a component is proven; else the per-class optima and hitting sets of the requirements' walks, " +
+  "solved by our solver's cores";
 
 export interface SimulationResult {
   nfv: NFV;
@@ -516,7 +533,11 @@ export async function simulate(input: NFV, options: SimulateOptions = {}): Promi
   const deadline = Date.now() + timeoutMs;
   // Shared by every component of every graph, the refined classes and the placement's allocations, in that order:
   // what is left for each depends only on the work done before it, never on the machine (issue 48).
-  const limits = { proof: new WorkPool(options.proofWork ?? PROOF_WORK), abortAt: deadline };
+  const limits = {
+    proof: new WorkPool(options.proofWork ?? PROOF_WORK),
+    bounds: new WorkPool(BOUND_WORK),
+    abortAt: deadline,
+  };
 
   const hosted = (nfv.hosts?.host?.length ?? 0) > 0;
   // With a substrate the places of all graphs are one set of nodes: their names must differ (P1).
@@ -637,6 +658,19 @@ export async function simulate(input: NFV, options: SimulateOptions = {}): Promi
 
   const satisfied = requirements.filter((r) => r.isSat).length;
   const firewalls = (nfv.graphs.graph ?? []).flatMap((g) => g.node).filter((n) => n.functionalType === 'FIREWALL');
+  const rules = placements.filter((p) => p.synthesised).reduce((sum, p) => sum + p.rules, 0);
+  // The bounds are on what the answer's soft groups count (new firewalls, rules): the answer's own counts less what
+  // they are above them (the given firewalls are in both).
+  const [cost, lower] = [0, 1].map((k) =>
+    chosen.reduce((sum, d) => sum.map((x, g) => x + (k ? d.lower : d.cost)[g]!), [0, 0, 0]),
+  ) as [number[], number[]];
+  const lowerBound: LowerBoundReport | undefined = optimal
+    ? undefined
+    : {
+        firewalls: Math.max(0, firewalls.length - (cost[0]! - lower[0]!)),
+        rules: Math.min(rules, lower[2]!),
+        method: BOUND_METHOD,
+      };
   return {
     nfv,
     report: {
@@ -646,8 +680,9 @@ export async function simulate(input: NFV, options: SimulateOptions = {}): Promi
       satisfied,
       firewalls: firewalls.length,
       allocated: placements.filter((p) => p.allocated).length,
-      rules: placements.filter((p) => p.synthesised).reduce((sum, p) => sum + p.rules, 0),
+      rules,
       changes: options.reconfigure ? placements.reduce((sum, p) => sum + (p.change?.changes ?? 0), 0) : undefined,
+      ...(lowerBound ? { lowerBound } : {}),
       requirements,
       placements,
       hosting,

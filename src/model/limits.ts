@@ -59,6 +59,12 @@ export const SIMULATION_DEFAULTS: { algorithm: Algorithm; timeoutSeconds: number
  */
 export const PROOF_WORK = 30_000_000;
 
+/**
+ * The work the lower bounds of an answer not proven minimal may spend (engine/solving/bounds.ts), in the same ticks:
+ * about 1 s of our solver at most. They never change the answer; a bound cut short is lower, never wrong.
+ */
+export const BOUND_WORK = 5_000_000;
+
 /** Seconds an inventory query may run in PostgreSQL (statement_timeout) before it is stopped with 503. */
 export const MAX_QUERY_SECONDS = 30;
 

@@ -25,6 +25,7 @@ import { greedyDecisions, type GreedyDecisions } from './greedy.js';
 import { Clauses, conflictCore, solveMaxSat, type Lit, type MaxSatAnswer, type MaxSatProblem } from './maxsat.js';
 import { firstMatchDrops, type NetNode } from '../flows/network.js';
 import { WorkPool, WorkSpent, unbounded, type Spend } from './work.js';
+import { structuralBound, type LowerBound } from './bounds.js';
 import {
   RuleModel,
   exceptionsLowerBound,
@@ -59,6 +60,11 @@ export interface Decisions {
    * requirements, in order); a fast component counts what its answer uses, as a proven one would.
    */
   cost: [newFirewalls: number, changes: number, rules: number];
+  /**
+   * What no answer meeting the same requirements can go below, in the same groups: the cost where proven, else the
+   * greater of what the per-class optima proved and the structural bounds (bounds.ts).
+   */
+  lower: [newFirewalls: number, changes: number, rules: number];
 }
 
 /**
@@ -91,6 +97,8 @@ export interface ComponentReport {
   /** Building the clauses, then everything (encoding included). */
   encoding: number;
   seconds: number;
+  /** Where not proven minimal: the lower bounds proven for it (new firewalls, rules). */
+  bound?: LowerBound;
 }
 
 /** Soft groups, in priority order (the first only when not every requirement can hold). */
@@ -733,6 +741,8 @@ function cheaper(a: readonly number[], b: readonly number[]): boolean {
 /** What an allocation may spend: the proof's work (shared by every component and call) and the job's time limit. */
 export interface AllocationLimits {
   proof: WorkPool;
+  /** What the lower bounds of unproven answers may spend (bounds.ts, BOUND_WORK); they never change an answer. */
+  bounds: WorkPool;
   /** Date.now() past which the job stops with SolverTimeout (504); it never picks an answer. */
   abortAt: number;
 }
@@ -777,7 +787,7 @@ async function allocate(
   net: NetNode[],
   reqs: Requirement[],
   model: FlowModel,
-  { proof, abortAt }: AllocationLimits,
+  { proof, bounds, abortAt }: AllocationLimits,
   tuning: AllocationTuning = { decompose: true, collapse: true, prune: true },
   cuts: readonly AllocationCut[],
   proofOnly: boolean,
@@ -793,8 +803,28 @@ async function allocate(
     optimal: true,
     components: [],
     cost: [0, 0, 0],
+    lower: [0, 0, 0],
   };
   const addCost = (cost: readonly number[]) => cost.forEach((c, k) => (decisions.cost[k] += c));
+  /**
+   * A component's lower bounds, each at most what its answer costs: proven costs where `proven` (the rules only where
+   * no rule could cut a class), else those of `known` (the per-class optima of the groups before the rules) and the
+   * structural ones, which need every requirement met.
+   */
+  const addLower = (members: number[], cost: readonly number[], proven: boolean, known?: readonly number[]) => {
+    const met = members.every((r) => decisions.satisfied[r]);
+    const lower = proven ? [...cost] : met ? [known?.[0] ?? 0, known?.[1] ?? 0, 0] : [0, 0, 0];
+    let bound: LowerBound | undefined;
+    if (!proven || !model.cutFree) {
+      const structural = met ? structuralBound(net, reqs, model, members, { work: bounds, abortAt }) : undefined;
+      lower[0] = Math.max(lower[0]!, structural?.firewalls ?? 0);
+      lower[2] = structural?.rules ?? 0;
+      lower.forEach((l, k) => (lower[k] = Math.min(l, cost[k]!)));
+      bound = { firewalls: lower[0]!, rules: lower[2]! };
+    }
+    lower.forEach((l, k) => (decisions.lower[k] += l));
+    return bound;
+  };
   const collapse = tuning.collapse && cuts.length === 0;
   // The proof spends from the shared pool; an UNSAT answer and its cores are decided within the time limit alone.
   const proving: Spend = { work: proof, abortAt };
@@ -802,6 +832,7 @@ async function allocate(
   const groups = tuning.decompose ? components(net, model, reqs.length, cuts) : [reqs.map((_, k) => k)];
   for (const members of groups) {
     const started = performance.now();
+    let bound: LowerBound | undefined;
     const report = (method: ComponentReport['method'], variables: number, clauses: number, encoding: number) =>
       decisions.components.push({
         requirements: members.length,
@@ -810,6 +841,7 @@ async function allocate(
         method,
         encoding,
         seconds: Math.round(performance.now() - started) / 1000,
+        ...(bound ? { bound } : {}),
       });
     /** The fast answer, taken; false when it cannot meet every requirement (or must not be used). */
     const takeFast = (): boolean => {
@@ -825,6 +857,7 @@ async function allocate(
       for (const [n, r] of written.rules) decisions.rules.set(n, r);
       addCost(written.cost);
       decisions.optimal = false;
+      bound = addLower(members, written.cost, false);
       return true;
     };
     // A formula past ENCODING_LIMIT could not be proven in the proof budget: the fast answer comes first (a proof
@@ -982,7 +1015,9 @@ async function allocate(
       if (decisions.used.has(n)) decisions.rules.set(n, chosen);
     // A firewall offered too many candidate rules to weigh them all is not proven to have the fewest; nor is a model
     // whose optimum ran out of budget.
-    if (!enc.rules.complete || answer.optimal === false) decisions.optimal = false;
+    const proven = enc.rules.complete && answer.optimal !== false;
+    if (!proven) decisions.optimal = false;
+    if (!proofOnly) bound = addLower(members, cost, proven, known?.costs);
     for (const [n, terms] of enc.deployed) {
       decisions.revisions.set(n, {
         keep: terms.keep.map((k) => value(k, v)),

@@ -53,8 +53,8 @@ const holds = (model: boolean[], l: Lit) => (l > 0 ? model[l]! : !model[-l]);
  * One group by its cores (OLL), the `fixed` literals assumed as well: while the soft literals cannot all hold, a core
  * (its fixed literals aside) raises the lower bound by its least weight, and a totalizer over the core's violations
  * offers "at most one more" as a new soft literal. The model found once the remaining soft literals hold costs
- * exactly the bound; it comes with those literals, which keep that optimum when made hard. Undefined when the budget
- * runs out.
+ * exactly the bound; it comes with those literals, which keep that optimum when made hard. When the budget runs out,
+ * the bound the cores proved so far (`lower`), and no model.
  */
 function coreGuided(
   sat: SatSolver,
@@ -62,7 +62,8 @@ function coreGuided(
   group: Lit[],
   upper: number,
   budget: SatBudget,
-): { model: boolean[]; assumed: Lit[] } | undefined {
+): { model: boolean[]; assumed: Lit[] } | { lower: number } {
+  let lower = 0;
   const weight = new Map<Lit, number>();
   const add = (l: Lit, w: number) => weight.set(l, (weight.get(l) ?? 0) + w);
   for (const l of group) add(l, 1);
@@ -71,12 +72,13 @@ function coreGuided(
   for (;;) {
     const assumed = [...weight].flatMap(([l, w]) => (w > 0 ? [l] : []));
     const status = sat.solve([...fixed, ...assumed], budget);
-    if (status === 'unknown') return undefined;
+    if (status === 'unknown') return { lower };
     if (status === 'sat') return { model: sat.model, assumed };
     const core = sat.core.filter((l) => weight.has(l));
     // Unsatisfiable without any soft literal: cannot happen once a model with the fixed literals exists.
-    if (core.length === 0) return undefined;
+    if (core.length === 0) return { lower };
     const least = Math.min(...core.map((l) => weight.get(l)!));
+    lower += least;
     for (const l of core) {
       weight.set(l, weight.get(l)! - least);
       const sum = sums.get(l);
@@ -135,7 +137,7 @@ function improved(
     sat ??= solver();
     const fixed = group.filter((l) => !free.has(l)).map((l) => (holds(best, l) ? l : -l));
     const found = coreGuided(sat, fixed, open, cost, budget);
-    if (!found) break;
+    if (!('model' in found)) break;
     if (unmet(found.model, open) < cost) best = found.model;
   }
   return best;
@@ -176,7 +178,7 @@ function optimise(
       continue;
     }
     const optimum = coreGuided(sat, [], group, unmet(model, group), budget);
-    if (!optimum) return { model, unproven: g };
+    if (!('model' in optimum)) return { model, unproven: g };
     for (const l of optimum.assumed) sat.addClause([l]);
     model = optimum.model;
   }
@@ -282,3 +284,37 @@ export function exactCore(p: MaxSatProblem, assumptions: Lit[], spend: Spend): L
   }
   return core;
 }
+
+/**
+ * A lower bound on the least cost (soft literals left false) of clauses too many to list, found as needed: `missed`
+ * names clauses the best model so far breaks. The optimum of the clauses listed when it names none, else the bound
+ * the cores proved when the budget ran out or after LAZY_ROUNDS rounds: each round's optimum is that of a
+ * relaxation (fewer clauses), so every one is a lower bound. Variables are 1..`variables`, and `free` are decided
+ * false first (they cost nothing, and a model that sets fewer of them breaks fewer clauses).
+ */
+export function lazyMinimum(
+  variables: number,
+  soft: Lit[],
+  free: Lit[],
+  missed: (holds: (l: Lit) => boolean) => Lit[][],
+  spend: Spend,
+): number {
+  const sat = new SatSolver(variables);
+  for (const l of free) sat.prefer(-l);
+  const budget: SatBudget = { conflicts: EXACT_MAX_CONFLICTS, ...spend };
+  let model: boolean[] = [];
+  let bound = 0;
+  for (let round = 0; round < LAZY_ROUNDS; round++) {
+    const more = missed((l) => (model.length === 0 ? l < 0 : holds(model, l)));
+    if (more.length === 0) return bound;
+    for (const clause of more) if (!sat.addClause(clause)) return bound;
+    const found = coreGuided(sat, [], soft, soft.length, budget);
+    if (!('model' in found)) return Math.max(bound, found.lower);
+    model = found.model;
+    bound = Math.max(bound, unmet(model, soft));
+  }
+  return bound;
+}
+
+/** Rounds of lazyMinimum, each one more solve over clauses that only grow. */
+export const LAZY_ROUNDS = 40;

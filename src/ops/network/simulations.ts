@@ -91,13 +91,20 @@ export function hostingSummary(h: HostingReport): string {
 /** The answer meets everything asked: every requirement holds and, with a substrate, it is placed (exit 0). */
 export const answerHolds = (r: Report) => r.verdict === 'SAT' && r.hosting?.status !== 'infeasible';
 
+/** ", at least 21 (gap 30 %)" where a lower bound is below the count, else nothing. */
+const atLeast = (count: number, lower: number | undefined) =>
+  lower === undefined || lower >= count
+    ? ''
+    : `, at least ${lower} (gap ${Math.round((100 * (count - lower)) / count)} %)`;
+
 /** A report in one line, the same words on a terminal, on stderr and in the X-Nfv-Summary header. */
 export const reportSummary = (r: Report) =>
   `${r.satisfied}/${r.properties} requirements hold; ` +
   (r.unknown ? `${r.unknown} unknown (approximated firewall rules decide them); ` : '') +
-  `${plural(r.firewalls, 'firewall')} (${r.allocated} placed); ${plural(r.rules, 'rule')}` +
+  `${plural(r.firewalls, 'firewall')} (${r.allocated} placed)${atLeast(r.firewalls, r.lowerBound?.firewalls)}; ` +
+  `${plural(r.rules, 'rule')}${atLeast(r.rules, r.lowerBound?.rules)}` +
   (r.changes === undefined ? '' : `; ${plural(r.changes, 'rule change')}`) +
-  (r.optimal === false ? '; not proven minimal (optimal="false"): fewer may do' : '') +
+  (r.optimal === false ? '; not proven minimal (optimal="false")' : '') +
   (r.hosting && r.hosting.status !== 'none' ? `; ${hostingSummary(r.hosting)}` : '');
 
 function resultReply<C>(r: Report, content: C, stored?: number): SimulationReply<C> {
@@ -109,6 +116,9 @@ function resultReply<C>(r: Report, content: C, stored?: number): SimulationReply
     headers: {
       'X-Nfv-Verdict': r.verdict,
       'X-Nfv-Optimal': String(r.optimal !== false),
+      ...(r.lowerBound
+        ? { 'X-Nfv-Lower-Bound': `firewalls=${r.lowerBound.firewalls}; rules=${r.lowerBound.rules}` }
+        : {}),
       'X-Nfv-Summary': summary,
       'X-Nfv-Hosting': hosting.status,
       ...(hosting.objective ? { 'X-Nfv-Active-Hosts': String(hosting.objective.activeHosts) } : {}),

@@ -1,0 +1,178 @@
+/**
+ * Proven lower bounds on the new firewalls and the rules of an answer not proven minimal (issue 48, item 2), from the
+ * structure of the requirements: relaxations that every valid answer satisfies, solved by our own solver's cores.
+ *
+ * - Firewalls: each walk of an isolation's traffic must meet a node that drops it. A walk through a free dropper (a
+ *   configurable firewall that costs no new firewall, or a given one whose rules drop that traffic) needs nothing
+ *   more; any other needs one of the new firewalls (allocation places, optional firewalls) on it: a hitting set.
+ * - Rules: a firewall whose rules we write either drops nothing, or everything that reaches it (default DENY, no
+ *   rule: a block), or some and not the rest (a rule at least, whatever its default). Each isolation's walk needs a
+ *   block or a partial firewall on it (or a free dropper: a deployed one, a given one whose rules drop it), and each
+ *   reachability a walk past every block: the fewest partial firewalls under those clauses.
+ *
+ * Both count over every valid answer, so they bound the lexicographic optimum too (its rules are among them). Only
+ * components whose every requirement holds are bounded (which requirements an optimum meets may differ otherwise).
+ * Walks and cuts are found as needed (lazyMinimum asks for those the best choice so far breaks), and the solver
+ * spends from its own pool (model/limits.ts, BOUND_WORK): the same bound on any machine, never a changed answer.
+ */
+import { isDecision, type FlowModel, type Requirement, type StateGraph } from '../flows/flows.js';
+import { firstMatchDrops, type NetNode } from '../flows/network.js';
+import { lazyMinimum } from './exact.js';
+import type { Spend } from './work.js';
+
+export interface LowerBound {
+  firewalls: number;
+  rules: number;
+}
+
+/**
+ * For one requirement, a walk of its traffic that meets no node `blocks` stops, as the nodes on it that could drop it
+ * (configurable or deployed firewalls and places, in order); undefined when every walk is stopped. `blocks` is asked
+ * of those nodes only: the others drop as their given rules say, or not at all.
+ */
+type WalkFinder = (blocks: (node: number) => boolean) => number[] | undefined;
+
+/** Who may drop a requirement's traffic at a node, whatever is decided: a given firewall whose rules drop it. */
+function givenDrop(net: NetNode[], model: FlowModel, node: number, classes: number[]): boolean {
+  const n = net[node]!;
+  if (!isDecision(n) || choosable(n)) return false;
+  return classes.some((c) => firstMatchDrops(n, model.classes[c]!));
+}
+
+const choosable = (n: NetNode) => isDecision(n) && (n.configurable || n.deployed === true);
+
+/** Whether a walk stops at a node: a choosable one as `blocks` says, any other as its given rules drop. */
+function stopsAt(net: NetNode[], model: FlowModel, blocks: (node: number) => boolean, node: number, classes: number[]) {
+  return choosable(net[node]!) ? blocks(node) : givenDrop(net, model, node, classes);
+}
+
+/**
+ * A requirement's walk finder, charging the states or hops it looks at to `spend`'s pool; once it is spent, every
+ * walk is stopped (a relaxation with fewer clauses: its optimum is still a lower bound).
+ */
+function walkFinder(net: NetNode[], model: FlowModel, r: number, spend: Spend): WalkFinder {
+  const graph = model.graphs[r];
+  if (graph) {
+    return (blocks) => {
+      if (spend.work.spent) return undefined;
+      spend.work.spend(graph.node.length);
+      return graphWalk(net, model, graph, blocks);
+    };
+  }
+  const flows = model.flows[r]!.flat();
+  return (blocks) => {
+    if (spend.work.spent) return undefined;
+    for (const f of flows) {
+      spend.work.spend(f.hops.length);
+      const stopped = f.hops.some((h) => stopsAt(net, model, blocks, h.node, [h.cls]));
+      if (!stopped) return f.hops.filter((h) => choosable(net[h.node]!)).map((h) => h.node);
+    }
+    return undefined;
+  };
+}
+
+/** A shortest walk from a start to an arrival through states that pass (breadth first, so the same on every run). */
+function graphWalk(
+  net: NetNode[],
+  model: FlowModel,
+  graph: StateGraph,
+  blocks: (node: number) => boolean,
+): number[] | undefined {
+  const count = graph.node.length;
+  const from = new Int32Array(count).fill(-2);
+  const stops = (k: number) => stopsAt(net, model, blocks, graph.node[k]!, graph.classes[k]!);
+  const arrival = new Uint8Array(count);
+  for (const k of graph.arrive) arrival[k] = 1;
+  const queue: number[] = [];
+  for (const k of graph.start) {
+    if (from[k] !== -2 || stops(k)) continue;
+    from[k] = -1;
+    queue.push(k);
+  }
+  for (let h = 0; h < queue.length; h++) {
+    const k = queue[h]!;
+    if (arrival[k]) {
+      const nodes: number[] = [];
+      for (let s = k; s >= 0; s = from[s]!) if (choosable(net[graph.node[s]!]!)) nodes.push(graph.node[s]!);
+      return [...new Set(nodes)];
+    }
+    for (const m of graph.next[k]!) {
+      if (from[m] !== -2 || stops(m)) continue;
+      from[m] = k;
+      queue.push(m);
+    }
+  }
+  return undefined;
+}
+
+/**
+ * Lower bounds on the new firewalls and the rules of any answer meeting every requirement of `members` (see the
+ * head of this file).
+ */
+export function structuralBound(
+  net: NetNode[],
+  reqs: Requirement[],
+  model: FlowModel,
+  members: number[],
+  spend: Spend,
+): LowerBound {
+  const finders = (isolation: boolean) =>
+    members.filter((r) => (reqs[r]!.kind === 'isolation') === isolation).map((r) => walkFinder(net, model, r, spend));
+  const [isolations, reachabilities] = [finders(true), finders(false)];
+  if (isolations.length === 0) return { firewalls: 0, rules: 0 };
+  /** Variables numbered as nodes come, `per` for each. */
+  const numbering = (per: number) => {
+    const first = new Map<number, number>();
+    return (n: number) => first.get(n) ?? first.set(n, first.size * per + 1).get(n)!;
+  };
+  // A clause of what an isolation's walk needs (a walk nothing can stop asks nothing: its requirement cannot hold).
+  const needs = (walk: number[] | undefined, lits: (n: number) => number[]) =>
+    walk === undefined ? [] : [walk.flatMap(lits)].filter((c) => c.length > 0);
+
+  // Firewalls: u(n) for each new firewall; a walk through another choosable node is stopped there at no cost.
+  const used = numbering(1);
+  const costly = (n: number) => net[n]!.costly;
+  const firewalls = lazyMinimum(
+    net.length,
+    [...net].filter((n) => costly(n.index)).map((n) => -used(n.index)),
+    [],
+    (holds) =>
+      isolations.flatMap((find) => {
+        const walk = find((n) => !costly(n) || holds(used(n)));
+        return needs(walk, (n) => (costly(n) ? [used(n)] : []));
+      }),
+    spend,
+  );
+
+  // Rules: per firewall whose rules we write, b(n) it drops everything (no rule needed) or p(n) it drops some and
+  // passes some (a rule, at least); a deployed one drops what it likes here. Reachabilities keep a walk past b.
+  const synthesised = (n: number) => net[n]!.configurable && !net[n]!.deployed;
+  const ordered = numbering(2);
+  const [block, part] = [(n: number) => ordered(n), (n: number) => ordered(n) + 1];
+  const nodes = net.filter((n) => synthesised(n.index)).map((n) => n.index);
+  const rules = lazyMinimum(
+    2 * nodes.length,
+    nodes.map((n) => -part(n)),
+    nodes.map(block),
+    (holds) => {
+      const stops = (n: number) => !synthesised(n) || holds(block(n)) || holds(part(n));
+      const cut = isolations.flatMap((find) => needs(find(stops), (n) => (synthesised(n) ? [block(n), part(n)] : [])));
+      // A reachability the blocks cut off: not all of a least set of them that still cuts it.
+      const blocked = nodes.filter((n) => holds(block(n)));
+      // Once the work is spent a finder finds nothing, which here would claim a cut: no clause is asked then.
+      const kept = reachabilities.flatMap((find) => {
+        const cutting = new Set(blocked);
+        if (spend.work.spent || find((m) => cutting.has(m))) return [];
+        for (const n of blocked) {
+          cutting.delete(n);
+          if (spend.work.spent) return [];
+          if (find((m) => cutting.has(m))) cutting.add(n);
+        }
+        return [[...cutting].map((n) => -block(n))];
+      });
+      return [...cut, ...kept];
+    },
+    spend,
+  );
+  return { firewalls, rules };
+}

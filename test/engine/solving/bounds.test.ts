@@ -1,0 +1,208 @@
+/**
+ * The lower bounds of answers not proven minimal (issue 48, item 2), checked against brute force on small networks
+ * it shares no code with: routers joined through allocation places, hosts each behind a place, isolation and
+ * reachability between hosts (any traffic, so a host pair is what a requirement is about). With no proof budget every
+ * answer is the fast one, and carries its bounds. The brute force lists every simple path itself and says:
+ * - the fewest firewalls: the least set of places meeting every simple path of every isolation (a place that is in
+ *   use may drop whatever it likes, and an isolation's pair is never a reachability's in a network that holds);
+ * - whether some answer has fewer rules than the bound, where the bound is 1 or 2: every place unused, blocking
+ *   (default DENY, no rule) or, at one place, one rule of either action over any address sets of the hosts (octet
+ *   patterns, CIDR prefixes), matching all of a pair's traffic or only part of it (a protocol or a port).
+ * The answers themselves are re-checked by the independent evaluator (checkedSimulate).
+ */
+import t from 'tap';
+import { random } from '../../../src/bench/topology.js';
+import type { Property } from '../../../src/model/types.js';
+import { checkedSimulate } from '../evaluator.js';
+import { forwarder, isolation, network, place, reachability, webclient } from '../build.js';
+
+interface Case {
+  hosts: string[];
+  /** Each node's neighbours, by name (routers, places, hosts). */
+  links: Map<string, string[]>;
+  places: string[];
+  properties: Property[];
+  nodes: ReturnType<typeof place>[];
+}
+
+const HOST_ADDRESSES = ['10.0.1.1', '10.0.1.2', '10.0.2.1', '10.1.0.1', '20.0.0.1', '20.0.0.2', '30.1.1.1'];
+
+function generate(seed: number): Case {
+  const next = random(seed);
+  const routerCount = 2 + Math.floor(next() * 3);
+  const routers = Array.from({ length: routerCount }, (_, k) => `10.255.0.${k + 1}`);
+  const links = new Map<string, string[]>();
+  const join = (a: string, b: string) => {
+    (links.get(a) ?? links.set(a, []).get(a)!).push(b);
+    (links.get(b) ?? links.set(b, []).get(b)!).push(a);
+  };
+  const places: string[] = [];
+  const through = (a: string, b: string) => {
+    const p = `1.0.0.${places.length + 1}`;
+    places.push(p);
+    join(a, p);
+    join(p, b);
+  };
+  for (let k = 1; k < routerCount; k++) through(routers[k]!, routers[Math.floor(next() * k)]!);
+  // One more link between routers not yet joined makes a cycle.
+  if (routerCount > 2 && next() < 0.7) through(routers[0]!, routers[routerCount - 1]!);
+  const pool = [...HOST_ADDRESSES];
+  const hosts = Array.from(
+    { length: 3 + Math.floor(next() * 2) },
+    () => pool.splice(Math.floor(next() * pool.length), 1)[0]!,
+  );
+  for (const h of hosts) through(h, routers[Math.floor(next() * routerCount)]!);
+  const properties: Property[] = [];
+  for (const s of hosts) {
+    for (const d of hosts) {
+      const roll = next();
+      if (s === d || roll < 0.55) continue;
+      properties.push(roll < 0.8 ? isolation(s, d) : reachability(s, d));
+    }
+  }
+  const nodes = [
+    ...hosts.map((h) => webclient(h, ...links.get(h)!)),
+    ...routers.map((r) => forwarder(r, ...(links.get(r) ?? []))),
+    ...places.map((p) => place(p, ...links.get(p)!)),
+  ];
+  return { hosts, links, places, properties, nodes };
+}
+
+/** Every simple path from s to d, as the places on it; hosts never forward. */
+function placesOnPaths(c: Case, s: string, d: string): string[][] {
+  const out: string[][] = [];
+  const walk = (at: string, seen: string[]) => {
+    if (at === d) return void out.push(seen.filter((n) => c.places.includes(n)));
+    if (at !== s && c.hosts.includes(at)) return;
+    for (const n of c.links.get(at) ?? []) if (!seen.includes(n)) walk(n, [...seen, n]);
+  };
+  walk(s, [s]);
+  return out;
+}
+
+/** The fewest places meeting every path of every isolation (subsets by size). */
+function fewestFirewalls(c: Case): number {
+  const paths = c.properties
+    .filter((p) => p.name === 'ISOLATION_PROPERTY')
+    .flatMap((p) => placesOnPaths(c, p.src, p.dst));
+  for (let size = 0; size <= c.places.length; size++) {
+    const subsets = (from: number, left: number, chosen: string[]): boolean =>
+      left === 0
+        ? paths.every((path) => path.some((n) => chosen.includes(n)))
+        : c.places.slice(from).some((p, k) => subsets(from + k + 1, left - 1, [...chosen, p]));
+    if (subsets(0, size, [])) return size;
+  }
+  return Infinity;
+}
+
+/** Every octet pattern and CIDR prefix containing a host, as the set of host indices it holds. */
+function addressSets(hosts: string[]): number[] {
+  const value = (a: string) => a.split('.').reduce((x, o) => x * 256 + Number(o), 0);
+  const sets = new Set<number>();
+  for (const a of hosts) {
+    const octets = a.split('.');
+    for (let mask = 0; mask < 16; mask++) {
+      let set = 0;
+      hosts.forEach((h, i) => {
+        if (h.split('.').every((o, k) => mask & (1 << k) || o === octets[k])) set |= 1 << i;
+      });
+      sets.add(set);
+    }
+    for (let length = 0; length <= 32; length++) {
+      const size = 2 ** (32 - length);
+      const start = Math.floor(value(a) / size) * size;
+      let set = 0;
+      hosts.forEach((h, i) => {
+        if (value(h) >= start && value(h) < start + size) set |= 1 << i;
+      });
+      sets.add(set);
+    }
+  }
+  return [...sets];
+}
+
+type Effect = 'all' | 'part' | 'none';
+
+/**
+ * Whether some answer of fewer than `limit` (1 or 2) rules meets every requirement: each place passes everything or
+ * blocks everything, and with limit 2 one place may hold one rule.
+ */
+function fewerRules(c: Case, limit: number): boolean {
+  const index = new Map(c.hosts.map((h, i) => [h, i]));
+  const paths = new Map(c.properties.map((p) => [`${p.src} ${p.dst}`, placesOnPaths(c, p.src, p.dst)]));
+  const holds = (effect: (place: string, s: number, d: number) => Effect) =>
+    c.properties.every((p) => {
+      const [s, d] = [index.get(p.src)!, index.get(p.dst)!];
+      const on = paths.get(`${p.src} ${p.dst}`)!;
+      const passes = (path: string[]) => {
+        const effects = path.map((n) => effect(n, s, d));
+        return !effects.includes('all') && effects.filter((e) => e === 'part').length <= 1;
+      };
+      return p.name === 'ISOLATION_PROPERTY' ? !on.some(passes) : on.some(passes);
+    });
+  const sets = addressSets(c.hosts);
+  const count = c.places.length;
+  for (let blocks = 0; blocks < 2 ** count; blocks++) {
+    const blocked = (place: string) => (blocks & (1 << c.places.indexOf(place))) !== 0;
+    if (holds((n) => (blocked(n) ? 'all' : 'none'))) return true;
+    if (limit < 2) continue;
+    // One rule at one place: under default DENY it lets its match through, under ALLOW it drops it.
+    for (const at of c.places) {
+      for (const src of sets) {
+        for (const dst of sets) {
+          for (const whole of [true, false]) {
+            const effect = (n: string, s: number, d: number): Effect => {
+              if (n !== at) return blocked(n) ? 'all' : 'none';
+              const matched = (src & (1 << s)) !== 0 && (dst & (1 << d)) !== 0;
+              const deny = blocked(n);
+              if (!matched) return deny ? 'all' : 'none';
+              return whole ? (deny ? 'none' : 'all') : 'part';
+            };
+            if (holds(effect)) return true;
+          }
+        }
+      }
+    }
+  }
+  return false;
+}
+
+t.test('every lower bound of a fast answer is at most what brute force finds', async (t) => {
+  let checked = 0;
+  let bounded = 0;
+  let ruleBounds = 0;
+  let firewallBounds = 0;
+  for (let seed = 1; checked < 60; seed++) {
+    const c = generate(seed);
+    if (!c.properties.some((p) => p.name === 'ISOLATION_PROPERTY')) continue;
+    const { report } = await checkedSimulate(network(c.nodes, c.properties), { proofWork: 0 });
+    if (report.verdict !== 'SAT') continue;
+    checked++;
+    const bound = report.lowerBound;
+    if (!bound) continue;
+    bounded++;
+    const least = fewestFirewalls(c);
+    t.ok(bound.firewalls <= least, `seed ${seed}: at least ${bound.firewalls} firewalls, but ${least} do`);
+    t.ok(least <= report.firewalls, `seed ${seed}: ${report.firewalls} firewalls, brute force ${least}`);
+    if (bound.firewalls > 0) firewallBounds++;
+    if (bound.rules >= 1 && bound.rules <= 2) {
+      ruleBounds++;
+      t.notOk(fewerRules(c, bound.rules), `seed ${seed}: at least ${bound.rules} rules, but fewer do`);
+    }
+  }
+  t.comment(`${checked} answers, ${bounded} bounded: ${firewallBounds} firewall bounds, ${ruleBounds} rule bounds`);
+  t.ok(bounded >= 30, `${bounded} answers carry bounds`);
+  t.ok(firewallBounds >= 20 && ruleBounds >= 10, 'the bounds say something');
+});
+
+t.test('a proven answer carries no bound; an unproven one says it in its summary fields', async (t) => {
+  const c = generate(3);
+  const proven = await checkedSimulate(network(c.nodes, c.properties));
+  t.equal(proven.report.optimal, true);
+  t.equal(proven.report.lowerBound, undefined);
+  const fast = await checkedSimulate(network(c.nodes, c.properties), { proofWork: 0 });
+  t.equal(fast.report.optimal, false);
+  t.ok(fast.report.lowerBound!.firewalls <= proven.report.firewalls);
+  t.ok(fast.report.lowerBound!.rules <= proven.report.rules);
+  t.match(fast.report.lowerBound!.method, /hitting sets/);
+});
