@@ -176,6 +176,8 @@ interface Known {
   rest?: () => MaxSatAnswer | undefined;
   /** What the optima cost in the groups before the rules. */
   costs: number[];
+  /** A model costing those optima: an answer when the rules cannot be proven (its lists the fewest for its drops). */
+  model: boolean[];
   /**
    * Per firewall of a free default, a lower bound on its rules where it is used under each default (index 1: DENY),
    * by exceptionsLowerBound over the classes every such optimum gives the other action; whether every optimum uses
@@ -238,11 +240,11 @@ function knownOptima(perClass: Encoding, probe: OptimaProbe, classes: PacketClas
   const questions = firewalls.reduce((sum, [n, w]) => sum + perClass.rules.entering(n).length * defaults(w).length, 0);
   const eager = questions <= EAGER_QUESTIONS;
   const exceptions: Exceptions = (n, cls, deny) => (never.has(n) ? 'maybe' : ask(n, cls, deny));
-  if (!eager) return { never, exceptions, costs: probe.costs, bounds: new Map() };
+  if (!eager) return { never, exceptions, costs: probe.costs, model: probe.model, bounds: new Map() };
   for (const [n, w] of firewalls) for (const d of defaults(w)) askAll(n, perClass.rules.entering(n), d);
   const needed = (n: number) => !possible([not(perClass.used.get(n)!)]);
   const bounds = defaultBounds(perClass.rules, never, exceptions, needed, classes);
-  return { never, exceptions, rest: () => probe.rest(), costs: probe.costs, bounds };
+  return { never, exceptions, rest: () => probe.rest(), costs: probe.costs, model: probe.model, bounds };
 }
 
 /**
@@ -843,17 +845,24 @@ async function allocate(
         seconds: Math.round(performance.now() - started) / 1000,
         ...(bound ? { bound } : {}),
       });
-    /** The fast answer, taken; false when it cannot meet every requirement (or must not be used). */
-    const takeFast = (): boolean => {
+    /**
+     * The fast answer and its lists, its new firewalls `within` a set if given; undefined when it cannot meet every
+     * requirement (or must not be used).
+     */
+    const fastAnswer = (within?: ReadonlySet<number>) => {
       // The fast answer knows nothing of rules to keep nor of cuts: a reconfiguration, or a cut, waits for the solver.
       const reached = new Set(members.flatMap((r) => nodesReached(model, r)));
-      if ([...reached].some((n) => net[n]!.deployed) || cuts.some((c) => c.every((n) => reached.has(n)))) return false;
-      const fast = greedyDecisions(net, reqs, model, members);
-      if (!fast) return false;
+      if ([...reached].some((n) => net[n]!.deployed) || cuts.some((c) => c.every((n) => reached.has(n)))) return;
+      const fast = greedyDecisions(net, reqs, model, members, within);
+      return fast && { fast, written: fastRules(net, model, fast) };
+    };
+    /** The fast answer, taken; false when there is none. */
+    const takeFast = (found = fastAnswer()): boolean => {
+      if (!found) return false;
+      const { fast, written } = found;
       for (const n of fast.used) decisions.used.add(n);
       for (const [n, d] of fast.drops) decisions.drops.set(n, d);
       for (const [n, w] of fast.whitelist) decisions.whitelist.set(n, w);
-      const written = fastRules(net, model, fast);
       for (const [n, r] of written.rules) decisions.rules.set(n, r);
       addCost(written.cost);
       decisions.optimal = false;
@@ -974,11 +983,18 @@ async function allocate(
       await fewerRules(false, proving, proved(proving), known);
     if (answer === undefined) {
       if (proofOnly) return undefined;
-      if (takeFast()) {
+      // The probe's model has the fewest firewalls, its drops left as the search left them: it, the fast answer on
+      // its firewalls or the fast answer anywhere, whichever costs least (on a tie a fast one, on its firewalls first).
+      const probed: MaxSatAnswer | undefined = known && { status: 'sat', value: known.model, optimal: false };
+      const onProbed = probed && fastAnswer(new Set([...decide(enc, probed).mine.used].filter((n) => net[n]!.costly)));
+      const anywhere = fastAnswer();
+      const fast =
+        onProbed && (!anywhere || !cheaper(anywhere.written.cost, onProbed.written.cost)) ? onProbed : anywhere;
+      if (probed && (!fast || cheaper(decide(enc, probed).cost, fast.written.cost))) answer = probed;
+      else if (takeFast(fast)) {
         done('fast');
         continue;
-      }
-      answer = await optimum(enc.builder.problem(false), withinLimit());
+      } else answer = await optimum(enc.builder.problem(false), withinLimit());
     }
     if (answer.status === 'unsat') {
       // Which requirements hold together, and the conflicts of the others, do not depend on how rules are counted:

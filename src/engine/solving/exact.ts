@@ -229,6 +229,8 @@ export class OptimaProbe {
     private readonly budget: SatBudget,
     /** What the optima cost in each of the first groups. */
     readonly costs: number[],
+    /** A model of the whole problem that costs those optima (the later groups left as the search left them). */
+    readonly model: boolean[],
   ) {}
 
   /** Undefined when the problem is too large, cannot hold, or the budget ran out. */
@@ -239,7 +241,7 @@ export class OptimaProbe {
     const first = sat && optimise(sat, p.soft.slice(0, groups), budget);
     if (!first || first === 'unsat' || first.unproven !== undefined) return undefined;
     const costs = p.soft.slice(0, groups).map((group) => unmet(first.model, group));
-    return new OptimaProbe(sat!, p, groups, budget, costs);
+    return new OptimaProbe(sat!, p, groups, budget, costs, first.model.slice(0, p.variables + 1));
   }
 
   /** False when no optimum makes all of `lits` true; true when that is not refuted. */

@@ -12,7 +12,8 @@
  *    class or a firewall that passes the class cannot be cut at all.
  * 3. Drops: nodes whose default is DENY drop every unprotected class for free; elsewhere the cut classes are dropped.
  *    A node with a free default takes the one needing fewer rules.
- * Returns undefined when a requirement cannot be met this way (then only the solver can decide).
+ * Returns undefined when a requirement cannot be met this way (then only the solver can decide). With `within`, new
+ * firewalls are taken only from those nodes (a set the solver proved has the fewest, allocate.ts).
  */
 import { isDecision, type FlowModel, type Requirement } from '../flows/flows.js';
 import { firstMatchDrops, type NetNode } from '../flows/network.js';
@@ -147,7 +148,10 @@ export function greedyDecisions(
   reqs: Requirement[],
   model: FlowModel,
   members: number[],
+  within?: ReadonlySet<number>,
 ): GreedyDecisions | undefined {
+  /** A new firewall that may be taken. */
+  const newFirewall = (n: number) => net[n]!.costly && (!within || within.has(n));
   const fixedDrops = (n: number, cls: number) => firstMatchDrops(net[n]!, model.classes[cls]!);
   const decides = (n: number) => n >= 0 && isDecision(net[n]!);
   const mandatory = (n: number) => !net[n]!.configurable && !net[n]!.optional;
@@ -239,7 +243,7 @@ export function greedyDecisions(
     for (const t of open) {
       const seen = new Set<number>();
       t.node.forEach((n, k) => {
-        if (decides(n) && net[n]!.costly && canDrop(t, k) && !seen.has(n)) {
+        if (decides(n) && newFirewall(n) && canDrop(t, k) && !seen.has(n)) {
           seen.add(n);
           gain.set(n, (gain.get(n) ?? 0) + 1);
         }
@@ -294,6 +298,7 @@ export function greedyDecisions(
     }
     if (cls.some((c) => protectedPairs.has(pair(n, c)))) return INFINITE;
     if (used.has(n) && (denyAll(n) || cls.every((c) => dropped.has(pair(n, c))))) return 0;
+    if (!used.has(n) && node.costly && !newFirewall(n)) return INFINITE;
     return used.has(n) || !node.costly ? 1 : 1000;
   };
   for (const t of isolation) {
