@@ -856,8 +856,8 @@ async function allocate(
       const fast = greedyDecisions(net, reqs, model, members, within);
       return fast && { fast, written: fastRules(net, model, fast) };
     };
-    /** The fast answer, taken; false when there is none. */
-    const takeFast = (found = fastAnswer()): boolean => {
+    /** The fast answer, taken; false when there is none. `known`: the proven optima of the groups before the rules. */
+    const takeFast = (found = fastAnswer(), known?: readonly number[]): boolean => {
       if (!found) return false;
       const { fast, written } = found;
       for (const n of fast.used) decisions.used.add(n);
@@ -866,7 +866,7 @@ async function allocate(
       for (const [n, r] of written.rules) decisions.rules.set(n, r);
       addCost(written.cost);
       decisions.optimal = false;
-      bound = addLower(members, written.cost, false);
+      bound = addLower(members, written.cost, false, known);
       return true;
     };
     // A formula past ENCODING_LIMIT could not be proven in the proof budget: the fast answer comes first (a proof
@@ -991,7 +991,7 @@ async function allocate(
       const fast =
         onProbed && (!anywhere || !cheaper(anywhere.written.cost, onProbed.written.cost)) ? onProbed : anywhere;
       if (probed && (!fast || cheaper(decide(enc, probed).cost, fast.written.cost))) answer = probed;
-      else if (takeFast(fast)) {
+      else if (takeFast(fast, known?.costs)) {
         done('fast');
         continue;
       } else answer = await optimum(enc.builder.problem(false), withinLimit());
