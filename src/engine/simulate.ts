@@ -40,7 +40,6 @@ import {
   pathsBetween,
   type NetNode,
 } from './flows/network.js';
-import { coveringRules } from './rules/rules.js';
 import { ruleHolds } from '../model/space.js';
 import { placeJointly, writeHosts, type HostingReport, type ResultShape } from './placement/hosting.js';
 import { definePlacement, placementInput } from './placement/index.js';
@@ -340,13 +339,8 @@ function redeploy(
   const from = n.defaultAction!;
   const to = revision.flip ? (from === 'DENY' ? 'ALLOW' : 'DENY') : from;
   const entering = [...drops.keys()].sort((a, b) => a - b);
-  const outcome = (drop: boolean) => entering.filter((c) => drops.get(c) === drop).map((c) => model.classes[c]!);
-  const addedFor = (drop: boolean) =>
-    entering.filter((c) => revision.added.get(c) && drops.get(c) === drop).map((c) => model.classes[c]!);
-  const added = [
-    ...coveringRules(addedFor(false), outcome(true), 'ALLOW'),
-    ...coveringRules(addedFor(true), outcome(false), 'DENY'),
-  ];
+  // The inserted rules as the solver chose them (allocate.ts): each one rule, whatever the classes it decides.
+  const added = revision.inserted;
   const keptRules = rules.filter((_, i) => revision.keep[i]);
   const elements = [...added, ...keptRules];
   const conf = (n.node.configuration ??= { name: 'AutoConf' });

@@ -84,7 +84,7 @@ export const MAX_COMBINATIONS = 200_000;
 
 const not = (t: Term): Term => (typeof t === 'boolean' ? !t : -t);
 
-interface Candidate {
+export interface Candidate {
   /** Indices into the firewall's entering classes. */
   covers: number[];
   /** How many rules it stands for (one but for a split class). */
