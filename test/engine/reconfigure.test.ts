@@ -228,3 +228,26 @@ t.test('the rules of one live line (an imported firewall) are kept or removed to
   const alone = (await checkedSimulate(plain, { reconfigure: true })).report.placements[0]!.change!;
   t.same([alone.kept, alone.removed, alone.changes], [[2], [1], 1]);
 });
+
+t.test(
+  'inserted rules of both actions: a narrow DENY above a wide ALLOW where ALLOW rules alone take more',
+  async (t) => {
+    // 20.0.0.1, .2 and .4 reachable, .3 not: no prefix or pattern takes .1, .2 and .4 without .3, so ALLOW rules alone
+    // take 3 (a flipped default 4, one per class); DENY .3 above one ALLOW of them all takes 2.
+    const servers = ['20.0.0.1', '20.0.0.2', '20.0.0.3', '20.0.0.4'];
+    const nfv = network(
+      [
+        webclient('10.0.0.1', '1.0.0.1'),
+        firewall('1.0.0.1', 'DENY', [], '10.0.0.1', ...servers),
+        ...servers.map((s) => webserver(s, '1.0.0.1')),
+      ],
+      servers.map((s) => (s === '20.0.0.3' ? isolation('10.0.0.1', s) : reachability('10.0.0.1', s))),
+    );
+    const { report } = await checkedSimulate(nfv, { reconfigure: true });
+    t.equal(report.verdict, 'SAT');
+    t.equal(report.changes, 2);
+    t.ok(report.optimal, 'proven minimal');
+    const added = report.placements[0]!.change!.added.map((a) => a.rule);
+    t.match(added, [{ action: 'DENY', destination: '20.0.0.3' }, { action: 'ALLOW' }], 'the DENY rule first');
+  },
+);

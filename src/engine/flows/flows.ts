@@ -84,8 +84,9 @@ export interface FlowModel {
   /** The state graph of each requirement decided without paths. */
   graphs: (StateGraph | undefined)[];
   /**
-   * No rule a synthesised firewall could have cuts a class (rule-model.ts's refineForRules splits none): only then
-   * are lists of rules taking whole classes every list, and the rule count provable.
+   * No rule a synthesised firewall could have, nor one inserted into a deployed firewall, cuts a class
+   * (rule-model.ts's refineForRules splits none): only then are lists of rules taking whole classes every list, and
+   * the rule count (or a reconfiguration's change count) provable.
    */
   cutFree: boolean;
   /**
@@ -413,7 +414,9 @@ function partitioned(net: NetNode[], requirements: Requirement[]) {
     for (const rule of net[k]!.rules ?? []) for (const box of ruleBoxes(rule)) partition.add(box, false);
   }
   const coarse = partition.classes();
-  if ([...met].some((k) => net[k]!.configurable && !net[k]!.deployed)) refineForRules(partition, namedAddresses(net));
+  // A deployed firewall's inserted rules are candidates too (allocate.ts): a one-rule fix that would cut a coarse
+  // class (ALLOW TCP 22 of a class of every port) is then a rule taking whole refined classes.
+  if ([...met].some((k) => net[k]!.configurable || net[k]!.deployed)) refineForRules(partition, namedAddresses(net));
   return { coarse, fine: partition.classes(), hopPredicates, graphPreds };
 }
 

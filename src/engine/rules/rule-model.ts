@@ -84,7 +84,7 @@ export const MAX_COMBINATIONS = 200_000;
 
 const not = (t: Term): Term => (typeof t === 'boolean' ? !t : -t);
 
-interface Candidate {
+export interface Candidate {
   /** Indices into the firewall's entering classes. */
   covers: number[];
   /** How many rules it stands for (one but for a split class). */
@@ -500,7 +500,7 @@ export function candidateRules(
  * covering no class that never takes the other action, and of those covering the same classes that may or may not,
  * the ones no wider candidate as cheap contains (the difference is classes that always or freely take it).
  */
-function offered(candidates: Candidate[], known: ReturnType<Exceptions>[], size: number): Candidate[] {
+export function offered(candidates: Candidate[], known: ReturnType<Exceptions>[], size: number): Candidate[] {
   const byOpen = new Map<string, Candidate[]>();
   for (const c of candidates) {
     if (c.covers.some((i) => known[i] === 'never')) continue;

@@ -28,8 +28,11 @@ import { WorkPool, WorkSpent, unbounded, type Spend } from './work.js';
 import { structuralBound, type LowerBound } from './bounds.js';
 import {
   RuleModel,
+  candidateRules,
   exceptionsLowerBound,
   fewestRules,
+  offered,
+  type Candidate,
   type CandidateBound,
   type ChosenRules,
   type Exceptions,
@@ -37,6 +40,7 @@ import {
 } from '../rules/rule-model.js';
 import { synthesiseRules, widenedRule } from '../rules/rules.js';
 import { ruleHolds, type PacketClass } from '../../model/space.js';
+import type { Elements } from '../../model/types.js';
 
 export interface Decisions {
   satisfied: boolean[];
@@ -75,13 +79,13 @@ export type AllocationCut = readonly number[];
 
 /**
  * A deployed firewall after reconfiguration: which of its rules stay (in their order), whether its default action
- * flips, and for each class entering it whether a new rule above the kept ones decides it (what it drops is in
- * `Decisions.drops`, as for every firewall whose rules are chosen).
+ * flips, and the rules inserted above the kept ones, in order (what it drops is in `Decisions.drops`, as for every
+ * firewall whose rules are chosen).
  */
 export interface Revision {
   keep: boolean[];
   flip: boolean;
-  added: Map<number, boolean>;
+  inserted: Elements[];
 }
 
 /** How one independent group of requirements was decided, for the report and --verbose. */
@@ -150,15 +154,26 @@ interface Encoding {
   rules: RuleModel;
   selector: Map<number, Lit>;
   deployed: Map<number, DeployedTerms>;
+  /** Every deployed firewall was offered every candidate rule to insert (none passed MAX_COMBINATIONS). */
+  insertionsComplete: boolean;
   /** The variables and hard clauses before the rule model's own (written last, by `RuleModel.finish`). */
   beforeRules: { variables: number; clauses: number };
 }
 
-/** The decisions about one deployed firewall: keep each rule, flip the default, and per class a new rule. */
+/**
+ * The decisions about one deployed firewall: keep each rule, flip the default, and insert each candidate rule above
+ * the kept ones, with either action.
+ */
 interface DeployedTerms {
   keep: Lit[];
   flip: Lit;
-  added: Map<number, Lit>;
+  /** Per entering class: its drop, what the kept rules and the default do with it, whether the firewall is used. */
+  entering: { cls: number; drop: Lit; outcome: Term; used: Term }[];
+  /** The candidates to insert (rule-model.ts, over the entering classes) with their selection literals. */
+  allow: { candidate: Candidate; x: Lit }[];
+  deny: { candidate: Candidate; x: Lit }[];
+  /** Where inserted rules of both actions cover a class: true, the DENY ones are above the ALLOW ones. */
+  denyFirst?: Lit;
 }
 
 /**
@@ -394,8 +409,9 @@ function encode(
     return x;
   };
   /**
-   * A deployed firewall drops class `cls` (a fresh d) as its kept rules and default say (first match), unless a new
-   * rule above them says otherwise. Changes: each removed rule, each new rule, each class reaching a flipped default.
+   * A deployed firewall drops class `cls` (a fresh d) as its kept rules and default say (first match), unless a rule
+   * inserted above them says otherwise (`insertions`, once every class is known). Changes: each removed rule, each
+   * inserted rule, each class reaching a flipped default.
    */
   const deployedTerm = (n: number, cls: number, u: Term): Term => {
     const node = net[n]!;
@@ -408,7 +424,7 @@ function encode(
         if (r.origin === undefined) return b.fresh();
         return line.get(r.origin) ?? line.set(r.origin, b.fresh()).get(r.origin)!;
       });
-      terms = { keep, flip: b.fresh(), added: new Map() };
+      terms = { keep, flip: b.fresh(), entering: [], allow: [], deny: [] };
       deployed.set(n, terms);
       for (const k of new Set(keep)) b.soft[CHANGES]!.push(k);
       for (const k of keep) b.soft[RULES]!.push(-k);
@@ -425,14 +441,74 @@ function encode(
     b.soft[CHANGES]!.push(-flipped);
     if (u === false) return false;
     const d = b.fresh();
-    const added = b.fresh();
-    terms.added.set(cls, added);
-    b.clause([-d, u]);
-    b.clause([-d, outcome, added]);
-    b.clause([d, not(outcome), added]);
-    b.soft[CHANGES]!.push(-added);
-    b.soft[RULES]!.push(-added);
+    // The firewall's own clauses do not count in `polarity`: it tells which classes a requirement needs passed or
+    // dropped, for the candidates to insert.
+    b.clause([-d, u], true);
+    terms.entering.push({ cls, drop: d, outcome, used: u });
     return d;
+  };
+  /**
+   * The rules inserted above a deployed firewall's kept ones (issue 48, item 5): its candidates are those of a
+   * synthesised firewall (rule-model.ts: deployable generalisations of the entering classes, each taking whole
+   * classes), once with ALLOW for the classes some requirement needs passed, once with DENY for those it needs
+   * dropped; each selected costs one change and one rule (a split class's pieces one each), so one wildcard rule
+   * deciding three classes costs one, as deployed. A class is decided by the inserted rules iff a selected one
+   * covers it; covered by both actions, `denyFirst` says which are above. What the rules cover only at the
+   * firewall's other classes is left as the kept rules have it: a rule covering none that a requirement needs is in
+   * no optimum (leaving it out sends its classes back to the kept rules, which no requirement minds, for fewer
+   * changes). Of two rules of one action, one covering the other's classes and more, all of which no requirement
+   * needs given the other action (`free`), the wider serves wherever the narrower does: only it is offered
+   * (`offered`; Test5_5 with one requirement flipped: 114,530 clauses without it).
+   */
+  let insertionsComplete = true;
+  const generalisations = new Map();
+  const insertions = (terms: DeployedTerms) => {
+    const needs = (bit: number) => (i: number) => ((b.polarity[terms.entering[i]!.drop] ?? 0) & bit) !== 0;
+    // Per action, the classes whose drop no requirement needs the other way (ALLOW: none needs it dropped).
+    const status = (bit: number) => terms.entering.map((_, i): 'maybe' | 'free' => (needs(bit)(i) ? 'maybe' : 'free'));
+    const { candidates, complete } = candidateRules(
+      terms.entering.map((e) => model.classes[e.cls]!),
+      generalisations,
+      [
+        { wanted: needs(2), barred: () => false },
+        { wanted: needs(1), barred: () => false },
+      ],
+    );
+    insertionsComplete &&= complete;
+    const selected = (list: Candidate[]) =>
+      list.map((candidate) => {
+        const x = b.fresh();
+        b.cost(CHANGES, -x, candidate.cost);
+        b.cost(RULES, -x, candidate.cost);
+        return { candidate, x };
+      });
+    terms.allow = selected(offered(candidates[0]!, status(1), terms.entering.length));
+    terms.deny = selected(offered(candidates[1]!, status(2), terms.entering.length));
+    /** Per entering class, the term "a selected rule of this list covers it". */
+    const covered = (list: { candidate: Candidate; x: Lit }[]): Term[] => {
+      const by = terms.entering.map(() => [] as Lit[]);
+      for (const { candidate, x } of list) for (const i of candidate.covers) by[i]!.push(x);
+      return by.map((xs) => {
+        if (xs.length <= 1) return xs[0] ?? false;
+        const c = b.fresh();
+        b.clause([-c, ...xs], true);
+        for (const x of xs) b.clause([-x, c], true);
+        return c;
+      });
+    };
+    const [allowed, denied] = [covered(terms.allow), covered(terms.deny)];
+    terms.entering.forEach(({ drop: d, outcome, used }, i) => {
+      const [a, x, off] = [allowed[i]!, denied[i]!, not(used)];
+      b.clause([off, not(x), a, d], true);
+      b.clause([off, not(a), x, -d], true);
+      if (a !== false && x !== false) {
+        const q = (terms.denyFirst ??= b.fresh());
+        b.clause([off, not(a), not(x), -q, d], true);
+        b.clause([off, not(a), not(x), q, -d], true);
+      }
+      b.clause([off, a, x, not(outcome), d], true);
+      b.clause([off, a, x, outcome, -d], true);
+    });
   };
   const hopTerm = (n: number, cls: number): Term => {
     const node = net[n]!;
@@ -582,9 +658,12 @@ function encode(
   }
   // A cut belongs to the component whose flows reach its nodes (components() keeps a cut's nodes together).
   for (const cut of cuts) if (cut.every((n) => used.has(n))) b.clause(cut.map((n) => not(used.get(n)!)));
+  // Before `beforeRules`: a deployed firewall is modelled alike in the per-class formula and the candidates' one, so
+  // the optima the probe finds (changes among them) are the candidates' formula's too.
+  for (const terms of deployed.values()) insertions(terms);
   const beforeRules = { variables: b.variables, clauses: b.hard.length };
   rules.finish(bound);
-  return { builder: b, used, drop, rules, selector, deployed, beforeRules };
+  return { builder: b, used, drop, rules, selector, deployed, insertionsComplete, beforeRules };
 }
 
 const value = (t: Term | undefined, v: boolean[]) =>
@@ -732,6 +811,26 @@ function decidedBy(
   const written = fastRules(net, model, { ...mine, drops: synthesised });
   cost[2] += written.cost[2] - enc.rules.counted((t) => value(t, v));
   return { mine, written: written.rules, cost };
+}
+
+/**
+ * The rules a deployed firewall gets above its kept ones: the selected candidates, ALLOW ones first unless some
+ * class is covered by both actions and the DENY ones were chosen above. Each is widened into simpler addresses
+ * where that meets no entering class its action's rules leave alone (rules.ts, `widenedRule`).
+ */
+function insertedRules(model: FlowModel, terms: DeployedTerms, v: boolean[]): Elements[] {
+  const selected = (list: { candidate: Candidate; x: Lit }[]) =>
+    list.filter((s) => value(s.x, v)).map((s) => s.candidate);
+  const [allow, deny] = [selected(terms.allow), selected(terms.deny)];
+  const write = (list: Candidate[], action: 'ALLOW' | 'DENY') => {
+    const covered = new Set(list.flatMap((c) => c.covers));
+    const avoid = terms.entering.flatMap((e, i) => (covered.has(i) ? [] : model.classes[e.cls]!.boxes));
+    return list.flatMap((c) => c.rules().map((r) => widenedRule(r, action, avoid)));
+  };
+  const allowed = new Set(allow.flatMap((c) => c.covers));
+  const overlap = deny.some((c) => c.covers.some((i) => allowed.has(i)));
+  const [allowRules, denyRules] = [write(allow, 'ALLOW'), write(deny, 'DENY')];
+  return overlap && value(terms.denyFirst, v) ? [...denyRules, ...allowRules] : [...allowRules, ...denyRules];
 }
 
 /** Whether cost a is below cost b, the groups in order. */
@@ -1031,14 +1130,14 @@ async function allocate(
       if (decisions.used.has(n)) decisions.rules.set(n, chosen);
     // A firewall offered too many candidate rules to weigh them all is not proven to have the fewest; nor is a model
     // whose optimum ran out of budget.
-    const proven = enc.rules.complete && answer.optimal !== false;
+    const proven = enc.rules.complete && enc.insertionsComplete && answer.optimal !== false;
     if (!proven) decisions.optimal = false;
     if (!proofOnly) bound = addLower(members, cost, proven, known?.costs);
     for (const [n, terms] of enc.deployed) {
       decisions.revisions.set(n, {
         keep: terms.keep.map((k) => value(k, v)),
         flip: value(terms.flip, v),
-        added: new Map([...terms.added].map(([c, t]) => [c, value(t, v)])),
+        inserted: insertedRules(model, terms, v),
       });
     }
     done(z3Used ? 'solver' : 'exact');
