@@ -120,6 +120,18 @@ function readBody(req: http.IncomingMessage, limit: number, budget: BodyBudget):
   });
 }
 
+/**
+ * VEREFOO serves its API under the context path `/verefoo` (its `application.properties`), and its clients and
+ * OpenAPI document address `http://host:8085/verefoo/adp/...`: a target under it is the same operation without it,
+ * and the Location of its answer keeps it. Returns the context ('' for none) and the target within it.
+ */
+export function contextOf(target: string): [context: string, target: string] {
+  const match = /^\/verefoo(?=$|[/?])/.exec(target);
+  if (!match) return ['', target];
+  const rest = target.slice(match[0].length);
+  return [match[0], rest === '' || rest.startsWith('?') ? `/${rest}` : rest];
+}
+
 /** The operation a request is for, if its target routes to one. */
 function operationOf(table: readonly Operation[], method: string, target: string): Operation | undefined {
   try {
@@ -200,7 +212,7 @@ function requestHandler(ws: Workspace, options: ServerOptions): http.RequestList
   const budget = new BodyBudget(options.maxBufferedBytes ?? MAX_BUFFERED_BODY_BYTES);
   return async (req, res) => {
     const started = performance.now();
-    const target = req.url ?? '/';
+    const [context, target] = contextOf(req.url ?? '/');
     const requestFormat = formatOf(req.headers['content-type']);
     const answerFormat = acceptedFormat(req.headers.accept, requestFormat);
     // A client that goes away before its answer cancels the work (a running simulation stops, nothing is stored).
@@ -238,7 +250,7 @@ function requestHandler(ws: Workspace, options: ServerOptions): http.RequestList
     const location = rendered.headers.Location;
     // A Location is a path in the answer; clients (JAX-RS) follow only absolute URLs: the one this request came to.
     if (location?.startsWith('/'))
-      rendered.headers.Location = `${options.tls ? 'https' : 'http'}://${hostOf(req)}${location}`;
+      rendered.headers.Location = `${options.tls ? 'https' : 'http'}://${hostOf(req)}${context}${location}`;
     const noBody = rendered.status === 304 || rendered.status === 204 || rendered.body === '';
     // Encoded once: a large answer's text (55 MB) is otherwise walked for its length and encoded again to be sent.
     const bytes = noBody ? undefined : Buffer.from(rendered.body);
@@ -254,7 +266,7 @@ function requestHandler(ws: Workspace, options: ServerOptions): http.RequestList
       res.end(bytes);
     }
     const ms = (performance.now() - started).toFixed(1);
-    const request = `${req.socket.remoteAddress ?? '-'} ${req.method} ${target.slice(0, 200)}`;
+    const request = `${req.socket.remoteAddress ?? '-'} ${req.method} ${(req.url ?? '/').slice(0, 200)}`;
     options.log?.(`${new Date().toISOString()} ${request} ${rendered.status} ${length} ${ms}ms`);
   };
 }

@@ -163,7 +163,7 @@ export interface Route {
 const templates = new WeakMap<Operation, string[]>();
 function templateOf(op: Operation): string[] {
   let t = templates.get(op);
-  if (!t) templates.set(op, (t = op.path.slice(1).split('/')));
+  if (!t) templates.set(op, (t = op.path === '/' ? [] : op.path.slice(1).split('/')));
   return t;
 }
 

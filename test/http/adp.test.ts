@@ -364,3 +364,24 @@ t.test('HTTP: unknown paths, methods, media types and sizes', async (t) => {
   t.equal(nobody.status, 400);
   t.match(nobody.json.error.message, /body is required/);
 });
+
+t.test("VEREFOO's context path: its clients' base URL answers, and so does every operation under it", async (t) => {
+  // TestRestClient: GET http://127.0.0.1:8085/verefoo with Accept text/plain must answer 200.
+  for (const base of ['/verefoo', '/verefoo/', '/']) {
+    const index = await call('GET', base, undefined, { Accept: 'text/plain' });
+    t.equal(index.status, 200, `GET ${base}`);
+    t.match(index.text, /^GET +\/adp\/graphs\/\{gid\} /m, `GET ${base} lists the operations`);
+  }
+  const posted = await call('POST', '/verefoo/adp/graphs', await fixture('graphs.json'), {
+    Accept: 'application/json',
+  });
+  t.equal(posted.status, 201);
+  const id = posted.json.content[0][0] as number;
+  t.equal(posted.headers.get('location'), `${s.url}/verefoo/adp/graphs/${id}`, 'the Location keeps the context path');
+  const read = await call('GET', `/verefoo/adp/graphs/${id}?x=1`);
+  t.equal(read.status, 200);
+  t.same(read.json.content, (await call('GET', `/adp/graphs/${id}`)).json.content, 'the same operation');
+  t.equal((await call('DELETE', `/verefoo/adp/graphs/${id}`)).status, 200);
+  t.equal((await call('GET', `/adp/graphs/${id}`)).status, 404, 'deleted through the context path');
+  t.equal((await call('GET', '/verefoox/adp/graphs')).status, 404, 'only the context path itself');
+});
