@@ -5,7 +5,7 @@
  */
 import type { NFV } from '../../model/types.js';
 import { PINNED_PATHS, planEmulation, type Plan, type RequirementPlan } from './plan.js';
-import { runPlan, type Measured } from './run.js';
+import { runPlan, type Arrived, type BlameRequest, type Blamed } from './run.js';
 
 export type KernelVerdict = 'holds' | 'fails' | 'no route';
 
@@ -46,47 +46,80 @@ export const NOT_COVERED = [
   'no NAT or load balancer (refused), no dynamic routing, link failures or timing',
 ];
 
-function verdictOf(r: RequirementPlan, m: Measured, plan: Plan): EmulatedRequirement {
-  const arrivedOn = r.paths.map((p) => p.probes.filter((k) => m.arrived[k] === true).length);
-  const probes = r.paths.reduce((n, p) => n + p.probes.length, 0);
-  const arrived = arrivedOn.reduce((a, b) => a + b, 0);
+/** The kernel's verdict of one requirement, and the path it was seen on (index into its paths). */
+function kernelVerdict(r: RequirementPlan, arrived: Arrived): { kernel: KernelVerdict; at: number } {
+  const arrivedOn = r.paths.map((p) => p.probes.filter((k) => arrived[k] === true).length);
   const isolation = r.name === 'ISOLATION_PROPERTY';
   const complete = r.name === 'COMPLETE_REACHABILITY_PROPERTY';
   // Reachability: some probe (complete: every probe) of one path arrived; isolation: none on any path.
   const through = r.paths.findIndex((p, j) => arrivedOn[j]! > 0 && (!complete || arrivedOn[j] === p.probes.length));
   const leak = arrivedOn.findIndex((n) => n > 0);
-  const broken = r.paths.findIndex((p) => m.arrived[p.control] !== true);
+  // A control that did not arrive: that path's routing is broken, and no verdict on it would mean anything.
+  const broken = r.paths.findIndex((p) => arrived[p.control] !== true);
   const kernel: KernelVerdict =
     broken >= 0 ? 'no route' : isolation ? (leak < 0 ? 'holds' : 'fails') : through >= 0 ? 'holds' : 'fails';
-  const at = Math.max(0, broken >= 0 ? broken : isolation ? leak : through);
-  // The deciding rule: on the path shown, the drop rule whose counter rose for the first dropped probe.
-  let rule = '-';
-  const path = r.paths[at];
-  const blamed = path?.blame === undefined ? undefined : m.blamed[path.blame];
-  if (blamed?.ns !== undefined && blamed.rule !== undefined && !(kernel === 'holds' && !isolation)) {
-    const f = plan.firewalls.find((x) => x.ns === blamed.ns)!;
-    const k = blamed.rule - 1; // the loaded chain starts with the control rule
-    rule = k < f.rules.length ? `${f.node} #${k + 1} ${f.rules[k]}` : `${f.node} policy drop`;
-  }
-  const claim = r.claim === undefined ? 'none' : r.claim ? 'holds' : 'fails';
-  return {
-    index: r.index,
-    requirement: `${r.name} ${r.src} -> ${r.dst}`,
-    traffic: r.traffic,
-    kernel,
-    claim,
-    agree: kernel === claim,
-    path: path ? path.nodes.join(' > ') : '-',
-    rule,
-    probes,
-    arrived,
-    paths: r.paths.length,
-    unprobedPaths: r.unprobedPaths,
-  };
+  return { kernel, at: Math.max(0, broken >= 0 ? broken : isolation ? leak : through) };
 }
 
-export function readVerdicts(plan: Plan, measured: Measured): EmulationReport {
-  const requirements = plan.requirements.map((r) => verdictOf(r, measured, plan));
+/**
+ * What to ask of the counters for a requirement: on the path shown, a probe that arrived (the rules that let it
+ * through) or else one that was dropped (the rule that dropped it). Positions count the loaded chain: the control
+ * rule first, then the deployed rules, then the policy's counter.
+ */
+function blameRequest(r: RequirementPlan, at: number, arrived: Arrived, plan: Plan): BlameRequest | undefined {
+  const path = r.paths[at];
+  if (!path?.firewalls.length) return undefined;
+  const passed = path.probes.find((k) => arrived[k] === true);
+  const dropped = path.probes.find((k) => arrived[k] === false);
+  const probe = passed ?? dropped;
+  if (probe === undefined) return undefined;
+  const allow = passed !== undefined;
+  const watch: Record<string, number[]> = {};
+  for (const ns of path.firewalls) {
+    const f = plan.firewalls.find((x) => x.ns === ns)!;
+    const rules = f.rules.flatMap((text, i) =>
+      text.endsWith(allow ? ' accept' : ' drop') && !text.startsWith('ct state') ? [i + 1] : [],
+    );
+    if (f.policy === (allow ? 'accept' : 'drop')) rules.push(f.rules.length + 1);
+    watch[ns] = rules;
+  }
+  return { probe, arrived: allow, watch };
+}
+
+function ruleText(plan: Plan, [ns, position]: [string, number]): string {
+  const f = plan.firewalls.find((x) => x.ns === ns)!;
+  const k = position - 1;
+  return k < f.rules.length ? `${f.node} #${k + 1} ${f.rules[k]}` : `${f.node} policy ${f.policy}`;
+}
+
+export function readVerdicts(plan: Plan, arrived: Arrived, blamed: Blamed): EmulationReport {
+  let asked = 0;
+  const requirements = plan.requirements.map((r): EmulatedRequirement => {
+    const { kernel, at } = kernelVerdict(r, arrived);
+    const request = blameRequest(r, at, arrived, plan);
+    const rose = request ? (blamed[asked++] ?? []) : [];
+    const path = r.paths[at];
+    const claim = r.claim === undefined ? 'none' : r.claim ? 'holds' : 'fails';
+    const probes = r.paths.flatMap((p) => p.probes);
+    return {
+      index: r.index,
+      requirement: `${r.name} ${r.src} -> ${r.dst}`,
+      traffic: r.traffic,
+      kernel,
+      claim,
+      agree: kernel === claim,
+      path: path ? path.nodes.join(' > ') : '-',
+      rule: rose.length
+        ? (request!.arrived ? rose : rose.slice(0, 1)).map((x) => ruleText(plan, x)).join('; ')
+        : path && !path.firewalls.length
+          ? 'no firewall on the path'
+          : '-',
+      probes: probes.length,
+      arrived: probes.filter((k) => arrived[k] === true).length,
+      paths: r.paths.length,
+      unprobedPaths: r.unprobedPaths,
+    };
+  });
   return {
     agree: requirements.every((r) => r.agree),
     requirements,
@@ -98,12 +131,20 @@ export function readVerdicts(plan: Plan, measured: Measured): EmulationReport {
   };
 }
 
+/** The counters to read once the verdicts are known: one request per requirement whose path has firewalls. */
+export const blameRequests = (plan: Plan, arrived: Arrived): BlameRequest[] =>
+  plan.requirements.flatMap((r) => {
+    const request = blameRequest(r, kernelVerdict(r, arrived).at, arrived, plan);
+    return request ? [request] : [];
+  });
+
 export async function emulate(
   nfv: NFV,
   options: { signal?: AbortSignal; progress?: (phase: string) => void; root?: boolean } = {},
 ): Promise<EmulationReport> {
   const plan = planEmulation(nfv);
-  return readVerdicts(plan, await runPlan(plan, options));
+  const { arrived, blamed } = await runPlan(plan, (a) => blameRequests(plan, a), options);
+  return readVerdicts(plan, arrived, blamed);
 }
 
 export { planEmulation, runPlan };

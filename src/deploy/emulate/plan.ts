@@ -53,7 +53,8 @@ export interface RequirementPlan {
   dst: string;
   traffic: string;
   claim: boolean | undefined;
-  paths: { nodes: string[]; probes: number[]; control: number; blame?: number }[];
+  /** Per path: its nodes, its probes, its control, the namespaces of the firewalls it crosses. */
+  paths: { nodes: string[]; probes: number[]; control: number; firewalls: string[] }[];
   /** Simple paths that exist beyond those probed (the bound), or that the search did not reach. */
   unprobedPaths: number | 'more';
 }
@@ -77,7 +78,6 @@ export interface Plan {
   probes: Probe[];
   /** Rounds of probes that share no ports (a socket's ports are one connection at a time). */
   rounds: number[][];
-  blame: { probes: number[]; firewalls: string[]; drops: Record<string, number[]> }[];
   requirements: RequirementPlan[];
   firewalls: FirewallPlan[];
   timeout: number;
@@ -110,8 +110,9 @@ const ZONES = [
   'table ip nfvemulate {',
   '\tchain pre {',
   '\t\ttype filter hook prerouting priority raw; policy accept;',
-  // `ct zone set` takes an integer, not a DSCP: a map from each DSCP probes use (paths 0-7, controls 56-63).
-  `\t\tct zone set ip dscp map { ${[...Array(8).keys(), ...Array.from({ length: 8 }, (_, k) => CONTROL_DSCP + k)]
+  // `ct zone set` takes an integer, not a DSCP: a map from each DSCP probes use (paths 0-7, probes sent again to
+  // read counters 8-15, controls 56-63).
+  `\t\tct zone set ip dscp map { ${[...Array(16).keys(), ...Array.from({ length: 8 }, (_, k) => CONTROL_DSCP + k)]
     .map((d) => `${d} : ${d + 1}`)
     .join(', ')} }`,
   '\t}',
@@ -263,7 +264,6 @@ export function planEmulation(nfv: NFV, options: { timeoutSeconds?: number; para
 
   const probes: Probe[] = [];
   const listeners = new Map<number, { tcp: Set<number>; udp: Set<number> }>();
-  const blame: Plan['blame'] = [];
   const requirements: RequirementPlan[] = [];
   const properties = nfv.propertyDefinition?.property ?? [];
   properties.forEach((p, r) => {
@@ -331,25 +331,12 @@ export function planEmulation(nfv: NFV, options: { timeoutSeconds?: number; para
         dport: controlPort ?? 0,
         tos: (CONTROL_DSCP << 2) | tos,
       });
-      const onPath = path.filter((k) => firewallAt.has(k));
-      let blameAt: number | undefined;
-      if (onPath.length && ids.length) {
-        blame.push({
-          probes: ids,
-          firewalls: onPath.map(ns),
-          drops: Object.fromEntries(
-            onPath.map((k) => {
-              const f = firewallAt.get(k)!;
-              // Loaded chain: the control rule, the deployed rules, the policy's counter.
-              const drops = f.rules.flatMap((text, i) => (text.endsWith(' drop') ? [i + 1] : []));
-              if (f.policy === 'drop') drops.push(f.rules.length + 1);
-              return [ns(k), drops];
-            }),
-          ),
-        });
-        blameAt = blame.length - 1;
-      }
-      plan.paths.push({ nodes: path.map((k) => nodes[k]!.name), probes: ids, control, blame: blameAt });
+      plan.paths.push({
+        nodes: path.map((k) => nodes[k]!.name),
+        probes: ids,
+        control,
+        firewalls: path.filter((k) => firewallAt.has(k)).map(ns),
+      });
     });
     requirements.push(plan);
   });
@@ -385,7 +372,6 @@ export function planEmulation(nfv: NFV, options: { timeoutSeconds?: number; para
     })),
     probes,
     rounds,
-    blame,
     requirements,
     firewalls,
     timeout: options.timeoutSeconds ?? 0.3,

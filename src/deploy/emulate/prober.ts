@@ -5,26 +5,29 @@
  * source at once. A process per source (`ip netns exec NS ...` with nc or bash) costs a process start per probe
  * batch and needs nc, which is not everywhere; python3 is (the kernel tests already need it).
  *
- * It reads the plan (JSON) on stdin and writes one JSON answer on stdout: per probe whether it arrived, per dropped
- * group the firewall rule whose counter rose. Failures: one line on stderr, exit 3 for a missing kernel feature
+ * It reads the plan (one line of JSON) on stdin and writes per probe whether it arrived (one line); then it reads
+ * which probes to send again alone and which rule counters to watch, and writes the rules whose counters rose.
+ * Failures: one line on stderr, exit 3 for a missing kernel feature
  * (the sandbox's caller turns it into exit 2), exit 1 otherwise.
  */
 export const PROBER = String.raw`
-import ctypes, errno, json, os, select, socket, struct, subprocess, sys, threading, time
+import ctypes, errno, json, os, queue, select, socket, struct, subprocess, sys, threading, time
 
 CLONE_NEWNET = 0x40000000
 libc = ctypes.CDLL(None, use_errno=True)
-plan = json.loads(sys.stdin.readline())
+lines = queue.Queue()
 fds = {}
 
 
 def watch():
     # nfv holds this pipe open while it waits; it closes when nfv ends, however it ends: so does the sandbox.
-    sys.stdin.read()
+    for line in sys.stdin:
+        lines.put(line)
     os._exit(1)
 
 
 threading.Thread(target=watch, daemon=True).start()
+plan = json.loads(lines.get())
 
 
 class Missing(Exception):
@@ -240,25 +243,27 @@ class Probes:
                 self.finish(self.icmp_waiting[(ns, ident)], True)
 
 
-def blame(runner, item, arrived):
-    """The rule whose counter rose when the group's first dropped probe is sent again alone (a dropped packet left
-    no connection behind, so the same packet meets the same rules)."""
-    dropped = [k for k in item["probes"] if arrived[k] is False]
-    if not dropped:
-        return None
-    before = {ns: counters(ns) for ns in item["firewalls"]}
-    runner.probes.append(runner.probes[dropped[0]])
+def blame(runner, item):
+    """Sends probe item["probe"] again alone and answers the watched rules whose counters rose. Its DSCP gets bit 3
+    (TOS 0x20, which routing rules do not read): a conntrack zone of its own, so it is a new connection that meets
+    the rules again even where the probe's connection is still known."""
+    before = {ns: counters(ns) for ns in item["watch"]}
+    runner.probes.append(dict(runner.probes[item["probe"]], tos=runner.probes[item["probe"]]["tos"] | 0x20))
     runner.result.append(None)
-    runner.start(len(runner.probes) - 1)
+    k = len(runner.probes) - 1
+    if item["arrived"]:
+        runner.run([k])
+    else:
+        runner.start(k)
     deadline = time.monotonic() + runner.timeout
     while True:
-        for ns in item["firewalls"]:
+        rose = []
+        for ns, watched in item["watch"].items():
             after = counters(ns)
-            for i, (a, b) in enumerate(zip(before[ns], after)):
-                if b > a and i in item["drops"].get(ns, []):
-                    return {"probe": dropped[0], "ns": ns, "rule": i}
-        if time.monotonic() > deadline:
-            return {"probe": dropped[0]}
+            rose += [[ns, i] for i, (a, b) in enumerate(zip(before[ns], after)) if b > a and i in watched]
+        # Dropped: the first drop rule that counted it is the answer; arrived: every rule that let it through.
+        if rose or item["arrived"] or time.monotonic() > deadline:
+            return rose
         time.sleep(0.01)
 
 
@@ -270,10 +275,10 @@ def main():
     for batch in plan["rounds"]:
         for start in range(0, len(batch), plan["parallel"]):
             runner.run(batch[start : start + plan["parallel"]])
-    arrived = list(runner.result[: len(plan["probes"])])
-    blamed = [blame(runner, item, arrived) for item in plan["blame"]]
-    enter(plan["namespaces"][0])
-    json.dump({"arrived": arrived, "blamed": blamed}, sys.stdout)
+    print(json.dumps(runner.result[: len(plan["probes"])]), flush=True)
+    # nfv reads the verdicts and asks which rules decided the probes it shows.
+    asked = json.loads(lines.get())
+    print(json.dumps([blame(runner, item) for item in asked]), flush=True)
 
 
 try:

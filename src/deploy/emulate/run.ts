@@ -13,12 +13,18 @@ import { NfvError, beyondBound, interrupted } from '../../model/errors.js';
 import type { Plan } from './plan.js';
 import { PROBER } from './prober.js';
 
-export interface Measured {
-  /** Per probe: arrived, dropped, or no route where one was set up. */
-  arrived: (boolean | 'unreachable')[];
-  /** Per blame group: the firewall namespace and loaded-chain rule whose drop counter rose. */
-  blamed: ({ probe: number; ns?: string; rule?: number } | null)[];
+/** Per probe: arrived, dropped, or no route where one was set up. */
+export type Arrived = (boolean | 'unreachable' | null)[];
+
+/** A probe to send again alone, and the rules (by position in each firewall's loaded chain) to watch. */
+export interface BlameRequest {
+  probe: number;
+  arrived: boolean;
+  watch: Record<string, number[]>;
 }
+
+/** Per request: the watched rules whose counters rose, as [namespace, position]. */
+export type Blamed = [string, number][][];
 
 const PYTHONS = ['/usr/bin/python3', '/usr/local/bin/python3'];
 
@@ -43,13 +49,29 @@ const missing = (what: string) => beyondBound(`emulate: the kernel or system lac
 
 export async function runPlan(
   plan: Plan,
+  ask: (arrived: Arrived) => BlameRequest[],
   options: { signal?: AbortSignal; progress?: (phase: string) => void; root?: boolean } = {},
-): Promise<Measured> {
+): Promise<{ arrived: Arrived; blamed: Blamed }> {
   const [command, ...args] = sandboxCommand(options.root);
   const child = spawn(command!, args, { stdio: ['pipe', 'pipe', 'pipe'] });
-  const out: Buffer[] = [];
   const err: string[] = [];
-  child.stdout.on('data', (b: Buffer) => out.push(b));
+  const answers: string[] = [];
+  let arrived: Arrived | undefined;
+  let pending = '';
+  child.stdout.setEncoding('utf8');
+  child.stdout.on('data', (t: string) => {
+    pending += t;
+    for (let at = pending.indexOf('\n'); at >= 0; at = pending.indexOf('\n')) {
+      answers.push(pending.slice(0, at));
+      pending = pending.slice(at + 1);
+      if (answers.length === 1) {
+        // The first answer: the verdicts; which rules decided the probes shown is asked of the same network.
+        arrived = JSON.parse(answers[0]!) as Arrived;
+        options.progress?.('reading counters');
+        child.stdin.write(`${JSON.stringify(ask(arrived))}\n`);
+      }
+    }
+  });
   child.stderr.setEncoding('utf8');
   child.stderr.on('data', (t: string) => {
     for (const line of t.split('\n').filter(Boolean)) {
@@ -71,8 +93,8 @@ export async function runPlan(
     const last = err.at(-1) ?? `exit ${code}`;
     if (code === 3) throw missing(last);
     if (code !== 0 && /^unshare: /.test(last)) throw missing(last);
-    if (code !== 0) throw new NfvError(500, `emulate: the prober failed: ${last}`);
-    return JSON.parse(Buffer.concat(out).toString('utf8')) as Measured;
+    if (code !== 0 || !arrived || answers.length < 2) throw new NfvError(500, `emulate: the prober failed: ${last}`);
+    return { arrived, blamed: JSON.parse(answers[1]!) as Blamed };
   } finally {
     options.signal?.removeEventListener('abort', abort);
     child.stdin.end();
