@@ -28,7 +28,7 @@ export const PINNED_PATHS = 7;
 const PATH_SEARCH_STEPS = 200_000;
 /** Sampled ports per requirement, path and protocol: destination and source ports. */
 export const DPORT_SAMPLES = 6;
-export const SPORT_SAMPLES = 2;
+export const SPORT_SAMPLES = 3;
 /** DSCP of a positive control (the top three bits set; the low three are the path's). */
 const CONTROL_DSCP = 56;
 const TABLE_BASE = 1000;
@@ -279,17 +279,22 @@ export function planEmulation(nfv: NFV, options: { timeoutSeconds?: number; para
     const ends = (dim: number) =>
       ruleBoxesOnPaths.flatMap((b) => [b[2 * dim]!, b[2 * dim + 1]!, b[2 * dim]! - 1, b[2 * dim + 1]! + 1]);
     const dports = samples(box[2 * DPORT]!, box[2 * DPORT + 1]!, ends(DPORT), DPORT_SAMPLES);
-    const sportEnds = ends(SPORT);
     // A source port from the ephemeral range where the requirement allows any: what a client would use.
     const [slo, shi] = [box[2 * SPORT]!, box[2 * SPORT + 1]!];
-    const sports = samples(
-      slo,
-      shi,
-      slo <= 40000 && shi >= 40000 ? [40000, ...sportEnds] : sportEnds,
-      SPORT_SAMPLES + 2,
-    )
-      .filter((v, k, all) => k < SPORT_SAMPLES || v === 40000 || all.length <= SPORT_SAMPLES)
-      .slice(0, SPORT_SAMPLES);
+    const sports = samples(slo, shi, [40000, ...ends(SPORT)], SPORT_SAMPLES);
+    // Each path gets other source ports of the same classes: between two ends of the rules' and the requirement's
+    // ranges every port meets the same rules, and different ports let the paths' probes go at once.
+    const cuts = [
+      ...new Set([slo, shi + 1, ...ruleBoxesOnPaths.flatMap((b) => [b[2 * SPORT]!, b[2 * SPORT + 1]! + 1])]),
+    ]
+      .filter((v) => v >= slo && v <= shi + 1)
+      .sort((x, y) => x - y);
+    const onPath = (v: number, j: number) => {
+      const at = cuts.findIndex((c) => c > v);
+      const [lo, size] = [cuts[at - 1]!, cuts[at]! - cuts[at - 1]!];
+      const moved = lo + ((v - lo + j) % size);
+      return moved === 0 ? v : moved;
+    };
     const protos: ProbeProto[] = [];
     if (box[2 * PROTO]! <= 0 && box[2 * PROTO + 1]! >= 0) protos.push('tcp');
     if (box[2 * PROTO]! <= 1 && box[2 * PROTO + 1]! >= 1) protos.push('udp');
@@ -319,7 +324,7 @@ export function planEmulation(nfv: NFV, options: { timeoutSeconds?: number; para
         else
           for (const dport of dports) {
             listen[proto].add(dport);
-            for (const sport of sports) ids.push(add({ proto, sport, dport, tos }));
+            for (const sport of sports) ids.push(add({ proto, sport: onPath(sport, j), dport, tos }));
           }
       }
       // The control: TCP to a listened port (or ICMP where no port is probed), DSCP 56 + the path's bits.
@@ -341,11 +346,13 @@ export function planEmulation(nfv: NFV, options: { timeoutSeconds?: number; para
     requirements.push(plan);
   });
 
-  // Rounds: a probe waits for the next round when one with its ports and addresses is in this one.
+  // Rounds: a probe waits for the next round when one with its ports and addresses is in this one, either way
+  // round (two nodes probing each other from and to the same port would open one connection together).
   const rounds: number[][] = [];
   const uses = new Map<string, number>();
   probes.forEach((p, k) => {
-    const key = p.proto === 'icmp' ? `icmp ${k}` : `${p.ns} ${p.dst} ${p.proto} ${p.sport} ${p.dport}`;
+    const ends = [`${p.src}:${p.sport}`, `${p.dst}:${p.dport}`].sort();
+    const key = p.proto === 'icmp' ? `icmp ${k}` : `${p.proto} ${ends.join(' ')}`;
     const round = uses.get(key) ?? 0;
     uses.set(key, round + 1);
     (rounds[round] ??= []).push(k);
@@ -375,6 +382,6 @@ export function planEmulation(nfv: NFV, options: { timeoutSeconds?: number; para
     requirements,
     firewalls,
     timeout: options.timeoutSeconds ?? 0.3,
-    parallel: options.parallel ?? 200,
+    parallel: options.parallel ?? 1000,
   };
 }
