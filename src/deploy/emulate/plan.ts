@@ -29,8 +29,15 @@ const PATH_SEARCH_STEPS = 200_000;
 /** Sampled ports per requirement, path and protocol: destination and source ports. */
 export const DPORT_SAMPLES = 6;
 export const SPORT_SAMPLES = 3;
-/** DSCP of a positive control (the top three bits set; the low three are the path's). */
-const CONTROL_DSCP = 56;
+/**
+ * The DSCP bits of a probe: the path (bits 0-2, the TOS bits routing rules read), a probe sent again to read
+ * counters (bit 3), the direction (bit 4: the probes from the lower-numbered node of a pair), a positive control
+ * (bit 5). Each value is a conntrack zone of its own (`ZONES`): a probe from B to A is never taken for the reply of
+ * an earlier one from A to B with the same ports, nor a control for a probe.
+ */
+const RESEND_DSCP = 8;
+const DIRECTION_DSCP = 16;
+const CONTROL_DSCP = 32;
 const TABLE_BASE = 1000;
 
 export type ProbeProto = 'tcp' | 'udp' | 'icmp';
@@ -82,6 +89,8 @@ export interface Plan {
   firewalls: FirewallPlan[];
   timeout: number;
   parallel: number;
+  /** The TOS bits of a probe sent again to read counters. */
+  resendTos: number;
 }
 
 const refuse = (message: string) => beyondBound(`emulate: ${message}`);
@@ -110,11 +119,8 @@ const ZONES = [
   'table ip nfvemulate {',
   '\tchain pre {',
   '\t\ttype filter hook prerouting priority raw; policy accept;',
-  // `ct zone set` takes an integer, not a DSCP: a map from each DSCP probes use (paths 0-7, probes sent again to
-  // read counters 8-15, controls 56-63).
-  `\t\tct zone set ip dscp map { ${[...Array(16).keys(), ...Array.from({ length: 8 }, (_, k) => CONTROL_DSCP + k)]
-    .map((d) => `${d} : ${d + 1}`)
-    .join(', ')} }`,
+  // `ct zone set` takes an integer, not a DSCP: a map from each DSCP to zone DSCP + 1.
+  `\t\tct zone set ip dscp map { ${[...Array(64).keys()].map((d) => `${d} : ${d + 1}`).join(', ')} }`,
   '\t}',
   '}',
   '',
@@ -225,12 +231,31 @@ export function planEmulation(nfv: NFV, options: { timeoutSeconds?: number; para
 
   // Paths per unordered pair, each pinned in a table of its own on every node it crosses.
   const pairs = new Map<string, { paths: number[][]; unprobed: number | 'more'; tables: number[] }>();
+  // A NetworkForwardingPath is the one path of its source and destination (the last one listed, as the engine
+  // reads them): pinned alone, its rules before the default routes' (pref 150).
+  const fixedPath = (s: number, d: number) => {
+    const listed = (nfv.networkForwardingPaths?.path ?? [])
+      .filter((p) => p.pathNode[0]?.name === nodes[s]!.name && p.pathNode.at(-1)?.name === nodes[d]!.name)
+      .at(-1);
+    if (!listed) return undefined;
+    const path = listed.pathNode.map((pn) => index.get(pn.name));
+    path.forEach((k, i) => {
+      if (k === undefined || (i > 0 && !next[path[i - 1]!]!.includes(k)))
+        throw refuse(
+          `forwarding path ${listed.id ?? ''}: ${quote(listed.pathNode[i]!.name)} is not linked to the node before`,
+        );
+    });
+    return path as number[];
+  };
   const pairOf = (s: number, d: number) => {
-    const [a, b] = s < d ? [s, d] : [d, s];
-    const key = `${a} ${b}`;
+    const fixed = fixedPath(s, d);
+    const [a, b] = fixed || s < d ? [s, d] : [d, s];
+    const key = `${fixed ? 'fixed ' : ''}${a} ${b}`;
     let pair = pairs.get(key);
     if (!pair) {
-      const { found, complete } = pathsBetween(a, b, next, (k) => !endhost(k));
+      const { found, complete } = fixed
+        ? { found: [fixed], complete: true }
+        : pathsBetween(a, b, next, (k) => !endhost(k));
       // Path 0 is the default route, a shortest path; the next ones are pinned by their TOS.
       const paths = found.slice(0, PINNED_PATHS + 1);
       const base = TABLE_BASE + pairs.size * (PINNED_PATHS + 1);
@@ -243,7 +268,7 @@ export function planEmulation(nfv: NFV, options: { timeoutSeconds?: number; para
       paths.forEach((p, j) => {
         const [from, to] = [nodes[a]!.name, nodes[b]!.name];
         const tos = j === 0 ? '' : ` tos 0x${(j << 2).toString(16).padStart(2, '0')}`;
-        const pref = j === 0 ? 200 : 100;
+        const pref = fixed ? 150 : j === 0 ? 200 : 100;
         const table = pair!.tables[j]!;
         p.forEach((at, i) => {
           const lines = config[at]!;
@@ -258,7 +283,7 @@ export function planEmulation(nfv: NFV, options: { timeoutSeconds?: number; para
         });
       });
     }
-    const reversed = s > d;
+    const reversed = a !== s;
     return { ...pair, paths: reversed ? pair.paths.map((p) => [...p].reverse()) : pair.paths };
   };
 
@@ -313,7 +338,7 @@ export function planEmulation(nfv: NFV, options: { timeoutSeconds?: number; para
       unprobedPaths: pair.unprobed,
     };
     pair.paths.forEach((path, j) => {
-      const tos = j === 0 ? 0 : j << 2;
+      const tos = ((j === 0 ? 0 : j) | (s < d ? DIRECTION_DSCP : 0)) << 2;
       const ids: number[] = [];
       const add = (probe: Omit<Probe, 'ns' | 'src' | 'dst'>) => {
         probes.push({ ns: ns(s), src, dst, ...probe });
@@ -383,5 +408,6 @@ export function planEmulation(nfv: NFV, options: { timeoutSeconds?: number; para
     firewalls,
     timeout: options.timeoutSeconds ?? 0.3,
     parallel: options.parallel ?? 1000,
+    resendTos: RESEND_DSCP << 2,
   };
 }

@@ -35,7 +35,10 @@ class Missing(Exception):
 
 
 def run(args, stdin=None, what=None):
-    done = subprocess.run(args, input=stdin, capture_output=True, text=True)
+    try:
+        done = subprocess.run(args, input=stdin, capture_output=True, text=True)
+    except FileNotFoundError:
+        raise Missing("%s: %s is not installed" % (what or args[0], args[0]))
     if done.returncode != 0:
         lines = done.stderr.strip().splitlines() or ["exit %d" % done.returncode]
         message = ([l for l in lines if "Error" in l] or lines)[0].strip()
@@ -291,9 +294,10 @@ class Probes:
 def blame(runner, item):
     """Sends probe item["probe"] again alone and answers the watched rules whose counters rose. Its DSCP gets bit 3
     (TOS 0x20, which routing rules do not read): a conntrack zone of its own, so it is a new connection that meets
-    the rules again even where the probe's connection is still known."""
+    the rules again even where the probe's connection is still known (plan.ts RESEND_DSCP)."""
     before = {ns: counters(ns) for ns in item["watch"]}
-    runner.probes.append(dict(runner.probes[item["probe"]], tos=runner.probes[item["probe"]]["tos"] | 0x20))
+    probe = runner.probes[item["probe"]]
+    runner.probes.append(dict(probe, tos=probe["tos"] | plan["resendTos"]))
     runner.result.append(None)
     k = len(runner.probes) - 1
     if item["arrived"]:
