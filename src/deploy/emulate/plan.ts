@@ -16,8 +16,8 @@
  * that must arrive on its path whatever the rules say, so that broken routing never passes as isolation). A second
  * table puts each DSCP value in its own conntrack zone, so the same ports probed on two paths are two connections.
  */
-import { END_HOSTS } from '../../engine/flows/network.js';
 import { beyondBound, quote } from '../../model/errors.js';
+import { END_HOSTS } from '../../model/resources.js';
 import { DPORT, PROTO, SPORT, boxOf, ruleBoxes, type Box } from '../../model/space.js';
 import type { NFV, Node, Property } from '../../model/types.js';
 import { nftChain, nftables } from '../nftables.js';
