@@ -8,6 +8,7 @@ import type { EmulationReport } from '../../deploy/emulate/index.js';
 import { emulationRun, simulationsEmulate } from '../../ops/network/emulation.js';
 import { simulationsByParams } from '../../ops/network/simulations.js';
 import type { Outcome, JsonReply } from '../../ops/operation.js';
+import { plural } from '../../model/words.js';
 import { readInput } from '../files.js';
 import { globals, outputFormat, state } from '../options.js';
 import { plainStyle, say, writeData } from '../output.js';
@@ -23,8 +24,9 @@ function tableOfReport(r: EmulationReport): string {
   for (const q of r.requirements)
     table.push([q.index, q.requirement, q.traffic, q.kernel, q.claim, q.agree ? 'yes' : 'NO', q.path, q.rule]);
   const head =
-    `${r.agree ? 'the kernel agrees with every claim' : 'the kernel DISAGREES'}: ${r.requirements.length} ` +
-    `requirements, ${r.probes} probes, ${r.namespaces} namespaces, ${r.links} links, ${r.firewalls} firewalls`;
+    `${r.agree ? 'the kernel agrees with every claim' : 'the kernel DISAGREES'}: ` +
+    `${plural(r.requirements.length, 'requirement')}, ${plural(r.probes, 'probe')}, ` +
+    `${plural(r.namespaces, 'namespace')}, ${plural(r.links, 'link')}, ${plural(r.firewalls, 'firewall')}`;
   return [head, table.toString(), 'not covered:', ...r.notCovered.map((n) => `  - ${n}`)].join('\n');
 }
 
