@@ -16,6 +16,7 @@
  * that must arrive on its path whatever the rules say, so that broken routing never passes as isolation). A second
  * table puts each DSCP value in its own conntrack zone, so the same ports probed on two paths are two connections.
  */
+import { approximatedNodes } from '../../model/approximation.js';
 import { beyondBound, quote } from '../../model/errors.js';
 import { END_HOSTS } from '../../model/resources.js';
 import { DPORT, PROTO, SPORT, boxOf, ruleBoxes, type Box } from '../../model/space.js';
@@ -168,6 +169,12 @@ export function planEmulation(nfv: NFV, options: { timeoutSeconds?: number; para
   const graphs = nfv.graphs.graph ?? [];
   if (graphs.length !== 1) throw refuse(`the answer has ${graphs.length} graphs; one graph is emulated at a time`);
   const graph = graphs[0]!;
+  const approximated = approximatedNodes(nfv).map((n) => n.name);
+  if (approximated.length)
+    throw refuse(
+      `firewall ${approximated.join(', ')} has approximated rules (may and must lists); its live rule set, not ` +
+        'nfv deploy nftables of them, is what would run',
+    );
   const nodes = graph.node;
   const index = new Map(nodes.map((n, k) => [n.name, k]));
   for (const n of nodes) {

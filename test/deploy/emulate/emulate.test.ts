@@ -366,6 +366,16 @@ t.test('SIGKILL at several moments leaves no process, namespace or link behind',
     );
     t.equal(hostState(), before, `killed at ${moment}: namespaces and links as before`);
   }
+  // Ctrl-C while it probes: exit 130, and the same.
+  const child = spawnNfv(['emulate', file], { NFV_WORKSPACE: dir });
+  t.teardown(() => void child.kill('SIGKILL'));
+  let seen: number[] = [];
+  t.ok(await until(async () => (seen = await descendants(child.pid!)).length >= 2, 20), 'Ctrl-C: the sandbox runs');
+  const closed = new Promise<number | null>((r) => child.once('close', r));
+  child.kill('SIGINT');
+  t.equal(await closed, 130, 'Ctrl-C: exit 130');
+  t.ok(await until(() => seen.every((pid) => !alive(pid)), 10), 'Ctrl-C: its processes are gone');
+  t.equal(hostState(), before, 'Ctrl-C: namespaces and links as before');
   // After a whole run too.
   const done = await cli(['emulate', file], { workspace: dir });
   t.equal(done.code, 0, done.stderr);
