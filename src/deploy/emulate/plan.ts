@@ -202,8 +202,14 @@ export function planEmulation(nfv: NFV, options: { timeoutSeconds?: number; para
       if (linkOf.has(key)) continue;
       linkOf.set(key, links.length);
       links.push([Math.min(a, b), Math.max(a, b)]);
-      next[a]!.push(b);
-      next[b]!.push(a);
+    }
+  });
+  // Forwarding follows each node's own neighbour list, as in the engine: a link listed by one end only carries
+  // packets from that end (and the replies back); its veth exists either way.
+  nodes.forEach((n, a) => {
+    for (const nb of n.neighbour ?? []) {
+      const b = index.get(nb.name);
+      if (b !== undefined && b !== a && !next[a]!.includes(b)) next[a]!.push(b);
     }
   });
   for (const list of next) list.sort((x, y) => x - y);
@@ -236,10 +242,21 @@ export function planEmulation(nfv: NFV, options: { timeoutSeconds?: number; para
     nft[ns(k)] = `${loadedFile(n, n.id ?? k)}${ZONES}`;
   });
 
-  // Paths per unordered pair, each pinned in a table of its own on every node it crosses.
-  const pairs = new Map<string, { paths: number[][]; unprobed: number | 'more'; tables: number[] }>();
+  // Paths per source and destination, each pinned in a table of its own on every node it crosses. The TOS values
+  // are shared by the two directions of a pair (a probe's replies match the other direction's rules): with
+  // requirements both ways, each direction has 4 of the 8 (the default route is one of the first direction's).
+  const both = new Set<string>();
+  const asked = new Set<string>();
+  for (const p of nfv.propertyDefinition?.property ?? []) {
+    const [s, d] = [index.get(p.src), index.get(p.dst)];
+    if (s === undefined || d === undefined || s === d) continue;
+    asked.add(`${s} ${d}`);
+    if (asked.has(`${d} ${s}`)) both.add(s < d ? `${s} ${d}` : `${d} ${s}`);
+  }
+  const pairIndex = new Map<string, number>();
+  const pairs = new Map<string, { paths: number[][]; unprobed: number | 'more'; first: number }>();
   // A NetworkForwardingPath is the one path of its source and destination (the last one listed, as the engine
-  // reads them): pinned alone, its rules before the default routes' (pref 150).
+  // reads them).
   const fixedPath = (s: number, d: number) => {
     const listed = (nfv.networkForwardingPaths?.path ?? [])
       .filter((p) => p.pathNode[0]?.name === nodes[s]!.name && p.pathNode.at(-1)?.name === nodes[d]!.name)
@@ -255,43 +272,42 @@ export function planEmulation(nfv: NFV, options: { timeoutSeconds?: number; para
     return path as number[];
   };
   const pairOf = (s: number, d: number) => {
-    const fixed = fixedPath(s, d);
-    const [a, b] = fixed || s < d ? [s, d] : [d, s];
-    const key = `${fixed ? 'fixed ' : ''}${a} ${b}`;
+    const key = `${s} ${d}`;
     let pair = pairs.get(key);
-    if (!pair) {
-      const { found, complete } = fixed
-        ? { found: [fixed], complete: true }
-        : pathsBetween(a, b, next, (k) => !endhost(k));
-      // Path 0 is the default route, a shortest path; the next ones are pinned by their TOS.
-      const paths = found.slice(0, PINNED_PATHS + 1);
-      const base = TABLE_BASE + pairs.size * (PINNED_PATHS + 1);
-      pair = {
-        paths,
-        unprobed: complete ? Math.max(0, found.length - paths.length) : 'more',
-        tables: paths.map((_, j) => base + j),
-      };
-      pairs.set(key, pair);
-      paths.forEach((p, j) => {
-        const [from, to] = [nodes[a]!.name, nodes[b]!.name];
-        const tos = j === 0 ? '' : ` tos 0x${(j << 2).toString(16).padStart(2, '0')}`;
-        const pref = fixed ? 150 : j === 0 ? 200 : 100;
-        const table = pair!.tables[j]!;
-        p.forEach((at, i) => {
-          const lines = config[at]!;
-          if (i < p.length - 1) {
-            lines.push(`route add ${to}/32 via ${nodes[p[i + 1]!]!.name} dev ${link(at, p[i + 1]!)} table ${table}`);
-            lines.push(`rule add from ${from}/32 to ${to}/32${tos} table ${table} pref ${pref}`);
-          }
-          if (i > 0) {
-            lines.push(`route add ${from}/32 via ${nodes[p[i - 1]!]!.name} dev ${link(at, p[i - 1]!)} table ${table}`);
-            lines.push(`rule add from ${to}/32 to ${from}/32${tos} table ${table} pref ${pref}`);
-          }
-        });
+    if (pair) return pair;
+    const unordered = s < d ? key : `${d} ${s}`;
+    if (!pairIndex.has(unordered)) pairIndex.set(unordered, pairIndex.size);
+    const shared = both.has(unordered);
+    const [first, slots] = shared
+      ? [s < d ? 0 : (PINNED_PATHS + 1) / 2, (PINNED_PATHS + 1) / 2]
+      : [0, PINNED_PATHS + 1];
+    const fixed = fixedPath(s, d);
+    const { found, complete } = fixed
+      ? { found: [fixed], complete: true }
+      : pathsBetween(s, d, next, (k) => !endhost(k));
+    // The first path is the default route, a shortest path; the next ones are pinned by their TOS.
+    const paths = found.slice(0, slots);
+    pair = { paths, unprobed: complete ? Math.max(0, found.length - paths.length) : 'more', first };
+    pairs.set(key, pair);
+    const [from, to] = [nodes[s]!.name, nodes[d]!.name];
+    paths.forEach((p, j) => {
+      const slot = first + j;
+      const tos = slot === 0 ? '' : ` tos 0x${(slot << 2).toString(16).padStart(2, '0')}`;
+      const pref = slot === 0 ? 200 : 100;
+      const table = TABLE_BASE + pairIndex.get(unordered)! * (PINNED_PATHS + 1) + slot;
+      p.forEach((at, i) => {
+        const lines = config[at]!;
+        if (i < p.length - 1) {
+          lines.push(`route add ${to}/32 via ${nodes[p[i + 1]!]!.name} dev ${link(at, p[i + 1]!)} table ${table}`);
+          lines.push(`rule add from ${from}/32 to ${to}/32${tos} table ${table} pref ${pref}`);
+        }
+        if (i > 0) {
+          lines.push(`route add ${from}/32 via ${nodes[p[i - 1]!]!.name} dev ${link(at, p[i - 1]!)} table ${table}`);
+          lines.push(`rule add from ${to}/32 to ${from}/32${tos} table ${table} pref ${pref}`);
+        }
       });
-    }
-    const reversed = a !== s;
-    return { ...pair, paths: reversed ? pair.paths.map((p) => [...p].reverse()) : pair.paths };
+    });
+    return pair;
   };
 
   const probes: Probe[] = [];
@@ -345,7 +361,7 @@ export function planEmulation(nfv: NFV, options: { timeoutSeconds?: number; para
       unprobedPaths: pair.unprobed,
     };
     pair.paths.forEach((path, j) => {
-      const tos = ((j === 0 ? 0 : j) | (s < d ? DIRECTION_DSCP : 0)) << 2;
+      const tos = ((pair.first + j) | (s < d ? DIRECTION_DSCP : 0)) << 2;
       const ids: number[] = [];
       const add = (probe: Omit<Probe, 'ns' | 'src' | 'dst'>) => {
         probes.push({ ns: ns(s), src, dst, ...probe });

@@ -13,9 +13,11 @@ import t from 'tap';
 import { generateFabric } from '../../../src/bench/fabric.js';
 import { emulate, planEmulation, type EmulationReport } from '../../../src/deploy/emulate/index.js';
 import { simulate } from '../../../src/engine/simulate.js';
+import { decodeDocument } from '../../../src/model/codec.js';
 import { NfvError } from '../../../src/model/errors.js';
+import { NfvType } from '../../../src/model/resources.js';
 import type { NFV, Node } from '../../../src/model/types.js';
-import { ROOT, cli, scratch, spawnNfv, until } from '../../helpers.js';
+import { ROOT, SHARED, cli, scratch, spawnNfv, until } from '../../helpers.js';
 import { violations } from '../../engine/evaluator.js';
 import { packetsWhy } from '../nft-harness.js';
 
@@ -192,6 +194,23 @@ t.test(
     });
   },
 );
+
+t.test('links listed by one end only carry packets one way, as in the engine (VEREFOO 7FW4P)', { skip }, async (t) => {
+  // 30.0.5.2 lists 20.0.0.6 but 20.0.0.6 does not list it: the way in is through 20.0.0.7 and its DENY rule only.
+  const input = await readFile(path.join(SHARED, 'verefoo-testfile', 'FWAutoconfiguration', '7FW4P.xml'), 'utf8');
+  const result = await simulate(decodeDocument(NfvType, input, 'xml'), { algorithm: 'AP', timeoutSeconds: 30 });
+  t.same(violations(result.nfv), [], 'the independent evaluator finds the answer right');
+  const r = await emulate(result.nfv);
+  t.same(
+    r.requirements.filter((q) => !q.agree),
+    [],
+    'the kernel agrees with every claim',
+  );
+  t.ok(
+    r.requirements.every((q) => q.kernel !== 'holds' || q.path.endsWith('20.0.0.7 > 30.0.5.2')),
+    'every isolation holds at 20.0.0.7, the one way in',
+  );
+});
 
 t.test('refusals: NAT, several graphs, names that are not addresses; exit 2 in one line', async (t) => {
   const office = await readFile(path.join(ROOT, 'samples', 'office-nat.xml'), 'utf8');
