@@ -42,7 +42,8 @@ export const NOT_COVERED = [
   'addresses are the nodes’ own; ports are sampled (the ends of the requirement’s range and of the rules’ ranges)',
   'ICMP echo stands for every protocol other than TCP and UDP',
   'Linux nftables (nfv deploy nftables, stateful) stands for every firewall',
-  `simple paths: the default route and at most ${PINNED_PATHS} more per pair, pinned (shortest first)`,
+  `simple paths: the default route and at most ${PINNED_PATHS} more per source and destination (3 with requirements ` +
+    'both ways), pinned, shortest first',
   'no NAT or load balancer (refused), no dynamic routing, link failures or timing',
 ];
 

@@ -3,16 +3,17 @@
  * the probes. Nothing here runs anything (`run.ts` does), so the plan is the same bytes for the same answer.
  *
  * Network: one namespace per node (`n<k>`, k its position in the graph), one veth pair per link (`l<i>` at both
- * ends), each end carrying its node's name as a /32 with the neighbour's as peer. End hosts never forward. Paths are
- * pinned by policy routing: per pair of end nodes, path 0 (a shortest path, the default route) by a rule on source
- * and destination, paths 1..7 by the same rule with a TOS value: the kernel's routing rules read the TOS bits 0x1C
- * only, so 7 pinned paths besides the default per pair is the bound. Replies carry the probe's TOS back (the kernel's
+ * ends), each end carrying its node's name as a /32 with the neighbour's as peer. End hosts never forward; packets go
+ * to the neighbours a node lists (the engine's direction). Paths are pinned by policy routing: per source and
+ * destination, the first (a shortest path, the default route) by a rule on source and destination, the next by the
+ * same rule with a TOS value: the kernel's routing rules read the TOS bits 0x1C only, so 8 paths per pair is the
+ * bound, 4 per direction when requirements go both ways. Replies carry the probe's TOS back (the kernel's
  * ICMP echo and TCP reset do; `tcp_reflect_tos` makes a SYN-ACK do it; the UDP echo responder does it itself), so
  * every reply crosses the firewalls the probe crossed, as a stateful firewall needs.
  *
  * Firewalls: `nftables(node, id)` exactly as `nfv deploy nftables` writes it, loaded with three additions that
  * decide no requirement packet: `counter` on every rule and a last rule `counter` (the policy's packets), so a drop
- * is tied to the rule whose counter rose; and a first rule accepting DSCP 56-63 (the positive controls: a probe
+ * is tied to the rule whose counter rose; and a first rule accepting DSCP 32-63 (the positive controls: a probe
  * that must arrive on its path whatever the rules say, so that broken routing never passes as isolation). A second
  * table puts each DSCP value in its own conntrack zone, so the same ports probed on two paths are two connections.
  */
@@ -375,7 +376,7 @@ export function planEmulation(nfv: NFV, options: { timeoutSeconds?: number; para
             for (const sport of sports) ids.push(add({ proto, sport: onPath(sport, j), dport, tos }));
           }
       }
-      // The control: TCP to a listened port (or ICMP where no port is probed), DSCP 56 + the path's bits.
+      // The control: TCP to a listened port (or ICMP where no port is probed), DSCP 32 + the path's bits.
       const controlPort = dports[0];
       if (controlPort !== undefined) listen.tcp.add(controlPort);
       const control = add({

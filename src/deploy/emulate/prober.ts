@@ -1,6 +1,6 @@
 /**
  * The process that builds, probes and removes an emulated network: python3, run inside the emulation's own sandbox
- * (`sandbox.ts`). One process switches network namespace per socket with setns(2) (through ctypes: Python 3.11 has
+ * (`run.ts`). One process switches network namespace per socket with setns(2) (through ctypes: Python 3.11 has
  * no os.setns): a socket stays in the namespace it was made in, so one select loop drives every probe of every
  * source at once. A process per source (`ip netns exec NS ...` with nc or bash) costs a process start per probe
  * batch and needs nc, which is not everywhere; python3 is (the kernel tests already need it).
