@@ -280,6 +280,10 @@ t.test('the CLI: a stored simulation and a file, JSON piped, exit 1 on a disagre
   const viaRequest = await cli(['request', 'POST', '/adp/simulations/1/emulation'], { workspace: ws });
   t.equal(viaRequest.code, 0, viaRequest.stderr);
   t.same((JSON.parse(viaRequest.stdout) as EmulationReport).requirements, report.requirements, 'HTTP: the same');
+  const byGraph = await cli(['emulate', '--gid', '1', '--rid', '1'], { workspace: ws });
+  t.equal(byGraph.code, 0, byGraph.stderr);
+  t.match(byGraph.stderr, /simulated as simulation 2/);
+  t.equal((JSON.parse(byGraph.stdout) as EmulationReport).agree, true, '--gid: simulated, stored, emulated');
   const missing = await cli(['emulate', '9'], { workspace: ws });
   t.equal(missing.code, 3);
   t.match(missing.stderr, /^nfv: simulation 9 does not exist\n$/);
