@@ -13,6 +13,11 @@ const WRITTEN: Record<string, string[]> = {
     'nfv simulate --gid 1 --rid 1 --timeout 120',
     'nfv simulate --reconfigure deployed.xml             # change configured firewalls as little as possible',
   ],
+  'nfv emulate': [
+    'nfv simulate network.xml > answer.xml && nfv emulate answer.xml   # the kernel beside every claim',
+    'nfv emulate 1 --format json       # a stored result; exit 1 where the kernel disagrees',
+    'nfv emulate --gid 1 --rid 1       # simulate stored resources, then emulate the result',
+  ],
   'nfv worker': ['NFV_DATABASE_URL=postgres://nfv@db.example:5432/nfv nfv worker --solvers 4   # on each machine'],
   'nfv db migrate': ['NFV_DATABASE_URL=postgres://nfv@db.example:5432/nfv nfv db migrate'],
   'nfv db import': ['nfv db import workspaces/default --database postgres://nfv@db.example:5432/nfv'],

@@ -12,6 +12,7 @@ import {
   nodesCommand,
 } from './commands/graphs.js';
 import { deployCommand, fwdCommand, generateFilesCommand } from './commands/fwd.js';
+import { emulateCommand } from './commands/emulate.js';
 import { completionCommand } from './commands/completion.js';
 import { firewallCommand } from './commands/firewall.js';
 import { importCommandGroup } from './commands/import.js';
@@ -42,6 +43,7 @@ export function buildProgram(): Command {
     dbCommand,
     simulateCommand,
     simulationsCommand,
+    emulateCommand,
     graphsCommand,
     nodesCommand,
     neighboursCommand,

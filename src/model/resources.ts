@@ -39,6 +39,16 @@ export const FUNCTIONAL_TYPES = [
   'TRAFFIC_MONITOR',
 ] as const;
 
+/** Types where traffic starts or stops and never transits (A.2): the engine's end hosts, emulate's too. */
+export const END_HOSTS: ReadonlySet<string> = new Set([
+  'WEBCLIENT',
+  'WEBSERVER',
+  'ENDHOST',
+  'ENDPOINT',
+  'MAILCLIENT',
+  'MAILSERVER',
+]);
+
 export const FunctionalTypeEnum = enumType('functional type', FUNCTIONAL_TYPES);
 export const ActionEnum = enumType('action (ALLOW, DENY)', ['ALLOW', 'DENY', 'ALLOW_COND']);
 /** Which list of an approximated import a rule belongs to (absent: both; firewall-io.md B.5). */

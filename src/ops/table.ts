@@ -2,6 +2,7 @@
  * The operation table: every `/adp`, `/fwd` and `/v4` operation, in one list that the CLI and serve mode share.
  */
 import { drawOperations } from './network/draw.js';
+import { emulationOperations } from './network/emulation.js';
 import { generateOperations } from './network/generate.js';
 import { graphOperations } from './network/graphs.js';
 import { requirementOperations } from './network/requirements.js';
@@ -35,6 +36,7 @@ export const OPERATIONS: readonly Operation[] = [
   apiIndex,
   ...requirementOperations,
   ...simulationOperations,
+  ...emulationOperations,
   ...substrateOperations,
   ...graphOperations,
   ...drawOperations,

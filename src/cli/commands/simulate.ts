@@ -182,7 +182,10 @@ const reconfigureCommand = new Command('reconfigure')
  * Runs `work` under a spinner on a terminal that says the phase and the seconds so far; the elapsed time keeps
  * counting while Z3 works, between phase changes.
  */
-async function spinning<T>(started: number, work: (progress: (phase: string) => void) => Promise<T>): Promise<T> {
+export async function spinning<T>(
+  started: number,
+  work: (progress: (phase: string) => void) => Promise<T>,
+): Promise<T> {
   // Off a terminal nothing spins: ora is not even loaded (it costs a small simulation a tenth of its time).
   if (!process.stderr.isTTY) return work(() => {});
   // Loaded here, not at start-up: only simulate spins. discardStdin off: ora's raw-mode stdin never resumes a

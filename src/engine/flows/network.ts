@@ -4,12 +4,13 @@
  * corridor of blocks, and simple paths only where a NAT makes walks and simple paths differ.
  */
 import { parseAddress } from '../../model/address.js';
+import { END_HOSTS } from '../../model/resources.js';
 import { badRequest, beyondBound, quote } from '../../model/errors.js';
 import type { Constraints, Elements, ForwardingPath, Graph, Node, Property } from '../../model/types.js';
 import { octetBounds, ruleHolds, type PacketClass } from '../../model/space.js';
 
-/** Types where traffic starts or stops and never transits (A.2). */
-export const END_HOSTS = new Set(['WEBCLIENT', 'WEBSERVER', 'ENDHOST', 'ENDPOINT', 'MAILCLIENT', 'MAILSERVER']);
+/** Types where traffic starts or stops and never transits (A.2), kept in the model for emulate too. */
+export { END_HOSTS };
 /** Types a wildcard requirement expands to (B 2.3). */
 const WILDCARD_TARGETS = new Set(['WEBCLIENT', 'MAILCLIENT', 'ENDHOST', 'WEBSERVER', 'MAILSERVER']);
 

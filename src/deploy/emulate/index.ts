@@ -1,0 +1,151 @@
+/**
+ * `nfv emulate`: an answer built in Linux network namespaces, each requirement probed with real packets, and the
+ * kernel's verdict set beside nfv's claim (docs/emulate.md). `plan.ts` says what is built and probed, `run.ts`
+ * runs it in a sandbox, this file reads the kernel's answers as one line per requirement.
+ */
+import type { NFV } from '../../model/types.js';
+import { PINNED_PATHS, planEmulation, type Plan, type RequirementPlan } from './plan.js';
+import { runPlan, type Arrived, type BlameRequest, type Blamed } from './run.js';
+
+export type KernelVerdict = 'holds' | 'fails' | 'no route';
+
+export interface EmulatedRequirement {
+  index: number;
+  requirement: string;
+  traffic: string;
+  kernel: KernelVerdict;
+  claim: 'holds' | 'fails' | 'none';
+  agree: boolean;
+  /** The path the verdict was seen on: where a probe arrived, or where the deciding rule dropped it. */
+  path: string;
+  /** The firewall and nft rule whose drop counter rose, as `nfv deploy nftables` lists the rule. */
+  rule: string;
+  probes: number;
+  arrived: number;
+  paths: number;
+  /** Simple paths not probed (beyond the bound of pinned paths); `more` when the search stopped before the end. */
+  unprobedPaths: number | 'more';
+}
+
+export interface EmulationReport {
+  agree: boolean;
+  requirements: EmulatedRequirement[];
+  namespaces: number;
+  links: number;
+  firewalls: number;
+  probes: number;
+  /** What the verdicts do not cover: said with every answer. */
+  notCovered: string[];
+}
+
+export const NOT_COVERED = [
+  'addresses are the nodes’ own; ports are sampled (the ends of the requirement’s range and of the rules’ ranges)',
+  'ICMP echo stands for every protocol other than TCP and UDP',
+  'Linux nftables (nfv deploy nftables, stateful) stands for every firewall',
+  `simple paths: the default route and at most ${PINNED_PATHS} more per source and destination (3 with requirements ` +
+    'both ways), pinned, shortest first',
+  'no NAT or load balancer (refused), no dynamic routing, link failures or timing',
+];
+
+/** The kernel's verdict of one requirement, and the path it was seen on (index into its paths). */
+function kernelVerdict(r: RequirementPlan, arrived: Arrived): { kernel: KernelVerdict; at: number } {
+  const arrivedOn = r.paths.map((p) => p.probes.filter((k) => arrived[k] === true).length);
+  const isolation = r.name === 'ISOLATION_PROPERTY';
+  const complete = r.name === 'COMPLETE_REACHABILITY_PROPERTY';
+  // Reachability: some probe (complete: every probe) of one path arrived; isolation: none on any path.
+  const through = r.paths.findIndex((p, j) => arrivedOn[j]! > 0 && (!complete || arrivedOn[j] === p.probes.length));
+  const leak = arrivedOn.findIndex((n) => n > 0);
+  // A control that did not arrive: that path's routing is broken, and no verdict on it would mean anything.
+  const broken = r.paths.findIndex((p) => arrived[p.control] !== true);
+  const kernel: KernelVerdict =
+    broken >= 0 ? 'no route' : isolation ? (leak < 0 ? 'holds' : 'fails') : through >= 0 ? 'holds' : 'fails';
+  return { kernel, at: Math.max(0, broken >= 0 ? broken : isolation ? leak : through) };
+}
+
+/**
+ * What to ask of the counters for a requirement: on the path shown, a probe that arrived (the rules that let it
+ * through) or else one that was dropped (the rule that dropped it). Positions count the loaded chain: the control
+ * rule first, then the deployed rules, then the policy's counter.
+ */
+function blameRequest(r: RequirementPlan, at: number, arrived: Arrived, plan: Plan): BlameRequest | undefined {
+  const path = r.paths[at];
+  if (!path?.firewalls.length) return undefined;
+  const passed = path.probes.find((k) => arrived[k] === true);
+  const dropped = path.probes.find((k) => arrived[k] === false);
+  const probe = passed ?? dropped;
+  if (probe === undefined) return undefined;
+  const allow = passed !== undefined;
+  const watch: Record<string, number[]> = {};
+  for (const ns of path.firewalls) {
+    const f = plan.firewalls.find((x) => x.ns === ns)!;
+    const rules = f.rules.flatMap((text, i) =>
+      text.endsWith(allow ? ' accept' : ' drop') && !text.startsWith('ct state') ? [i + 1] : [],
+    );
+    if (f.policy === (allow ? 'accept' : 'drop')) rules.push(f.rules.length + 1);
+    watch[ns] = rules;
+  }
+  return { probe, arrived: allow, watch };
+}
+
+function ruleText(plan: Plan, [ns, position]: [string, number]): string {
+  const f = plan.firewalls.find((x) => x.ns === ns)!;
+  const k = position - 1;
+  return k < f.rules.length ? `${f.node} #${k + 1} ${f.rules[k]}` : `${f.node} policy ${f.policy}`;
+}
+
+export function readVerdicts(plan: Plan, arrived: Arrived, blamed: Blamed): EmulationReport {
+  let asked = 0;
+  const requirements = plan.requirements.map((r): EmulatedRequirement => {
+    const { kernel, at } = kernelVerdict(r, arrived);
+    const request = blameRequest(r, at, arrived, plan);
+    const rose = request ? (blamed[asked++] ?? []) : [];
+    const path = r.paths[at];
+    const claim = r.claim === undefined ? 'none' : r.claim ? 'holds' : 'fails';
+    const probes = r.paths.flatMap((p) => p.probes);
+    return {
+      index: r.index,
+      requirement: `${r.name} ${r.src} -> ${r.dst}`,
+      traffic: r.traffic,
+      kernel,
+      claim,
+      agree: kernel === claim,
+      path: path ? path.nodes.join(' > ') : '-',
+      rule: rose.length
+        ? (request!.arrived ? rose : rose.slice(0, 1)).map((x) => ruleText(plan, x)).join('; ')
+        : path && !path.firewalls.length
+          ? 'no firewall on the path'
+          : '-',
+      probes: probes.length,
+      arrived: probes.filter((k) => arrived[k] === true).length,
+      paths: r.paths.length,
+      unprobedPaths: r.unprobedPaths,
+    };
+  });
+  return {
+    agree: requirements.every((r) => r.agree),
+    requirements,
+    namespaces: plan.namespaces.length,
+    links: plan.create.split('\n').filter((l) => l.startsWith('link add')).length,
+    firewalls: plan.firewalls.length,
+    probes: plan.probes.length,
+    notCovered: NOT_COVERED,
+  };
+}
+
+/** The counters to read once the verdicts are known: one request per requirement whose path has firewalls. */
+export const blameRequests = (plan: Plan, arrived: Arrived): BlameRequest[] =>
+  plan.requirements.flatMap((r) => {
+    const request = blameRequest(r, kernelVerdict(r, arrived).at, arrived, plan);
+    return request ? [request] : [];
+  });
+
+export async function emulate(
+  nfv: NFV,
+  options: { signal?: AbortSignal; progress?: (phase: string) => void; root?: boolean } = {},
+): Promise<EmulationReport> {
+  const plan = planEmulation(nfv);
+  const { arrived, blamed } = await runPlan(plan, (a) => blameRequests(plan, a), options);
+  return readVerdicts(plan, arrived, blamed);
+}
+
+export { planEmulation, runPlan };

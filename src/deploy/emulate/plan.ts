@@ -1,0 +1,437 @@
+/**
+ * The emulation of an answer, as data: namespaces, veth pairs, addresses, pinned paths, each firewall's nft file and
+ * the probes. Nothing here runs anything (`run.ts` does), so the plan is the same bytes for the same answer.
+ *
+ * Network: one namespace per node (`n<k>`, k its position in the graph), one veth pair per link (`l<i>` at both
+ * ends), each end carrying its node's name as a /32 with the neighbour's as peer. End hosts never forward; packets go
+ * to the neighbours a node lists (the engine's direction). Paths are pinned by policy routing: per source and
+ * destination, the first (a shortest path, the default route) by a rule on source and destination, the next by the
+ * same rule with a TOS value: the kernel's routing rules read the TOS bits 0x1C only, so 8 paths per pair is the
+ * bound, 4 per direction when requirements go both ways. Replies carry the probe's TOS back (the kernel's
+ * ICMP echo and TCP reset do; `tcp_reflect_tos` makes a SYN-ACK do it; the UDP echo responder does it itself), so
+ * every reply crosses the firewalls the probe crossed, as a stateful firewall needs.
+ *
+ * Firewalls: `nftables(node, id)` exactly as `nfv deploy nftables` writes it, loaded with three additions that
+ * decide no requirement packet: `counter` on every rule and a last rule `counter` (the policy's packets), so a drop
+ * is tied to the rule whose counter rose; and a first rule accepting DSCP 32-63 (the positive controls: a probe
+ * that must arrive on its path whatever the rules say, so that broken routing never passes as isolation). A second
+ * table puts each DSCP value in its own conntrack zone, so the same ports probed on two paths are two connections.
+ */
+import { approximatedNodes } from '../../model/approximation.js';
+import { beyondBound, quote } from '../../model/errors.js';
+import { END_HOSTS } from '../../model/resources.js';
+import { DPORT, PROTO, SPORT, boxOf, ruleBoxes, type Box } from '../../model/space.js';
+import type { NFV, Node, Property } from '../../model/types.js';
+import { nftChain, nftables } from '../nftables.js';
+
+/** Pinned paths per pair besides the default route: the TOS bits routing rules read (0x1C). */
+export const PINNED_PATHS = 7;
+/** Simple paths enumerated per pair at most (the shortest are pinned), and the search's steps. */
+const PATH_SEARCH_STEPS = 200_000;
+/** Sampled ports per requirement, path and protocol: destination and source ports. */
+export const DPORT_SAMPLES = 6;
+export const SPORT_SAMPLES = 3;
+/**
+ * The DSCP bits of a probe: the path (bits 0-2, the TOS bits routing rules read), a probe sent again to read
+ * counters (bit 3), the direction (bit 4: the probes from the lower-numbered node of a pair), a positive control
+ * (bit 5). Each value is a conntrack zone of its own (`ZONES`): a probe from B to A is never taken for the reply of
+ * an earlier one from A to B with the same ports, nor a control for a probe.
+ */
+const RESEND_DSCP = 8;
+const DIRECTION_DSCP = 16;
+const CONTROL_DSCP = 32;
+const TABLE_BASE = 1000;
+
+export type ProbeProto = 'tcp' | 'udp' | 'icmp';
+
+export interface Probe {
+  ns: string;
+  src: string;
+  dst: string;
+  proto: ProbeProto;
+  sport: number;
+  dport: number;
+  tos: number;
+}
+
+/** One requirement's probes: per path, its regular probes and its control. */
+export interface RequirementPlan {
+  index: number;
+  name: Property['name'];
+  src: string;
+  dst: string;
+  traffic: string;
+  claim: boolean | undefined;
+  /** Per path: its nodes, its probes, its control, the namespaces of the firewalls it crosses. */
+  paths: { nodes: string[]; probes: number[]; control: number; firewalls: string[] }[];
+  /** Simple paths that exist beyond those probed (the bound), or that the search did not reach. */
+  unprobedPaths: number | 'more';
+}
+
+export interface FirewallPlan {
+  node: string;
+  ns: string;
+  /** The chain as deployed: its rules (the stateful rule first) and its policy. */
+  rules: string[];
+  policy: 'accept' | 'drop';
+}
+
+export interface Plan {
+  namespaces: string[];
+  create: string;
+  remove: string;
+  config: Record<string, string>;
+  sysctl: [string, string][];
+  nft: Record<string, string>;
+  listeners: { ns: string; addr: string; tcp: number[]; udp: number[] }[];
+  probes: Probe[];
+  /** Rounds of probes that share no ports (a socket's ports are one connection at a time). */
+  rounds: number[][];
+  requirements: RequirementPlan[];
+  firewalls: FirewallPlan[];
+  timeout: number;
+  parallel: number;
+  /** The TOS bits of a probe sent again to read counters. */
+  resendTos: number;
+}
+
+const refuse = (message: string) => beyondBound(`emulate: ${message}`);
+const IPV4 = /^(25[0-5]|2[0-4]\d|1?\d?\d)(\.(25[0-5]|2[0-4]\d|1?\d?\d)){3}$/;
+const REFUSED_TYPES: Record<string, string> = {
+  NAT: 'a NAT',
+  LOADBALANCER: 'a load balancer',
+};
+
+/** The nft file loaded in a firewall's namespace: the deployed file with counters and the control rule. */
+export function loadedFile(node: Node, id: number): string {
+  const lines = nftables(node, id).split('\n');
+  const out: string[] = [];
+  for (const line of lines) {
+    if (line.startsWith('\t\ttype ')) {
+      out.push(line, `\t\tip dscp ${CONTROL_DSCP}-63 accept`);
+      continue;
+    }
+    if (line === '\t}') out.push('\t\tcounter');
+    out.push(line.startsWith('\t\t') ? line.replace(/ (accept|drop)$/, ' counter $1') : line);
+  }
+  return `${out.join('\n')}\n`;
+}
+
+const ZONES = [
+  'table ip nfvemulate {',
+  '\tchain pre {',
+  '\t\ttype filter hook prerouting priority raw; policy accept;',
+  // `ct zone set` takes an integer, not a DSCP: a map from each DSCP to zone DSCP + 1.
+  `\t\tct zone set ip dscp map { ${[...Array(64).keys()].map((d) => `${d} : ${d + 1}`).join(', ')} }`,
+  '\t}',
+  '}',
+  '',
+].join('\n');
+
+/** Sample points of [lo, hi]: its ends and the rules' ends (and one past them) inside it, at most `count`. */
+function samples(lo: number, hi: number, ends: number[], count: number): number[] {
+  // Port 0 cannot be bound or connected to: its class is probed at 1 when the range holds 1.
+  const moved = [lo, hi, ...ends].map((v) => (v === 0 ? 1 : v));
+  const inside = [...new Set(moved)].filter((v) => v >= lo && v <= hi).sort((a, b) => a - b);
+  if (inside.length === 0) return [];
+  if (inside.length <= count) return inside;
+  // Spread evenly, the ends kept.
+  return [
+    ...new Set(Array.from({ length: count }, (_, k) => inside[Math.round((k * (inside.length - 1)) / (count - 1))]!)),
+  ];
+}
+
+function pathsBetween(a: number, b: number, next: number[][], transit: (k: number) => boolean) {
+  const found: number[][] = [];
+  let steps = 0;
+  let complete = true;
+  const seen = new Set<number>([a]);
+  const walk = (at: number, path: number[]) => {
+    if (++steps > PATH_SEARCH_STEPS) return void (complete = false);
+    for (const n of next[at]!) {
+      if (seen.has(n)) continue;
+      if (n === b) {
+        found.push([...path, n]);
+        continue;
+      }
+      if (!transit(n)) continue;
+      seen.add(n);
+      walk(n, [...path, n]);
+      seen.delete(n);
+    }
+  };
+  walk(a, [a]);
+  // Shortest first, then by node positions: the same order for the same graph.
+  found.sort((x, y) => x.length - y.length || x.join(',').localeCompare(y.join(',')));
+  return { found, complete };
+}
+
+export function planEmulation(nfv: NFV, options: { timeoutSeconds?: number; parallel?: number } = {}): Plan {
+  const graphs = nfv.graphs.graph ?? [];
+  if (graphs.length !== 1) throw refuse(`the answer has ${graphs.length} graphs; one graph is emulated at a time`);
+  const graph = graphs[0]!;
+  const approximated = approximatedNodes(nfv).map((n) => n.name);
+  if (approximated.length)
+    throw refuse(
+      `firewall ${approximated.join(', ')} has approximated rules (may and must lists); its live rule set, not ` +
+        'nfv deploy nftables of them, is what would run',
+    );
+  const nodes = graph.node;
+  const index = new Map(nodes.map((n, k) => [n.name, k]));
+  for (const n of nodes) {
+    if (!IPV4.test(n.name)) throw refuse(`node ${quote(n.name)}: its name is not one IPv4 address`);
+    const refused = REFUSED_TYPES[n.functionalType ?? ''];
+    if (refused)
+      throw refuse(
+        `node ${n.name} is ${refused}; NAT and load balancers are not emulated yet, and an answer with them is ` +
+          'refused rather than emulated without them',
+      );
+    if (n.functionalType === 'FIREWALL' && !n.configuration?.firewall)
+      throw refuse(`firewall ${n.name} has no rules to deploy (emulate the result of nfv simulate)`);
+  }
+  const ns = (k: number) => `n${k}`;
+  const endhost = (k: number) => END_HOSTS.has(nodes[k]!.functionalType ?? '');
+  // Links: each neighbour pair once, in node order.
+  const links: [number, number][] = [];
+  const linkOf = new Map<string, number>();
+  const next: number[][] = nodes.map(() => []);
+  nodes.forEach((n, a) => {
+    for (const nb of n.neighbour ?? []) {
+      const b = index.get(nb.name);
+      if (b === undefined || b === a) continue;
+      const key = a < b ? `${a} ${b}` : `${b} ${a}`;
+      if (linkOf.has(key)) continue;
+      linkOf.set(key, links.length);
+      links.push([Math.min(a, b), Math.max(a, b)]);
+    }
+  });
+  // Forwarding follows each node's own neighbour list, as in the engine: a link listed by one end only carries
+  // packets from that end (and the replies back); its veth exists either way.
+  nodes.forEach((n, a) => {
+    for (const nb of n.neighbour ?? []) {
+      const b = index.get(nb.name);
+      if (b !== undefined && b !== a && !next[a]!.includes(b)) next[a]!.push(b);
+    }
+  });
+  for (const list of next) list.sort((x, y) => x - y);
+  const link = (a: number, b: number) => `l${linkOf.get(a < b ? `${a} ${b}` : `${b} ${a}`)}`;
+
+  const create = [
+    ...nodes.map((_, k) => `netns add ${ns(k)}`),
+    ...links.map(([a, b], i) => `link add name l${i} netns ${ns(a)} type veth peer name l${i} netns ${ns(b)}`),
+  ];
+  const config: string[][] = nodes.map(() => ['link set lo up']);
+  links.forEach(([a, b], i) => {
+    for (const [x, y] of [
+      [a, b],
+      [b, a],
+    ] as const) {
+      config[x]!.push(`addr add ${nodes[x]!.name}/32 peer ${nodes[y]!.name}/32 dev l${i}`, `link set l${i} up`);
+    }
+  });
+
+  // Firewalls: the deployed file, loaded with counters, the control rule and conntrack zones by DSCP.
+  const firewalls: FirewallPlan[] = [];
+  const nft: Record<string, string> = {};
+  const firewallAt = new Map<number, FirewallPlan>();
+  nodes.forEach((n, k) => {
+    if (n.functionalType !== 'FIREWALL') return;
+    const chain = nftChain(n);
+    const f: FirewallPlan = { node: n.name, ns: ns(k), rules: chain.rules.map((r) => r.text), policy: chain.policy };
+    firewalls.push(f);
+    firewallAt.set(k, f);
+    nft[ns(k)] = `${loadedFile(n, n.id ?? k)}${ZONES}`;
+  });
+
+  // Paths per source and destination, each pinned in a table of its own on every node it crosses. The TOS values
+  // are shared by the two directions of a pair (a probe's replies match the other direction's rules): with
+  // requirements both ways, each direction has 4 of the 8 (the default route is one of the first direction's).
+  const both = new Set<string>();
+  const asked = new Set<string>();
+  for (const p of nfv.propertyDefinition?.property ?? []) {
+    const [s, d] = [index.get(p.src), index.get(p.dst)];
+    if (s === undefined || d === undefined || s === d) continue;
+    asked.add(`${s} ${d}`);
+    if (asked.has(`${d} ${s}`)) both.add(s < d ? `${s} ${d}` : `${d} ${s}`);
+  }
+  const pairIndex = new Map<string, number>();
+  const pairs = new Map<string, { paths: number[][]; unprobed: number | 'more'; first: number }>();
+  // A NetworkForwardingPath is the one path of its source and destination (the last one listed, as the engine
+  // reads them).
+  const fixedPath = (s: number, d: number) => {
+    const listed = (nfv.networkForwardingPaths?.path ?? [])
+      .filter((p) => p.pathNode[0]?.name === nodes[s]!.name && p.pathNode.at(-1)?.name === nodes[d]!.name)
+      .at(-1);
+    if (!listed) return undefined;
+    const path = listed.pathNode.map((pn) => index.get(pn.name));
+    path.forEach((k, i) => {
+      if (k === undefined || (i > 0 && !next[path[i - 1]!]!.includes(k)))
+        throw refuse(
+          `forwarding path ${listed.id ?? ''}: ${quote(listed.pathNode[i]!.name)} is not linked to the node before`,
+        );
+    });
+    return path as number[];
+  };
+  const pairOf = (s: number, d: number) => {
+    const key = `${s} ${d}`;
+    let pair = pairs.get(key);
+    if (pair) return pair;
+    const unordered = s < d ? key : `${d} ${s}`;
+    if (!pairIndex.has(unordered)) pairIndex.set(unordered, pairIndex.size);
+    const shared = both.has(unordered);
+    const [first, slots] = shared
+      ? [s < d ? 0 : (PINNED_PATHS + 1) / 2, (PINNED_PATHS + 1) / 2]
+      : [0, PINNED_PATHS + 1];
+    const fixed = fixedPath(s, d);
+    const { found, complete } = fixed
+      ? { found: [fixed], complete: true }
+      : pathsBetween(s, d, next, (k) => !endhost(k));
+    // The first path is the default route, a shortest path; the next ones are pinned by their TOS.
+    const paths = found.slice(0, slots);
+    pair = { paths, unprobed: complete ? Math.max(0, found.length - paths.length) : 'more', first };
+    pairs.set(key, pair);
+    const [from, to] = [nodes[s]!.name, nodes[d]!.name];
+    paths.forEach((p, j) => {
+      const slot = first + j;
+      const tos = slot === 0 ? '' : ` tos 0x${(slot << 2).toString(16).padStart(2, '0')}`;
+      const pref = slot === 0 ? 200 : 100;
+      const table = TABLE_BASE + pairIndex.get(unordered)! * (PINNED_PATHS + 1) + slot;
+      p.forEach((at, i) => {
+        const lines = config[at]!;
+        if (i < p.length - 1) {
+          lines.push(`route add ${to}/32 via ${nodes[p[i + 1]!]!.name} dev ${link(at, p[i + 1]!)} table ${table}`);
+          lines.push(`rule add from ${from}/32 to ${to}/32${tos} table ${table} pref ${pref}`);
+        }
+        if (i > 0) {
+          lines.push(`route add ${from}/32 via ${nodes[p[i - 1]!]!.name} dev ${link(at, p[i - 1]!)} table ${table}`);
+          lines.push(`rule add from ${to}/32 to ${from}/32${tos} table ${table} pref ${pref}`);
+        }
+      });
+    });
+    return pair;
+  };
+
+  const probes: Probe[] = [];
+  const listeners = new Map<number, { tcp: Set<number>; udp: Set<number> }>();
+  const requirements: RequirementPlan[] = [];
+  const properties = nfv.propertyDefinition?.property ?? [];
+  properties.forEach((p, r) => {
+    const [s, d] = [index.get(p.src), index.get(p.dst)];
+    if (s === undefined || d === undefined)
+      throw refuse(`requirement ${r} (${p.src} -> ${p.dst}): both ends must be nodes of the graph, one address each`);
+    const box = boxOf({ src: p.src, dst: p.dst, srcPort: p.srcPort, dstPort: p.dstPort, proto: p.lv4Proto });
+    const pair = pairOf(s, d);
+    const crossed = new Set(pair.paths.flat());
+    const ruleBoxesOnPaths: Box[] = [...crossed].flatMap((k) =>
+      (nodes[k]!.configuration?.firewall?.elements ?? []).flatMap((e) => (firewallAt.has(k) ? ruleBoxes(e) : [])),
+    );
+    const ends = (dim: number) =>
+      ruleBoxesOnPaths.flatMap((b) => [b[2 * dim]!, b[2 * dim + 1]!, b[2 * dim]! - 1, b[2 * dim + 1]! + 1]);
+    const dports = samples(box[2 * DPORT]!, box[2 * DPORT + 1]!, ends(DPORT), DPORT_SAMPLES);
+    // A source port from the ephemeral range where the requirement allows any: what a client would use.
+    const [slo, shi] = [box[2 * SPORT]!, box[2 * SPORT + 1]!];
+    const sports = samples(slo, shi, [40000, ...ends(SPORT)], SPORT_SAMPLES);
+    // Each path gets other source ports of the same classes: between two ends of the rules' and the requirement's
+    // ranges every port meets the same rules, and different ports let the paths' probes go at once.
+    const cuts = [
+      ...new Set([slo, shi + 1, ...ruleBoxesOnPaths.flatMap((b) => [b[2 * SPORT]!, b[2 * SPORT + 1]! + 1])]),
+    ]
+      .filter((v) => v >= slo && v <= shi + 1)
+      .sort((x, y) => x - y);
+    const onPath = (v: number, j: number) => {
+      const at = cuts.findIndex((c) => c > v);
+      const [lo, size] = [cuts[at - 1]!, cuts[at]! - cuts[at - 1]!];
+      const moved = lo + ((v - lo + j) % size);
+      return moved === 0 ? v : moved;
+    };
+    const protos: ProbeProto[] = [];
+    if (box[2 * PROTO]! <= 0 && box[2 * PROTO + 1]! >= 0) protos.push('tcp');
+    if (box[2 * PROTO]! <= 1 && box[2 * PROTO + 1]! >= 1) protos.push('udp');
+    if (box[2 * PROTO + 1]! >= 2) protos.push('icmp');
+    const listen = listeners.get(d) ?? { tcp: new Set<number>(), udp: new Set<number>() };
+    listeners.set(d, listen);
+    const [src, dst] = [nodes[s]!.name, nodes[d]!.name];
+    const plan: RequirementPlan = {
+      index: r,
+      name: p.name,
+      src,
+      dst,
+      traffic: `${p.lv4Proto ?? 'ANY'} ${p.srcPort ?? '*'} -> ${p.dstPort ?? '*'}`,
+      claim: p.isSat,
+      paths: [],
+      unprobedPaths: pair.unprobed,
+    };
+    pair.paths.forEach((path, j) => {
+      const tos = ((pair.first + j) | (s < d ? DIRECTION_DSCP : 0)) << 2;
+      const ids: number[] = [];
+      const add = (probe: Omit<Probe, 'ns' | 'src' | 'dst'>) => {
+        probes.push({ ns: ns(s), src, dst, ...probe });
+        return probes.length - 1;
+      };
+      for (const proto of protos) {
+        if (proto === 'icmp') ids.push(add({ proto, sport: 0, dport: 0, tos }));
+        else
+          for (const dport of dports) {
+            listen[proto].add(dport);
+            for (const sport of sports) ids.push(add({ proto, sport: onPath(sport, j), dport, tos }));
+          }
+      }
+      // The control: TCP to a listened port (or ICMP where no port is probed), DSCP 32 + the path's bits.
+      const controlPort = dports[0];
+      if (controlPort !== undefined) listen.tcp.add(controlPort);
+      const control = add({
+        proto: controlPort === undefined ? 'icmp' : 'tcp',
+        sport: controlPort === undefined ? 0 : 40000 + j,
+        dport: controlPort ?? 0,
+        tos: (CONTROL_DSCP << 2) | tos,
+      });
+      plan.paths.push({
+        nodes: path.map((k) => nodes[k]!.name),
+        probes: ids,
+        control,
+        firewalls: path.filter((k) => firewallAt.has(k)).map(ns),
+      });
+    });
+    requirements.push(plan);
+  });
+
+  // Rounds: a probe waits for the next round when one with its ports and addresses is in this one, either way
+  // round (two nodes probing each other from and to the same port would open one connection together).
+  const rounds: number[][] = [];
+  const uses = new Map<string, number>();
+  probes.forEach((p, k) => {
+    const ends = [`${p.src}:${p.sport}`, `${p.dst}:${p.dport}`].sort();
+    const key = p.proto === 'icmp' ? `icmp ${k}` : `${p.proto} ${ends.join(' ')}`;
+    const round = uses.get(key) ?? 0;
+    uses.set(key, round + 1);
+    (rounds[round] ??= []).push(k);
+  });
+
+  const namespaces = nodes.map((_, k) => ns(k));
+  return {
+    namespaces,
+    create: `${create.join('\n')}\n`,
+    remove: `${namespaces.map((n) => `netns delete ${n}`).join('\n')}\n`,
+    config: Object.fromEntries(config.map((lines, k) => [ns(k), `${lines.join('\n')}\n`])),
+    sysctl: [
+      ['net/ipv4/ip_forward', '1'],
+      ['net/ipv4/conf/all/rp_filter', '0'],
+      ['net/ipv4/conf/default/rp_filter', '0'],
+      ['net/ipv4/tcp_reflect_tos', '1'],
+    ],
+    nft,
+    listeners: [...listeners].map(([k, l]) => ({
+      ns: ns(k),
+      addr: nodes[k]!.name,
+      tcp: [...l.tcp].sort((a, b) => a - b),
+      udp: [...l.udp].sort((a, b) => a - b),
+    })),
+    probes,
+    rounds,
+    requirements,
+    firewalls,
+    timeout: options.timeoutSeconds ?? 0.3,
+    parallel: options.parallel ?? 1000,
+    resendTos: RESEND_DSCP << 2,
+  };
+}

@@ -1,0 +1,345 @@
+/**
+ * The process that builds, probes and removes an emulated network: python3, run inside the emulation's own sandbox
+ * (`run.ts`). One process switches network namespace per socket with setns(2) (through ctypes: Python 3.11 has
+ * no os.setns): a socket stays in the namespace it was made in, so one select loop drives every probe of every
+ * source at once. A process per source (`ip netns exec NS ...` with nc or bash) costs a process start per probe
+ * batch and needs nc, which is not everywhere; python3 is (the kernel tests already need it).
+ *
+ * It reads the plan (one line of JSON) on stdin and writes per probe whether it arrived (one line); then it reads
+ * which probes to send again alone and which rule counters to watch, and writes the rules whose counters rose.
+ * Failures: one line on stderr, exit 3 for a missing kernel feature
+ * (the sandbox's caller turns it into exit 2), exit 1 otherwise.
+ */
+export const PROBER = String.raw`
+import ctypes, errno, json, os, queue, resource, select, socket, struct, subprocess, sys, threading, time
+
+CLONE_NEWNET = 0x40000000
+libc = ctypes.CDLL(None, use_errno=True)
+lines = queue.Queue()
+fds = {}
+
+
+def watch():
+    # nfv holds this pipe open while it waits; it closes when nfv ends, however it ends: so does the sandbox.
+    for line in sys.stdin:
+        lines.put(line)
+    os._exit(1)
+
+
+threading.Thread(target=watch, daemon=True).start()
+plan = json.loads(lines.get())
+
+
+class Missing(Exception):
+    pass
+
+
+def run(args, stdin=None, what=None):
+    try:
+        done = subprocess.run(args, input=stdin, capture_output=True, text=True)
+    except FileNotFoundError:
+        raise Missing("%s: %s is not installed" % (what or args[0], args[0]))
+    if done.returncode != 0:
+        lines = done.stderr.strip().splitlines() or ["exit %d" % done.returncode]
+        message = ([l for l in lines if "Error" in l] or lines)[0].strip()
+        raise (Missing if what else RuntimeError)("%s: %s" % (what or " ".join(args[:3]), message))
+    return done.stdout
+
+
+def enter(ns):
+    if libc.setns(fds[ns], CLONE_NEWNET) != 0:
+        raise RuntimeError("setns %s: %s" % (ns, os.strerror(ctypes.get_errno())))
+
+
+def build():
+    # ip netns keeps its names in /run/netns: a tmpfs of this sandbox's own mount namespace, so nothing is left on
+    # the host's file system whatever happens (where /run/netns does not exist, /run itself gets the tmpfs).
+    where = "/run/netns" if os.path.isdir("/run/netns") else "/run"
+    run(["mount", "-t", "tmpfs", "nfv-emulate", where], what="a tmpfs on " + where + " (mount namespace)")
+    os.makedirs("/run/netns", exist_ok=True)
+    run(["ip", "-batch", "-"], stdin=plan["create"], what="namespaces and veth pairs (ip -batch)")
+    for ns in plan["namespaces"]:
+        fds[ns] = os.open("/run/netns/" + ns, os.O_RDONLY)
+    for ns in plan["namespaces"]:
+        enter(ns)
+        for key, value in plan["sysctl"]:
+            try:
+                with open("/proc/sys/" + key, "w") as f:
+                    f.write(value)
+            except FileNotFoundError:
+                raise Missing("sysctl " + key.replace("/", ".") + " (a kernel without it)")
+        run(["ip", "-batch", "-"], stdin=plan["config"][ns], what="addresses and routes of " + ns)
+    global nft
+    nft = Nft()
+    for ns, text in sorted(plan["nft"].items()):
+        nft.run(ns, text)
+
+
+class Nft:
+    """libnftables in this process: a context per firewall namespace, its netlink socket opened in that namespace
+    when the context is made (a process of nft per counter reading cost 58 ms, a call here half a millisecond)."""
+
+    def __init__(self):
+        try:
+            lib = ctypes.CDLL("libnftables.so.1")
+        except OSError as e:
+            raise Missing("libnftables (the library nft is built on): %s" % e)
+        lib.nft_ctx_new.restype = ctypes.c_void_p
+        for name in ["nft_ctx_buffer_output", "nft_ctx_buffer_error"]:
+            getattr(lib, name).argtypes = [ctypes.c_void_p]
+        for name in ["nft_ctx_get_output_buffer", "nft_ctx_get_error_buffer"]:
+            getattr(lib, name).argtypes = [ctypes.c_void_p]
+            getattr(lib, name).restype = ctypes.c_char_p
+        lib.nft_ctx_output_set_flags.argtypes = [ctypes.c_void_p, ctypes.c_uint]
+        lib.nft_run_cmd_from_buffer.argtypes = [ctypes.c_void_p, ctypes.c_char_p]
+        self.lib = lib
+        self.contexts = {}
+
+    def run(self, ns, command, json_output=False):
+        ctx = self.contexts.get((ns, json_output))
+        if ctx is None:
+            enter(ns)
+            ctx = self.lib.nft_ctx_new(0)
+            self.lib.nft_ctx_buffer_output(ctx)
+            self.lib.nft_ctx_buffer_error(ctx)
+            if json_output:
+                self.lib.nft_ctx_output_set_flags(ctx, 1 << 4)  # NFT_CTX_OUTPUT_JSON
+            self.contexts[(ns, json_output)] = ctx
+        if self.lib.nft_run_cmd_from_buffer(ctx, command.encode()) != 0:
+            said = (self.lib.nft_ctx_get_error_buffer(ctx) or b"").decode().strip().splitlines()
+            raise Missing("nftables in %s: %s" % (ns, ([l for l in said if "Error" in l] or said or ["failed"])[0]))
+        return (self.lib.nft_ctx_get_output_buffer(ctx) or b"").decode()
+
+
+nft = None
+
+
+def counters(ns):
+    listed = json.loads(nft.run(ns, "list chain ip nfv forward", json_output=True))
+    out = []
+    for item in listed["nftables"]:
+        rule = item.get("rule")
+        if rule is None:
+            continue
+        packets = 0
+        for e in rule["expr"]:
+            if "counter" in e:
+                packets = e["counter"]["packets"]
+        out.append(packets)
+    return out
+
+
+def checksum(data):
+    if len(data) % 2:
+        data += b"\0"
+    total = sum(struct.unpack("!%dH" % (len(data) // 2), data))
+    while total >> 16:
+        total = (total & 0xFFFF) + (total >> 16)
+    return ~total & 0xFFFF
+
+
+class Probes:
+    """Every probe at once: sockets made in their namespaces, one select loop, one deadline."""
+
+    def __init__(self, probes, timeout):
+        self.probes = probes
+        self.timeout = timeout
+        self.result = [None] * len(probes)
+        self.waiting = {}  # fd -> (kind, probe index, socket)
+        self.icmp = {}  # source namespace -> raw socket
+        self.icmp_waiting = {}  # (ns, ident) -> probe index
+        self.servers = {}
+        self.sockets = []
+
+    def serve(self, listeners):
+        for item in listeners:
+            enter(item["ns"])
+            for port in item["tcp"]:
+                s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+                s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+                s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+                s.bind((item["addr"], port))
+                s.listen(128)
+                s.setblocking(False)
+                self.servers[s.fileno()] = ("tcp", s)
+            for port in item["udp"]:
+                s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+                s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+                s.setsockopt(socket.IPPROTO_IP, socket.IP_RECVTOS, 1)
+                s.bind((item["addr"], port))
+                s.setblocking(False)
+                self.servers[s.fileno()] = ("udp", s)
+
+    def start(self, k):
+        p = self.probes[k]
+        enter(p["ns"])
+        if p["proto"] == "icmp":
+            raw = self.icmp.get(p["ns"])
+            if raw is None:
+                raw = socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_ICMP)
+                # Bound to the node's address: the path's routing rules name the source.
+                raw.bind((p["src"], 0))
+                raw.setblocking(False)
+                self.icmp[p["ns"]] = raw
+                self.waiting[raw.fileno()] = ("icmp", p["ns"], raw)
+            ident = k % 65536
+            body = struct.pack("!BBHHH", 8, 0, 0, ident, 1) + b"nfv-emulate"
+            body = body[:2] + struct.pack("!H", checksum(body)) + body[4:]
+            raw.setsockopt(socket.IPPROTO_IP, socket.IP_TOS, p["tos"])
+            raw.sendto(body, (p["dst"], 0))
+            self.icmp_waiting[(p["ns"], ident)] = k
+            return
+        kind = socket.SOCK_STREAM if p["proto"] == "tcp" else socket.SOCK_DGRAM
+        s = socket.socket(socket.AF_INET, kind)
+        # A node is a source and a destination: its probes may use a port it listens on. Both sockets share it
+        # (SO_REUSEPORT); a SYN goes to the listener only, and a connected UDP socket gets its peer's answers only.
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+        s.setsockopt(socket.IPPROTO_IP, socket.IP_TOS, p["tos"])
+        if p["proto"] == "tcp":
+            # A reset, not FIN and TIME_WAIT: the same ports may be probed again on another path.
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        s.bind((p["src"], p["sport"]))
+        s.setblocking(False)
+        self.sockets.append(s)
+        if p["proto"] == "tcp":
+            s.connect_ex((p["dst"], p["dport"]))
+        else:
+            s.connect((p["dst"], p["dport"]))
+            s.send(b"nfv-emulate %d" % k)
+        self.waiting[s.fileno()] = (p["proto"], k, s)
+
+    def finish(self, k, arrived):
+        if self.result[k] is None:
+            self.result[k] = arrived
+
+    def run(self, indices):
+        for k in indices:
+            self.start(k)
+        deadline = time.monotonic() + self.timeout
+        pending = lambda: any(self.result[k] is None for k in indices)
+        while pending():
+            left = deadline - time.monotonic()
+            if left <= 0:
+                break
+            poll = select.poll()
+            for fd in self.servers:
+                poll.register(fd, select.POLLIN)
+            for fd, w in self.waiting.items():
+                poll.register(fd, select.POLLOUT if w[0] == "tcp" else select.POLLIN)
+            events = poll.poll(left * 1000)
+            w = [fd for fd, ev in events if fd in self.waiting and self.waiting[fd][0] == "tcp"]
+            r = [fd for fd, ev in events if fd not in w]
+            for fd in w:
+                _, k, s = self.waiting.pop(fd)
+                code = s.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR)
+                # Connected or reset: the SYN arrived and the answer came back.
+                if code in (0, errno.ECONNREFUSED):
+                    self.finish(k, True)
+                elif code in (errno.EHOSTUNREACH, errno.ENETUNREACH):
+                    self.finish(k, "unreachable")
+                s.close()
+            for fd in r:
+                if fd in self.servers:
+                    self.answer(*self.servers[fd])
+                    continue
+                kind, key, s = self.waiting[fd]
+                if kind == "udp":
+                    try:
+                        s.recv(2048)
+                        self.finish(key, True)
+                    except OSError:
+                        pass
+                    del self.waiting[fd]
+                    s.close()
+                else:
+                    self.icmp_reply(key, s)
+        for k in indices:
+            self.finish(k, False)
+        for fd, w in list(self.waiting.items()):
+            if w[0] in ("tcp", "udp"):
+                w[2].close()
+                del self.waiting[fd]
+
+    def answer(self, kind, s):
+        try:
+            if kind == "tcp":
+                c, _ = s.accept()
+                c.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+                c.close()
+                return
+            data, anc, _, peer = s.recvmsg(2048, socket.CMSG_SPACE(4))
+            tos = 0
+            for level, kind_, value in anc:
+                if level == socket.IPPROTO_IP and kind_ == socket.IP_TOS:
+                    tos = value[0]
+            # The echo carries the probe's TOS back: its bits pin the reply to the probe's path.
+            s.setsockopt(socket.IPPROTO_IP, socket.IP_TOS, tos)
+            s.sendto(data, peer)
+        except (BlockingIOError, InterruptedError):
+            pass
+
+    def icmp_reply(self, ns, raw):
+        while True:
+            try:
+                data = raw.recv(2048)
+            except (BlockingIOError, InterruptedError):
+                return
+            head = (data[0] & 15) * 4
+            kind, _, _, ident, _ = struct.unpack("!BBHHH", data[head : head + 8])
+            if kind == 0 and (ns, ident) in self.icmp_waiting:
+                self.finish(self.icmp_waiting[(ns, ident)], True)
+
+
+def blame(runner, item):
+    """Sends probe item["probe"] again alone and answers the watched rules whose counters rose. Its DSCP gets bit 3
+    (TOS 0x20, which routing rules do not read): a conntrack zone of its own, so it is a new connection that meets
+    the rules again even where the probe's connection is still known (plan.ts RESEND_DSCP)."""
+    before = {ns: counters(ns) for ns in item["watch"]}
+    probe = runner.probes[item["probe"]]
+    runner.probes.append(dict(probe, tos=probe["tos"] | plan["resendTos"]))
+    runner.result.append(None)
+    k = len(runner.probes) - 1
+    if item["arrived"]:
+        runner.run([k])
+    else:
+        runner.start(k)
+    deadline = time.monotonic() + runner.timeout
+    while True:
+        rose = []
+        for ns, watched in item["watch"].items():
+            after = counters(ns)
+            rose += [[ns, i] for i, (a, b) in enumerate(zip(before[ns], after)) if b > a and i in watched]
+        # Dropped: the first drop rule that counted it is the answer; arrived: every rule that let it through.
+        if rose or item["arrived"] or time.monotonic() > deadline:
+            return rose
+        time.sleep(0.01)
+
+
+def main():
+    # A socket per probe in flight: as many descriptors as the hard limit allows.
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+    plan["parallel"] = min(plan["parallel"], hard - 200)
+    build()
+    print("built", file=sys.stderr, flush=True)
+    runner = Probes(plan["probes"], plan["timeout"])
+    runner.serve(plan["listeners"])
+    for batch in plan["rounds"]:
+        for start in range(0, len(batch), plan["parallel"]):
+            runner.run(batch[start : start + plan["parallel"]])
+    print(json.dumps(runner.result[: len(plan["probes"])]), flush=True)
+    # nfv reads the verdicts and asks which rules decided the probes it shows.
+    asked = json.loads(lines.get())
+    print(json.dumps([blame(runner, item) for item in asked]), flush=True)
+
+
+try:
+    main()
+except Missing as e:
+    print(str(e), file=sys.stderr)
+    sys.exit(3)
+except Exception as e:
+    print("%s: %s" % (type(e).__name__, e), file=sys.stderr)
+    sys.exit(1)
+`;
