@@ -35,6 +35,12 @@ export interface LiveRule {
   verdict: LiveVerdict;
   /** Why the line cannot be imported, when it cannot. */
   refused?: string;
+  /**
+   * The refusal is about meaning, not reading: nfv read the line and cannot model it (an IPv6 address, a host name,
+   * a translation before filtering). Without it, a refusal is a reading one: iptables would refuse the line too, or
+   * nfv's reader has a gap (firewall-io.md B.3: whatever iptables-restore reads, nfv reads).
+   */
+  modelling?: boolean;
 }
 
 export interface LiveChain {
