@@ -27,11 +27,20 @@ import {
   type InterfaceMap,
   type IpSet,
 } from './matches.js';
-import { UNIVERSE_REGION, intersectRegions, type LiveChain, type LiveRule, type LiveRuleset } from './ruleset.js';
+import {
+  UNIVERSE_REGION,
+  intersectRegions,
+  type InterfaceMatch,
+  type LiveChain,
+  type LiveRule,
+  type LiveRuleset,
+} from './ruleset.js';
 
 export interface ImportOptions {
   /** The filter chain a forwarded packet passes: FORWARD, or INPUT for a host firewall. */
   chain?: string;
+  /** The table whose chain decides: filter unless told (iptables); the nft tables of that name only (nft). */
+  table?: string;
   iface?: InterfaceMap;
   ipsets?: Map<string, IpSet>;
   ignoreNat?: boolean;
@@ -102,6 +111,7 @@ function flagSet(text: string): Set<string> {
 
 interface Parsed {
   region: Box[];
+  interfaces: InterfaceMatch[];
   unknown: string[];
   notes: string[];
   newConnection: boolean;
@@ -115,7 +125,7 @@ interface Parsed {
 /** The condition and target of one `-A` rule's words (after the chain name). */
 function parseRule(w: string[], chain: string, options: ImportOptions, quoted: (k: number) => boolean): Parsed {
   const parts: Box[][] = [];
-  const p: Parsed = { region: UNIVERSE_REGION, unknown: [], notes: [], newConnection: false };
+  const p: Parsed = { region: UNIVERSE_REGION, interfaces: [], unknown: [], notes: [], newConnection: false };
   // 0 TCP, 1 UDP, when the rule names one of them: iptables reads -p wherever it stands (`-m tcp --dport 22 -p tcp`).
   let proto: number | undefined;
   let protoName = '';
@@ -209,8 +219,11 @@ function parseRule(w: string[], chain: string, options: ImportOptions, quoted: (
           break;
         }
         const r = interfaceRegion(v, input ? SRC_AT : DST_AT, options.iface ?? new Map());
+        const why = `${opt} ${v}: interface not mapped (--iface ${v.replace(/\+$/, '')}=ADDRESSES)`;
         if (r) add(negated(r, negate));
-        else approx(`${opt} ${v}: interface not mapped (--iface ${v.replace(/\+$/, '')}=ADDRESSES)`);
+        else approx(why);
+        // Kept by name too: `firewall explain` decides it for a packet that names its interfaces.
+        p.interfaces.push({ input, name: v, negate, ...(r ? {} : { unknown: why }) });
         break;
       }
       case '-f':
@@ -593,17 +606,22 @@ export function readIptables(text: string, file: string, options: ImportOptions 
   const { chains, undeclared } = parseIptables(text, file, options);
   const notes: string[] = [];
   const main = options.chain ?? 'FORWARD';
-  const filter = chains.get(`filter/${main}`);
+  const table = options.table ?? 'filter';
+  const filter = chains.get(`${table}/${main}`);
   if (!filter)
     throw badRequest(
-      `${file}: no chain ${main} in table filter (give --chain INPUT or OUTPUT for a host's own traffic)`,
+      `${file}: no chain ${main} in table ${table} (give --chain INPUT or OUTPUT for a host's own traffic, ` +
+        'or --table)',
     );
-  const path = [
+  // The chains a packet passes before the deciding one: raw and mangle, each must accept it.
+  const before = [
     'raw/PREROUTING',
     'mangle/PREROUTING',
     `mangle/${main}`,
     ...(main === 'FORWARD' ? ['mangle/POSTROUTING'] : []),
-  ].flatMap((key) => {
+  ];
+  const upTo = before.indexOf(filter.key);
+  const path = (upTo < 0 ? before : before.slice(0, upTo)).flatMap((key) => {
     const c = chains.get(key);
     return c && c.rules.length ? [c] : [];
   });
@@ -626,6 +644,7 @@ const clip = (s: string) => (s.length > 60 ? `${s.slice(0, 57)}...` : s);
 function resolve(chains: Map<string, LiveChain>, chain: LiveChain, rule: LiveRule, p: Parsed) {
   const table = chain.key.split('/')[0]!;
   Object.assign(rule, { region: p.region, unknown: p.unknown, newConnection: p.newConnection });
+  if (p.interfaces.length) rule.interfaces = p.interfaces;
   rule.notes.push(...p.notes);
   if (p.empty) rule.notes.push(p.empty);
   const t = p.target;

@@ -18,6 +18,14 @@ export interface LiveVerdict {
 /** How a line is read (B.7): its class in the report. */
 export type LineClass = 'exact' | 'new-connection' | 'no-verdict' | 'approximated' | 'refused';
 
+/** An `-i`/`-o` condition by name: `unknown` is its approximation when no `--iface` maps the interface. */
+export interface InterfaceMatch {
+  input: boolean;
+  name: string;
+  negate: boolean;
+  unknown?: string;
+}
+
 export interface LiveRule {
   /** Where the line is, for people and messages: `rules.v4:41`, `filter/forward/handle 7`. */
   where: string;
@@ -41,6 +49,8 @@ export interface LiveRule {
    * nfv's reader has a gap (firewall-io.md B.3: whatever iptables-restore reads, nfv reads).
    */
   modelling?: boolean;
+  /** The line's `-i`/`-o` conditions by name (iptables). */
+  interfaces?: InterfaceMatch[];
 }
 
 export interface LiveChain {
