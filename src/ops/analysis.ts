@@ -280,10 +280,25 @@ export function trafficFilter(query: URLSearchParams): Box {
   });
 }
 
-async function lintReply(ws: Workspace, spec: SourceSpec, reading?: Reading): Promise<JsonReply<LintReport>> {
+/** `?examples=true`: one example packet per finding or class (a packet `firewall explain` reads). */
+const EXAMPLES = 'examples';
+function examplesOf(query: URLSearchParams): boolean {
+  const v = query.get(EXAMPLES);
+  if (v === null || v === 'false') return false;
+  if (v === 'true') return true;
+  throw badRequest(`examples: ${quote(v)} is not true or false`);
+}
+
+async function lintReply(
+  ws: Workspace,
+  spec: SourceSpec,
+  query: URLSearchParams,
+  reading?: Reading,
+): Promise<JsonReply<LintReport>> {
+  const examples = examplesOf(query);
   const list = await ruleList(ws, spec, reading);
-  const { lint } = await import('../deploy/analysis/index.js');
-  const report = lint(list);
+  const { lint, Budget } = await import('../deploy/analysis/index.js');
+  const report = lint(list, new Budget(), examples);
   return json(report, { headers: { 'X-Nfv-Findings': String(report.findings.length) } });
 }
 
@@ -294,20 +309,23 @@ async function allowsReply(
   reading?: Reading,
 ): Promise<JsonReply<AllowsReport>> {
   const within = trafficFilter(query);
+  const examples = examplesOf(query);
   const list = await ruleList(ws, spec, reading);
-  const { allowsOf } = await import('../deploy/analysis/index.js');
-  return json(allowsOf(list, within));
+  const { allowsOf, Budget } = await import('../deploy/analysis/index.js');
+  return json(allowsOf(list, within, new Budget(), examples));
 }
 
 async function diffReply(
   ws: Workspace,
   from: SourceSpec,
   to: SourceSpec,
+  query: URLSearchParams,
   reading?: Reading,
 ): Promise<JsonReply<DiffReport>> {
+  const examples = examplesOf(query);
   const [a, b] = [await ruleList(ws, from, reading), await ruleList(ws, to, reading)];
-  const { diff } = await import('../deploy/analysis/index.js');
-  const report = diff(a, b);
+  const { diff, Budget } = await import('../deploy/analysis/index.js');
+  const report = diff(a, b, new Budget(), examples);
   return json(report, { headers: { 'X-Nfv-Equivalent': String(report.equivalent) } });
 }
 
@@ -386,8 +404,8 @@ export const fwdLint = operation({
   status: 200,
   errors: 'json',
   handler: async (i) => {
-    onlyParams(i.query, []);
-    return lintReply(i.ws, fwdSource(i));
+    onlyParams(i.query, [EXAMPLES]);
+    return lintReply(i.ws, fwdSource(i), i.query);
   },
 });
 
@@ -400,7 +418,7 @@ export const fwdAllows = operation({
   status: 200,
   errors: 'json',
   handler: async (i) => {
-    onlyParams(i.query, FILTERS);
+    onlyParams(i.query, [...FILTERS, EXAMPLES]);
     return allowsReply(i.ws, fwdSource(i), i.query);
   },
 });
@@ -414,13 +432,13 @@ export const fwdDiff = operation({
   status: 200,
   errors: 'json',
   handler: async (i) => {
-    onlyParams(i.query, ['from', 'to']);
+    onlyParams(i.query, ['from', 'to', EXAMPLES]);
     const id = (name: string) => {
       const v = i.query.get(name);
       if (v === null) throw badRequest(`${name}: the id of a firewall node is required`);
       return parseId(name, v);
     };
-    return diffReply(i.ws, { kind: 'fwd', id: id('from') }, { kind: 'fwd', id: id('to') });
+    return diffReply(i.ws, { kind: 'fwd', id: id('from') }, { kind: 'fwd', id: id('to') }, i.query);
   },
 });
 
@@ -433,8 +451,8 @@ export const simulationsLint = operation({
   status: 200,
   errors: 'json',
   handler: async (i) => {
-    onlyParams(i.query, ['node']);
-    return lintReply(i.ws, simulationSource(i));
+    onlyParams(i.query, ['node', EXAMPLES]);
+    return lintReply(i.ws, simulationSource(i), i.query);
   },
 });
 
@@ -447,7 +465,7 @@ export const simulationsAllows = operation({
   status: 200,
   errors: 'json',
   handler: async (i) => {
-    onlyParams(i.query, ['node', ...FILTERS]);
+    onlyParams(i.query, ['node', ...FILTERS, EXAMPLES]);
     return allowsReply(i.ws, simulationSource(i), i.query);
   },
 });
@@ -463,9 +481,9 @@ export const analysisLint = operation({
   status: 200,
   errors: 'json',
   handler: async (i) => {
-    onlyParams(i.query, []);
+    onlyParams(i.query, [EXAMPLES]);
     const body = bodyFields(i.body, ['source']);
-    return lintReply(i.ws, parseSource(body.source, 'source'), await parseReading(body));
+    return lintReply(i.ws, parseSource(body.source, 'source'), i.query, await parseReading(body));
   },
 });
 
@@ -480,7 +498,7 @@ export const analysisAllows = operation({
   status: 200,
   errors: 'json',
   handler: async (i) => {
-    onlyParams(i.query, FILTERS);
+    onlyParams(i.query, [...FILTERS, EXAMPLES]);
     const body = bodyFields(i.body, ['source']);
     return allowsReply(i.ws, parseSource(body.source, 'source'), i.query, await parseReading(body));
   },
@@ -497,10 +515,10 @@ export const analysisDiff = operation({
   status: 200,
   errors: 'json',
   handler: async (i) => {
-    onlyParams(i.query, []);
+    onlyParams(i.query, [EXAMPLES]);
     const body = bodyFields(i.body, ['from', 'to']);
     const [from, to] = [parseSource(body.from, 'from'), parseSource(body.to, 'to')];
-    return diffReply(i.ws, from, to, await parseReading(body));
+    return diffReply(i.ws, from, to, i.query, await parseReading(body));
   },
 });
 

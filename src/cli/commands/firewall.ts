@@ -81,6 +81,10 @@ const nodeQuery = (spec: Extract<SourceSpec, { kind: 'simulation' }>, more: Reco
 
 const labels = (refs: RuleRef[]) => refs.map(labelOf).join(', ');
 
+/** The example column, when the answer has examples: its heading, and a row's packet. */
+const exHead = (shown: boolean): string[] => (shown ? ['example'] : []);
+const exCell = (shown: boolean, packet: string | undefined): string[] => (shown ? [packet ?? ''] : []);
+
 /** Prints an analysis: data when piped or asked for, else the table `draw` makes; `exit` sets the exit code. */
 function show<V>(self: Command, outcome: Outcome<JsonReply<V>>, draw: (v: V) => string, exit: (v: V) => boolean) {
   if (!outcome.ok || outputFormat(self) !== 'table') state.exitCode = printOutcome(self, outcome);
@@ -105,8 +109,14 @@ function why(f: LintReport['findings'][number]): string {
 function lintTable(r: LintReport): string {
   const head = `${r.firewall}: ${plural(r.rules, 'rule')}, default ${r.defaultAction}; `;
   if (!r.findings.length) return `${head}no findings`;
-  const table = new Table({ head: ['rule', 'rule text', 'finding', 'why'], style: plainStyle() });
-  for (const f of r.findings) table.push([labelOf(f.rule), f.text, f.finding, why(f)]);
+  const example = r.findings.some((f) => f.example !== undefined);
+  const table = new Table({ head: ['rule', 'rule text', 'finding', 'why', ...exHead(example)], style: plainStyle() });
+  for (const f of r.findings) {
+    // A live line's text starts with where it is, which the rule column says already.
+    const where = f.rule !== 'default' ? f.rule.where : undefined;
+    const text = where !== undefined && f.text.startsWith(`${where}: `) ? f.text.slice(where.length + 2) : f.text;
+    table.push([labelOf(f.rule), text, f.finding, why(f), ...exCell(example, f.example)]);
+  }
   return `${head}${plural(r.findings.length, 'finding')}\n${table.toString()}`;
 }
 
@@ -125,8 +135,9 @@ function allowsTable(r: AllowsReport): string {
   const within = filtered ? ` of ${w.protocol} ${w.source}:${w.srcPort} -> ${w.destination}:${w.dstPort}` : '';
   const head = `${r.firewall}: ${plural(r.rules, 'rule')}, default ${r.defaultAction}; `;
   if (!r.classes.length) return `${head}allows nothing${within}`;
-  const table = new Table({ head: [...CLASS_HEAD, 'allowed by'], style: plainStyle() });
-  for (const c of r.classes) table.push([...classCells(c), labels(c.rules)]);
+  const example = r.classes.some((c) => c.example !== undefined);
+  const table = new Table({ head: [...CLASS_HEAD, 'allowed by', ...exHead(example)], style: plainStyle() });
+  for (const c of r.classes) table.push([...classCells(c), labels(c.rules), ...exCell(example, c.example)]);
   return `${head}allows ${plural(r.classes.length, 'class', 'classes')} of packets${within}\n${table.toString()}`;
 }
 
@@ -135,8 +146,10 @@ const sideCell = (s: Side) => `${s.verdict} (${labelOf(s.rule)})`;
 function diffTable(r: DiffReport): string {
   const head = `A: ${r.from}\nB: ${r.to}\n`;
   if (r.equivalent) return `${head}equivalent: every packet gets the same verdict from both`;
-  const table = new Table({ head: [...CLASS_HEAD, 'A', 'B'], style: plainStyle() });
-  for (const c of r.classes) table.push([...classCells(c), sideCell(c.from), sideCell(c.to)]);
+  const example = r.classes.some((c) => c.example !== undefined);
+  const table = new Table({ head: [...CLASS_HEAD, 'A', 'B', ...exHead(example)], style: plainStyle() });
+  for (const c of r.classes)
+    table.push([...classCells(c), sideCell(c.from), sideCell(c.to), ...exCell(example, c.example)]);
   return `${head}${plural(r.classes.length, 'class', 'classes')} of packets treated differently\n${table.toString()}`;
 }
 
@@ -155,22 +168,34 @@ const sourceOptions = (cmd: Command) =>
  */
 const readingOf = (opts: object) => readingBody(opts as Record<string, unknown>);
 
+/** `--examples`: the query parameter that asks for one example packet per finding or class. */
+const examples = (opts: object): Record<string, string> =>
+  (opts as { examples?: boolean }).examples ? { examples: 'true' } : {};
+const EXAMPLES_HELP = 'one example packet per finding or class, as firewall explain reads it';
+
 const lintCommand = sourceOptions(
   new Command('lint').description(
     'rules no packet reaches (shadowed, redundant-unreachable, unmatchable) and rules whose removal changes no ' +
       'verdict (redundant), each with the rules that block it; exit 1 when it finds any',
   ),
-).action(async (arg: string | undefined, opts: SourceOptions, self: Command) => {
-  const spec = await oneSource(arg, opts);
-  const reading = await readingOf(opts);
-  const posted = spec.kind === 'document' || Object.keys(reading).length > 0;
-  const outcome = posted
-    ? await runOperation(self, analysisLint, { body: JSON.stringify({ source: spec, ...reading }), format: 'json' })
-    : spec.kind === 'fwd'
-      ? await runOperation(self, fwdLint, { params: { nid: spec.id } })
-      : await runOperation(self, simulationsLint, { params: { smid: spec.id }, query: nodeQuery(spec) });
-  show(self, outcome, lintTable, (r) => r.findings.length > 0);
-});
+)
+  .option('--examples', EXAMPLES_HELP)
+  .action(async (arg: string | undefined, opts: SourceOptions, self: Command) => {
+    const spec = await oneSource(arg, opts);
+    const reading = await readingOf(opts);
+    const posted = spec.kind === 'document' || Object.keys(reading).length > 0;
+    const query = new URLSearchParams(examples(opts));
+    const body = JSON.stringify({ source: spec, ...reading });
+    const outcome = posted
+      ? await runOperation(self, analysisLint, { body, format: 'json', query })
+      : spec.kind === 'fwd'
+        ? await runOperation(self, fwdLint, { params: { nid: spec.id }, query })
+        : await runOperation(self, simulationsLint, {
+            params: { smid: spec.id },
+            query: nodeQuery(spec, examples(opts)),
+          });
+    show(self, outcome, lintTable, (r) => r.findings.length > 0);
+  });
 
 interface AllowsOptions extends SourceOptions {
   src?: string;
@@ -190,9 +215,10 @@ const allowsCommand = sourceOptions(
   .option('--proto <protocol>', 'only this protocol: ANY, TCP, UDP or OTHER')
   .option('--sport <ports>', 'only these source ports (N or A-B)')
   .option('--dport <ports>', 'only these destination ports')
+  .option('--examples', EXAMPLES_HELP)
   .action(async (arg: string | undefined, opts: AllowsOptions, self: Command) => {
     const spec = await oneSource(arg, opts);
-    const filter: Record<string, string> = {};
+    const filter: Record<string, string> = examples(opts);
     for (const key of ['src', 'dst', 'proto', 'sport', 'dport'] as const) {
       const v = opts[key];
       if (v !== undefined) filter[key] = v;
@@ -220,6 +246,7 @@ const diffCommand = readingOptions(new Command('diff'))
   .argument('<a>', `the earlier rules: ${SOURCE_HELP}`)
   .argument('<b>', 'the later rules, the same kinds')
   .option('--node <name>', 'the firewall of NFV documents and results; twice: of A, then of B', collect, [])
+  .option('--examples', EXAMPLES_HELP)
   .action(async (a: string, b: string, opts: { node: string[] } & Record<string, unknown>, self: Command) => {
     if (opts.node.length > 2) throw badRequest(`--node: given ${opts.node.length} times; once for both, or twice`);
     const needs = (arg: string) => !arg.startsWith('fwd:');
@@ -229,12 +256,17 @@ const diffCommand = readingOptions(new Command('diff'))
     const from = await sourceOf(a, needs(a) || opts.node.length === 2 ? nodes[0] : undefined, 'a');
     const to = await sourceOf(b, needs(b) || opts.node.length === 2 ? nodes[1] : undefined, 'b');
     const reading = await readingOf(opts);
+    const query = new URLSearchParams(examples(opts));
     const outcome =
       from.kind === 'fwd' && to.kind === 'fwd' && !Object.keys(reading).length
         ? await runOperation(self, fwdDiff, {
-            query: new URLSearchParams({ from: String(from.id), to: String(to.id) }),
+            query: new URLSearchParams({ from: String(from.id), to: String(to.id), ...examples(opts) }),
           })
-        : await runOperation(self, analysisDiff, { body: JSON.stringify({ from, to, ...reading }), format: 'json' });
+        : await runOperation(self, analysisDiff, {
+            body: JSON.stringify({ from, to, ...reading }),
+            format: 'json',
+            query,
+          });
     show(self, outcome, diffTable, (r) => !r.equivalent);
   });
 
