@@ -7,7 +7,9 @@
  * before filtering, an IPv6 address, no FORWARD chain) is counted apart, as the modelling refusal it is.
  *
  * The oracle is a real load, not `iptables-restore --test`: iptables-nft's --test skips the lookup of chains and
- * takes a jump to a chain that does not exist.
+ * takes a jump to a chain that does not exist. Likewise for nft: 150 generated rulesets (ip and inet tables, base and
+ * regular chains, sets, concatenations, verdict maps, jumps, gotos, returns, statements dumps carry) that `nft -c -f`
+ * checks are loaded and listed as JSON by nft, as `nfv import` has nft do it, and nfv reads every listing.
  */
 import { spawnSync } from 'node:child_process';
 import { readFile, readdir, writeFile } from 'node:fs/promises';
@@ -15,6 +17,7 @@ import path from 'node:path';
 import t from 'tap';
 import { importRules } from '../../../src/deploy/import/index.js';
 import { parseIptables } from '../../../src/deploy/import/iptables.js';
+import { readNftables } from '../../../src/deploy/import/nftables.js';
 import { NfvError } from '../../../src/model/errors.js';
 import { ROOT, runProcess, scratch } from '../../helpers.js';
 
@@ -119,11 +122,9 @@ function generate(seed: number): string {
   for (const table of tables) {
     out.push(`*${table}`);
     const builtIn = BUILT_IN[table]!;
+    const counters = () => `[${Math.floor(rnd() * 99)}:${Math.floor(rnd() * 9999)}]`;
     for (const c of builtIn)
-      if (chance(0.6))
-        out.push(
-          `:${c} ${table === 'filter' ? pick(['ACCEPT', 'DROP']) : 'ACCEPT'} [${Math.floor(rnd() * 99)}:${Math.floor(rnd() * 9999)}]`,
-        );
+      if (chance(0.6)) out.push(`:${c} ${table === 'filter' ? pick(['ACCEPT', 'DROP']) : 'ACCEPT'} ${counters()}`);
     const users = Array.from({ length: Math.floor(rnd() * 3) }, (_, k) => `${table.toUpperCase()}_U${k}`);
     const byDash = chance(0.3);
     for (const u of users) if (!byDash) out.push(`:${u} - [0:0]`);
@@ -288,4 +289,117 @@ t.test('built-in chains without their declaration line, and what iptables-restor
     'a translation before filtering is a modelling refusal',
   );
   t.match(nfvTakes('*filter\n-A FORWARD -s 2001:db8::1 -j DROP\nCOMMIT\n', 'f').modelling ?? '', /IPv6/);
+});
+
+/** One nft ruleset text: tables ip and inet, base and regular chains, sets, maps, and the statements dumps carry. */
+function generateNft(seed: number): string {
+  const { rnd, pick, chance } = seeded(seed);
+  const matches = [
+    'ip saddr 10.0.0.0/8',
+    'ip daddr != 192.168.1.0/24',
+    'ip saddr 172.16.0.1-172.16.0.9',
+    'tcp dport { 22, 80, 443 }',
+    'udp dport 53',
+    'tcp dport 1000-2000',
+    'tcp sport != 1024-65535',
+    'th dport 5060',
+    'meta l4proto { tcp, udp }',
+    'meta l4proto icmp',
+    'ip protocol gre',
+    'ct state established,related',
+    'ct state new',
+    'ct state invalid',
+    'tcp flags & (syn | ack) == syn',
+    'iifname "eth0"',
+    'oifname != "ppp*"',
+    'ip saddr @blocked',
+    'ip saddr . tcp dport { 10.0.0.1 . 22, 10.0.0.2 . 80 }',
+    'meta nfproto ipv4',
+    'icmp type echo-request',
+    'meta mark 0x1',
+    'limit rate 5/minute',
+    'ip6 saddr ::1',
+    'fib daddr type local',
+  ];
+  const statements = ['counter', 'log prefix "fw: "', 'meta mark set 0x2', 'counter packets 0 bytes 0'];
+  const table = pick(['ip', 'inet']);
+  const users = Array.from({ length: Math.floor(rnd() * 3) }, (_, k) => `c${k}`);
+  const verdicts = (k: number) => [
+    'accept',
+    'drop',
+    'reject',
+    ...(users.length > k ? ['return'] : []),
+    ...users.slice(k).flatMap((u) => [`jump ${u}`, `goto ${u}`]),
+    `ip daddr vmap { 10.5.0.1 : accept, 10.5.0.2 : drop }`,
+  ];
+  const rules = (k: number) =>
+    Array.from({ length: Math.floor(rnd() * 6) }, () => {
+      const parts = Array.from({ length: Math.floor(rnd() * 3) }, () => pick(matches));
+      if (chance(0.3)) parts.push(pick(statements));
+      const v = pick(verdicts(k));
+      parts.push(v);
+      if (chance(0.1) && !v.includes('vmap')) parts.push('comment "a rule"');
+      return `    ${[...new Set(parts)].join(' ')}`;
+    });
+  const out = [`table ${table} t${seed} {`];
+  out.push(
+    '  set blocked {',
+    '    type ipv4_addr',
+    '    flags interval',
+    '    elements = { 10.9.0.0/16, 192.0.2.7 }',
+    '  }',
+  );
+  const hook = pick(['forward', 'forward', 'input']);
+  out.push(
+    '  chain base {',
+    `    type filter hook ${hook} priority ${pick(['0', 'filter', '-10'])}; policy ${pick(['accept', 'drop'])};`,
+  );
+  out.push(...rules(0), '  }');
+  users.forEach((u, k) => out.push(`  chain ${u} {`, ...rules(k + 1), '  }'));
+  if (chance(0.3))
+    out.push(
+      '  chain pre {',
+      '    type nat hook prerouting priority dstnat; policy accept;',
+      `    ${pick(['tcp dport 8080 dnat ip to 10.0.0.5:80', 'tcp dport 8080 redirect to :3128', 'counter'])}`,
+      '  }',
+    );
+  out.push('}', '');
+  return out.join('\n');
+}
+
+t.test('every ruleset nft -c -f checks, nfv reads once nft has listed it', { skip: kernelWhy || false }, async (t) => {
+  const dir = await scratch(t);
+  const paths: string[] = [];
+  for (let k = 0; k < 150; k++) {
+    paths.push(path.join(dir, `gen${k}.nft`));
+    await writeFile(paths[k]!, generateNft(9100 + k));
+  }
+  // Each ruleset in a namespace of its own: checked, loaded and listed as JSON (what `nfv import` asks nft for).
+  const one = 'if nft -c -f "$1" 2>/dev/null && nft -f "$1"; then nft -j list ruleset; else echo REFUSED; fi';
+  const listed: string[] = [];
+  for (const f of paths) {
+    const out = await runProcess(t, 'unshare', ['-rn', 'sh', '-c', one, 'sh', f], '', 60_000);
+    listed.push(out.stdout.trim());
+  }
+  const gaps: string[] = [];
+  let checked = 0;
+  let modelling = 0;
+  for (const [k, json] of listed.entries()) {
+    if (json === 'REFUSED') continue;
+    checked++;
+    try {
+      const set = readNftables(json, `gen${k}.json`);
+      const refused = [...set.chains.values()].flatMap((c) => c.rules).find((x) => x.refused && !x.modelling);
+      if (refused) gaps.push(`gen${k}: ${refused.where}: ${refused.refused} (${refused.text})`);
+      else if ([...set.chains.values()].some((c) => c.rules.some((x) => x.modelling))) modelling++;
+    } catch (e) {
+      if (!(e instanceof NfvError)) throw e;
+      // Nothing at the hook asked for is a choice of what to import, not a reading gap.
+      if (/no base chain of type filter/.test(e.message)) modelling++;
+      else gaps.push(e.message);
+    }
+  }
+  t.same(gaps.slice(0, 5), [], `nft checks and lists ${checked} of ${listed.length} rulesets; nfv reads every one`);
+  t.ok(checked >= listed.length * 0.5, `most generated rulesets are ones nft takes (${checked})`);
+  t.comment(`${modelling} of them read and refused for modelling (dnat before filtering, no forward hook)`);
 });
