@@ -47,7 +47,9 @@ export const READING_FIELDS: readonly ReadingField[] = [
   {
     field: 'approximation',
     flag: '--approximation <list>',
-    help: 'when lines are approximated: the may list (allows at least what the firewall does) or the must list',
+    help:
+      'when lines are approximated: only the may list (allows at least what the firewall does) or the must list ' +
+      '(import: both unless given, each rule of one marked; analyses: may)',
     kind: 'choice',
     choices: ['may', 'must'],
   },
