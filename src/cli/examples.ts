@@ -59,6 +59,10 @@ const WRITTEN: Record<string, string[]> = {
   ],
   'nfv firewall allows': ['nfv firewall allows fwd:1 --dport 443           # what passes, as packet classes'],
   'nfv firewall diff': ['nfv firewall diff fwd:1 fwd:2 && echo same        # the packets whose verdict changed'],
+  'nfv firewall explain': [
+    "nfv firewall explain samples/router.rules 'src=192.168.1.10 dst=198.51.100.80 proto=tcp dport=443'",
+    "nfv firewall explain rules.v4 'src=10.0.0.1 dst=10.0.2.1 proto=udp sport=5353 dport=53 iif=eth1' --ignore-nat",
+  ],
   'nfv fwd nodes list': ['nfv fwd nodes list --from 1 --to 50'],
   'nfv inventory ingest': [
     'nfv inventory ingest catalog catalog.json',

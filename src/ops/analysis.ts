@@ -11,19 +11,21 @@
  * `{"kind": "fwd", "id": 3}`, `{"kind": "simulation", "id": 1, "node": "10.255.0.1"}` or
  * `{"kind": "document", "document": "<NFV>...</NFV>", "node": "10.255.0.1", "name": "net.xml"}`.
  */
-import type { AllowsReport, DiffReport, LintReport, RuleList } from '../deploy/analysis/index.js';
+import type { AllowsReport, DiffReport, Line, LintReport, RuleList } from '../deploy/analysis/index.js';
+import type { Explanation, LiveRuleset, Step } from '../deploy/import/index.js';
 import { looksLikeIptables, looksLikeNftJson } from '../deploy/import/detect.js';
 import { PORT_HINT, parsePorts, portsProblem, ruleAddressProblem } from '../model/address.js';
 import { decodeDocument, detectFormat, parseJson, parseXml } from '../model/codec.js';
 import { badRequest, listWithin, notFound, quote } from '../model/errors.js';
 import { parseId } from '../model/ids.js';
 import { NfvType, NodeType } from '../model/resources.js';
-import { ruleBox, type Box } from '../model/space.js';
+import { regionSubtract, ruleBox, type Box } from '../model/space.js';
 import type { NFV, Node } from '../model/types.js';
 import { FWD_AREA } from '../store/firewalls.js';
 import { ADP_AREA } from '../store/network.js';
 import type { Workspace } from '../store/workspace.js';
 import { json, operation, type Input, type JsonReply } from './operation.js';
+import { READING_FIELD_NAMES, parseReading, type Reading } from './reading.js';
 
 /** Where a rule list comes from. */
 export type SourceSpec =
@@ -31,8 +33,8 @@ export type SourceSpec =
   | { kind: 'simulation'; id: number; node?: string }
   | { kind: 'document'; document: string; node?: string; name?: string };
 
-/** A firewall node found in a source, and what to call it; or the rule list of an imported live firewall. */
-type Found = { node: Node; name: string } | { list: RuleList };
+/** A firewall node found in a source, and what to call it; or an imported live firewall: its rule list and chains. */
+type Found = { node: Node; name: string } | { list: RuleList; set: LiveRuleset };
 
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
@@ -85,14 +87,22 @@ function jsonFields(text: string): Record<string, unknown> | undefined {
 interface DocumentKind {
   /** Whether a document is of this kind, from its text (XML root name or JSON fields given when they parse). */
   is: (text: string, root: string | undefined, fields: Record<string, unknown> | undefined) => boolean;
-  read: (text: string, node: string | undefined, name: string) => Found | Promise<Found>;
+  read: (text: string, node: string | undefined, name: string, reading: Reading) => Found | Promise<Found>;
+  /** A live file, read with the reading fields; the other kinds refuse them. */
+  live?: boolean;
 }
 
-/** A live firewall file as a rule list: exact boxes, any prefix (the may list when some line is approximated). */
-async function importedSource(format: 'iptables' | 'nftables', text: string, name: string): Promise<Found> {
+/**
+ * A live firewall file as a rule list, read with the reading fields (`reading.ts`): exact boxes, any prefix (the may
+ * list when some line is approximated, unless `approximation` says must).
+ */
+async function importedSource(format: 'iptables' | 'nftables', text: string, name: string, r: Reading): Promise<Found> {
   const { importRules, importedList } = await import('../deploy/import/index.js');
-  return { list: importedList(importRules(format, text, name)) };
+  const imported = importRules(format, text, name, r.options);
+  return { list: importedList(imported, r.approximation ?? 'may'), set: imported.set };
 }
+
+const NO_READING: Reading = { options: {}, given: [] };
 
 /** The kinds of document a rule list can come in, each recognised by its content. */
 const DOCUMENTS: DocumentKind[] = [
@@ -115,15 +125,17 @@ const DOCUMENTS: DocumentKind[] = [
   },
   {
     is: (text) => looksLikeIptables(text),
-    read: (text, _node, name) => importedSource('iptables', text, name),
+    read: (text, _node, name, reading) => importedSource('iptables', text, name, reading),
+    live: true,
   },
   {
     is: (text) => looksLikeNftJson(text),
-    read: (text, _node, name) => importedSource('nftables', text, name),
+    read: (text, _node, name, reading) => importedSource('nftables', text, name, reading),
+    live: true,
   },
 ];
 
-async function readDocument(text: string, wanted: string | undefined, name: string): Promise<Found> {
+async function readDocument(text: string, wanted: string | undefined, name: string, reading: Reading): Promise<Found> {
   const format = detectFormat(text);
   const root = format === 'xml' ? xmlRootName(text) : undefined;
   const fields = format === 'json' && !looksLikeNftJson(text) ? jsonFields(text) : undefined;
@@ -133,34 +145,47 @@ async function readDocument(text: string, wanted: string | undefined, name: stri
       `${name}: not a rule source (an NFV document or a firewall node in XML or JSON, an iptables-save file, ` +
         'or nft -j list ruleset output)',
     );
-  return kind.read(text, wanted, name);
+  if (!kind.live) refuseReading(reading, name);
+  return kind.read(text, wanted, name, reading);
+}
+
+/** Reading fields given for a source that is no live file: refused, naming the field, not silently ignored. */
+function refuseReading(reading: Reading, name: string): void {
+  if (reading.given.length)
+    throw badRequest(`${reading.given[0]}: ${name} is not an iptables-save or nft file; only those are read with it`);
 }
 
 /** How each kind of source is read: the one place to add a kind. */
 const SOURCES: {
-  [K in SourceSpec['kind']]: (ws: Workspace, spec: Extract<SourceSpec, { kind: K }>) => Promise<Found>;
+  [K in SourceSpec['kind']]: (ws: Workspace, spec: Extract<SourceSpec, { kind: K }>, r: Reading) => Promise<Found>;
 } = {
-  fwd: async (ws, spec) => {
+  fwd: async (ws, spec, r) => {
+    refuseReading(r, `fwd node ${spec.id}`);
     const node = (await ws.read(FWD_AREA)).nodes.find((n) => n.id === spec.id);
     if (!node) throw notFound(`firewall node ${spec.id} does not exist`);
     return { node, name: `fwd node ${spec.id} (${node.name})` };
   },
-  simulation: async (ws, spec) => {
+  simulation: async (ws, spec, r) => {
+    refuseReading(r, `simulation ${spec.id}`);
     const s = (await ws.read(ADP_AREA)).simulations.find((x) => x.id === spec.id);
     if (!s) throw notFound(`simulation ${spec.id} does not exist`);
     const node = pickFirewall(nodesOf(s.result as NFV), spec.node, `simulation ${spec.id}`, notFound);
     return { node, name: `simulation ${spec.id}, node ${node.name}` };
   },
-  document: async (_ws, spec) => readDocument(spec.document, spec.node, spec.name ?? 'the document'),
+  document: async (_ws, spec, r) => readDocument(spec.document, spec.node, spec.name ?? 'the document', r),
 };
 
 /** A source's rule list. The analyses load on first use, not at every command's start. */
-async function ruleList(ws: Workspace, spec: SourceSpec): Promise<RuleList> {
-  const read = SOURCES[spec.kind] as (ws: Workspace, spec: SourceSpec) => Promise<Found>;
-  const found = await read(ws, spec);
-  if ('list' in found) return found.list;
+async function found(ws: Workspace, spec: SourceSpec, reading: Reading): Promise<Found> {
+  const read = SOURCES[spec.kind] as (ws: Workspace, spec: SourceSpec, r: Reading) => Promise<Found>;
+  return read(ws, spec, reading);
+}
+
+export async function ruleList(ws: Workspace, spec: SourceSpec, reading = NO_READING): Promise<RuleList> {
+  const source = await found(ws, spec, reading);
+  if ('list' in source) return source.list;
   const { listOfNode } = await import('../deploy/analysis/index.js');
-  return listOfNode(found.node, found.name);
+  return listOfNode(source.node, source.name);
 }
 
 const KINDS = Object.keys(SOURCES);
@@ -255,25 +280,93 @@ export function trafficFilter(query: URLSearchParams): Box {
   });
 }
 
-async function lintReply(ws: Workspace, spec: SourceSpec): Promise<JsonReply<LintReport>> {
-  const list = await ruleList(ws, spec);
-  const { lint } = await import('../deploy/analysis/index.js');
-  const report = lint(list);
+/** `?examples=true`: one example packet per finding or class (a packet `firewall explain` reads). */
+const EXAMPLES = 'examples';
+function examplesOf(query: URLSearchParams): boolean {
+  const v = query.get(EXAMPLES);
+  if (v === null || v === 'false') return false;
+  if (v === 'true') return true;
+  throw badRequest(`examples: ${quote(v)} is not true or false`);
+}
+
+async function lintReply(
+  ws: Workspace,
+  spec: SourceSpec,
+  query: URLSearchParams,
+  reading?: Reading,
+): Promise<JsonReply<LintReport>> {
+  const examples = examplesOf(query);
+  const list = await ruleList(ws, spec, reading);
+  const { lint, Budget } = await import('../deploy/analysis/index.js');
+  const report = lint(list, new Budget(), examples);
   return json(report, { headers: { 'X-Nfv-Findings': String(report.findings.length) } });
 }
 
-async function allowsReply(ws: Workspace, spec: SourceSpec, query: URLSearchParams): Promise<JsonReply<AllowsReport>> {
+async function allowsReply(
+  ws: Workspace,
+  spec: SourceSpec,
+  query: URLSearchParams,
+  reading?: Reading,
+): Promise<JsonReply<AllowsReport>> {
   const within = trafficFilter(query);
-  const list = await ruleList(ws, spec);
-  const { allowsOf } = await import('../deploy/analysis/index.js');
-  return json(allowsOf(list, within));
+  const examples = examplesOf(query);
+  const list = await ruleList(ws, spec, reading);
+  const { allowsOf, Budget } = await import('../deploy/analysis/index.js');
+  return json(allowsOf(list, within, new Budget(), examples));
 }
 
-async function diffReply(ws: Workspace, from: SourceSpec, to: SourceSpec): Promise<JsonReply<DiffReport>> {
-  const [a, b] = [await ruleList(ws, from), await ruleList(ws, to)];
-  const { diff } = await import('../deploy/analysis/index.js');
-  const report = diff(a, b);
+async function diffReply(
+  ws: Workspace,
+  from: SourceSpec,
+  to: SourceSpec,
+  query: URLSearchParams,
+  reading?: Reading,
+): Promise<JsonReply<DiffReport>> {
+  const examples = examplesOf(query);
+  const [a, b] = [await ruleList(ws, from, reading), await ruleList(ws, to, reading)];
+  const { diff, Budget } = await import('../deploy/analysis/index.js');
+  const report = diff(a, b, new Budget(), examples);
   return json(report, { headers: { 'X-Nfv-Equivalent': String(report.equivalent) } });
+}
+
+/**
+ * Which line decides one packet: through the chains of a live file (jumps, gotos, RETURNs, each matching line said),
+ * or the first line of a firewall node's list whose packets hold it.
+ */
+export async function explainPacket(
+  ws: Workspace,
+  spec: SourceSpec,
+  packetText: string,
+  reading: Reading,
+): Promise<Explanation> {
+  const { explain, packetBox, parsePacket } = await import('../deploy/import/index.js');
+  const packet = parsePacket(packetText);
+  const source = await found(ws, spec, reading);
+  if ('set' in source) return explain(source.set, packet);
+  const { listOfNode, labelOf } = await import('../deploy/analysis/index.js');
+  const list = listOfNode(source.node, source.name);
+  const box = packetBox(packet);
+  const step = (kind: Step['kind'], line?: Line, why?: string): Step => ({
+    kind,
+    chain: list.name,
+    where: line ? labelOf({ position: line.position, ...(line.id === undefined ? {} : { id: line.id }) }) : 'default',
+    file: list.name,
+    line: line?.position ?? 0,
+    text: line ? line.text : `default ${list.defaultAllow ? 'ALLOW' : 'DENY'}`,
+    ...(why ? { why } : {}),
+  });
+  for (const line of list.lines) {
+    let rest: Box[] = [box];
+    for (const b of line.boxes) rest = regionSubtract(rest, b);
+    if (rest.length === 1 && rest[0] === box) continue;
+    const decidedBy = rest.length
+      ? step('unknown', line, 'it matches some ports of the packet only (give sport and dport)')
+      : step('decides', line);
+    const verdict = rest.length ? 'UNKNOWN' : line.allow ? 'ALLOW' : 'DENY';
+    return { packet, verdict, decidedBy, trace: [decidedBy] };
+  }
+  const decidedBy = step('policy');
+  return { packet, verdict: list.defaultAllow ? 'ALLOW' : 'DENY', decidedBy, trace: [decidedBy] };
 }
 
 const fwdSource = (i: Input): SourceSpec => ({ kind: 'fwd', id: i.params.nid as number });
@@ -283,11 +376,12 @@ const simulationSource = (i: Input): SourceSpec => {
   return { kind: 'simulation', id: i.params.smid as number, ...(node === null ? {} : { node }) };
 };
 
-/** The JSON body of a POST analysis: its fields, each named. */
-function bodyFields(body: unknown, fields: string[]): Record<string, unknown> {
+/** The JSON body of a POST analysis: its fields and the reading fields of a live file, each named. */
+export function bodyFields(body: unknown, fields: string[]): Record<string, unknown> {
   if (!isRecord(body)) throw badRequest(`body: a JSON object with ${fields.join(' and ')} is required`);
-  const extra = Object.keys(body).find((k) => !fields.includes(k));
-  if (extra !== undefined) throw badRequest(`${clipKey(extra)}: not a field here (${fields.join(', ')})`);
+  const all = [...fields, ...READING_FIELD_NAMES];
+  const extra = Object.keys(body).find((k) => !all.includes(k));
+  if (extra !== undefined) throw badRequest(`${clipKey(extra)}: not a field here (${all.join(', ')})`);
   return body;
 }
 
@@ -310,8 +404,8 @@ export const fwdLint = operation({
   status: 200,
   errors: 'json',
   handler: async (i) => {
-    onlyParams(i.query, []);
-    return lintReply(i.ws, fwdSource(i));
+    onlyParams(i.query, [EXAMPLES]);
+    return lintReply(i.ws, fwdSource(i), i.query);
   },
 });
 
@@ -324,7 +418,7 @@ export const fwdAllows = operation({
   status: 200,
   errors: 'json',
   handler: async (i) => {
-    onlyParams(i.query, FILTERS);
+    onlyParams(i.query, [...FILTERS, EXAMPLES]);
     return allowsReply(i.ws, fwdSource(i), i.query);
   },
 });
@@ -338,13 +432,13 @@ export const fwdDiff = operation({
   status: 200,
   errors: 'json',
   handler: async (i) => {
-    onlyParams(i.query, ['from', 'to']);
+    onlyParams(i.query, ['from', 'to', EXAMPLES]);
     const id = (name: string) => {
       const v = i.query.get(name);
       if (v === null) throw badRequest(`${name}: the id of a firewall node is required`);
       return parseId(name, v);
     };
-    return diffReply(i.ws, { kind: 'fwd', id: id('from') }, { kind: 'fwd', id: id('to') });
+    return diffReply(i.ws, { kind: 'fwd', id: id('from') }, { kind: 'fwd', id: id('to') }, i.query);
   },
 });
 
@@ -357,8 +451,8 @@ export const simulationsLint = operation({
   status: 200,
   errors: 'json',
   handler: async (i) => {
-    onlyParams(i.query, ['node']);
-    return lintReply(i.ws, simulationSource(i));
+    onlyParams(i.query, ['node', EXAMPLES]);
+    return lintReply(i.ws, simulationSource(i), i.query);
   },
 });
 
@@ -371,7 +465,7 @@ export const simulationsAllows = operation({
   status: 200,
   errors: 'json',
   handler: async (i) => {
-    onlyParams(i.query, ['node', ...FILTERS]);
+    onlyParams(i.query, ['node', ...FILTERS, EXAMPLES]);
     return allowsReply(i.ws, simulationSource(i), i.query);
   },
 });
@@ -387,8 +481,9 @@ export const analysisLint = operation({
   status: 200,
   errors: 'json',
   handler: async (i) => {
-    onlyParams(i.query, []);
-    return lintReply(i.ws, parseSource(bodyFields(i.body, ['source']).source, 'source'));
+    onlyParams(i.query, [EXAMPLES]);
+    const body = bodyFields(i.body, ['source']);
+    return lintReply(i.ws, parseSource(body.source, 'source'), i.query, await parseReading(body));
   },
 });
 
@@ -403,8 +498,9 @@ export const analysisAllows = operation({
   status: 200,
   errors: 'json',
   handler: async (i) => {
-    onlyParams(i.query, FILTERS);
-    return allowsReply(i.ws, parseSource(bodyFields(i.body, ['source']).source, 'source'), i.query);
+    onlyParams(i.query, [...FILTERS, EXAMPLES]);
+    const body = bodyFields(i.body, ['source']);
+    return allowsReply(i.ws, parseSource(body.source, 'source'), i.query, await parseReading(body));
   },
 });
 
@@ -419,9 +515,33 @@ export const analysisDiff = operation({
   status: 200,
   errors: 'json',
   handler: async (i) => {
-    onlyParams(i.query, []);
+    onlyParams(i.query, [EXAMPLES]);
     const body = bodyFields(i.body, ['from', 'to']);
-    return diffReply(i.ws, parseSource(body.from, 'from'), parseSource(body.to, 'to'));
+    const [from, to] = [parseSource(body.from, 'from'), parseSource(body.to, 'to')];
+    return diffReply(i.ws, from, to, i.query, await parseReading(body));
+  },
+});
+
+export const analysisExplain = operation({
+  name: 'fwd.analysis.explain',
+  method: 'POST',
+  path: '/fwd/analysis/explain',
+  summary:
+    'Which line decides one packet, through user chains, gotos and RETURNs: every line it matches in order and ' +
+    'the deciding one with its file and line, as Batfish\'s testFilters; a JSON body {"source": SOURCE, "packet": ' +
+    '"src=A dst=B proto=tcp dport=22 [sport=N iif=NAME oif=NAME]"} (our addition)',
+  body: 'json',
+  bodyFormats: ['json'],
+  reply: 'json',
+  status: 200,
+  errors: 'json',
+  handler: async (i) => {
+    onlyParams(i.query, []);
+    const body = bodyFields(i.body, ['source', 'packet']);
+    if (typeof body.packet !== 'string' || body.packet === '')
+      throw badRequest('packet: a string "src=A dst=B proto=tcp dport=22" is required');
+    const answer = await explainPacket(i.ws, parseSource(body.source, 'source'), body.packet, await parseReading(body));
+    return json(answer, { headers: { 'X-Nfv-Verdict': answer.verdict } });
   },
 });
 
@@ -434,4 +554,5 @@ export const analysisOperations = [
   analysisLint,
   analysisAllows,
   analysisDiff,
+  analysisExplain,
 ];

@@ -3,8 +3,8 @@
  * (JSON, or text that nft itself converts) in a JSON body and answers the FIREWALL node it becomes with the report
  * of every line reached; with `into`, the NFV document whose firewall node has that configuration instead; with
  * `store`, the node is also kept in `/fwd`. Body: `{"format": "iptables" | "nftables", "text": "...", "file":
- * "rules.v4", "node": "10.255.0.1", "chain": "FORWARD", "iface": ["eth0=10.0.1.0/24"], "ipset": "<ipset save>",
- * "ignoreNat": false, "approximation": "may" | "must", "into": "<NFV document>", "store": false}`.
+ * "rules.v4", "node": "10.255.0.1", "into": "<NFV document>", "store": false}` and the reading fields every
+ * operation reading a rule set takes (`reading.ts`: chain, table, ignoreNat, iface, ipset, approximation).
  */
 import { execFile } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -19,6 +19,7 @@ import type { NFV, Node } from '../model/types.js';
 import { FWD_AREA } from '../store/firewalls.js';
 import { addNode } from './firewalls.js';
 import { json, operation } from './operation.js';
+import { READING_FIELD_NAMES, parseReading } from './reading.js';
 
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
@@ -33,19 +34,7 @@ export interface ImportRequest {
   store: boolean;
 }
 
-const FIELDS = [
-  'format',
-  'text',
-  'file',
-  'node',
-  'chain',
-  'iface',
-  'ipset',
-  'ignoreNat',
-  'approximation',
-  'into',
-  'store',
-];
+const FIELDS = ['format', 'text', 'file', 'node', ...READING_FIELD_NAMES, 'into', 'store'];
 
 /** The import request a JSON body gives, each field checked and named. */
 export async function parseImportRequest(body: unknown): Promise<ImportRequest> {
@@ -61,37 +50,16 @@ export async function parseImportRequest(body: unknown): Promise<ImportRequest> 
   const format = str('format', true);
   if (format !== 'iptables' && format !== 'nftables')
     throw badRequest(`format: ${quote(format)} is not iptables or nftables`);
-  const approximation = str('approximation', false);
-  if (approximation !== undefined && approximation !== 'may' && approximation !== 'must')
-    throw badRequest(`approximation: ${quote(approximation)} is not may or must`);
-  const iface = body.iface ?? [];
-  if (!Array.isArray(iface) || !iface.every((x) => typeof x === 'string'))
-    throw badRequest('iface: a list of NAME=ADDRESSES strings is required');
-  for (const flag of ['ignoreNat', 'store'])
-    if (body[flag] !== undefined && typeof body[flag] !== 'boolean') throw badRequest(`${flag}: true or false`);
+  if (body.store !== undefined && typeof body.store !== 'boolean') throw badRequest('store: true or false');
   const file = str('file', false) ?? 'the rule set';
-  const { interfaceMap, parseIpsets, Refusal } = await import('../deploy/import/index.js');
-  const ipsetText = str('ipset', false);
-  let ipsets;
-  try {
-    ipsets = ipsetText === undefined ? undefined : parseIpsets(ipsetText, 'ipset');
-  } catch (e) {
-    if (e instanceof Refusal) throw badRequest(e.message);
-    throw e;
-  }
-  const chain = str('chain', false);
+  const { options, approximation } = await parseReading(body);
   const into = str('into', false);
   return {
     format,
     text: str('text', true)!,
     file,
     node: str('node', true)!,
-    options: {
-      ...(chain === undefined ? {} : { chain }),
-      iface: interfaceMap(iface as string[]),
-      ...(ipsets ? { ipsets } : {}),
-      ignoreNat: body.ignoreNat === true,
-    },
+    options,
     ...(approximation ? { approximation } : {}),
     ...(into === undefined ? {} : { into }),
     store: body.store === true,

@@ -243,7 +243,11 @@ t.test('any source in a JSON body: documents, stored nodes, results', async (t) 
   const lintAt = (body: unknown, status: number, message: RegExp) =>
     refused(t, ws, 'POST', '/fwd/analysis/lint', body as object, status, message);
   await lintAt('[]', 400, /^body: a JSON object with source is required$/);
-  await lintAt({ source: document, extra: 1 }, 400, /^extra: not a field here \(source\)$/);
+  await lintAt(
+    { source: document, extra: 1 },
+    400,
+    /^extra: not a field here \(source, chain, table, ignoreNat, iface, ipset, approx/,
+  );
   await lintAt({ source: 3 }, 400, /^source: a rule source object is required/);
   await lintAt(
     { source: { kind: 'ftp' } },
@@ -309,4 +313,68 @@ t.test('through a real listener', async (t) => {
   t.match(missing.json, { error: { status: 404, message: 'firewall node 2 does not exist' } });
   const bad = await request(server.url, 'POST', '/fwd/analysis/diff', '{"from": {"kind": "fwd", "id": 1}, "to": {}}');
   t.equal(bad.status, 400);
+});
+
+t.test('explain and the reading fields over HTTP: the same fields as POST /fwd/import', async (t) => {
+  const ws = await workspace(t);
+  const text = [
+    '*nat',
+    '-A PREROUTING -p tcp --dport 8080 -j DNAT --to-destination 10.0.0.5:80',
+    'COMMIT',
+    '*filter',
+    ':INPUT DROP [0:0]',
+    ':FORWARD DROP [0:0]',
+    ':WEB - [0:0]',
+    '-A INPUT -p tcp --dport 22 -j ACCEPT',
+    '-A FORWARD -i eth0 -j WEB',
+    '-A WEB -p tcp --dport 80 -j ACCEPT',
+    'COMMIT',
+    '',
+  ].join('\n');
+  const source = { kind: 'document', document: text, name: 'r.rules' };
+  const packet = 'src=192.0.2.1 dst=10.0.0.5 proto=tcp sport=40000 dport=80';
+  await refused(t, ws, 'POST', '/fwd/analysis/explain', { source, packet }, 400, /give --ignore-nat$/);
+  const o = await call(ws, 'POST', '/fwd/analysis/explain', { source, packet, ignoreNat: true });
+  t.match(o, { ok: true, status: 200 });
+  if (o.ok && o.reply.kind === 'json') {
+    t.equal(o.reply.headers?.['X-Nfv-Verdict'], 'UNKNOWN', 'the -i eth0 is unmapped and the packet names none');
+    t.match(o.reply.value, { verdict: 'UNKNOWN', decidedBy: { where: 'r.rules:9', line: 9, file: 'r.rules' } });
+  }
+  const mapped = await ok(t, ws, 'POST', '/fwd/analysis/explain', {
+    source,
+    packet,
+    ignoreNat: true,
+    iface: ['eth0=192.0.2.0/24'],
+  });
+  t.same(
+    mapped.trace.map((s: { kind: string; where: string }) => `${s.kind} ${s.where}`),
+    ['jump r.rules:9', 'decides r.rules:10'],
+    'through the user chain to the deciding line',
+  );
+  t.equal(mapped.verdict, 'ALLOW');
+  const host = await ok(t, ws, 'POST', '/fwd/analysis/lint', { source, chain: 'INPUT', ignoreNat: true });
+  t.match(host.firewall, /filter\/INPUT/, 'chain: INPUT reads the host firewall');
+  const named = await ok(t, ws, 'POST', '/fwd/analysis/allows', {
+    source,
+    ignoreNat: true,
+    iface: ['eth0=192.0.2.0/24'],
+  });
+  t.match(named.classes[0].rules[0], { file: 'r.rules', line: 10, where: 'r.rules:10' }, 'file and line kept');
+  const node = await ok(t, ws, 'POST', '/fwd/analysis/explain', {
+    source: { kind: 'document', document: JSON.stringify(fw('30.0.0.1', [all, web])) },
+    packet: 'src=10.0.0.7 dst=20.0.0.1 proto=tcp sport=1 dport=80',
+  });
+  t.match(node, { verdict: 'ALLOW', decidedBy: { kind: 'decides', line: 1 } }, 'a firewall node: its first line');
+  await refused(
+    t,
+    ws,
+    'POST',
+    '/fwd/analysis/lint',
+    { source: { kind: 'document', document: JSON.stringify(fw('30.0.0.1', [web])) }, chain: 'INPUT' },
+    400,
+    /^chain: the document is not an iptables-save or nft file/,
+  );
+  await refused(t, ws, 'POST', '/fwd/analysis/explain', { source, packet: 'src=1.2.3.4' }, 400, /^packet: dst is/);
+  await refused(t, ws, 'POST', '/fwd/analysis/explain', { source }, 400, /^packet: a string/);
+  await refused(t, ws, 'POST', '/fwd/analysis/lint', { source, chains: 'INPUT' }, 400, /^chains: not a field here/);
 });

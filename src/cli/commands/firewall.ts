@@ -9,12 +9,14 @@ import Table from 'cli-table3';
 import { Command } from 'commander';
 import type { AllowsReport, DiffReport, LintReport, RuleRef, Side } from '../../deploy/analysis/index.js';
 import { labelOf } from '../../deploy/analysis/list.js';
+import type { Explanation } from '../../deploy/import/explain.js';
 import { EXIT, badRequest, quote } from '../../model/errors.js';
 import { parseId } from '../../model/ids.js';
 import { plural } from '../../model/words.js';
 import {
   analysisAllows,
   analysisDiff,
+  analysisExplain,
   analysisLint,
   fwdAllows,
   fwdDiff,
@@ -29,6 +31,7 @@ import { readInput } from '../files.js';
 import { group } from '../op-command.js';
 import { outputFormat, state } from '../options.js';
 import { plainStyle, writeData } from '../output.js';
+import { readingBody, readingOptions } from '../reading.js';
 import { printOutcome, runOperation } from '../requests.js';
 
 const SOURCE_HELP = 'FILE (NFV or firewall node document, - for stdin), fwd:NID or simulation:SMID';
@@ -78,6 +81,10 @@ const nodeQuery = (spec: Extract<SourceSpec, { kind: 'simulation' }>, more: Reco
 
 const labels = (refs: RuleRef[]) => refs.map(labelOf).join(', ');
 
+/** The example column, when the answer has examples: its heading, and a row's packet. */
+const exHead = (shown: boolean): string[] => (shown ? ['example'] : []);
+const exCell = (shown: boolean, packet: string | undefined): string[] => (shown ? [packet ?? ''] : []);
+
 /** Prints an analysis: data when piped or asked for, else the table `draw` makes; `exit` sets the exit code. */
 function show<V>(self: Command, outcome: Outcome<JsonReply<V>>, draw: (v: V) => string, exit: (v: V) => boolean) {
   if (!outcome.ok || outputFormat(self) !== 'table') state.exitCode = printOutcome(self, outcome);
@@ -102,8 +109,14 @@ function why(f: LintReport['findings'][number]): string {
 function lintTable(r: LintReport): string {
   const head = `${r.firewall}: ${plural(r.rules, 'rule')}, default ${r.defaultAction}; `;
   if (!r.findings.length) return `${head}no findings`;
-  const table = new Table({ head: ['rule', 'rule text', 'finding', 'why'], style: plainStyle() });
-  for (const f of r.findings) table.push([labelOf(f.rule), f.text, f.finding, why(f)]);
+  const example = r.findings.some((f) => f.example !== undefined);
+  const table = new Table({ head: ['rule', 'rule text', 'finding', 'why', ...exHead(example)], style: plainStyle() });
+  for (const f of r.findings) {
+    // A live line's text starts with where it is, which the rule column says already.
+    const where = f.rule !== 'default' ? f.rule.where : undefined;
+    const text = where !== undefined && f.text.startsWith(`${where}: `) ? f.text.slice(where.length + 2) : f.text;
+    table.push([labelOf(f.rule), text, f.finding, why(f), ...exCell(example, f.example)]);
+  }
   return `${head}${plural(r.findings.length, 'finding')}\n${table.toString()}`;
 }
 
@@ -122,8 +135,9 @@ function allowsTable(r: AllowsReport): string {
   const within = filtered ? ` of ${w.protocol} ${w.source}:${w.srcPort} -> ${w.destination}:${w.dstPort}` : '';
   const head = `${r.firewall}: ${plural(r.rules, 'rule')}, default ${r.defaultAction}; `;
   if (!r.classes.length) return `${head}allows nothing${within}`;
-  const table = new Table({ head: [...CLASS_HEAD, 'allowed by'], style: plainStyle() });
-  for (const c of r.classes) table.push([...classCells(c), labels(c.rules)]);
+  const example = r.classes.some((c) => c.example !== undefined);
+  const table = new Table({ head: [...CLASS_HEAD, 'allowed by', ...exHead(example)], style: plainStyle() });
+  for (const c of r.classes) table.push([...classCells(c), labels(c.rules), ...exCell(example, c.example)]);
   return `${head}allows ${plural(r.classes.length, 'class', 'classes')} of packets${within}\n${table.toString()}`;
 }
 
@@ -132,33 +146,56 @@ const sideCell = (s: Side) => `${s.verdict} (${labelOf(s.rule)})`;
 function diffTable(r: DiffReport): string {
   const head = `A: ${r.from}\nB: ${r.to}\n`;
   if (r.equivalent) return `${head}equivalent: every packet gets the same verdict from both`;
-  const table = new Table({ head: [...CLASS_HEAD, 'A', 'B'], style: plainStyle() });
-  for (const c of r.classes) table.push([...classCells(c), sideCell(c.from), sideCell(c.to)]);
+  const example = r.classes.some((c) => c.example !== undefined);
+  const table = new Table({ head: [...CLASS_HEAD, 'A', 'B', ...exHead(example)], style: plainStyle() });
+  for (const c of r.classes)
+    table.push([...classCells(c), sideCell(c.from), sideCell(c.to), ...exCell(example, c.example)]);
   return `${head}${plural(r.classes.length, 'class', 'classes')} of packets treated differently\n${table.toString()}`;
 }
 
 const sourceOptions = (cmd: Command) =>
-  cmd
-    .argument('[source]', SOURCE_HELP)
-    .option('--fwd <nid>', 'a stored /fwd firewall node (as fwd:NID)')
-    .option('--simulation <smid>', 'a firewall of a stored simulation result (as simulation:SMID)')
-    .option('--node <name>', 'the firewall node of an NFV document or a result (needed when it holds several)');
+  readingOptions(
+    cmd
+      .argument('[source]', SOURCE_HELP)
+      .option('--fwd <nid>', 'a stored /fwd firewall node (as fwd:NID)')
+      .option('--simulation <smid>', 'a firewall of a stored simulation result (as simulation:SMID)')
+      .option('--node <name>', 'the firewall node of an NFV document or a result (needed when it holds several)'),
+  );
+
+/**
+ * The reading flags given, as body fields; with them a source goes to the POST operation, which reads a live file
+ * with them and refuses them for any other source.
+ */
+const readingOf = (opts: object) => readingBody(opts as Record<string, unknown>);
+
+/** `--examples`: the query parameter that asks for one example packet per finding or class. */
+const examples = (opts: object): Record<string, string> =>
+  (opts as { examples?: boolean }).examples ? { examples: 'true' } : {};
+const EXAMPLES_HELP = 'one example packet per finding or class, as firewall explain reads it';
 
 const lintCommand = sourceOptions(
   new Command('lint').description(
     'rules no packet reaches (shadowed, redundant-unreachable, unmatchable) and rules whose removal changes no ' +
       'verdict (redundant), each with the rules that block it; exit 1 when it finds any',
   ),
-).action(async (arg: string | undefined, opts: SourceOptions, self: Command) => {
-  const spec = await oneSource(arg, opts);
-  const outcome =
-    spec.kind === 'fwd'
-      ? await runOperation(self, fwdLint, { params: { nid: spec.id } })
-      : spec.kind === 'simulation'
-        ? await runOperation(self, simulationsLint, { params: { smid: spec.id }, query: nodeQuery(spec) })
-        : await runOperation(self, analysisLint, { body: JSON.stringify({ source: spec }), format: 'json' });
-  show(self, outcome, lintTable, (r) => r.findings.length > 0);
-});
+)
+  .option('--examples', EXAMPLES_HELP)
+  .action(async (arg: string | undefined, opts: SourceOptions, self: Command) => {
+    const spec = await oneSource(arg, opts);
+    const reading = await readingOf(opts);
+    const posted = spec.kind === 'document' || Object.keys(reading).length > 0;
+    const query = new URLSearchParams(examples(opts));
+    const body = JSON.stringify({ source: spec, ...reading });
+    const outcome = posted
+      ? await runOperation(self, analysisLint, { body, format: 'json', query })
+      : spec.kind === 'fwd'
+        ? await runOperation(self, fwdLint, { params: { nid: spec.id }, query })
+        : await runOperation(self, simulationsLint, {
+            params: { smid: spec.id },
+            query: nodeQuery(spec, examples(opts)),
+          });
+    show(self, outcome, lintTable, (r) => r.findings.length > 0);
+  });
 
 interface AllowsOptions extends SourceOptions {
   src?: string;
@@ -178,27 +215,30 @@ const allowsCommand = sourceOptions(
   .option('--proto <protocol>', 'only this protocol: ANY, TCP, UDP or OTHER')
   .option('--sport <ports>', 'only these source ports (N or A-B)')
   .option('--dport <ports>', 'only these destination ports')
+  .option('--examples', EXAMPLES_HELP)
   .action(async (arg: string | undefined, opts: AllowsOptions, self: Command) => {
     const spec = await oneSource(arg, opts);
-    const filter: Record<string, string> = {};
+    const filter: Record<string, string> = examples(opts);
     for (const key of ['src', 'dst', 'proto', 'sport', 'dport'] as const) {
       const v = opts[key];
       if (v !== undefined) filter[key] = v;
     }
     const query = new URLSearchParams(filter);
+    const reading = await readingOf(opts);
+    const body = JSON.stringify({ source: spec, ...reading });
     const outcome =
-      spec.kind === 'fwd'
-        ? await runOperation(self, fwdAllows, { params: { nid: spec.id }, query })
-        : spec.kind === 'simulation'
-          ? await runOperation(self, simulationsAllows, { params: { smid: spec.id }, query: nodeQuery(spec, filter) })
-          : await runOperation(self, analysisAllows, { body: JSON.stringify({ source: spec }), format: 'json', query });
+      spec.kind === 'document' || Object.keys(reading).length > 0
+        ? await runOperation(self, analysisAllows, { body, format: 'json', query })
+        : spec.kind === 'fwd'
+          ? await runOperation(self, fwdAllows, { params: { nid: spec.id }, query })
+          : await runOperation(self, simulationsAllows, { params: { smid: spec.id }, query: nodeQuery(spec, filter) });
     // An answer saying what is allowed is no failure, whatever it allows.
     show(self, outcome, allowsTable, () => false);
   });
 
 const collect = (value: string, previous: string[]) => [...previous, value];
 
-const diffCommand = new Command('diff')
+const diffCommand = readingOptions(new Command('diff'))
   .description(
     'the packets two rule lists treat differently, as packet classes with the verdict and deciding rule in each; ' +
       'exit 1 when they differ',
@@ -206,7 +246,8 @@ const diffCommand = new Command('diff')
   .argument('<a>', `the earlier rules: ${SOURCE_HELP}`)
   .argument('<b>', 'the later rules, the same kinds')
   .option('--node <name>', 'the firewall of NFV documents and results; twice: of A, then of B', collect, [])
-  .action(async (a: string, b: string, opts: { node: string[] }, self: Command) => {
+  .option('--examples', EXAMPLES_HELP)
+  .action(async (a: string, b: string, opts: { node: string[] } & Record<string, unknown>, self: Command) => {
     if (opts.node.length > 2) throw badRequest(`--node: given ${opts.node.length} times; once for both, or twice`);
     const needs = (arg: string) => !arg.startsWith('fwd:');
     const nodes = opts.node.length === 2 ? opts.node : [opts.node[0], opts.node[0]];
@@ -214,17 +255,52 @@ const diffCommand = new Command('diff')
       throw badRequest(`--node ${quote(opts.node[0])}: ${a} and ${b} are firewall nodes already`);
     const from = await sourceOf(a, needs(a) || opts.node.length === 2 ? nodes[0] : undefined, 'a');
     const to = await sourceOf(b, needs(b) || opts.node.length === 2 ? nodes[1] : undefined, 'b');
+    const reading = await readingOf(opts);
+    const query = new URLSearchParams(examples(opts));
     const outcome =
-      from.kind === 'fwd' && to.kind === 'fwd'
+      from.kind === 'fwd' && to.kind === 'fwd' && !Object.keys(reading).length
         ? await runOperation(self, fwdDiff, {
-            query: new URLSearchParams({ from: String(from.id), to: String(to.id) }),
+            query: new URLSearchParams({ from: String(from.id), to: String(to.id), ...examples(opts) }),
           })
-        : await runOperation(self, analysisDiff, { body: JSON.stringify({ from, to }), format: 'json' });
+        : await runOperation(self, analysisDiff, {
+            body: JSON.stringify({ from, to, ...reading }),
+            format: 'json',
+            query,
+          });
     show(self, outcome, diffTable, (r) => !r.equivalent);
   });
 
-export const firewallCommand = group('firewall', 'analyses of a firewall rule list: lint, allows, diff', [
+function explainTable(r: Explanation): string {
+  const p = r.packet;
+  const ports = [p.sport === undefined ? '' : `sport ${p.sport}`, p.dport === undefined ? '' : `dport ${p.dport}`];
+  const ifaces = [p.iif === undefined ? '' : `in ${p.iif}`, p.oif === undefined ? '' : `out ${p.oif}`];
+  const packet = [p.proto, `${p.src} -> ${p.dst}`, ...ports, ...ifaces].filter(Boolean).join(' ');
+  const d = r.decidedBy;
+  const head = `${packet}: ${r.verdict}, by ${d.where}${d.why ? ` (${d.why})` : ''}`;
+  const table = new Table({ head: ['step', 'chain', 'line', 'text'], style: plainStyle() });
+  for (const s of r.trace) table.push([s.kind, s.chain, s.where, s.text.slice(0, 70)]);
+  return `${head}\n${table.toString()}`;
+}
+
+const explainCommand = readingOptions(
+  new Command('explain')
+    .description(
+      'which line decides one packet, through user chains, gotos and RETURNs: every line it matches, in order, ' +
+        'and the deciding one with its file and line; exit 1 when the verdict is unknown',
+    )
+    .argument('<source>', SOURCE_HELP)
+    .argument('<packet>', 'src=A dst=B proto=tcp|udp|NAME [sport=N] [dport=N] [iif=NAME] [oif=NAME]')
+    .option('--node <name>', 'the firewall node of an NFV document or a result (needed when it holds several)'),
+).action(async (arg: string, packet: string, opts: SourceOptions, self: Command) => {
+  const spec = await sourceOf(arg, opts.node, 'source');
+  const body = JSON.stringify({ source: spec, packet, ...(await readingOf(opts)) });
+  const outcome = await runOperation(self, analysisExplain, { body, format: 'json' });
+  show(self, outcome, explainTable, (r) => r.verdict === 'UNKNOWN');
+});
+
+export const firewallCommand = group('firewall', 'analyses of a firewall rule list: lint, allows, diff, explain', [
   lintCommand,
   allowsCommand,
   diffCommand,
+  explainCommand,
 ]);

@@ -6,36 +6,21 @@
  */
 import Table from 'cli-table3';
 import { Command, Option } from 'commander';
-import { readFile } from 'node:fs/promises';
-import { EXIT, badRequest } from '../../model/errors.js';
+import { EXIT } from '../../model/errors.js';
 import { plural } from '../../model/words.js';
 import { fwdImport, type ImportAnswer } from '../../ops/imports.js';
-import { pathProblem, readInput, writeUserFile } from '../files.js';
+import { readInput, writeUserFile } from '../files.js';
+import { readNamed, readingBody, readingOptions } from '../reading.js';
 import { state } from '../options.js';
 import { plainStyle, say, writeData } from '../output.js';
 import { printOutcome, runOperation } from '../requests.js';
 
 interface ImportOptions {
   node: string;
-  chain?: string;
-  iface: string[];
-  ipset?: string;
-  ignoreNat?: boolean;
-  approximation?: string;
   into?: string;
   output?: string;
   store?: boolean;
   report?: string;
-}
-
-const collect = (value: string, previous: string[]) => [...previous, value];
-
-async function readNamed(flag: string, file: string): Promise<string> {
-  try {
-    return await readFile(file, 'utf8');
-  } catch (e) {
-    throw badRequest(`${flag} ${file}: ${pathProblem(e)}`);
-  }
 }
 
 function summary(a: ImportAnswer): string {
@@ -61,7 +46,7 @@ function reportTable(a: ImportAnswer): string {
 }
 
 function importCommand(format: 'iptables' | 'nftables', what: string): Command {
-  return new Command(format)
+  const cmd = new Command(format)
     .description(`${what} as a FIREWALL node (stdout), into an NFV document (--into) or kept in /fwd (--store)`)
     .argument(
       '<file>',
@@ -69,25 +54,10 @@ function importCommand(format: 'iptables' | 'nftables', what: string): Command {
         ? 'iptables-save output (- for stdin)'
         : 'nft -j list ruleset output, or nft list ruleset text (- for stdin)',
     )
-    .requiredOption('--node <name>', 'the firewall node (its name: the address nfv knows it by)')
-    .option(
-      '--chain <chain>',
-      format === 'iptables' ? 'the filter chain: FORWARD, or INPUT for a host firewall' : 'the hook: forward, or input',
-    )
-    .option(
-      '--iface <name=addresses>',
-      'addresses behind an interface (-i: sources, -o: destinations); repeat',
-      collect,
-      [],
-    )
-    .option('--ipset <file>', 'ipset save output, for -m set matches')
-    .option('--ignore-nat', 'import even when nat PREROUTING changes destinations (said in the report)')
-    .addOption(
-      new Option(
-        '--approximation <list>',
-        'when lines are approximated: write only the may or the must list (default: both, each rule of one marked)',
-      ).choices(['may', 'must']),
-    )
+    .requiredOption('--node <name>', 'the firewall node (its name: the address nfv knows it by)');
+  // The reading flags, the same on every command reading a rule set; an import without --approximation writes
+  // both lists, each rule of one marked.
+  return readingOptions(cmd)
     .option('--into <nfv>', "an NFV document: written with the node's configuration replaced")
     .option('-o, --output <file>', 'write the node or document to a file instead of stdout')
     .option('--store', 'also keep the node in /fwd (prints its id)')
@@ -99,11 +69,7 @@ function importCommand(format: 'iptables' | 'nftables', what: string): Command {
         text,
         file: file === '-' ? 'standard input' : file,
         node: opts.node,
-        iface: opts.iface,
-        ...(opts.chain === undefined ? {} : { chain: opts.chain }),
-        ...(opts.ipset === undefined ? {} : { ipset: await readNamed('--ipset', opts.ipset) }),
-        ...(opts.ignoreNat ? { ignoreNat: true } : {}),
-        ...(opts.approximation === undefined ? {} : { approximation: opts.approximation }),
+        ...(await readingBody(opts as unknown as Record<string, unknown>)),
         ...(opts.into === undefined ? {} : { into: await readNamed('--into', opts.into) }),
         ...(opts.store ? { store: true } : {}),
       };

@@ -3,11 +3,13 @@
  * (and the default) that allow its packets; optionally only within some traffic (`--proto tcp --dport 22`).
  */
 import { UNIVERSE, type Box } from '../../model/space.js';
-import { classOf, type PacketClass } from './classes.js';
+import { classOf, examplePacket, type PacketClass } from './classes.js';
 import { Budget, byLine, coalesced, coalescedWith, decide, allows as allowed } from './decide.js';
 import { refOf, verdict, type RuleList, type RuleRef } from './list.js';
 
 export interface AllowedClass extends PacketClass {
+  /** With `examples`: one packet of the class, as `firewall explain` reads it. */
+  example?: string;
   /** The lines that allow packets of the class (first match), and `default` when the default does. */
   rules: RuleRef[];
 }
@@ -21,7 +23,12 @@ export interface AllowsReport {
   classes: AllowedClass[];
 }
 
-export function allowsOf(list: RuleList, within: Box = UNIVERSE, budget = new Budget()): AllowsReport {
+export function allowsOf(
+  list: RuleList,
+  within: Box = UNIVERSE,
+  budget = new Budget(),
+  examples = false,
+): AllowsReport {
   const pieces = decide(list, budget, [within]).filter((p) => allowed(list, p.line));
   // Pieces of one line first (fewer boxes to join), then all of them, each class keeping the lines of its pieces.
   const joined = [...byLine(pieces)].flatMap(([line, boxes]) =>
@@ -29,6 +36,7 @@ export function allowsOf(list: RuleList, within: Box = UNIVERSE, budget = new Bu
   );
   const classes = coalescedWith(joined, (a, b) => [...a, ...b], budget).map(({ box, tag }) => ({
     ...classOf(box),
+    ...(examples ? { example: examplePacket(box) } : {}),
     rules: [...new Set(tag)]
       .sort((x, y) => (x < 0 ? 1 : y < 0 ? -1 : x - y))
       .map((at): RuleRef => (at < 0 ? 'default' : refOf(list.lines[at]!))),

@@ -38,3 +38,14 @@ export function classOf(b: Box): PacketClass {
     dstPort: portText(b, DPORT),
   };
 }
+
+/**
+ * One packet of a box, in the PACKET syntax `nfv firewall explain` reads (`src=A dst=B proto=tcp sport=N dport=N`):
+ * its lowest corner, TCP when the box holds TCP. A packet of another protocol is named icmp, one of nfv's OTHER.
+ */
+export function examplePacket(b: Box): string {
+  const octets = (at: number) => [0, 1, 2, 3].map((k) => b[2 * (at + k)]!).join('.');
+  const proto = b[2 * PROTO]!;
+  const ports = proto < 2 ? ` sport=${b[2 * SPORT]!} dport=${b[2 * DPORT]!}` : '';
+  return `src=${octets(SRC)} dst=${octets(DST)} proto=${['tcp', 'udp', 'icmp'][proto]}${ports}`;
+}

@@ -4,7 +4,7 @@
  * means the lists are equivalent: every packet gets the same verdict from both.
  */
 import { compareBoxes, type Box } from '../../model/space.js';
-import { classOf, type PacketClass } from './classes.js';
+import { classOf, examplePacket, type PacketClass } from './classes.js';
 import { Budget, allows, byLine, coalesced, decide } from './decide.js';
 import { refOf, verdict, type RuleList, type RuleRef } from './list.js';
 
@@ -15,6 +15,8 @@ export interface Side {
 }
 
 export interface DiffClass extends PacketClass {
+  /** With `examples`: one packet of the class, as `firewall explain` reads it. */
+  example?: string;
   from: Side;
   to: Side;
 }
@@ -32,7 +34,7 @@ function side(list: RuleList, at: number): Side {
   return { verdict: verdict(line.allow), rule: refOf(line), text: line.text };
 }
 
-export function diff(a: RuleList, b: RuleList, budget = new Budget()): DiffReport {
+export function diff(a: RuleList, b: RuleList, budget = new Budget(), examples = false): DiffReport {
   // The first list's pieces joined line by line, then each split by the second list.
   const pairs = new Map<string, { from: number; to: number; boxes: Box[] }>();
   for (const [from, boxes] of byLine(decide(a, budget))) {
@@ -47,6 +49,11 @@ export function diff(a: RuleList, b: RuleList, budget = new Budget()): DiffRepor
   const classes = [...pairs.values()]
     .flatMap((pair) => coalesced(pair.boxes, budget).map((box) => ({ box, pair })))
     .sort((x, y) => compareBoxes(x.box, y.box))
-    .map(({ box, pair }) => ({ ...classOf(box), from: side(a, pair.from), to: side(b, pair.to) }));
+    .map(({ box, pair }) => ({
+      ...classOf(box),
+      ...(examples ? { example: examplePacket(box) } : {}),
+      from: side(a, pair.from),
+      to: side(b, pair.to),
+    }));
   return { from: a.name, to: b.name, equivalent: classes.length === 0, classes };
 }

@@ -11,7 +11,8 @@
  * its packets. Al-Shaer's correlation and generalisation are not defects and are not reported.
  */
 import { volume, intersect, type Box } from '../../model/space.js';
-import { Budget, eachDecided, withoutLine } from './decide.js';
+import { Budget, byLine, decide, eachDecided, withoutLine } from './decide.js';
+import { examplePacket } from './classes.js';
 import { refOf, verdict, type RuleList, type RuleRef } from './list.js';
 
 export type FindingKind = 'unmatchable' | 'shadowed' | 'redundant-unreachable' | 'redundant';
@@ -28,6 +29,11 @@ export interface Finding {
   by: RuleRef[];
   /** Unreachable lines: some earlier line that takes some of its packets has the other action. */
   differentAction: boolean;
+  /**
+   * With `examples`: one packet of the line, as `firewall explain` reads it: one the line decides (redundant), or
+   * one the earlier lines take from it (unreachable). None for an unmatchable line.
+   */
+  example?: string;
 }
 
 export interface LintReport {
@@ -109,7 +115,7 @@ function blocking(list: RuleList, k: number, takers: Set<number>, budget: Budget
   return by.sort((a, b) => a - b);
 }
 
-export function lint(list: RuleList, budget = new Budget()): LintReport {
+export function lint(list: RuleList, budget = new Budget(), examples = false): LintReport {
   const { lines } = list;
   const ref = (at: number): RuleRef => (at < 0 ? 'default' : refOf(lines[at]!));
   const findings: Finding[] = [];
@@ -134,6 +140,16 @@ export function lint(list: RuleList, budget = new Budget()): LintReport {
       findings.push({ ...base, finding: 'redundant', by, differentAction: false });
     }
   });
+  if (examples && findings.length) {
+    // The pieces each line decides, for a packet a redundant line decides itself.
+    const decided = byLine(decide(list, budget));
+    for (const f of findings) {
+      if (f.finding === 'unmatchable' || f.rule === 'default') continue;
+      const at = f.rule.position - 1;
+      const box = (f.finding === 'redundant' ? decided.get(at)?.[0] : undefined) ?? lines[at]!.boxes[0]!;
+      f.example = examplePacket(box);
+    }
+  }
   return {
     firewall: list.name,
     rules: lines.length,

@@ -24,6 +24,15 @@ export interface Line {
   boxes: Box[];
   /** The line as its source wrote it, for people. */
   text: string;
+  /** Where an imported line is in its live file: kept in every answer that names the line. */
+  origin?: LineOrigin;
+}
+
+/** A live file's line: `rules.v4`, line 41, `rules.v4:41` (nft: its place among the rules, `table/chain/handle N`). */
+export interface LineOrigin {
+  file: string;
+  line: number;
+  where: string;
 }
 
 export interface RuleList {
@@ -33,15 +42,24 @@ export interface RuleList {
   defaultAllow: boolean;
 }
 
-/** Which line decides: a line (by position and id) or the default action. */
-export type RuleRef = { position: number; id?: number } | 'default';
+/** Which line decides: a line (by position and id, and where it is in its live file) or the default action. */
+export type RuleRef = ({ position: number; id?: number } & Partial<LineOrigin>) | 'default';
 
-export const refOf = (line: Line): RuleRef =>
-  line.id === undefined ? { position: line.position } : { position: line.position, id: line.id };
+export const refOf = (line: Line): RuleRef => ({
+  position: line.position,
+  ...(line.id === undefined ? {} : { id: line.id }),
+  ...(line.origin ?? {}),
+});
 
-/** A line's label for people: its id, or `#position` when it has none. */
+/** A line's label for people: where it is in its live file, its id, or `#position` when it has neither. */
 export const labelOf = (ref: RuleRef) =>
-  ref === 'default' ? 'default' : ref.id !== undefined ? String(ref.id) : `#${ref.position}`;
+  ref === 'default'
+    ? 'default'
+    : ref.where !== undefined
+      ? ref.where
+      : ref.id !== undefined
+        ? String(ref.id)
+        : `#${ref.position}`;
 
 export const verdict = (allow: boolean): 'ALLOW' | 'DENY' => (allow ? 'ALLOW' : 'DENY');
 

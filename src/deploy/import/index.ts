@@ -18,7 +18,8 @@ import { unfold, type Entry } from './unfold.js';
 export { looksLikeIptables, looksLikeNftJson } from './detect.js';
 export { parseIpsets, Refusal, type InterfaceMap, type IpSet } from './matches.js';
 export type { ImportOptions } from './iptables.js';
-export type { LineClass } from './ruleset.js';
+export { explain, packetBox, parsePacket, type Explanation, type ExplainPacket, type Step } from './explain.js';
+export type { LineClass, LiveRuleset } from './ruleset.js';
 
 export type ImportFormat = 'iptables' | 'nftables';
 
@@ -119,6 +120,7 @@ export function importedList(imported: Imported, which: Approximation = 'may'): 
     allow: e.allow,
     boxes: e.region,
     text: `${e.rule.where}: ${e.rule.text}`,
+    origin: { file: report.file, line: e.rule.line, where: e.rule.where },
   }));
   const approx = report.approximated ? ` (${which} list: ${report.counts.approximated} lines approximated)` : '';
   return { name: `${report.file}, ${report.chain}${approx}`, lines, defaultAllow: imported.defaultAllow };

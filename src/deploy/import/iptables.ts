@@ -7,7 +7,7 @@
  */
 import { badRequest } from '../../model/errors.js';
 import { MAX_IMPORT_LINES } from '../../model/limits.js';
-import { PROTO, type Box } from '../../model/space.js';
+import type { Box } from '../../model/space.js';
 import {
   DPORT_DIM,
   DST_AT,
@@ -27,18 +27,30 @@ import {
   type InterfaceMap,
   type IpSet,
 } from './matches.js';
-import { UNIVERSE_REGION, intersectRegions, type LiveChain, type LiveRule, type LiveRuleset } from './ruleset.js';
+import {
+  UNIVERSE_REGION,
+  intersectRegions,
+  type InterfaceMatch,
+  type LiveChain,
+  type LiveRule,
+  type LiveRuleset,
+} from './ruleset.js';
 
 export interface ImportOptions {
   /** The filter chain a forwarded packet passes: FORWARD, or INPUT for a host firewall. */
   chain?: string;
+  /** The table whose chain decides: filter unless told (iptables); the nft tables of that name only (nft). */
+  table?: string;
   iface?: InterfaceMap;
   ipsets?: Map<string, IpSet>;
   ignoreNat?: boolean;
 }
 
-/** Quoted words, as iptables-save writes them (`--comment "a b"`, `\"` inside). */
-function words(text: string): string[] {
+/**
+ * Quoted words, as iptables-save writes them (`--comment "a b"`, `\"` inside). A quoted word is a value whatever it
+ * starts with (`--comment "-j DROP here"`): its index goes into `quoted`.
+ */
+function words(text: string, quoted = new Set<number>()): string[] {
   const out: string[] = [];
   const re = /\s*(?:"((?:[^"\\]|\\.)*)"|'([^']*)'|(\S+))/gy;
   let m: RegExpExecArray | null;
@@ -47,6 +59,7 @@ function words(text: string): string[] {
     at = re.lastIndex;
     const word = m[1] !== undefined ? m[1].replace(/\\(.)/g, '$1') : (m[2] ?? m[3]!);
     if (m[3] !== undefined && /["']/.test(m[3])) refuse(`unbalanced quotes in ${m[3]}`);
+    if (m[3] === undefined) quoted.add(out.length);
     out.push(word);
   }
   if (text.slice(at).trim()) refuse('unbalanced quotes');
@@ -73,6 +86,8 @@ const APPROXIMATED = new Set(
     .join(' ')
     .split(' '),
 );
+/** Matches nfv reads exactly or by its connection semantics. */
+const KNOWN_MODULES = new Set(['tcp', 'udp', 'multiport', 'iprange', 'state', 'conntrack', 'comment', 'set']);
 const PROTOCOL_OPTIONS = new Set([
   'sport',
   'source-port',
@@ -96,25 +111,40 @@ function flagSet(text: string): Set<string> {
 
 interface Parsed {
   region: Box[];
+  interfaces: InterfaceMatch[];
   unknown: string[];
   notes: string[];
   newConnection: boolean;
   target?: string;
   gotoChain?: string;
   empty?: string;
+  /** `-6`: iptables-restore skips the rule (it is ip6tables'). */
+  skip?: boolean;
 }
 
 /** The condition and target of one `-A` rule's words (after the chain name). */
-function parseRule(w: string[], chain: string, options: ImportOptions): Parsed {
+function parseRule(w: string[], chain: string, options: ImportOptions, quoted: (k: number) => boolean): Parsed {
   const parts: Box[][] = [];
-  const p: Parsed = { region: UNIVERSE_REGION, unknown: [], notes: [], newConnection: false };
-  let proto: number | undefined; // 0 TCP, 1 UDP, when the rule names one of them
+  const p: Parsed = { region: UNIVERSE_REGION, interfaces: [], unknown: [], notes: [], newConnection: false };
+  // 0 TCP, 1 UDP, when the rule names one of them: iptables reads -p wherever it stands (`-m tcp --dport 22 -p tcp`).
+  let proto: number | undefined;
+  let protoName = '';
+  for (let j = 0; j < w.length - 1; j++)
+    if ((w[j] === '-p' || w[j] === '--protocol') && w[j - 1] !== '!' && w[j + 1] !== '!') {
+      protoName = w[j + 1]!.toLowerCase();
+      proto = protoName === 'tcp' || protoName === '6' ? 0 : protoName === 'udp' || protoName === '17' ? 1 : undefined;
+    }
+  // `-6` anywhere: the rule is ip6tables', and iptables-restore skips it without reading the rest.
+  if (w.some((x, j) => (x === '-6' || x === '--ipv6') && !quoted(j))) return { ...p, skip: true };
   let module = '';
+  // After -j, `--` options are the target's until a -m loads a match again (`-j ACCEPT -m comment --comment x`).
+  let targetOptions = false;
   let negate = false;
   let k = 0;
   const next = (opt: string) => {
     const v = w[k++];
-    if (v === undefined || (v.startsWith('-') && v.length > 1 && !/^-\d/.test(v))) refuse(`${opt} needs a value`);
+    const option = v !== undefined && v.startsWith('-') && v.length > 1 && !/^-\d/.test(v) && !quoted(k - 1);
+    if (v === undefined || option) refuse(`${opt} needs a value`);
     // The old form `-s ! A`: the negation after the option.
     if (v === '!') {
       negate = !negate;
@@ -124,7 +154,7 @@ function parseRule(w: string[], chain: string, options: ImportOptions): Parsed {
   };
   const values = () => {
     const out: string[] = [];
-    while (k < w.length && !w[k]!.startsWith('-') && w[k] !== '!') out.push(w[k++]!);
+    while (k < w.length && ((!w[k]!.startsWith('-') && w[k] !== '!') || quoted(k))) out.push(w[k++]!);
     return out;
   };
   const add = (region: Box[]) => parts.push(region);
@@ -152,9 +182,8 @@ function parseRule(w: string[], chain: string, options: ImportOptions): Parsed {
       negate = true;
       continue;
     }
-    if (p.target !== undefined) {
-      // Target options (--reject-with, --log-prefix ...) come after the target and change no verdict.
-      if (!opt.startsWith('--')) refuse(`${opt}: unexpected after the target`);
+    if (targetOptions && opt.startsWith('--')) {
+      // Target options (--reject-with, --log-prefix ...) change no verdict.
       values();
       continue;
     }
@@ -174,7 +203,6 @@ function parseRule(w: string[], chain: string, options: ImportOptions): Parsed {
         const v = next(opt);
         const r = protocolOf(v);
         if (r.approx) approx(r.approx);
-        else if (!negate && v !== 'all' && v !== '0') proto = r.region[0]![2 * PROTO];
         // `! -p icmp` is TCP, UDP and the other OTHER protocols: the whole space, approximated.
         add(negate ? (r.approx ? UNIVERSE_REGION : complement(r.region)) : r.region);
         break;
@@ -191,8 +219,11 @@ function parseRule(w: string[], chain: string, options: ImportOptions): Parsed {
           break;
         }
         const r = interfaceRegion(v, input ? SRC_AT : DST_AT, options.iface ?? new Map());
+        const why = `${opt} ${v}: interface not mapped (--iface ${v.replace(/\+$/, '')}=ADDRESSES)`;
         if (r) add(negated(r, negate));
-        else approx(`${opt} ${v}: interface not mapped (--iface ${v.replace(/\+$/, '')}=ADDRESSES)`);
+        else approx(why);
+        // Kept by name too: `firewall explain` decides it for a packet that names its interfaces.
+        p.interfaces.push({ input, name: v, negate, ...(r ? {} : { unknown: why }) });
         break;
       }
       case '-f':
@@ -203,16 +234,29 @@ function parseRule(w: string[], chain: string, options: ImportOptions): Parsed {
       case '-m':
       case '--match':
         module = next(opt).toLowerCase();
+        targetOptions = false;
         if (APPROXIMATED.has(module) && module !== 'icmp') approx(`-m ${module}: nfv cannot model it`);
+        else if (!KNOWN_MODULES.has(module)) approx(`-m ${module}: a match nfv does not know`);
         break;
       case '-j':
       case '--jump':
+        if (p.target !== undefined) refuse(`${opt}: a second target`);
         p.target = next(opt);
+        targetOptions = true;
         break;
       case '-g':
       case '--goto':
+        if (p.target !== undefined) refuse(`${opt}: a second target`);
         p.gotoChain = next(opt);
         p.target = p.gotoChain;
+        targetOptions = true;
+        break;
+      case '-4':
+      case '--ipv4':
+        break;
+      case '-6':
+      case '--ipv6':
+        p.skip = true;
         break;
       case '-c':
       case '--set-counters':
@@ -228,10 +272,11 @@ function parseRule(w: string[], chain: string, options: ImportOptions): Parsed {
   function moduleOption(opt: string) {
     if (!opt.startsWith('--')) refuse(`${opt}: unknown option`);
     const name = opt.slice(2);
-    // -p tcp and -p udp load their match implicitly: --dport after -m iprange is still the TCP one.
+    // -p tcp and -p udp load their match implicitly: --dport after -m iprange is still the TCP one; -p icmp its own.
     const implicit = proto === 0 ? 'tcp' : proto === 1 ? 'udp' : '';
     const own = ['tcp', 'udp', 'multiport'].includes(module);
-    const mod = implicit && !own && PROTOCOL_OPTIONS.has(name) ? implicit : module;
+    const icmp = name === 'icmp-type' && protoName === 'icmp' && module !== 'icmp';
+    const mod = icmp ? 'icmp' : implicit && !own && PROTOCOL_OPTIONS.has(name) ? implicit : module;
     switch (mod) {
       case 'tcp':
       case 'udp':
@@ -289,9 +334,14 @@ function parseRule(w: string[], chain: string, options: ImportOptions): Parsed {
         values();
         return approx(`${opt}: nfv cannot model set option ${name}`);
       default:
-        if (APPROXIMATED.has(module)) {
+        if (mod === 'icmp') {
           values();
-          if (module === 'icmp' && proto === undefined) approx(`${opt}: nfv cannot model ICMP types`);
+          if (proto === undefined) approx(`${opt}: nfv cannot model ICMP types`);
+          return;
+        }
+        // An option of a match nfv cannot model, or does not know: the match is said approximated already.
+        if (APPROXIMATED.has(module) || (module && !KNOWN_MODULES.has(module))) {
+          values();
           return;
         }
     }
@@ -317,107 +367,284 @@ function parseRule(w: string[], chain: string, options: ImportOptions): Parsed {
   return p;
 }
 
-interface Draft {
+/** The built-in chains of each table (B.3): present, policy ACCEPT, even when the file has no `:CHAIN` line. */
+const BUILT_IN: Record<string, string[]> = {
+  filter: ['INPUT', 'FORWARD', 'OUTPUT'],
+  nat: ['PREROUTING', 'INPUT', 'OUTPUT', 'POSTROUTING'],
+  mangle: ['PREROUTING', 'INPUT', 'FORWARD', 'OUTPUT', 'POSTROUTING'],
+  raw: ['PREROUTING', 'OUTPUT'],
+  security: ['INPUT', 'FORWARD', 'OUTPUT'],
+};
+
+/**
+ * The rule set as iptables-restore would hold it: chains by `table/name`, each rule read (its condition, unknowns
+ * and verdict) or refused, for reading or for modelling (`LiveRule.modelling`).
+ */
+export interface ParsedIptables {
   chains: Map<string, LiveChain>;
-  /** Rules of each chain as read, before targets are resolved. */
-  drafts: { chain: LiveChain; rule: LiveRule; parsed?: Parsed }[];
+  /** Built-in chains whose policy the file does not give (ACCEPT assumed: a fresh kernel's). */
+  undeclared: Set<string>;
 }
 
-/** The iptables-save text as a rule set (B.3). Lines that cannot be read carry their refusal. */
-export function readIptables(text: string, file: string, options: ImportOptions = {}): LiveRuleset {
+/** A file-level refusal (no line of it can be read): a structure iptables-restore refuses too. */
+const unreadable = (where: string, why: string) => badRequest(`${where}: ${why}`);
+
+/**
+ * Reads iptables-save text as iptables-restore does: `*table` ... `COMMIT` sections, each replacing its table;
+ * `:CHAIN POLICY [p:b]` lines; and the commands iptables-restore takes inside a table (`-A`, `-I [N]`, `-N`, `-P`,
+ * `-F`, `-X`, `-Z`, `-D`, `-R`, `-E`, long forms too), built-in chains present without their `:` line. Lines that
+ * cannot be read carry their refusal; a file whose structure cannot be read is refused (exit 2).
+ */
+export function parseIptables(text: string, file: string, options: ImportOptions = {}): ParsedIptables {
   const lines = text.split('\n');
   if (lines.length > MAX_IMPORT_LINES)
     throw badRequest(`${file}: ${lines.length} lines; nfv imports at most ${MAX_IMPORT_LINES}`);
-  const d: Draft = { chains: new Map(), drafts: [] };
+  const out: ParsedIptables = { chains: new Map(), undeclared: new Set() };
+  const parsed = new Map<LiveRule, Parsed>();
+  const { chains } = out;
   let table: string | undefined;
-  const notes: string[] = [];
+  // Each rule's words after its chain (and number), for `-D CHAIN RULE`.
+  const specs = new Map<LiveRule, string>();
   const at = (k: number) => `${file}:${k + 1}`;
   lines.forEach((raw, k) => {
     // CRLF, trailing blanks and `[p:b]` counters (iptables-save -c) are read, as real dumps carry them.
     const line = raw.replace(/\r$/, '').trim();
     if (line === '' || line.startsWith('#')) return;
+    const where = at(k);
     if (line.startsWith('*')) {
       table = line.slice(1).trim();
+      if (!/^[a-z]+$/.test(table)) throw unreadable(where, `${clip(line)}: not a table (*filter, *nat, ...)`);
+      // A table's section replaces it whole, as iptables-restore does without --noflush.
+      for (const key of [...chains.keys()]) if (key.startsWith(`${table}/`)) chains.delete(key);
+      for (const name of BUILT_IN[table] ?? []) {
+        chains.set(`${table}/${name}`, { key: `${table}/${name}`, name, rules: [], policy: 'accept' });
+        out.undeclared.add(`${table}/${name}`);
+      }
       return;
     }
     if (line === 'COMMIT') {
+      if (table === undefined) throw unreadable(where, 'COMMIT outside a table');
       table = undefined;
       return;
     }
-    if (table === undefined) throw badRequest(`${at(k)}: ${clip(line)}: outside a table (*filter ... COMMIT)`);
+    if (table === undefined) throw unreadable(where, `${clip(line)}: outside a table (*filter ... COMMIT)`);
+    const chainAt = (name: string | undefined, command: string) => {
+      const chain = name === undefined ? undefined : chains.get(`${table}/${name}`);
+      if (!chain) throw unreadable(where, `${command}: chain ${name ?? '(none)'} is not declared in table ${table}`);
+      return chain;
+    };
     if (line.startsWith(':')) {
-      const m = /^:(\S+)\s+(\S+)/.exec(line);
-      if (!m) throw badRequest(`${at(k)}: ${clip(line)}: not a chain line (:NAME POLICY [p:b])`);
-      const policy = m[2] === 'ACCEPT' ? 'accept' : m[2] === 'DROP' ? 'drop' : undefined;
-      d.chains.set(`${table}/${m[1]}`, {
-        key: `${table}/${m[1]}`,
-        name: m[1]!,
-        rules: [],
-        ...(policy ? { policy } : {}),
-      });
+      const m = /^:(\S+)\s+(\S+)(?:\s+\[\d+:\d+\])?$/.exec(line);
+      if (!m) throw unreadable(where, `${clip(line)}: not a chain line (:NAME POLICY [p:b])`);
+      const key = `${table}/${m[1]}`;
+      const builtIn = (BUILT_IN[table] ?? []).includes(m[1]!);
+      if (m[2] !== '-' && m[2] !== 'ACCEPT' && m[2] !== 'DROP')
+        throw unreadable(where, `${clip(line)}: the policy is ACCEPT, DROP, or - for a user chain`);
+      if (builtIn !== (m[2] !== '-'))
+        throw unreadable(
+          where,
+          `${clip(line)}: ${builtIn ? 'a built-in chain has ACCEPT or DROP' : 'a user chain has -'}`,
+        );
+      const old = chains.get(key);
+      if (builtIn) {
+        old!.policy = m[2] === 'DROP' ? 'drop' : 'accept';
+        out.undeclared.delete(key);
+      } else if (!old) chains.set(key, { key, name: m[1]!, rules: [] });
       return;
     }
     const body = line.replace(/^\[\d+:\d+\]\s+/, '');
-    const rule: LiveRule = {
-      where: at(k),
-      line: k + 1,
-      text: body,
-      region: [],
-      unknown: [],
-      newConnection: false,
-      notes: [],
-      verdict: { kind: 'none' },
-    };
     let w: string[];
+    let unquoted: string | undefined;
+    const quoted = new Set<number>();
     try {
-      w = words(body);
+      w = words(body, quoted);
     } catch (e) {
       if (!(e instanceof Refusal)) throw e;
-      rule.refused = e.message;
+      unquoted = e.message;
       w = body.split(/\s+/);
     }
-    if (w[0] !== '-A' && w[0] !== '--append')
-      throw badRequest(`${at(k)}: ${clip(line)}: not an iptables-save line (-A CHAIN ...)`);
-    const chain = d.chains.get(`${table}/${w[1]}`);
-    if (!chain) throw badRequest(`${at(k)}: chain ${w[1] ?? '(none)'} is not declared in table ${table}`);
-    chain.rules.push(rule);
-    if (rule.refused) return;
-    try {
-      d.drafts.push({ chain, rule, parsed: parseRule(w.slice(2), chain.name, options) });
-    } catch (e) {
-      if (!(e instanceof Refusal)) throw e;
-      rule.refused = e.message;
+    const command = w[0]!;
+    const rest = w.slice(1);
+    const ruleAt = (chain: LiveChain, wordsFrom: number): LiveRule => {
+      const rule: LiveRule = {
+        where,
+        line: k + 1,
+        text: body,
+        region: [],
+        unknown: [],
+        newConnection: false,
+        notes: [],
+        verdict: { kind: 'none' },
+      };
+      specs.set(rule, rest.slice(wordsFrom).join(' '));
+      if (unquoted !== undefined) rule.refused = unquoted;
+      else
+        try {
+          const p = parseRule(rest.slice(wordsFrom), chain.name, options, (j) => quoted.has(j + 1 + wordsFrom));
+          if (p.skip) return rule;
+          parsed.set(rule, p);
+        } catch (e) {
+          if (!(e instanceof Refusal)) throw e;
+          rule.refused = e.message;
+          if (e.modelling) rule.modelling = true;
+        }
+      return rule;
+    };
+    const number = (v: string | undefined, chain: LiveChain, extra = 0) => {
+      const n = Number(v);
+      if (!/^\d+$/.test(v ?? '') || n < 1 || n > chain.rules.length + extra)
+        throw unreadable(where, `${command} ${chain.name} ${v ?? ''}: no rule ${v ?? '(none)'} in chain ${chain.name}`);
+      return n - 1;
+    };
+    const userChain = (name: string | undefined) => {
+      const c = chainAt(name, command);
+      if (c.policy) throw unreadable(where, `${command} ${name}: a built-in chain`);
+      return c;
+    };
+    const place = (chain: LiveChain, rule: LiveRule, index: number, replace = 0) => {
+      if (parsed.has(rule) || rule.refused) chain.rules.splice(index, replace, rule);
+      else chain.rules.splice(index, replace); // `-6`: iptables skips the rule
+    };
+    switch (command) {
+      case '-A':
+      case '--append': {
+        const chain = chainAt(rest[0], command);
+        place(chain, ruleAt(chain, 1), chain.rules.length);
+        return;
+      }
+      case '-I':
+      case '--insert': {
+        const chain = chainAt(rest[0], command);
+        const numbered = /^\d+$/.test(rest[1] ?? '');
+        const index = numbered ? number(rest[1], chain, 1) : 0;
+        place(chain, ruleAt(chain, numbered ? 2 : 1), index);
+        return;
+      }
+      case '-R':
+      case '--replace': {
+        const chain = chainAt(rest[0], command);
+        place(chain, ruleAt(chain, 2), number(rest[1], chain), 1);
+        return;
+      }
+      case '-D':
+      case '--delete': {
+        const chain = chainAt(rest[0], command);
+        if (/^\d+$/.test(rest[1] ?? '') && rest.length === 2) {
+          chain.rules.splice(number(rest[1], chain), 1);
+          return;
+        }
+        const spec = rest.slice(1).join(' ');
+        const index = chain.rules.findIndex((r) => specs.get(r) === spec);
+        if (index < 0) throw unreadable(where, `${command} ${chain.name}: no such rule in chain ${chain.name}`);
+        chain.rules.splice(index, 1);
+        return;
+      }
+      case '-N':
+      case '--new-chain':
+      case '--new': {
+        const name = rest[0];
+        if (name === undefined || rest.length > 1 || name.startsWith('-'))
+          throw unreadable(where, `${command}: give one chain name`);
+        if (chains.has(`${table}/${name}`)) throw unreadable(where, `${command} ${name}: the chain exists`);
+        chains.set(`${table}/${name}`, { key: `${table}/${name}`, name, rules: [] });
+        return;
+      }
+      case '-P':
+      case '--policy': {
+        const chain = chainAt(rest[0], command);
+        if (!chain.policy || (rest[1] !== 'ACCEPT' && rest[1] !== 'DROP'))
+          throw unreadable(where, `${command} ${rest[0]}: a built-in chain and ACCEPT or DROP`);
+        chain.policy = rest[1] === 'DROP' ? 'drop' : 'accept';
+        out.undeclared.delete(chain.key);
+        return;
+      }
+      case '-F':
+      case '--flush':
+      case '-Z':
+      case '--zero': {
+        const targets =
+          rest[0] === undefined
+            ? [...chains.values()].filter((c) => c.key.startsWith(`${table}/`))
+            : [chainAt(rest[0], command)];
+        if (command === '-F' || command === '--flush') for (const c of targets) c.rules = [];
+        return;
+      }
+      case '-X':
+      case '--delete-chain': {
+        const doomed =
+          rest[0] === undefined
+            ? [...chains.values()].filter((c) => c.key.startsWith(`${table}/`) && !c.policy)
+            : [userChain(rest[0])];
+        for (const c of doomed) chains.delete(c.key);
+        return;
+      }
+      case '-E':
+      case '--rename-chain': {
+        const chain = userChain(rest[0]);
+        if (rest[1] === undefined || chains.has(`${table}/${rest[1]}`))
+          throw unreadable(where, `${command} ${rest[0]}: give a new name no chain has`);
+        chains.delete(chain.key);
+        Object.assign(chain, { key: `${table}/${rest[1]}`, name: rest[1] });
+        chains.set(chain.key, chain);
+        return;
+      }
+      default:
+        throw unreadable(where, `${clip(line)}: not an iptables-save line (-A CHAIN ...)`);
     }
   });
-  for (const { chain, rule, parsed } of d.drafts) resolve(d, chain, rule, parsed!);
+  if (table !== undefined) throw badRequest(`${file}: table ${table} has no COMMIT at the end`);
+  for (const chain of chains.values())
+    for (const rule of chain.rules) {
+      const p = parsed.get(rule);
+      if (p) resolve(chains, chain, rule, p);
+    }
+  return out;
+}
+
+/** The iptables-save text as a rule set (B.3). Lines that cannot be read carry their refusal. */
+export function readIptables(text: string, file: string, options: ImportOptions = {}): LiveRuleset {
+  const { chains, undeclared } = parseIptables(text, file, options);
+  const notes: string[] = [];
   const main = options.chain ?? 'FORWARD';
-  const filter = d.chains.get(`filter/${main}`);
-  if (!filter) throw badRequest(`${file}: no chain ${main} in table filter (give --chain, or an iptables-save file)`);
-  const path = [
+  const table = options.table ?? 'filter';
+  const filter = chains.get(`${table}/${main}`);
+  if (!filter)
+    throw badRequest(
+      `${file}: no chain ${main} in table ${table} (give --chain INPUT or OUTPUT for a host's own traffic, ` +
+        'or --table)',
+    );
+  // The chains a packet passes before the deciding one: raw and mangle, each must accept it.
+  const before = [
     'raw/PREROUTING',
     'mangle/PREROUTING',
     `mangle/${main}`,
     ...(main === 'FORWARD' ? ['mangle/POSTROUTING'] : []),
-  ].flatMap((key) => {
-    const c = d.chains.get(key);
+  ];
+  const upTo = before.indexOf(filter.key);
+  const path = (upTo < 0 ? before : before.slice(0, upTo)).flatMap((key) => {
+    const c = chains.get(key);
     return c && c.rules.length ? [c] : [];
   });
   path.push(filter);
+  for (const c of path)
+    if (undeclared.has(c.key))
+      notes.push(`${file}: ${c.key} has no :${c.name} line; its policy is ACCEPT, the kernel's`);
   return {
     file,
-    chains: d.chains,
+    chains,
     path,
-    checked: natChecked(d, options, notes),
-    lookup: (from, name) => d.chains.get(`${from.key.split('/')[0]}/${name}`),
+    checked: natChecked(chains, options, notes),
+    lookup: (from, name) => chains.get(`${from.key.split('/')[0]}/${name}`),
     notes,
   };
 }
 
 const clip = (s: string) => (s.length > 60 ? `${s.slice(0, 57)}...` : s);
 
-function resolve(d: Draft, chain: LiveChain, rule: LiveRule, p: Parsed) {
+function resolve(chains: Map<string, LiveChain>, chain: LiveChain, rule: LiveRule, p: Parsed) {
   const table = chain.key.split('/')[0]!;
   Object.assign(rule, { region: p.region, unknown: p.unknown, newConnection: p.newConnection });
+  if (p.interfaces.length) rule.interfaces = p.interfaces;
   rule.notes.push(...p.notes);
   if (p.empty) rule.notes.push(p.empty);
   const t = p.target;
@@ -425,7 +652,7 @@ function resolve(d: Draft, chain: LiveChain, rule: LiveRule, p: Parsed) {
     rule.notes.push('no target: a counting rule, no verdict');
     return;
   }
-  const userChain = d.chains.get(`${table}/${t}`);
+  const userChain = chains.get(`${table}/${t}`);
   if (p.gotoChain !== undefined) {
     if (!userChain || userChain.policy) rule.refused = `-g ${t}: no user chain ${t} in table ${table}`;
     else rule.verdict = { kind: 'goto', chain: t };
@@ -444,7 +671,7 @@ function resolve(d: Draft, chain: LiveChain, rule: LiveRule, p: Parsed) {
 }
 
 /** nat: a destination changed before filtering is refused (or said, with --ignore-nat); after it, only said. */
-function natChecked(d: Draft, o: ImportOptions, notes: string[]): LiveRule[] {
+function natChecked(chains: Map<string, LiveChain>, o: ImportOptions, notes: string[]): LiveRule[] {
   const seen = new Set<LiveChain>();
   const checked: LiveRule[] = [];
   const walk = (c: LiveChain | undefined, where: 'PREROUTING' | 'POSTROUTING') => {
@@ -454,21 +681,22 @@ function natChecked(d: Draft, o: ImportOptions, notes: string[]): LiveRule[] {
       const target = /(?:^|\s)-j\s+(\S+)/.exec(r.text)?.[1];
       if (target === 'DNAT' || target === 'REDIRECT' || target === 'NETMAP') {
         checked.push(r);
-        if (where === 'PREROUTING' && !o.ignoreNat)
+        if (where === 'PREROUTING' && !o.ignoreNat) {
+          r.modelling = true;
           r.refused =
             `-j ${target} in table nat PREROUTING changes the destination the ${o.chain ?? 'FORWARD'} chain sees; ` +
             'model it as a NAT node or give --ignore-nat';
-        else if (where === 'PREROUTING') {
+        } else if (where === 'PREROUTING') {
           notes.push(`${r.where}: -j ${target} ignored (--ignore-nat)`);
           r.notes.push(`-j ${target} before filtering, ignored (--ignore-nat)`);
         }
       } else if ((target === 'SNAT' || target === 'MASQUERADE') && where === 'POSTROUTING')
         notes.push(`${r.where}: -j ${target} after filtering: the filter sees the addresses before it`);
       const jump = /(?:^|\s)-[jg]\s+(\S+)/.exec(r.text)?.[1];
-      if (jump) walk(d.chains.get(`nat/${jump}`), where);
+      if (jump) walk(chains.get(`nat/${jump}`), where);
     }
   };
-  walk(d.chains.get('nat/PREROUTING'), 'PREROUTING');
-  walk(d.chains.get('nat/POSTROUTING'), 'POSTROUTING');
+  walk(chains.get('nat/PREROUTING'), 'PREROUTING');
+  walk(chains.get('nat/POSTROUTING'), 'POSTROUTING');
   return checked;
 }

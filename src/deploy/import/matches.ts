@@ -8,20 +8,39 @@ import { DPORT, DST, PROTO, SPORT, SRC, UNIVERSE, type Box } from '../../model/s
 import { UNIVERSE_REGION, intersectRegions, withBounds } from './ruleset.js';
 import { coalesce, regionSubtract } from '../../model/space.js';
 
-/** A line nfv cannot import, and why. */
-export class Refusal extends Error {}
+/**
+ * A line nfv cannot import, and why: either nfv cannot read it (iptables would refuse it too, or nfv's reader has a
+ * gap) or it reads it and cannot model it (an IPv6 address, a host name, a translation before filtering).
+ */
+export class Refusal extends Error {
+  constructor(
+    message: string,
+    readonly modelling = false,
+  ) {
+    super(message);
+  }
+}
 export const refuse = (why: string): never => {
   throw new Refusal(why);
+};
+/** A line read whose meaning nfv cannot model: a refusal of its own kind, never a reading gap. */
+export const cannotModel = (why: string): never => {
+  throw new Refusal(why, true);
 };
 
 const OCTET_DIMS = (at: number) => [at, at + 1, at + 2, at + 3];
 
-function octetsOf(text: string): number[] {
-  if (text.includes(':')) refuse(`${text}: an IPv6 address (nfv models IPv4)`);
+/** Dotted octets; an address (not a mask) may give fewer, the rest zero, as iptables reads `10/8` or `0/0`. */
+function octetsOf(text: string, mask = false): number[] {
+  if (text.includes(':')) cannotModel(`${text}: an IPv6 address (nfv models IPv4)`);
   const parts = text.split('.');
-  if (parts.length !== 4 || !parts.every((p) => /^\d{1,3}$/.test(p) && Number(p) <= 255))
-    refuse(`${text}: not an IPv4 address (host names are not resolved)`);
-  return parts.map(Number);
+  const count = mask ? parts.length === 4 : parts.length >= 1 && parts.length <= 4;
+  if (!count || !parts.every((p) => /^\d{1,3}$/.test(p) && Number(p) <= 255)) {
+    if (!mask && /^[a-z0-9][a-z0-9.-]*$/i.test(text) && /[a-z]/i.test(text))
+      cannotModel(`${text}: a host name (nfv does not resolve names)`);
+    refuse(`${text}: not an IPv4 address`);
+  }
+  return [...parts.map(Number), 0, 0, 0].slice(0, 4);
 }
 
 /** Per octet mask of a prefix length. */
@@ -36,10 +55,10 @@ export function addressBox(text: string, at: number): Box {
   if (suffix === undefined) mask = [255, 255, 255, 255];
   else if (/^\d{1,2}$/.test(suffix) && Number(suffix) <= 32) mask = prefixMask(Number(suffix));
   else if (suffix.includes('.')) {
-    mask = octetsOf(suffix);
+    mask = octetsOf(suffix, true);
     // Each octet's mask leading ones: a box (octet-wise masks such as 255.0.255.255 are what nfv deploys).
     if (!mask.every((m) => LEADING.has(m)))
-      refuse(`${text}: a mask that is not contiguous within an octet (nfv's rule addresses cannot express it)`);
+      cannotModel(`${text}: a mask that is not contiguous within an octet (nfv's rule addresses cannot express it)`);
   } else return refuse(`${text}: ${suffix} is not a prefix length (0-32) or a mask`);
   const bounds = octets.flatMap((o, k) => [o & mask[k]!, (o & mask[k]!) | (~mask[k]! & 0xff)]);
   return withBounds(UNIVERSE, OCTET_DIMS(at), bounds);
@@ -80,14 +99,41 @@ export function protocolOf(text: string): { region: Box[]; approx?: string } {
   return { region: at(2, 2), approx: `protocol ${p}: nfv has OTHER (neither TCP nor UDP), a superset` };
 }
 
+/**
+ * Service names iptables looks up in /etc/services, as IANA assigns them (the same port for TCP and UDP): a table
+ * of our own, so that an answer never depends on the machine's file. A name not here is refused as unknown.
+ */
+const SERVICES = new Map(
+  [
+    'ftp:21 ftp-data:20 ssh:22 telnet:23 smtp:25 domain:53 bootps:67 bootpc:68 tftp:69 http:80 www:80',
+    'kerberos:88 pop3:110 sunrpc:111 auth:113 nntp:119 ntp:123 netbios-ns:137 netbios-dgm:138',
+    'netbios-ssn:139 imap:143 imap2:143 snmp:161 snmp-trap:162 bgp:179 ldap:389 https:443',
+    'microsoft-ds:445 isakmp:500 syslog:514 submission:587 ldaps:636 imaps:993 pop3s:995 openvpn:1194',
+    'ms-sql-s:1433 l2tp:1701 pptp:1723 radius:1812 nfs:2049 mysql:3306 ms-wbt-server:3389',
+    'ipsec-nat-t:4500 sip:5060 postgresql:5432 http-alt:8080',
+  ]
+    .join(' ')
+    .split(' ')
+    .map((s) => s.split(':') as [string, string])
+    .map(([name, port]): [string, number] => [name, Number(port)]),
+);
+
+/** A port number or a service name of `SERVICES`. */
+function portOf(text: string, item: string): number {
+  if (/^\d{1,5}$/.test(text)) return Number(text);
+  const known = SERVICES.get(text.toLowerCase());
+  if (known === undefined)
+    refuse(`${item}: not a port or range (names nfv knows: ${[...SERVICES.keys()].slice(0, 6).join(', ')}, ...)`);
+  return known!;
+}
+
 /** The protocol of a rule as TCP or UDP, for its ports; ports mean nothing to other protocols. */
 export function portRegion(spec: string, proto: number, dim: number, sep = ':'): Box[] {
   return spec.split(',').map((item) => {
     const parts = item.split(sep);
-    if (parts.length > 2 || !parts.every((p) => /^\d{0,5}$/.test(p)))
-      refuse(`${item}: not a port or range (service names are not looked up)`);
-    const lo = parts[0] === '' ? 0 : Number(parts[0]);
-    const hi = parts.length === 1 ? lo : parts[1] === '' ? 65535 : Number(parts[1]);
+    if (parts.length > 2) refuse(`${item}: not a port or range`);
+    const lo = parts[0] === '' ? 0 : portOf(parts[0]!, item);
+    const hi = parts.length === 1 ? lo : parts[1] === '' ? 65535 : portOf(parts[1]!, item);
     if (hi > 65535 || lo > hi) refuse(`${item}: not a port range within 0-65535`);
     return withBounds(UNIVERSE, [dim, PROTO], [lo, hi, proto, proto]);
   });
@@ -145,7 +191,7 @@ const SET_TYPES = new Set(['hash:ip', 'hash:net', 'hash:ip,port', 'hash:net,port
 
 /** The packets `-m set --match-set NAME FLAGS` matches, from the set's members (B.3). */
 export function setRegion(set: IpSet, name: string, flags: string): Box[] {
-  if (!SET_TYPES.has(set.type)) refuse(`set ${name}: type ${set.type} (nfv reads ${[...SET_TYPES].join(', ')})`);
+  if (!SET_TYPES.has(set.type)) cannotModel(`set ${name}: type ${set.type} (nfv reads ${[...SET_TYPES].join(', ')})`);
   const dirs = flags.split(',');
   if (!dirs.every((d) => d === 'src' || d === 'dst')) refuse(`--match-set ${name} ${flags}: flags are src or dst`);
   const ported = set.type.endsWith(',port');
@@ -156,7 +202,7 @@ export function setRegion(set: IpSet, name: string, flags: string): Box[] {
       : [addressBox(addr, dirs[0] === 'src' ? SRC : DST)];
     if (!ported) return a;
     const pm = /^(tcp|udp):(\d{1,5}(?:-\d{1,5})?)$/.exec(port ?? '');
-    if (!pm) return refuse(`set ${name}: member ${m} has a port nfv cannot read (tcp:N or udp:N)`);
+    if (!pm) return cannotModel(`set ${name}: member ${m} has a port nfv cannot read (tcp:N or udp:N)`);
     const dim = (dirs[1] ?? dirs[0]) === 'src' ? SPORT : DPORT;
     return intersectRegions(a, portRegion(pm[2]!, pm[1] === 'tcp' ? 0 : 1, dim, '-'));
   });

@@ -11,6 +11,7 @@ import { parseJson } from '../../model/codec.js';
 import {
   Refusal,
   addressBox,
+  cannotModel,
   complement,
   interfaceRegion,
   portRegion,
@@ -271,7 +272,10 @@ export function readNftables(text: string, file: string, options: ImportOptions 
     };
     chains.set(key, chain);
     const ours = family === 'ip' || family === 'inet';
-    if (v.type === 'filter' && ours && v.hook === hook) bases.push({ chain, prio: Number(v.prio ?? 0), netdev: false });
+    // --table: only the base chains of tables of that name decide (netdev ingress still sees every packet first).
+    const named = options.table === undefined || String(v.table) === options.table;
+    if (v.type === 'filter' && ours && v.hook === hook && named)
+      bases.push({ chain, prio: Number(v.prio ?? 0), netdev: false });
     else if (v.type === 'filter' && family === 'netdev' && v.hook === 'ingress') {
       bases.push({ chain, prio: Number(v.prio ?? 0), netdev: true });
       notes.push(`netdev chain ${key} (ingress) composed in front: it sees every packet before forwarding`);
@@ -301,7 +305,11 @@ export function readNftables(text: string, file: string, options: ImportOptions 
     chain.rules.push(...readRule(rule, Array.isArray(v.expr) ? v.expr : [], { sets, iface, options, has, checked }));
   }
   if (!bases.some((b) => !b.netdev))
-    throw badRequest(`${file}: no base chain of type filter at hook ${hook} in an ip or inet table`);
+    throw badRequest(
+      `${file}: no base chain of type filter at hook ${hook} in an ip or inet ` +
+        `${options.table === undefined ? 'table' : `table named ${options.table}`} (give --chain input for a host's ` +
+        'own traffic, or --table)',
+    );
   bases.sort((a, b) => Number(b.netdev) - Number(a.netdev) || a.prio - b.prio);
   return {
     file,
@@ -359,7 +367,7 @@ function readRule(rule: LiveRule, expr: Json[], c: Context): LiveRule[] {
         const before = kind === 'dnat' || kind === 'redirect';
         checked.push(rule);
         if (before && !options.ignoreNat)
-          refuse(`${kind} changes the destination the filter sees; model it as a NAT node or give --ignore-nat`);
+          cannotModel(`${kind} changes the destination the filter sees; model it as a NAT node or give --ignore-nat`);
         rule.notes.push(`${kind}: ${before ? 'ignored (--ignore-nat)' : 'after filtering'}`);
       } else if (kind === 'vmap' && isRecord(v)) return vmapRules(rule, region, v, sets, iface);
       else if (VERDICT_FREE.has(kind)) rule.notes.push(`${kind}: no verdict effect`);
@@ -370,6 +378,7 @@ function readRule(rule: LiveRule, expr: Json[], c: Context): LiveRule[] {
   } catch (e) {
     if (!(e instanceof Refusal)) throw e;
     rule.refused = e.message;
+    if (e.modelling) rule.modelling = true;
   }
   rule.region = region;
   return [rule];

@@ -18,6 +18,14 @@ export interface LiveVerdict {
 /** How a line is read (B.7): its class in the report. */
 export type LineClass = 'exact' | 'new-connection' | 'no-verdict' | 'approximated' | 'refused';
 
+/** An `-i`/`-o` condition by name: `unknown` is its approximation when no `--iface` maps the interface. */
+export interface InterfaceMatch {
+  input: boolean;
+  name: string;
+  negate: boolean;
+  unknown?: string;
+}
+
 export interface LiveRule {
   /** Where the line is, for people and messages: `rules.v4:41`, `filter/forward/handle 7`. */
   where: string;
@@ -35,6 +43,14 @@ export interface LiveRule {
   verdict: LiveVerdict;
   /** Why the line cannot be imported, when it cannot. */
   refused?: string;
+  /**
+   * The refusal is about meaning, not reading: nfv read the line and cannot model it (an IPv6 address, a host name,
+   * a translation before filtering). Without it, a refusal is a reading one: iptables would refuse the line too, or
+   * nfv's reader has a gap (firewall-io.md B.3: whatever iptables-restore reads, nfv reads).
+   */
+  modelling?: boolean;
+  /** The line's `-i`/`-o` conditions by name (iptables). */
+  interfaces?: InterfaceMatch[];
 }
 
 export interface LiveChain {

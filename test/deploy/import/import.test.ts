@@ -118,7 +118,7 @@ t.test('refusals name file:line and why', async (t) => {
   const wrap = (rule: string, chains = '') => `*filter\n:FORWARD ACCEPT [0:0]\n${chains}${rule}\nCOMMIT\n`;
   const cases: [string, RegExp][] = [
     ['-A FORWARD -s 2001:db8::1 -j DROP', /f:3: 2001:db8::1: an IPv6 address/],
-    ['-A FORWARD -s example.com -j DROP', /f:3: example\.com: not an IPv4 address \(host names/],
+    ['-A FORWARD -s example.com -j DROP', /f:3: example\.com: a host name \(nfv does not resolve names\)/],
     ['-A FORWARD -j nowhere', /f:3: -j nowhere: no user chain nowhere in table filter/],
     ['-A FORWARD -j DNAT --to-destination 10.0.0.1', /f:3: -j DNAT in table filter/],
     ['-A FORWARD -s 10.0.0.0/255.0.15.0 -j DROP', /f:3: .*not contiguous within an octet/],
