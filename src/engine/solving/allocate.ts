@@ -15,6 +15,7 @@
 import {
   isDecision,
   nodesReached,
+  reachabilityClasses,
   type AtomicFlow,
   type FlowModel,
   type Requirement,
@@ -34,7 +35,7 @@ import {
   type Exceptions,
   type Term,
 } from '../rules/rule-model.js';
-import { synthesiseRules, widenedRule } from '../rules/rules.js';
+import { exactRules, synthesiseRules, widenedRule } from '../rules/rules.js';
 import { ruleHolds, type PacketClass } from '../../model/space.js';
 
 export interface Decisions {
@@ -332,6 +333,7 @@ function encode(
     perClass,
     known?.exceptions,
     narrowed,
+    net.some((n) => n.leastPrivilege) ? reachabilityClasses(model, reqs, members) : undefined,
   );
   const selector = new Map<number, Lit>();
   const deployed = new Map<number, DeployedTerms>();
@@ -681,8 +683,15 @@ function fastRules(
   for (const [n, drops] of fast.drops) {
     const whitelist = fast.whitelist.get(n) ?? true;
     const entering = [...drops].sort((a, b) => a[0] - b[0]).map(([c, drop]) => ({ cls: model.classes[c]!, drop }));
-    const widened = synthesiseRules(entering, whitelist);
     const action: 'ALLOW' | 'DENY' = whitelist ? 'ALLOW' : 'DENY';
+    // Least privilege (a per-class answer's lists; its default is DENY): rules exactly the classes passed, unwidened.
+    const exact = net[n]!.leastPrivilege === true;
+    const widened = exact
+      ? exactRules(
+          entering.filter((e) => !e.drop).flatMap((e) => e.cls.boxes),
+          'ALLOW',
+        )
+      : synthesiseRules(entering, whitelist);
     const search = entering.length <= FAST_RULES_CLASSES;
     const keep = entering.filter((e) => e.drop === whitelist).flatMap((e) => e.cls.boxes);
     const fewest = search
@@ -690,7 +699,8 @@ function fastRules(
           entering.map((e) => e.cls),
           entering.map((e) => e.drop !== whitelist),
           unbounded(Infinity),
-        )?.map((r) => widenedRule(r, action, keep))
+          exact,
+        )?.map((r) => (exact ? { action, ...r } : widenedRule(r, action, keep)))
       : undefined;
     rules.set(n, { whitelist, elements: fewest && fewest.length < widened.length ? fewest : widened });
   }
@@ -813,9 +823,11 @@ async function allocate(
       });
     /** The fast answer, taken; false when it cannot meet every requirement (or must not be used). */
     const takeFast = (): boolean => {
-      // The fast answer knows nothing of rules to keep nor of cuts: a reconfiguration, or a cut, waits for the solver.
+      // The fast answer knows nothing of rules to keep, of cuts nor of least privilege: a reconfiguration, a cut, or
+      // a firewall that must let through only what reachability needs, waits for the solver.
       const reached = new Set(members.flatMap((r) => nodesReached(model, r)));
-      if ([...reached].some((n) => net[n]!.deployed) || cuts.some((c) => c.every((n) => reached.has(n)))) return false;
+      if ([...reached].some((n) => net[n]!.deployed || net[n]!.leastPrivilege)) return false;
+      if (cuts.some((c) => c.every((n) => reached.has(n)))) return false;
       const fast = greedyDecisions(net, reqs, model, members);
       if (!fast) return false;
       for (const n of fast.used) decisions.used.add(n);
