@@ -42,7 +42,8 @@ export interface NetNode {
   deployed?: boolean;
   /**
    * Least privilege (docs/SEMANTICS.md): a node whose rules we synthesise lets through only traffic of reachability
-   * requirements arriving there: its default is DENY and each ALLOW rule lies inside that traffic.
+   * requirements arriving there: its default is DENY (unless the input gives ALLOW: then every requirement's class
+   * arriving there that no reachability brings is denied) and each ALLOW rule lies inside that traffic.
    */
   leastPrivilege?: boolean;
 }
@@ -142,15 +143,7 @@ export function buildNetwork(
 ): NetNode[] {
   const nodes = networkNodes(graph, constraints, reconfigure);
   if (!leastPrivilege) return nodes;
-  for (const n of nodes) {
-    if (!n.configurable) continue;
-    // A default ALLOW lets through every packet no rule names: no list under it is least privilege.
-    if (n.defaultAction === 'ALLOW')
-      throw badRequest(
-        `objective: least-privilege needs a default DENY, and firewall ${quote(n.name)} is given defaultAction="ALLOW"`,
-      );
-    n.leastPrivilege = true;
-  }
+  for (const n of nodes) if (n.configurable) n.leastPrivilege = true;
   return nodes;
 }
 

@@ -605,10 +605,14 @@ export class RuleModel {
     let fw = this.firewalls.get(n);
     if (!fw) {
       const { defaultAction, leastPrivilege } = this.net[n]!;
-      // A firewall `narrowed` to one default (allocate.ts) has that default as if configured; least privilege has
-      // DENY, since a default ALLOW lets through what no rule names.
+      // A firewall `narrowed` to one default (allocate.ts) has that default as if configured. Least privilege has
+      // DENY, since a default ALLOW lets through what no rule names, unless the input gives ALLOW.
       const fixed =
-        defaultAction === 'DENY' || leastPrivilege ? true : defaultAction === 'ALLOW' ? false : this.narrowed?.get(n);
+        defaultAction === 'DENY' || (leastPrivilege && defaultAction === undefined)
+          ? true
+          : defaultAction === 'ALLOW'
+            ? false
+            : this.narrowed?.get(n);
       const whitelist = fixed ?? this.sink.fresh();
       fw = { used, whitelist, entering: [], candidates: [], exception: [] };
       this.firewalls.set(n, fw);
@@ -671,9 +675,12 @@ export class RuleModel {
       // no optimum: taking it out of a list sends its classes back to the default, which no clause minds, for
       // fewer rules. Nor is one covering a class that never takes the other action (knownOptima).
       const status = defaults.map((w) => known && fw.entering.map((e) => known(n, e.index, w)));
+      // Least privilege: a class no reachability brings here takes no ALLOW rule, and under a default ALLOW needs a
+      // DENY rule (its drop is forced by the rule model's own clause, which `occurrence` does not count).
       const aims = defaults.map((w, d) => ({
-        wanted: (i: number) => (sink.occurrence(fw.entering[i]!.drop) & (w ? 2 : 1)) !== 0,
-        barred: (i: number) => status[d]?.[i] === 'never' || !fw.entering[i]!.open,
+        wanted: (i: number) =>
+          (sink.occurrence(fw.entering[i]!.drop) & (w ? 2 : 1)) !== 0 || (!w && !fw.entering[i]!.open),
+        barred: (i: number) => status[d]?.[i] === 'never' || (w && !fw.entering[i]!.open),
       }));
       // Unordered: which candidates `offered` keeps does not depend on their order, and those kept are ordered below.
       const { candidates, complete } = candidateRules(
@@ -681,7 +688,8 @@ export class RuleModel {
         generalisations,
         aims,
         false,
-        this.net[n]!.leastPrivilege === true,
+        // ALLOW rules under least privilege hold nothing more than they must; DENY rules may hold more.
+        this.net[n]!.leastPrivilege === true && fw.whitelist === true,
       );
       this.complete &&= complete;
       const kept = new Set<Candidate>();
@@ -754,7 +762,7 @@ export class RuleModel {
       const taken = new Set(selected.flatMap((c) => c.covers));
       const avoid = fw.entering.flatMap((e, i) => (taken.has(i) ? [] : e.cls.boxes));
       // Least privilege keeps each rule as the candidate is: widened, it would let through traffic no one needs.
-      const exact = this.net[n]!.leastPrivilege === true;
+      const exact = this.net[n]!.leastPrivilege === true && whitelist;
       const elements = selected.flatMap((c) =>
         c.rules().map((r) => (exact ? { action, ...r } : widenedRule(r, action, avoid))),
       );

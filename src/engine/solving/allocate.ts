@@ -684,8 +684,8 @@ function fastRules(
     const whitelist = fast.whitelist.get(n) ?? true;
     const entering = [...drops].sort((a, b) => a[0] - b[0]).map(([c, drop]) => ({ cls: model.classes[c]!, drop }));
     const action: 'ALLOW' | 'DENY' = whitelist ? 'ALLOW' : 'DENY';
-    // Least privilege (a per-class answer's lists; its default is DENY): rules exactly the classes passed, unwidened.
-    const exact = net[n]!.leastPrivilege === true;
+    // Least privilege under a default DENY (a per-class answer's lists): rules exactly the classes passed, unwidened.
+    const exact = net[n]!.leastPrivilege === true && whitelist;
     const widened = exact
       ? exactRules(
           entering.filter((e) => !e.drop).flatMap((e) => e.cls.boxes),
