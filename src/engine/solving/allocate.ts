@@ -22,7 +22,7 @@ import {
   type StateGraph,
 } from '../flows/flows.js';
 import { EXACT_MAX_VARIABLES, OptimaProbe, exactCore, exactMaxSat } from './exact.js';
-import { greedyDecisions, type GreedyDecisions } from './greedy.js';
+import { greedyDecisions, leastPrivileged, type GreedyDecisions } from './greedy.js';
 import { Clauses, conflictCore, solveMaxSat, type Lit, type MaxSatAnswer, type MaxSatProblem } from './maxsat.js';
 import { firstMatchDrops, type NetNode } from '../flows/network.js';
 import { WorkPool, WorkSpent, unbounded, type Spend } from './work.js';
@@ -823,13 +823,13 @@ async function allocate(
       });
     /** The fast answer, taken; false when it cannot meet every requirement (or must not be used). */
     const takeFast = (): boolean => {
-      // The fast answer knows nothing of rules to keep, of cuts nor of least privilege: a reconfiguration, a cut, or
-      // a firewall that must let through only what reachability needs, waits for the solver.
+      // The fast answer knows nothing of rules to keep nor of cuts: a reconfiguration, or a cut, waits for the solver.
       const reached = new Set(members.flatMap((r) => nodesReached(model, r)));
-      if ([...reached].some((n) => net[n]!.deployed || net[n]!.leastPrivilege)) return false;
-      if (cuts.some((c) => c.every((n) => reached.has(n)))) return false;
+      if ([...reached].some((n) => net[n]!.deployed) || cuts.some((c) => c.every((n) => reached.has(n)))) return false;
       const fast = greedyDecisions(net, reqs, model, members);
       if (!fast) return false;
+      if ([...reached].some((n) => net[n]!.leastPrivilege))
+        leastPrivileged(net, fast, reachabilityClasses(model, reqs, members));
       for (const n of fast.used) decisions.used.add(n);
       for (const [n, d] of fast.drops) decisions.drops.set(n, d);
       for (const [n, w] of fast.whitelist) decisions.whitelist.set(n, w);
