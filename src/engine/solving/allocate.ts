@@ -684,7 +684,7 @@ function fastRules(
     const whitelist = fast.whitelist.get(n) ?? true;
     const entering = [...drops].sort((a, b) => a[0] - b[0]).map(([c, drop]) => ({ cls: model.classes[c]!, drop }));
     const action: 'ALLOW' | 'DENY' = whitelist ? 'ALLOW' : 'DENY';
-    // Least privilege under a default DENY (a per-class answer's lists): rules exactly the classes passed, unwidened.
+    // Least privilege under a default DENY (a fast or per-class answer's lists): rules exactly the classes passed.
     const exact = net[n]!.leastPrivilege === true && whitelist;
     const widened = exact
       ? exactRules(
