@@ -12,6 +12,7 @@ const WRITTEN: Record<string, string[]> = {
     'nfv simulate --store samples/web-farm.xml -o out.xml',
     'nfv simulate --gid 1 --rid 1 --timeout 120',
     'nfv simulate --reconfigure deployed.xml             # change configured firewalls as little as possible',
+    'nfv simulate --objective least-privilege samples/office-nat.xml   # only what reachability needs passes',
   ],
   'nfv emulate': [
     'nfv simulate network.xml > answer.xml && nfv emulate answer.xml   # the kernel beside every claim',

@@ -16,8 +16,15 @@ import {
   type Revision,
 } from './solving/allocate.js';
 import { SolverTimeout, WorkPool } from './solving/work.js';
-import { ALGORITHMS, BOUND_WORK, PROOF_WORK, SIMULATION_DEFAULTS, type Algorithm } from '../model/limits.js';
 import {
+  ALGORITHMS,
+  BOUND_WORK,
+  OBJECTIVES,
+  PROOF_WORK,
+  SIMULATION_DEFAULTS,
+  type Algorithm,
+  type Objective,
+} from '../model/limits.js';import {
   computeFlows,
   intermediates,
   nodesOnWay,
@@ -58,6 +65,8 @@ export interface SimulateOptions {
   proofWork?: number;
   /** Configured firewalls are deployed and may change, at the fewest rule changes (issue 14). */
   reconfigure?: boolean;
+  /** VEREFOO's fewest rules (default), or least privilege first (docs/SEMANTICS.md). */
+  objective?: Objective;
   /**
    * Which requirements list their simple paths: those with few (default), all of them (the path-enumerating method,
    * for the benchmark's same-run baseline), or only those that must (for the tests of the state graphs).
@@ -134,6 +143,8 @@ export interface Timings {
 
 export interface Report {
   verdict: 'SAT' | 'UNSAT';
+  /** What the synthesised firewalls minimise (SimulateOptions.objective). */
+  objective: Objective;
   /** Proven minimal (fewest new firewalls, then fewest rules); false when a fast answer stood in (engine.md A.2). */
   optimal: boolean;
   properties: number;
@@ -510,6 +521,12 @@ function reasonFor(r: Requirement, d: Decisions): string | undefined {
 export async function simulate(input: NFV, options: SimulateOptions = {}): Promise<SimulationResult> {
   const algorithm = options.algorithm ?? SIMULATION_DEFAULTS.algorithm;
   if (!ALGORITHMS.includes(algorithm)) throw badRequest(`algorithm: ${quote(algorithm)} is not AP or MF`);
+  const objective = options.objective ?? SIMULATION_DEFAULTS.objective;
+  if (!OBJECTIVES.includes(objective))
+    throw badRequest(`objective: ${quote(objective)} is not ${OBJECTIVES.join(' or ')}`);
+  // A deployed firewall's kept rules are not chosen: least privilege over them is not what reconfiguration minimises.
+  if (objective === 'least-privilege' && options.reconfigure)
+    throw badRequest('objective: least-privilege does not apply to a reconfiguration (its kept rules are not chosen)');
   const timeoutMs = (options.timeoutSeconds ?? SIMULATION_DEFAULTS.timeoutSeconds) * 1000;
   const onPhase = options.onPhase ?? (() => undefined);
   const timings: Timings = {
@@ -560,7 +577,7 @@ export async function simulate(input: NFV, options: SimulateOptions = {}): Promi
       for (const place of expandServiceGraph(graph, nfv.constraints, taken))
         if (place.functionalType) forced.push(place.name);
     const expanded = expandWildcards(graph, own);
-    const net = buildNetwork(graph, nfv.constraints, options.reconfigure);
+    const net = buildNetwork(graph, nfv.constraints, options.reconfigure, objective === 'least-privilege');
     phase('paths');
     const reqs = requirementsOf(graph, net, expanded, nfv, options.paths ?? 'few');
     phase('flows');
@@ -691,6 +708,7 @@ export async function simulate(input: NFV, options: SimulateOptions = {}): Promi
     nfv,
     report: {
       verdict: satisfied === requirements.length ? 'SAT' : 'UNSAT',
+      objective,
       optimal,
       properties: requirements.length,
       satisfied,

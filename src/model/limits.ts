@@ -41,13 +41,27 @@ export const ALGORITHMS = ['AP', 'MF'] as const;
 export type Algorithm = (typeof ALGORITHMS)[number];
 
 /**
+ * What the synthesised firewalls minimise after the requirements (docs/SEMANTICS.md): VEREFOO's fewest new firewalls,
+ * then fewest rules; or least privilege first (each firewall lets through only what some reachability requirement's
+ * traffic arriving there needs), then the same.
+ */
+export const OBJECTIVES = ['fewest-rules', 'least-privilege'] as const;
+export type Objective = (typeof OBJECTIVES)[number];
+
+/**
  * A simulation's options where none is given: read by the CLI's flags, the HTTP query and the early job of a plain
  * `nfv simulate FILE` (engine/threads/early.ts), whose answer is used only when the CLI's job has the same options.
  */
-export const SIMULATION_DEFAULTS: { algorithm: Algorithm; timeoutSeconds: number; reconfigure: boolean } = {
+export const SIMULATION_DEFAULTS: {
+  algorithm: Algorithm;
+  timeoutSeconds: number;
+  reconfigure: boolean;
+  objective: Objective;
+} = {
   algorithm: 'AP',
   timeoutSeconds: 60,
   reconfigure: false,
+  objective: 'fewest-rules',
 };
 
 /**

@@ -51,6 +51,23 @@ t.test('--store, then the stored result, its report, and byParams', async (t) =>
   t.equal((await run(['simulations', 'get', '2'])).code, 3);
 });
 
+t.test(
+  '--objective least-privilege: the HTTPS rule only, said on stderr; a bad value exits 2 naming the flag',
+  async (t) => {
+    const r = await run(['simulate', office, '--objective', 'least-privilege', '--format', 'json']);
+    t.equal(r.code, 0, r.stderr);
+    t.match(r.stderr, /^SAT: 3\/3 requirements hold; 1 firewall \(1 placed\); 1 rule \(least privilege\); [\d.]+ s\n$/);
+    const fw = (JSON.parse(r.stdout) as NFV).graphs.graph![0]!.node.find((n) => n.name === '10.255.0.1');
+    t.same(
+      fw?.configuration?.firewall?.elements?.map((e) => `${e.destination} ${e.protocol} ${e.dstPort}`),
+      ['198.51.100.80 TCP 443'],
+    );
+    const bad = await run(['simulate', office, '--objective', 'least']);
+    t.equal(bad.code, 2);
+    t.match(bad.stderr, /^nfv: option '--objective <name>' argument 'least' is invalid/);
+  },
+);
+
 t.test('bad input: exit 2 and one line', async (t) => {
   const r = await run(['simulate', '-'], await fixture('graphs.xml'));
   t.equal(r.code, 2);

@@ -180,3 +180,34 @@ t.test('a substrate in the NFV: placed, with X-Nfv-Hosting; byParams?sid places 
   t.match(infeasible.headers.get('x-nfv-summary'), /hosting: INFEASIBLE: 10\.0\.0\.1 \(LOADBALANCER\) fits no host/);
   t.notOk(infeasible.json.content[0].hosts.host.some((h: { active?: boolean }) => h.active));
 });
+
+t.test(
+  'objective=least-privilege: said in a header, the summary and the stored report; a bad value is 400',
+  async (t) => {
+    const r = await call('POST', '/adp/simulations?objective=least-privilege', office);
+    t.equal(r.status, 200);
+    t.equal(r.headers.get('x-nfv-objective'), 'least-privilege');
+    t.match(r.headers.get('x-nfv-summary'), /; 1 rule \(least privilege\)/);
+    const fw = r.json.content[0].graphs.graph[0].node.find((n: { name: string }) => n.name === '10.255.0.1');
+    t.same(fw.configuration.firewall.elements, [
+      {
+        action: 'ALLOW',
+        source: '192.168.1.10',
+        destination: '198.51.100.80',
+        protocol: 'TCP',
+        srcPort: '*',
+        dstPort: '443',
+      },
+    ]);
+    const stored = r.json.links.find((l: { rel: string }) => l.rel === 'simulation').href;
+    t.equal((await call('GET', `${stored}/report`)).json.objective, 'least-privilege');
+    const plain = await call('POST', '/adp/simulations?store=false', office);
+    t.equal(plain.headers.get('x-nfv-objective'), 'fewest-rules');
+    const bad = await call('POST', '/adp/simulations?objective=fewest', office);
+    t.equal(bad.status, 400);
+    t.match(bad.json.error.message, /^objective: "fewest" is not fewest-rules or least-privilege$/);
+    const both = await call('POST', '/adp/simulations?objective=least-privilege&reconfigure=true', office);
+    t.equal(both.status, 400);
+    t.match(both.json.error.message, /^objective: least-privilege does not apply to a reconfiguration/);
+  },
+);

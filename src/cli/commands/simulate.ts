@@ -23,7 +23,7 @@ import type { Format } from '../../model/schema.js';
 import type { NFV } from '../../model/types.js';
 import type { Outcome } from '../../ops/operation.js';
 import type { Report } from '../../engine/simulate.js';
-import { ALGORITHMS, MAX_TIMEOUT_SECONDS, SIMULATION_DEFAULTS } from '../../model/limits.js';
+import { ALGORITHMS, MAX_TIMEOUT_SECONDS, OBJECTIVES, SIMULATION_DEFAULTS } from '../../model/limits.js';
 
 import { parseParam } from '../../model/ids.js';
 
@@ -47,6 +47,7 @@ interface SimulateOptions {
   fid: string[];
   store?: boolean;
   reconfigure?: boolean;
+  objective: string;
   output?: string;
 }
 
@@ -91,6 +92,15 @@ export const simulateCommand = new Command('simulate')
   .option('--fid <type...>', 'functional types of interest (checked, informative)', [])
   .option('--store', 'also store the inputs and the result in the workspace')
   .option('--reconfigure', 'configured firewalls are deployed: change their rules as little as possible')
+  .addOption(
+    new Option(
+      '--objective <name>',
+      'fewest-rules (VEREFOO: fewest firewalls, then rules) or least-privilege (firewalls let through only ' +
+        'what reachability requirements need, then fewest firewalls and rules)',
+    )
+      .choices(OBJECTIVES)
+      .default(SIMULATION_DEFAULTS.objective),
+  )
   .option('-o, --output <file>', 'write the result document to FILE (in the input format unless --format says)')
   .action(async (file: string | undefined, opts: SimulateOptions, self: Command) => {
     // The solver thread starts while the input is read and checked.
@@ -102,6 +112,7 @@ export const simulateCommand = new Command('simulate')
     const query = new URLSearchParams({ algorithm: opts.algorithm, timeout: opts.timeout });
     for (const f of opts.fid) query.append('fid', f);
     if (opts.reconfigure) query.set('reconfigure', 'true');
+    if (opts.objective !== SIMULATION_DEFAULTS.objective) query.set('objective', opts.objective);
     const started = performance.now();
     const seconds = () => (performance.now() - started) / 1000;
     if (opts.gid !== undefined) {

@@ -506,6 +506,22 @@ export function nodesReached(model: FlowModel, r: number): number[] {
 }
 
 /**
+ * What least privilege lets through (docs/SEMANTICS.md): each (node, class) where a reachability requirement's
+ * traffic arrives, as `${node}:${class}`. A class is as rewritten by the NATs before the node (the states of its
+ * graph, or the hops of its atomic flows).
+ */
+export function reachabilityClasses(model: FlowModel, reqs: Requirement[], members: readonly number[]): Set<string> {
+  const out = new Set<string>();
+  for (const r of members) {
+    if (reqs[r]!.kind === 'isolation') continue;
+    const graph = model.graphs[r];
+    if (graph) graph.node.forEach((n, k) => graph.classes[k]!.forEach((c) => out.add(`${n}:${c}`)));
+    else for (const f of model.flows[r]!.flat()) for (const h of f.hops) out.add(`${h.node}:${h.cls}`);
+  }
+  return out;
+}
+
+/**
  * Does a requirement hold when each (node, class) passes or not as `passes` says? Over its listed paths' atomic flows
  * (isolation: none passes; reachability: one does; complete: every flow of one path does), or over its state graph
  * (a state passes when all its classes do; isolation: no arrival is reached; otherwise one is).

@@ -41,6 +41,12 @@ export interface NetNode {
    * overridden by a new rule above them) and whose default may flip, at the fewest changes.
    */
   deployed?: boolean;
+  /**
+   * Least privilege (docs/SEMANTICS.md): a node whose rules we synthesise lets through only traffic of reachability
+   * requirements arriving there: its default is DENY (unless the input gives ALLOW: then every requirement's class
+   * arriving there that no reachability brings is denied) and each ALLOW rule lies inside that traffic.
+   */
+  leastPrivilege?: boolean;
 }
 
 const AP_PREFIX = '20.0.0.';
@@ -126,8 +132,23 @@ export function optionalNames(constraints: Constraints | undefined): Set<string>
   );
 }
 
-/** The nodes of a graph; with `reconfigure`, every configured firewall is deployed and may change (issue 14). */
-export function buildNetwork(graph: Graph, constraints: Constraints | undefined, reconfigure = false): NetNode[] {
+/**
+ * The nodes of a graph; with `reconfigure`, every configured firewall is deployed and may change (issue 14); with
+ * `leastPrivilege`, every node whose rules are synthesised lets through only what reachability needs (issue 48).
+ */
+export function buildNetwork(
+  graph: Graph,
+  constraints: Constraints | undefined,
+  reconfigure = false,
+  leastPrivilege = false,
+): NetNode[] {
+  const nodes = networkNodes(graph, constraints, reconfigure);
+  if (!leastPrivilege) return nodes;
+  for (const n of nodes) if (n.configurable) n.leastPrivilege = true;
+  return nodes;
+}
+
+function networkNodes(graph: Graph, constraints: Constraints | undefined, reconfigure: boolean): NetNode[] {
   const optionalFirewalls = optionalNames(constraints);
   const index = new Map(graph.node.map((n, k) => [n.name, k]));
   return graph.node.map((node, k) => {

@@ -20,7 +20,7 @@
 import type { Elements } from '../../model/types.js';
 import type { NetNode } from '../flows/network.js';
 import { Clauses, type Lit, type Neighbourhood } from '../solving/maxsat.js';
-import { coveringRules, widenedRule } from './rules.js';
+import { coveringRules, exactRules, widenedRule } from './rules.js';
 import { exactMaxSat } from '../solving/exact.js';
 import { checkAbort, type Spend } from '../solving/work.js';
 import {
@@ -33,6 +33,7 @@ import {
   TCP_AND_UDP,
   UNIVERSE,
   rewrite,
+  volume,
   type Box,
   type PacketClass,
   type Partition,
@@ -99,6 +100,8 @@ interface Entering {
   cls: PacketClass;
   drop: Lit;
   used: Term;
+  /** Least privilege: a reachability requirement's traffic arrives here in this class, so it may pass. */
+  open: boolean;
 }
 
 /** One generalisation of an address: its octet bounds, and for a CIDR prefix its length. */
@@ -340,13 +343,15 @@ export interface Aim {
  * partial combination covering no wanted class is left with all it would grow to. The aims are searched together
  * (a box's classes and cuts are the same for each); a candidate found for two aims is one object, the first aim's.
  * `ordered`: each aim's candidates in the order of their covered sets (compareSets); else in no set order, for a
- * caller that orders only those it keeps (`RuleModel.finish`: Test5_4 keeps 880 of 8,500).
+ * caller that orders only those it keeps (`RuleModel.finish`: Test5_4 keeps 880 of 8,500). `exact` (least
+ * privilege): only boxes holding no packet outside the classes they cover, and a class's pieces exactly its own.
  */
 export function candidateRules(
   classes: PacketClass[],
   generalisations: Map<string, Generalisation[]>,
   aims: Aim[],
   ordered = true,
+  exact = false,
 ): { candidates: Candidate[][]; complete: boolean } {
   const wanted = aims.map((aim) => bitsOf(classes.length, aim.wanted));
   const barred = aims.map((aim) => bitsOf(classes.length, aim.barred));
@@ -390,6 +395,12 @@ export function candidateRules(
   };
   const sports = portRanges(entered, SPORT);
   const dports = portRanges(entered, DPORT);
+  // A box contains the classes it covers and meets no other entering one: it holds nothing else iff its volume is
+  // theirs (the partition's boxes are disjoint).
+  const volumes = exact ? classes.map((c) => c.boxes.reduce((sum, b) => sum + volume(b), 0n)) : [];
+  const span = (b: readonly number[]) => BigInt(b[b.length - 1]! - b[0]! + 1);
+  const octetSpan = (b: readonly number[]) =>
+    span(b.slice(0, 2)) * span(b.slice(2, 4)) * span(b.slice(4, 6)) * span(b.slice(6, 8));
   /** Each aim's candidates by covered set; the classes of a covered set, worked out once. */
   const lists = aims.map(() => new Map<string, Candidate>());
   const coverings = new Map<string, number[]>();
@@ -412,7 +423,8 @@ export function candidateRules(
       if (forPair === 0) continue;
       and(s.meets, t.meets, mt);
       const pair = keyOf(st) + keyOf(mt);
-      if (searched.has(pair)) continue;
+      // Pairs covering the same sets differ in the packets outside them, which exact candidates must weigh.
+      if (!exact && searched.has(pair)) continue;
       searched.add(pair);
       for (const p of protocols) {
         if (!and(st, p.set, stp)) continue;
@@ -448,6 +460,16 @@ export function candidateRules(
             for (let a = 0; a < aims.length; a++) if (overlaps(final, barred[a]!)) open &= ~(1 << a);
             // A box met whose class is not contained: the rule would cut that class.
             if (open === 0 || cutsSome(met, final, owner)) continue;
+            if (exact) {
+              const protocolSpan = widened ? 2n : BigInt(phi - plo + 1);
+              const size =
+                octetSpan(s.option.bounds) *
+                octetSpan(t.option.bounds) *
+                protocolSpan *
+                span(sp.option.bounds) *
+                span(dp.option.bounds);
+              if (size !== members(final).reduce((sum, k) => sum + volumes[k]!, 0n)) continue;
+            }
             const key = widened ? keyOf(final) : setKey;
             const rules = (): Omit<Elements, 'action'>[] => [
               {
@@ -483,7 +505,9 @@ export function candidateRules(
     let piece = lists.find((found) => found.has(key))?.get(key);
     if (!piece) {
       const others = classes.filter((_, j) => j !== k);
-      const pieces = coveringRules([c], others, 'DENY').map(({ action: _, ...rule }) => rule);
+      const pieces = (exact ? exactRules(c.boxes, 'DENY') : coveringRules([c], others, 'DENY')).map(
+        ({ action: _, ...rule }) => rule,
+      );
       piece = { covers: [k], cost: pieces.length, rules: () => pieces };
     }
     for (const found of lacking) found.set(key, piece);
@@ -569,6 +593,8 @@ export class RuleModel {
     readonly perClass = false,
     private readonly known?: Exceptions,
     private readonly narrowed?: ReadonlyMap<number, boolean>,
+    /** Least privilege: where reachability traffic arrives (flows.ts, `reachabilityClasses`). */
+    private readonly reaching?: ReadonlySet<string>,
   ) {}
 
   /** The term "node n drops class cls" (n's rules are synthesised; `used` says whether n is a firewall at all). */
@@ -578,14 +604,23 @@ export class RuleModel {
     this.sink.clause([-drop, used]);
     let fw = this.firewalls.get(n);
     if (!fw) {
-      const { defaultAction } = this.net[n]!;
-      // A firewall `narrowed` to one default (allocate.ts) has that default as if configured.
-      const fixed = defaultAction === 'DENY' ? true : defaultAction === 'ALLOW' ? false : this.narrowed?.get(n);
+      const { defaultAction, leastPrivilege } = this.net[n]!;
+      // A firewall `narrowed` to one default (allocate.ts) has that default as if configured. Least privilege has
+      // DENY, since a default ALLOW lets through what no rule names, unless the input gives ALLOW.
+      const fixed =
+        defaultAction === 'DENY' || (leastPrivilege && defaultAction === undefined)
+          ? true
+          : defaultAction === 'ALLOW'
+            ? false
+            : this.narrowed?.get(n);
       const whitelist = fixed ?? this.sink.fresh();
       fw = { used, whitelist, entering: [], candidates: [], exception: [] };
       this.firewalls.set(n, fw);
     }
-    fw.entering.push({ index: cls, cls: this.classes[cls]!, drop, used });
+    const open = !this.net[n]!.leastPrivilege || this.reaching?.has(`${n}:${cls}`) === true;
+    // Least privilege: a class no reachability requirement brings here is dropped wherever the firewall is used.
+    if (!open) this.sink.clause([not(used), drop]);
+    fw.entering.push({ index: cls, cls: this.classes[cls]!, drop, used, open });
     return drop;
   }
 
@@ -640,9 +675,12 @@ export class RuleModel {
       // no optimum: taking it out of a list sends its classes back to the default, which no clause minds, for
       // fewer rules. Nor is one covering a class that never takes the other action (knownOptima).
       const status = defaults.map((w) => known && fw.entering.map((e) => known(n, e.index, w)));
+      // Least privilege: a class no reachability brings here takes no ALLOW rule, and under a default ALLOW needs a
+      // DENY rule (its drop is forced by the rule model's own clause, which `occurrence` does not count).
       const aims = defaults.map((w, d) => ({
-        wanted: (i: number) => (sink.occurrence(fw.entering[i]!.drop) & (w ? 2 : 1)) !== 0,
-        barred: (i: number) => status[d]?.[i] === 'never',
+        wanted: (i: number) =>
+          (sink.occurrence(fw.entering[i]!.drop) & (w ? 2 : 1)) !== 0 || (!w && !fw.entering[i]!.open),
+        barred: (i: number) => status[d]?.[i] === 'never' || (w && !fw.entering[i]!.open),
       }));
       // Unordered: which candidates `offered` keeps does not depend on their order, and those kept are ordered below.
       const { candidates, complete } = candidateRules(
@@ -650,6 +688,8 @@ export class RuleModel {
         generalisations,
         aims,
         false,
+        // ALLOW rules under least privilege hold nothing more than they must; DENY rules may hold more.
+        this.net[n]!.leastPrivilege === true && fw.whitelist === true,
       );
       this.complete &&= complete;
       const kept = new Set<Candidate>();
@@ -721,7 +761,11 @@ export class RuleModel {
       const selected = fw.candidates.filter((_, k) => value(fw.exception[k]!));
       const taken = new Set(selected.flatMap((c) => c.covers));
       const avoid = fw.entering.flatMap((e, i) => (taken.has(i) ? [] : e.cls.boxes));
-      const elements = selected.flatMap((c) => c.rules().map((r) => widenedRule(r, action, avoid)));
+      // Least privilege keeps each rule as the candidate is: widened, it would let through traffic no one needs.
+      const exact = this.net[n]!.leastPrivilege === true && whitelist;
+      const elements = selected.flatMap((c) =>
+        c.rules().map((r) => (exact ? { action, ...r } : widenedRule(r, action, avoid))),
+      );
       out.set(n, { whitelist, elements });
     }
     return out;
@@ -730,11 +774,17 @@ export class RuleModel {
 
 /**
  * The fewest candidate rules giving exactly the `exception` classes the other action (for a fast answer, whose
- * drops are already chosen): a set cover, solved exactly within `spend`, or undefined when it runs out.
+ * drops are already chosen): a set cover, solved exactly within `spend`, or undefined when it runs out. `exact`:
+ * rules holding no packet outside the classes (least privilege).
  */
-export function fewestRules(classes: PacketClass[], exception: boolean[], spend: Spend): Elements[] | undefined {
+export function fewestRules(
+  classes: PacketClass[],
+  exception: boolean[],
+  spend: Spend,
+  exact = false,
+): Elements[] | undefined {
   const exactly = { wanted: (i: number) => exception[i]!, barred: (i: number) => !exception[i] };
-  const usable = candidateRules(classes, new Map(), [exactly]).candidates[0]!;
+  const usable = candidateRules(classes, new Map(), [exactly], true, exact).candidates[0]!;
   const hard = classes.flatMap((_, i) =>
     exception[i] ? [usable.flatMap((c, k) => (c.covers.includes(i) ? [k + 1] : []))] : [],
   );

@@ -15,6 +15,7 @@ import {
   SRC,
   TCP_AND_UDP,
   UNIVERSE,
+  coalesce,
   contains,
   meet,
   type Box,
@@ -184,4 +185,59 @@ export function coveringRules(wanted: PacketClass[], avoid: PacketClass[], actio
   const keepClear = avoid.flatMap((c) => c.boxes);
   const rules = simplify(wanted.flatMap((c) => c.boxes).flatMap((b) => representable(b, keepClear)));
   return rules.map((b) => ruleOf(b, action));
+}
+
+/** An octet range as aligned blocks of a power of two (each a CIDR prefix inside the octet): [start, size]. */
+function alignedBlocks(lo: number, hi: number): [number, number][] {
+  const out: [number, number][] = [];
+  for (let at = lo; at <= hi;) {
+    let size = 1;
+    while (at % (2 * size) === 0 && at + 2 * size - 1 <= hi) size *= 2;
+    out.push([at, size]);
+    at += size;
+  }
+  return out;
+}
+
+/** Address texts whose union is exactly the octet bounds of a box at `at` (SRC or DST). */
+function exactAddresses(b: Box, at: number): string[] {
+  const octets = [0, 1, 2, 3].map((k) => [b[2 * (at + k)]!, b[2 * (at + k) + 1]!] as [number, number]);
+  const expressible = (o: [number, number]) => o[0] === o[1] || (o[0] === 0 && o[1] === 255);
+  const k = octets.findIndex((o) => !expressible(o));
+  if (k < 0) return [octets.map(([lo, hi]) => (lo === hi ? String(lo) : '-1')).join('.')];
+  const [lo, hi] = octets[k]!;
+  const single = (o: [number, number]) => o[0] === o[1];
+  const full = (o: [number, number]) => o[0] === 0 && o[1] === 255;
+  if (octets.slice(0, k).every(single) && octets.slice(k + 1).every(full)) {
+    return alignedBlocks(lo, hi).map(([start, size]) => {
+      const fixed = octets.slice(0, k).map(([v]) => v);
+      const text = [...fixed, start, ...octets.slice(k + 1).map(() => 0)].join('.');
+      return `${text}/${8 * k + 8 - Math.log2(size)}`;
+    });
+  }
+  // A range inside the address, with a partial octet after it or a range before it: each value of the octet apart.
+  const out: string[] = [];
+  for (let v = lo; v <= hi; v++) out.push(...exactAddresses(setDim(b, at + k, v), at));
+  return out;
+}
+
+/**
+ * Rules whose packets are exactly the given boxes, none wider (least privilege, docs/SEMANTICS.md): an octet range
+ * becomes CIDR prefixes where it can, otherwise its values; TCP and UDP without ports one rule each. Boxes hold
+ * OTHER packets for every port (space.ts), so a protocol range with OTHER has no port condition.
+ */
+export function exactRules(boxes: readonly Box[], action: 'ALLOW' | 'DENY'): Elements[] {
+  const out: Elements[] = [];
+  for (const b of coalesce(boxes)) {
+    const protocols = oneRuleProtocols(b)
+      ? [b]
+      : [0, 1, 2].flatMap((p) => (meet(b, setDim(UNIVERSE, PROTO, p)) ? [setDim(b, PROTO, p)] : []));
+    for (const box of protocols) {
+      const { protocol, srcPort, dstPort } = ruleOf(box, action);
+      for (const source of exactAddresses(box, SRC))
+        for (const destination of exactAddresses(box, DST))
+          out.push({ action, source, destination, protocol, srcPort, dstPort });
+    }
+  }
+  return out;
 }

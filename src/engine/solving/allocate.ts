@@ -15,13 +15,14 @@
 import {
   isDecision,
   nodesReached,
+  reachabilityClasses,
   type AtomicFlow,
   type FlowModel,
   type Requirement,
   type StateGraph,
 } from '../flows/flows.js';
 import { EXACT_MAX_VARIABLES, OptimaProbe, exactCore, exactMaxSat } from './exact.js';
-import { greedyDecisions, type GreedyDecisions } from './greedy.js';
+import { greedyDecisions, leastPrivileged, type GreedyDecisions } from './greedy.js';
 import { Clauses, conflictCore, solveMaxSat, type Lit, type MaxSatAnswer, type MaxSatProblem } from './maxsat.js';
 import { firstMatchDrops, type NetNode } from '../flows/network.js';
 import { WorkPool, WorkSpent, unbounded, type Spend } from './work.js';
@@ -38,7 +39,7 @@ import {
   type Exceptions,
   type Term,
 } from '../rules/rule-model.js';
-import { synthesiseRules, widenedRule } from '../rules/rules.js';
+import { exactRules, synthesiseRules, widenedRule } from '../rules/rules.js';
 import { ruleHolds, type PacketClass } from '../../model/space.js';
 import type { Elements } from '../../model/types.js';
 
@@ -357,6 +358,7 @@ function encode(
     perClass,
     known?.exceptions,
     narrowed,
+    net.some((n) => n.leastPrivilege) ? reachabilityClasses(model, reqs, members) : undefined,
   );
   const selector = new Map<number, Lit>();
   const deployed = new Map<number, DeployedTerms>();
@@ -770,8 +772,15 @@ function fastRules(
   for (const [n, drops] of fast.drops) {
     const whitelist = fast.whitelist.get(n) ?? true;
     const entering = [...drops].sort((a, b) => a[0] - b[0]).map(([c, drop]) => ({ cls: model.classes[c]!, drop }));
-    const widened = synthesiseRules(entering, whitelist);
     const action: 'ALLOW' | 'DENY' = whitelist ? 'ALLOW' : 'DENY';
+    // Least privilege under a default DENY (a fast or per-class answer's lists): rules exactly the classes passed.
+    const exact = net[n]!.leastPrivilege === true && whitelist;
+    const widened = exact
+      ? exactRules(
+          entering.filter((e) => !e.drop).flatMap((e) => e.cls.boxes),
+          'ALLOW',
+        )
+      : synthesiseRules(entering, whitelist);
     const search = entering.length <= FAST_RULES_CLASSES;
     const keep = entering.filter((e) => e.drop === whitelist).flatMap((e) => e.cls.boxes);
     const fewest = search
@@ -779,7 +788,8 @@ function fastRules(
           entering.map((e) => e.cls),
           entering.map((e) => e.drop !== whitelist),
           unbounded(Infinity),
-        )?.map((r) => widenedRule(r, action, keep))
+          exact,
+        )?.map((r) => (exact ? { action, ...r } : widenedRule(r, action, keep)))
       : undefined;
     rules.set(n, { whitelist, elements: fewest && fewest.length < widened.length ? fewest : widened });
   }
@@ -953,13 +963,15 @@ async function allocate(
       const reached = new Set(members.flatMap((r) => nodesReached(model, r)));
       if ([...reached].some((n) => net[n]!.deployed) || cuts.some((c) => c.every((n) => reached.has(n)))) return;
       const fast = greedyDecisions(net, reqs, model, members, within);
-      return fast && { fast, written: fastRules(net, model, fast) };
+      if (!fast) return;
+      if ([...reached].some((n) => net[n]!.leastPrivilege))
+        leastPrivileged(net, fast, reachabilityClasses(model, reqs, members));
+      return { fast, written: fastRules(net, model, fast) };
     };
     /** The fast answer, taken; false when there is none. `known`: the proven optima of the groups before the rules. */
     const takeFast = (found = fastAnswer(), known?: readonly number[]): boolean => {
       if (!found) return false;
-      const { fast, written } = found;
-      for (const n of fast.used) decisions.used.add(n);
+      const { fast, written } = found;      for (const n of fast.used) decisions.used.add(n);
       for (const [n, d] of fast.drops) decisions.drops.set(n, d);
       for (const [n, w] of fast.whitelist) decisions.whitelist.set(n, w);
       for (const [n, r] of written.rules) decisions.rules.set(n, r);

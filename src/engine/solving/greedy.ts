@@ -12,6 +12,7 @@
  *    class or a firewall that passes the class cannot be cut at all.
  * 3. Drops: nodes whose default is DENY drop every unprotected class for free; elsewhere the cut classes are dropped.
  *    A node with a free default takes the one needing fewer rules.
+ * 4. Least privilege (`leastPrivileged`): the answer narrowed afterwards.
  * Returns undefined when a requirement cannot be met this way (then only the solver can decide). With `within`, new
  * firewalls are taken only from those nodes (a set the solver proved has the fewest, allocate.ts).
  */
@@ -327,4 +328,18 @@ export function greedyDecisions(
     drops.set(n, d);
   }
   return { used, drops, whitelist };
+}
+
+/**
+ * A fast answer made least privilege (docs/SEMANTICS.md): at each used firewall so marked, every class no
+ * reachability requirement brings there (`reaching`, flows.ts's `reachabilityClasses`) is dropped, and the default is
+ * DENY unless the input gives ALLOW. Every requirement still holds: a witness carries only its requirement's own
+ * classes, and an isolation only gains drops. Drops are per class, so the default changes only how lists are written.
+ */
+export function leastPrivileged(net: NetNode[], fast: GreedyDecisions, reaching: ReadonlySet<string>): void {
+  for (const [n, drops] of fast.drops) {
+    if (!net[n]!.leastPrivilege) continue;
+    for (const [c, drop] of drops) if (!drop && !reaching.has(`${n}:${c}`)) drops.set(c, true);
+    fast.whitelist.set(n, net[n]!.defaultAction !== 'ALLOW');
+  }
 }

@@ -18,7 +18,14 @@ import type {
   SimulationResult,
 } from '../../engine/simulate.js';
 import type { HostingReport } from '../../engine/placement/hosting.js';
-import { ALGORITHMS, MAX_TIMEOUT_SECONDS, SIMULATION_DEFAULTS, type Algorithm } from '../../model/limits.js';
+import {
+  ALGORITHMS,
+  MAX_TIMEOUT_SECONDS,
+  OBJECTIVES,
+  SIMULATION_DEFAULTS,
+  type Algorithm,
+  type Objective,
+} from '../../model/limits.js';
 import { parseId } from '../../model/ids.js';
 import { plural } from '../../model/words.js';
 import { dotOf, dotReply } from './draw.js';
@@ -38,13 +45,18 @@ interface SimulationQuery {
   store: boolean;
   /** Configured firewalls are deployed: change them at the fewest rule changes (VEREFOO's REACT=true too). */
   reconfigure: boolean;
+  /** What the synthesised firewalls minimise: VEREFOO's fewest rules, or least privilege first. */
+  objective: Objective;
   /** What the client calls its input (the CLI sends the file name), kept with a stored result. */
   origin?: string;
 }
 
 const MAX_ORIGIN = 200;
 
-/** Checks the query of a simulation: fid values are functional types, algorithm AP or MF, timeout in seconds. */
+/**
+ * Checks the query of a simulation: fid values are functional types, algorithm AP or MF, timeout in seconds,
+ * objective one of OBJECTIVES.
+ */
 function simulationQuery(query: URLSearchParams): SimulationQuery {
   for (const fid of query.getAll('fid')) {
     if (!(FUNCTIONAL_TYPES as readonly string[]).includes(fid))
@@ -66,10 +78,22 @@ function simulationQuery(query: URLSearchParams): SimulationQuery {
   };
   const store = flag('store', 'true');
   const reconfigure = flag('reconfigure', `${SIMULATION_DEFAULTS.reconfigure}`) || flag('REACT', 'false');
+  const objective = query.get('objective') ?? SIMULATION_DEFAULTS.objective;
+  if (!(OBJECTIVES as readonly string[]).includes(objective))
+    throw badRequest(`objective: ${quote(clip(objective))} is not ${OBJECTIVES.join(' or ')}`);
+  if (objective === 'least-privilege' && reconfigure)
+    throw badRequest('objective: least-privilege does not apply to a reconfiguration (its kept rules are not chosen)');
   const origin = query.get('origin') ?? undefined;
   if (origin !== undefined && (origin.length === 0 || origin.length > MAX_ORIGIN))
     throw badRequest(`origin: give 1 to ${MAX_ORIGIN} characters`);
-  return { algorithm: algorithm as Algorithm, timeoutSeconds, store, reconfigure, origin };
+  return {
+    algorithm: algorithm as Algorithm,
+    timeoutSeconds,
+    store,
+    reconfigure,
+    objective: objective as Objective,
+    origin,
+  };
 }
 
 /** The answer of a simulation, with its report for the CLI's summary (HTTP has it as X-Nfv-* headers). */
@@ -103,6 +127,7 @@ export const reportSummary = (r: Report) =>
   (r.unknown ? `${r.unknown} unknown (approximated firewall rules decide them); ` : '') +
   `${plural(r.firewalls, 'firewall')} (${r.allocated} placed)${atLeast(r.firewalls, r.lowerBound?.firewalls)}; ` +
   `${plural(r.rules, 'rule')}${atLeast(r.rules, r.lowerBound?.rules)}` +
+  (r.objective === 'least-privilege' ? ' (least privilege)' : '') +
   (r.changes === undefined ? '' : `; ${plural(r.changes, 'rule change')}`) +
   (r.optimal === false ? '; not proven minimal (optimal="false")' : '') +
   (r.hosting && r.hosting.status !== 'none' ? `; ${hostingSummary(r.hosting)}` : '');
@@ -119,7 +144,7 @@ function resultReply<C>(r: Report, content: C, stored?: number): SimulationReply
       ...(r.lowerBound
         ? { 'X-Nfv-Lower-Bound': `firewalls=${r.lowerBound.firewalls}; rules=${r.lowerBound.rules}` }
         : {}),
-      'X-Nfv-Summary': summary,
+      'X-Nfv-Objective': r.objective ?? SIMULATION_DEFAULTS.objective,      'X-Nfv-Summary': summary,
       'X-Nfv-Hosting': hosting.status,
       ...(hosting.objective ? { 'X-Nfv-Active-Hosts': String(hosting.objective.activeHosts) } : {}),
     },
@@ -229,7 +254,12 @@ async function solve(
 ): Promise<{ result: SimulationResult; run: SimulationRun }> {
   const started = performance.now();
   const once = async (input: NFV) => {
-    const options = { algorithm: q.algorithm, timeoutSeconds: q.timeoutSeconds, reconfigure: q.reconfigure };
+    const options = {
+      algorithm: q.algorithm,
+      timeoutSeconds: q.timeoutSeconds,
+      reconfigure: q.reconfigure,
+      objective: q.objective,
+    };
     const r = await runSimulation(input, { ...options, onPhase: i.progress }, i.signal);
     if (i.signal?.aborted) throw interrupted();
     return r;
