@@ -24,7 +24,8 @@ import {
   SIMULATION_DEFAULTS,
   type Algorithm,
   type Objective,
-} from '../model/limits.js';import {
+} from '../model/limits.js';
+import {
   computeFlows,
   intermediates,
   nodesOnWay,

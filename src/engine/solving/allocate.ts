@@ -971,7 +971,8 @@ async function allocate(
     /** The fast answer, taken; false when there is none. `known`: the proven optima of the groups before the rules. */
     const takeFast = (found = fastAnswer(), known?: readonly number[]): boolean => {
       if (!found) return false;
-      const { fast, written } = found;      for (const n of fast.used) decisions.used.add(n);
+      const { fast, written } = found;
+      for (const n of fast.used) decisions.used.add(n);
       for (const [n, d] of fast.drops) decisions.drops.set(n, d);
       for (const [n, w] of fast.whitelist) decisions.whitelist.set(n, w);
       for (const [n, r] of written.rules) decisions.rules.set(n, r);

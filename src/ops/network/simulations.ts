@@ -144,7 +144,8 @@ function resultReply<C>(r: Report, content: C, stored?: number): SimulationReply
       ...(r.lowerBound
         ? { 'X-Nfv-Lower-Bound': `firewalls=${r.lowerBound.firewalls}; rules=${r.lowerBound.rules}` }
         : {}),
-      'X-Nfv-Objective': r.objective ?? SIMULATION_DEFAULTS.objective,      'X-Nfv-Summary': summary,
+      'X-Nfv-Objective': r.objective ?? SIMULATION_DEFAULTS.objective,
+      'X-Nfv-Summary': summary,
       'X-Nfv-Hosting': hosting.status,
       ...(hosting.objective ? { 'X-Nfv-Active-Hosts': String(hosting.objective.activeHosts) } : {}),
     },
