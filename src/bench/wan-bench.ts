@@ -1,0 +1,401 @@
+/**
+ * npm run bench:wan: generated WANs (issue 48, src/bench/wan.ts) of 16 to 750 PoPs (backbone-like graphs, rings,
+ * ladders, a grid mesh), plain and with NATs, through the engine as shipped and, in the same run, the previous
+ * method: the same engine given no work for proofs (`proofWork: 0` in SimulateOptions), as it answered past its proof
+ * budget before lower bounds and the probe's kept firewalls landed. (Not quite "the fast answer alone": where our
+ * solver is out of work, Z3 is still tried within the time limit, and the fast answer stands where Z3 fails.) Each
+ * instance and method runs in a process of its own, killed a little after its time limit (NFV_WAN_TIMEOUT seconds for
+ * the shipped engine, default 60; NFV_WAN_PREVIOUS_TIMEOUT for the previous method, default 30); once a method runs
+ * out of time on an instance, the larger ones of the same family and variant are skipped for it. The shipped engine
+ * runs on every instance before the previous method, and processes are skipped once the run has taken
+ * NFV_WAN_BUDGET seconds (default 540, so that the run ends within about 10 minutes). NFV_WAN_VARIANTS=plain,nat.
+ *
+ * Prints one table: PoPs, links between PoPs, requirements, then per method the seconds of the simulation and of the
+ * whole process, proven or not, firewalls and rules each with its proven lower bound, the gap on rules
+ * (100 (rules - bound) / rules, 0 where proven) and peak memory; under it the targets of issue 48 (item 4, and item
+ * 3's for instances of at most 60 PoPs), each met or not met. Writes bench-results/wan.{md,json}.
+ */
+import { fork } from 'node:child_process';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import Table from 'cli-table3';
+import { NfvError } from '../model/errors.js';
+import { simulate, type SimulateOptions } from '../engine/simulate.js';
+import { generateWan, popsOf, wanName, type WanShape } from './wan.js';
+import { REPO, median } from './reference.js';
+
+interface Instance {
+  shape: WanShape;
+  /** Requirements in all, where not two per host. */
+  requirements?: number;
+}
+
+/** Smaller before larger within each family: a time-out skips the rest of the family for that method. */
+const INSTANCES: Instance[] = [
+  ...[16, 24, 40, 60, 100, 200, 400].map((pops) => ({ shape: { kind: 'wan', pops } as WanShape })),
+  // The issue's largest: Kdl's size in the Internet Topology Zoo.
+  { shape: { kind: 'wan', pops: 750, links: 900 }, requirements: 800 },
+  { shape: { kind: 'ring', pops: 24 } },
+  // The issue's long ring (VtlWavenet 2011 is nearly one).
+  { shape: { kind: 'ring', pops: 100 } },
+  { shape: { kind: 'ladder', pops: 40 } },
+  { shape: { kind: 'ladder', pops: 100 } },
+  { shape: { kind: 'mesh', rows: 6, columns: 10 } },
+];
+const SEED = 1;
+/**
+ * Seconds the whole run may take before the remaining processes are skipped (the previous method's run after all of
+ * the shipped engine's, so that they are the ones left out).
+ */
+const RUN_BUDGET_SECONDS = Number(process.env.NFV_WAN_BUDGET ?? 540);
+/** Seconds a process gets beyond its time limit, to start, generate the network and report the engine's time-out. */
+const GRACE_SECONDS = 5;
+/** The targets of issue 48 item 4 (and item 3's for the small ones). */
+const LARGE_SECONDS = 5;
+const SMALL_SECONDS = 1;
+const SMALL_POPS = 60;
+const MEDIAN_GAP = 10;
+const out = path.join(REPO, 'bench-results');
+
+interface Method {
+  key: 'shipped' | 'previous';
+  title: string;
+  options: SimulateOptions;
+  timeoutSeconds: number;
+}
+
+const METHODS: Method[] = [
+  {
+    key: 'shipped',
+    title: 'engine as shipped',
+    options: {},
+    timeoutSeconds: Number(process.env.NFV_WAN_TIMEOUT ?? 60),
+  },
+  {
+    key: 'previous',
+    title: 'previous method (proofWork: 0)',
+    options: { proofWork: 0 },
+    timeoutSeconds: Number(process.env.NFV_WAN_PREVIOUS_TIMEOUT ?? 30),
+  },
+];
+
+/** What one instance's process reports at its end. */
+type Message =
+  | {
+      kind: 'done';
+      seconds: number;
+      verdict: string;
+      held: string;
+      firewalls: number;
+      rules: number;
+      optimal: boolean;
+      bound?: { firewalls: number; rules: number };
+    }
+  | { kind: 'refused'; seconds: number; status: number; message: string };
+
+const instanceName = (instance: Instance, nat: boolean) => `${wanName(instance.shape)}-${nat ? 'nat' : 'plain'}`;
+const generate = (instance: Instance, nat: boolean) =>
+  generateWan({ shape: instance.shape, nat, seed: SEED, requirements: instance.requirements });
+
+function* variants(): Generator<[Instance, boolean]> {
+  const wanted = (process.env.NFV_WAN_VARIANTS ?? 'plain,nat').split(',');
+  for (const instance of INSTANCES)
+    for (const nat of [false, true]) if (wanted.includes(nat ? 'nat' : 'plain')) yield [instance, nat];
+}
+
+/** One instance by one method, in this process: generates it, simulates, tells the parent. */
+async function runOne(name: string, method: Method): Promise<void> {
+  const send = (m: Message) => new Promise<void>((resolve) => process.send!(m, () => resolve()));
+  const [instance, nat] = [...variants()].find(([i, n]) => instanceName(i, n) === name)!;
+  const nfv = generate(instance, nat);
+  const started = performance.now();
+  try {
+    const { report } = await simulate(nfv, { ...method.options, timeoutSeconds: method.timeoutSeconds });
+    const bound = report.lowerBound && { firewalls: report.lowerBound.firewalls, rules: report.lowerBound.rules };
+    await send({
+      kind: 'done',
+      seconds: (performance.now() - started) / 1000,
+      verdict: report.verdict,
+      held: `${report.satisfied}/${report.properties}`,
+      firewalls: report.firewalls,
+      rules: report.rules,
+      optimal: report.optimal,
+      ...(bound ? { bound } : {}),
+    });
+  } catch (e) {
+    if (!(e instanceof NfvError)) throw e;
+    const seconds = (performance.now() - started) / 1000;
+    await send({ kind: 'refused', seconds, status: e.status, message: e.message });
+  }
+}
+
+/** Peak resident memory of a running process in MB (Linux), read before it ends. */
+function peakOf(pid: number): number | undefined {
+  try {
+    const kb = /VmHWM:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
+    return kb ? Math.round(Number(kb) / 1024) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** One method on one instance. */
+interface Run {
+  /** Seconds of the simulation, as the child measured it. */
+  seconds?: number;
+  /** Seconds from starting the process to its end: start, generation, simulation. */
+  processSeconds?: number;
+  outcome: 'answered' | 'refused' | 'killed' | 'crashed' | 'skipped';
+  verdict?: string;
+  held?: string;
+  optimal?: boolean;
+  firewalls?: number;
+  rules?: number;
+  /** The proven lower bounds (the answer's own counts where proven). */
+  bound?: { firewalls: number; rules: number };
+  /** 100 (rules - bound) / rules; 0 where proven. */
+  gap?: number;
+  peakMB?: number;
+  status?: number;
+  message?: string;
+}
+
+interface Row {
+  instance: string;
+  family: string;
+  pops: number;
+  links: number;
+  requirements: number;
+  runs: Run[];
+}
+
+/** Runs one instance by one method in a child process, killed GRACE_SECONDS after the time limit. */
+function runChild(name: string, method: Method): Promise<Run> {
+  return new Promise((resolve) => {
+    const run: Run = { outcome: 'crashed' };
+    const started = performance.now();
+    const child = fork(fileURLToPath(import.meta.url), ['--instance', name, '--method', method.key], {
+      stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
+    });
+    let stderr = '';
+    child.stderr!.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-2000)));
+    let peak: number | undefined;
+    const timer = setTimeout(
+      () => {
+        peak = peakOf(child.pid!) ?? peak;
+        run.outcome = 'killed';
+        child.kill('SIGKILL');
+      },
+      (method.timeoutSeconds + GRACE_SECONDS) * 1000,
+    );
+    child.on('message', (m: Message) => {
+      peak = peakOf(child.pid!) ?? peak;
+      run.seconds = m.seconds;
+      if (m.kind === 'done') {
+        const { verdict, held, firewalls, rules, optimal } = m;
+        const bound = optimal ? { firewalls, rules } : m.bound;
+        const gap = bound && rules > 0 ? (100 * (rules - bound.rules)) / rules : bound ? 0 : undefined;
+        Object.assign(run, { outcome: 'answered', verdict, held, firewalls, rules, optimal, bound, gap });
+      } else Object.assign(run, { outcome: 'refused', status: m.status, message: m.message });
+    });
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      run.processSeconds = (performance.now() - started) / 1000;
+      run.peakMB = peak;
+      if (code !== 0 && run.outcome === 'crashed') run.message = stderr.trim().split('\n').at(-1) ?? '';
+      resolve(run);
+    });
+  });
+}
+
+/** The engine gave up at its time limit (504) or the process was killed a little after it. */
+const timedOut = (run: Run) => run.outcome === 'killed' || (run.outcome === 'refused' && run.status === 504);
+
+/** The outcome in a table cell; long messages go to numbered notes under the table. */
+function outcomeCell(run: Run, method: Method, notes: string[], label: string): string {
+  switch (run.outcome) {
+    case 'answered':
+      return `${run.verdict} ${run.held} ${run.optimal ? 'proven' : 'not proven'}`;
+    case 'killed':
+      return `killed at ${method.timeoutSeconds + GRACE_SECONDS} s`;
+    case 'skipped':
+      return `skipped (${run.message})`;
+    default:
+      notes.push(`${label}: ${run.outcome} ${run.status ?? ''} ${run.message ?? ''}`);
+      return `${run.outcome}${run.status ? ` ${run.status}` : ''} (note ${notes.length})`;
+  }
+}
+
+const seconds = (s: number | undefined) => (s === undefined ? '' : s.toFixed(2));
+/** A count and its proven lower bound: "12" where proven, "12 >= 9" where not. */
+const withBound = (run: Run, k: 'firewalls' | 'rules') =>
+  run[k] === undefined ? '' : run.optimal || !run.bound ? String(run[k]) : `${run[k]} >= ${run.bound[k]}`;
+const gapCell = (run: Run) => (run.gap === undefined ? '' : `${run.gap.toFixed(1)} %`);
+
+interface Target {
+  target: string;
+  met: boolean;
+  figures: string;
+}
+
+/** The targets of issue 48, judged on the engine as shipped. */
+function targets(rows: Row[]): Target[] {
+  const shipped = (r: Row) => r.runs[0]!;
+  const described = (r: Row) => {
+    const run = shipped(r);
+    if (run.outcome !== 'answered') return `${r.instance} ${run.outcome}`;
+    const gap = run.optimal ? 'proven' : `gap ${gapCell(run)}`;
+    return `${r.instance} ${seconds(run.processSeconds)} s (${gap})`;
+  };
+  const found: Target[] = [];
+  const large = rows.filter((r) => /^(wan-750|ring-100)-/.test(r.instance));
+  found.push({
+    target:
+      'the 750-PoP WAN (900 links, 800 requirements) and the ring of 100 PoPs (200 requirements) each under ' +
+      `${LARGE_SECONDS} s whole process, with its gap printed`,
+    met:
+      large.length > 0 &&
+      large.every((r) => {
+        const run = shipped(r);
+        return run.outcome === 'answered' && run.processSeconds! < LARGE_SECONDS && run.gap !== undefined;
+      }),
+    figures: large.map(described).join(', ') || 'not run',
+  });
+  // An instance without an answer (or without a bound) counts as a gap of 100 %: nothing is known of it.
+  const over = rows.filter((r) => r.pops > SMALL_POPS);
+  const gaps = over.map((r) => (shipped(r).outcome === 'answered' ? (shipped(r).gap ?? 100) : 100));
+  const middle = median(gaps);
+  found.push({
+    target:
+      `median gap on rules of the instances over ${SMALL_POPS} PoPs under ${MEDIAN_GAP} % ` +
+      '(no answer counts as 100 %)',
+    met: over.length > 0 && middle < MEDIAN_GAP,
+    figures: `median ${middle.toFixed(1)} % of ${over.length} (${gaps.map((g) => g.toFixed(1)).join(', ')})`,
+  });
+  const small = rows.filter((r) => r.pops <= SMALL_POPS);
+  const failing = small.filter((r) => {
+    const run = shipped(r);
+    return !(run.outcome === 'answered' && run.optimal && run.processSeconds! < SMALL_SECONDS);
+  });
+  found.push({
+    target: `every instance of at most ${SMALL_POPS} PoPs proven minimal, each under ${SMALL_SECONDS} s whole process`,
+    met: small.length > 0 && failing.length === 0,
+    figures:
+      `${small.length - failing.length} of ${small.length} met` +
+      (failing.length ? `; not: ${failing.map(described).join(', ')}` : ''),
+  });
+  return found;
+}
+
+async function main(): Promise<void> {
+  const one = process.argv.indexOf('--instance');
+  if (one >= 0) {
+    const key = process.argv[process.argv.indexOf('--method') + 1];
+    await runOne(
+      process.argv[one + 1]!,
+      METHODS.find((m) => m.key === key)!,
+    );
+    // Peak memory is read by the parent from /proc when the message arrives, before this process ends.
+    await new Promise((r) => setTimeout(r, 50));
+    process.exit(0);
+  }
+  mkdirSync(out, { recursive: true });
+  const loadBefore = loadavg()[0]!;
+  const runStarted = performance.now();
+  const rows: Row[] = [];
+  const outOfTime = METHODS.map(() => new Set<string>());
+  for (const [instance, nat] of variants()) {
+    const name = instanceName(instance, nat);
+    const family = `${instance.shape.kind}-${nat ? 'nat' : 'plain'}`;
+    const nfv = generate(instance, nat);
+    const nodes = nfv.graphs.graph![0]!.node;
+    const row: Row = {
+      instance: name,
+      family,
+      pops: popsOf(instance.shape),
+      // Links between PoPs: each runs through one allocation place joining two routers.
+      links: nodes.filter(
+        (n) =>
+          !n.functionalType &&
+          n.neighbour!.every((nb) => nodes.find((m) => m.name === nb.name)!.functionalType === 'FORWARDER'),
+      ).length,
+      requirements: nfv.propertyDefinition.property.length,
+      runs: [],
+    };
+    rows.push(row);
+  }
+  // Method by method, so that a run past its budget leaves out the previous method's largest instances first.
+  for (const [k, method] of METHODS.entries()) {
+    for (const row of rows) {
+      const skipped = (message: string) => (row.runs[k] = { outcome: 'skipped', message });
+      if (outOfTime[k]!.has(row.family)) skipped('smaller one timed out');
+      else if ((performance.now() - runStarted) / 1000 > RUN_BUDGET_SECONDS) skipped('run budget spent');
+      else {
+        if (process.stderr.isTTY) process.stderr.write(`\r\x1b[K${row.instance}: ${method.title}`);
+        const run = await runChild(row.instance, method);
+        if (timedOut(run)) outOfTime[k]!.add(row.family);
+        row.runs[k] = run;
+      }
+    }
+  }
+  if (process.stderr.isTTY) process.stderr.write('\r\x1b[K');
+  const runSeconds = (performance.now() - runStarted) / 1000;
+  const loadAfter = loadavg()[0]!;
+
+  const table = new Table({ style: { head: [], border: [] } });
+  const perMethod = ['s', 'process s', 'outcome', 'fw (>= bound)', 'rules (>= bound)', 'gap', 'peak MB'];
+  table.push([{ content: '', colSpan: 4 }, ...METHODS.map((m) => ({ content: m.title, colSpan: perMethod.length }))]);
+  table.push(['instance', 'PoPs', 'links', 'reqs', ...METHODS.flatMap(() => perMethod)]);
+  const notes: string[] = [];
+  for (const row of rows) {
+    table.push([
+      row.instance,
+      row.pops,
+      row.links,
+      row.requirements,
+      ...row.runs.flatMap((run, k) => [
+        seconds(run.seconds),
+        seconds(run.processSeconds),
+        outcomeCell(run, METHODS[k]!, notes, `${row.instance}, ${METHODS[k]!.title}`),
+        withBound(run, 'firewalls'),
+        withBound(run, 'rules'),
+        gapCell(run),
+        run.peakMB ?? '',
+      ]),
+    ]);
+  }
+  const goals = targets(rows);
+  const lines = [
+    table.toString(),
+    ...notes.map((n, k) => `note ${k + 1}: ${n}`),
+    '',
+    'Targets of issue 48 (the engine as shipped):',
+    ...goals.map((g) => `- ${g.target}: ${g.met ? 'met' : 'NOT MET'}; ${g.figures}`),
+    '',
+    `Seed ${SEED}; time limits: ${METHODS.map((m) => `${m.title} ${m.timeoutSeconds} s`).join(', ')} ` +
+      `(processes killed ${GRACE_SECONDS} s after), run budget ${RUN_BUDGET_SECONDS} s; "process s" from ` +
+      'starting the process to its end (generation included); gap = 100 (rules - bound) / rules, 0 where proven. ' +
+      `Whole run ${runSeconds.toFixed(0)} s; load (1 min) ${loadBefore.toFixed(2)} before, ` +
+      `${loadAfter.toFixed(2)} after.`,
+  ];
+  process.stdout.write(`${lines.join('\n')}\n`);
+  writeFileSync(
+    path.join(out, 'wan.md'),
+    `# WAN benchmark (${new Date().toISOString()})\n\n\`\`\`\n${lines.join('\n')}\n\`\`\`\n`,
+  );
+  const methods = METHODS.map(({ key, title, options, timeoutSeconds }) => ({ key, title, options, timeoutSeconds }));
+  const summary = {
+    seed: SEED,
+    runBudgetSeconds: RUN_BUDGET_SECONDS,
+    methods,
+    runSeconds,
+    load: [loadBefore, loadAfter],
+    targets: goals,
+    rows,
+  };
+  writeFileSync(path.join(out, 'wan.json'), `${JSON.stringify(summary, null, 2)}\n`);
+}
+
+await main();
