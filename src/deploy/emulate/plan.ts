@@ -16,6 +16,11 @@
  * is tied to the rule whose counter rose; and a first rule accepting DSCP 32-63 (the positive controls: a probe
  * that must arrive on its path whatever the rules say, so that broken routing never passes as isolation). A second
  * table puts each DSCP value in its own conntrack zone, so the same ports probed on two paths are two connections.
+ *
+ * NAT nodes: an nft table of snat and static dnat (`natFile`) in their namespace, with the same zones; a probe's
+ * routes are pinned for the addresses it carries on each hop (`walk`), and a requirement is probed also addressed
+ * to each NAT on its path that leads to its destination (the model's traffic of a requirement). Load balancers
+ * forward unchanged, as in the model.
  */
 import { approximatedNodes } from '../../model/approximation.js';
 import { parseAddress } from '../../model/address.js';
