@@ -44,7 +44,9 @@ export const NOT_COVERED = [
   'Linux nftables (nfv deploy nftables, stateful) stands for every firewall',
   `simple paths: the default route and at most ${PINNED_PATHS} more per source and destination (3 with requirements ` +
     'both ways), pinned, shortest first',
-  'no NAT or load balancer (refused), no dynamic routing, link failures or timing',
+  'a NAT translates from outside to its address to the one hidden host a source’s requirements ask for (the model: ' +
+    'to each hidden pattern); a second hidden host asked of the same source is probed directly, not through the NAT',
+  'a load balancer forwards unchanged, as in the model; no dynamic routing, link failures or timing',
 ];
 
 /** The kernel's verdict of one requirement, and the path it was seen on (index into its paths). */
@@ -56,7 +58,7 @@ function kernelVerdict(r: RequirementPlan, arrived: Arrived): { kernel: KernelVe
   const through = r.paths.findIndex((p, j) => arrivedOn[j]! > 0 && (!complete || arrivedOn[j] === p.probes.length));
   const leak = arrivedOn.findIndex((n) => n > 0);
   // A control that did not arrive: that path's routing is broken, and no verdict on it would mean anything.
-  const broken = r.paths.findIndex((p) => arrived[p.control] !== true);
+  const broken = r.paths.findIndex((p) => p.controls.some((k) => arrived[k] !== true));
   const kernel: KernelVerdict =
     broken >= 0 ? 'no route' : isolation ? (leak < 0 ? 'holds' : 'fails') : through >= 0 ? 'holds' : 'fails';
   return { kernel, at: Math.max(0, broken >= 0 ? broken : isolation ? leak : through) };

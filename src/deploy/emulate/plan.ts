@@ -16,8 +16,14 @@
  * is tied to the rule whose counter rose; and a first rule accepting DSCP 32-63 (the positive controls: a probe
  * that must arrive on its path whatever the rules say, so that broken routing never passes as isolation). A second
  * table puts each DSCP value in its own conntrack zone, so the same ports probed on two paths are two connections.
+ *
+ * NAT nodes: an nft table of snat and static dnat (`natFile`) in their namespace, with the same zones; a probe's
+ * routes are pinned for the addresses it carries on each hop (`walk`), and a requirement is probed also addressed
+ * to each NAT on its path that leads to its destination (the model's traffic of a requirement). Load balancers
+ * forward unchanged, as in the model.
  */
 import { approximatedNodes } from '../../model/approximation.js';
+import { parseAddress } from '../../model/address.js';
 import { beyondBound, quote } from '../../model/errors.js';
 import { END_HOSTS } from '../../model/resources.js';
 import { DPORT, PROTO, SPORT, boxOf, ruleBoxes, type Box } from '../../model/space.js';
@@ -62,8 +68,11 @@ export interface RequirementPlan {
   dst: string;
   traffic: string;
   claim: boolean | undefined;
-  /** Per path: its nodes, its probes, its control, the namespaces of the firewalls it crosses. */
-  paths: { nodes: string[]; probes: number[]; control: number; firewalls: string[] }[];
+  /**
+   * Per path: its nodes, its probes (to the destination, and to each NAT on the path that leads there), a control
+   * per address probed, the namespaces of the firewalls it crosses.
+   */
+  paths: { nodes: string[]; probes: number[]; controls: number[]; firewalls: string[] }[];
   /** Simple paths that exist beyond those probed (the bound), or that the search did not reach. */
   unprobedPaths: number | 'more';
 }
@@ -97,10 +106,6 @@ export interface Plan {
 
 const refuse = (message: string) => beyondBound(`emulate: ${message}`);
 const IPV4 = /^(25[0-5]|2[0-4]\d|1?\d?\d)(\.(25[0-5]|2[0-4]\d|1?\d?\d)){3}$/;
-const REFUSED_TYPES: Record<string, string> = {
-  NAT: 'a NAT',
-  LOADBALANCER: 'a load balancer',
-};
 
 /** The nft file loaded in a firewall's namespace: the deployed file with counters and the control rule. */
 export function loadedFile(node: Node, id: number): string {
@@ -127,6 +132,39 @@ const ZONES = [
   '}',
   '',
 ].join('\n');
+
+/** An nft match of an address field on an octet pattern (-1: any octet), with its trailing space; '' for any. */
+function patternMatch(field: 'saddr' | 'daddr', pattern: number[]): string {
+  if (pattern.every((x) => x === -1)) return '';
+  if (pattern.every((x) => x !== -1)) return `ip ${field} ${pattern.join('.')} `;
+  const mask = pattern.map((x) => (x === -1 ? 0 : 255)).join('.');
+  return `ip ${field} & ${mask} == ${pattern.map((x) => Math.max(x, 0)).join('.')} `;
+}
+
+/**
+ * A NAT node's nft table (docs/emulate.md, NAT): from a hidden host to outside the hidden patterns and not to the
+ * NAT, the source becomes the NAT's address; from outside to the NAT's address, the destination becomes the one
+ * host the requirements of that source ask for (a static dnat: the model's "each hidden pattern" is a choice the
+ * kernel cannot make); replies are translated back by conntrack. Everything else passes unchanged.
+ */
+function natFile(addr: string, hidden: number[][], dnat: Map<string, string>): string {
+  return [
+    'table ip nfvnat {',
+    '\tchain pre {',
+    '\t\ttype nat hook prerouting priority dstnat; policy accept;',
+    ...hidden.map((h) => `\t\t${patternMatch('saddr', h)}return`),
+    ...[...dnat].sort().map(([from, to]) => `\t\tip saddr ${from} ip daddr ${addr} dnat to ${to}`),
+    '\t}',
+    '\tchain post {',
+    '\t\ttype nat hook postrouting priority srcnat; policy accept;',
+    ...hidden.map((h) => `\t\t${patternMatch('daddr', h)}return`),
+    `\t\tip daddr ${addr} return`,
+    ...hidden.map((h) => `\t\t${patternMatch('saddr', h)}snat to ${addr}`),
+    '\t}',
+    '}',
+    '',
+  ].join('\n');
+}
 
 /** Sample points of [lo, hi]: its ends and the rules' ends (and one past them) inside it, at most `count`. */
 function samples(lo: number, hi: number, ends: number[], count: number): number[] {
@@ -180,12 +218,9 @@ export function planEmulation(nfv: NFV, options: { timeoutSeconds?: number; para
   const index = new Map(nodes.map((n, k) => [n.name, k]));
   for (const n of nodes) {
     if (!IPV4.test(n.name)) throw refuse(`node ${quote(n.name)}: its name is not one IPv4 address`);
-    const refused = REFUSED_TYPES[n.functionalType ?? ''];
-    if (refused)
-      throw refuse(
-        `node ${n.name} is ${refused}; NAT and load balancers are not emulated yet, and an answer with them is ` +
-          'refused rather than emulated without them',
-      );
+    if (n.functionalType === 'NAT')
+      for (const source of n.configuration?.nat?.source ?? [])
+        if (!parseAddress(source)) throw refuse(`NAT ${n.name}: source ${quote(source)} is not an address pattern`);
     if (n.functionalType === 'FIREWALL' && !n.configuration?.firewall)
       throw refuse(`firewall ${n.name} has no rules to deploy (emulate the result of nfv simulate)`);
   }
@@ -215,6 +250,44 @@ export function planEmulation(nfv: NFV, options: { timeoutSeconds?: number; para
   });
   for (const list of next) list.sort((x, y) => x - y);
   const link = (a: number, b: number) => `l${linkOf.get(a < b ? `${a} ${b}` : `${b} ${a}`)}`;
+
+  // NAT nodes: their address, the patterns they hide, and the static dnat of each outside source (filled below).
+  const nats = new Map<number, { addr: string; hidden: number[][]; dnat: Map<string, string> }>();
+  nodes.forEach((n, k) => {
+    const hidden = (n.configuration?.nat?.source ?? []).map((x) => parseAddress(x)!);
+    if (n.functionalType === 'NAT') nats.set(k, { addr: n.name, hidden, dnat: new Map() });
+  });
+  const hides = (hidden: number[][], addr: string) => {
+    const o = addr.split('.').map(Number);
+    return hidden.some((h) => h.every((x, i) => x === -1 || x === o[i]));
+  };
+  /**
+   * The addresses of a probe from `src` addressed to `to` (the destination `dst`, or a NAT on the way) along
+   * `path`, each NAT translating as its nft table does: per node, the source it arrives with and the destination
+   * it leaves with (what its routing reads, after its dnat and before its snat), and the dnat entries it needs.
+   * Undefined when the probe is delivered before `dst` (addressed to a node on the way, or to a NAT from a host it
+   * hides) or leaves the NAT towards another hidden host.
+   */
+  const walk = (path: number[], src: string, to: string, dst: string) => {
+    let [a, b] = [src, to];
+    const hops: { from: string; to: string }[] = [];
+    const dnats: [number, string][] = [];
+    for (let i = 0; i < path.length; i++) {
+      const k = path[i]!;
+      const from = a;
+      const transit = i > 0 && i < path.length - 1;
+      const nat = transit ? nats.get(k) : undefined;
+      if (nat && b === nat.addr) {
+        if (hides(nat.hidden, a) || !hides(nat.hidden, dst)) return undefined;
+        b = dst;
+        dnats.push([k, a]);
+      } else if (nat) {
+        if (hides(nat.hidden, a) && !hides(nat.hidden, b)) a = nat.addr;
+      } else if (transit && b === nodes[k]!.name) return undefined;
+      hops.push({ from, to: b });
+    }
+    return b === dst ? { hops, dnats, seen: a } : undefined;
+  };
 
   const create = [
     ...nodes.map((_, k) => `netns add ${ns(k)}`),
@@ -255,7 +328,7 @@ export function planEmulation(nfv: NFV, options: { timeoutSeconds?: number; para
     if (asked.has(`${d} ${s}`)) both.add(s < d ? `${s} ${d}` : `${d} ${s}`);
   }
   const pairIndex = new Map<string, number>();
-  const pairs = new Map<string, { paths: number[][]; unprobed: number | 'more'; first: number }>();
+  const pairs = new Map<string, { paths: number[][]; unprobed: number | 'more'; first: number; table: number }>();
   // A NetworkForwardingPath is the one path of its source and destination (the last one listed, as the engine
   // reads them).
   const fixedPath = (s: number, d: number) => {
@@ -288,30 +361,38 @@ export function planEmulation(nfv: NFV, options: { timeoutSeconds?: number; para
       : pathsBetween(s, d, next, (k) => !endhost(k));
     // The first path is the default route, a shortest path; the next ones are pinned by their TOS.
     const paths = found.slice(0, slots);
-    pair = { paths, unprobed: complete ? Math.max(0, found.length - paths.length) : 'more', first };
+    pair = {
+      paths,
+      unprobed: complete ? Math.max(0, found.length - paths.length) : 'more',
+      first,
+      table: TABLE_BASE + pairIndex.get(unordered)! * (PINNED_PATHS + 1),
+    };
     pairs.set(key, pair);
-    const [from, to] = [nodes[s]!.name, nodes[d]!.name];
-    paths.forEach((p, j) => {
-      const slot = first + j;
-      const tos = slot === 0 ? '' : ` tos 0x${(slot << 2).toString(16).padStart(2, '0')}`;
-      const pref = slot === 0 ? 200 : 100;
-      const table = TABLE_BASE + pairIndex.get(unordered)! * (PINNED_PATHS + 1) + slot;
-      p.forEach((at, i) => {
-        const lines = config[at]!;
-        if (i < p.length - 1) {
-          lines.push(`route add ${to}/32 via ${nodes[p[i + 1]!]!.name} dev ${link(at, p[i + 1]!)} table ${table}`);
-          lines.push(`rule add from ${from}/32 to ${to}/32${tos} table ${table} pref ${pref}`);
-        }
-        if (i > 0) {
-          lines.push(`route add ${from}/32 via ${nodes[p[i - 1]!]!.name} dev ${link(at, p[i - 1]!)} table ${table}`);
-          lines.push(`rule add from ${to}/32 to ${from}/32${tos} table ${table} pref ${pref}`);
-        }
-      });
-    });
     return pair;
+  };
+  // A path pinned for the addresses a probe carries on it (`walk`): on every node, a route forward to the
+  // destination it leaves with and back to the source it came with, each under a rule on both addresses (and the
+  // TOS of the path's slot). The same lines for two requirements of a pair are written once.
+  const pin = (p: number[], slot: number, table: number, hops: { from: string; to: string }[]) => {
+    const tos = slot === 0 ? '' : ` tos 0x${(slot << 2).toString(16).padStart(2, '0')}`;
+    const pref = slot === 0 ? 200 : 100;
+    p.forEach((at, i) => {
+      const lines = config[at]!;
+      const { from, to } = hops[i]!;
+      if (i < p.length - 1) {
+        lines.push(`route add ${to}/32 via ${nodes[p[i + 1]!]!.name} dev ${link(at, p[i + 1]!)} table ${table}`);
+        lines.push(`rule add from ${from}/32 to ${to}/32${tos} table ${table} pref ${pref}`);
+      }
+      if (i > 0) {
+        lines.push(`route add ${from}/32 via ${nodes[p[i - 1]!]!.name} dev ${link(at, p[i - 1]!)} table ${table}`);
+        lines.push(`rule add from ${to}/32 to ${from}/32${tos} table ${table} pref ${pref}`);
+      }
+    });
   };
 
   const probes: Probe[] = [];
+  /** Per probe: its source and destination ports as the destination sees them (after every NAT). */
+  const arrivesAs: string[] = [];
   const listeners = new Map<number, { tcp: Set<number>; udp: Set<number> }>();
   const requirements: RequirementPlan[] = [];
   const properties = nfv.propertyDefinition?.property ?? [];
@@ -364,31 +445,47 @@ export function planEmulation(nfv: NFV, options: { timeoutSeconds?: number; para
     pair.paths.forEach((path, j) => {
       const tos = ((pair.first + j) | (s < d ? DIRECTION_DSCP : 0)) << 2;
       const ids: number[] = [];
-      const add = (probe: Omit<Probe, 'ns' | 'src' | 'dst'>) => {
-        probes.push({ ns: ns(s), src, dst, ...probe });
-        return probes.length - 1;
-      };
-      for (const proto of protos) {
-        if (proto === 'icmp') ids.push(add({ proto, sport: 0, dport: 0, tos }));
-        else
-          for (const dport of dports) {
-            listen[proto].add(dport);
-            for (const sport of sports) ids.push(add({ proto, sport: onPath(sport, j), dport, tos }));
-          }
+      const controls: number[] = [];
+      // Addressed to the destination, and to each NAT on the path that leads there (the model's traffic of a
+      // requirement: the way to reach what a NAT hides).
+      const targets = [dst, ...path.slice(1, -1).flatMap((k) => (nats.has(k) ? [nodes[k]!.name] : []))];
+      for (const target of targets) {
+        const walked = walk(path, src, target, dst);
+        if (!walked) continue;
+        // One static dnat per NAT and outside source: a second hidden host asked of the same source through the
+        // same NAT is not probed through its address (NOT_COVERED).
+        if (walked.dnats.some(([k, from]) => (nats.get(k)!.dnat.get(from) ?? dst) !== dst)) continue;
+        for (const [k, from] of walked.dnats) nats.get(k)!.dnat.set(from, dst);
+        pin(path, pair.first + j, pair.table + pair.first + j, walked.hops);
+        const add = (probe: Omit<Probe, 'ns' | 'src' | 'dst'>) => {
+          probes.push({ ns: ns(s), src, dst: target, ...probe });
+          arrivesAs.push(`${walked.seen}:${probe.sport} ${dst}:${probe.dport}`);
+          return probes.length - 1;
+        };
+        for (const proto of protos) {
+          if (proto === 'icmp') ids.push(add({ proto, sport: 0, dport: 0, tos }));
+          else
+            for (const dport of dports) {
+              listen[proto].add(dport);
+              for (const sport of sports) ids.push(add({ proto, sport: onPath(sport, j), dport, tos }));
+            }
+        }
+        // The control: TCP to a listened port (or ICMP where no port is probed), DSCP 32 + the path's bits.
+        const controlPort = dports[0];
+        if (controlPort !== undefined) listen.tcp.add(controlPort);
+        controls.push(
+          add({
+            proto: controlPort === undefined ? 'icmp' : 'tcp',
+            sport: controlPort === undefined ? 0 : 40000 + j,
+            dport: controlPort ?? 0,
+            tos: (CONTROL_DSCP << 2) | tos,
+          }),
+        );
       }
-      // The control: TCP to a listened port (or ICMP where no port is probed), DSCP 32 + the path's bits.
-      const controlPort = dports[0];
-      if (controlPort !== undefined) listen.tcp.add(controlPort);
-      const control = add({
-        proto: controlPort === undefined ? 'icmp' : 'tcp',
-        sport: controlPort === undefined ? 0 : 40000 + j,
-        dport: controlPort ?? 0,
-        tos: (CONTROL_DSCP << 2) | tos,
-      });
       plan.paths.push({
         nodes: path.map((k) => nodes[k]!.name),
         probes: ids,
-        control,
+        controls,
         firewalls: path.filter((k) => firewallAt.has(k)).map(ns),
       });
     });
@@ -397,14 +494,19 @@ export function planEmulation(nfv: NFV, options: { timeoutSeconds?: number; para
 
   // Rounds: a probe waits for the next round when one with its ports and addresses is in this one, either way
   // round (two nodes probing each other from and to the same port would open one connection together).
+  // Behind a NAT, the ports as the destination sees them count too: two hidden hosts probing one destination from
+  // the same port at once would make the NAT move one of the ports, and the firewalls after it see another port.
   const rounds: number[][] = [];
-  const uses = new Map<string, number>();
+  const free = new Map<string, number>();
   probes.forEach((p, k) => {
     const ends = [`${p.src}:${p.sport}`, `${p.dst}:${p.dport}`].sort();
-    const key = p.proto === 'icmp' ? `icmp ${k}` : `${p.proto} ${ends.join(' ')}`;
-    const round = uses.get(key) ?? 0;
-    uses.set(key, round + 1);
+    const keys = p.proto === 'icmp' ? [`icmp ${k}`] : [`${p.proto} ${ends.join(' ')}`, `${p.proto} ${arrivesAs[k]}`];
+    const round = Math.max(...keys.map((key) => free.get(key) ?? 0));
+    for (const key of keys) free.set(key, round + 1);
     (rounds[round] ??= []).push(k);
+  });
+  nats.forEach((nat, k) => {
+    nft[ns(k)] = `${natFile(nat.addr, nat.hidden, nat.dnat)}${ZONES}`;
   });
 
   const namespaces = nodes.map((_, k) => ns(k));
@@ -412,7 +514,7 @@ export function planEmulation(nfv: NFV, options: { timeoutSeconds?: number; para
     namespaces,
     create: `${create.join('\n')}\n`,
     remove: `${namespaces.map((n) => `netns delete ${n}`).join('\n')}\n`,
-    config: Object.fromEntries(config.map((lines, k) => [ns(k), `${lines.join('\n')}\n`])),
+    config: Object.fromEntries(config.map((lines, k) => [ns(k), `${[...new Set(lines)].join('\n')}\n`])),
     sysctl: [
       ['net/ipv4/ip_forward', '1'],
       ['net/ipv4/conf/all/rp_filter', '0'],
