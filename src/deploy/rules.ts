@@ -138,6 +138,11 @@ export interface TranslatorOptions {
    * rules allowed come back first (replies, related ICMP errors); docs/SEMANTICS.md "Deployed state".
    */
   stateless?: boolean;
+  /**
+   * iptables: a host firewall's node (docs/SEMANTICS.md "Host firewalls") written as the host's INPUT chain (its
+   * rules for packets to this address) and OUTPUT chain (for packets from it).
+   */
+  host?: string;
 }
 
 /** The comment line that says which of the two a file is; `how` names the stateful rule(s) of its format. */

@@ -78,6 +78,7 @@ const nid = (i: Input) => i.params.nid as number;
 
 /**
  * The options of a format: `?stateless=true` for every one (deployFile refuses it for FortiOS, stateful only);
+ * iptables also `?host=ADDRESS` (a host firewall's INPUT and OUTPUT chains);
  * nftables also `?sets=true`, `?format=json`.
  */
 function deployOptions(format: DeployFormat, query: URLSearchParams): DeployOptions {
@@ -87,7 +88,10 @@ function deployOptions(format: DeployFormat, query: URLSearchParams): DeployOpti
     return value === 'true';
   };
   const stateless = flag('stateless');
-  if (format !== 'nftables') return { stateless };
+  // A host firewall's node, written as the host's INPUT and OUTPUT chains (iptables).
+  const host = query.get('host');
+  if (host !== null && format !== 'iptables') throw badRequest(`host: only iptables writes INPUT/OUTPUT chains`);
+  if (format !== 'nftables') return { stateless, ...(host === null ? {} : { host }) };
   const sets = flag('sets');
   const form = query.get('format') ?? 'text';
   if (form !== 'text' && form !== 'json') throw badRequest(`format: ${quote(form)} is not text or json`);
