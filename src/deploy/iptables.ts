@@ -4,14 +4,13 @@
  * `stateless` the chain is the rules alone.
  */
 import type { Node } from '../model/types.js';
-import { DPORT, DST, SPORT, SRC, UNIVERSE, intersect, type Box } from '../model/space.js';
-import { parseAddress } from '../model/address.js';
-import { badRequest, quote } from '../model/errors.js';
+import { DPORT, DST, SPORT, SRC, intersect } from '../model/space.js';
 import {
   address,
   cidr,
   commonSubsequence,
   header,
+  hostBox,
   isFull,
   normalisedRules,
   perProtocol,
@@ -73,15 +72,6 @@ export function iptablesChange(from: Node, to: Node, what: string, options: Tran
   return `${lines.join('\n')}\n`;
 }
 
-/** The packets to (`at` DST) or from (`at` SRC) one address. */
-function addressBox(host: string, at: number): Box {
-  const octets = parseAddress(host);
-  if (!octets || octets.includes(-1)) throw badRequest(`host: ${quote(host)} is not an IPv4 address (--host)`);
-  const box = [...UNIVERSE];
-  octets.forEach((o, k) => (box[2 * (at + k)] = box[2 * (at + k) + 1] = o));
-  return box;
-}
-
 /**
  * A host firewall's node as the host's own chains: INPUT is the node's list for packets to the host, OUTPUT for
  * packets from it, each with the node's default as policy. Loopback is accepted first: its packets never cross
@@ -91,7 +81,7 @@ function hostChains(node: Node, id: number, host: string, options: TranslatorOpt
   const { rules, defaultAllow } = normalisedRules(node);
   const policy = defaultAllow ? 'ACCEPT' : 'DROP';
   const chain = (name: string, flag: string, at: number) => {
-    const box = addressBox(host, at);
+    const box = hostBox(host, at);
     const restricted = rules.flatMap((r): Rule[] => {
       const part = intersect(r.box, box);
       return part ? [{ ...r, box: part }] : [];

@@ -13,7 +13,8 @@
  * the fixed bits lead, otherwise a non-contiguous mask (`10.-1.0.1` is 10.0.0.1/255.0.255.255; iptables, Open
  * vSwitch, ipfw, FortiOS wildcard addresses and nft's `& mask ==` all take one).
  */
-import { badRequest } from '../model/errors.js';
+import { parseAddress } from '../model/address.js';
+import { badRequest, quote } from '../model/errors.js';
 import type { Elements, Node } from '../model/types.js';
 import { PROTO, UNIVERSE, intersect, ruleBoxes, type Box } from '../model/space.js';
 
@@ -166,4 +167,13 @@ export function commonSubsequence(a: string[], b: string[]): [number, number][] 
     else j++;
   }
   return pairs;
+}
+
+/** The packets to (`at` DST) or from (`at` SRC) one address. */
+export function hostBox(host: string, at: number): Box {
+  const octets = parseAddress(host);
+  if (!octets || octets.includes(-1)) throw badRequest(`host: ${quote(host)} is not an IPv4 address (--host)`);
+  const box = [...UNIVERSE];
+  octets.forEach((o, k) => (box[2 * (at + k)] = box[2 * (at + k) + 1] = o));
+  return box;
 }

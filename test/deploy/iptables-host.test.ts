@@ -95,7 +95,7 @@ t.test('the file has INPUT and OUTPUT chains, loopback first, no FORWARD rule; o
       .every((l) => l.includes(`-d ${HOST}`)),
     'every INPUT rule is for packets to the host',
   );
-  t.throws(() => deployFile(node, 1, 'nftables', { host: HOST }), /^host: only iptables/);
+  t.throws(() => deployFile(node, 1, 'ovs', { host: HOST }), /^host: only iptables/);
   t.throws(() => iptables(node, 1, { host: '10.0.9.0/24' }), /^host: "10\.0\.9\.0\/24" is not an IPv4 address/);
   t.end();
 });

@@ -122,7 +122,7 @@ export const deployCommand = new Command('deploy')
     '--stateless',
     'the rules alone, one way: no conntrack rule letting replies of allowed connections back (all but vendor)',
   )
-  .option('--host <address>', "iptables: the node is this end host's firewall; write its INPUT and OUTPUT chains")
+  .option('--host <address>', "iptables, nftables: the node is this end host's firewall; write its INPUT/OUTPUT chains")
   .option('--live <file>', 'iptables, with --from: the change against this iptables-save file NODE was imported from')
   .option('--iface <name=addresses>', 'with --live: as given to nfv import; repeat', collect, [])
   .option('--ipset <file>', 'with --live: as given to nfv import')
@@ -150,8 +150,8 @@ export const deployCommand = new Command('deploy')
     const options = new URLSearchParams(format === 'nftables' ? { sets: String(Boolean(sets)) } : {});
     if (json) options.set('format', 'json');
     if (stateless) options.set('stateless', 'true');
-    if (host !== undefined && (format !== 'iptables' || from !== undefined))
-      throw badRequest('--host: only deploy iptables NID writes a host firewall (INPUT and OUTPUT chains)');
+    if (host !== undefined && ((format !== 'iptables' && format !== 'nftables') || from !== undefined || json))
+      throw badRequest('--host: only deploy iptables|nftables NID (text) writes a host firewall (INPUT and OUTPUT)');
     if (host !== undefined) options.set('host', host);
     const change = () => ({ smid: parseParam('smid', from!), other: parseParam('other', nid) });
     const outcome =
