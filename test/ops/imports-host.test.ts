@@ -20,7 +20,7 @@ import { invoke } from '../../src/ops/operation.js';
 import { checkedSimulate } from '../engine/evaluator.js';
 import { verdicts } from '../engine/evaluator-pathfree.js';
 import { cli, scratch } from '../helpers.js';
-import { workspace } from './call.js';
+import { call, content, workspace } from './call.js';
 
 const SERVER = '10.0.9.1';
 const FW = '10.0.9.254';
@@ -230,4 +230,27 @@ t.test('firewall explain --host: INPUT for a packet to the host, OUTPUT from it,
   const neither = await explain(`src=10.0.3.1 dst=10.0.2.1 proto=tcp dport=22`);
   t.equal(neither.code, 2);
   t.match(neither.stderr, /^nfv: packet: neither to nor from the host 10\.0\.9\.1 \(--host\)/);
+});
+
+t.test('over HTTP: import with host and store, deploy with ?host= writes INPUT and OUTPUT', async (t) => {
+  const ws = await workspace(t);
+  const body = { format: 'iptables', text: HOST_DUMP, file: 'server.v4', node: FW, host: SERVER, store: true };
+  const stored = await call(ws, 'POST', '/fwd/import', body);
+  if (!stored.ok) return t.fail(stored.error);
+  const id = (content(stored) as { id: number }).id;
+  for (const segment of ['getIptables', 'getNftables']) {
+    const o = await call(ws, 'GET', `/fwd/deploy/${segment}/${id}?host=${SERVER}`);
+    if (!o.ok) return t.fail(o.error);
+    const text = String(content(o));
+    t.match(
+      text,
+      segment === 'getIptables'
+        ? /\n-A INPUT -s 10\.0\.1\.0\/24 -d 10\.0\.9\.1\/32 -p tcp --dport 22 -j ACCEPT\n/
+        : /\n\t\tip saddr 10\.0\.1\.0\/24 ip daddr 10\.0\.9\.1 tcp dport 22 accept\n/,
+      segment,
+    );
+  }
+  const bad = await call(ws, 'GET', `/fwd/deploy/getOpenVswitch/${id}?host=${SERVER}`);
+  t.notOk(bad.ok);
+  if (!bad.ok) t.match(bad.error, /^host: only iptables and nftables/);
 });
