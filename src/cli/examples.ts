@@ -41,12 +41,14 @@ const WRITTEN: Record<string, string[]> = {
     'nfv deploy iptables --from 1 2 10.255.0.1 | iptables-restore --noflush   # from result 1 to result 2',
     'nfv deploy nftables --from 1 2 10.255.0.1 -o change.sh && sh change.sh  # refuses a chain that drifted',
     'nfv deploy iptables --from 1 2 10.255.0.1 --live rules.v4 | iptables-restore --noflush   # the live lines',
+    'nfv deploy iptables 1 --host 10.0.9.1 | iptables-restore --test   # a host firewall: its INPUT and OUTPUT',
   ],
   'nfv import iptables': [
     'nfv import iptables rules.v4 --node 10.255.0.1 --report table > fw.json   # rules.v4: iptables-save output',
     'nfv import iptables rules.v4 --node 10.255.0.1 --into network.xml -o network-fw.xml && ' +
       'nfv simulate network-fw.xml',
     'nfv import iptables rules.v4 --node 10.255.0.1 --iface eth1=10.1.0.0/16 --ipset ipset.save --store',
+    'nfv import iptables server.v4 --node 10.0.9.254 --host 10.0.9.1 --into network.json   # a host firewall',
   ],
   'nfv import nftables': [
     'nfv import nftables ruleset.json --node 10.255.0.1   # ruleset.json: nft -j list ruleset',

@@ -61,6 +61,9 @@ export function deployFile(node: Node, id: number, format: DeployFormat, options
   const label = (node.configuration?.description || node.name).replace(/[^A-Za-z0-9_.-]/g, '_');
   const render = options.json ? t.json! : t.render;
   const ext = options.json ? 'json' : t.ext;
-  const content = render(node, id, { sets: options.sets, stateless: options.stateless });
+  if (options.host !== undefined && (options.json || (format !== 'iptables' && format !== 'nftables')))
+    throw badRequest(`host: only iptables and nftables text write a host firewall's INPUT and OUTPUT chains`);
+  const host = options.host === undefined ? {} : { host: options.host };
+  const content = render(node, id, { sets: options.sets, stateless: options.stateless, ...host });
   return { format, filename: `${t.prefix}_${label}_${id}.${ext}`, content };
 }

@@ -4,18 +4,20 @@
  * `stateless` the chain is the rules alone.
  */
 import type { Node } from '../model/types.js';
-import { DPORT, DST, SPORT, SRC } from '../model/space.js';
+import { DPORT, DST, SPORT, SRC, intersect } from '../model/space.js';
 import {
   address,
   cidr,
   commonSubsequence,
   header,
+  hostBox,
   isFull,
   normalisedRules,
   perProtocol,
   protocolOf,
   range,
   stateLine,
+  type Rule,
   type TranslatorOptions,
 } from './rules.js';
 
@@ -25,6 +27,7 @@ const STATEFUL_SPEC = '-m conntrack --ctstate ESTABLISHED,RELATED -j ACCEPT';
 const headOf = (options: TranslatorOptions) => (options.stateless ? [] : [STATEFUL_SPEC]);
 
 export function iptables(node: Node, id: number, options: TranslatorOptions = {}): string {
+  if (options.host !== undefined) return hostChains(node, id, options.host, options);
   const { policy, specs } = forwardChain(node);
   const lines = [
     header(node, id, 'load with: iptables-restore < FILE'),
@@ -70,15 +73,51 @@ export function iptablesChange(from: Node, to: Node, what: string, options: Tran
 }
 
 /**
+ * A host firewall's node as the host's own chains: INPUT is the node's list for packets to the host, OUTPUT for
+ * packets from it, each with the node's default as policy. Loopback is accepted first: its packets never cross
+ * the node, so the model says nothing of them, and a host whose INPUT drops them breaks.
+ */
+function hostChains(node: Node, id: number, host: string, options: TranslatorOptions): string {
+  const { rules, defaultAllow } = normalisedRules(node);
+  const policy = defaultAllow ? 'ACCEPT' : 'DROP';
+  const chain = (name: string, flag: string, at: number) => {
+    const box = hostBox(host, at);
+    const restricted = rules.flatMap((r): Rule[] => {
+      const part = intersect(r.box, box);
+      return part ? [{ ...r, box: part }] : [];
+    });
+    const specs = [...headOf(options), `${flag} lo -j ACCEPT`, ...specsOf(restricted)];
+    return specs.map((spec) => `-A ${name} ${spec}`);
+  };
+  const lines = [
+    header(node, id, 'load with: iptables-restore < FILE'),
+    `# the firewall of host ${host}: INPUT for packets to it, OUTPUT for packets from it`,
+    stateLine(options.stateless, 'conntrack ESTABLISHED,RELATED first'),
+    '*filter',
+    `:INPUT ${policy} [0:0]`,
+    ':FORWARD DROP [0:0]',
+    `:OUTPUT ${policy} [0:0]`,
+    ...chain('INPUT', '-i', DST),
+    ...chain('OUTPUT', '-o', SRC),
+    'COMMIT',
+  ];
+  return `${lines.join('\n')}\n`;
+}
+
+/**
  * The FORWARD chain of a firewall: its policy and each rule's match and target, in first-match order, with the
  * element (from 0) each comes from.
  */
 export function forwardChain(node: Node): { policy: 'ACCEPT' | 'DROP'; specs: string[]; elements: number[] } {
   const { rules, defaultAllow } = normalisedRules(node);
+  const elements = perProtocol(rules).map((r) => r.element);
+  return { policy: defaultAllow ? 'ACCEPT' : 'DROP', specs: specsOf(rules), elements };
+}
+
+/** Each rule's match and target, as iptables writes them. */
+function specsOf(rules: Rule[]): string[] {
   const specs: string[] = [];
-  const elements: number[] = [];
   for (const r of perProtocol(rules)) {
-    elements.push(r.element);
     const parts: string[] = [];
     const src = address(r.box, SRC);
     const dst = address(r.box, DST);
@@ -98,5 +137,5 @@ export function forwardChain(node: Node): { policy: 'ACCEPT' | 'DROP'; specs: st
     parts.push(`-j ${r.allow ? 'ACCEPT' : 'DROP'}`);
     specs.push(parts.join(' '));
   }
-  return { policy: defaultAllow ? 'ACCEPT' : 'DROP', specs, elements };
+  return specs;
 }

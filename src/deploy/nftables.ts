@@ -25,7 +25,7 @@
  * that rule as any other: both lists start with it, so it stays.
  */
 import type { Node } from '../model/types.js';
-import { type Box, DPORT, DST, PROTO, SPORT, SRC, contains, meet } from '../model/space.js';
+import { type Box, DPORT, DST, PROTO, SPORT, SRC, contains, intersect, meet } from '../model/space.js';
 import {
   type Address,
   type Rule,
@@ -34,6 +34,7 @@ import {
   address,
   commonSubsequence,
   header,
+  hostBox,
   isFull,
   normalisedRules,
   protocolOf,
@@ -221,8 +222,20 @@ const STATEFUL_RULE: NftRule = {
 };
 
 /** The forward chain of a firewall: its policy and rules in first-match order (the stateful rule first). */
-export function nftChain(node: Node, options: NftOptions = {}): { policy: 'accept' | 'drop'; rules: NftRule[] } {
-  const { rules, defaultAllow } = normalisedRules(node, { otherNative: true });
+export function nftChain(
+  node: Node,
+  options: NftOptions = {},
+  within?: Box,
+): { policy: 'accept' | 'drop'; rules: NftRule[] } {
+  const normalised = normalisedRules(node, { otherNative: true });
+  const { defaultAllow } = normalised;
+  // A host firewall's chain: the rules for the packets to (or from) the host only.
+  const rules = within
+    ? normalised.rules.flatMap((r): Rule[] => {
+        const part = intersect(r.box, within);
+        return part ? [{ ...r, box: part }] : [];
+      })
+    : normalised.rules;
   const policy = defaultAllow ? 'accept' : 'drop';
   const out: NftRule[] = options.stateless ? [] : [STATEFUL_RULE];
   if (!options.sets) return { policy, rules: [...out, ...rules.map((r) => single(r.box, r.allow))] };
@@ -243,6 +256,7 @@ export function nftChain(node: Node, options: NftOptions = {}): { policy: 'accep
 const policyLine = (policy: string) => `${CHAIN_TYPE} policy ${policy};`;
 
 export function nftables(node: Node, id: number, options: NftOptions = {}): string {
+  if (options.host !== undefined) return nftHost(node, id, options.host, options);
   const { policy, rules } = nftChain(node, options);
   const lines = [
     header(node, id, 'load with: nft -f FILE'),
@@ -256,6 +270,36 @@ export function nftables(node: Node, id: number, options: NftOptions = {}): stri
     `\t\t${policyLine(policy)}`,
     ...rules.map((r) => `\t\t${r.text}`),
     '\t}',
+    '}',
+  ];
+  return `${lines.join('\n')}\n`;
+}
+
+/**
+ * A host firewall's node as the host's own chains (docs/SEMANTICS.md "Host firewalls"): `input` has the node's
+ * rules for packets to the host, `output` for packets from it, each with the node's default as policy, after
+ * loopback (which never crosses the node: a host that drops it breaks).
+ */
+function nftHost(node: Node, id: number, host: string, options: NftOptions): string {
+  const chain = (name: string, at: number, lo: string) => {
+    const { policy, rules } = nftChain(node, options, hostBox(host, at));
+    const [first, rest] = options.stateless ? [[], rules] : [rules.slice(0, 1), rules.slice(1)];
+    return [
+      `\tchain ${name} {`,
+      `\t\ttype filter hook ${name} priority filter; policy ${policy};`,
+      ...[...first.map((r) => r.text), `${lo} "lo" accept`, ...rest.map((r) => r.text)].map((t) => `\t\t${t}`),
+      '\t}',
+    ];
+  };
+  const lines = [
+    header(node, id, 'load with: nft -f FILE'),
+    `# the firewall of host ${host}: chain input for packets to it, output for packets from it`,
+    stateLine(options.stateless, 'ct state established,related first'),
+    `table ${FAMILY} ${TABLE}`,
+    `delete table ${FAMILY} ${TABLE}`,
+    `table ${FAMILY} ${TABLE} {`,
+    ...chain('input', DST, 'iifname'),
+    ...chain('output', SRC, 'oifname'),
     '}',
   ];
   return `${lines.join('\n')}\n`;

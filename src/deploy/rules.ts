@@ -13,7 +13,8 @@
  * the fixed bits lead, otherwise a non-contiguous mask (`10.-1.0.1` is 10.0.0.1/255.0.255.255; iptables, Open
  * vSwitch, ipfw, FortiOS wildcard addresses and nft's `& mask ==` all take one).
  */
-import { badRequest } from '../model/errors.js';
+import { parseAddress } from '../model/address.js';
+import { badRequest, quote } from '../model/errors.js';
 import type { Elements, Node } from '../model/types.js';
 import { PROTO, UNIVERSE, intersect, ruleBoxes, type Box } from '../model/space.js';
 
@@ -138,6 +139,11 @@ export interface TranslatorOptions {
    * rules allowed come back first (replies, related ICMP errors); docs/SEMANTICS.md "Deployed state".
    */
   stateless?: boolean;
+  /**
+   * iptables: a host firewall's node (docs/SEMANTICS.md "Host firewalls") written as the host's INPUT chain (its
+   * rules for packets to this address) and OUTPUT chain (for packets from it).
+   */
+  host?: string;
 }
 
 /** The comment line that says which of the two a file is; `how` names the stateful rule(s) of its format. */
@@ -161,4 +167,13 @@ export function commonSubsequence(a: string[], b: string[]): [number, number][] 
     else j++;
   }
   return pairs;
+}
+
+/** The packets to (`at` DST) or from (`at` SRC) one address. */
+export function hostBox(host: string, at: number): Box {
+  const octets = parseAddress(host);
+  if (!octets || octets.includes(-1)) throw badRequest(`host: ${quote(host)} is not an IPv4 address (--host)`);
+  const box = [...UNIVERSE];
+  octets.forEach((o, k) => (box[2 * (at + k)] = box[2 * (at + k) + 1] = o));
+  return box;
 }

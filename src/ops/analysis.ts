@@ -34,7 +34,9 @@ export type SourceSpec =
   | { kind: 'document'; document: string; node?: string; name?: string };
 
 /** A firewall node found in a source, and what to call it; or an imported live firewall: its rule list and chains. */
-type Found = { node: Node; name: string } | { list: RuleList; set: LiveRuleset };
+type Found =
+  | { node: Node; name: string }
+  | { list: RuleList; set: LiveRuleset; host?: { address: string; input: LiveRuleset; output: LiveRuleset } };
 
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
@@ -99,7 +101,8 @@ interface DocumentKind {
 async function importedSource(format: 'iptables' | 'nftables', text: string, name: string, r: Reading): Promise<Found> {
   const { importRules, importedList } = await import('../deploy/import/index.js');
   const imported = importRules(format, text, name, r.options);
-  return { list: importedList(imported, r.approximation ?? 'may'), set: imported.set };
+  const host = imported.host ? { host: imported.host } : {};
+  return { list: importedList(imported, r.approximation ?? 'may'), set: imported.set, ...host };
 }
 
 const NO_READING: Reading = { options: {}, given: [] };
@@ -342,6 +345,13 @@ export async function explainPacket(
   const { explain, packetBox, parsePacket } = await import('../deploy/import/index.js');
   const packet = parsePacket(packetText);
   const source = await found(ws, spec, reading);
+  if ('set' in source && source.host) {
+    // A host firewall: INPUT decides the packets to the host, OUTPUT those from it (docs/SEMANTICS.md).
+    const { address, input, output } = source.host;
+    if (packet.dst === address) return explain(input, packet);
+    if (packet.src === address) return explain(output, packet);
+    throw badRequest(`packet: neither to nor from the host ${address} (--host): no chain of it decides`);
+  }
   if ('set' in source) return explain(source.set, packet);
   const { listOfNode, labelOf } = await import('../deploy/analysis/index.js');
   const list = listOfNode(source.node, source.name);

@@ -78,6 +78,7 @@ const nid = (i: Input) => i.params.nid as number;
 
 /**
  * The options of a format: `?stateless=true` for every one (deployFile refuses it for FortiOS, stateful only);
+ * iptables and nftables also `?host=ADDRESS` (a host firewall's INPUT and OUTPUT chains);
  * nftables also `?sets=true`, `?format=json`.
  */
 function deployOptions(format: DeployFormat, query: URLSearchParams): DeployOptions {
@@ -87,11 +88,16 @@ function deployOptions(format: DeployFormat, query: URLSearchParams): DeployOpti
     return value === 'true';
   };
   const stateless = flag('stateless');
-  if (format !== 'nftables') return { stateless };
+  // A host firewall's node, written as the host's INPUT and OUTPUT chains (iptables, nftables).
+  const got = query.get('host');
+  if (got !== null && format !== 'iptables' && format !== 'nftables')
+    throw badRequest(`host: only iptables and nftables write INPUT/OUTPUT chains`);
+  const host = got === null ? {} : { host: got };
+  if (format !== 'nftables') return { stateless, ...host };
   const sets = flag('sets');
   const form = query.get('format') ?? 'text';
   if (form !== 'text' && form !== 'json') throw badRequest(`format: ${quote(form)} is not text or json`);
-  return { stateless, sets, json: form === 'json' };
+  return { stateless, sets, json: form === 'json', ...host };
 }
 
 function deployOperation(segment: string, format: DeployFormat, summary: string): Operation<unknown, TextReply> {

@@ -4,7 +4,8 @@
  * of every line reached; with `into`, the NFV document whose firewall node has that configuration instead; with
  * `store`, the node is also kept in `/fwd`. Body: `{"format": "iptables" | "nftables", "text": "...", "file":
  * "rules.v4", "node": "10.255.0.1", "into": "<NFV document>", "store": false}` and the reading fields every
- * operation reading a rule set takes (`reading.ts`: chain, table, ignoreNat, iface, ipset, approximation).
+ * operation reading a rule set takes (`reading.ts`: chain, table, ignoreNat, iface, host, ipset, approximation);
+ * with `host` and `into`, the node is placed between that end host and its neighbours when the graph lacks it.
  */
 import { execFile } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -14,7 +15,7 @@ import type { Approximation, ImportFormat, ImportOptions, ImportReport, LineElem
 import { decodeDocument, detectFormat, encodeDocument } from '../model/codec.js';
 import { badRequest, failedDependency, quote } from '../model/errors.js';
 import { MAX_DOCUMENT_BYTES } from '../model/limits.js';
-import { NfvType } from '../model/resources.js';
+import { END_HOSTS, NfvType } from '../model/resources.js';
 import type { NFV, Node } from '../model/types.js';
 import { FWD_AREA } from '../store/firewalls.js';
 import { addNode } from './firewalls.js';
@@ -119,6 +120,7 @@ export async function runImport(r: ImportRequest): Promise<Omit<ImportAnswer, 'i
   const format = detectFormat(r.into);
   if (!format) throw badRequest('into: not an XML or JSON NFV document');
   const nfv: NFV = decodeDocument(NfvType, r.into, format);
+  if (r.options.host !== undefined) placeAtHost(nfv, r.options.host, r.node);
   const named = (nfv.graphs.graph ?? []).flatMap((g) => g.node).filter((n) => n.name === r.node);
   if (!named.length) throw badRequest(`node: the document has no node ${quote(r.node)}`);
   for (const n of named) {
@@ -128,6 +130,29 @@ export async function runImport(r: ImportRequest): Promise<Omit<ImportAnswer, 'i
     n.configuration = { ...node.configuration!, name: n.configuration?.name ?? node.configuration!.name };
   }
   return { ...answer, document: encodeDocument(NfvType, nfv, format) };
+}
+
+/**
+ * A host firewall's node between the host and its neighbours (docs/SEMANTICS.md, "Host firewalls"), in each graph
+ * the host is an end host of: the host's links go to the node, the node's to the host and its former neighbours.
+ * A graph where the node already is (a second import) keeps its links; its configuration is replaced after.
+ */
+function placeAtHost(nfv: NFV, host: string, name: string): void {
+  const graphs = (nfv.graphs.graph ?? []).filter((g) => g.node.some((n) => n.name === host));
+  if (!graphs.length) throw badRequest(`host: ${quote(host)} is not a node of the document's graphs (--host)`);
+  for (const g of graphs) {
+    const at = g.node.find((n) => n.name === host)!;
+    if (!END_HOSTS.has(at.functionalType ?? ''))
+      throw badRequest(
+        `host: ${quote(host)} is a ${at.functionalType ?? 'node without type'}, not an end host (--host)`,
+      );
+    if (g.node.some((n) => n.name === name)) continue;
+    const around = (at.neighbour ?? []).map((nb) => nb.name);
+    for (const n of g.node)
+      if (around.includes(n.name)) n.neighbour = (n.neighbour ?? []).map((nb) => (nb.name === host ? { name } : nb));
+    at.neighbour = [{ name }];
+    g.node.push({ name, functionalType: 'FIREWALL', neighbour: [host, ...around].map((n) => ({ name: n })) });
+  }
 }
 
 export const fwdImport = operation({

@@ -1,8 +1,8 @@
 /**
  * How a live rule set is read, the one declaration every operation that reads one shares (`POST /fwd/import`,
  * `POST /fwd/analysis/lint|allows|diff`, `POST /fwd/analysis/explain`): the JSON body fields `chain`, `table`,
- * `ignoreNat`, `iface`, `ipset` and `approximation`, each with the command-line flag that gives it, so that the CLI
- * defines the same flags from this list and a refusal that advises a flag names one the command has.
+ * `ignoreNat`, `iface`, `host`, `ipset` and `approximation`, each with the command-line flag that gives it, so that
+ * the CLI defines the same flags from this list and a refusal that advises a flag names one the command has.
  */
 import type { Approximation } from '../model/approximation.js';
 import { badRequest, quote } from '../model/errors.js';
@@ -42,6 +42,14 @@ export const READING_FIELDS: readonly ReadingField[] = [
     flag: '--iface <name=addresses>',
     help: 'addresses behind an interface (-i: sources, -o: destinations); repeat',
     kind: 'list',
+  },
+  {
+    field: 'host',
+    flag: '--host <address>',
+    help:
+      'the end host the rules protect: INPUT decides the packets to it, OUTPUT those from it (import --into: ' +
+      'the firewall node goes between the host and its neighbours)',
+    kind: 'string',
   },
   { field: 'ipset', flag: '--ipset <file>', help: 'ipset save output, for -m set matches', kind: 'file' },
   {
@@ -96,10 +104,13 @@ export async function parseReading(body: unknown): Promise<Reading> {
   }
   const chain = str('chain');
   const table = str('table');
+  const host = str('host');
+  if (host !== undefined) (await import('../deploy/import/index.js')).hostOctets(host);
   return {
     options: {
       ...(chain === undefined ? {} : { chain }),
       ...(table === undefined ? {} : { table }),
+      ...(host === undefined ? {} : { host }),
       iface: interfaceMap(iface as string[]),
       ...(ipsets ? { ipsets } : {}),
       ignoreNat: fields.ignoreNat === true,

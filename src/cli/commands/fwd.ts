@@ -122,13 +122,15 @@ export const deployCommand = new Command('deploy')
     '--stateless',
     'the rules alone, one way: no conntrack rule letting replies of allowed connections back (all but vendor)',
   )
+  .option('--host <address>', "iptables, nftables: the node is this end host's firewall; write its INPUT/OUTPUT chains")
   .option('--live <file>', 'iptables, with --from: the change against this iptables-save file NODE was imported from')
   .option('--iface <name=addresses>', 'with --live: as given to nfv import; repeat', collect, [])
   .option('--ipset <file>', 'with --live: as given to nfv import')
   .option('-o, --output <file>', 'write to a file instead of stdout')
   .action(async (format: keyof typeof TRANSLATORS, nid: string, node: string | undefined, opts, self: Command) => {
-    const { from, output, sets, live, stateless } = opts as {
+    const { from, output, sets, live, stateless, host } = opts as {
       from?: string;
+      host?: string;
       output?: string;
       sets?: boolean;
       live?: string;
@@ -148,6 +150,9 @@ export const deployCommand = new Command('deploy')
     const options = new URLSearchParams(format === 'nftables' ? { sets: String(Boolean(sets)) } : {});
     if (json) options.set('format', 'json');
     if (stateless) options.set('stateless', 'true');
+    if (host !== undefined && ((format !== 'iptables' && format !== 'nftables') || from !== undefined || json))
+      throw badRequest('--host: only deploy iptables|nftables NID (text) writes a host firewall (INPUT and OUTPUT)');
+    if (host !== undefined) options.set('host', host);
     const change = () => ({ smid: parseParam('smid', from!), other: parseParam('other', nid) });
     const outcome =
       from === undefined

@@ -7,12 +7,14 @@ import { badRequest } from '../../model/errors.js';
 import { MAX_RULES_PER_LINE } from '../../model/limits.js';
 import type { Approximation } from '../../model/approximation.js';
 import type { Elements, Node } from '../../model/types.js';
+import { parseAddress } from '../../model/address.js';
+import { DST, SRC, UNIVERSE, type Box } from '../../model/space.js';
 import type { Line, RuleList } from '../analysis/list.js';
 import { elementsOf, ruleCount, tooMany } from './elements.js';
 import { readIptables, type ImportOptions } from './iptables.js';
 import { Refusal, type InterfaceMap } from './matches.js';
 import { readNftables } from './nftables.js';
-import type { LineClass, LiveRule, LiveRuleset } from './ruleset.js';
+import { intersectRegions, withBounds, type LineClass, type LiveRule, type LiveRuleset } from './ruleset.js';
 import { unfold, type Entry } from './unfold.js';
 
 export { looksLikeIptables, looksLikeNftJson } from './detect.js';
@@ -52,6 +54,8 @@ export interface Imported {
   defaultAllow: boolean;
   /** The rule set as read: its chains, for a change written against the live file (live.ts). */
   set: LiveRuleset;
+  /** With a host (`--host`): its INPUT and OUTPUT rule sets, `set` being the INPUT one. */
+  host?: { address: string; input: LiveRuleset; output: LiveRuleset };
 }
 
 const CLASSES: LineClass[] = ['exact', 'new-connection', 'no-verdict', 'approximated', 'refused'];
@@ -70,6 +74,7 @@ function reasonOf(rule: LiveRule): string | undefined {
 
 /** Reads a live rule set; refuses it (exit 2) when a line reached cannot be imported, naming file:line and why. */
 export function importRules(format: ImportFormat, text: string, file: string, options: ImportOptions = {}): Imported {
+  if (options.host !== undefined) return importHost(format, text, file, options.host, options);
   let set: LiveRuleset;
   try {
     set = format === 'iptables' ? readIptables(text, file, options) : readNftables(text, file, options);
@@ -100,6 +105,93 @@ export function importRules(format: ImportFormat, text: string, file: string, op
     notes: set.notes,
   };
   return { report, entries, defaultAllow, set };
+}
+
+/** The octets of `--host`: one IPv4 address, the name of an end host of the graph. */
+export function hostOctets(host: string): number[] {
+  const octets = parseAddress(host);
+  if (!octets || octets.includes(-1) || host.trim() !== host)
+    throw badRequest(`host: ${JSON.stringify(host)} is not an IPv4 address (--host: the end host the rules protect)`);
+  return octets;
+}
+
+/** The packets to an address (`at` DST) or from it (`at` SRC). */
+export const addressRegion = (octets: readonly number[], at: number): Box[] => [
+  withBounds(
+    UNIVERSE,
+    [0, 1, 2, 3].map((k) => at + k),
+    octets.flatMap((o) => [o, o]),
+  ),
+];
+
+/**
+ * A host firewall as one first-match list for a FIREWALL node placed between the host and its neighbours
+ * (docs/SEMANTICS.md, "Host firewalls"): the INPUT entries restricted to packets to the host, then INPUT's policy
+ * for the rest of them, then the OUTPUT entries restricted to packets from it, then OUTPUT's policy for those;
+ * default DENY, as the host forwards nothing. A packet from the host to itself never crosses the node; INPUT
+ * would decide it here.
+ */
+function importHost(format: ImportFormat, text: string, file: string, host: string, options: ImportOptions): Imported {
+  const octets = hostOctets(host);
+  if (options.chain !== undefined)
+    throw badRequest(`chain: --chain ${options.chain} and --host ${host}: --host reads INPUT and OUTPUT both`);
+  const [inName, outName] = format === 'iptables' ? ['INPUT', 'OUTPUT'] : ['input', 'output'];
+  // The host's loopback traffic never crosses the node: -i lo / -o lo match none of its packets (unless mapped).
+  const iface = new Map(options.iface ?? []);
+  if (!iface.has('lo')) iface.set('lo', []);
+  const read = (chain: string) => importRules(format, text, file, { ...options, iface, host: undefined, chain });
+  const input = read(inName);
+  const output = read(outName);
+  const entries: Entry[] = [];
+  const side = (part: Imported, region: Box[], chain: string) => {
+    for (const e of part.entries) {
+      const r = intersectRegions(e.region, region);
+      if (r.length) entries.push({ ...e, region: r });
+    }
+    const policy = part.defaultAllow ? 'ACCEPT' : 'DROP';
+    const rule: LiveRule = {
+      where: `${file}: policy of ${chain}`,
+      line: 0,
+      text: `:${chain} ${policy}`,
+      region,
+      unknown: [],
+      newConnection: false,
+      notes: [],
+      verdict: { kind: part.defaultAllow ? 'accept' : 'drop' },
+    };
+    entries.push({ rule, allow: part.defaultAllow, region, maybe: false });
+  };
+  side(input, addressRegion(octets, DST), input.report.chain);
+  side(output, addressRegion(octets, SRC), output.report.chain);
+  // Lines both reads judge (nat, mangle PREROUTING) are said once.
+  const seen = new Set<string>();
+  const lines = [...input.report.lines, ...output.report.lines].filter((l) => !seen.has(l.where) && seen.add(l.where));
+  const counts = Object.fromEntries(CLASSES.map((c) => [c, 0])) as Record<LineClass, number>;
+  for (const l of lines) counts[l.class]++;
+  const notes = [...new Set([...input.report.notes, ...output.report.notes])];
+  notes.push(
+    `host ${host}: ${input.report.chain} decides the packets to it, ${output.report.chain} the packets from it; ` +
+      'other packets are denied (a host forwards nothing)',
+  );
+  if (!options.iface?.has('lo'))
+    notes.push(`host ${host}: lines on interface lo match nothing here (loopback never crosses the firewall node)`);
+  const report: ImportReport = {
+    file,
+    format,
+    chain: `${input.report.chain} to ${host}, ${output.report.chain} from ${host}`,
+    defaultAction: 'DENY',
+    counts,
+    approximated: counts.approximated > 0,
+    lines,
+    notes,
+  };
+  return {
+    report,
+    entries,
+    defaultAllow: false,
+    set: input.set,
+    host: { address: host, input: input.set, output: output.set },
+  };
 }
 
 export type { Approximation };

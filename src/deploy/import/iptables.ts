@@ -44,6 +44,11 @@ export interface ImportOptions {
   iface?: InterfaceMap;
   ipsets?: Map<string, IpSet>;
   ignoreNat?: boolean;
+  /**
+   * The end host of the graph the rule set belongs to: its INPUT chain decides the packets to it, OUTPUT the
+   * packets from it (index.ts, importHost).
+   */
+  host?: string;
 }
 
 /**
