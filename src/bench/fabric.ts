@@ -19,7 +19,7 @@
  * hosts of one switch share a /24), private hosts 192.168+.P.10 hidden as 192.168+.P.-1.
  */
 import type { NFV } from '../model/types.js';
-import { graphBuilder, policyRequirements, random, webclient, webserver } from './topology.js';
+import { graphBuilder, numbered, policyRequirements, privateHost, random, webserver } from './topology.js';
 
 export type FabricShape =
   | { kind: 'leaf-spine'; spines: number; leaves: number; hostsPerLeaf: number }
@@ -50,8 +50,6 @@ export function shapeName(shape: FabricShape): string {
   }
 }
 
-const numbered = (first: number, k: number) => `${first}.${(k >> 16) & 255}.${(k >> 8) & 255}.${k & 255}`;
-
 export function generateFabric(spec: FabricSpec): NFV {
   const rnd = random(spec.seed);
   const { nodes, add, connect } = graphBuilder();
@@ -78,16 +76,7 @@ export function generateFabric(spec: FabricSpec): NFV {
     const group = ++groups;
     for (let j = 0; j < count; j++) {
       if (spec.nat && rnd() < 0.25) {
-        const k = nats++;
-        const hidden = `192.${168 + (k >> 8)}.${k & 255}.-1`;
-        const nat = add(numbered(200, k + 1), {
-          functionalType: 'NAT',
-          configuration: { name: 'n', nat: { source: [hidden] } },
-        });
-        const host = add(hidden.replace('-1', '10'), webclient());
-        privateHosts.push(host);
-        link(host, nat);
-        link(nat, at);
+        privateHosts.push(privateHost(add, link, nats++, at));
       } else {
         const host = add(`100.${(group >> 8) & 255}.${group & 255}.${j + 1}`, webserver());
         publicHosts.push(host);

@@ -251,3 +251,27 @@ export function webclient(): Omit<Node, 'name' | 'neighbour'> {
 export function webserver(): Omit<Node, 'name' | 'neighbour'> {
   return { functionalType: 'WEBSERVER', configuration: { name: 's', webserver: { name: 'web' } } };
 }
+
+/** A generated node's address: `first` then k in the three lower octets. */
+export const numbered = (first: number, k: number) => `${first}.${(k >> 16) & 255}.${(k >> 8) & 255}.${k & 255}`;
+
+/**
+ * The k-th private host of a generated network (k from 0): a web client in 192.168+.x.10, hidden behind a NAT node of
+ * its own (200.0.0.k+1), which `link` joins to `at`. Returns the host's name.
+ */
+export function privateHost(
+  add: ReturnType<typeof graphBuilder>['add'],
+  link: (a: string, b: string) => void,
+  k: number,
+  at: string,
+): string {
+  const hidden = `192.${168 + (k >> 8)}.${k & 255}.-1`;
+  const nat = add(numbered(200, k + 1), {
+    functionalType: 'NAT',
+    configuration: { name: 'n', nat: { source: [hidden] } },
+  });
+  const host = add(hidden.replace('-1', '10'), webclient());
+  link(host, nat);
+  link(nat, at);
+  return host;
+}

@@ -18,7 +18,7 @@
  * as 192.168+.P.-1.
  */
 import type { NFV, Property } from '../model/types.js';
-import { graphBuilder, random, webclient, webserver } from './topology.js';
+import { graphBuilder, numbered, privateHost, random, webserver } from './topology.js';
 
 export type WanShape =
   | { kind: 'wan'; pops: number; links?: number }
@@ -47,8 +47,6 @@ export function wanName(shape: WanShape): string {
 
 /** PoPs of a shape. */
 export const popsOf = (shape: WanShape) => (shape.kind === 'mesh' ? shape.rows * shape.columns : shape.pops);
-
-const numbered = (first: number, k: number) => `${first}.${(k >> 16) & 255}.${(k >> 8) & 255}.${k & 255}`;
 
 /** The links between PoPs of a shape, as pairs of PoP positions. */
 function backbone(shape: WanShape, rnd: () => number): [number, number][] {
@@ -118,16 +116,7 @@ export function generateWan(spec: WanSpec): NFV {
   let nats = 0;
   pops.forEach((pop, k) => {
     if (spec.nat && rnd() < 0.25) {
-      const j = nats++;
-      const hidden = `192.${168 + (j >> 8)}.${j & 255}.-1`;
-      const nat = add(numbered(200, j + 1), {
-        functionalType: 'NAT',
-        configuration: { name: 'n', nat: { source: [hidden] } },
-      });
-      const host = add(hidden.replace('-1', '10'), webclient());
-      hosts.push(host);
-      link(host, nat);
-      link(nat, pop);
+      hosts.push(privateHost(add, link, nats++, pop));
     } else {
       const host = add(`100.${(k >> 8) & 255}.${k & 255}.1`, webserver());
       hosts.push(host);
