@@ -4,7 +4,6 @@
  * its own, listed with iptables-save, imported again with the same host, is equivalent to what was deployed on every
  * packet to or from the host (the packets that cross the node); an empty diff.
  */
-import { spawnSync } from 'node:child_process';
 import t from 'tap';
 import { diff, listOfNode } from '../../src/deploy/analysis/index.js';
 import { importRules, importedList, importedNode } from '../../src/deploy/import/index.js';
@@ -12,14 +11,9 @@ import { deployFile } from '../../src/deploy/index.js';
 import { iptables } from '../../src/deploy/iptables.js';
 import type { Node } from '../../src/model/types.js';
 import { runProcess } from '../helpers.js';
+import { iptablesWhy } from './nft-harness.js';
 
 const NAMESPACES = ['-rn'];
-const probe = spawnSync('unshare', [...NAMESPACES, 'sh', '-c', 'iptables-restore --version && iptables-save -V'], {
-  encoding: 'utf8',
-});
-const kernelWhy = probe.status !== 0 ? `iptables in a namespace is not available here (${probe.stderr.trim()})` : '';
-if (process.env.CI === 'true' && kernelWhy) t.fail(`${kernelWhy}; .ci/run must provide it`);
-
 const HOST = '10.0.9.1';
 const HOST_DUMP = [
   '*filter',
@@ -102,7 +96,7 @@ t.test('the file has INPUT and OUTPUT chains, loopback first, no FORWARD rule; o
 
 t.test(
   'deploy --host, iptables-restore, iptables-save, import --host: the same',
-  { skip: kernelWhy || false },
+  { skip: iptablesWhy || false },
   async (t) => {
     const imported = importRules('iptables', HOST_DUMP, 'server.v4', { host: HOST });
     const { node } = importedNode(imported, '10.0.9.254');

@@ -3,16 +3,12 @@
  * output hooks. Round trip through the kernel: loaded with `nft -f` in a user and network namespace of its own,
  * listed with `nft -j list ruleset`, imported again with the same host: an empty diff with the node.
  */
-import { spawnSync } from 'node:child_process';
 import t from 'tap';
 import { diff, listOfNode } from '../../src/deploy/analysis/index.js';
 import { importRules, importedList, importedNode } from '../../src/deploy/import/index.js';
 import { nftables } from '../../src/deploy/nftables.js';
 import { runProcess } from '../helpers.js';
-
-const probe = spawnSync('unshare', ['-rn', 'nft', 'list', 'ruleset'], { encoding: 'utf8' });
-const kernelWhy = probe.status !== 0 ? `nft in a namespace is not available here (${probe.stderr.trim()})` : '';
-if (process.env.CI === 'true' && kernelWhy) t.fail(`${kernelWhy}; .ci/run must provide it`);
+import { skipNft } from './nft-harness.js';
 
 const HOST = '10.0.9.1';
 const HOST_DUMP = [
@@ -33,19 +29,15 @@ const HOST_DUMP = [
   '',
 ].join('\n');
 
-t.test(
-  'deploy nftables --host, nft -f, nft -j list ruleset, import --host: the same',
-  { skip: kernelWhy || false },
-  async (t) => {
-    const { node } = importedNode(importRules('iptables', HOST_DUMP, 'server.v4', { host: HOST }), '10.0.9.254');
-    for (const options of [{}, { stateless: true }, { sets: true }]) {
-      const text = nftables(node, 1, { host: HOST, ...options });
-      t.match(text, /\n\t\ttype filter hook input priority filter; policy drop;\n/, 'an input chain');
-      t.match(text, /\n\t\ttype filter hook output priority filter; policy drop;\n/, 'an output chain');
-      const r = await runProcess(t, 'unshare', ['-rn', 'sh', '-c', 'nft -f - && nft -j list ruleset'], text);
-      t.equal(r.code, 0, `${JSON.stringify(options)}: nft loads it (${r.stderr.trim()})`);
-      const back = importedList(importRules('nftables', r.stdout, 'listed.json', { host: HOST }));
-      t.ok(diff(listOfNode(node, 'node'), back).equivalent, `${JSON.stringify(options)}: an empty diff`);
-    }
-  },
-);
+t.test('deploy nftables --host, nft -f, nft -j list ruleset, import --host: the same', { skip: skipNft }, async (t) => {
+  const { node } = importedNode(importRules('iptables', HOST_DUMP, 'server.v4', { host: HOST }), '10.0.9.254');
+  for (const options of [{}, { stateless: true }, { sets: true }]) {
+    const text = nftables(node, 1, { host: HOST, ...options });
+    t.match(text, /\n\t\ttype filter hook input priority filter; policy drop;\n/, 'an input chain');
+    t.match(text, /\n\t\ttype filter hook output priority filter; policy drop;\n/, 'an output chain');
+    const r = await runProcess(t, 'unshare', ['-rn', 'sh', '-c', 'nft -f - && nft -j list ruleset'], text);
+    t.equal(r.code, 0, `${JSON.stringify(options)}: nft loads it (${r.stderr.trim()})`);
+    const back = importedList(importRules('nftables', r.stdout, 'listed.json', { host: HOST }));
+    t.ok(diff(listOfNode(node, 'node'), back).equivalent, `${JSON.stringify(options)}: an empty diff`);
+  }
+});
