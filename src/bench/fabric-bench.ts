@@ -15,7 +15,7 @@
  * The process is killed at the limit because the paths and flows phases do not look at the clock.
  */
 import { fork } from 'node:child_process';
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -26,6 +26,7 @@ import { PATH_LIMIT, simulate, type PathListing } from '../engine/simulate.js';
 import { buildNetwork } from '../engine/flows/network.js';
 import { generateFabric, shapeName, type FabricShape } from './fabric.js';
 import { REPO } from './reference.js';
+import { peakOf, timedOut } from './child.js';
 
 /** Smaller before larger within each family: a time-out of the path method skips the rest of the family. */
 const INSTANCES: FabricShape[] = [
@@ -160,16 +161,6 @@ async function runOne(name: string, method: Method): Promise<void> {
   }
 }
 
-/** Peak resident memory of a running process in MB (Linux), read before it is killed. */
-function peakOf(pid: number): number | undefined {
-  try {
-    const kb = /VmHWM:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
-    return kb ? Math.round(Number(kb) / 1024) : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
 /** One method on one instance. */
 interface Run {
   /** Seconds of the simulation, as the child measured it (absent when killed or skipped). */
@@ -240,9 +231,6 @@ function runChild(name: string, method: Method): Promise<Run> {
     });
   });
 }
-
-/** The engine gave up at its time limit (504) or the process was killed a little after it. */
-const timedOut = (run: Run) => run.outcome === 'killed' || (run.outcome === 'refused' && run.status === 504);
 
 /** The outcome in a table cell; long messages go to numbered notes under the table. */
 function outcomeCell(run: Run, method: Method, notes: string[], instance: string): string {

@@ -16,7 +16,7 @@
  * 3's for instances of at most 60 PoPs), each met or not met. Writes bench-results/wan.{md,json}.
  */
 import { fork } from 'node:child_process';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -25,6 +25,7 @@ import { NfvError } from '../model/errors.js';
 import { simulate, type SimulateOptions } from '../engine/simulate.js';
 import { generateWan, popsOf, wanName, type WanShape } from './wan.js';
 import { REPO, median } from './reference.js';
+import { peakOf, timedOut } from './child.js';
 
 interface Instance {
   shape: WanShape;
@@ -131,16 +132,6 @@ async function runOne(name: string, method: Method): Promise<void> {
   }
 }
 
-/** Peak resident memory of a running process in MB (Linux), read before it ends. */
-function peakOf(pid: number): number | undefined {
-  try {
-    const kb = /VmHWM:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
-    return kb ? Math.round(Number(kb) / 1024) : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
 /** One method on one instance. */
 interface Run {
   /** Seconds of the simulation, as the child measured it. */
@@ -209,9 +200,6 @@ function runChild(name: string, method: Method): Promise<Run> {
     });
   });
 }
-
-/** The engine gave up at its time limit (504) or the process was killed a little after it. */
-const timedOut = (run: Run) => run.outcome === 'killed' || (run.outcome === 'refused' && run.status === 504);
 
 /** The outcome in a table cell; long messages go to numbered notes under the table. */
 function outcomeCell(run: Run, method: Method, notes: string[], label: string): string {
