@@ -134,7 +134,7 @@ export function structuralBound(
   const costly = (n: number) => net[n]!.costly;
   const firewalls = lazyMinimum(
     net.length,
-    [...net].filter((n) => costly(n.index)).map((n) => -used(n.index)),
+    net.filter((n) => costly(n.index)).map((n) => -used(n.index)),
     [],
     (holds) =>
       isolations.flatMap((find) => {
