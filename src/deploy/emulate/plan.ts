@@ -166,6 +166,28 @@ function natFile(addr: string, hidden: number[][], dnat: Map<string, string>): s
   ].join('\n');
 }
 
+/**
+ * The address each node has in the emulation: its name, or for a node named by a pattern (a whole network, `-1`
+ * octets) one address of it, the wildcards filled with the first value 1-254 that makes an address no node is named
+ * (in node order, so the same graph gives the same addresses). Names that are neither are refused by the caller.
+ */
+function addresses(names: string[]): string[] {
+  const taken = new Set(names.filter((n) => IPV4.test(n)));
+  return names.map((name) => {
+    if (IPV4.test(name)) return name;
+    const octets = parseAddress(name);
+    if (!octets) return name;
+    for (let v = 1; v <= 254; v++) {
+      const a = octets.map((o) => (o === -1 ? v : o)).join('.');
+      if (!taken.has(a)) {
+        taken.add(a);
+        return a;
+      }
+    }
+    throw refuse(`node ${quote(name)}: every address of the pattern is another node's name`);
+  });
+}
+
 /** Sample points of [lo, hi]: its ends and the rules' ends (and one past them) inside it, at most `count`. */
 function samples(lo: number, hi: number, ends: number[], count: number): number[] {
   // Port 0 cannot be bound or connected to: its class is probed at 1 when the range holds 1.
@@ -216,8 +238,12 @@ export function planEmulation(nfv: NFV, options: { timeoutSeconds?: number; para
     );
   const nodes = graph.node;
   const index = new Map(nodes.map((n, k) => [n.name, k]));
+  const addr = addresses(nodes.map((n) => n.name));
   for (const n of nodes) {
-    if (!IPV4.test(n.name)) throw refuse(`node ${quote(n.name)}: its name is not one IPv4 address`);
+    if (!IPV4.test(n.name) && (n.functionalType === 'NAT' || !parseAddress(n.name)))
+      throw refuse(
+        `node ${quote(n.name)}: its name is not one IPv4 address${n.functionalType === 'NAT' ? '' : ' or pattern'}`,
+      );
     if (n.functionalType === 'NAT')
       for (const source of n.configuration?.nat?.source ?? [])
         if (!parseAddress(source)) throw refuse(`NAT ${n.name}: source ${quote(source)} is not an address pattern`);
@@ -255,7 +281,7 @@ export function planEmulation(nfv: NFV, options: { timeoutSeconds?: number; para
   const nats = new Map<number, { addr: string; hidden: number[][]; dnat: Map<string, string> }>();
   nodes.forEach((n, k) => {
     const hidden = (n.configuration?.nat?.source ?? []).map((x) => parseAddress(x)!);
-    if (n.functionalType === 'NAT') nats.set(k, { addr: n.name, hidden, dnat: new Map() });
+    if (n.functionalType === 'NAT') nats.set(k, { addr: addr[k]!, hidden, dnat: new Map() });
   });
   const hides = (hidden: number[][], addr: string) => {
     const o = addr.split('.').map(Number);
@@ -283,7 +309,7 @@ export function planEmulation(nfv: NFV, options: { timeoutSeconds?: number; para
         dnats.push([k, a]);
       } else if (nat) {
         if (hides(nat.hidden, a) && !hides(nat.hidden, b)) a = nat.addr;
-      } else if (transit && b === nodes[k]!.name) return undefined;
+      } else if (transit && b === addr[k]) return undefined;
       hops.push({ from, to: b });
     }
     return b === dst ? { hops, dnats, seen: a } : undefined;
@@ -299,7 +325,7 @@ export function planEmulation(nfv: NFV, options: { timeoutSeconds?: number; para
       [a, b],
       [b, a],
     ] as const) {
-      config[x]!.push(`addr add ${nodes[x]!.name}/32 peer ${nodes[y]!.name}/32 dev l${i}`, `link set l${i} up`);
+      config[x]!.push(`addr add ${addr[x]}/32 peer ${addr[y]}/32 dev l${i}`, `link set l${i} up`);
     }
   });
 
@@ -380,11 +406,11 @@ export function planEmulation(nfv: NFV, options: { timeoutSeconds?: number; para
       const lines = config[at]!;
       const { from, to } = hops[i]!;
       if (i < p.length - 1) {
-        lines.push(`route add ${to}/32 via ${nodes[p[i + 1]!]!.name} dev ${link(at, p[i + 1]!)} table ${table}`);
+        lines.push(`route add ${to}/32 via ${addr[p[i + 1]!]} dev ${link(at, p[i + 1]!)} table ${table}`);
         lines.push(`rule add from ${from}/32 to ${to}/32${tos} table ${table} pref ${pref}`);
       }
       if (i > 0) {
-        lines.push(`route add ${from}/32 via ${nodes[p[i - 1]!]!.name} dev ${link(at, p[i - 1]!)} table ${table}`);
+        lines.push(`route add ${from}/32 via ${addr[p[i - 1]!]} dev ${link(at, p[i - 1]!)} table ${table}`);
         lines.push(`rule add from ${to}/32 to ${from}/32${tos} table ${table} pref ${pref}`);
       }
     });
@@ -431,12 +457,12 @@ export function planEmulation(nfv: NFV, options: { timeoutSeconds?: number; para
     if (box[2 * PROTO + 1]! >= 2) protos.push('icmp');
     const listen = listeners.get(d) ?? { tcp: new Set<number>(), udp: new Set<number>() };
     listeners.set(d, listen);
-    const [src, dst] = [nodes[s]!.name, nodes[d]!.name];
+    const [src, dst] = [addr[s]!, addr[d]!];
     const plan: RequirementPlan = {
       index: r,
       name: p.name,
-      src,
-      dst,
+      src: nodes[s]!.name,
+      dst: nodes[d]!.name,
       traffic: `${p.lv4Proto ?? 'ANY'} ${p.srcPort ?? '*'} -> ${p.dstPort ?? '*'}`,
       claim: p.isSat,
       paths: [],
@@ -448,7 +474,7 @@ export function planEmulation(nfv: NFV, options: { timeoutSeconds?: number; para
       const controls: number[] = [];
       // Addressed to the destination, and to each NAT on the path that leads there (the model's traffic of a
       // requirement: the way to reach what a NAT hides).
-      const targets = [dst, ...path.slice(1, -1).flatMap((k) => (nats.has(k) ? [nodes[k]!.name] : []))];
+      const targets = [dst, ...path.slice(1, -1).flatMap((k) => (nats.has(k) ? [addr[k]!] : []))];
       for (const target of targets) {
         const walked = walk(path, src, target, dst);
         if (!walked) continue;
@@ -524,7 +550,7 @@ export function planEmulation(nfv: NFV, options: { timeoutSeconds?: number; para
     nft,
     listeners: [...listeners].map(([k, l]) => ({
       ns: ns(k),
-      addr: nodes[k]!.name,
+      addr: addr[k]!,
       tcp: [...l.tcp].sort((a, b) => a - b),
       udp: [...l.udp].sort((a, b) => a - b),
     })),
