@@ -26,6 +26,13 @@ export interface BlameRequest {
 /** Per request: the watched rules whose counters rose, as [namespace, position]. */
 export type Blamed = [string, number][][];
 
+/** What the prober used, said as it ends: its peak memory, and CPU seconds of it and of its children (ip). */
+export interface ProberUsage {
+  peakKB: number;
+  cpuSeconds: number;
+  childCpuSeconds: number;
+}
+
 const PYTHONS = ['/usr/bin/python3', '/usr/local/bin/python3'];
 
 /** The sandbox's command: as root the namespaces alone, otherwise inside a user namespace. */
@@ -51,7 +58,7 @@ export async function runPlan(
   plan: Plan,
   ask: (arrived: Arrived) => BlameRequest[],
   options: { signal?: AbortSignal; progress?: (phase: string) => void; root?: boolean } = {},
-): Promise<{ arrived: Arrived; blamed: Blamed }> {
+): Promise<{ arrived: Arrived; blamed: Blamed; usage?: ProberUsage }> {
   const [command, ...args] = sandboxCommand(options.root);
   const child = spawn(command!, args, { stdio: ['pipe', 'pipe', 'pipe'] });
   const err: string[] = [];
@@ -64,6 +71,7 @@ export async function runPlan(
     for (let at = pending.indexOf('\n'); at >= 0; at = pending.indexOf('\n')) {
       answers.push(pending.slice(0, at));
       pending = pending.slice(at + 1);
+      if (answers.length === 2) options.progress?.('removing');
       if (answers.length === 1) {
         // The first answer: the verdicts; which rules decided the probes shown is asked of the same network.
         arrived = JSON.parse(answers[0]!) as Arrived;
@@ -94,7 +102,8 @@ export async function runPlan(
     if (code === 3) throw missing(last);
     if (code !== 0 && /^unshare: /.test(last)) throw missing(last);
     if (code !== 0 || !arrived || answers.length < 2) throw new NfvError(500, `emulate: the prober failed: ${last}`);
-    return { arrived, blamed: JSON.parse(answers[1]!) as Blamed };
+    const usage = answers[2] ? (JSON.parse(answers[2]) as ProberUsage) : undefined;
+    return { arrived, blamed: JSON.parse(answers[1]!) as Blamed, usage };
   } finally {
     options.signal?.removeEventListener('abort', abort);
     child.stdin.end();
