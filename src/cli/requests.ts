@@ -38,9 +38,12 @@ function tableFor(outcome: Answered): string {
   return own && reply.kind === 'json' ? own(reply.value as never) : tableOfOutcome(outcome);
 }
 
-/** The formats an operation's answer has: XML only for the `/adp` envelopes, text for deployment files. */
+/**
+ * The formats an operation's answer has: XML for the `/adp` envelopes and for JSON answers that declare their
+ * resource type (`replySchema`), text for deployment files.
+ */
 function refuseFormat(cmd: Command, op: Operation): void {
-  if (globals(cmd).format === 'xml' && typeof op.reply !== 'object')
+  if (globals(cmd).format === 'xml' && typeof op.reply !== 'object' && !op.replySchema)
     throw badRequest('--format xml: this command answers in JSON (or a table)');
 }
 

@@ -123,6 +123,8 @@ export interface Operation<B = unknown, R extends Reply = Reply> {
   /** Body formats accepted; default XML and JSON. */
   bodyFormats?: Format[];
   reply: ReplyKind;
+  /** For a `json` reply: the resource type its value is also written in as XML (`--format xml`, Accept). */
+  replySchema?: ObjectType;
   status: number;
   errors: ErrorFormat;
   // A method, so that the table can hold operations of every body type (parameters are checked bivariantly).
