@@ -40,13 +40,21 @@ function show(self: Command, outcome: Outcome<JsonReply<EmulationReport>>): void
   state.exitCode = report.agree ? EXIT.ok : EXIT.unsatisfied;
 }
 
+interface EmulateOptions {
+  gid?: string;
+  rid?: string;
+  sid?: string;
+  iptables?: boolean;
+}
+
 export const emulateCommand = new Command('emulate')
   .description('build an answer in Linux network namespaces and probe every requirement with real packets')
   .argument('[result]', 'a result NFV (as nfv simulate writes it; - or none: stdin), or a stored simulation id')
   .option('--gid <gid>', 'simulate a stored graph first (stored), then emulate its result')
   .option('--rid <rid>', 'with --gid: the requirement set')
   .option('--sid <sid>', 'with --gid: the substrate')
-  .action(async (result: string | undefined, opts: { gid?: string; rid?: string; sid?: string }, self: Command) => {
+  .option('--iptables', 'load every firewall with nfv deploy iptables (iptables-restore), not nftables')
+  .action(async (result: string | undefined, opts: EmulateOptions, self: Command) => {
     if (opts.gid !== undefined && result !== undefined)
       throw badRequest(`give a result (${result}) or --gid, not both`);
     if (opts.gid === undefined && (opts.rid !== undefined || opts.sid !== undefined))
@@ -66,12 +74,19 @@ export const emulateCommand = new Command('emulate')
       smid = simulated.reply.content[0] as number;
       say(`simulated as simulation ${smid}`);
     } else if (result !== undefined && /^\d+$/.test(result)) smid = parseParam('smid', result) as number;
+    const query = new URLSearchParams(opts.iptables ? { iptables: 'true' } : {});
     if (smid !== undefined) {
       const params = { smid };
-      show(self, await spinning(started, (progress) => runOperation(self, simulationsEmulate, { params, progress })));
+      show(
+        self,
+        await spinning(started, (progress) => runOperation(self, simulationsEmulate, { params, query, progress })),
+      );
       return;
     }
     const body = await readInput(result);
     const format = globals(self).in ?? detectFormat(body);
-    show(self, await spinning(started, (progress) => runOperation(self, emulationRun, { body, format, progress })));
+    show(
+      self,
+      await spinning(started, (progress) => runOperation(self, emulationRun, { body, format, query, progress })),
+    );
   });

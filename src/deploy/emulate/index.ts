@@ -4,42 +4,13 @@
  * runs it in a sandbox, this file reads the kernel's answers as one line per requirement.
  */
 import type { NFV } from '../../model/types.js';
+import type { EmulatedRequirement, EmulationReport, KernelVerdict } from './report.js';
 import { PINNED_PATHS, planEmulation, type Plan, type RequirementPlan } from './plan.js';
 import { runPlan, type Arrived, type BlameRequest, type Blamed } from './run.js';
 
-export type KernelVerdict = 'holds' | 'fails' | 'no route';
-
-export interface EmulatedRequirement {
-  index: number;
-  requirement: string;
-  traffic: string;
-  kernel: KernelVerdict;
-  claim: 'holds' | 'fails' | 'none';
-  agree: boolean;
-  /** The path the verdict was seen on: where a probe arrived, or where the deciding rule dropped it. */
-  path: string;
-  /** The firewall and nft rule whose drop counter rose, as `nfv deploy nftables` lists the rule. */
-  rule: string;
-  probes: number;
-  arrived: number;
-  paths: number;
-  /** Simple paths not probed (beyond the bound of pinned paths); `more` when the search stopped before the end. */
-  unprobedPaths: number | 'more';
-}
-
-export interface EmulationReport {
-  agree: boolean;
-  requirements: EmulatedRequirement[];
-  namespaces: number;
-  links: number;
-  firewalls: number;
-  probes: number;
-  /** What the verdicts do not cover: said with every answer. */
-  notCovered: string[];
-}
-
 export const NOT_COVERED = [
-  'addresses are the nodes’ own; ports are sampled (the ends of the requirement’s range and of the rules’ ranges)',
+  'addresses are the nodes’ own (a node named by a pattern, a whole network, has one address of it); ports are ' +
+    'sampled (the ends of the requirement’s range and of the rules’ ranges)',
   'ICMP echo stands for every protocol other than TCP and UDP',
   'Linux nftables (nfv deploy nftables, stateful) stands for every firewall',
   `simple paths: the default route and at most ${PINNED_PATHS} more per source and destination (3 with requirements ` +
@@ -48,6 +19,8 @@ export const NOT_COVERED = [
     'to each hidden pattern); a second hidden host asked of the same source is probed directly, not through the NAT',
   'a load balancer forwards unchanged, as in the model; no dynamic routing, link failures or timing',
 ];
+
+const IPTABLES_STANDS_FOR = 'Linux iptables (nfv deploy iptables, stateful) stands for every firewall';
 
 /** The kernel's verdict of one requirement, and the path it was seen on (index into its paths). */
 function kernelVerdict(r: RequirementPlan, arrived: Arrived): { kernel: KernelVerdict; at: number } {
@@ -80,9 +53,9 @@ function blameRequest(r: RequirementPlan, at: number, arrived: Arrived, plan: Pl
   const watch: Record<string, number[]> = {};
   for (const ns of path.firewalls) {
     const f = plan.firewalls.find((x) => x.ns === ns)!;
-    const rules = f.rules.flatMap((text, i) =>
-      text.endsWith(allow ? ' accept' : ' drop') && !text.startsWith('ct state') ? [i + 1] : [],
-    );
+    // A rule that decides (nft `accept`/`drop`, iptables `-j ACCEPT`/`-j DROP`), not the conntrack rule.
+    const decides = allow ? / (-j )?accept$/i : / (-j )?drop$/i;
+    const rules = f.rules.flatMap((text, i) => (decides.test(text) && !/ct ?state/.test(text) ? [i + 1] : []));
     if (f.policy === (allow ? 'accept' : 'drop')) rules.push(f.rules.length + 1);
     watch[ns] = rules;
   }
@@ -130,7 +103,10 @@ export function readVerdicts(plan: Plan, arrived: Arrived, blamed: Blamed): Emul
     links: plan.create.split('\n').filter((l) => l.startsWith('link add')).length,
     firewalls: plan.firewalls.length,
     probes: plan.probes.length,
-    notCovered: NOT_COVERED,
+    notCovered:
+      plan.firewallFormat === 'iptables'
+        ? NOT_COVERED.map((n) => (n.startsWith('Linux nftables') ? IPTABLES_STANDS_FOR : n))
+        : NOT_COVERED,
   };
 }
 
@@ -143,11 +119,12 @@ export const blameRequests = (plan: Plan, arrived: Arrived): BlameRequest[] =>
 
 export async function emulate(
   nfv: NFV,
-  options: { signal?: AbortSignal; progress?: (phase: string) => void; root?: boolean } = {},
+  options: { signal?: AbortSignal; progress?: (phase: string) => void; root?: boolean; iptables?: boolean } = {},
 ): Promise<EmulationReport> {
-  const plan = planEmulation(nfv);
+  const plan = planEmulation(nfv, { iptables: options.iptables });
   const { arrived, blamed } = await runPlan(plan, (a) => blameRequests(plan, a), options);
   return readVerdicts(plan, arrived, blamed);
 }
 
 export { planEmulation, runPlan };
+export { EmulationReportType, type EmulatedRequirement, type EmulationReport, type KernelVerdict } from './report.js';

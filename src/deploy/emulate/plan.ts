@@ -28,6 +28,7 @@ import { beyondBound, quote } from '../../model/errors.js';
 import { END_HOSTS } from '../../model/resources.js';
 import { DPORT, PROTO, SPORT, boxOf, ruleBoxes, type Box } from '../../model/space.js';
 import type { NFV, Node, Property } from '../../model/types.js';
+import { forwardChain, iptables } from '../iptables.js';
 import { nftChain, nftables } from '../nftables.js';
 
 /** Pinned paths per pair besides the default route: the TOS bits routing rules read (0x1C). */
@@ -80,7 +81,10 @@ export interface RequirementPlan {
 export interface FirewallPlan {
   node: string;
   ns: string;
-  /** The chain as deployed: its rules (the stateful rule first) and its policy. */
+  /**
+   * The chain as deployed: its rules (the stateful rule first; nft statements, or iptables rule specifications with
+   * `--iptables`) and its policy.
+   */
   rules: string[];
   policy: 'accept' | 'drop';
 }
@@ -92,6 +96,12 @@ export interface Plan {
   config: Record<string, string>;
   sysctl: [string, string][];
   nft: Record<string, string>;
+  /** What each firewall is loaded with: `nfv deploy nftables`, or with `--iptables` `nfv deploy iptables`. */
+  firewallFormat: 'nftables' | 'iptables';
+  /** With `--iptables`: per firewall namespace, `nfv deploy iptables` of its node, loaded unchanged. */
+  iptables: Record<string, string>;
+  /** The rule put first in each firewall's chain: it accepts the positive controls (iptables arguments). */
+  controlRule: string[];
   listeners: { ns: string; addr: string; tcp: number[]; udp: number[] }[];
   probes: Probe[];
   /** Rounds of probes that share no ports (a socket's ports are one connection at a time). */
@@ -169,10 +179,11 @@ function natFile(addr: string, hidden: number[][], dnat: Map<string, string>): s
 /**
  * The address each node has in the emulation: its name, or for a node named by a pattern (a whole network, `-1`
  * octets) one address of it, the wildcards filled with the first value 1-254 that makes an address no node is named
- * (in node order, so the same graph gives the same addresses). Names that are neither are refused by the caller.
+ * and that no rule or NAT names (in node order, so the same graph gives the same addresses). Names that are neither
+ * are refused by the caller.
  */
-function addresses(names: string[]): string[] {
-  const taken = new Set(names.filter((n) => IPV4.test(n)));
+function addresses(names: string[], named: string[]): string[] {
+  const taken = new Set([...names, ...named].filter((n) => IPV4.test(n)));
   return names.map((name) => {
     if (IPV4.test(name)) return name;
     const octets = parseAddress(name);
@@ -226,7 +237,10 @@ function pathsBetween(a: number, b: number, next: number[][], transit: (k: numbe
   return { found, complete };
 }
 
-export function planEmulation(nfv: NFV, options: { timeoutSeconds?: number; parallel?: number } = {}): Plan {
+export function planEmulation(
+  nfv: NFV,
+  options: { timeoutSeconds?: number; parallel?: number; iptables?: boolean } = {},
+): Plan {
   const graphs = nfv.graphs.graph ?? [];
   if (graphs.length !== 1) throw refuse(`the answer has ${graphs.length} graphs; one graph is emulated at a time`);
   const graph = graphs[0]!;
@@ -238,7 +252,16 @@ export function planEmulation(nfv: NFV, options: { timeoutSeconds?: number; para
     );
   const nodes = graph.node;
   const index = new Map(nodes.map((n, k) => [n.name, k]));
-  const addr = addresses(nodes.map((n) => n.name));
+  // Addresses a rule or a NAT names one by one are avoided too: a pattern's address is one its rules treat as they
+  // treat the whole pattern.
+  const named = nodes.flatMap((n) => [
+    ...(n.configuration?.firewall?.elements ?? []).flatMap((e) => [e.source, e.destination]),
+    ...(n.configuration?.nat?.source ?? []),
+  ]);
+  const addr = addresses(
+    nodes.map((n) => n.name),
+    named,
+  );
   for (const n of nodes) {
     if (!IPV4.test(n.name) && (n.functionalType === 'NAT' || !parseAddress(n.name)))
       throw refuse(
@@ -332,14 +355,29 @@ export function planEmulation(nfv: NFV, options: { timeoutSeconds?: number; para
   // Firewalls: the deployed file, loaded with counters, the control rule and conntrack zones by DSCP.
   const firewalls: FirewallPlan[] = [];
   const nft: Record<string, string> = {};
+  const iptablesFiles: Record<string, string> = {};
   const firewallAt = new Map<number, FirewallPlan>();
   nodes.forEach((n, k) => {
     if (n.functionalType !== 'FIREWALL') return;
-    const chain = nftChain(n);
-    const f: FirewallPlan = { node: n.name, ns: ns(k), rules: chain.rules.map((r) => r.text), policy: chain.policy };
+    let f: FirewallPlan;
+    if (options.iptables) {
+      // `nfv deploy iptables` unchanged (iptables counts every rule and the policy); the control rule is inserted
+      // first by the prober, and the conntrack zones are the same nft table.
+      const chain = forwardChain(n);
+      const file = iptables(n, n.id ?? k);
+      const rules = file
+        .split('\n')
+        .flatMap((l) => (l.startsWith('-A FORWARD ') ? [l.slice('-A FORWARD '.length)] : []));
+      f = { node: n.name, ns: ns(k), rules, policy: chain.policy === 'ACCEPT' ? 'accept' : 'drop' };
+      iptablesFiles[ns(k)] = file;
+      nft[ns(k)] = ZONES;
+    } else {
+      const chain = nftChain(n);
+      f = { node: n.name, ns: ns(k), rules: chain.rules.map((r) => r.text), policy: chain.policy };
+      nft[ns(k)] = `${loadedFile(n, n.id ?? k)}${ZONES}`;
+    }
     firewalls.push(f);
     firewallAt.set(k, f);
-    nft[ns(k)] = `${loadedFile(n, n.id ?? k)}${ZONES}`;
   });
 
   // Paths per source and destination, each pinned in a table of its own on every node it crosses. The TOS values
@@ -548,6 +586,17 @@ export function planEmulation(nfv: NFV, options: { timeoutSeconds?: number; para
       ['net/ipv4/tcp_reflect_tos', '1'],
     ],
     nft,
+    firewallFormat: options.iptables ? 'iptables' : 'nftables',
+    iptables: iptablesFiles,
+    // TOS bit 0x80: DSCP 32-63, the controls (as `ip dscp 32-63 accept` in the nft files).
+    controlRule: [
+      '-m',
+      'tos',
+      '--tos',
+      `0x${(CONTROL_DSCP << 2).toString(16)}/0x${(CONTROL_DSCP << 2).toString(16)}`,
+      '-j',
+      'ACCEPT',
+    ],
     listeners: [...listeners].map(([k, l]) => ({
       ns: ns(k),
       addr: addr[k]!,

@@ -17,7 +17,6 @@ import ctypes, errno, json, os, queue, resource, select, socket, struct, subproc
 CLONE_NEWNET = 0x40000000
 libc = ctypes.CDLL(None, use_errno=True)
 lines = queue.Queue()
-fds = {}
 
 
 def watch():
@@ -48,8 +47,14 @@ def run(args, stdin=None, what=None):
 
 
 def enter(ns):
-    if libc.setns(fds[ns], CLONE_NEWNET) != 0:
-        raise RuntimeError("setns %s: %s" % (ns, os.strerror(ctypes.get_errno())))
+    # Opened for each switch, not kept: a descriptor per namespace would push every socket past 1024, where
+    # libnftables (which waits with select) aborts.
+    fd = os.open("/run/netns/" + ns, os.O_RDONLY)
+    try:
+        if libc.setns(fd, CLONE_NEWNET) != 0:
+            raise RuntimeError("setns %s: %s" % (ns, os.strerror(ctypes.get_errno())))
+    finally:
+        os.close(fd)
 
 
 NLM_F_REQUEST, NLM_F_ACK, NLM_F_EXCL, NLM_F_CREATE = 1, 4, 0x200, 0x400
@@ -131,8 +136,6 @@ def build():
     os.makedirs("/run/netns", exist_ok=True)
     run(["ip", "-batch", "-"], stdin=plan["create"], what="namespaces and veth pairs (ip -batch)")
     for ns in plan["namespaces"]:
-        fds[ns] = os.open("/run/netns/" + ns, os.O_RDONLY)
-    for ns in plan["namespaces"]:
         enter(ns)
         for key, value in plan["sysctl"]:
             try:
@@ -149,6 +152,14 @@ def build():
     nft = Nft()
     for ns, text in sorted(plan["nft"].items()):
         nft.run(ns, text)
+    # iptables-restore of the deployed file, unchanged; then the control rule first.
+    for ns, text in sorted(plan["iptables"].items()):
+        enter(ns)
+        run(["iptables-restore"], stdin=text, what="iptables-restore in " + ns)
+        run(["iptables", "-I", "FORWARD", "1"] + plan["controlRule"], what="iptables in " + ns)
+    # The counters' contexts too, while descriptors are few (the probes' sockets come later).
+    for ns in sorted(set(plan["nft"]) - set(plan["iptables"])):
+        nft.run(ns, "list tables", json_output=True)
 
 
 class Nft:
@@ -191,6 +202,12 @@ nft = None
 
 
 def counters(ns):
+    """Packets per rule of the firewall's chain in order (the control rule first), then the policy's."""
+    if ns in plan["iptables"]:
+        enter(ns)
+        listed = run(["iptables", "-L", "FORWARD", "-v", "-x", "-n"]).splitlines()
+        policy = int(listed[0].split("(policy ")[1].split()[1])
+        return [int(line.split()[0]) for line in listed[2:] if line.strip()] + [policy]
     listed = json.loads(nft.run(ns, "list chain ip nfv forward", json_output=True))
     out = []
     for item in listed["nftables"]:
