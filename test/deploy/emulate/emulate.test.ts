@@ -3,7 +3,8 @@
  * engine answer on a redundant network, where the kernel must agree with every claim; the same answer broken on
  * purpose (a rule removed, a default flipped), where the requirements that break must be exactly those the
  * independent evaluator (test/engine/evaluator.ts, which shares no code with emulate or the engine) says break, and
- * each must name the firewall; refusals (a name that is not an address, a missing tool) in one line with exit 2; the CLI's JSON and exit codes;
+ * each must name the firewall; nodes named by patterns; refusals (a name that is not an address, a missing tool) in
+ * one line with exit 2; the CLI's JSON, XML and exit codes;
  * unprivileged runs; and nothing left behind after SIGKILL at several moments. Networks of at most 23 nodes.
  */
 import { spawnSync } from 'node:child_process';
@@ -219,15 +220,37 @@ t.test('refusals: several graphs, names that are not addresses; exit 2 in one li
   t.equal(r.code, 2);
   t.equal(r.stdout, '');
   t.equal(r.stderr, 'nfv: emulate: node "nat": its name is not one IPv4 address\n');
-  const wildcard = handMade([true, true, true, true]);
-  wildcard.graphs.graph![0]!.node[0]!.name = '10.0.0.-1';
+  const named = handMade([true, true, true, true]);
+  named.graphs.graph![0]!.node[0]!.name = 'laptop';
   t.throws(
-    () => planEmulation(wildcard),
-    new NfvError(422, 'emulate: node "10.0.0.-1": its name is not one IPv4 address'),
+    () => planEmulation(named),
+    new NfvError(422, 'emulate: node "laptop": its name is not one IPv4 address or pattern'),
   );
   const two = handMade([]);
   two.graphs.graph!.push({ ...two.graphs.graph![0]!, id: 1 });
   t.throws(() => planEmulation(two), /2 graphs; one graph is emulated at a time/);
+});
+
+t.test('a node named by a pattern (a whole network) is built and probed at one address of it', async (t) => {
+  const plain = planEmulation(handMade([true, true, true, true]));
+  /** handMade with 10.0.0.1 named 10.0.0.-1 wherever a node, a requirement or (with `rules`) a rule names it. */
+  const renamed = (rules: boolean) => {
+    const network = handMade([true, true, true, true]);
+    const rename = (x: string) => (x === '10.0.0.1' ? '10.0.0.-1' : x);
+    for (const n of network.graphs.graph![0]!.node) {
+      n.name = rename(n.name);
+      for (const nb of n.neighbour ?? []) nb.name = rename(nb.name);
+      for (const e of rules ? (n.configuration?.firewall?.elements ?? []) : []) e.source = rename(e.source);
+    }
+    for (const p of network.propertyDefinition!.property) p.src = rename(p.src);
+    return network;
+  };
+  const plan = planEmulation(renamed(true));
+  t.same(plan.probes, plain.probes, 'probed from 10.0.0.1: the first address of the pattern no node or rule names');
+  t.equal(plan.config.n0, plain.config.n0, 'the same address on its link');
+  t.equal(plan.requirements[0]!.src, '10.0.0.-1', 'the report names the node as the answer does');
+  // A rule naming 10.0.0.1 alone: the pattern's address is the next free one (.2 and .3 are nodes).
+  t.equal(planEmulation(renamed(false)).probes[0]!.src, '10.0.0.4');
 });
 
 t.test('a missing tool: one line naming it, exit 2', { skip }, async (t) => {
@@ -292,6 +315,22 @@ t.test('the CLI: a stored simulation and a file, JSON piped, exit 1 on a disagre
     [true, true, false, false],
   );
   t.match(r.stderr, /the kernel disagrees with 2 claims/);
+  // XML: the same verdicts, one element per requirement, read here with a pattern of its own.
+  const xml = await cli(['--format', 'xml', 'emulate', wrong], { workspace: ws });
+  t.equal(xml.code, 1, xml.stderr);
+  t.match(xml.stdout, /^<\?xml [^\n]*\n<emulation agree="false" namespaces="7" links="7" firewalls="2" probes="\d+">/);
+  t.same(
+    [...xml.stdout.matchAll(/<requirement index="(\d)" kernel="(\w+)" claim="(\w+)" agree="(\w+)"/g)].map((m) =>
+      m.slice(1),
+    ),
+    [
+      ['0', 'holds', 'holds', 'true'],
+      ['1', 'fails', 'fails', 'true'],
+      ['2', 'fails', 'holds', 'false'],
+      ['3', 'fails', 'holds', 'false'],
+    ],
+  );
+  t.match(xml.stdout, /<notCovered>ICMP echo stands for every protocol other than TCP and UDP<\/notCovered>/);
 });
 
 t.test(
