@@ -18,6 +18,8 @@ const WRITTEN: Record<string, string[]> = {
     'nfv simulate network.xml > answer.xml && nfv emulate answer.xml   # the kernel beside every claim',
     'nfv emulate 1 --format json       # a stored result; exit 1 where the kernel disagrees',
     'nfv emulate --gid 1 --rid 1       # simulate stored resources, then emulate the result',
+    'nfv emulate --iptables answer.xml # every firewall loaded with nfv deploy iptables instead',
+    'nfv emulate 1 --format xml        # the report as XML',
   ],
   'nfv worker': ['NFV_DATABASE_URL=postgres://nfv@db.example:5432/nfv nfv worker --solvers 4   # on each machine'],
   'nfv db migrate': ['NFV_DATABASE_URL=postgres://nfv@db.example:5432/nfv nfv db migrate'],
