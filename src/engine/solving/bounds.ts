@@ -17,12 +17,21 @@
  */
 import { isDecision, type FlowModel, type Requirement, type StateGraph } from '../flows/flows.js';
 import { firstMatchDrops, type NetNode } from '../flows/network.js';
-import { lazyMinimum } from './exact.js';
+import { lazyMinimum, lazyOptimum } from './exact.js';
 import type { Spend } from './work.js';
 
 export interface LowerBound {
   firewalls: number;
   rules: number;
+}
+
+/**
+ * The bounds, and the new firewalls of the firewalls' relaxation's optimum where it was found (`places`): a least set
+ * meeting every isolation's walk as the walk finders saw them. Where no rule need cut a class that a requirement
+ * reaches, firewalls there can meet every requirement, so that an answer on them has the fewest (allocate.ts).
+ */
+export interface StructuralBound extends LowerBound {
+  places?: number[];
 }
 
 /**
@@ -115,7 +124,7 @@ export function structuralBound(
   model: FlowModel,
   members: number[],
   spend: Spend,
-): LowerBound {
+): StructuralBound {
   const finders = (isolation: boolean) =>
     members.filter((r) => (reqs[r]!.kind === 'isolation') === isolation).map((r) => walkFinder(net, model, r, spend));
   const [isolations, reachabilities] = [finders(true), finders(false)];
@@ -132,7 +141,7 @@ export function structuralBound(
   // Firewalls: u(n) for each new firewall; a walk through another choosable node is stopped there at no cost.
   const used = numbering(1);
   const costly = (n: number) => net[n]!.costly;
-  const firewalls = lazyMinimum(
+  const hitting = lazyOptimum(
     net.length,
     net.filter((n) => costly(n.index)).map((n) => -used(n.index)),
     [],
@@ -143,6 +152,8 @@ export function structuralBound(
       }),
     spend,
   );
+  // Once the work is spent the finders find no walk: the model then may miss some, and is no answer's help.
+  const chosen = spend.work.spent ? undefined : hitting.holds;
 
   // Rules: per firewall whose rules we write, b(n) it drops everything (no rule needed) or p(n) it drops some and
   // passes some (a rule, at least); a deployed one drops what it likes here. Reachabilities keep a walk past b.
@@ -174,5 +185,7 @@ export function structuralBound(
     },
     spend,
   );
-  return { firewalls, rules };
+  const firewalls = hitting.bound;
+  const places = chosen && net.filter((n) => costly(n.index) && chosen(used(n.index))).map((n) => n.index);
+  return { firewalls, rules, ...(places ? { places } : {}) };
 }

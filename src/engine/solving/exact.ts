@@ -301,21 +301,37 @@ export function lazyMinimum(
   missed: (holds: (l: Lit) => boolean) => Lit[][],
   spend: Spend,
 ): number {
+  return lazyOptimum(variables, soft, free, missed, spend).bound;
+}
+
+/**
+ * lazyMinimum's bound, and its model where `missed` named no clause it breaks: an optimum of all the clauses as far
+ * as `missed` can tell (`holds` answers of that model; none when it stopped first).
+ */
+export function lazyOptimum(
+  variables: number,
+  soft: Lit[],
+  free: Lit[],
+  missed: (holds: (l: Lit) => boolean) => Lit[][],
+  spend: Spend,
+): { bound: number; holds?: (l: Lit) => boolean } {
   const sat = new SatSolver(variables);
   for (const l of free) sat.prefer(-l);
   const budget: SatBudget = { conflicts: EXACT_MAX_CONFLICTS, ...spend };
   let model: boolean[] = [];
   let bound = 0;
   for (let round = 0; round < LAZY_ROUNDS; round++) {
-    const more = missed((l) => (model.length === 0 ? l < 0 : holds(model, l)));
-    if (more.length === 0) return bound;
-    for (const clause of more) if (!sat.addClause(clause)) return bound;
+    const current = model;
+    const holding = (l: Lit) => (current.length === 0 ? l < 0 : holds(current, l));
+    const more = missed(holding);
+    if (more.length === 0) return { bound, holds: holding };
+    for (const clause of more) if (!sat.addClause(clause)) return { bound };
     const found = coreGuided(sat, [], soft, soft.length, budget);
-    if (!('model' in found)) return Math.max(bound, found.lower);
+    if (!('model' in found)) return { bound: Math.max(bound, found.lower) };
     model = found.model;
     bound = Math.max(bound, unmet(model, soft));
   }
-  return bound;
+  return { bound };
 }
 
 /** Rounds of lazyMinimum, each one more solve over clauses that only grow. */
