@@ -934,7 +934,8 @@ async function allocate(
     if (!proven || !model.cutFree) {
       const structural = met ? structuralOf(members) : undefined;
       lower[0] = Math.max(lower[0]!, structural?.firewalls ?? 0);
-      lower[2] = structural?.rules ?? 0;
+      // The optimum has no more new firewalls than this answer: the rules' relaxation counts only such answers.
+      lower[2] = structural?.rules(cost[0]) ?? 0;
       lower.forEach((l, k) => (lower[k] = Math.min(l, cost[k]!)));
       bound = { firewalls: lower[0]!, rules: lower[2]! };
     }

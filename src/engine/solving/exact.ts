@@ -292,21 +292,9 @@ export function exactCore(p: MaxSatProblem, assumptions: Lit[], spend: Spend): L
  * names clauses the best model so far breaks. The optimum of the clauses listed when it names none, else the bound
  * the cores proved when the budget ran out or after LAZY_ROUNDS rounds: each round's optimum is that of a
  * relaxation (fewer clauses), so every one is a lower bound. Variables are 1..`variables`, and `free` are decided
- * false first (they cost nothing, and a model that sets fewer of them breaks fewer clauses).
- */
-export function lazyMinimum(
-  variables: number,
-  soft: Lit[],
-  free: Lit[],
-  missed: (holds: (l: Lit) => boolean) => Lit[][],
-  spend: Spend,
-): number {
-  return lazyOptimum(variables, soft, free, missed, spend).bound;
-}
-
-/**
- * lazyMinimum's bound, and its model where `missed` named no clause it breaks: an optimum of all the clauses as far
- * as `missed` can tell (`holds` answers of that model; none when it stopped first).
+ * false first (they cost nothing, and a model that sets fewer of them breaks fewer clauses); `hard` clauses are
+ * there from the start. With the bound, the model where `missed` named no clause it breaks: an optimum of all the
+ * clauses as far as `missed` can tell (`holds` answers of it; none when it stopped first).
  */
 export function lazyOptimum(
   variables: number,
@@ -314,9 +302,11 @@ export function lazyOptimum(
   free: Lit[],
   missed: (holds: (l: Lit) => boolean) => Lit[][],
   spend: Spend,
+  hard: Lit[][] = [],
 ): { bound: number; holds?: (l: Lit) => boolean } {
   const sat = new SatSolver(variables);
   for (const l of free) sat.prefer(-l);
+  for (const clause of hard) if (!sat.addClause(clause)) return { bound: 0 };
   const budget: SatBudget = { conflicts: EXACT_MAX_CONFLICTS, ...spend };
   let model: boolean[] = [];
   let bound = 0;
@@ -334,5 +324,5 @@ export function lazyOptimum(
   return { bound };
 }
 
-/** Rounds of lazyMinimum, each one more solve over clauses that only grow. */
+/** Rounds of lazyOptimum, each one more solve over clauses that only grow. */
 export const LAZY_ROUNDS = 40;
