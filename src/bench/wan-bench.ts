@@ -8,7 +8,8 @@
  * the shipped engine, default 60; NFV_WAN_PREVIOUS_TIMEOUT for the previous method, default 30); once a method runs
  * out of time on an instance, the larger ones of the same family and variant are skipped for it. The shipped engine
  * runs on every instance before the previous method, and processes are skipped once the run has taken
- * NFV_WAN_BUDGET seconds (default 540, so that the run ends within about 10 minutes). NFV_WAN_VARIANTS=plain,nat.
+ * NFV_WAN_BUDGET seconds (default 540, so that the run ends within about 10 minutes). NFV_WAN_VARIANTS=plain,nat;
+ * NFV_WAN_MAX_POPS leaves out the generated instances of more PoPs.
  *
  * npm run bench:zoo (`--zoo`): the same on the networks of the Internet Topology Zoo (zoo.ts: the largest connected
  * part of each GML file, built as the generated WANs are) of at most NFV_ZOO_MAX_POPS PoPs (default 60), read from
@@ -131,7 +132,9 @@ const generate = (instance: Instance, nat: boolean) =>
 /** The instances of this run, in order, each plain and with NATs (`only`: the one a child runs). */
 function* variants(only?: string): Generator<[Instance, boolean]> {
   const wanted = (process.env.NFV_WAN_VARIANTS ?? 'plain,nat').split(',');
-  const instances = ZOO ? (zooInstances(only?.replace(/-(plain|nat)$/, '')) ?? []) : GENERATED;
+  const most = Number(process.env.NFV_WAN_MAX_POPS ?? Infinity);
+  const generated = GENERATED.filter((i) => popsOf(i.shape) <= most);
+  const instances = ZOO ? (zooInstances(only?.replace(/-(plain|nat)$/, '')) ?? []) : generated;
   for (const instance of instances)
     for (const nat of [false, true]) if (wanted.includes(nat ? 'nat' : 'plain')) yield [instance, nat];
 }
