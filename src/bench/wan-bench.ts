@@ -8,7 +8,14 @@
  * the shipped engine, default 60; NFV_WAN_PREVIOUS_TIMEOUT for the previous method, default 30); once a method runs
  * out of time on an instance, the larger ones of the same family and variant are skipped for it. The shipped engine
  * runs on every instance before the previous method, and processes are skipped once the run has taken
- * NFV_WAN_BUDGET seconds (default 540, so that the run ends within about 10 minutes). NFV_WAN_VARIANTS=plain,nat.
+ * NFV_WAN_BUDGET seconds (default 540, so that the run ends within about 10 minutes). NFV_WAN_VARIANTS=plain,nat;
+ * NFV_WAN_MAX_POPS leaves out the generated instances of more PoPs.
+ *
+ * npm run bench:zoo (`--zoo`): the same on the networks of the Internet Topology Zoo (zoo.ts: the largest connected
+ * part of each GML file, built as the generated WANs are) of at most NFV_ZOO_MAX_POPS PoPs (default 60), read from
+ * the NFV_ZOO folder or the read-only mirror (it says so and ends with 0 where neither is there); NFV_ZOO_NETWORKS
+ * (names, comma-separated) or NFV_ZOO_SAMPLE=N (N networks evenly spaced in name order) narrow them. A time-out skips
+ * nothing else there (each network is a family of its own). Writes bench-results/zoo.{md,json}.
  *
  * Prints one table: PoPs, links between PoPs, requirements, then per method the seconds of the simulation and of the
  * whole process, proven or not, firewalls and rules each with its proven lower bound, the gap on rules
@@ -26,6 +33,7 @@ import { simulate, type SimulateOptions } from '../engine/simulate.js';
 import { generateWan, popsOf, wanName, type WanShape } from './wan.js';
 import { REPO, median } from './reference.js';
 import { peakOf, timedOut } from './child.js';
+import { openZoo, ZOO_MIRROR } from './zoo.js';
 
 interface Instance {
   shape: WanShape;
@@ -34,7 +42,7 @@ interface Instance {
 }
 
 /** Smaller before larger within each family: a time-out skips the rest of the family for that method. */
-const INSTANCES: Instance[] = [
+const GENERATED: Instance[] = [
   ...[16, 24, 40, 60, 100, 200, 400].map((pops) => ({ shape: { kind: 'wan', pops } as WanShape })),
   // The issue's largest: Kdl's size in the Internet Topology Zoo.
   { shape: { kind: 'wan', pops: 750, links: 900 }, requirements: 800 },
@@ -46,6 +54,27 @@ const INSTANCES: Instance[] = [
   { shape: { kind: 'mesh', rows: 6, columns: 10 } },
 ];
 const SEED = 1;
+/** `--zoo`: the Internet Topology Zoo's networks instead of the generated ones. */
+const ZOO = process.argv.includes('--zoo');
+const ZOO_WHERE = process.env.NFV_ZOO ?? ZOO_MIRROR;
+const ZOO_MAX_POPS = Number(process.env.NFV_ZOO_MAX_POPS ?? 60);
+
+/**
+ * The Zoo's networks of at most ZOO_MAX_POPS PoPs as instances, narrowed as NFV_ZOO_NETWORKS or NFV_ZOO_SAMPLE say
+ * (`only`: that network alone, for a child); undefined where the Zoo is not there.
+ */
+function zooInstances(only?: string): Instance[] | undefined {
+  const zoo = openZoo(ZOO_WHERE);
+  if (!zoo) return undefined;
+  const listed = process.env.NFV_ZOO_NETWORKS?.split(',');
+  let names = only ? [only] : listed ? zoo.names.filter((n) => listed.includes(n)) : zoo.names;
+  const all = names.map((name) => ({ shape: { kind: 'graph' as const, name, ...zoo.read(name) } }));
+  const small = all.filter((i) => i.shape.pops >= 2 && i.shape.pops <= ZOO_MAX_POPS);
+  const sample = Number(process.env.NFV_ZOO_SAMPLE ?? 0);
+  if (only || !sample || sample >= small.length) return small;
+  names = Array.from({ length: sample }, (_, k) => small[Math.floor((k * small.length) / sample)]!.shape.name);
+  return small.filter((i) => names.includes(i.shape.name));
+}
 /**
  * Seconds the whole run may take before the remaining processes are skipped (the previous method's run after all of
  * the shipped engine's, so that they are the ones left out).
@@ -100,16 +129,20 @@ const instanceName = (instance: Instance, nat: boolean) => `${wanName(instance.s
 const generate = (instance: Instance, nat: boolean) =>
   generateWan({ shape: instance.shape, nat, seed: SEED, requirements: instance.requirements });
 
-function* variants(): Generator<[Instance, boolean]> {
+/** The instances of this run, in order, each plain and with NATs (`only`: the one a child runs). */
+function* variants(only?: string): Generator<[Instance, boolean]> {
   const wanted = (process.env.NFV_WAN_VARIANTS ?? 'plain,nat').split(',');
-  for (const instance of INSTANCES)
+  const most = Number(process.env.NFV_WAN_MAX_POPS ?? Infinity);
+  const generated = GENERATED.filter((i) => popsOf(i.shape) <= most);
+  const instances = ZOO ? (zooInstances(only?.replace(/-(plain|nat)$/, '')) ?? []) : generated;
+  for (const instance of instances)
     for (const nat of [false, true]) if (wanted.includes(nat ? 'nat' : 'plain')) yield [instance, nat];
 }
 
 /** One instance by one method, in this process: generates it, simulates, tells the parent. */
 async function runOne(name: string, method: Method): Promise<void> {
   const send = (m: Message) => new Promise<void>((resolve) => process.send!(m, () => resolve()));
-  const [instance, nat] = [...variants()].find(([i, n]) => instanceName(i, n) === name)!;
+  const [instance, nat] = [...variants(name)].find(([i, n]) => instanceName(i, n) === name)!;
   const nfv = generate(instance, nat);
   const started = performance.now();
   try {
@@ -167,7 +200,8 @@ function runChild(name: string, method: Method): Promise<Run> {
   return new Promise((resolve) => {
     const run: Run = { outcome: 'crashed' };
     const started = performance.now();
-    const child = fork(fileURLToPath(import.meta.url), ['--instance', name, '--method', method.key], {
+    const args = ['--instance', name, '--method', method.key, ...(ZOO ? ['--zoo'] : [])];
+    const child = fork(fileURLToPath(import.meta.url), args, {
       stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
     });
     let stderr = '';
@@ -289,6 +323,13 @@ async function main(): Promise<void> {
     await new Promise((r) => setTimeout(r, 50));
     process.exit(0);
   }
+  if (ZOO && !openZoo(ZOO_WHERE)) {
+    process.stdout.write(
+      `bench:zoo: no Internet Topology Zoo at ${ZOO_WHERE} (set NFV_ZOO to a folder holding gml/)\n`,
+    );
+    return;
+  }
+  const file = ZOO ? 'zoo' : 'wan';
   mkdirSync(out, { recursive: true });
   const loadBefore = loadavg()[0]!;
   const runStarted = performance.now();
@@ -296,7 +337,8 @@ async function main(): Promise<void> {
   const outOfTime = METHODS.map(() => new Set<string>());
   for (const [instance, nat] of variants()) {
     const name = instanceName(instance, nat);
-    const family = `${instance.shape.kind}-${nat ? 'nat' : 'plain'}`;
+    // A Zoo network is a family of its own: a time-out there says nothing of the next network.
+    const family = ZOO ? name : `${instance.shape.kind}-${nat ? 'nat' : 'plain'}`;
     const nfv = generate(instance, nat);
     const nodes = nfv.graphs.graph![0]!.node;
     const row: Row = {
@@ -354,11 +396,15 @@ async function main(): Promise<void> {
       ]),
     ]);
   }
-  const goals = targets(rows);
+  // The Zoo's networks are all small: only the target of the small ones applies.
+  const goals = targets(rows).filter((g, k) => !ZOO || k === 2);
   const lines = [
     table.toString(),
     ...notes.map((n, k) => `note ${k + 1}: ${n}`),
     '',
+    ...(ZOO
+      ? [`Internet Topology Zoo (CC BY 4.0) read from ${ZOO_WHERE}, largest connected part of each network.`]
+      : []),
     'Targets of issue 48 (the engine as shipped):',
     ...goals.map((g) => `- ${g.target}: ${g.met ? 'met' : 'NOT MET'}; ${g.figures}`),
     '',
@@ -370,8 +416,9 @@ async function main(): Promise<void> {
   ];
   process.stdout.write(`${lines.join('\n')}\n`);
   writeFileSync(
-    path.join(out, 'wan.md'),
-    `# WAN benchmark (${new Date().toISOString()})\n\n\`\`\`\n${lines.join('\n')}\n\`\`\`\n`,
+    path.join(out, `${file}.md`),
+    `# ${ZOO ? 'Internet Topology Zoo' : 'WAN'} benchmark (${new Date().toISOString()})\n\n` +
+      `\`\`\`\n${lines.join('\n')}\n\`\`\`\n`,
   );
   const methods = METHODS.map(({ key, title, options, timeoutSeconds }) => ({ key, title, options, timeoutSeconds }));
   const summary = {
@@ -383,7 +430,7 @@ async function main(): Promise<void> {
     targets: goals,
     rows,
   };
-  writeFileSync(path.join(out, 'wan.json'), `${JSON.stringify(summary, null, 2)}\n`);
+  writeFileSync(path.join(out, `${file}.json`), `${JSON.stringify(summary, null, 2)}\n`);
 }
 
 await main();

@@ -11,7 +11,8 @@
  *   are `links` (default 1.2 N), as real backbones have: low degree, long chains, a few cycles;
  * - ring N: N PoPs on one cycle;
  * - ladder N: two chains of N/2 PoPs with a rung between every pair;
- * - mesh R x C: a grid.
+ * - mesh R x C: a grid;
+ * - graph: a given one (a network of the Internet Topology Zoo, read by zoo.ts).
  *
  * One requirement per (source, destination) pair, so the policy never contradicts itself. Node names are IPv4
  * addresses: routers 10.x, places 172.x, NATs 200.x, public hosts 100.x.y.1, private hosts 192.168+.P.10 hidden
@@ -24,7 +25,9 @@ export type WanShape =
   | { kind: 'wan'; pops: number; links?: number }
   | { kind: 'ring'; pops: number }
   | { kind: 'ladder'; pops: number }
-  | { kind: 'mesh'; rows: number; columns: number };
+  | { kind: 'mesh'; rows: number; columns: number }
+  /** A given backbone (an Internet Topology Zoo network, zoo.ts): PoPs 0..pops-1 and their links. */
+  | { kind: 'graph'; name: string; pops: number; links: [number, number][] };
 
 export interface WanSpec {
   shape: WanShape;
@@ -42,6 +45,7 @@ const EXTRA_LINK_DEGREE = 4;
 
 /** A short name of the shape, as the bench prints it ("wan-750", "ring-100", "mesh-6x10"). */
 export function wanName(shape: WanShape): string {
+  if (shape.kind === 'graph') return shape.name;
   return shape.kind === 'mesh' ? `mesh-${shape.rows}x${shape.columns}` : `${shape.kind}-${shape.pops}`;
 }
 
@@ -51,6 +55,7 @@ export const popsOf = (shape: WanShape) => (shape.kind === 'mesh' ? shape.rows *
 /** The links between PoPs of a shape, as pairs of PoP positions. */
 function backbone(shape: WanShape, rnd: () => number): [number, number][] {
   const n = popsOf(shape);
+  if (shape.kind === 'graph') return shape.links;
   const links: [number, number][] = [];
   if (shape.kind === 'ring') for (let k = 0; k < n; k++) links.push([k, (k + 1) % n]);
   else if (shape.kind === 'ladder') {

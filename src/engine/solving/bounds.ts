@@ -12,17 +12,37 @@
  *
  * Both count over every valid answer, so they bound the lexicographic optimum too (its rules are among them). Only
  * components whose every requirement holds are bounded (which requirements an optimum meets may differ otherwise).
- * Walks and cuts are found as needed (lazyMinimum asks for those the best choice so far breaks), and the solver
+ * Walks and cuts are found as needed (lazyOptimum asks for those the best choice so far breaks), and the solver
  * spends from its own pool (model/limits.ts, BOUND_WORK): the same bound on any machine, never a changed answer.
  */
 import { isDecision, type FlowModel, type Requirement, type StateGraph } from '../flows/flows.js';
 import { firstMatchDrops, type NetNode } from '../flows/network.js';
-import { lazyMinimum } from './exact.js';
-import type { Spend } from './work.js';
+import { lazyOptimum } from './exact.js';
+import type { Lit } from './maxsat.js';
+import { WorkPool, type Spend } from './work.js';
+
+/** Ticks the rules' bound over answers of few firewalls may spend (see `rules` in structuralBound). */
+const FEW_FIREWALLS_WORK = 1_000_000;
 
 export interface LowerBound {
   firewalls: number;
   rules: number;
+}
+
+/**
+ * The bounds, and the new firewalls of the firewalls' relaxation's optimum where it was found (`places`): a least set
+ * meeting every isolation's walk as the walk finders saw them. Where no rule need cut a class that a requirement
+ * reaches, firewalls there can meet every requirement, so that an answer on them has the fewest (allocate.ts).
+ */
+export interface StructuralBound {
+  firewalls: number;
+  places?: number[];
+  /**
+   * The rules' bound over the answers of at most `most` new firewalls (the lexicographic optimum has no more than
+   * any answer has: so bounded by an answer's own count, the bound stays sound and rises, since fewer firewalls
+   * that each drop some and pass some need a rule each); over every answer without `most`.
+   */
+  rules: (most?: number) => number;
 }
 
 /**
@@ -115,11 +135,11 @@ export function structuralBound(
   model: FlowModel,
   members: number[],
   spend: Spend,
-): LowerBound {
+): StructuralBound {
   const finders = (isolation: boolean) =>
     members.filter((r) => (reqs[r]!.kind === 'isolation') === isolation).map((r) => walkFinder(net, model, r, spend));
   const [isolations, reachabilities] = [finders(true), finders(false)];
-  if (isolations.length === 0) return { firewalls: 0, rules: 0 };
+  if (isolations.length === 0) return { firewalls: 0, rules: () => 0 };
   /** Variables numbered as nodes come, `per` for each. */
   const numbering = (per: number) => {
     const first = new Map<number, number>();
@@ -132,7 +152,7 @@ export function structuralBound(
   // Firewalls: u(n) for each new firewall; a walk through another choosable node is stopped there at no cost.
   const used = numbering(1);
   const costly = (n: number) => net[n]!.costly;
-  const firewalls = lazyMinimum(
+  const hitting = lazyOptimum(
     net.length,
     net.filter((n) => costly(n.index)).map((n) => -used(n.index)),
     [],
@@ -143,6 +163,8 @@ export function structuralBound(
       }),
     spend,
   );
+  // Once the work is spent the finders find no walk: the model then may miss some, and is no answer's help.
+  const chosen = spend.work.spent ? undefined : hitting.holds;
 
   // Rules: per firewall whose rules we write, b(n) it drops everything (no rule needed) or p(n) it drops some and
   // passes some (a rule, at least); a deployed one drops what it likes here. Reachabilities keep a walk past b.
@@ -150,29 +172,85 @@ export function structuralBound(
   const ordered = numbering(2);
   const [block, part] = [(n: number) => ordered(n), (n: number) => ordered(n) + 1];
   const nodes = net.filter((n) => synthesised(n.index)).map((n) => n.index);
-  const rules = lazyMinimum(
-    2 * nodes.length,
-    nodes.map((n) => -part(n)),
-    nodes.map(block),
-    (holds) => {
-      const stops = (n: number) => !synthesised(n) || holds(block(n)) || holds(part(n));
-      const cut = isolations.flatMap((find) => needs(find(stops), (n) => (synthesised(n) ? [block(n), part(n)] : [])));
-      // A reachability the blocks cut off: not all of a least set of them that still cuts it.
-      const blocked = nodes.filter((n) => holds(block(n)));
-      // Once the work is spent a finder finds nothing, which here would claim a cut: no clause is asked then.
-      const kept = reachabilities.flatMap((find) => {
-        const cutting = new Set(blocked);
-        if (spend.work.spent || find((m) => cutting.has(m))) return [];
-        for (const n of blocked) {
-          cutting.delete(n);
-          if (spend.work.spent) return [];
-          if (find((m) => cutting.has(m))) cutting.add(n);
-        }
-        return [[...cutting].map((n) => -block(n))];
-      });
-      return [...cut, ...kept];
-    },
-    spend,
-  );
-  return { firewalls, rules };
+  const relaxed = (most: number | undefined, solving: Spend) => {
+    const atMost =
+      most === undefined ? undefined : fewFirewalls(nodes.filter(costly), block, part, 2 * nodes.length, most);
+    return lazyOptimum(
+      atMost?.variables ?? 2 * nodes.length,
+      nodes.map((n) => -part(n)),
+      nodes.map(block),
+      (holds) => {
+        const stops = (n: number) => !synthesised(n) || holds(block(n)) || holds(part(n));
+        const cut = isolations.flatMap((find) =>
+          needs(find(stops), (n) => (synthesised(n) ? [block(n), part(n)] : [])),
+        );
+        // A reachability the blocks cut off: not all of a least set of them that still cuts it.
+        const blocked = nodes.filter((n) => holds(block(n)));
+        // Once the work is spent a finder finds nothing, which here would claim a cut: no clause is asked then.
+        const kept = reachabilities.flatMap((find) => {
+          const cutting = new Set(blocked);
+          if (spend.work.spent || find((m) => cutting.has(m))) return [];
+          for (const n of blocked) {
+            cutting.delete(n);
+            if (spend.work.spent) return [];
+            if (find((m) => cutting.has(m))) cutting.add(n);
+          }
+          return [[...cutting].map((n) => -block(n))];
+        });
+        return [...cut, ...kept];
+      },
+      solving,
+      atMost?.clauses,
+    ).bound;
+  };
+  // Over every answer first; then over those of at most `most` firewalls, its solver given FEW_FIREWALLS_WORK at
+  // most of what is left (the counter can make cores costly: Garr 2010 spent the whole pool on it and proved 0).
+  const rules = (most?: number) => {
+    const all = relaxed(undefined, spend);
+    if (most === undefined || spend.work.spent) return all;
+    const given = Math.min(FEW_FIREWALLS_WORK, spend.work.left);
+    const few = new WorkPool(given);
+    const within = relaxed(most, { work: few, abortAt: spend.abortAt });
+    spend.work.spend(given - few.left);
+    return Math.max(all, within);
+  };
+  const firewalls = hitting.bound;
+  const places = chosen && net.filter((n) => costly(n.index) && chosen(used(n.index))).map((n) => n.index);
+  return { firewalls, rules, ...(places ? { places } : {}) };
+}
+
+/**
+ * Clauses that at most `most` of the new firewalls `nodes` drop anything (block or part), over variables after the
+ * first `first`: one "used" variable per node and a sequential counter over them (Sinz 2005), nodes x most variables.
+ */
+function fewFirewalls(
+  nodes: number[],
+  block: (n: number) => Lit,
+  part: (n: number) => Lit,
+  first: number,
+  most: number,
+): { variables: number; clauses: Lit[][] } {
+  let variables = first;
+  const clauses: Lit[][] = [];
+  const used = nodes.map((n) => {
+    const u = ++variables;
+    clauses.push([-block(n), u], [-part(n), u]);
+    return u;
+  });
+  if (most === 0) return { variables, clauses: [...clauses, ...used.map((u) => [-u])] };
+  // s[i][j]: at least j + 1 of the first i + 1 nodes are used.
+  const s = used.map(() => Array.from({ length: most }, () => ++variables));
+  used.forEach((u, i) => {
+    clauses.push([-u, s[i]![0]!]);
+    if (i === 0) {
+      for (let j = 1; j < most; j++) clauses.push([-s[0]![j]!]);
+      return;
+    }
+    for (let j = 0; j < most; j++) {
+      clauses.push([-s[i - 1]![j]!, s[i]![j]!]);
+      if (j > 0) clauses.push([-u, -s[i - 1]![j - 1]!, s[i]![j]!]);
+    }
+    clauses.push([-u, -s[i - 1]![most - 1]!]);
+  });
+  return { variables, clauses };
 }

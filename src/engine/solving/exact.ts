@@ -292,31 +292,37 @@ export function exactCore(p: MaxSatProblem, assumptions: Lit[], spend: Spend): L
  * names clauses the best model so far breaks. The optimum of the clauses listed when it names none, else the bound
  * the cores proved when the budget ran out or after LAZY_ROUNDS rounds: each round's optimum is that of a
  * relaxation (fewer clauses), so every one is a lower bound. Variables are 1..`variables`, and `free` are decided
- * false first (they cost nothing, and a model that sets fewer of them breaks fewer clauses).
+ * false first (they cost nothing, and a model that sets fewer of them breaks fewer clauses); `hard` clauses are
+ * there from the start. With the bound, the model where `missed` named no clause it breaks: an optimum of all the
+ * clauses as far as `missed` can tell (`holds` answers of it; none when it stopped first).
  */
-export function lazyMinimum(
+export function lazyOptimum(
   variables: number,
   soft: Lit[],
   free: Lit[],
   missed: (holds: (l: Lit) => boolean) => Lit[][],
   spend: Spend,
-): number {
+  hard: Lit[][] = [],
+): { bound: number; holds?: (l: Lit) => boolean } {
   const sat = new SatSolver(variables);
   for (const l of free) sat.prefer(-l);
+  for (const clause of hard) if (!sat.addClause(clause)) return { bound: 0 };
   const budget: SatBudget = { conflicts: EXACT_MAX_CONFLICTS, ...spend };
   let model: boolean[] = [];
   let bound = 0;
   for (let round = 0; round < LAZY_ROUNDS; round++) {
-    const more = missed((l) => (model.length === 0 ? l < 0 : holds(model, l)));
-    if (more.length === 0) return bound;
-    for (const clause of more) if (!sat.addClause(clause)) return bound;
+    const current = model;
+    const holding = (l: Lit) => (current.length === 0 ? l < 0 : holds(current, l));
+    const more = missed(holding);
+    if (more.length === 0) return { bound, holds: holding };
+    for (const clause of more) if (!sat.addClause(clause)) return { bound };
     const found = coreGuided(sat, [], soft, soft.length, budget);
-    if (!('model' in found)) return Math.max(bound, found.lower);
+    if (!('model' in found)) return { bound: Math.max(bound, found.lower) };
     model = found.model;
     bound = Math.max(bound, unmet(model, soft));
   }
-  return bound;
+  return { bound };
 }
 
-/** Rounds of lazyMinimum, each one more solve over clauses that only grow. */
+/** Rounds of lazyOptimum, each one more solve over clauses that only grow. */
 export const LAZY_ROUNDS = 40;
