@@ -201,3 +201,70 @@ export function readNat(
   for (const s of sources) if (!parseAddress(s)) refusals.push({ where: address, reason: `${s}: not a pattern` });
   return refusals.length ? { refusals } : { nat, refusals };
 }
+
+type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
+const isObject = (v: Json | undefined): v is { [key: string]: Json } =>
+  typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** An address as nft's JSON writes it: "10.0.0.1" or {"prefix": {"addr": "10.0.0.0", "len": 8}}. */
+function nftAddress(v: Json | undefined): string | undefined {
+  if (typeof v === 'string') return v;
+  if (isObject(v) && isObject(v.prefix)) return `${String(v.prefix.addr)}/${String(v.prefix.len)}`;
+  return undefined;
+}
+
+/**
+ * One rule of an nft nat base chain as nat.ts reads it: its statement (dnat, redirect, snat, masquerade), its
+ * `ip saddr` / `ip daddr` and single destination port, the rest of its matches as conditions (said, not read).
+ */
+export function nftNatLine(
+  where: string,
+  text: string,
+  expr: readonly unknown[],
+  hook: 'PREROUTING' | 'POSTROUTING',
+): NatLine | undefined {
+  let line: NatLine | undefined;
+  const conditions: string[] = [];
+  let source: NatLine['source'];
+  let destination: NatLine['destination'];
+  let dport: number | undefined;
+  for (const e of expr as readonly Json[]) {
+    if (!isObject(e)) continue;
+    const kind = Object.keys(e)[0]!;
+    const v = e[kind];
+    if (kind === 'match' && isObject(v)) {
+      const left = v.left;
+      const payload = isObject(left) && isObject(left.payload) ? left.payload : undefined;
+      const address = nftAddress(v.right);
+      const negated = v.op === '!=';
+      if (payload?.protocol === 'ip' && payload.field === 'saddr' && address && (v.op === '==' || negated))
+        source = { value: address, negated };
+      else if (payload?.protocol === 'ip' && payload.field === 'daddr' && address && (v.op === '==' || negated))
+        destination = { value: address, negated };
+      else {
+        if (payload && payload.field === 'dport' && v.op === '==' && typeof v.right === 'number') dport = v.right;
+        conditions.push(JSON.stringify(v).slice(0, 80));
+      }
+    } else if (kind === 'dnat' || kind === 'snat' || kind === 'redirect' || kind === 'masquerade') {
+      const s = isObject(v) ? v : {};
+      const addr = typeof s.addr === 'string' ? s.addr : s.addr === undefined ? undefined : JSON.stringify(s.addr);
+      const port = s.port === undefined ? '' : `:${typeof s.port === 'number' ? s.port : JSON.stringify(s.port)}`;
+      line = {
+        where,
+        text,
+        target: kind.toUpperCase(),
+        hook,
+        ...(addr === undefined ? {} : { to: `${addr}${kind === 'dnat' ? port : ''}` }),
+        ...(kind !== 'dnat' && s.port !== undefined ? { toPorts: port.slice(1) } : {}),
+        conditions,
+      };
+    }
+  }
+  if (!line) return undefined;
+  return {
+    ...line,
+    ...(source ? { source } : {}),
+    ...(destination ? { destination } : {}),
+    ...(dport === undefined ? {} : { dport }),
+  };
+}

@@ -152,6 +152,8 @@ const inPattern = (a: string, pattern: string) =>
 
 interface Router {
   file: string;
+  /** An nft ruleset (text) instead of an iptables-save file. */
+  nft?: boolean;
   text: string;
   wan: string;
   lan: string;
@@ -166,6 +168,8 @@ interface Router {
 }
 
 interface Tally {
+  /** The NAT node's hidden patterns, as nfv read them. */
+  sources: string[];
   exact: number;
   router: number;
   noDestination: number;
@@ -222,15 +226,33 @@ async function kernelCheck(t: typeof import('tap'), r: Router): Promise<Tally> {
   const dir = await scratch(t, 'nfv-nat-');
   const load = path.join(dir, r.file);
   await writeFile(load, r.text);
-  const imported = importRules('iptables', r.text, r.file, { natAddress: r.nat, iface: interfaceMap(r.iface) });
+  let text = r.text;
+  if (r.nft) {
+    // nft's own JSON listing of the text, as `nfv import` has nft make it.
+    const listed = spawnSync('unshare', ['-rn', 'sh', '-c', 'nft -f "$1" && nft -j list ruleset', 'sh', load], {
+      encoding: 'utf8',
+    });
+    t.equal(listed.status, 0, `nft lists the ruleset${listed.stderr ? `: ${listed.stderr}` : ''}`);
+    text = listed.stdout;
+  }
+  const format = r.nft ? 'nftables' : 'iptables';
+  const imported = importRules(format, text, r.file, { natAddress: r.nat, iface: interfaceMap(r.iface) });
   const node = importedNode(imported, '10.255.0.1', 'may').node;
   const sources = importedNat(imported)!.configuration!.nat!.source;
-  const job = { wan: r.wan, lan: r.lan, nat: r.nat, inside: r.inside, load, packets: r.packets };
+  const job = {
+    wan: r.wan,
+    lan: r.lan,
+    nat: r.nat,
+    inside: r.inside,
+    load,
+    packets: r.packets,
+    loader: r.nft ? 'nft' : '',
+  };
   const run = await runProcess(t, 'unshare', ['-rn', 'python3', PROBE], JSON.stringify(job), 600_000);
   t.equal(run.code, 0, `the probe ran${run.stderr ? `: ${run.stderr.trim()}` : ''}`);
   const seen = JSON.parse(run.stdout || '[]') as Seen[];
   t.equal(seen.length, r.packets.length, 'one answer per packet');
-  const tally: Tally = { exact: 0, router: 0, noDestination: 0, translated: 0, wrong: [] };
+  const tally: Tally = { sources, exact: 0, router: 0, noDestination: 0, translated: 0, wrong: [] };
   r.packets.forEach((p, k) => compare(r, node, sources, p, seen[k] ?? null, tally));
   t.same(tally.wrong.slice(0, 10), [], `${r.file}: the kernel decides each packet as the model does`);
   return tally;
@@ -389,3 +411,82 @@ t.test('generated routers: the kernel decides 4,000 packets with their translati
   t.ok(exact >= 3000, `${exact} packets as the model says, ${translated} of them translated`);
   t.ok(translated >= 300, 'forwards and masquerading both seen');
 });
+
+t.test(
+  'an nft router: dnat and masquerade read as the same NAT node, and the kernel agrees on 1,000 packets',
+  async (t) => {
+    if (kernelWhy) return t.skip(kernelWhy);
+    const [nat, host] = ['203.0.113.9', '10.1.0.20'];
+    const text = [
+      'table ip nat {',
+      '\tchain pre {',
+      '\t\ttype nat hook prerouting priority dstnat;',
+      `\t\tiifname "wan" ip daddr ${nat} tcp dport 443 dnat to ${host}`,
+      `\t\tiifname "wan" ip daddr ${nat} udp dport 5000-5010 dnat to ${host}`,
+      '\t}',
+      '\tchain post {',
+      '\t\ttype nat hook postrouting priority srcnat;',
+      '\t\tip saddr 10.1.0.0/16 oifname "wan" masquerade',
+      `\t\tip saddr 192.168.7.0/24 oifname "wan" snat to ${nat}`,
+      '\t}',
+      '}',
+      'table ip filter {',
+      '\tchain forward {',
+      '\t\ttype filter hook forward priority 0; policy drop;',
+      '\t\tct state established,related accept',
+      `\t\tip daddr ${host} tcp dport 443 accept`,
+      `\t\tip daddr ${host} udp dport 5000-5005 accept`,
+      '\t\tip saddr 10.1.0.0/16 tcp dport { 80, 443 } accept',
+      '\t\tip saddr 192.168.7.0/24 ip daddr 8.0.0.0/8 accept',
+      '\t}',
+      '}',
+      '',
+    ].join('\n');
+    const { rnd, pick, int } = seeded(9);
+    const inside = () => pick([host, `10.1.${int(0, 3)}.${int(1, 254)}`, `192.168.7.${int(1, 254)}`]);
+    const outside = () => `${pick([8, 45, 198])}.${int(0, 3)}.${int(0, 3)}.${int(1, 254)}`;
+    const port = () => pick([443, 80, 5000, 5005, 5006, 5010, 5011, int(1, 65535)]);
+    const packets: Sent[] = [];
+    while (packets.length < 1000) {
+      const proto = pick([6, 6, 17, 17, 50]);
+      const x = rnd();
+      if (x < 0.4) {
+        const forward =
+          rnd() < 0.6
+            ? pick<[number, number]>([
+                [6, 443],
+                [17, int(5000, 5010)],
+              ])
+            : [proto, port()];
+        packets.push([forward[0], outside(), nat, int(1024, 65535), forward[1], 'out']);
+      } else if (x < 0.55) packets.push([proto, outside(), inside(), int(1024, 65535), port(), 'out']);
+      else if (x < 0.95) packets.push([proto, inside(), outside(), int(1024, 65535), port(), 'in']);
+      else packets.push([proto, inside(), nat, int(1024, 65535), port(), 'in']);
+    }
+    const forwarded = ([proto, , dst, , dport, side]: Sent) =>
+      side === 'out' &&
+      dst === nat &&
+      ((proto === 6 && dport === 443) || (proto === 17 && dport >= 5000 && dport <= 5010))
+        ? host
+        : undefined;
+    const tally = await kernelCheck(t, {
+      file: 'router.nft',
+      nft: true,
+      text,
+      wan: 'wan',
+      lan: 'lan',
+      nat,
+      inside: ['10.1.0.0/16', '192.168.7.0/24'],
+      iface: [],
+      forward: forwarded,
+      anyDestination: false,
+      packets,
+    });
+    t.same(tally.sources, [host, '10.1.-1.-1', '192.168.7.-1'], 'the NAT node hides the target and both networks');
+    t.ok(tally.exact >= 800, `${tally.exact} packets as the model says (${tally.translated} translated)`);
+    t.ok(tally.translated >= 100, 'forwards and masquerading both seen');
+    t.comment(
+      `router.nft: ${tally.exact} exact (${tally.translated} translated), ${tally.router} to the router itself`,
+    );
+  },
+);
