@@ -385,7 +385,10 @@ function readRule(rule: LiveRule, expr: Json[], c: Context): LiveRule[] {
           continue;
         }
         if (before && !options.ignoreNat)
-          cannotModel(`${kind} changes the destination the filter sees; model it as a NAT node or give --ignore-nat`);
+          cannotModel(
+            `${kind} changes the destination the filter sees; ` +
+              'model it as a NAT node (--nat-address) or give --ignore-nat',
+          );
         rule.notes.push(`${kind}: ${before ? 'ignored (--ignore-nat)' : 'after filtering'}`);
       } else if (kind === 'vmap' && isRecord(v)) return vmapRules(rule, region, v, sets, iface);
       else if (VERDICT_FREE.has(kind)) rule.notes.push(`${kind}: no verdict effect`);
