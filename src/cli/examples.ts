@@ -51,6 +51,8 @@ const WRITTEN: Record<string, string[]> = {
       'nfv simulate network-fw.xml',
     'nfv import iptables rules.v4 --node 10.255.0.1 --iface eth1=10.1.0.0/16 --ipset ipset.save --store',
     'nfv import iptables server.v4 --node 10.0.9.254 --host 10.0.9.1 --into network.json   # a host firewall',
+    'nfv import iptables router.v4 --node 10.255.0.1 --nat-address 203.0.113.1 --into office.xml -o office-fw.xml' +
+      '   # port forwards: the NAT node 203.0.113.1 beside the firewall',
   ],
   'nfv import nftables': [
     'nfv import nftables ruleset.json --node 10.255.0.1   # ruleset.json: nft -j list ruleset',

@@ -103,6 +103,8 @@ export interface ImportAnswer {
   /** Each live line and the ids of the rules it became. */
   origins: LineElements[];
   node: Node;
+  /** With `natAddress`: the NAT node the nat table's translations became, for the outside of the firewall. */
+  nat?: Node;
   /** With `into`: the NFV document, in its own format, the firewall node's configuration replaced. */
   document?: string;
   /** With `store`: the id of the stored `/fwd` node. */
@@ -111,11 +113,12 @@ export interface ImportAnswer {
 
 /** Reads and imports; the node's configuration as `nfv simulate` reads a FIREWALL node. */
 export async function runImport(r: ImportRequest): Promise<Omit<ImportAnswer, 'id'>> {
-  const { importRules, importedNode, looksLikeNftJson } = await import('../deploy/import/index.js');
+  const { importRules, importedNat, importedNode, looksLikeNftJson } = await import('../deploy/import/index.js');
   const text = r.format === 'nftables' && !looksLikeNftJson(r.text) ? await nftJsonOf(r.text, r.file) : r.text;
   const imported = importRules(r.format, text, r.file, r.options);
   const { node, origins } = importedNode(imported, r.node, r.approximation);
-  const answer = { report: imported.report, origins, node };
+  const nat = importedNat(imported);
+  const answer = { report: imported.report, origins, node, ...(nat ? { nat } : {}) };
   if (r.into === undefined) return answer;
   const format = detectFormat(r.into);
   if (!format) throw badRequest('into: not an XML or JSON NFV document');
@@ -129,7 +132,31 @@ export async function runImport(r: ImportRequest): Promise<Omit<ImportAnswer, 'i
     n.functionalType = 'FIREWALL';
     n.configuration = { ...node.configuration!, name: n.configuration?.name ?? node.configuration!.name };
   }
+  if (nat) placeNat(nfv, nat, r.node);
   return { ...answer, document: encodeDocument(NfvType, nfv, format) };
+}
+
+/**
+ * The NAT node of a router's translations (docs/SEMANTICS.md, "Port forwards and masquerading") into the graphs
+ * that hold the firewall node: a node of that name, a neighbour of the firewall (on its outside), gets the NAT's
+ * configuration; one of another type, or none, is refused: which neighbour is the outside only the document says.
+ */
+function placeNat(nfv: NFV, nat: Node, firewall: string): void {
+  for (const g of nfv.graphs.graph ?? []) {
+    const fw = g.node.find((n) => n.name === firewall);
+    if (!fw) continue;
+    const at = g.node.find((n) => n.name === nat.name);
+    const field = `natAddress: ${quote(nat.name)}`;
+    if (!at)
+      throw badRequest(`${field} is not a node of graph ${g.id}; add it between ${quote(firewall)} and the outside`);
+    if (at.functionalType !== undefined && at.functionalType !== 'NAT')
+      throw badRequest(`${field} is a ${at.functionalType}, not a NAT`);
+    const linked = (a: Node, b: string) => (a.neighbour ?? []).some((nb) => nb.name === b);
+    if (!linked(fw, nat.name) && !linked(at, firewall))
+      throw badRequest(`${field} is not a neighbour of ${quote(firewall)} in graph ${g.id} (the router's outside)`);
+    at.functionalType = 'NAT';
+    at.configuration = { ...nat.configuration!, name: at.configuration?.name ?? nat.configuration!.name };
+  }
 }
 
 /**

@@ -1,8 +1,9 @@
 /**
  * How a live rule set is read, the one declaration every operation that reads one shares (`POST /fwd/import`,
  * `POST /fwd/analysis/lint|allows|diff`, `POST /fwd/analysis/explain`): the JSON body fields `chain`, `table`,
- * `ignoreNat`, `iface`, `host`, `ipset` and `approximation`, each with the command-line flag that gives it, so that
- * the CLI defines the same flags from this list and a refusal that advises a flag names one the command has.
+ * `ignoreNat`, `natAddress`, `iface`, `host`, `ipset` and `approximation`, each with the command-line flag that gives
+ * it, so that the CLI defines the same flags from this list and a refusal that advises a flag names one the command
+ * has.
  */
 import type { Approximation } from '../model/approximation.js';
 import { badRequest, quote } from '../model/errors.js';
@@ -36,6 +37,14 @@ export const READING_FIELDS: readonly ReadingField[] = [
     flag: '--ignore-nat',
     help: 'read it even when nat PREROUTING changes destinations (said in the report)',
     kind: 'boolean',
+  },
+  {
+    field: 'natAddress',
+    flag: '--nat-address <address>',
+    help:
+      "the router's outside address: DNAT, SNAT and MASQUERADE become a NAT node of that name outside the " +
+      'firewall (import --into: a neighbour of the firewall node)',
+    kind: 'string',
   },
   {
     field: 'iface',
@@ -106,11 +115,15 @@ export async function parseReading(body: unknown): Promise<Reading> {
   const table = str('table');
   const host = str('host');
   if (host !== undefined) (await import('../deploy/import/index.js')).hostOctets(host);
+  const natAddress = str('natAddress');
+  if (natAddress !== undefined && !/^\d{1,3}(\.\d{1,3}){3}$/.test(natAddress))
+    throw badRequest(`natAddress: ${quote(natAddress)} is not an IPv4 address (--nat-address)`);
   return {
     options: {
       ...(chain === undefined ? {} : { chain }),
       ...(table === undefined ? {} : { table }),
       ...(host === undefined ? {} : { host }),
+      ...(natAddress === undefined ? {} : { natAddress }),
       iface: interfaceMap(iface as string[]),
       ...(ipsets ? { ipsets } : {}),
       ignoreNat: fields.ignoreNat === true,

@@ -25,7 +25,16 @@ const COMMANDS: Record<string, Command> = {
   'firewall diff': sub(firewallCommand, 'diff'),
   'firewall explain': sub(firewallCommand, 'explain'),
 };
-const READING = ['--chain', '--table', '--ignore-nat', '--iface', '--host', '--ipset', '--approximation'];
+const READING = [
+  '--chain',
+  '--table',
+  '--ignore-nat',
+  '--nat-address',
+  '--iface',
+  '--host',
+  '--ipset',
+  '--approximation',
+];
 const longs = (c: Command) => c.options.map((o) => o.long!);
 
 t.test('every command reading a rule set has the same reading flags, with the same help', async (t) => {

@@ -2,7 +2,8 @@
  * `nfv import iptables|nftables FILE --node NAME`: a live firewall as a FIREWALL node (the `/fwd/nodes` body) on
  * stdout, into an NFV document with --into, kept in `/fwd` with --store. Each approximated line is said on stderr
  * in one line; the summary too; the whole report as a table on a terminal or as JSON with --report json (stderr:
- * stdout is the node or the document).
+ * stdout is the node or the document). With --nat-address the NAT node goes into the document (--into) or is named
+ * in the summary.
  */
 import Table from 'cli-table3';
 import { Command, Option } from 'commander';
@@ -31,7 +32,8 @@ function summary(a: ImportAnswer): string {
     .join(', ');
   const rules = a.node.configuration?.firewall?.elements?.length ?? 0;
   const reached = `${plural(r.lines.length, 'line')} reached (${counts || 'none'})`;
-  return `${r.file}: ${r.chain}, ${reached}; ${plural(rules, 'nfv rule')}, default ${r.defaultAction}`;
+  const nat = a.nat ? `; NAT node ${a.nat.name} hides ${a.nat.configuration!.nat!.source.join(', ')}` : '';
+  return `${r.file}: ${r.chain}, ${reached}; ${plural(rules, 'nfv rule')}, default ${r.defaultAction}${nat}`;
 }
 
 function reportTable(a: ImportAnswer): string {

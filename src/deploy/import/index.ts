@@ -15,6 +15,7 @@ import { readIptables, type ImportOptions } from './iptables.js';
 import { Refusal, type InterfaceMap } from './matches.js';
 import { readNftables } from './nftables.js';
 import { intersectRegions, withBounds, type LineClass, type LiveRule, type LiveRuleset } from './ruleset.js';
+import type { NatReading } from './nat.js';
 import { unfold, type Entry } from './unfold.js';
 
 export { looksLikeIptables, looksLikeNftJson } from './detect.js';
@@ -22,6 +23,7 @@ export { parseIpsets, Refusal, type InterfaceMap, type IpSet } from './matches.j
 export type { ImportOptions } from './iptables.js';
 export { explain, packetBox, parsePacket, type Explanation, type ExplainPacket, type Step } from './explain.js';
 export type { LineClass, LiveRuleset } from './ruleset.js';
+export type { NatReading } from './nat.js';
 
 export type ImportFormat = 'iptables' | 'nftables';
 
@@ -46,6 +48,8 @@ export interface ImportReport {
   approximated: boolean;
   lines: LineReport[];
   notes: string[];
+  /** With --nat-address: the NAT node the translations became, and which line gave what (nat.ts). */
+  nat?: NatReading;
 }
 
 export interface Imported {
@@ -74,6 +78,10 @@ function reasonOf(rule: LiveRule): string | undefined {
 
 /** Reads a live rule set; refuses it (exit 2) when a line reached cannot be imported, naming file:line and why. */
 export function importRules(format: ImportFormat, text: string, file: string, options: ImportOptions = {}): Imported {
+  if (options.natAddress !== undefined && options.host !== undefined)
+    throw badRequest(`natAddress: --nat-address and --host ${options.host}: a host firewall forwards nothing`);
+  if (options.natAddress !== undefined && options.ignoreNat)
+    throw badRequest('natAddress: --nat-address reads the translations, --ignore-nat ignores them; give one');
   if (options.host !== undefined) return importHost(format, text, file, options.host, options);
   let set: LiveRuleset;
   try {
@@ -103,6 +111,7 @@ export function importRules(format: ImportFormat, text: string, file: string, op
     approximated: tally.approximated > 0,
     lines,
     notes: set.notes,
+    ...(set.nat ? { nat: set.nat } : {}),
   };
   return { report, entries, defaultAllow, set };
 }
@@ -269,6 +278,24 @@ export function importedNode(
     },
   };
   return { node, origins: [...origins.values()] };
+}
+
+/**
+ * The NAT node of an import with --nat-address (docs/SEMANTICS.md, "Port forwards and masquerading"): named by the
+ * router's outside address, hiding the DNAT targets and the translated source networks. It goes on the outside of
+ * the firewall node: what comes from outside is translated before the filter, what goes out after it.
+ */
+export function importedNat(imported: Imported): Node | undefined {
+  const nat = imported.report.nat;
+  if (!nat) return undefined;
+  return {
+    name: nat.address,
+    functionalType: 'NAT',
+    configuration: {
+      name: `${imported.report.format} ${imported.report.file} nat`.slice(0, 200),
+      nat: { source: [...nat.sources] },
+    },
+  };
 }
 
 /** `--iface NAME=CIDR[,CIDR...]` values as a map, each address checked. */

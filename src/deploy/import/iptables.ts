@@ -27,6 +27,7 @@ import {
   type InterfaceMap,
   type IpSet,
 } from './matches.js';
+import { readNat, type NatLine } from './nat.js';
 import {
   UNIVERSE_REGION,
   intersectRegions,
@@ -44,6 +45,11 @@ export interface ImportOptions {
   iface?: InterfaceMap;
   ipsets?: Map<string, IpSet>;
   ignoreNat?: boolean;
+  /**
+   * The router's outside address: DNAT, SNAT and MASQUERADE become a NAT node of that name on the outside of the
+   * firewall (nat.ts), instead of being refused.
+   */
+  natAddress?: string;
   /**
    * The end host of the graph the rule set belongs to: its INPUT chain decides the packets to it, OUTPUT the
    * packets from it (index.ts, importHost).
@@ -634,11 +640,13 @@ export function readIptables(text: string, file: string, options: ImportOptions 
   for (const c of path)
     if (undeclared.has(c.key))
       notes.push(`${file}: ${c.key} has no :${c.name} line; its policy is ACCEPT, the kernel's`);
+  const translated = options.natAddress === undefined ? undefined : natNode(chains, options.natAddress, notes);
   return {
     file,
     chains,
     path,
-    checked: natChecked(chains, options, notes),
+    checked: translated?.checked ?? natChecked(chains, options, notes),
+    ...(translated?.nat ? { nat: translated.nat } : {}),
     lookup: (from, name) => chains.get(`${from.key.split('/')[0]}/${name}`),
     notes,
   };
@@ -690,7 +698,7 @@ function natChecked(chains: Map<string, LiveChain>, o: ImportOptions, notes: str
           r.modelling = true;
           r.refused =
             `-j ${target} in table nat PREROUTING changes the destination the ${o.chain ?? 'FORWARD'} chain sees; ` +
-            'model it as a NAT node or give --ignore-nat';
+            'model it as a NAT node (--nat-address) or give --ignore-nat';
         } else if (where === 'PREROUTING') {
           notes.push(`${r.where}: -j ${target} ignored (--ignore-nat)`);
           r.notes.push(`-j ${target} before filtering, ignored (--ignore-nat)`);
@@ -704,4 +712,89 @@ function natChecked(chains: Map<string, LiveChain>, o: ImportOptions, notes: str
   walk(chains.get('nat/PREROUTING'), 'PREROUTING');
   walk(chains.get('nat/POSTROUTING'), 'POSTROUTING');
   return checked;
+}
+
+/** An option's value in a line of iptables-save, and whether `!` precedes the option. */
+function optionOf(text: string, names: string[]): { value: string; negated: boolean } | undefined {
+  const w = text.split(/\s+/);
+  const k = w.findIndex((x) => names.includes(x));
+  if (k < 0 || w[k + 1] === undefined) return undefined;
+  return { value: w[k + 1]!, negated: w[k - 1] === '!' };
+}
+
+/** The words of a nat line that are neither its chain, -s, -d nor its target with the target's options. */
+function conditionsOf(text: string): string {
+  const w = text.split(/\s+/).filter(Boolean);
+  const out: string[] = [];
+  for (let k = 0; k < w.length; k++) {
+    const x = w[k]!;
+    if (['-A', '-I', '-s', '--source', '-d', '--destination', '-j', '-g'].includes(x)) {
+      if (w[k - 1] === '!') out.pop();
+      k++;
+      if (x === '-I' && /^\d+$/.test(w[k + 1] ?? '')) k++;
+    } else if (/^--(to-destination|to-source|to-ports|to|random|random-fully|persistent)$/.test(x)) {
+      if (!/^--(random|random-fully|persistent)$/.test(x)) k++;
+    } else out.push(x);
+  }
+  return out.join(' ');
+}
+
+/**
+ * With --nat-address: the translating lines reached from nat PREROUTING and POSTROUTING become the NAT node
+ * (nat.ts), each said in the report, or refused naming the line. Lines that take a packet out of translation
+ * (RETURN, ACCEPT) are said: the model's NAT translates those packets too.
+ */
+function natNode(chains: Map<string, LiveChain>, address: string, notes: string[]) {
+  const seen = new Set<LiveChain>();
+  const checked: LiveRule[] = [];
+  const lines: NatLine[] = [];
+  const byWhere = new Map<string, LiveRule>();
+  const walk = (c: LiveChain | undefined, hook: 'PREROUTING' | 'POSTROUTING', through: string[]) => {
+    if (!c || seen.has(c)) return;
+    seen.add(c);
+    for (const r of c.rules) {
+      const target = /(?:^|\s)-j\s+(\S+)/.exec(r.text)?.[1];
+      const jump = /(?:^|\s)-[jg]\s+(\S+)/.exec(r.text)?.[1];
+      if (target && NAT_TARGETS.has(target)) {
+        checked.push(r);
+        byWhere.set(r.where, r);
+        const dport = /(?:^|\s)(!\s+)?--(?:dport|destination-port)\s+(\d+)(?:\s|$)/.exec(r.text);
+        const rest = conditionsOf(r.text);
+        const to = optionOf(r.text, ['--to-destination', '--to-source', '--to'])?.value;
+        const toPorts = optionOf(r.text, ['--to-ports'])?.value;
+        const destination = optionOf(r.text, ['-d', '--destination']);
+        const source = optionOf(r.text, ['-s', '--source']);
+        lines.push({
+          where: r.where,
+          text: r.text,
+          target,
+          hook,
+          ...(destination ? { destination } : {}),
+          ...(source ? { source } : {}),
+          ...(to === undefined ? {} : { to }),
+          ...(toPorts === undefined ? {} : { toPorts }),
+          ...(dport && !dport[1] ? { dport: Number(dport[2]) } : {}),
+          conditions: [...(rest ? [rest] : []), ...through.map((j) => `reached through ${j}`)],
+        });
+      } else if (r.verdict.kind === 'return' || r.verdict.kind === 'accept') {
+        const note = `takes packets out of translation; the model's NAT translates them too`;
+        r.notes.push(note);
+        notes.push(`${r.where}: ${note}`);
+      }
+      if (jump && !NAT_TARGETS.has(jump)) walk(chains.get(`nat/${jump}`), hook, [...through, jump]);
+    }
+  };
+  walk(chains.get('nat/PREROUTING'), 'PREROUTING', []);
+  walk(chains.get('nat/POSTROUTING'), 'POSTROUTING', []);
+  const { nat, refusals } = readNat(address, lines, (where, note) => {
+    // Its conditions are in the note: the NAT node does not read them, so they are not the line's approximation.
+    const r = byWhere.get(where);
+    if (r) Object.assign(r, { unknown: [], notes: [note, ...r.notes] });
+    notes.push(`${where}: ${note}`);
+  });
+  for (const f of refusals) {
+    const r = byWhere.get(f.where);
+    if (r) Object.assign(r, { refused: f.reason, modelling: true });
+  }
+  return { checked, nat };
 }

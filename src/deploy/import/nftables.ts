@@ -21,6 +21,7 @@ import {
   type InterfaceMap,
 } from './matches.js';
 import type { ImportOptions } from './iptables.js';
+import { nftNatLine, readNat, type NatLine, type NatReading } from './nat.js';
 import {
   UNIVERSE_REGION,
   intersectRegions,
@@ -253,6 +254,8 @@ export function readNftables(text: string, file: string, options: ImportOptions 
   const chains = new Map<string, LiveChain>();
   const bases: { chain: LiveChain; prio: number; netdev: boolean }[] = [];
   const notes: string[] = [];
+  const natHooks = new Map<string, 'PREROUTING' | 'POSTROUTING'>();
+  const natLines: { rule: LiveRule; line: NatLine }[] = [];
   const tableKey = (o: Record<string, Json>) => `${String(o.family)} ${String(o.table)}`;
   for (const o of objects) {
     const kind = keyOf(o);
@@ -281,6 +284,8 @@ export function readNftables(text: string, file: string, options: ImportOptions 
       notes.push(`netdev chain ${key} (ingress) composed in front: it sees every packet before forwarding`);
     } else if (v.hook && !ours && family !== 'netdev') notes.push(`${family} chain ${key} ignored (nfv models IPv4)`);
     else if (v.type === 'nat' && v.hook === 'prerouting' && ours) notes.push(`nat chain ${key}: checked for dnat`);
+    if (v.type === 'nat' && ours && (v.hook === 'prerouting' || v.hook === 'postrouting'))
+      natHooks.set(key, v.hook === 'prerouting' ? 'PREROUTING' : 'POSTROUTING');
   }
   const checked: LiveRule[] = [];
   let count = 0;
@@ -302,8 +307,11 @@ export function readNftables(text: string, file: string, options: ImportOptions 
       verdict: { kind: 'none' },
     };
     const has = (name: string) => chains.has(`${tableKey(v)}/${name}`);
-    chain.rules.push(...readRule(rule, Array.isArray(v.expr) ? v.expr : [], { sets, iface, options, has, checked }));
+    const natHook = natHooks.get(key);
+    const c: Context = { sets, iface, options, has, checked, ...(natHook ? { natHook } : {}), natLines };
+    chain.rules.push(...readRule(rule, Array.isArray(v.expr) ? v.expr : [], c));
   }
+  const nat = options.natAddress === undefined ? undefined : nftNat(options.natAddress, natLines, notes);
   if (!bases.some((b) => !b.netdev))
     throw badRequest(
       `${file}: no base chain of type filter at hook ${hook} in an ip or inet ` +
@@ -317,6 +325,7 @@ export function readNftables(text: string, file: string, options: ImportOptions 
     path: bases.map((b) => b.chain),
     lookup: (from, name) => chains.get(`${from.key.split('/')[0]}/${name}`),
     checked,
+    ...(nat ? { nat } : {}),
     notes,
   };
 }
@@ -330,6 +339,9 @@ interface Context {
   has: (chain: string) => boolean;
   /** Lines off the path that the import judges (dnat). */
   checked: LiveRule[];
+  /** With --nat-address: the hook of the rule's nat base chain, and where its translation goes (nat.ts). */
+  natHook?: 'PREROUTING' | 'POSTROUTING';
+  natLines?: { rule: LiveRule; line: NatLine }[];
 }
 
 function readRule(rule: LiveRule, expr: Json[], c: Context): LiveRule[] {
@@ -366,8 +378,17 @@ function readRule(rule: LiveRule, expr: Json[], c: Context): LiveRule[] {
       } else if (kind === 'dnat' || kind === 'redirect' || kind === 'snat' || kind === 'masquerade') {
         const before = kind === 'dnat' || kind === 'redirect';
         checked.push(rule);
+        if (options.natAddress !== undefined) {
+          const line = c.natHook ? nftNatLine(rule.where, rule.text, expr, c.natHook) : undefined;
+          if (!line) cannotModel(`${kind} outside a nat base chain at prerouting or postrouting (--nat-address)`);
+          c.natLines!.push({ rule, line: line! });
+          continue;
+        }
         if (before && !options.ignoreNat)
-          cannotModel(`${kind} changes the destination the filter sees; model it as a NAT node or give --ignore-nat`);
+          cannotModel(
+            `${kind} changes the destination the filter sees; ` +
+              'model it as a NAT node (--nat-address) or give --ignore-nat',
+          );
         rule.notes.push(`${kind}: ${before ? 'ignored (--ignore-nat)' : 'after filtering'}`);
       } else if (kind === 'vmap' && isRecord(v)) return vmapRules(rule, region, v, sets, iface);
       else if (VERDICT_FREE.has(kind)) rule.notes.push(`${kind}: no verdict effect`);
@@ -424,4 +445,22 @@ function vmapRules(
     });
   }
   return out;
+}
+
+/** With --nat-address: the nat base chains' translations as the NAT node (nat.ts), prerouting's first. */
+function nftNat(address: string, lines: { rule: LiveRule; line: NatLine }[], notes: string[]): NatReading | undefined {
+  const ordered = [...lines].sort(
+    (a, b) => Number(a.line.hook === 'POSTROUTING') - Number(b.line.hook === 'POSTROUTING'),
+  );
+  const byWhere = new Map(ordered.map((l) => [l.rule.where, l.rule]));
+  const { nat, refusals } = readNat(
+    address,
+    ordered.map((l) => l.line),
+    (where, note) => {
+      byWhere.get(where)?.notes.unshift(note);
+      notes.push(`${where}: ${note}`);
+    },
+  );
+  for (const f of refusals) Object.assign(byWhere.get(f.where) ?? {}, { refused: f.reason, modelling: true });
+  return nat;
 }

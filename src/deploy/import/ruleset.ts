@@ -6,6 +6,7 @@
 import { badRequest } from '../../model/errors.js';
 import { MAX_IMPORT_BOXES } from '../../model/limits.js';
 import { UNIVERSE, intersect, type Box } from '../../model/space.js';
+import type { NatReading } from './nat.js';
 
 export type VerdictKind = 'accept' | 'drop' | 'jump' | 'goto' | 'return' | 'none' | 'queue';
 
@@ -75,6 +76,8 @@ export interface LiveRuleset {
   lookup: (from: LiveChain, name: string) => LiveChain | undefined;
   /** Lines off the path that the import still judges (nat PREROUTING changes what the filter sees). */
   checked: LiveRule[];
+  /** With --nat-address: the NAT node the nat table's translations are (nat.ts). */
+  nat?: NatReading;
   /** Things the report says about the rule set as a whole (NAT after filtering, chains ignored, ...). */
   notes: string[];
 }

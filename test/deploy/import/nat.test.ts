@@ -1,0 +1,492 @@
+/**
+ * Routers with port forwards (issue 47, item 1; docs/SEMANTICS.md, "Port forwards and masquerading"): `--nat-address`
+ * reads a router's DNAT, SNAT and MASQUERADE lines as a NAT node outside its firewall, and refuses, naming the line,
+ * what that node cannot say. The evaluator is the kernel: in `unshare -rn`, the router's own iptables-save file is
+ * loaded by iptables-restore into a namespace that is the router (nat-probe.py), real packets are sent through it,
+ * and what leaves on the other side (header as translated, or nothing) is compared with what nfv's model makes of
+ * the same packet: the imported filter (first match) and the NAT node (engine.md B 2.6.2: from outside to N, to the
+ * hidden host; from a hidden source to outside, source N). The port forward each packet meets is the test's own
+ * reading of the lines it wrote (or, for the real dump, of its one DNAT line), not nfv's. The two places the model
+ * is documented to be broader than the kernel are counted apart, and the kernel's side of them checked: a packet
+ * to N that no DNAT line matches (the kernel delivers it to the router itself) and, for a DNAT line without `-d`,
+ * a packet to another address that the line matches (the kernel translates it; nfv reads the line as to N).
+ */
+import { spawnSync } from 'node:child_process';
+import { writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import t from 'tap';
+import { importRules, importedNat, importedNode, interfaceMap } from '../../../src/deploy/import/index.js';
+import type { Node } from '../../../src/model/types.js';
+import { NfvError } from '../../../src/model/errors.js';
+import { ROOT, fixture, runProcess, scratch } from '../../helpers.js';
+import { nfvVerdict, type Packet } from '../nft-harness.js';
+
+const probe = spawnSync('unshare', ['-rn', 'sh', '-c', 'iptables-restore --version && nft list ruleset'], {
+  encoding: 'utf8',
+});
+const kernelWhy = probe.status !== 0 ? `iptables-restore and nft in a namespace: ${(probe.stderr || '').trim()}` : '';
+if (process.env.CI === 'true' && kernelWhy) t.fail(`${kernelWhy}; .ci/run must provide it`);
+
+const PROBE = path.join(ROOT, 'test', 'deploy', 'import', 'nat-probe.py');
+
+/** A seeded generator (mulberry32), the test's own. */
+function seeded(seed: number) {
+  let a = seed >>> 0;
+  const rnd = () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let x = Math.imul(a ^ (a >>> 15), 1 | a);
+    x = (x + Math.imul(x ^ (x >>> 7), 61 | x)) ^ x;
+    return ((x ^ (x >>> 14)) >>> 0) / 4294967296;
+  };
+  const pick = <T>(list: readonly T[]): T => list[Math.floor(rnd() * list.length)]!;
+  const int = (lo: number, hi: number) => lo + Math.floor(rnd() * (hi - lo + 1));
+  return { rnd, pick, int };
+}
+
+const refusal = (f: () => unknown): string => {
+  try {
+    f();
+  } catch (e) {
+    if (e instanceof NfvError) return e.message;
+    throw e;
+  }
+  return '';
+};
+
+// ---------------------------------------------------------------------------------------------------------------
+// What the import says and refuses
+
+const router = (nat: string, filter = '') =>
+  `*nat\n:PREROUTING ACCEPT [0:0]\n:POSTROUTING ACCEPT [0:0]\n${nat}COMMIT\n` +
+  `*filter\n:FORWARD DROP [0:0]\n${filter}COMMIT\n`;
+
+t.test('the real dump: refused without --nat-address, a NAT node with it', async (t) => {
+  const text = await fixture('iptables/real/medium-sized-company.rules');
+  t.match(
+    refusal(() => importRules('iptables', text, 'msc.rules')),
+    /^msc\.rules:30: -j DNAT in table nat PREROUTING .*--nat-address.*--ignore-nat/,
+  );
+  const imported = importRules('iptables', text, 'msc.rules', {
+    natAddress: '203.0.113.7',
+    iface: interfaceMap(['eth0=172.16.2.0/24']),
+  });
+  t.same(imported.report.nat?.sources, ['172.16.2.34', '172.16.2.-1']);
+  t.same(importedNat(imported), {
+    name: '203.0.113.7',
+    functionalType: 'NAT',
+    configuration: { name: 'iptables msc.rules nat', nat: { source: ['172.16.2.34', '172.16.2.-1'] } },
+  });
+  const line = (n: number) => imported.report.lines.find((l) => l.line === n)!;
+  t.match(line(30).reason, /port forward to 172\.16\.2\.34: .*not only those of this line \(-i ppp0 -p tcp .*no -d/);
+  t.match(line(31).reason, /masquerade as 203\.0\.113\.7 .*hides 172\.16\.2\.0\/24.*\(-o ppp0\)/);
+});
+
+t.test('what the NAT node cannot say is refused, naming the line', async (t) => {
+  const cases: [string, RegExp][] = [
+    ['-A PREROUTING -p tcp --dport 80 -j REDIRECT --to-ports 8080\n', /r:4: -j REDIRECT delivers to the router/],
+    [
+      '-A PREROUTING -d 203.0.113.1/32 -p tcp --dport 80 -j DNAT --to-destination 10.0.0.5:8080\n',
+      /r:4: --to-destination 10\.0\.0\.5:8080: the port changes \(80 to 8080\)/,
+    ],
+    [
+      '-A PREROUTING -p tcp --dport 80 -j DNAT --to-destination 10.0.0.5-10.0.0.9\n',
+      /r:4: --to-destination 10\.0\.0\.5-10\.0\.0\.9: .*one address/,
+    ],
+    [
+      '-A PREROUTING -p tcp --dport 80 -j DNAT --to-destination 10.0.0.5\n' +
+        '-A PREROUTING -p tcp --dport 81 -j DNAT --to-destination 10.0.0.6\n',
+      /r:5: -j DNAT to 10\.0\.0\.6, where r:4 forwards to 10\.0\.0\.5/,
+    ],
+    [
+      '-A PREROUTING -d 198.51.100.9/32 -p tcp --dport 80 -j DNAT --to-destination 10.0.0.5\n',
+      /r:4: -j DNAT for 198\.51\.100\.9\/32: not --nat-address 203\.0\.113\.1/,
+    ],
+    ['-A POSTROUTING -s 10.0.0.0/8 -j SNAT --to-source 198.51.100.2\n', /r:4: -j SNAT --to-source 198\.51\.100\.2/],
+    [
+      '-A POSTROUTING -s 10.0.0.0/8 -p tcp -j MASQUERADE --to-ports 1024-65535\n',
+      /r:4: --to-ports 1024-65535: the kernel moves source ports/,
+    ],
+    ['-A POSTROUTING -o eth0 -j MASQUERADE\n', /r:4: -j MASQUERADE without -s/],
+  ];
+  for (const [nat, expected] of cases)
+    t.match(
+      refusal(() => importRules('iptables', router(nat), 'r', { natAddress: '203.0.113.1' })),
+      expected,
+      nat,
+    );
+  t.match(
+    refusal(() => importRules('iptables', router(''), 'r', { natAddress: '203.0.113.1' })),
+    /^natAddress: no DNAT, SNAT or MASQUERADE line is reached/,
+  );
+  t.match(
+    refusal(() => importRules('iptables', router(''), 'r', { natAddress: '203.0.113.1', ignoreNat: true })),
+    /^natAddress: .*give one/,
+  );
+  // A /28 is 16 addresses, a /20 16 patterns with a wildcard octet.
+  const hidden = importRules('iptables', router('-A POSTROUTING -s 10.9.16.0/20 -o wan -j MASQUERADE\n'), 'r', {
+    natAddress: '203.0.113.1',
+  }).report.nat!.sources;
+  t.same(
+    hidden,
+    Array.from({ length: 16 }, (_, k) => `10.9.${16 + k}.-1`),
+  );
+});
+
+// ---------------------------------------------------------------------------------------------------------------
+// Real packets
+
+type Side = 'out' | 'in';
+type Sent = [number, string, string, number, number, Side];
+type Seen = [string, string, number, number] | null;
+
+const octets = (a: string) => a.split('.').map(Number);
+const num = (a: string) => octets(a).reduce((v, o) => v * 256 + o, 0);
+const inPrefix = (a: string, prefix: string) => {
+  const [base, len = '32'] = prefix.split('/');
+  const size = 2 ** (32 - Number(len));
+  return Math.floor(num(a) / size) === Math.floor(num(base!) / size);
+};
+/** An octet pattern of the NAT node's sources (-1: any). */
+const inPattern = (a: string, pattern: string) =>
+  pattern.split('.').every((o, k) => o === '-1' || Number(o) === octets(a)[k]);
+
+interface Router {
+  file: string;
+  /** An nft ruleset (text) instead of an iptables-save file. */
+  nft?: boolean;
+  text: string;
+  wan: string;
+  lan: string;
+  nat: string;
+  inside: string[];
+  iface: string[];
+  /** The test's own reading of the DNAT lines: the target a packet from outside meets, if any. */
+  forward: (p: Sent) => string | undefined;
+  /** The DNAT lines have no -d: they translate packets to any address. */
+  anyDestination: boolean;
+  packets: Sent[];
+}
+
+interface Tally {
+  /** The NAT node's hidden patterns, as nfv read them. */
+  sources: string[];
+  exact: number;
+  router: number;
+  noDestination: number;
+  translated: number;
+  wrong: string[];
+}
+
+/** The model's answer for one packet: the imported filter, then (or before) the NAT node. */
+function compare(r: Router, node: Node, sources: string[], p: Sent, seen: Seen, tally: Tally) {
+  const [proto, src, dst, sport, dport, side] = p;
+  const hidden = (a: string) => sources.some((s) => inPattern(a, s));
+  const allowed = (s: string, d: string) => {
+    const packet: Packet = { proto, src: octets(s), dst: octets(d), sport, dport };
+    return nfvVerdict(node, packet);
+  };
+  const say = (expected: Seen, why: string) => {
+    if (JSON.stringify(expected) === JSON.stringify(seen)) tally.exact++;
+    else
+      tally.wrong.push(
+        `${JSON.stringify(p)}: kernel ${JSON.stringify(seen)}, model ${JSON.stringify(expected)} (${why})`,
+      );
+  };
+  if (side === 'out') {
+    const to = r.forward(p);
+    if (dst === r.nat) {
+      if (to === undefined) {
+        // Documented: the model sends it on to each hidden host; the kernel delivers it to the router.
+        tally.router++;
+        if (seen !== null)
+          tally.wrong.push(`${JSON.stringify(p)}: to the router, yet forwarded: ${JSON.stringify(seen)}`);
+        return;
+      }
+      if (!hidden(to)) tally.wrong.push(`${JSON.stringify(p)}: the forward's target ${to} is not hidden by the NAT`);
+      if (seen) tally.translated++;
+      return say(allowed(src, to) ? [src, to, sport, dport] : null, `forwarded to ${to}`);
+    }
+    if (to !== undefined && r.anyDestination) {
+      // Documented: a DNAT line without -d is read as to N; the kernel translates this packet too.
+      tally.noDestination++;
+      if (seen !== null && seen[1] !== to) tally.wrong.push(`${JSON.stringify(p)}: no -d, yet ${JSON.stringify(seen)}`);
+      return;
+    }
+    return say(allowed(src, dst) ? [src, dst, sport, dport] : null, 'from outside, not to the NAT');
+  }
+  // From inside: the filter, then the NAT node: a hidden source to outside what it hides becomes N.
+  if (dst === r.nat) return say(null, 'to the NAT from inside: delivered there');
+  if (!allowed(src, dst)) return say(null, 'dropped by the filter');
+  const out = hidden(src) && !hidden(dst) ? r.nat : src;
+  if (out !== src && seen) tally.translated++;
+  return say([out, dst, sport, dport], 'from inside');
+}
+
+async function kernelCheck(t: typeof import('tap'), r: Router): Promise<Tally> {
+  const dir = await scratch(t, 'nfv-nat-');
+  const load = path.join(dir, r.file);
+  await writeFile(load, r.text);
+  let text = r.text;
+  if (r.nft) {
+    // nft's own JSON listing of the text, as `nfv import` has nft make it.
+    const listed = spawnSync('unshare', ['-rn', 'sh', '-c', 'nft -f "$1" && nft -j list ruleset', 'sh', load], {
+      encoding: 'utf8',
+    });
+    t.equal(listed.status, 0, `nft lists the ruleset${listed.stderr ? `: ${listed.stderr}` : ''}`);
+    text = listed.stdout;
+  }
+  const format = r.nft ? 'nftables' : 'iptables';
+  const imported = importRules(format, text, r.file, { natAddress: r.nat, iface: interfaceMap(r.iface) });
+  const node = importedNode(imported, '10.255.0.1', 'may').node;
+  const sources = importedNat(imported)!.configuration!.nat!.source;
+  const job = {
+    wan: r.wan,
+    lan: r.lan,
+    nat: r.nat,
+    inside: r.inside,
+    load,
+    packets: r.packets,
+    loader: r.nft ? 'nft' : '',
+  };
+  const run = await runProcess(t, 'unshare', ['-rn', 'python3', PROBE], JSON.stringify(job), 600_000);
+  t.equal(run.code, 0, `the probe ran${run.stderr ? `: ${run.stderr.trim()}` : ''}`);
+  const seen = JSON.parse(run.stdout || '[]') as Seen[];
+  t.equal(seen.length, r.packets.length, 'one answer per packet');
+  const tally: Tally = { sources, exact: 0, router: 0, noDestination: 0, translated: 0, wrong: [] };
+  r.packets.forEach((p, k) => compare(r, node, sources, p, seen[k] ?? null, tally));
+  t.same(tally.wrong.slice(0, 10), [], `${r.file}: the kernel decides each packet as the model does`);
+  return tally;
+}
+
+const REAL_NAT = '203.0.113.7';
+
+/** Packets through the real router: its own addresses, those its lines name, and others. */
+function realPackets(text: string, count: number): Sent[] {
+  const { rnd, pick, int } = seeded(47);
+  const named = [...new Set(text.match(/\d{1,3}(?:\.\d{1,3}){3}(?=\/32)/g) ?? [])];
+  const outsideNamed = named.filter((a) => !inPrefix(a, '172.16.2.0/24'));
+  const insideNamed = named.filter((a) => inPrefix(a, '172.16.2.0/24'));
+  const outside = () =>
+    rnd() < 0.5
+      ? pick(outsideNamed)
+      : rnd() < 0.3
+        ? `192.168.255.${int(1, 254)}`
+        : `${pick([8, 45, 91, 151, 185, 212])}.${int(0, 255)}.${int(0, 255)}.${int(1, 254)}`;
+  const inside = () => (rnd() < 0.5 ? pick(insideNamed) : `172.16.2.${int(1, 254)}`);
+  const port = () => pick([4081, 4081, 4080, 4082, 80, 443, 22, 53, int(1, 65535)]);
+  const out: Sent[] = [];
+  while (out.length < count) {
+    const proto = pick([6, 6, 17]);
+    const x = rnd();
+    if (x < 0.35)
+      out.push(
+        rnd() < 0.6
+          ? [6, outside(), REAL_NAT, int(1024, 65535), 4081, 'out']
+          : [proto, outside(), REAL_NAT, int(1024, 65535), port(), 'out'],
+      );
+    else if (x < 0.5) out.push([proto, outside(), pick(['172.16.2.34', inside()]), int(1024, 65535), port(), 'out']);
+    else if (x < 0.95) out.push([proto, inside(), outside(), int(1024, 65535), port(), 'in']);
+    else out.push([proto, inside(), REAL_NAT, int(1024, 65535), port(), 'in']);
+  }
+  return out;
+}
+
+t.test('the real dump: the kernel decides 3,000 packets with their translations as the model does', async (t) => {
+  if (kernelWhy) return t.skip(kernelWhy);
+  const text = await fixture('iptables/real/medium-sized-company.rules');
+  const tally = await kernelCheck(t, {
+    file: 'medium-sized-company.rules',
+    text,
+    wan: 'ppp0',
+    lan: 'eth0',
+    nat: REAL_NAT,
+    inside: ['172.16.2.0/24'],
+    iface: ['eth0=172.16.2.0/24'],
+    // -A PREROUTING -i ppp0 -p tcp -m tcp --dport 4081 -j DNAT --to-destination 172.16.2.34
+    forward: ([proto, , , , dport, side]) =>
+      side === 'out' && proto === 6 && dport === 4081 ? '172.16.2.34' : undefined,
+    anyDestination: true,
+    packets: realPackets(text, 3000),
+  });
+  t.ok(tally.exact >= 2500, `${tally.exact} packets as the model says (${tally.translated} of them translated)`);
+  t.ok(tally.translated >= 200, 'port forwards and masquerading both seen');
+  t.comment(
+    `medium-sized-company: ${tally.exact} exact (${tally.translated} translated), ${tally.router} to the router ` +
+      `itself, ${tally.noDestination} translated although not to N (no -d)`,
+  );
+});
+
+/** A generated router: one forwarded host, its forwards (some through a user chain), masquerading, a filter. */
+function generatedRouter(seed: number, count: number): Router {
+  const { rnd, pick, int } = seeded(seed);
+  const nat = `203.0.113.${int(1, 254)}`;
+  const inside = ['10.1.0.0/16', '192.168.7.0/24'];
+  const host = rnd() < 0.5 ? `10.1.${int(0, 255)}.${int(1, 254)}` : `192.168.7.${int(1, 254)}`;
+  const forwards: { proto: 6 | 17; lo: number; hi: number }[] = [];
+  const nats: string[] = [':PREROUTING ACCEPT [0:0]', ':INPUT ACCEPT [0:0]', ':OUTPUT ACCEPT [0:0]'];
+  nats.push(':POSTROUTING ACCEPT [0:0]', ':PF - [0:0]', '-A PREROUTING -i wan -j PF');
+  for (let k = int(1, 4); k > 0; k--) {
+    const proto = pick([6, 17] as const);
+    const lo = pick([22, 80, 443, 3389, 8080, int(1, 65000)]);
+    const hi = rnd() < 0.3 ? lo + int(1, 50) : lo;
+    forwards.push({ proto, lo, hi });
+    const ports = lo === hi ? `${lo}` : `${lo}:${hi}`;
+    const to = lo === hi && rnd() < 0.5 ? `${host}:${lo}` : host;
+    const chain = rnd() < 0.5 ? 'PF' : 'PREROUTING -i wan';
+    nats.push(
+      `-A ${chain} -d ${nat}/32 -p ${proto === 6 ? 'tcp' : 'udp'} --dport ${ports} -j DNAT --to-destination ${to}`,
+    );
+  }
+  for (const prefix of inside.filter(() => rnd() < 0.8))
+    nats.push(
+      rnd() < 0.5
+        ? `-A POSTROUTING -s ${prefix} -o wan -j MASQUERADE`
+        : `-A POSTROUTING -s ${prefix} -o wan -j SNAT --to-source ${nat}`,
+    );
+  const insideAddress = () =>
+    rnd() < 0.3 ? host : rnd() < 0.5 ? `10.1.${int(0, 3)}.${int(1, 254)}` : `192.168.7.${int(1, 254)}`;
+  const outsideAddress = () => `${pick([8, 45, 198])}.${int(0, 3)}.${int(0, 3)}.${int(1, 254)}`;
+  const where = (a: string) => (rnd() < 0.2 ? `${a.split('.').slice(0, 3).join('.')}.0/24` : `${a}/32`);
+  const filter = [
+    `:FORWARD ${rnd() < 0.5 ? 'DROP' : 'ACCEPT'} [0:0]`,
+    '-A FORWARD -m conntrack --ctstate RELATED,ESTABLISHED -j ACCEPT',
+  ];
+  for (let k = int(4, 14); k > 0; k--) {
+    const parts = ['-A FORWARD'];
+    if (rnd() < 0.5) parts.push(`-s ${where(rnd() < 0.5 ? insideAddress() : outsideAddress())}`);
+    if (rnd() < 0.6) parts.push(`-d ${where(rnd() < 0.6 ? insideAddress() : outsideAddress())}`);
+    if (rnd() < 0.2) parts.push('-i lan');
+    if (rnd() < 0.6) {
+      const f = pick(forwards);
+      parts.push(`-p ${pick(['tcp', 'udp'])} --dport ${rnd() < 0.6 ? f.lo : int(1, 65535)}`);
+    }
+    parts.push(`-j ${pick(['ACCEPT', 'ACCEPT', 'DROP'])}`);
+    filter.push(parts.join(' '));
+  }
+  const [policy, ...rules] = filter;
+  const text =
+    `*nat\n${nats.join('\n')}\nCOMMIT\n*filter\n:INPUT ACCEPT [0:0]\n${policy}\n:OUTPUT ACCEPT [0:0]\n` +
+    `${rules.join('\n')}\nCOMMIT\n`;
+  const forward = ([proto, , dst, , dport, side]: Sent) =>
+    side === 'out' && dst === nat && forwards.some((f) => f.proto === proto && dport >= f.lo && dport <= f.hi)
+      ? host
+      : undefined;
+  const packets: Sent[] = [];
+  while (packets.length < count) {
+    const proto = pick([6, 6, 17, 17, 50]); // 50: ESP (a GRE or ICMP header of random bytes is invalid to conntrack)
+    const f = pick(forwards);
+    const port = () => (rnd() < 0.6 ? int(f.lo, f.hi) : pick([f.lo, f.hi, f.lo - 1, f.hi + 1, 80, int(1, 65535)]));
+    const x = rnd();
+    if (x < 0.4) packets.push([rnd() < 0.8 ? f.proto : proto, outsideAddress(), nat, int(1024, 65535), port(), 'out']);
+    else if (x < 0.55) packets.push([proto, outsideAddress(), insideAddress(), int(1024, 65535), port(), 'out']);
+    else if (x < 0.95) packets.push([proto, insideAddress(), outsideAddress(), int(1024, 65535), port(), 'in']);
+    else packets.push([proto, insideAddress(), nat, int(1024, 65535), port(), 'in']);
+  }
+  return {
+    file: `router-${seed}.rules`,
+    text,
+    wan: 'wan',
+    lan: 'lan',
+    nat,
+    inside,
+    iface: [`lan=${inside.join(',')}`],
+    forward,
+    anyDestination: false,
+    packets,
+  };
+}
+
+t.test('generated routers: the kernel decides 4,000 packets with their translations as the model does', async (t) => {
+  if (kernelWhy) return t.skip(kernelWhy);
+  let exact = 0;
+  let translated = 0;
+  for (const seed of [1, 2, 3, 4]) {
+    const r = generatedRouter(seed, 1000);
+    const tally = await kernelCheck(t, r);
+    t.equal(tally.noDestination, 0, `${r.file}: every DNAT line has -d`);
+    exact += tally.exact;
+    translated += tally.translated;
+    t.comment(`${r.file}: ${tally.exact} exact (${tally.translated} translated), ${tally.router} to the router itself`);
+  }
+  t.ok(exact >= 3000, `${exact} packets as the model says, ${translated} of them translated`);
+  t.ok(translated >= 300, 'forwards and masquerading both seen');
+});
+
+t.test(
+  'an nft router: dnat and masquerade read as the same NAT node, and the kernel agrees on 1,000 packets',
+  async (t) => {
+    if (kernelWhy) return t.skip(kernelWhy);
+    const [nat, host] = ['203.0.113.9', '10.1.0.20'];
+    const text = [
+      'table ip nat {',
+      '\tchain pre {',
+      '\t\ttype nat hook prerouting priority dstnat;',
+      `\t\tiifname "wan" ip daddr ${nat} tcp dport 443 dnat to ${host}`,
+      `\t\tiifname "wan" ip daddr ${nat} udp dport 5000-5010 dnat to ${host}`,
+      '\t}',
+      '\tchain post {',
+      '\t\ttype nat hook postrouting priority srcnat;',
+      '\t\tip saddr 10.1.0.0/16 oifname "wan" masquerade',
+      `\t\tip saddr 192.168.7.0/24 oifname "wan" snat to ${nat}`,
+      '\t}',
+      '}',
+      'table ip filter {',
+      '\tchain forward {',
+      '\t\ttype filter hook forward priority 0; policy drop;',
+      '\t\tct state established,related accept',
+      `\t\tip daddr ${host} tcp dport 443 accept`,
+      `\t\tip daddr ${host} udp dport 5000-5005 accept`,
+      '\t\tip saddr 10.1.0.0/16 tcp dport { 80, 443 } accept',
+      '\t\tip saddr 192.168.7.0/24 ip daddr 8.0.0.0/8 accept',
+      '\t}',
+      '}',
+      '',
+    ].join('\n');
+    const { rnd, pick, int } = seeded(9);
+    const inside = () => pick([host, `10.1.${int(0, 3)}.${int(1, 254)}`, `192.168.7.${int(1, 254)}`]);
+    const outside = () => `${pick([8, 45, 198])}.${int(0, 3)}.${int(0, 3)}.${int(1, 254)}`;
+    const port = () => pick([443, 80, 5000, 5005, 5006, 5010, 5011, int(1, 65535)]);
+    const packets: Sent[] = [];
+    while (packets.length < 1000) {
+      const proto = pick([6, 6, 17, 17, 50]);
+      const x = rnd();
+      if (x < 0.4) {
+        const forward =
+          rnd() < 0.6
+            ? pick<[number, number]>([
+                [6, 443],
+                [17, int(5000, 5010)],
+              ])
+            : [proto, port()];
+        packets.push([forward[0], outside(), nat, int(1024, 65535), forward[1], 'out']);
+      } else if (x < 0.55) packets.push([proto, outside(), inside(), int(1024, 65535), port(), 'out']);
+      else if (x < 0.95) packets.push([proto, inside(), outside(), int(1024, 65535), port(), 'in']);
+      else packets.push([proto, inside(), nat, int(1024, 65535), port(), 'in']);
+    }
+    const forwarded = ([proto, , dst, , dport, side]: Sent) =>
+      side === 'out' &&
+      dst === nat &&
+      ((proto === 6 && dport === 443) || (proto === 17 && dport >= 5000 && dport <= 5010))
+        ? host
+        : undefined;
+    const tally = await kernelCheck(t, {
+      file: 'router.nft',
+      nft: true,
+      text,
+      wan: 'wan',
+      lan: 'lan',
+      nat,
+      inside: ['10.1.0.0/16', '192.168.7.0/24'],
+      iface: [],
+      forward: forwarded,
+      anyDestination: false,
+      packets,
+    });
+    t.same(tally.sources, [host, '10.1.-1.-1', '192.168.7.-1'], 'the NAT node hides the target and both networks');
+    t.ok(tally.exact >= 800, `${tally.exact} packets as the model says (${tally.translated} translated)`);
+    t.ok(tally.translated >= 100, 'forwards and masquerading both seen');
+    t.comment(
+      `router.nft: ${tally.exact} exact (${tally.translated} translated), ${tally.router} to the router itself`,
+    );
+  },
+);
