@@ -13,15 +13,15 @@ interface Route {
   lo: number;
   hi: number;
   length: number;
-  dev: string;
   metric: number;
+  /** Empty for a route that sends its prefix out of no interface (unreachable, blackhole, ...). */
+  dev: string;
   /** Line in the file, for the order of equal routes. */
   line: number;
 }
 
-/** Route types that forward nothing out of an interface (they drop, or deliver to the box itself). */
-const NOT_OUT = new Set(['local', 'broadcast', 'unreachable', 'blackhole', 'prohibit', 'throw', 'nat', 'anycast']);
-const TYPES = new Set([...NOT_OUT, 'unicast', 'multicast']);
+/** Route types; all but unicast forward nothing out of an interface (they drop, or deliver to the box itself). */
+const TYPES = new Set('unicast local broadcast unreachable blackhole prohibit throw nat anycast multicast'.split(' '));
 
 function prefix(text: string, where: string): { lo: number; length: number } {
   const m = /^(\d{1,3}(?:\.\d{1,3}){0,3})(?:\/(\d{1,2}))?$/.exec(text);
@@ -35,7 +35,7 @@ function prefix(text: string, where: string): { lo: number; length: number } {
   return { lo: n - (n % size), length };
 }
 
-/** The routes of `ip route` / `ip addr` text; other tables, IPv6 and routes that leave by no interface skipped. */
+/** The routes of `ip route` / `ip addr` text, other tables and IPv6 skipped. */
 function routesOf(text: string, file: string): Route[] {
   const lines = text.split('\n');
   if (lines.length > MAX_IMPORT_LINES)
@@ -50,7 +50,8 @@ function routesOf(text: string, file: string): Route[] {
     const add = (p: string, name: string, metric = 0) => {
       const { lo, length } = prefix(p, where);
       // Loopback is the box's own traffic: never a forwarded packet's interface, and INPUT's -i lo is said apart.
-      if (name !== 'lo') routes.push({ lo, hi: lo + 2 ** (32 - length) - 1, length, dev: name, metric, line: k });
+      const dev = name === 'lo' ? '' : name;
+      routes.push({ lo, hi: lo + 2 ** (32 - length) - 1, length, dev, metric, line: k });
     };
     const header = /^\d+:\s+([^\s:@]+)(?:@\S+)?:?\s+(.*)$/.exec(line);
     if (header) {
@@ -77,8 +78,10 @@ function routesOf(text: string, file: string): Route[] {
       return at < 0 ? undefined : w[at + 1];
     };
     const table = opt('table');
-    if (NOT_OUT.has(type) || type === 'multicast' || (table !== undefined && table !== 'main')) return;
-    if (w.includes('nexthop'))
+    if (table !== undefined && table !== 'main') return;
+    // Unreachable, blackhole, local ...: the prefix leaves by no interface, and no shorter route takes it.
+    if (type !== 'unicast') return add(dest === 'default' ? '0.0.0.0/0' : dest, '', Number(opt('metric') ?? 0));
+    if (w.includes('nexthop') || /^nexthop\b/.test(lines[k + 1]?.trim() ?? ''))
       throw badRequest(`${where}: a multipath route (nfv cannot say by which of its interfaces a packet leaves)`);
     const name = opt('dev');
     if (name === undefined) throw badRequest(`${where}: a route without dev NAME`);
@@ -107,12 +110,12 @@ export function routeMap(text: string, file: string): InterfaceMap {
       at = Math.max(at, hi + 1);
     }
     if (at <= r.hi) free.push([at, r.hi]);
-    if (!free.length) continue;
+    taken.push([r.lo, r.hi]);
+    taken.sort((a, b) => a[0] - b[0]);
+    if (!free.length || !r.dev) continue;
     const list = map.get(r.dev) ?? [];
     for (const [lo, hi] of free) for (const b of rangeBlocks(lo, hi)) list.push(`${ipText(b.start)}/${b.length}`);
     map.set(r.dev, list);
-    taken.push([r.lo, r.hi]);
-    taken.sort((a, b) => a[0] - b[0]);
   }
   return map;
 }
