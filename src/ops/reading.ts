@@ -66,7 +66,8 @@ export const READING_FIELDS: readonly ReadingField[] = [
     flag: '--approximation <list>',
     help:
       'when lines are approximated: only the may list (allows at least what the firewall does) or the must list ' +
-      '(import: both unless given, each rule of one marked; analyses: may)',
+      '(import: both unless given, each rule of one marked; analyses: the may list, each finding or class the ' +
+      'must list does not confirm marked, unless given)',
     kind: 'choice',
     choices: ['may', 'must'],
   },
