@@ -44,7 +44,8 @@ for (const file of readdirSync(dir).sort()) {
       const mac = approximated.filter((l) => /^-m mac: [^;]*$/.test(l.reason ?? '')).length;
       for (const l of approximated)
         for (const why of (l.reason ?? '').split('; ')) {
-          const kind = why.replace(/^(-[io]|--?\S+) \S+: .*/, '$1 ...').replace(/:.*$/, '');
+          // `-i eth0: ...` counts as `-i`, `-m mac: ...` as `-m mac`.
+          const kind = why.replace(/^(-[io]) \S+: .*/, '$1').replace(/:.*$/, '');
           reasons.set(kind, (reasons.get(kind) ?? 0) + 1);
         }
       reachedAll += lines.length;
