@@ -36,7 +36,13 @@ export type SourceSpec =
 /** A firewall node found in a source, and what to call it; or an imported live firewall: its rule list and chains. */
 type Found =
   | { node: Node; name: string }
-  | { list: RuleList; set: LiveRuleset; host?: { address: string; input: LiveRuleset; output: LiveRuleset } };
+  | {
+      list: RuleList;
+      /** The must list of an approximated import read without `approximation`: findings are checked on it. */
+      must?: RuleList;
+      set: LiveRuleset;
+      host?: { address: string; input: LiveRuleset; output: LiveRuleset };
+    };
 
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
@@ -95,14 +101,17 @@ interface DocumentKind {
 }
 
 /**
- * A live firewall file as a rule list, read with the reading fields (`reading.ts`): exact boxes, any prefix (the may
- * list when some line is approximated, unless `approximation` says must).
+ * A live firewall file as a rule list, read with the reading fields (`reading.ts`): exact boxes, any prefix. When
+ * some line is approximated, the may list, and the must list beside it to mark what rests on approximated lines
+ * (analysis/readings.ts); `approximation` asks for one of them alone, unmarked.
  */
 async function importedSource(format: 'iptables' | 'nftables', text: string, name: string, r: Reading): Promise<Found> {
   const { importRules, importedList } = await import('../deploy/import/index.js');
   const imported = importRules(format, text, name, r.options);
   const host = imported.host ? { host: imported.host } : {};
-  return { list: importedList(imported, r.approximation ?? 'may'), set: imported.set, ...host };
+  const both = imported.report.approximated && r.approximation === undefined;
+  const must = both ? { must: importedList(imported, 'must') } : {};
+  return { list: importedList(imported, r.approximation ?? 'may'), ...must, set: imported.set, ...host };
 }
 
 const NO_READING: Reading = { options: {}, given: [] };
@@ -184,11 +193,16 @@ async function found(ws: Workspace, spec: SourceSpec, reading: Reading): Promise
   return read(ws, spec, reading);
 }
 
-export async function ruleList(ws: Workspace, spec: SourceSpec, reading = NO_READING): Promise<RuleList> {
+/** A source's rule list, and its must list when it is an approximated import read with both (`importedSource`). */
+export async function ruleLists(
+  ws: Workspace,
+  spec: SourceSpec,
+  reading = NO_READING,
+): Promise<{ list: RuleList; must?: RuleList }> {
   const source = await found(ws, spec, reading);
-  if ('list' in source) return source.list;
+  if ('list' in source) return { list: source.list, ...(source.must ? { must: source.must } : {}) };
   const { listOfNode } = await import('../deploy/analysis/index.js');
-  return listOfNode(source.node, source.name);
+  return { list: listOfNode(source.node, source.name) };
 }
 
 const KINDS = Object.keys(SOURCES);
@@ -299,9 +313,11 @@ async function lintReply(
   reading?: Reading,
 ): Promise<JsonReply<LintReport>> {
   const examples = examplesOf(query);
-  const list = await ruleList(ws, spec, reading);
-  const { lint, Budget } = await import('../deploy/analysis/index.js');
-  const report = lint(list, new Budget(), examples);
+  const { list, must } = await ruleLists(ws, spec, reading);
+  const { lint, markLint, Budget } = await import('../deploy/analysis/index.js');
+  const budget = new Budget();
+  const may = lint(list, budget, examples);
+  const report = must ? markLint(may, list, lint(must, budget), must) : may;
   return json(report, { headers: { 'X-Nfv-Findings': String(report.findings.length) } });
 }
 
@@ -313,9 +329,10 @@ async function allowsReply(
 ): Promise<JsonReply<AllowsReport>> {
   const within = trafficFilter(query);
   const examples = examplesOf(query);
-  const list = await ruleList(ws, spec, reading);
-  const { allowsOf, Budget } = await import('../deploy/analysis/index.js');
-  return json(allowsOf(list, within, new Budget(), examples));
+  const { list, must } = await ruleLists(ws, spec, reading);
+  const { allowsOf, allowsCheck, Budget } = await import('../deploy/analysis/index.js');
+  const budget = new Budget();
+  return json(allowsOf(list, within, budget, examples, must ? allowsCheck(list, must, budget) : undefined));
 }
 
 async function diffReply(
@@ -326,9 +343,15 @@ async function diffReply(
   reading?: Reading,
 ): Promise<JsonReply<DiffReport>> {
   const examples = examplesOf(query);
-  const [a, b] = [await ruleList(ws, from, reading), await ruleList(ws, to, reading)];
-  const { diff, Budget } = await import('../deploy/analysis/index.js');
-  const report = diff(a, b, new Budget(), examples);
+  const [a, b] = [await ruleLists(ws, from, reading), await ruleLists(ws, to, reading)];
+  const { diff, diffCheck, Budget } = await import('../deploy/analysis/index.js');
+  const budget = new Budget();
+  const sides = {
+    a: { may: a.list, ...(a.must ? { must: a.must } : {}) },
+    b: { may: b.list, ...(b.must ? { must: b.must } : {}) },
+  };
+  const check = a.must || b.must ? diffCheck(sides.a, sides.b, budget) : undefined;
+  const report = diff(a.list, b.list, budget, examples, check);
   return json(report, { headers: { 'X-Nfv-Equivalent': String(report.equivalent) } });
 }
 

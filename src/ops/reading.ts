@@ -1,9 +1,9 @@
 /**
  * How a live rule set is read, the one declaration every operation that reads one shares (`POST /fwd/import`,
  * `POST /fwd/analysis/lint|allows|diff`, `POST /fwd/analysis/explain`): the JSON body fields `chain`, `table`,
- * `ignoreNat`, `natAddress`, `iface`, `host`, `ipset` and `approximation`, each with the command-line flag that gives
- * it, so that the CLI defines the same flags from this list and a refusal that advises a flag names one the command
- * has.
+ * `ignoreNat`, `natAddress`, `iface`, `host`, `ipset`, `routes` and `approximation`, each with the command-line flag
+ * that gives it, so that the CLI defines the same flags from this list and a refusal that advises a flag names one the
+ * command has.
  */
 import type { Approximation } from '../model/approximation.js';
 import { badRequest, quote } from '../model/errors.js';
@@ -62,11 +62,20 @@ export const READING_FIELDS: readonly ReadingField[] = [
   },
   { field: 'ipset', flag: '--ipset <file>', help: 'ipset save output, for -m set matches', kind: 'file' },
   {
+    field: 'routes',
+    flag: '--routes <file>',
+    help:
+      'ip route (main table) or ip addr output: each interface is the addresses routed out of it (-i: sources, ' +
+      '-o: destinations); --iface overrides a name',
+    kind: 'file',
+  },
+  {
     field: 'approximation',
     flag: '--approximation <list>',
     help:
       'when lines are approximated: only the may list (allows at least what the firewall does) or the must list ' +
-      '(import: both unless given, each rule of one marked; analyses: may)',
+      '(import: both unless given, each rule of one marked; analyses: the may list, each finding or class the ' +
+      'must list does not confirm marked, unless given)',
     kind: 'choice',
     choices: ['may', 'must'],
   },
@@ -102,7 +111,7 @@ export async function parseReading(body: unknown): Promise<Reading> {
     throw badRequest('iface: a list of NAME=ADDRESSES strings is required');
   if (fields.ignoreNat !== undefined && typeof fields.ignoreNat !== 'boolean')
     throw badRequest('ignoreNat: true or false');
-  const { interfaceMap, parseIpsets, Refusal } = await import('../deploy/import/index.js');
+  const { interfaceMap, parseIpsets, routeMap, Refusal } = await import('../deploy/import/index.js');
   const ipsetText = str('ipset');
   let ipsets;
   try {
@@ -111,6 +120,12 @@ export async function parseReading(body: unknown): Promise<Reading> {
     if (e instanceof Refusal) throw badRequest(e.message);
     throw e;
   }
+  const routes = str('routes');
+  // The routing table first, then each --iface name over it: the user's word wins.
+  const interfaces = new Map([
+    ...(routes === undefined ? [] : routeMap(routes, 'routes')),
+    ...interfaceMap(iface as string[]),
+  ]);
   const chain = str('chain');
   const table = str('table');
   const host = str('host');
@@ -124,7 +139,7 @@ export async function parseReading(body: unknown): Promise<Reading> {
       ...(table === undefined ? {} : { table }),
       ...(host === undefined ? {} : { host }),
       ...(natAddress === undefined ? {} : { natAddress }),
-      iface: interfaceMap(iface as string[]),
+      iface: interfaces,
       ...(ipsets ? { ipsets } : {}),
       ignoreNat: fields.ignoreNat === true,
     },

@@ -85,6 +85,12 @@ const labels = (refs: RuleRef[]) => refs.map(labelOf).join(', ');
 const exHead = (shown: boolean): string[] => (shown ? ['example'] : []);
 const exCell = (shown: boolean, packet: string | undefined): string[] => (shown ? [packet ?? ''] : []);
 
+/** The column that says what rests on approximated lines, when something does (analysis/readings.ts). */
+const apHead = (rows: readonly { approximated?: string }[]): string[] =>
+  rows.some((r) => r.approximated !== undefined) ? ['rests on approximation'] : [];
+const apCell = (shown: string[], row: { approximated?: string }): string[] =>
+  shown.length ? [row.approximated ?? ''] : [];
+
 /** Prints an analysis: data when piped or asked for, else the table `draw` makes; `exit` sets the exit code. */
 function show<V>(self: Command, outcome: Outcome<JsonReply<V>>, draw: (v: V) => string, exit: (v: V) => boolean) {
   if (!outcome.ok || outputFormat(self) !== 'table') state.exitCode = printOutcome(self, outcome);
@@ -110,12 +116,16 @@ function lintTable(r: LintReport): string {
   const head = `${r.firewall}: ${plural(r.rules, 'rule')}, default ${r.defaultAction}; `;
   if (!r.findings.length) return `${head}no findings`;
   const example = r.findings.some((f) => f.example !== undefined);
-  const table = new Table({ head: ['rule', 'rule text', 'finding', 'why', ...exHead(example)], style: plainStyle() });
+  const ap = apHead(r.findings);
+  const table = new Table({
+    head: ['rule', 'rule text', 'finding', 'why', ...ap, ...exHead(example)],
+    style: plainStyle(),
+  });
   for (const f of r.findings) {
     // A live line's text starts with where it is, which the rule column says already.
     const where = f.rule !== 'default' ? f.rule.where : undefined;
     const text = where !== undefined && f.text.startsWith(`${where}: `) ? f.text.slice(where.length + 2) : f.text;
-    table.push([labelOf(f.rule), text, f.finding, why(f), ...exCell(example, f.example)]);
+    table.push([labelOf(f.rule), text, f.finding, why(f), ...apCell(ap, f), ...exCell(example, f.example)]);
   }
   return `${head}${plural(r.findings.length, 'finding')}\n${table.toString()}`;
 }
@@ -136,8 +146,10 @@ function allowsTable(r: AllowsReport): string {
   const head = `${r.firewall}: ${plural(r.rules, 'rule')}, default ${r.defaultAction}; `;
   if (!r.classes.length) return `${head}allows nothing${within}`;
   const example = r.classes.some((c) => c.example !== undefined);
-  const table = new Table({ head: [...CLASS_HEAD, 'allowed by', ...exHead(example)], style: plainStyle() });
-  for (const c of r.classes) table.push([...classCells(c), labels(c.rules), ...exCell(example, c.example)]);
+  const ap = apHead(r.classes);
+  const table = new Table({ head: [...CLASS_HEAD, 'allowed by', ...ap, ...exHead(example)], style: plainStyle() });
+  for (const c of r.classes)
+    table.push([...classCells(c), labels(c.rules), ...apCell(ap, c), ...exCell(example, c.example)]);
   return `${head}allows ${plural(r.classes.length, 'class', 'classes')} of packets${within}\n${table.toString()}`;
 }
 
@@ -147,9 +159,10 @@ function diffTable(r: DiffReport): string {
   const head = `A: ${r.from}\nB: ${r.to}\n`;
   if (r.equivalent) return `${head}equivalent: every packet gets the same verdict from both`;
   const example = r.classes.some((c) => c.example !== undefined);
-  const table = new Table({ head: [...CLASS_HEAD, 'A', 'B', ...exHead(example)], style: plainStyle() });
+  const ap = apHead(r.classes);
+  const table = new Table({ head: [...CLASS_HEAD, 'A', 'B', ...ap, ...exHead(example)], style: plainStyle() });
   for (const c of r.classes)
-    table.push([...classCells(c), sideCell(c.from), sideCell(c.to), ...exCell(example, c.example)]);
+    table.push([...classCells(c), sideCell(c.from), sideCell(c.to), ...apCell(ap, c), ...exCell(example, c.example)]);
   return `${head}${plural(r.classes.length, 'class', 'classes')} of packets treated differently\n${table.toString()}`;
 }
 

@@ -12,6 +12,8 @@ export interface AllowedClass extends PacketClass {
   example?: string;
   /** The lines that allow packets of the class (first match), and `default` when the default does. */
   rules: RuleRef[];
+  /** Some of its packets may be denied, by approximated lines: why, and which (analysis/readings.ts). */
+  approximated?: string;
 }
 
 export interface AllowsReport {
@@ -28,19 +30,24 @@ export function allowsOf(
   within: Box = UNIVERSE,
   budget = new Budget(),
   examples = false,
+  /** Why a class rests on approximated lines, given its box and the lines that allow it (readings.ts). */
+  check?: (box: Box, lines: readonly number[]) => string | undefined,
 ): AllowsReport {
   const pieces = decide(list, budget, [within]).filter((p) => allowed(list, p.line));
   // Pieces of one line first (fewer boxes to join), then all of them, each class keeping the lines of its pieces.
   const joined = [...byLine(pieces)].flatMap(([line, boxes]) =>
     coalesced(boxes, budget).map((box) => ({ box, tag: [line] })),
   );
-  const classes = coalescedWith(joined, (a, b) => [...a, ...b], budget).map(({ box, tag }) => ({
-    ...classOf(box),
-    ...(examples ? { example: examplePacket(box) } : {}),
-    rules: [...new Set(tag)]
-      .sort((x, y) => (x < 0 ? 1 : y < 0 ? -1 : x - y))
-      .map((at): RuleRef => (at < 0 ? 'default' : refOf(list.lines[at]!))),
-  }));
+  const classes = coalescedWith(joined, (a, b) => [...a, ...b], budget).map(({ box, tag }) => {
+    const lines = [...new Set(tag)].sort((x, y) => (x < 0 ? 1 : y < 0 ? -1 : x - y));
+    const approximated = check?.(box, lines);
+    return {
+      ...classOf(box),
+      ...(examples ? { example: examplePacket(box) } : {}),
+      rules: lines.map((at): RuleRef => (at < 0 ? 'default' : refOf(list.lines[at]!))),
+      ...(approximated ? { approximated } : {}),
+    };
+  });
   return {
     firewall: list.name,
     rules: list.lines.length,

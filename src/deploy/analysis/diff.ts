@@ -19,6 +19,8 @@ export interface DiffClass extends PacketClass {
   example?: string;
   from: Side;
   to: Side;
+  /** Either side's verdict rests on approximated lines: why, and which (analysis/readings.ts). */
+  approximated?: string;
 }
 
 export interface DiffReport {
@@ -34,7 +36,14 @@ function side(list: RuleList, at: number): Side {
   return { verdict: verdict(line.allow), rule: refOf(line), text: line.text };
 }
 
-export function diff(a: RuleList, b: RuleList, budget = new Budget(), examples = false): DiffReport {
+export function diff(
+  a: RuleList,
+  b: RuleList,
+  budget = new Budget(),
+  examples = false,
+  /** Why a class rests on approximated lines, given its box and the deciding lines (readings.ts). */
+  check?: (box: Box, from: number, to: number) => string | undefined,
+): DiffReport {
   // The first list's pieces joined line by line, then each split by the second list.
   const pairs = new Map<string, { from: number; to: number; boxes: Box[] }>();
   for (const [from, boxes] of byLine(decide(a, budget))) {
@@ -49,11 +58,15 @@ export function diff(a: RuleList, b: RuleList, budget = new Budget(), examples =
   const classes = [...pairs.values()]
     .flatMap((pair) => coalesced(pair.boxes, budget).map((box) => ({ box, pair })))
     .sort((x, y) => compareBoxes(x.box, y.box))
-    .map(({ box, pair }) => ({
-      ...classOf(box),
-      ...(examples ? { example: examplePacket(box) } : {}),
-      from: side(a, pair.from),
-      to: side(b, pair.to),
-    }));
+    .map(({ box, pair }) => {
+      const approximated = check?.(box, pair.from, pair.to);
+      return {
+        ...classOf(box),
+        ...(examples ? { example: examplePacket(box) } : {}),
+        from: side(a, pair.from),
+        to: side(b, pair.to),
+        ...(approximated ? { approximated } : {}),
+      };
+    });
   return { from: a.name, to: b.name, equivalent: classes.length === 0, classes };
 }

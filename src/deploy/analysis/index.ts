@@ -9,3 +9,4 @@ export { Budget, MAX_ANALYSIS_BOXES, MAX_ANALYSIS_TESTS } from './decide.js';
 export { diff, type DiffClass, type DiffReport, type Side } from './diff.js';
 export { labelOf, listOfNode, type Line, type RuleList, type RuleRef } from './list.js';
 export { lint, type Finding, type FindingKind, type LintReport } from './lint.js';
+export { allowsCheck, diffCheck, markLint } from './readings.js';

@@ -34,6 +34,8 @@ export interface Finding {
    * one the earlier lines take from it (unreachable). None for an unmatchable line.
    */
   example?: string;
+  /** The finding rests on approximated lines: why, and which (analysis/readings.ts). */
+  approximated?: string;
 }
 
 export interface LintReport {

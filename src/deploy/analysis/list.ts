@@ -26,6 +26,10 @@ export interface Line {
   text: string;
   /** Where an imported line is in its live file: kept in every answer that names the line. */
   origin?: LineOrigin;
+  /** An imported line: its entry among the import's (the same in its may and must lists). */
+  entry?: number;
+  /** An imported line read with an approximated condition or path (a maybe entry, B.5). */
+  maybe?: boolean;
 }
 
 /** A live file's line: `rules.v4`, line 41, `rules.v4:41` (nft: its place among the rules, `table/chain/handle N`). */

@@ -20,6 +20,7 @@ import { unfold, type Entry } from './unfold.js';
 
 export { looksLikeIptables, looksLikeNftJson } from './detect.js';
 export { parseIpsets, Refusal, type InterfaceMap, type IpSet } from './matches.js';
+export { routeMap } from './routes.js';
 export type { ImportOptions } from './iptables.js';
 export { explain, packetBox, parsePacket, type Explanation, type ExplainPacket, type Step } from './explain.js';
 export type { LineClass, LiveRuleset } from './ruleset.js';
@@ -216,12 +217,18 @@ export function listEntries(imported: Imported, which: Approximation = 'may'): E
 /** The import as a rule list for the analyses: one line per unfolded entry, named by its live line. */
 export function importedList(imported: Imported, which: Approximation = 'may'): RuleList {
   const { report } = imported;
-  const lines = listEntries(imported, which).map((e, k): Line => ({
+  // Each entry keeps its place among all entries: the may and must lists' lines of one entry are matched by it.
+  const kept = imported.entries.flatMap((e, entry) =>
+    !e.maybe || e.allow === (which === 'may') ? [{ e, entry }] : [],
+  );
+  const lines = kept.map(({ e, entry }, k): Line => ({
     position: k + 1,
     allow: e.allow,
     boxes: e.region,
     text: `${e.rule.where}: ${e.rule.text}`,
     origin: { file: report.file, line: e.rule.line, where: e.rule.where },
+    entry,
+    ...(e.maybe ? { maybe: true } : {}),
   }));
   const approx = report.approximated ? ` (${which} list: ${report.counts.approximated} lines approximated)` : '';
   return { name: `${report.file}, ${report.chain}${approx}`, lines, defaultAllow: imported.defaultAllow };

@@ -230,7 +230,7 @@ function parseRule(w: string[], chain: string, options: ImportOptions, quoted: (
           break;
         }
         const r = interfaceRegion(v, input ? SRC_AT : DST_AT, options.iface ?? new Map());
-        const why = `${opt} ${v}: interface not mapped (--iface ${v.replace(/\+$/, '')}=ADDRESSES)`;
+        const why = `${opt} ${v}: interface not mapped (--iface ${v.replace(/\+$/, '')}=ADDRESSES or --routes FILE)`;
         if (r) add(negated(r, negate));
         else approx(why);
         // Kept by name too: `firewall explain` decides it for a packet that names its interfaces.
@@ -323,6 +323,7 @@ function parseRule(w: string[], chain: string, options: ImportOptions, quoted: (
       case 'state':
       case 'conntrack':
         if (name === 'state' || name === 'ctstate') return state(next(opt).split(','), opt);
+        if (module === 'conntrack' && original(name, opt)) return;
         if (module === 'conntrack') {
           values();
           return approx(`${opt}: nfv cannot model conntrack ${name}`);
@@ -357,6 +358,40 @@ function parseRule(w: string[], chain: string, options: ImportOptions, quoted: (
         }
     }
     refuse(`${opt}: unknown option${module ? ` of -m ${module}` : ''}`);
+  }
+
+  /**
+   * Conntrack's original tuple, read for the first packet of a connection (engine.md: a flow is its first packet):
+   * it is that packet's own protocol, source and ports, and its destination unless a DNAT before filtering changed
+   * it (possible only with --ignore-nat). `--ctdir ORIGINAL` is every first packet, `REPLY` none.
+   */
+  function original(name: string, opt: string): boolean {
+    const dnat = options.ignoreNat === true;
+    const field = name.replace(/^ctorig/, '');
+    if (name === 'ctproto') {
+      const v = next(opt).toLowerCase();
+      const r = protocolOf(v);
+      // Its ports are then that protocol's, as after -p.
+      if (!negate && proto === undefined && ['tcp', '6', 'udp', '17'].includes(v))
+        proto = v === 'tcp' || v === '6' ? 0 : 1;
+      if (r.approx) approx(r.approx);
+      add(negate ? (r.approx ? UNIVERSE_REGION : complement(r.region)) : r.region);
+    } else if (name === 'ctdir') {
+      const dir = next(opt).toUpperCase();
+      if (dir !== 'ORIGINAL' && dir !== 'REPLY') refuse(`${opt} ${dir}: ORIGINAL or REPLY`);
+      if ((dir === 'ORIGINAL') === negate) nothing(`${opt} ${dir}: the first packet of a connection is ORIGINAL`);
+    } else if ((field === 'src' || field === 'dst') && name.startsWith('ctorig')) {
+      const v = next(opt);
+      if (field === 'dst' && dnat) approx(`${opt}: with --ignore-nat a DNAT may have changed the destination`);
+      else add(negated(addressRegion(v, field === 'src' ? SRC_AT : DST_AT), negate));
+    } else if ((field === 'srcport' || field === 'dstport') && name.startsWith('ctorig')) {
+      if (proto === undefined || (field === 'dstport' && dnat)) {
+        next(opt);
+        approx(`${opt}: ${proto === undefined ? 'ports without -p tcp or -p udp' : 'a DNAT may change it'}`);
+      } else ports(opt, field === 'srcport' ? SPORT_DIM : DPORT_DIM);
+    } else return false;
+    p.newConnection = true;
+    return true;
   }
 
   function syn(matches: boolean, opt: string) {

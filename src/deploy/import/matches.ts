@@ -129,13 +129,15 @@ function portOf(text: string, item: string): number {
 
 /** The protocol of a rule as TCP or UDP, for its ports; ports mean nothing to other protocols. */
 export function portRegion(spec: string, proto: number, dim: number, sep = ':'): Box[] {
-  return spec.split(',').map((item) => {
+  return spec.split(',').flatMap((item) => {
     const parts = item.split(sep);
     if (parts.length > 2) refuse(`${item}: not a port or range`);
     const lo = parts[0] === '' ? 0 : portOf(parts[0]!, item);
     const hi = parts.length === 1 ? lo : parts[1] === '' ? 65535 : portOf(parts[1]!, item);
-    if (hi > 65535 || lo > hi) refuse(`${item}: not a port range within 0-65535`);
-    return withBounds(UNIVERSE, [dim, PROTO], [lo, hi, proto, proto]);
+    if (hi > 65535 || lo > 65535) refuse(`${item}: not a port range within 0-65535`);
+    // `60000:29`: iptables 1.8 refuses it, older ones stored it, and the kernel's test lo <= port <= hi matches no
+    // port (real dumps carry such lines): no packet.
+    return lo > hi ? [] : [withBounds(UNIVERSE, [dim, PROTO], [lo, hi, proto, proto])];
   });
 }
 

@@ -1,0 +1,165 @@
+/**
+ * `--routes FILE` (issue 47, item 5): the interfaces of a routing table as nfv reads them, checked against the
+ * kernel's own choice. Seeded random tables (overlapping prefixes, metrics, unreachable and blackhole routes, a
+ * default, addresses on the interfaces) are installed in a network namespace of their own on veth interfaces; the
+ * kernel prints them (`ip route show`, `ip addr`), nfv reads that text, and for every address at and around each
+ * prefix's edges, `ip route get` says which interface a packet to it leaves by: nfv's map must put the address under
+ * that interface and no other (none when the kernel has no route or delivers it locally).
+ */
+import { spawnSync } from 'node:child_process';
+import t from 'tap';
+import { routeMap } from '../../../src/deploy/import/routes.js';
+import { NfvError } from '../../../src/model/errors.js';
+import { NAMESPACES, veth } from '../nft-harness.js';
+
+const why = veth.status !== 0 ? `veth pairs in a network namespace: ${veth.stderr.trim()}` : '';
+
+/** A seeded generator (mulberry32), its own. */
+function seeded(seed: number) {
+  let a = seed >>> 0;
+  const rnd = () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let x = Math.imul(a ^ (a >>> 15), a | 1);
+    x ^= x + Math.imul(x ^ (x >>> 7), x | 61);
+    return ((x ^ (x >>> 14)) >>> 0) / 4294967296;
+  };
+  const int = (n: number) => Math.floor(rnd() * n);
+  return { rnd, int, pick: <T>(l: readonly T[]): T => l[int(l.length)]! };
+}
+
+const text = (n: number) => [24, 16, 8, 0].map((s) => (n >>> s) & 0xff).join('.');
+const num = (a: string) => a.split('.').reduce((v, o) => v * 256 + Number(o), 0);
+/** Whether an address lies in a CIDR, by arithmetic of this test's own. */
+function within(cidr: string, addr: number): boolean {
+  const [a, p] = cidr.split('/');
+  const size = 2 ** (32 - Number(p ?? 32));
+  const lo = num(a!) - (num(a!) % size);
+  return addr >= lo && addr < lo + size;
+}
+
+const DEVS = ['e0', 'e1', 'e2', 'f0'];
+
+/** A namespace script that builds one random table, and the addresses to ask the kernel about. */
+function scenario(seed: number) {
+  const { rnd, int, pick } = seeded(seed);
+  const lines = DEVS.slice(0, 3).map((d, k) => `ip link add ${d} type veth peer name p${k}; ip link set ${d} up`);
+  lines.push(
+    'ip link add f0 type veth peer name q0',
+    'ip link set f0 up',
+    ...[0, 1, 2].map((k) => `ip link set p${k} up`),
+  );
+  lines.push('ip link set q0 up');
+  const bases = [num('10.0.0.0'), num('10.20.0.0'), num('192.168.0.0'), num('172.16.0.0')];
+  const prefixes: [number, number][] = [];
+  const seen = new Set<string>();
+  const local: number[] = [];
+  for (let k = 0; k < 3; k++) {
+    const length = pick([16, 24, 28]);
+    const at = pick(bases) + int(2 ** 16);
+    lines.push(`ip addr add ${text(at)}/${length} dev ${pick(DEVS)}`);
+    local.push(at);
+    const size = 2 ** (32 - length);
+    prefixes.push([at - (at % size), size]);
+  }
+  if (rnd() < 0.7) lines.push(`ip route add default dev ${pick(DEVS)}`);
+  for (let k = 0; k < 14; k++) {
+    const length = pick([8, 12, 16, 20, 24, 26, 30, 32]);
+    const size = 2 ** (32 - length);
+    const start = pick(bases) + int(2 ** 20);
+    const lo = start - (start % size);
+    const metric = pick([0, 0, 5]);
+    if (seen.has(`${lo}/${length} ${metric}`)) continue;
+    seen.add(`${lo}/${length} ${metric}`);
+    prefixes.push([lo, size]);
+    const kind = rnd();
+    const route = `${text(lo)}/${length}${metric ? ` metric ${metric}` : ''}`;
+    if (kind < 0.12) lines.push(`ip route add unreachable ${route}`);
+    else if (kind < 0.2) lines.push(`ip route add blackhole ${route}`);
+    else lines.push(`ip route add ${route} dev ${pick(DEVS)}`);
+  }
+  const asked = new Set<number>();
+  for (const [lo, size] of prefixes)
+    for (const a of [lo - 1, lo, lo + 1, lo + Math.floor(size / 2), lo + size - 1, lo + size])
+      if (a >= 0 && a < 2 ** 32 && !local.includes(a)) asked.add(a);
+  for (let k = 0; k < 20; k++) asked.add(int(2 ** 32));
+  // A route the kernel refuses (the same as a connected one) is left out: nfv reads what the kernel then lists.
+  return {
+    setup: lines.map((l) => (l.startsWith('ip route') ? `{ ${l} 2>/dev/null || true; }` : l)).join(' && '),
+    asked: [...asked].sort((a, b) => a - b),
+  };
+}
+
+/** The kernel's answer per address: the interface a packet to it leaves by, or '' (no route, or delivered here). */
+function kernel(setup: string, asked: number[], show: string) {
+  const ask = asked.map((a) => `printf '%s ' ${text(a)}; ip -o route get ${text(a)} 2>&1 | head -1`).join('; ');
+  const script = `${setup} && ${show} && echo '#END' && ${ask}`;
+  const r = spawnSync('unshare', [...NAMESPACES, 'sh', '-c', script], { encoding: 'utf8', timeout: 20_000 });
+  if (r.status !== 0) throw new Error(`namespace: ${r.stderr || String(r.error)}`);
+  const [listing, answers] = r.stdout.split('#END\n') as [string, string];
+  const chosen = new Map<number, string>();
+  for (const line of answers.trim().split('\n')) {
+    const [addr, ...rest] = line.split(' ');
+    const dev = /\bdev (\S+)/.exec(rest.join(' '));
+    const isLocal = /^local\b/.test(rest.join(' '));
+    chosen.set(num(addr!), dev && !isLocal && dev[1] !== 'lo' ? dev[1]! : '');
+  }
+  return { listing, chosen };
+}
+
+t.test(
+  'nfv reads ip route show as the kernel routes: each address under the interface it leaves by',
+  { skip: why },
+  async (t) => {
+    let checked = 0;
+    for (let seed = 1; seed <= 4; seed++) {
+      const { setup, asked } = scenario(seed);
+      const { listing, chosen } = kernel(setup, asked, 'ip route show');
+      const map = routeMap(listing, 'routes');
+      for (const a of asked) {
+        const devs = [...map].filter(([, cidrs]) => cidrs.some((c) => within(c, a))).map(([d]) => d);
+        const want = chosen.get(a)!;
+        t.same(devs, want ? [want] : [], `seed ${seed}: ${text(a)} (kernel: ${want || 'no interface'})`);
+        checked++;
+      }
+    }
+    t.ok(checked > 150, `${checked} addresses checked`);
+  },
+);
+
+t.test('nfv reads ip addr as the kernel routes: each interface its connected prefixes', { skip: why }, async (t) => {
+  for (let seed = 21; seed <= 22; seed++) {
+    const { setup, asked } = scenario(seed);
+    // Only the addresses: no route of the script's own.
+    const addrOnly = setup
+      .split(' && ')
+      .filter((c) => !c.startsWith('{ ip route'))
+      .join(' && ');
+    const { listing, chosen } = kernel(addrOnly, asked, 'ip addr');
+    const map = routeMap(listing, 'routes');
+    for (const a of asked) {
+      const devs = [...map].filter(([, cidrs]) => cidrs.some((c) => within(c, a))).map(([d]) => d);
+      const want = chosen.get(a)!;
+      t.same(devs, want ? [want] : [], `seed ${seed}: ${text(a)}`);
+    }
+  }
+});
+
+t.test('a line that is no route is refused, naming the file and line', async (t) => {
+  const bad = (body: string, re: RegExp) => {
+    let said = '';
+    try {
+      routeMap(body, 'r.txt');
+    } catch (e) {
+      said = e instanceof NfvError ? e.message : `not an NfvError: ${String(e)}`;
+    }
+    t.match(said, re, body.split('\n')[0]!);
+  };
+  bad('default via 10.0.0.1\n', /^r\.txt:1: a route without dev NAME/);
+  bad('10.0.0.0/33 dev e0\n', /^r\.txt:1: 10\.0\.0\.0\/33 is not an IPv4 prefix/);
+  bad(
+    '10.0.0.0/8 dev e0\ndefault proto static\n\tnexthop via 1.1.1.1 dev e0 weight 1 nexthop via 1.1.1.2 dev e1\n',
+    /r\.txt:/,
+  );
+  bad('    inet 10.0.0.1/24 scope global e0\n', /^r\.txt:1: an inet line before its interface/);
+  t.same([...routeMap('10.0.0.0/8 dev e0 table 7\nfe80::/64 dev e0\n', 'r')], [], 'other tables and IPv6 skipped');
+});
