@@ -15,7 +15,7 @@ import { readIptables, type ImportOptions } from './iptables.js';
 import { Refusal, type InterfaceMap } from './matches.js';
 import { readNftables } from './nftables.js';
 import { intersectRegions, withBounds, type LineClass, type LiveRule, type LiveRuleset } from './ruleset.js';
-import { unfold, type Entry } from './unfold.js';
+import { entryRegion, unfold, type Entry } from './unfold.js';
 
 export { looksLikeIptables, looksLikeNftJson } from './detect.js';
 export { parseIpsets, Refusal, type InterfaceMap, type IpSet } from './matches.js';
@@ -159,7 +159,7 @@ function importHost(format: ImportFormat, text: string, file: string, host: stri
       notes: [],
       verdict: { kind: part.defaultAllow ? 'accept' : 'drop' },
     };
-    entries.push({ rule, allow: part.defaultAllow, region, maybe: false });
+    entries.push({ rule, allow: part.defaultAllow, region, except: [], maybe: false });
   };
   side(input, addressRegion(octets, DST), input.report.chain);
   side(output, addressRegion(octets, SRC), output.report.chain);
@@ -211,6 +211,7 @@ export function importedList(imported: Imported, which: Approximation = 'may'): 
     position: k + 1,
     allow: e.allow,
     boxes: e.region,
+    ...(e.except.length ? { except: e.except } : {}),
     text: `${e.rule.where}: ${e.rule.text}`,
     origin: { file: report.file, line: e.rule.line, where: e.rule.where },
   }));
@@ -237,7 +238,10 @@ export function importedNode(
   name: string,
   which?: Approximation,
 ): { node: Node; origins: LineElements[] } {
-  const entries = which === undefined ? imported.entries : listEntries(imported, which);
+  // nfv rules are plain boxes: each entry's RETURNs subtracted here, the only place that needs it.
+  const entries = (which === undefined ? imported.entries : listEntries(imported, which)).map((e) =>
+    e.except.length ? { ...e, region: entryRegion(e), except: [] } : e,
+  );
   // A line whose nfv rules would be too many is refused; the analyses read it exactly.
   const counts = new Map<LiveRule, number>();
   for (const e of entries) counts.set(e.rule, (counts.get(e.rule) ?? 0) + ruleCount(e));

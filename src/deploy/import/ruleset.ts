@@ -97,8 +97,8 @@ export function intersectRegions(a: readonly Box[], b: readonly Box[]): Box[] {
 export function guardSize(boxes: number): void {
   if (boxes > MAX_IMPORT_BOXES)
     throw badRequest(
-      `the rule set unfolds into more than ${MAX_IMPORT_BOXES} packet boxes (negations and RETURNs multiply them); ` +
-        'import a smaller part (--chain) or simplify the rules',
+      `a line of the rule set needs more than ${MAX_IMPORT_BOXES} packet boxes as plain nfv rules ` +
+        '(the RETURNs before it cut its region); analyse the file (nfv firewall lint|allows|diff) instead',
     );
 }
 
