@@ -17,8 +17,8 @@
  * skipped) allows at least what the firewall allows, the *must* list (the opposite) at most (B.5).
  */
 import { badRequest } from '../../model/errors.js';
-import { MAX_IMPORT_DEPTH } from '../../model/limits.js';
-import { coalesce, contains, regionSubtract, type Box } from '../../model/space.js';
+import { MAX_IMPORT_BOXES, MAX_IMPORT_DEPTH } from '../../model/limits.js';
+import { coalesce, contains, regionIntersects, regionSubtract, type Box } from '../../model/space.js';
 import {
   UNIVERSE_REGION,
   guardSize,
@@ -78,37 +78,89 @@ function policyRule(set: LiveRuleset, base: LiveChain): LiveRule {
   };
 }
 
+/**
+ * How RETURNs and gotos hand packets back: `except` (the analyses' lists: the later rules of the chain leave them
+ * out, one entry per line reached) or `repeat` (nfv rules, which are plain boxes: the callers' rest is emitted
+ * again, restricted to the RETURN's packets, bounded by MAX_IMPORT_BOXES; fewer rules than subtracting the RETURN
+ * from every later rule would give).
+ */
+export type UnfoldMode = 'except' | 'repeat';
+
+/** `repeat` outgrew MAX_IMPORT_BOXES (RETURNs repeat the callers' rest once each). */
+class Repeated extends Error {}
+
+/**
+ * The entries for nfv rules (plain boxes): `repeat`, or when that outgrows its bound, the `except` entries with
+ * their except boxes subtracted (bounded by MAX_IMPORT_BOXES per line).
+ */
+export function ruleEntries(set: LiveRuleset, entries: readonly Entry[]): Entry[] {
+  try {
+    return unfold(set, 'repeat').entries;
+  } catch (e) {
+    if (!(e instanceof Repeated)) throw e;
+    return entries.map((x) => (x.except.length ? { ...x, region: entryRegion(x), except: [] } : x));
+  }
+}
+
+/** A chain that called another, and the rule after the call, where its packets go on when they come back. */
+interface Frame {
+  chain: LiveChain;
+  next: number;
+}
+
+/** Whether some rule after rule k of `chain` meets `region`. */
+function laterMeet(chain: LiveChain, k: number, region: readonly Box[]): boolean {
+  for (let j = k + 1; j < chain.rules.length; j++) {
+    const rule = chain.rules[j]!;
+    if (!rule.refused && rule.verdict.kind !== 'none' && region.some((b) => regionIntersects(rule.region, b)))
+      return true;
+  }
+  return false;
+}
+
 class Unfolder {
   readonly entries: Entry[] = [];
   readonly reached = new Set<LiveRule>();
+  private boxes = 0;
+  private policy: LiveRule | undefined;
 
-  constructor(private readonly set: LiveRuleset) {}
+  constructor(
+    private readonly set: LiveRuleset,
+    private readonly mode: UnfoldMode,
+  ) {}
 
   /** Walks one base chain (and what it calls); its entries are appended to `entries`. */
   base(base: LiveChain): void {
-    this.chain(base, UNIVERSE_REGION, [], [], []);
+    this.policy = policyRule(this.set, base);
+    this.chain(base, 0, UNIVERSE_REGION, [], [], []);
   }
 
   private emit(rule: LiveRule, allow: boolean, region: Box[], except: Box[], maybe: boolean) {
     if (!region.length) return;
-    this.entries.push({ rule, allow, region: coalesce(region), except, maybe });
+    const boxes = coalesce(region);
+    if (this.mode === 'repeat') {
+      this.boxes += boxes.length;
+      if (this.boxes > MAX_IMPORT_BOXES) throw new Repeated();
+    }
+    this.entries.push({ rule, allow, region: boxes, except, maybe });
   }
 
   /**
-   * Runs `chain` on the packets `reach` less those of `except` (those of `uncertain` may not be there), called
-   * from the chains of `stack`. Answers whether some exact verdict decided every packet of `reach` (nothing falls
-   * off the chain, nothing left it early).
+   * Runs `chain` from rule `from` on the packets `reach` less those of `except` (those of `uncertain` may not be
+   * there), called from `frames`. Answers whether some exact verdict decided every packet of `reach` (nothing
+   * falls off the chain, nothing left it early).
    */
-  chain(chain: LiveChain, reach: Box[], except: Box[], uncertain: Box[], stack: LiveChain[]): boolean {
+  chain(chain: LiveChain, from: number, reach: Box[], except: Box[], uncertain: Box[], frames: Frame[]): boolean {
+    const stack = frames.map((f) => f.chain);
     if (stack.includes(chain))
       throw badRequest(`${this.set.file}: chain ${chain.name} jumps back into itself (${loopOf(stack, chain)})`);
     if (stack.length >= MAX_IMPORT_DEPTH)
       throw badRequest(`${this.set.file}: jumps nest deeper than ${MAX_IMPORT_DEPTH} chains (at ${chain.name})`);
-    const inner = [...stack, chain];
-    // What earlier RETURNs and gotos of this call took out (for sure, or maybe), added as they come.
+    // What earlier RETURNs and gotos of this call took out (for sure, or maybe), added as they come (`except`).
     let out = except;
     let unsure = uncertain;
-    for (const rule of chain.rules) {
+    for (let k = from; k < chain.rules.length; k++) {
+      const rule = chain.rules[k]!;
       this.reached.add(rule);
       if (rule.refused) continue;
       const e = intersectRegions(reach, rule.region);
@@ -119,7 +171,7 @@ class Unfolder {
       // Every packet here meets the rule for sure: nothing goes past it that it does not hand on.
       const whole = !approx && !unsure.length && !out.length && covers(rule.region, reach);
       if (kind === 'accept' || kind === 'drop') {
-        if (!approx) this.emit(rule, kind === 'accept', e, [...out, ...unsure], false);
+        if (!approx) this.emit(rule, kind === 'accept', this.exact(e, unsure), this.except(out, unsure), false);
         this.emit(rule, kind === 'accept', maybe, out, true);
         if (whole) return true;
       } else if (kind === 'queue') {
@@ -129,19 +181,51 @@ class Unfolder {
       } else if (kind === 'jump') {
         const target = this.set.lookup(chain, rule.verdict.chain!);
         if (!target) continue; // refused when read
-        const decided = this.chain(target, e, out, approx ? e : unsure, inner);
+        const decided = this.chain(target, 0, e, out, maybe, [...frames, { chain, next: k + 1 }]);
         if (decided && whole) return true;
       } else if (kind === 'goto' || kind === 'return') {
         const target = kind === 'goto' ? this.set.lookup(chain, rule.verdict.chain!) : undefined;
         if (kind === 'goto' && !target) continue; // refused when read
-        if (target && this.chain(target, e, out, approx ? e : unsure, inner) && whole) return true;
+        // A goto's chain returns to this chain's caller.
+        const decided = target ? this.chain(target, 0, e, out, maybe, frames) : false;
+        if (decided && whole) return true;
         if (whole) return false;
-        // The rest of this chain no longer sees these packets (maybe, when the rule is approximated).
-        if (approx) unsure = [...unsure, ...e];
-        else out = [...out, ...e];
+        // The rest of this chain sees these packets only maybe (the rule is approximated), or no longer.
+        if (approx) {
+          unsure = [...unsure, ...e];
+          continue;
+        }
+        if (this.mode === 'except') {
+          out = [...out, ...e];
+          continue;
+        }
+        // Packets no later rule here meets go on where they would after the chain's end anyway.
+        if (decided || !laterMeet(chain, k, e)) continue;
+        // Returned for sure or maybe, a packet meets the callers' rest next: exact there.
+        this.resume(e, frames);
       }
     }
     return false;
+  }
+
+  /** An exact entry's packets: `repeat` cuts the uncertain ones out, `except` leaves them to its except boxes. */
+  private exact(e: Box[], unsure: Box[]): Box[] {
+    return this.mode === 'repeat' && unsure.length ? minus(e, unsure) : e;
+  }
+
+  private except(out: Box[], unsure: Box[]): Box[] {
+    return this.mode === 'repeat' || !unsure.length ? out : [...out, ...unsure];
+  }
+
+  /**
+   * `repeat`: packets that leave their chain early (RETURN, or falling off a goto's chain) go on where their
+   * callers left off, innermost first, and at last meet the base chain's policy.
+   */
+  private resume(region: Box[], frames: Frame[]): void {
+    for (let k = frames.length - 1; k >= 0; k--)
+      if (this.chain(frames[k]!.chain, frames[k]!.next, region, [], [], frames.slice(0, k))) return;
+    const policy = this.policy!;
+    this.emit(policy, policy.verdict.kind === 'accept', region, [], false);
   }
 }
 
@@ -172,8 +256,8 @@ function loopOf(stack: LiveChain[], chain: LiveChain): string {
  * packet goes on only if each accepts it, so what an earlier one drops (its drop entries, and its policy for what
  * no rule decides) comes first as drops, and what it accepts goes on to the next (B.2, B.6).
  */
-export function unfold(set: LiveRuleset): Unfolded {
-  const u = new Unfolder(set);
+export function unfold(set: LiveRuleset, mode: UnfoldMode = 'except'): Unfolded {
+  const u = new Unfolder(set, mode);
   const last = set.path[set.path.length - 1];
   if (!last) throw badRequest(`${set.file}: no chain to import`);
   for (const base of set.path) {
