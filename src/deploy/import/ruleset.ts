@@ -97,8 +97,8 @@ export function intersectRegions(a: readonly Box[], b: readonly Box[]): Box[] {
 export function guardSize(boxes: number): void {
   if (boxes > MAX_IMPORT_BOXES)
     throw badRequest(
-      `a line of the rule set needs more than ${MAX_IMPORT_BOXES} packet boxes as plain nfv rules ` +
-        '(the RETURNs before it cut its region); analyse the file (nfv firewall lint|allows|diff) instead',
+      `the rule set needs more than ${MAX_IMPORT_BOXES} packet boxes as nfv rules (RETURNs and negations cut ` +
+        'them); analyse the file itself (nfv firewall lint|allows|diff), which keeps RETURNs apart',
     );
 }
 
