@@ -103,7 +103,8 @@ export const MAX_TLS_FILE_BYTES = 1024 * 1024;
 
 /**
  * Importing a live firewall (iptables-save, nft JSON): the most lines read, the deepest chain of jumps, the most
- * packet boxes the unfolded rules may hold (negations and RETURNs subtract boxes, which multiplies them), and the
+ * packet boxes a node's nfv rules may hold (its RETURNs repeat the callers' rest; the analyses' list never needs
+ * this bound: unfold.ts keeps RETURNs as except boxes), and the
  * most nfv rules one live line may become (a prefix is one, the complement of a /24 about 20; only addresses that
  * are products of octet ranges, such as 10.0-3.5-6.0/24, take more).
  */

@@ -78,8 +78,19 @@ export function without(region: readonly Box[], b: Box, budget: Budget): Box[] {
 /** `region` minus everything a line matches. */
 export function withoutLine(region: readonly Box[], line: Line, budget: Budget): Box[] {
   let rest = [...region];
-  for (const b of line.boxes) if (rest.length) rest = without(rest, b, budget);
+  for (const b of line.except?.length ? lineRegion(line, budget) : line.boxes)
+    if (rest.length) rest = without(rest, b, budget);
   return rest;
+}
+
+/**
+ * The packets a line matches as disjoint boxes, its `except` boxes subtracted (counted): for the analyses that
+ * start from one line's packets (lint), and only for that line.
+ */
+export function lineRegion(line: Line, budget: Budget): Box[] {
+  let out = line.boxes;
+  for (const x of line.except ?? []) if (out.length) out = without(out, x, budget);
+  return out;
 }
 
 /** Whether two boxes share a packet (without making their intersection). */
@@ -240,16 +251,39 @@ export function eachDecided(
       if (visit(box, -1) === false) return false;
       continue;
     }
-    if (contains(first.box, box)) {
-      if (visit(box, first.line) === false) return false;
-      continue;
-    }
-    if (visit(intersect(box, first.box)!, first.line) === false) return false;
+    const inside = contains(first.box, box);
+    const hit = inside ? box : intersect(box, first.box)!;
+    // A line's except boxes (lazy splitting): the packets of the hit in one of them are not the line's; they go on
+    // after the line, the rest of the hit is looked at again.
+    const except = list.lines[first.line]!.except;
+    const cut = except?.length ? exceptMeeting(except, hit, tested) : undefined;
+    if (cut) {
+      const past = start[first.line + 1]!;
+      if (contains(cut, hit)) stack.push({ box: hit, next: past });
+      else {
+        stack.push({ box: intersect(hit, cut)!, next: past });
+        const parts = subtract(hit, cut);
+        budget.spend(parts.length + 1);
+        for (const part of parts) stack.push({ box: part, next: at });
+      }
+    } else if (visit(hit, first.line) === false) return false;
+    if (inside) continue;
     const parts = subtract(box, first.box);
     budget.spend(parts.length);
     for (const part of parts) stack.push({ box: part, next: at + 1 });
   }
   return true;
+}
+
+/** The first except box that meets `box`, if any. */
+function exceptMeeting(except: readonly Box[], box: Box, tested: (n: number) => void): Box | undefined {
+  for (let k = 0; k < except.length; k++)
+    if (overlaps(except[k]!, box)) {
+      tested(k + 1);
+      return except[k];
+    }
+  tested(except.length);
+  return undefined;
 }
 
 /** A piece of a decomposition: its packets and the line that decides them (an index into the list), or -1. */

@@ -11,7 +11,7 @@
  * its packets. Al-Shaer's correlation and generalisation are not defects and are not reported.
  */
 import { volume, intersect, type Box } from '../../model/space.js';
-import { Budget, byLine, decide, eachDecided, withoutLine } from './decide.js';
+import { Budget, byLine, decide, eachDecided, lineRegion, withoutLine } from './decide.js';
 import { examplePacket } from './classes.js';
 import { refOf, verdict, type RuleList, type RuleRef } from './list.js';
 
@@ -62,7 +62,7 @@ function overlap(a: readonly Box[], b: readonly Box[]): bigint {
  * the default would (`later`). That stops as soon as one of them would give another action: the line is then
  * reachable and not redundant, nothing to report.
  */
-function fate(list: RuleList, k: number, budget: Budget) {
+function fate(list: RuleList, k: number, region: Box[], budget: Budget) {
   const { lines } = list;
   const line = lines[k]!;
   const takers = new Set<number>();
@@ -71,7 +71,7 @@ function fate(list: RuleList, k: number, budget: Budget) {
   eachDecided(
     list,
     budget,
-    line.boxes,
+    region,
     (box, at) => {
       if (at < 0) rest.push(box);
       else takers.add(at);
@@ -95,13 +95,13 @@ function fate(list: RuleList, k: number, budget: Budget) {
  * An unreachable line's blocking lines, of those that take its packets (`takers`): by overlap with the whole line,
  * largest first, until the line is covered, and the largest with the other action.
  */
-function blocking(list: RuleList, k: number, takers: Set<number>, budget: Budget): number[] {
+function blocking(list: RuleList, k: number, region: Box[], takers: Set<number>, budget: Budget): number[] {
   const { lines } = list;
   const line = lines[k]!;
   const weighed = [...takers]
-    .map((at) => ({ at, weight: overlap(lines[at]!.boxes, line.boxes) }))
+    .map((at) => ({ at, weight: overlap(lineRegion(lines[at]!, budget), region) }))
     .sort((a, b) => (a.weight === b.weight ? a.at - b.at : a.weight > b.weight ? -1 : 1));
-  let uncovered: Box[] = [...line.boxes];
+  let uncovered: Box[] = [...region];
   let needDifferent = weighed.some(({ at }) => lines[at]!.allow !== line.allow);
   const by: number[] = [];
   for (const { at } of weighed) {
@@ -123,14 +123,15 @@ export function lint(list: RuleList, budget = new Budget(), examples = false): L
   const findings: Finding[] = [];
   lines.forEach((line, k) => {
     const base = { rule: refOf(line), action: verdict(line.allow), text: line.text };
-    if (!line.boxes.length) {
+    const region = lineRegion(line, budget);
+    if (!region.length) {
       findings.push({ ...base, finding: 'unmatchable', by: [], differentAction: false });
       return;
     }
-    const { takers, reachable, redundant, later } = fate(list, k, budget);
+    const { takers, reachable, redundant, later } = fate(list, k, region, budget);
     if (!reachable) {
       const different = [...takers].some((at) => lines[at]!.allow !== line.allow);
-      const by = blocking(list, k, takers, budget).map(ref);
+      const by = blocking(list, k, region, takers, budget).map(ref);
       findings.push({
         ...base,
         finding: different ? 'shadowed' : 'redundant-unreachable',
@@ -148,7 +149,7 @@ export function lint(list: RuleList, budget = new Budget(), examples = false): L
     for (const f of findings) {
       if (f.finding === 'unmatchable' || f.rule === 'default') continue;
       const at = f.rule.position - 1;
-      const box = (f.finding === 'redundant' ? decided.get(at)?.[0] : undefined) ?? lines[at]!.boxes[0]!;
+      const box = (f.finding === 'redundant' ? decided.get(at)?.[0] : undefined) ?? lineRegion(lines[at]!, budget)[0]!;
       f.example = examplePacket(box);
     }
   }

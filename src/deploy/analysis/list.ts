@@ -22,6 +22,11 @@ export interface Line {
   allow: boolean;
   /** The packets the line matches, as disjoint boxes; empty for a line that can match nothing. */
   boxes: Box[];
+  /**
+   * Packets of `boxes` the line does not match after all (an imported line behind RETURNs: unfold.ts): kept apart,
+   * not subtracted, so that a list's size does not multiply with them; `eachDecided` splits pieces by them lazily.
+   */
+  except?: Box[];
   /** The line as its source wrote it, for people. */
   text: string;
   /** Where an imported line is in its live file: kept in every answer that names the line. */

@@ -16,7 +16,7 @@ import { Refusal, type InterfaceMap } from './matches.js';
 import { readNftables } from './nftables.js';
 import { intersectRegions, withBounds, type LineClass, type LiveRule, type LiveRuleset } from './ruleset.js';
 import type { NatReading } from './nat.js';
-import { unfold, type Entry } from './unfold.js';
+import { ruleEntries, unfold, type Entry } from './unfold.js';
 
 export { looksLikeIptables, looksLikeNftJson } from './detect.js';
 export { parseIpsets, Refusal, type InterfaceMap, type IpSet } from './matches.js';
@@ -57,6 +57,8 @@ export interface Imported {
   report: ImportReport;
   entries: Entry[];
   defaultAllow: boolean;
+  /** The entries as plain boxes, for nfv rules (no except boxes): unfolded again when asked for. */
+  plain: () => Entry[];
   /** The rule set as read: its chains, for a change written against the live file (live.ts). */
   set: LiveRuleset;
   /** With a host (`--host`): its INPUT and OUTPUT rule sets, `set` being the INPUT one. */
@@ -114,7 +116,7 @@ export function importRules(format: ImportFormat, text: string, file: string, op
     notes: set.notes,
     ...(set.nat ? { nat: set.nat } : {}),
   };
-  return { report, entries, defaultAllow, set };
+  return { report, entries, plain: () => ruleEntries(set, entries), defaultAllow, set };
 }
 
 /** The octets of `--host`: one IPv4 address, the name of an end host of the graph. */
@@ -152,9 +154,14 @@ function importHost(format: ImportFormat, text: string, file: string, host: stri
   const read = (chain: string) => importRules(format, text, file, { ...options, iface, host: undefined, chain });
   const input = read(inName);
   const output = read(outName);
-  const entries: Entry[] = [];
-  const side = (part: Imported, region: Box[], chain: string) => {
-    for (const e of part.entries) {
+  const sides = (plain: boolean): Entry[] => {
+    const entries: Entry[] = [];
+    side(entries, input, plain, addressRegion(octets, DST), input.report.chain);
+    side(entries, output, plain, addressRegion(octets, SRC), output.report.chain);
+    return entries;
+  };
+  const side = (entries: Entry[], part: Imported, plain: boolean, region: Box[], chain: string) => {
+    for (const e of plain ? part.plain() : part.entries) {
       const r = intersectRegions(e.region, region);
       if (r.length) entries.push({ ...e, region: r });
     }
@@ -169,10 +176,8 @@ function importHost(format: ImportFormat, text: string, file: string, host: stri
       notes: [],
       verdict: { kind: part.defaultAllow ? 'accept' : 'drop' },
     };
-    entries.push({ rule, allow: part.defaultAllow, region, maybe: false });
+    entries.push({ rule, allow: part.defaultAllow, region, except: [], maybe: false });
   };
-  side(input, addressRegion(octets, DST), input.report.chain);
-  side(output, addressRegion(octets, SRC), output.report.chain);
   // Lines both reads judge (nat, mangle PREROUTING) are said once.
   const seen = new Set<string>();
   const lines = [...input.report.lines, ...output.report.lines].filter((l) => !seen.has(l.where) && seen.add(l.where));
@@ -197,7 +202,8 @@ function importHost(format: ImportFormat, text: string, file: string, host: stri
   };
   return {
     report,
-    entries,
+    entries: sides(false),
+    plain: () => sides(true),
     defaultAllow: false,
     set: input.set,
     host: { address: host, input: input.set, output: output.set },
@@ -210,8 +216,8 @@ export type { Approximation };
  * The entries of one list: exact entries as they are; maybe entries by B.5 (may: maybe accepts taken, maybe drops
  * left out; must: the opposite). With no maybe entry both are the exact list.
  */
-export function listEntries(imported: Imported, which: Approximation = 'may'): Entry[] {
-  return imported.entries.filter((e) => !e.maybe || e.allow === (which === 'may'));
+export function listEntries(imported: Imported, which: Approximation = 'may', plain = false): Entry[] {
+  return (plain ? imported.plain() : imported.entries).filter((e) => !e.maybe || e.allow === (which === 'may'));
 }
 
 /** The import as a rule list for the analyses: one line per unfolded entry, named by its live line. */
@@ -225,6 +231,7 @@ export function importedList(imported: Imported, which: Approximation = 'may'): 
     position: k + 1,
     allow: e.allow,
     boxes: e.region,
+    ...(e.except.length ? { except: e.except } : {}),
     text: `${e.rule.where}: ${e.rule.text}`,
     origin: { file: report.file, line: e.rule.line, where: e.rule.where },
     entry,
@@ -253,7 +260,8 @@ export function importedNode(
   name: string,
   which?: Approximation,
 ): { node: Node; origins: LineElements[] } {
-  const entries = which === undefined ? imported.entries : listEntries(imported, which);
+  // nfv rules are plain boxes: the rule set unfolded again without except boxes (unfold.ts, `repeat`).
+  const entries = which === undefined ? imported.plain() : listEntries(imported, which, true);
   // A line whose nfv rules would be too many is refused; the analyses read it exactly.
   const counts = new Map<LiveRule, number>();
   for (const e of entries) counts.set(e.rule, (counts.get(e.rule) ?? 0) + ruleCount(e));

@@ -100,8 +100,8 @@ export function intersectRegions(a: readonly Box[], b: readonly Box[]): Box[] {
 export function guardSize(boxes: number): void {
   if (boxes > MAX_IMPORT_BOXES)
     throw badRequest(
-      `the rule set unfolds into more than ${MAX_IMPORT_BOXES} packet boxes (negations and RETURNs multiply them); ` +
-        'import a smaller part (--chain) or simplify the rules',
+      `the rule set needs more than ${MAX_IMPORT_BOXES} packet boxes as nfv rules (RETURNs and negations cut ` +
+        'them); analyse the file itself (nfv firewall lint|allows|diff), which keeps RETURNs apart',
     );
 }
 

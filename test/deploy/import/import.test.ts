@@ -153,7 +153,8 @@ function verdictOf(list: RuleList, [proto, src, dst, sport, dport]: Packet): boo
     proto === 6 ? 0 : proto === 17 ? 1 : 2,
   ];
   const inside = (b: readonly number[]) => point.every((v, d) => b[2 * d]! <= v && v <= b[2 * d + 1]!);
-  const line = list.lines.find((l) => l.boxes.some(inside));
+  // A line matches the packets of its boxes but those of its except boxes (what RETURNs before it took out).
+  const line = list.lines.find((l) => l.boxes.some(inside) && !(l.except ?? []).some(inside));
   return line ? line.allow : list.defaultAllow;
 }
 

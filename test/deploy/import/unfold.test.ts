@@ -130,7 +130,9 @@ function verdictOf(list: RuleList, p: Packet): boolean {
   const octets = (a: number) => [24, 16, 8, 0].map((s) => (a >>> s) & 255);
   const point = [...octets(p.src), ...octets(p.dst), 0, p.proto === 2 ? 0 : p.dport, p.proto];
   // Packets of other protocols have no ports: boxes hold them for every port value.
-  const line = list.lines.find((l) => l.boxes.some((b) => point.every((v, d) => b[2 * d]! <= v && v <= b[2 * d + 1]!)));
+  const holds = (b: readonly number[]) => point.every((v, d) => b[2 * d]! <= v && v <= b[2 * d + 1]!);
+  // A line matches the packets of its boxes but those of its except boxes (what RETURNs before it took out).
+  const line = list.lines.find((l) => l.boxes.some(holds) && !(l.except ?? []).some(holds));
   return line ? line.allow : list.defaultAllow;
 }
 
