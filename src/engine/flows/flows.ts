@@ -145,12 +145,21 @@ function passNode(n: NetNode, region: Box[]): Box[] {
 export const isDecision = (n: NetNode) => n.role === 'place' || n.role === 'firewall';
 
 /** The nodes between a requirement's ends that its traffic may cross: on its listed paths, or in its corridor. */
-export function intermediates(r: Requirement): number[] {
-  const inner = r.paths
+export function intermediates(r: Omit<Requirement, 'paths'> & { paths?: number[][] }): readonly number[] {
+  // Asked several times per requirement (its region, NATs, rules met, nodes on its way): worked out once, for the
+  // paths or corridor it was asked of.
+  const key = r.paths ?? r.corridor;
+  const known = inner.get(key);
+  if (known) return known;
+  const found = r.paths
     ? r.paths.flatMap((path) => path.slice(1, -1))
     : r.corridor.blocks.flat().filter((k) => k !== r.src && k !== r.dst);
-  return [...new Set(inner)].sort((a, b) => a - b);
+  const out = [...new Set(found)].sort((a, b) => a - b);
+  inner.set(key, out);
+  return out;
 }
+
+const inner = new WeakMap<object, readonly number[]>();
 
 const baseBox = (p: Property) =>
   boxOf({ src: p.src, dst: p.dst, srcPort: p.srcPort, dstPort: p.dstPort, proto: p.lv4Proto });
@@ -269,12 +278,13 @@ function stateGraph(
   const toDst = addressBox(net[r.dst]!.address!, DST);
   const starting = classesOf(predicates.before).map((c) => c.id);
   const afterNat = classesOf(predicates.after);
-  const keyed = new Map<string, number>();
+  // A state is keyed by its node and classes: a number where it holds one class (all but complete reachability's).
+  const keyed = new Map<string | number, number>();
   const node: number[] = [];
   const held: number[][] = [];
   const next: number[][] = [];
   const state = (n: number, cls: number[]): number => {
-    const key = `${n}:${cls.join(',')}`;
+    const key = cls.length === 1 ? n * classes.length + cls[0]! : `${n}:${cls.join(',')}`;
     let k = keyed.get(key);
     if (k === undefined) {
       k = node.length;
@@ -294,8 +304,10 @@ function stateGraph(
       const image = passNode(at, c.boxes);
       return afterNat.filter((d) => d.boxes.some((b) => regionIntersects(image, b))).map((d) => [d.id]);
     }
-    return at.address && meet(c.boxes[0]!, addressBox(at.address, DST)) ? [] : [cls];
+    return at.address && meet(c.boxes[0]!, addressedAt(n)) ? [] : [cls];
   };
+  const boxes = new Map<number, Box>();
+  const addressedAt = (n: number) => boxes.get(n) ?? boxes.set(n, addressBox(net[n]!.address!, DST)).get(n)!;
   const arrive = new Set<number>();
   const start: number[] = [];
   const initial = r.kind === 'complete' ? [starting] : starting.map((c) => [c]);
@@ -492,18 +504,26 @@ function flowsOn(
  * The nodes between a requirement's ends that an answer decides about: on its listed paths, or reached by its state
  * graph (a corridor node only an undirected link joins is on no directed path).
  */
-export function nodesOnWay(model: FlowModel, r: Requirement): number[] {
+export function nodesOnWay(model: FlowModel, r: Requirement): readonly number[] {
   const graph = model.graphs[r.index];
   if (!graph) return intermediates(r);
   return [...new Set(graph.node)].filter((k) => k !== r.src && k !== r.dst).sort((a, b) => a - b);
 }
 
 /** The nodes a requirement's decided traffic reaches (its states, or the hops of its atomic flows). */
-export function nodesReached(model: FlowModel, r: number): number[] {
+export function nodesReached(model: FlowModel, r: number): readonly number[] {
+  // Asked by every fast answer of its component (allocate.ts): worked out once per state graph or list of flows.
+  const key = model.graphs[r] ?? model.flows[r]!;
+  const known = reached.get(key);
+  if (known) return known;
   const graph = model.graphs[r];
   const nodes = graph ? graph.node : model.flows[r]!.flat().flatMap((f) => f.hops.map((h) => h.node));
-  return [...new Set(nodes)].sort((a, b) => a - b);
+  const out = [...new Set(nodes)].sort((a, b) => a - b);
+  reached.set(key, out);
+  return out;
 }
+
+const reached = new WeakMap<object, readonly number[]>();
 
 /**
  * What least privilege lets through (docs/SEMANTICS.md): each (node, class) where a reachability requirement's
