@@ -507,7 +507,7 @@ function flowsOn(
 export function nodesOnWay(model: FlowModel, r: Requirement): readonly number[] {
   const graph = model.graphs[r.index];
   if (!graph) return intermediates(r);
-  return [...new Set(graph.node)].filter((k) => k !== r.src && k !== r.dst).sort((a, b) => a - b);
+  return nodesReached(model, r.index).filter((k) => k !== r.src && k !== r.dst);
 }
 
 /** The nodes a requirement's decided traffic reaches (its states, or the hops of its atomic flows). */
