@@ -318,25 +318,50 @@ function stateGraph(
       if (r.kind === 'complete' || meet(classes[held[k]![0]!]!.boxes[0]!, toDst)) arrive.add(k);
       continue;
     }
-    for (const cls of leaving(n, held[k]!)) for (const m of links.get(n) ?? []) next[k]!.push(state(m, cls));
+    const out = links.get(n) ?? [];
+    const cls = held[k]!;
+    // Most states let their one class on as it is (no NAT, not addressed by it): no list of lists for them.
+    if (r.kind === 'complete' || (net[n]!.role !== 'nat' && !net[n]!.address))
+      for (const m of out) next[k]!.push(state(m, cls));
+    else for (const each of leaving(n, cls)) for (const m of out) next[k]!.push(state(m, each));
   }
-  // Keep the states from which an arrival can be reached.
-  const back: number[][] = node.map(() => []);
-  next.forEach((out, k) => out.forEach((m) => back[m]!.push(k)));
-  const useful = new Uint8Array(node.length);
+  // Keep the states from which an arrival can be reached. The links backwards in two typed arrays, and the kept
+  // links deduplicated by a stamp per state, not an array or a set per state: young-generation collection was a
+  // third of wan-750's profile.
+  const count = node.length;
+  const backStart = new Int32Array(count + 1);
+  for (const out of next) for (const m of out) backStart[m + 1]!++;
+  for (let k = 0; k < count; k++) backStart[k + 1]! += backStart[k]!;
+  const backFill = backStart.slice(0, count);
+  const back = new Int32Array(backStart[count]!);
+  next.forEach((out, k) => out.forEach((m) => (back[backFill[m]!++] = k)));
+  const useful = new Uint8Array(count);
   const queue = [...arrive];
   for (const k of queue) useful[k] = 1;
   for (let h = 0; h < queue.length; h++)
-    for (const p of back[queue[h]!]!) {
+    for (let e = backStart[queue[h]!]!; e < backStart[queue[h]! + 1]!; e++) {
+      const p = back[e]!;
       if (useful[p]) continue;
       useful[p] = 1;
       queue.push(p);
     }
-  const renumber = new Int32Array(node.length).fill(-1);
+  const renumber = new Int32Array(count).fill(-1);
   let kept = 0;
-  for (let k = 0; k < node.length; k++) if (useful[k]) renumber[k] = kept++;
+  for (let k = 0; k < count; k++) if (useful[k]) renumber[k] = kept++;
   const keep = <T>(xs: T[]) => xs.filter((_, k) => useful[k]);
-  const graphNext = keep(next).map((out) => [...new Set(out.filter((m) => useful[m]).map((m) => renumber[m]!))]);
+  const stamp = new Int32Array(kept).fill(-1);
+  const graphNext: number[][] = [];
+  for (let k = 0; k < count; k++) {
+    if (!useful[k]) continue;
+    const out: number[] = [];
+    for (const m of next[k]!) {
+      const to = renumber[m]!;
+      if (to < 0 || stamp[to] === k) continue;
+      stamp[to] = k;
+      out.push(to);
+    }
+    graphNext.push(out);
+  }
   const component = stronglyConnected(graphNext);
   const componentSize = new Array<number>(kept).fill(0);
   for (const c of component) componentSize[c]!++;
