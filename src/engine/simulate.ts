@@ -38,7 +38,7 @@ import {
 import {
   buildNetwork,
   corridorLinks,
-  corridorOf,
+  corridors,
   cycleRank,
   expandServiceGraph,
   expandWildcards,
@@ -230,6 +230,7 @@ function requirementsOf(
 ): Requirement[] {
   const index = new Map(net.map((n) => [n.name, n.index]));
   const forwarding = nfv.networkForwardingPaths?.path ?? [];
+  const corridorBetween = corridors(net);
   return props.map((p, k) => {
     for (const side of ['src', 'dst'] as const) {
       if (!index.has(p[side]))
@@ -243,7 +244,7 @@ function requirementsOf(
     // A forwarding path is the requirement's only path: one block per link.
     const corridor = fixed
       ? { blocks: fixed.slice(1).map((n, i) => [fixed[i]!, n]), joints: fixed }
-      : corridorOf(net, src, dst);
+      : corridorBetween(src, dst);
     if (!corridor) throw noPath();
     const base = { index: k, property: p, kind: KINDS[p.name], src, dst, corridor };
     for (const n of intermediates(base)) {

@@ -145,12 +145,21 @@ function passNode(n: NetNode, region: Box[]): Box[] {
 export const isDecision = (n: NetNode) => n.role === 'place' || n.role === 'firewall';
 
 /** The nodes between a requirement's ends that its traffic may cross: on its listed paths, or in its corridor. */
-export function intermediates(r: Requirement): number[] {
-  const inner = r.paths
+export function intermediates(r: Omit<Requirement, 'paths'> & { paths?: number[][] }): readonly number[] {
+  // Asked several times per requirement (its region, NATs, rules met, nodes on its way): worked out once, for the
+  // paths or corridor it was asked of.
+  const key = r.paths ?? r.corridor;
+  const known = inner.get(key);
+  if (known) return known;
+  const found = r.paths
     ? r.paths.flatMap((path) => path.slice(1, -1))
     : r.corridor.blocks.flat().filter((k) => k !== r.src && k !== r.dst);
-  return [...new Set(inner)].sort((a, b) => a - b);
+  const out = [...new Set(found)].sort((a, b) => a - b);
+  inner.set(key, out);
+  return out;
 }
+
+const inner = new WeakMap<object, readonly number[]>();
 
 const baseBox = (p: Property) =>
   boxOf({ src: p.src, dst: p.dst, srcPort: p.srcPort, dstPort: p.dstPort, proto: p.lv4Proto });
@@ -269,12 +278,13 @@ function stateGraph(
   const toDst = addressBox(net[r.dst]!.address!, DST);
   const starting = classesOf(predicates.before).map((c) => c.id);
   const afterNat = classesOf(predicates.after);
-  const keyed = new Map<string, number>();
+  // A state is keyed by its node and classes: a number where it holds one class (all but complete reachability's).
+  const keyed = new Map<string | number, number>();
   const node: number[] = [];
   const held: number[][] = [];
   const next: number[][] = [];
   const state = (n: number, cls: number[]): number => {
-    const key = `${n}:${cls.join(',')}`;
+    const key = cls.length === 1 ? n * classes.length + cls[0]! : `${n}:${cls.join(',')}`;
     let k = keyed.get(key);
     if (k === undefined) {
       k = node.length;
@@ -294,8 +304,10 @@ function stateGraph(
       const image = passNode(at, c.boxes);
       return afterNat.filter((d) => d.boxes.some((b) => regionIntersects(image, b))).map((d) => [d.id]);
     }
-    return at.address && meet(c.boxes[0]!, addressBox(at.address, DST)) ? [] : [cls];
+    return at.address && meet(c.boxes[0]!, addressedAt(n)) ? [] : [cls];
   };
+  const boxes = new Map<number, Box>();
+  const addressedAt = (n: number) => boxes.get(n) ?? boxes.set(n, addressBox(net[n]!.address!, DST)).get(n)!;
   const arrive = new Set<number>();
   const start: number[] = [];
   const initial = r.kind === 'complete' ? [starting] : starting.map((c) => [c]);
@@ -306,25 +318,50 @@ function stateGraph(
       if (r.kind === 'complete' || meet(classes[held[k]![0]!]!.boxes[0]!, toDst)) arrive.add(k);
       continue;
     }
-    for (const cls of leaving(n, held[k]!)) for (const m of links.get(n) ?? []) next[k]!.push(state(m, cls));
+    const out = links.get(n) ?? [];
+    const cls = held[k]!;
+    // Most states let their one class on as it is (no NAT, not addressed by it): no list of lists for them.
+    if (r.kind === 'complete' || (net[n]!.role !== 'nat' && !net[n]!.address))
+      for (const m of out) next[k]!.push(state(m, cls));
+    else for (const each of leaving(n, cls)) for (const m of out) next[k]!.push(state(m, each));
   }
-  // Keep the states from which an arrival can be reached.
-  const back: number[][] = node.map(() => []);
-  next.forEach((out, k) => out.forEach((m) => back[m]!.push(k)));
-  const useful = new Uint8Array(node.length);
+  // Keep the states from which an arrival can be reached. The links backwards in two typed arrays, and the kept
+  // links deduplicated by a stamp per state, not an array or a set per state: young-generation collection was a
+  // third of wan-750's profile.
+  const count = node.length;
+  const backStart = new Int32Array(count + 1);
+  for (const out of next) for (const m of out) backStart[m + 1]!++;
+  for (let k = 0; k < count; k++) backStart[k + 1]! += backStart[k]!;
+  const backFill = backStart.slice(0, count);
+  const back = new Int32Array(backStart[count]!);
+  next.forEach((out, k) => out.forEach((m) => (back[backFill[m]!++] = k)));
+  const useful = new Uint8Array(count);
   const queue = [...arrive];
   for (const k of queue) useful[k] = 1;
   for (let h = 0; h < queue.length; h++)
-    for (const p of back[queue[h]!]!) {
+    for (let e = backStart[queue[h]!]!; e < backStart[queue[h]! + 1]!; e++) {
+      const p = back[e]!;
       if (useful[p]) continue;
       useful[p] = 1;
       queue.push(p);
     }
-  const renumber = new Int32Array(node.length).fill(-1);
+  const renumber = new Int32Array(count).fill(-1);
   let kept = 0;
-  for (let k = 0; k < node.length; k++) if (useful[k]) renumber[k] = kept++;
+  for (let k = 0; k < count; k++) if (useful[k]) renumber[k] = kept++;
   const keep = <T>(xs: T[]) => xs.filter((_, k) => useful[k]);
-  const graphNext = keep(next).map((out) => [...new Set(out.filter((m) => useful[m]).map((m) => renumber[m]!))]);
+  const stamp = new Int32Array(kept).fill(-1);
+  const graphNext: number[][] = [];
+  for (let k = 0; k < count; k++) {
+    if (!useful[k]) continue;
+    const out: number[] = [];
+    for (const m of next[k]!) {
+      const to = renumber[m]!;
+      if (to < 0 || stamp[to] === k) continue;
+      stamp[to] = k;
+      out.push(to);
+    }
+    graphNext.push(out);
+  }
   const component = stronglyConnected(graphNext);
   const componentSize = new Array<number>(kept).fill(0);
   for (const c of component) componentSize[c]!++;
@@ -492,18 +529,26 @@ function flowsOn(
  * The nodes between a requirement's ends that an answer decides about: on its listed paths, or reached by its state
  * graph (a corridor node only an undirected link joins is on no directed path).
  */
-export function nodesOnWay(model: FlowModel, r: Requirement): number[] {
+export function nodesOnWay(model: FlowModel, r: Requirement): readonly number[] {
   const graph = model.graphs[r.index];
   if (!graph) return intermediates(r);
-  return [...new Set(graph.node)].filter((k) => k !== r.src && k !== r.dst).sort((a, b) => a - b);
+  return nodesReached(model, r.index).filter((k) => k !== r.src && k !== r.dst);
 }
 
 /** The nodes a requirement's decided traffic reaches (its states, or the hops of its atomic flows). */
-export function nodesReached(model: FlowModel, r: number): number[] {
+export function nodesReached(model: FlowModel, r: number): readonly number[] {
+  // Asked by every fast answer of its component (allocate.ts): worked out once per state graph or list of flows.
+  const key = model.graphs[r] ?? model.flows[r]!;
+  const known = reached.get(key);
+  if (known) return known;
   const graph = model.graphs[r];
   const nodes = graph ? graph.node : model.flows[r]!.flat().flatMap((f) => f.hops.map((h) => h.node));
-  return [...new Set(nodes)].sort((a, b) => a - b);
+  const out = [...new Set(nodes)].sort((a, b) => a - b);
+  reached.set(key, out);
+  return out;
 }
+
+const reached = new WeakMap<object, readonly number[]>();
 
 /**
  * What least privilege lets through (docs/SEMANTICS.md): each (node, class) where a reachability requirement's

@@ -25,7 +25,7 @@ import { EXACT_MAX_VARIABLES, OptimaProbe, exactCore, exactMaxSat } from './exac
 import { greedyDecisions, leastPrivileged, type GreedyDecisions } from './greedy.js';
 import { Clauses, conflictCore, solveMaxSat, type Lit, type MaxSatAnswer, type MaxSatProblem } from './maxsat.js';
 import { firstMatchDrops, type NetNode } from '../flows/network.js';
-import { WorkPool, WorkSpent, unbounded, type Spend } from './work.js';
+import { WorkPool, WorkSpent, unbounded, z3Fits, type Spend } from './work.js';
 import { structuralBound, type LowerBound, type StructuralBound } from './bounds.js';
 import {
   RuleModel,
@@ -1026,13 +1026,14 @@ async function allocate(
       const exact = tried ? undefined : exactMaxSat(problem, spend);
       if (exact && exact.optimal !== false) return exact;
       if (proofOnly) throw new WorkSpent();
-      // Z3 reads a large problem for seconds even with a small limit: no call once the work is spent. Where it runs
-      // out too, our solver's improved model (not proven) is the answer.
+      // Z3 reads a large problem for seconds even with a small limit: no call once the work is spent, nor where
+      // reading it would take most of what is left (z3Fits). Where it runs out too, our solver's improved model (not
+      // proven) is the answer.
       const orImproved = (e: unknown) => {
         if (exact && e instanceof WorkSpent) return exact;
         throw e;
       };
-      if (spend.work.spent) return orImproved(new WorkSpent());
+      if (!z3Fits(problem.hard.size, spend.work)) return orImproved(new WorkSpent());
       z3Used = true;
       return solveMaxSat(problem, spend).catch(orImproved);
     };

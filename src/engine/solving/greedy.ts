@@ -34,8 +34,6 @@ interface Traffic {
   arrive: number[];
 }
 
-const pair = (node: number, cls: number) => `${node}:${cls}`;
-
 /** The key with the largest count; among equal counts the smallest key, so that answers are deterministic. */
 function largest<K extends number | string>(counts: Map<K, number>): K | undefined {
   let best: K | undefined;
@@ -151,6 +149,9 @@ export function greedyDecisions(
   members: number[],
   within?: ReadonlySet<number>,
 ): GreedyDecisions | undefined {
+  // A (node, class) pair as one number: a string per pair was most of the cuts' weights (wan-750 of bench:wan).
+  const classCount = model.classes.length;
+  const pair = (node: number, cls: number) => node * classCount + cls;
   /** A new firewall that may be taken. */
   const newFirewall = (n: number) => net[n]!.costly && (!within || within.has(n));
   const fixedDrops = (n: number, cls: number) => firstMatchDrops(net[n]!, model.classes[cls]!);
@@ -165,7 +166,7 @@ export function greedyDecisions(
   };
 
   // 1. Witnesses of reachability, and the protected (node, class) pairs they pass.
-  const protectedPairs = new Set<string>();
+  const protectedPairs = new Set<number>();
   const isolation: Traffic[] = [];
   const protect = (t: Traffic, run: number[]) => {
     for (const k of run)
@@ -199,10 +200,7 @@ export function greedyDecisions(
   }
   // An optional configured firewall may be used only where it drops nothing protected.
   const harmless = (n: number) =>
-    [...protectedPairs].every((p) => {
-      const [node, cls] = p.split(':').map(Number) as [number, number];
-      return node !== n || !fixedDrops(n, cls);
-    });
+    [...protectedPairs].every((p) => Math.floor(p / classCount) !== n || !fixedDrops(n, p % classCount));
 
   // Mandatory decision nodes are used whatever they carry.
   const used = new Set<number>();
@@ -263,7 +261,7 @@ export function greedyDecisions(
 
   // 2b. Which classes those nodes drop: nodes whose default is DENY drop every unprotected class for free; elsewhere
   // the (node, class) pairs on most open flows first.
-  const dropped = new Set<string>();
+  const dropped = new Set<number>();
   const denyAll = (n: number) => net[n]!.defaultAction === 'DENY';
   const droppedAt = (t: Traffic, k: number) => {
     const n = t.node[k]!;
@@ -272,17 +270,19 @@ export function greedyDecisions(
   };
   open = chains.filter((t) => !t.node.some((_, k) => droppedAt(t, k)));
   while (open.length) {
+    // Keyed "node:class" as before: ties go to the smallest key as a string.
     const gain = new Map<string, number>();
     for (const t of open)
       t.node.forEach((n, k) => {
         if (used.has(n) && net[n]!.configurable && canDrop(t, k)) {
-          const key = pair(n, t.classes[k]![0]!);
+          const key = `${n}:${t.classes[k]![0]!}`;
           gain.set(key, (gain.get(key) ?? 0) + 1);
         }
       });
     const best = largest(gain);
     if (best === undefined) return undefined;
-    dropped.add(best);
+    const [n, cls] = best.split(':').map(Number) as [number, number];
+    dropped.add(pair(n, cls));
     open = open.filter((t) => !t.node.some((_, k) => droppedAt(t, k)));
   }
 

@@ -54,3 +54,19 @@ export const unbounded = (abortAt: number): Spend => ({ work: new WorkPool(Infin
 
 /** Z3 resource units per tick of our solver: Z3 makes 0.3-1.1 M units a second here, our solver 6-7 M ticks. */
 export const Z3_TICKS_PER_RLIMIT = 10;
+
+/**
+ * Ticks charged for Z3's reading of one literal of a formula (our SMT-LIB text, then Z3's parser), which its resource
+ * limit does not count: ring-100 of bench:wan, 212,585 literals, 2.2 CPU s of writing and loading (load 11), about
+ * 10 us a literal, or 65 ticks at our solver's 6.5 M ticks a second.
+ */
+export const Z3_LOAD_TICKS_PER_LITERAL = 65;
+
+/**
+ * Whether Z3 may try to prove a problem of `literals` literals within `work`: not where reading it would take more
+ * than a quarter of what is left, so that its search gets at least three times its reading. ring-100 of bench:wan
+ * (212,585 literals, 14 M ticks to read against 30 M left) read for 2.2 CPU s, then searched 13 CPU s through its 3 M
+ * units without an answer, where the fast answer stood anyway.
+ */
+export const z3Fits = (literals: number, work: WorkPool) =>
+  !work.spent && 4 * literals * Z3_LOAD_TICKS_PER_LITERAL <= work.left;
