@@ -1,6 +1,6 @@
 /**
  * A real router read with its routing table (issue 47, item 5): the Shorewall router of the Iptables_Semantics
- * corpus (test/fixtures/iptables/real/sqrl-shorewall-2015-aug.rules, BSD-2, NOTICE-approx), whose FORWARD rules
+ * corpus (test/fixtures/iptables/real/sqrl-shorewall-2015-aug.rules, BSD-2, NOTICE.md there), whose FORWARD rules
  * dispatch on `-i`/`-o`, with `--routes` from the same corpus's interface assignment. Without routes 24 of its 46
  * reached lines are approximated; with them one (`-i lua`, an interface with no address). Checked by an interpreter
  * of this test's own: it walks raw PREROUTING and filter FORWARD with their user chains for the first packet of a
