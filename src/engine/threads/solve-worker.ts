@@ -5,8 +5,9 @@
  *
  * For the tests of the pool's recovery and of cancellation, `NFV_SOLVER_FAULT` injects a fault into every job:
  * `throw[:ONCE_FILE]` and `exit[:ONCE_FILE]` crash the way a wasm trap or an abort inside Z3 does (an uncaught error,
- * or the thread exiting; with ONCE_FILE only the first job, the file recording that it happened), and `delay:MS`
- * makes each job take MS milliseconds longer, as a large input would.
+ * or the thread exiting; with ONCE_FILE only the first job, the file recording that it happened), and
+ * `delay:MS[:STARTED_FILE]` makes each job take MS milliseconds longer, as a large input would (STARTED_FILE, written
+ * as the delay starts, tells a test that a job is under way).
  */
 import { existsSync, writeFileSync } from 'node:fs';
 import { isDeepStrictEqual } from 'node:util';
@@ -19,8 +20,11 @@ import { simulate, type SimulateOptions, type SimulationResult } from '../simula
 async function injectedFault(): Promise<void> {
   const spec = process.env.NFV_SOLVER_FAULT;
   if (!spec) return;
-  const [mode, arg] = spec.split(':');
-  if (mode === 'delay') return new Promise((resolve) => setTimeout(resolve, Number(arg)));
+  const [mode, arg, started] = spec.split(':');
+  if (mode === 'delay') {
+    if (started) writeFileSync(started, 'started\n');
+    return new Promise((resolve) => setTimeout(resolve, Number(arg)));
+  }
   const once = arg;
   if (once) {
     if (existsSync(once)) return;
