@@ -1,11 +1,12 @@
 /** Shared test helpers: temporary workspaces, a real listener on 127.0.0.1, the CLI binary as a child process. */
 import { spawn, spawnSync, type ChildProcessWithoutNullStreams } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import { mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import tap from 'tap';
 import { listen } from '../src/http/server.js';
 import { Workspace } from '../src/store/workspace.js';
 
@@ -14,7 +15,19 @@ export const BIN = path.join(ROOT, 'bin', 'nfv');
 export const SHARED = path.resolve(ROOT, '..', 'shared');
 
 export const fixture = (name: string) => readFile(path.join(ROOT, 'test', 'fixtures', name), 'utf8');
-export const tempDir = (prefix = 'nfv-test-') => mkdtemp(path.join(tmpdir(), prefix));
+/**
+ * The temporary folders this test process made, removed as it exits whatever ended it: a test that times out (tap
+ * ends the file at its limit) never runs its teardowns, and its folders stayed behind in the temporary directory.
+ */
+const made = new Set<string>();
+const removeMade = () => made.forEach((dir) => rmSync(dir, { recursive: true, force: true }));
+process.once('exit', removeMade);
+tap.on('timeout', removeMade);
+export const tempDir = async (prefix = 'nfv-test-') => {
+  const dir = await mkdtemp(path.join(tmpdir(), prefix));
+  made.add(dir);
+  return dir;
+};
 
 export interface Server {
   url: string;
