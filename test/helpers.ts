@@ -205,7 +205,12 @@ export function runProcess(
   timeoutMs = 60_000,
 ): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { stdio: ['pipe', 'pipe', 'pipe'] });
+    // With a parent-death signal, as NFV_ARGV: `unshare --fork` ignores SIGTERM, and a test that tap timed out
+    // (its teardowns never run) left its namespaces running their loops for minutes.
+    const pdeath = existsSync('/usr/bin/setpriv') ? ['/usr/bin/setpriv', '--pdeathsig', 'KILL'] : [];
+    const child = spawn(pdeath[0] ?? command, [...pdeath.slice(1), ...(pdeath.length ? [command] : []), ...args], {
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
     const stop = () => child.exitCode === null && child.signalCode === null && child.kill('SIGKILL');
     const timer = setTimeout(stop, timeoutMs);
     t.teardown(stop);
