@@ -1,10 +1,14 @@
 /** The namespaces, rule-list generator and first-match evaluator the nftables tests share (see their headers). */
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import { mkdir, writeFile } from 'node:fs/promises';
+import path from 'node:path';
 import t from 'tap';
 import { random } from '../../src/bench/topology.js';
+import { nftablesJson } from '../../src/deploy/nftables.js';
 import { ruleBoxes } from '../../src/model/space.js';
 import type { Elements, Node } from '../../src/model/types.js';
+import { runProcess, scratch } from '../helpers.js';
 
 /**
  * New user, network and PID namespaces: nft runs as their root, and when the process started in them ends (or is
@@ -240,3 +244,39 @@ export const ruleLines = (text: string) =>
   body(text)
     .split('\n')
     .filter((l) => l.startsWith('\t\t') && !l.startsWith('\t\ttype '));
+
+/**
+ * `nft -j -c` (parser and kernel check) on lists `from` to `to` (exclusive) of the 1,000 seeded random rule lists of
+ * nftables.test.ts (the same seed and sizes), as JSON, with and without --sets, stateful and --stateless in turn; with
+ * a control nft refuses. Two files share the 1,000 (nftables-json*.test.ts) so that neither runs past tap's limit on
+ * a busy machine: each list costs a process, about 25 ms of CPU, mostly in the kernel.
+ */
+export async function checkJsonLists(t: Tap.Test, from: number, to: number): Promise<void> {
+  const dir = path.join(await scratch(t), 'lists');
+  await mkdir(dir);
+  const g = generator(2311);
+  const files: string[] = [];
+  for (let k = 0; k < to; k++) {
+    const node = g.firewall(40);
+    if (k < from) continue;
+    for (const sets of [false, true]) {
+      const name = path.join(dir, `${k}${sets ? '.sets' : ''}.json`);
+      await writeFile(name, nftablesJson(node, k, { sets, stateless: k % 2 === 1 }));
+      files.push(name);
+    }
+  }
+  const started = Date.now();
+  // `nft -j -c -f` per file: its interactive mode costs more CPU per document than a process per document.
+  const badJson = path.join(dir, 'bad.json');
+  await writeFile(badJson, nftablesJson(g.firewall(0), 0).replace('"policy":"', '"policy":"x'));
+  const json = await inWorkers([badJson, ...files], 8, async (slice) => {
+    const script = 'for f do nft -j -c -f "$f" >/dev/null 2>&1 || echo "$f"; done';
+    // No limit of its own: tap's per file is the bound (a namespace cut at runProcess's default minute, as on a
+    // loaded machine, left its files unchecked and said nothing).
+    const r = await runProcess(t, 'unshare', [...NAMESPACES, 'sh', '-c', script, 'sh', ...slice], '', 600_000);
+    return [...r.stdout.split('\n').filter(Boolean), ...(r.code === 0 ? [] : [`cut (${r.code}): ${r.stderr}`])];
+  });
+  t.same(json.flat().slice(0, 1), [badJson], 'the refused JSON control is said');
+  t.same(json.flat().slice(1), [], `nft -j -c accepts all ${files.length} JSON files`);
+  t.comment(`${files.length + 1} JSON files checked in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+}
