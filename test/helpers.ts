@@ -15,6 +15,22 @@ export const BIN = path.join(ROOT, 'bin', 'nfv');
 export const SHARED = path.resolve(ROOT, '..', 'shared');
 
 export const fixture = (name: string) => readFile(path.join(ROOT, 'test', 'fixtures', name), 'utf8');
+
+/**
+ * A seeded generator (mulberry32) of the tests' own, so that a run replays exactly and the tests share no code with
+ * what they check: `rnd` in [0, 1), `int(n)` in 0..n-1, `pick` of a list, `chance(p)`.
+ */
+export function seeded(seed: number) {
+  let a = seed >>> 0;
+  const rnd = () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let x = Math.imul(a ^ (a >>> 15), a | 1);
+    x ^= x + Math.imul(x ^ (x >>> 7), x | 61);
+    return ((x ^ (x >>> 14)) >>> 0) / 4294967296;
+  };
+  const int = (n: number) => Math.floor(rnd() * n);
+  return { rnd, int, pick: <T>(list: readonly T[]): T => list[int(list.length)]!, chance: (p: number) => rnd() < p };
+}
 /**
  * The temporary folders this test process made, removed as it exits whatever ended it: a test that times out (tap
  * ends the file at its limit) never runs its teardowns, and its folders stayed behind in the temporary directory.

@@ -6,25 +6,17 @@
  */
 import t from 'tap';
 import { OPERATIONS } from '../../src/ops/table.js';
-import { fixture, rawRequest, scratch, snapshot, startServer } from '../helpers.js';
+import { fixture, rawRequest, scratch, seeded, snapshot, startServer } from '../helpers.js';
 import { catalog, changed, report, user, web } from '../inventory/data.js';
 
 const CASES = Number(process.env.NFV_FUZZ_CASES ?? 2000);
 const SEED = Number(process.env.NFV_FUZZ_SEED ?? 20261123);
 const SLOW_MS = 2000;
 
-/** mulberry32: a small seeded generator, so that a run can be replayed exactly. */
+/** The tests' seeded generator, so that a run can be replayed exactly. */
 function generator(seed: number) {
-  let a = seed >>> 0;
-  const next = () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let x = Math.imul(a ^ (a >>> 15), 1 | a);
-    x = (x + Math.imul(x ^ (x >>> 7), 61 | x)) ^ x;
-    return ((x ^ (x >>> 14)) >>> 0) / 4294967296;
-  };
-  const int = (n: number) => Math.floor(next() * n);
-  const pick = <T>(xs: readonly T[]): T => xs[int(xs.length)]!;
-  return { next, int, pick, chance: (p: number) => next() < p };
+  const g = seeded(seed);
+  return { ...g, next: g.rnd };
 }
 type Rng = ReturnType<typeof generator>;
 

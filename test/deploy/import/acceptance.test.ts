@@ -19,25 +19,11 @@ import { importRules } from '../../../src/deploy/import/index.js';
 import { parseIptables } from '../../../src/deploy/import/iptables.js';
 import { readNftables } from '../../../src/deploy/import/nftables.js';
 import { NfvError } from '../../../src/model/errors.js';
-import { ROOT, runProcess, scratch } from '../../helpers.js';
+import { ROOT, runProcess, scratch, seeded } from '../../helpers.js';
 
 const probe = spawnSync('unshare', ['-rn', 'iptables-restore', '--version'], { encoding: 'utf8' });
 const kernelWhy = probe.status !== 0 ? `iptables-restore in a namespace: ${(probe.stderr || '').trim()}` : '';
 if (process.env.CI === 'true' && kernelWhy) t.fail(`${kernelWhy}; .ci/run must provide it`);
-
-/** A seeded generator (mulberry32), its own: the test shares no code with what it checks. */
-function seeded(seed: number) {
-  let a = seed >>> 0;
-  const rnd = () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let x = Math.imul(a ^ (a >>> 15), a | 1);
-    x ^= x + Math.imul(x ^ (x >>> 7), x | 61);
-    return ((x ^ (x >>> 14)) >>> 0) / 4294967296;
-  };
-  const pick = <T>(list: readonly T[]): T => list[Math.floor(rnd() * list.length)]!;
-  const chance = (p: number) => rnd() < p;
-  return { rnd, pick, chance };
-}
 
 const BUILT_IN: Record<string, string[]> = {
   filter: ['INPUT', 'FORWARD', 'OUTPUT'],

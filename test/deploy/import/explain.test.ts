@@ -16,7 +16,7 @@ import path from 'node:path';
 import t from 'tap';
 import { explain, importRules, parsePacket, type ExplainPacket } from '../../../src/deploy/import/index.js';
 import { NfvError } from '../../../src/model/errors.js';
-import { ROOT, runProcess, scratch } from '../../helpers.js';
+import { ROOT, runProcess, scratch, seeded } from '../../helpers.js';
 
 const NAMESPACES = ['-rnp', '--fork', '--kill-child'];
 const PYTHON = '/usr/bin/python3';
@@ -28,18 +28,6 @@ const kernelWhy =
       ? ''
       : `${PYTHON} is not installed here (the packet sender)`;
 if (process.env.CI === 'true' && kernelWhy) t.fail(`${kernelWhy}; .ci/run must provide it`);
-
-/** A seeded generator of our own (mulberry32). */
-function seeded(seed: number) {
-  let a = seed >>> 0;
-  const rnd = () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let x = Math.imul(a ^ (a >>> 15), a | 1);
-    x ^= x + Math.imul(x ^ (x >>> 7), x | 61);
-    return ((x ^ (x >>> 14)) >>> 0) / 4294967296;
-  };
-  return { rnd, pick: <T>(list: readonly T[]): T => list[Math.floor(rnd() * list.length)]! };
-}
 
 interface Rule {
   line: number;

@@ -18,7 +18,7 @@ import t from 'tap';
 import { importRules, importedNat, importedNode, interfaceMap } from '../../../src/deploy/import/index.js';
 import type { Node } from '../../../src/model/types.js';
 import { NfvError } from '../../../src/model/errors.js';
-import { ROOT, fixture, runProcess, scratch } from '../../helpers.js';
+import { ROOT, fixture, runProcess, scratch, seeded } from '../../helpers.js';
 import { nfvVerdict, type Packet } from '../nft-harness.js';
 
 const probe = spawnSync('unshare', ['-rn', 'sh', '-c', 'iptables-restore --version && nft list ruleset'], {
@@ -29,18 +29,10 @@ if (process.env.CI === 'true' && kernelWhy) t.fail(`${kernelWhy}; .ci/run must p
 
 const PROBE = path.join(ROOT, 'test', 'deploy', 'import', 'nat-probe.py');
 
-/** A seeded generator (mulberry32), the test's own. */
-function seeded(seed: number) {
-  let a = seed >>> 0;
-  const rnd = () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let x = Math.imul(a ^ (a >>> 15), 1 | a);
-    x = (x + Math.imul(x ^ (x >>> 7), 61 | x)) ^ x;
-    return ((x ^ (x >>> 14)) >>> 0) / 4294967296;
-  };
-  const pick = <T>(list: readonly T[]): T => list[Math.floor(rnd() * list.length)]!;
-  const int = (lo: number, hi: number) => lo + Math.floor(rnd() * (hi - lo + 1));
-  return { rnd, pick, int };
+/** The tests' seeded generator, with `int(lo, hi)` taking both ends. */
+function generator(seed: number) {
+  const g = seeded(seed);
+  return { ...g, int: (lo: number, hi: number) => lo + g.int(hi - lo + 1) };
 }
 
 const refusal = (f: () => unknown): string => {
@@ -262,7 +254,7 @@ const REAL_NAT = '203.0.113.7';
 
 /** Packets through the real router: its own addresses, those its lines name, and others. */
 function realPackets(text: string, count: number): Sent[] {
-  const { rnd, pick, int } = seeded(47);
+  const { rnd, pick, int } = generator(47);
   const named = [...new Set(text.match(/\d{1,3}(?:\.\d{1,3}){3}(?=\/32)/g) ?? [])];
   const outsideNamed = named.filter((a) => !inPrefix(a, '172.16.2.0/24'));
   const insideNamed = named.filter((a) => inPrefix(a, '172.16.2.0/24'));
@@ -318,7 +310,7 @@ t.test('the real dump: the kernel decides 3,000 packets with their translations 
 
 /** A generated router: one forwarded host, its forwards (some through a user chain), masquerading, a filter. */
 function generatedRouter(seed: number, count: number): Router {
-  const { rnd, pick, int } = seeded(seed);
+  const { rnd, pick, int } = generator(seed);
   const nat = `203.0.113.${int(1, 254)}`;
   const inside = ['10.1.0.0/16', '192.168.7.0/24'];
   const host = rnd() < 0.5 ? `10.1.${int(0, 255)}.${int(1, 254)}` : `192.168.7.${int(1, 254)}`;
@@ -442,7 +434,7 @@ t.test(
       '}',
       '',
     ].join('\n');
-    const { rnd, pick, int } = seeded(9);
+    const { rnd, pick, int } = generator(9);
     const inside = () => pick([host, `10.1.${int(0, 3)}.${int(1, 254)}`, `192.168.7.${int(1, 254)}`]);
     const outside = () => `${pick([8, 45, 198])}.${int(0, 3)}.${int(0, 3)}.${int(1, 254)}`;
     const port = () => pick([443, 80, 5000, 5005, 5006, 5010, 5011, int(1, 65535)]);

@@ -10,22 +10,10 @@ import { spawnSync } from 'node:child_process';
 import t from 'tap';
 import { routeMap } from '../../../src/deploy/import/routes.js';
 import { NfvError } from '../../../src/model/errors.js';
+import { seeded } from '../../helpers.js';
 import { NAMESPACES, veth } from '../nft-harness.js';
 
 const why = veth.status !== 0 ? `veth pairs in a network namespace: ${veth.stderr.trim()}` : '';
-
-/** A seeded generator (mulberry32), its own. */
-function seeded(seed: number) {
-  let a = seed >>> 0;
-  const rnd = () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let x = Math.imul(a ^ (a >>> 15), a | 1);
-    x ^= x + Math.imul(x ^ (x >>> 7), x | 61);
-    return ((x ^ (x >>> 14)) >>> 0) / 4294967296;
-  };
-  const int = (n: number) => Math.floor(rnd() * n);
-  return { rnd, int, pick: <T>(l: readonly T[]): T => l[int(l.length)]! };
-}
 
 const text = (n: number) => [24, 16, 8, 0].map((s) => (n >>> s) & 0xff).join('.');
 const num = (a: string) => a.split('.').reduce((v, o) => v * 256 + Number(o), 0);
