@@ -14,7 +14,6 @@
  *
  * The process is killed at the limit because the paths and flows phases do not look at the clock.
  */
-import { fork } from 'node:child_process';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import path from 'node:path';
@@ -26,7 +25,7 @@ import { PATH_LIMIT, simulate, type PathListing } from '../engine/simulate.js';
 import { buildNetwork } from '../engine/flows/network.js';
 import { generateFabric, shapeName, type FabricShape } from './fabric.js';
 import { REPO } from './reference.js';
-import { peakOf, timedOut } from './child.js';
+import { runInChild, timedOut } from './child.js';
 
 /** Smaller before larger within each family: a time-out of the path method skips the rest of the family. */
 const INSTANCES: FabricShape[] = [
@@ -193,43 +192,29 @@ interface Row {
 }
 
 /** Runs one instance by one method in a child process, killed GRACE_SECONDS after the method's limit. */
-function runChild(name: string, method: Method): Promise<Run> {
-  return new Promise((resolve) => {
-    const run: Run = { outcome: 'crashed' };
-    const started = performance.now();
-    const child = fork(fileURLToPath(import.meta.url), ['--instance', name, '--paths', method.listing], {
-      stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
-    });
-    let stderr = '';
-    child.stderr!.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-2000)));
-    let peak: number | undefined;
-    const timer = setTimeout(
-      () => {
-        peak = peakOf(child.pid!) ?? peak;
-        run.outcome = 'killed';
-        child.kill('SIGKILL');
-      },
-      (method.timeoutSeconds + GRACE_SECONDS) * 1000,
-    );
-    child.on('message', (m: Message) => {
-      peak = peakOf(child.pid!) ?? peak;
+async function runChild(name: string, method: Method): Promise<Run> {
+  const run: Run = { outcome: 'crashed' };
+  const args = ['--instance', name, '--paths', method.listing];
+  const end = await runInChild(
+    fileURLToPath(import.meta.url),
+    args,
+    method.timeoutSeconds + GRACE_SECONDS,
+    (m: Message) => {
       run.seconds = m.seconds;
       if (m.kind === 'done') {
         const { verdict, held, firewalls, rules, optimal } = m;
         Object.assign(run, { outcome: 'answered', verdict, held, firewalls, rules, optimal });
         run.answer = answerFile(name, method);
       } else Object.assign(run, { outcome: 'refused', status: m.status, message: m.message });
-    });
-    child.on('exit', (code) => {
-      clearTimeout(timer);
-      run.processSeconds = (performance.now() - started) / 1000;
-      run.peakMB = peak;
-      if (code !== 0 && run.outcome === 'crashed') run.message = stderr.trim().split('\n').at(-1) ?? '';
-      // An answer written just before the kill was never reported: it is not the method's answer.
-      if (run.outcome !== 'answered') rmSync(path.join(answers, answerFile(name, method)), { force: true });
-      resolve(run);
-    });
-  });
+    },
+  );
+  if (end.killed) run.outcome = 'killed';
+  run.processSeconds = end.processSeconds;
+  run.peakMB = end.peakMB;
+  if (end.code !== 0 && run.outcome === 'crashed') run.message = end.lastError;
+  // An answer written just before the kill was never reported: it is not the method's answer.
+  if (run.outcome !== 'answered') rmSync(path.join(answers, answerFile(name, method)), { force: true });
+  return run;
 }
 
 /** The outcome in a table cell; long messages go to numbered notes under the table. */

@@ -22,7 +22,6 @@
  * (100 (rules - bound) / rules, 0 where proven) and peak memory; under it the targets of issue 48 (item 4, and item
  * 3's for instances of at most 60 PoPs), each met or not met. Writes bench-results/wan.{md,json}.
  */
-import { fork } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import path from 'node:path';
@@ -32,7 +31,7 @@ import { NfvError } from '../model/errors.js';
 import { simulate, type SimulateOptions } from '../engine/simulate.js';
 import { generateWan, popsOf, wanName, type WanShape } from './wan.js';
 import { REPO, median } from './reference.js';
-import { peakOf, timedOut } from './child.js';
+import { runInChild, timedOut } from './child.js';
 import { openZoo, ZOO_MIRROR } from './zoo.js';
 
 interface Instance {
@@ -196,27 +195,14 @@ interface Row {
 }
 
 /** Runs one instance by one method in a child process, killed GRACE_SECONDS after the time limit. */
-function runChild(name: string, method: Method): Promise<Run> {
-  return new Promise((resolve) => {
-    const run: Run = { outcome: 'crashed' };
-    const started = performance.now();
-    const args = ['--instance', name, '--method', method.key, ...(ZOO ? ['--zoo'] : [])];
-    const child = fork(fileURLToPath(import.meta.url), args, {
-      stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
-    });
-    let stderr = '';
-    child.stderr!.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-2000)));
-    let peak: number | undefined;
-    const timer = setTimeout(
-      () => {
-        peak = peakOf(child.pid!) ?? peak;
-        run.outcome = 'killed';
-        child.kill('SIGKILL');
-      },
-      (method.timeoutSeconds + GRACE_SECONDS) * 1000,
-    );
-    child.on('message', (m: Message) => {
-      peak = peakOf(child.pid!) ?? peak;
+async function runChild(name: string, method: Method): Promise<Run> {
+  const run: Run = { outcome: 'crashed' };
+  const args = ['--instance', name, '--method', method.key, ...(ZOO ? ['--zoo'] : [])];
+  const end = await runInChild(
+    fileURLToPath(import.meta.url),
+    args,
+    method.timeoutSeconds + GRACE_SECONDS,
+    (m: Message) => {
       run.seconds = m.seconds;
       if (m.kind === 'done') {
         const { verdict, held, firewalls, rules, optimal } = m;
@@ -224,15 +210,13 @@ function runChild(name: string, method: Method): Promise<Run> {
         const gap = bound && rules > 0 ? (100 * (rules - bound.rules)) / rules : bound ? 0 : undefined;
         Object.assign(run, { outcome: 'answered', verdict, held, firewalls, rules, optimal, bound, gap });
       } else Object.assign(run, { outcome: 'refused', status: m.status, message: m.message });
-    });
-    child.on('exit', (code) => {
-      clearTimeout(timer);
-      run.processSeconds = (performance.now() - started) / 1000;
-      run.peakMB = peak;
-      if (code !== 0 && run.outcome === 'crashed') run.message = stderr.trim().split('\n').at(-1) ?? '';
-      resolve(run);
-    });
-  });
+    },
+  );
+  if (end.killed) run.outcome = 'killed';
+  run.processSeconds = end.processSeconds;
+  run.peakMB = end.peakMB;
+  if (end.code !== 0 && run.outcome === 'crashed') run.message = end.lastError;
+  return run;
 }
 
 /** The outcome in a table cell; long messages go to numbered notes under the table. */
