@@ -1,6 +1,6 @@
 /** Shared test helpers: temporary workspaces, a real listener on 127.0.0.1, the CLI binary as a child process. */
 import { spawn, spawnSync, type ChildProcessWithoutNullStreams } from 'node:child_process';
-import { existsSync, rmSync } from 'node:fs';
+import { existsSync, readdirSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import { mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -31,16 +31,34 @@ export function seeded(seed: number) {
   const int = (n: number) => Math.floor(rnd() * n);
   return { rnd, int, pick: <T>(list: readonly T[]): T => list[int(list.length)]!, chance: (p: number) => rnd() < p };
 }
+
 /**
  * The temporary folders this test process made, removed as it exits whatever ended it: a test that times out (tap
  * ends the file at its limit) never runs its teardowns, and its folders stayed behind in the temporary directory.
+ * A process tap had to SIGKILL (its event loop blocked in a synchronous child, so the timeout never reached it)
+ * runs no exit hook either: each folder's name carries the pid that made it, and the first test process after it
+ * removes the folders of processes that no longer exist.
  */
 const made = new Set<string>();
 const removeMade = () => made.forEach((dir) => rmSync(dir, { recursive: true, force: true }));
 process.once('exit', removeMade);
 tap.on('timeout', removeMade);
+
+const alive = (pid: number) => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
+};
+for (const name of readdirSync(tmpdir())) {
+  const pid = /^nfv-[a-z]+-(\d+)-[A-Za-z0-9]{6}$/.exec(name)?.[1];
+  if (pid && !alive(Number(pid))) rmSync(path.join(tmpdir(), name), { recursive: true, force: true });
+}
+
 export const tempDir = async (prefix = 'nfv-test-') => {
-  const dir = await mkdtemp(path.join(tmpdir(), prefix));
+  const dir = await mkdtemp(path.join(tmpdir(), `${prefix}${process.pid}-`));
   made.add(dir);
   return dir;
 };
