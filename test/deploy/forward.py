@@ -25,20 +25,14 @@ import json
 import os
 import socket
 import struct
-import subprocess
 import sys
+
+from rawnet import PACKET_OUTGOING, checksum, listener, run
 
 MAC = {"in0": "02:00:00:00:00:01", "in1": "02:00:00:00:00:02", "out0": "02:00:00:00:00:03", "out1": "02:00:00:00:00:04"}
 SENTINEL_SRC = "198.51.100.1"
 SENTINEL_PROTO = 253  # an experimental protocol number, never one of the test's packets
 CLIENT = "203.0.113.1"  # routed back through in1 (one address: the random tests' packets practically never go there)
-SOL_PACKET, PACKET_IGNORE_OUTGOING, PACKET_OUTGOING = 263, 23, 4
-
-
-def run(args, stdin=None):
-    done = subprocess.run(args, input=stdin, capture_output=True, text=True)
-    if done.returncode != 0:
-        raise RuntimeError(f"{' '.join(args)}: exit {done.returncode}: {done.stderr.strip()}")
 
 
 def setup():
@@ -74,15 +68,6 @@ def setup():
     run(["nft", "-f", "-"], stdin=harness)
 
 
-def checksum(data):
-    if len(data) % 2:
-        data += b"\0"
-    total = sum(struct.unpack(f"!{len(data) // 2}H", data))
-    while total >> 16:
-        total = (total & 0xFFFF) + (total >> 16)
-    return ~total & 0xFFFF
-
-
 def mac(dev):
     return bytes.fromhex(MAC[dev].replace(":", ""))
 
@@ -113,15 +98,6 @@ def frame(ident, proto, src, dst, sport, dport, opts=None, back=False, zone=0):
     ip = packet(ident, proto, src, dst, sport, dport, opts or {})
     (to, by) = (mac("out0"), mac("out1")) if back else (mac("in1"), mac("in0"))
     return to + by[:4] + struct.pack("!H", zone) + b"\x08\x00" + ip
-
-
-def listener(dev):
-    rx = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(0x0800))
-    # Not the frames the sender's own socket sends on the same device (the `back` packets leave from out1).
-    rx.setsockopt(SOL_PACKET, PACKET_IGNORE_OUTGOING, 1)
-    rx.bind((dev, 0))
-    rx.settimeout(10)
-    return rx
 
 
 def main():

@@ -18,19 +18,15 @@ import json
 import os
 import socket
 import struct
-import subprocess
 import sys
+
+# rawnet.py, shared with forward.py, is in the folder above this one.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from rawnet import PACKET_OUTGOING, checksum, listener, run  # noqa: E402
 
 MAC = {"wan": "02:00:00:00:01:01", "xw": "02:00:00:00:01:02", "lan": "02:00:00:00:01:03", "xl": "02:00:00:00:01:04"}
 SENTINEL_SRC = "198.18.0.1"
 SENTINEL_PROTO = 253
-SOL_PACKET, PACKET_IGNORE_OUTGOING, PACKET_OUTGOING = 263, 23, 4
-
-
-def run(args, stdin=None):
-    done = subprocess.run(args, input=stdin, capture_output=True, text=True)
-    if done.returncode != 0:
-        raise RuntimeError(f"{' '.join(args)}: exit {done.returncode}: {done.stderr.strip()}")
 
 
 def setup(job):
@@ -73,15 +69,6 @@ def setup(job):
         run(["nft", "-f", "-"] if job.get("loader") == "nft" else ["iptables-restore"], stdin=f.read())
 
 
-def checksum(data):
-    if len(data) % 2:
-        data += b"\0"
-    total = sum(struct.unpack(f"!{len(data) // 2}H", data))
-    while total >> 16:
-        total = (total & 0xFFFF) + (total >> 16)
-    return ~total & 0xFFFF
-
-
 def packet(ident, proto, src, dst, sport, dport):
     if proto == 6:
         l4 = struct.pack("!HHIIBBHHH", sport, dport, 1, 0, 5 << 4, 0x02, 65535, 0, 0)
@@ -100,14 +87,6 @@ def packet(ident, proto, src, dst, sport, dport):
 def frame(to, by, zone, ip):
     mac = lambda dev: bytes.fromhex(MAC[dev].replace(":", ""))
     return mac(to) + mac(by)[:4] + struct.pack("!H", zone) + b"\x08\x00" + ip
-
-
-def listener(dev):
-    rx = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(0x0800))
-    rx.setsockopt(SOL_PACKET, PACKET_IGNORE_OUTGOING, 1)
-    rx.bind((dev, 0))
-    rx.settimeout(10)
-    return rx
 
 
 def main():
