@@ -4,6 +4,8 @@
  */
 import { UNIVERSE, type Box } from '../../model/space.js';
 import { classOf, examplePacket, type PacketClass } from './classes.js';
+import { Bdd, FALSE } from './bdd.js';
+import { boxesOf, byDiagrams, decidedBy, fold } from './folded.js';
 import { Budget, byLine, coalesced, coalescedWith, decide, allows as allowed } from './decide.js';
 import { refOf, verdict, type RuleList, type RuleRef } from './list.js';
 
@@ -25,6 +27,21 @@ export interface AllowsReport {
   classes: AllowedClass[];
 }
 
+/** With decision diagrams (long lists): the packets of `within` each allowing line, and the default, decides. */
+function allowedByDiagrams(list: RuleList, within: Box, budget: Budget): Map<number, Box[]> {
+  const f = fold(new Bdd(), list);
+  const region = f.bdd.box(within);
+  const out = new Map<number, Box[]>();
+  for (let at = 0; at < list.lines.length; at++) {
+    if (!list.lines[at]!.allow) continue;
+    const part = f.bdd.and(decidedBy(f, at), region);
+    if (part !== FALSE) out.set(at, boxesOf(f, part, budget));
+  }
+  const rest = list.defaultAllow ? f.bdd.and(f.rest, region) : FALSE;
+  if (rest !== FALSE) out.set(-1, boxesOf(f, rest, budget));
+  return out;
+}
+
 export function allowsOf(
   list: RuleList,
   within: Box = UNIVERSE,
@@ -33,11 +50,11 @@ export function allowsOf(
   /** Why a class rests on approximated lines, given its box and the lines that allow it (readings.ts). */
   check?: (box: Box, lines: readonly number[]) => string | undefined,
 ): AllowsReport {
-  const pieces = decide(list, budget, [within]).filter((p) => allowed(list, p.line));
+  const lines = byDiagrams(list)
+    ? allowedByDiagrams(list, within, budget)
+    : byLine(decide(list, budget, [within]).filter((p) => allowed(list, p.line)));
   // Pieces of one line first (fewer boxes to join), then all of them, each class keeping the lines of its pieces.
-  const joined = [...byLine(pieces)].flatMap(([line, boxes]) =>
-    coalesced(boxes, budget).map((box) => ({ box, tag: [line] })),
-  );
+  const joined = [...lines].flatMap(([line, boxes]) => coalesced(boxes, budget).map((box) => ({ box, tag: [line] })));
   const classes = coalescedWith(joined, (a, b) => [...a, ...b], budget).map(({ box, tag }) => {
     const lines = [...new Set(tag)].sort((x, y) => (x < 0 ? 1 : y < 0 ? -1 : x - y));
     const approximated = check?.(box, lines);

@@ -5,7 +5,9 @@
  */
 import { compareBoxes, type Box } from '../../model/space.js';
 import { classOf, examplePacket, type PacketClass } from './classes.js';
+import { FALSE, Bdd } from './bdd.js';
 import { Budget, allows, byLine, coalesced, decide } from './decide.js';
+import { boxesOf, byDiagrams, decidedBy, fold, split } from './folded.js';
 import { refOf, verdict, type RuleList, type RuleRef } from './list.js';
 
 export interface Side {
@@ -36,16 +38,12 @@ function side(list: RuleList, at: number): Side {
   return { verdict: verdict(line.allow), rule: refOf(line), text: line.text };
 }
 
-export function diff(
-  a: RuleList,
-  b: RuleList,
-  budget = new Budget(),
-  examples = false,
-  /** Why a class rests on approximated lines, given its box and the deciding lines (readings.ts). */
-  check?: (box: Box, from: number, to: number) => string | undefined,
-): DiffReport {
+/** The packets whose verdicts differ, by the lines (or defaults) that decide them in either list, with boxes. */
+type Pairs = Map<string, { from: number; to: number; boxes: Box[] }>;
+
+function boxPairs(a: RuleList, b: RuleList, budget: Budget): Pairs {
   // The first list's pieces joined line by line, then each split by the second list.
-  const pairs = new Map<string, { from: number; to: number; boxes: Box[] }>();
+  const pairs: Pairs = new Map();
   for (const [from, boxes] of byLine(decide(a, budget))) {
     for (const q of decide(b, budget, coalesced(boxes, budget))) {
       if (allows(a, from) === allows(b, q.line)) continue;
@@ -55,6 +53,38 @@ export function diff(
       else pairs.set(key, { from, to: q.line, boxes: [q.box] });
     }
   }
+  return pairs;
+}
+
+/**
+ * The same with decision diagrams (long lists): the packets the lists' allowed sets do not share, split by the
+ * line of the first list that decides them, then by the second list's.
+ */
+function diagramPairs(a: RuleList, b: RuleList, budget: Budget): Pairs {
+  const bdd = new Bdd();
+  const [fa, fb] = [fold(bdd, a), fold(bdd, b)];
+  const differing = bdd.xor(fa.allowed, fb.allowed);
+  const pairs: Pairs = new Map();
+  if (differing === FALSE) return pairs;
+  for (let from = -1; from < a.lines.length; from++) {
+    const part = bdd.and(decidedBy(fa, from), differing);
+    if (part === FALSE) continue;
+    const within = from < 0 ? undefined : a.lines[from]!.boxes;
+    for (const q of split(fb, part, { within }))
+      pairs.set(`${from} ${q.line}`, { from, to: q.line, boxes: boxesOf(fb, q.set, budget) });
+  }
+  return pairs;
+}
+
+export function diff(
+  a: RuleList,
+  b: RuleList,
+  budget = new Budget(),
+  examples = false,
+  /** Why a class rests on approximated lines, given its box and the deciding lines (readings.ts). */
+  check?: (box: Box, from: number, to: number) => string | undefined,
+): DiffReport {
+  const pairs = byDiagrams(a, b) ? diagramPairs(a, b, budget) : boxPairs(a, b, budget);
   const classes = [...pairs.values()]
     .flatMap((pair) => coalesced(pair.boxes, budget).map((box) => ({ box, pair })))
     .sort((x, y) => compareBoxes(x.box, y.box))

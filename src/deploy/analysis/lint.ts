@@ -13,6 +13,8 @@
 import { volume, intersect, type Box } from '../../model/space.js';
 import { Budget, byLine, decide, eachDecided, lineRegion, withoutLine } from './decide.js';
 import { examplePacket } from './classes.js';
+import { Bdd, FALSE } from './bdd.js';
+import { byDiagrams, fold, split } from './folded.js';
 import { refOf, verdict, type RuleList, type RuleRef } from './list.js';
 
 export type FindingKind = 'unmatchable' | 'shadowed' | 'redundant-unreachable' | 'redundant';
@@ -117,8 +119,62 @@ function blocking(list: RuleList, k: number, region: Box[], takers: Set<number>,
   return by.sort((a, b) => a - b);
 }
 
+/**
+ * The same findings with decision diagrams (long lists): a line is unreachable when the packets it decides are
+ * none; reachable, redundant when those packets get its action from the verdict of the lines after it. Examples:
+ * the first packet the line decides (redundant), the lowest corner of its first box (unreachable).
+ */
+function lintByDiagrams(list: RuleList, budget: Budget, examples: boolean): Finding[] {
+  const { lines } = list;
+  const ref = (at: number): RuleRef => (at < 0 ? 'default' : refOf(lines[at]!));
+  const f = fold(new Bdd(), list);
+  const { bdd, matches, reached } = f;
+  // What the lines from k on (and the default) allow, for every k.
+  const after: number[] = new Array<number>(lines.length + 1);
+  after[lines.length] = list.defaultAllow ? bdd.valid : FALSE;
+  for (let k = lines.length - 1; k >= 0; k--)
+    after[k] = lines[k]!.allow ? bdd.or(matches[k]!, after[k + 1]!) : bdd.diff(after[k + 1]!, matches[k]!);
+  const findings: Finding[] = [];
+  lines.forEach((line, k) => {
+    const base = { rule: refOf(line), action: verdict(line.allow), text: line.text };
+    if (matches[k] === FALSE) {
+      findings.push({ ...base, finding: 'unmatchable', by: [], differentAction: false });
+      return;
+    }
+    const within = line.boxes;
+    if (reached[k] === FALSE) {
+      const takers = new Set(split(f, matches[k]!, { to: k, within }).map((p) => p.line));
+      const different = [...takers].some((at) => lines[at]!.allow !== line.allow);
+      const by = blocking(list, k, lineRegion(line, budget), takers, budget).map(ref);
+      const example = examples ? { example: examplePacket(lineRegion(line, budget)[0]!) } : {};
+      findings.push({
+        ...base,
+        finding: different ? 'shadowed' : 'redundant-unreachable',
+        by,
+        differentAction: different,
+        ...example,
+      });
+      return;
+    }
+    const other = line.allow ? bdd.diff(reached[k]!, after[k + 1]!) : bdd.and(reached[k]!, after[k + 1]!);
+    if (other !== FALSE) return;
+    const later = split(f, reached[k]!, { from: k + 1, within }).map((p) => p.line);
+    const by = later.sort((a, b) => (a < 0 ? 1 : b < 0 ? -1 : a - b)).map(ref);
+    const example = examples ? { example: examplePacket(bdd.first(reached[k]!)) } : {};
+    findings.push({ ...base, finding: 'redundant', by, differentAction: false, ...example });
+  });
+  return findings;
+}
+
 export function lint(list: RuleList, budget = new Budget(), examples = false): LintReport {
   const { lines } = list;
+  if (byDiagrams(list))
+    return {
+      firewall: list.name,
+      rules: lines.length,
+      defaultAction: verdict(list.defaultAllow),
+      findings: lintByDiagrams(list, budget, examples),
+    };
   const ref = (at: number): RuleRef => (at < 0 ? 'default' : refOf(lines[at]!));
   const findings: Finding[] = [];
   lines.forEach((line, k) => {

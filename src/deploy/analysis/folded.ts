@@ -1,0 +1,97 @@
+/**
+ * A rule list as decision diagrams (bdd.ts), for lists too long for the box decomposition of decide.ts: each
+ * line's packets, the packets it decides (first match: its packets less every earlier line's), the default's and
+ * those the list allows. Answers are made of these sets and turned back into boxes exactly (`Bdd.toBoxes`).
+ */
+import { MAX_ANALYSIS_BOXES, overlaps, type Budget } from './decide.js';
+import { Bdd, FALSE } from './bdd.js';
+import type { RuleList } from './list.js';
+import type { Box } from '../../model/space.js';
+
+/**
+ * Lists of more lines than this (either list of a diff) are analysed with decision diagrams; shorter ones with
+ * boxes, as before, so that their answers stay the same byte for byte. No shipped list but the chair's router
+ * (4,841 lines) is that long; the box decomposition is refused by its work bound on it.
+ */
+export const DIAGRAM_LINES = 1_000;
+
+export const byDiagrams = (...lists: RuleList[]) => lists.some((l) => l.lines.length > DIAGRAM_LINES);
+
+export interface Folded {
+  bdd: Bdd;
+  list: RuleList;
+  /** Each line's packets, its except boxes taken out. */
+  matches: number[];
+  /** The packets each line decides. */
+  reached: number[];
+  /** The packets no line matches: the default decides them. */
+  rest: number;
+  /** The packets the list allows. */
+  allowed: number;
+}
+
+export function fold(bdd: Bdd, list: RuleList): Folded {
+  const matches: number[] = [];
+  const reached: number[] = [];
+  let covered = FALSE;
+  let allowed = FALSE;
+  // An unfolded list's except lists grow by a RETURN's boxes at a time, each a new array beginning with the
+  // previous one's boxes (unfold.ts): the union of the last one is reused, so that the work stays linear.
+  const unions = new Map<readonly Box[], number>();
+  let last: { boxes: readonly Box[]; set: number } = { boxes: [], set: FALSE };
+  const exceptOf = (boxes: readonly Box[]): number => {
+    let set = unions.get(boxes);
+    if (set !== undefined) return set;
+    const extends_ = last.boxes.length <= boxes.length && last.boxes.every((b, i) => boxes[i] === b);
+    set = extends_ ? last.set : FALSE;
+    for (let i = extends_ ? last.boxes.length : 0; i < boxes.length; i++) set = bdd.or(set, bdd.box(boxes[i]!));
+    unions.set(boxes, set);
+    last = { boxes, set };
+    return set;
+  };
+  for (const line of list.lines) {
+    const m = line.except?.length ? bdd.diff(bdd.boxes(line.boxes), exceptOf(line.except)) : bdd.boxes(line.boxes);
+    const r = bdd.diff(m, covered);
+    matches.push(m);
+    reached.push(r);
+    covered = bdd.or(covered, m);
+    if (line.allow) allowed = bdd.or(allowed, r);
+  }
+  const rest = bdd.diff(bdd.valid, covered);
+  if (list.defaultAllow) allowed = bdd.or(allowed, rest);
+  return { bdd, list, matches, reached, rest, allowed };
+}
+
+/** The packets a line decides, or the default (-1). */
+export const decidedBy = (f: Folded, at: number) => (at < 0 ? f.rest : f.reached[at]!);
+
+/**
+ * The packets of `set` by the line among `from` to `to` (exclusive) that decides them, in list order, and -1 for
+ * those none of these lines matches. `within`, when given, holds every packet of `set` as boxes: lines whose
+ * boxes meet none of them are passed over without diagram work (most lines of a large list).
+ */
+export function split(
+  f: Folded,
+  set: number,
+  { from = 0, to = f.list.lines.length, within }: { from?: number; to?: number; within?: readonly Box[] } = {},
+): { line: number; set: number }[] {
+  const { bdd, list, matches } = f;
+  const out: { line: number; set: number }[] = [];
+  let rest = set;
+  for (let j = from; j < to && rest !== FALSE; j++) {
+    if (within && !list.lines[j]!.boxes.some((b) => within.some((w) => overlaps(b, w)))) continue;
+    const part = bdd.and(rest, matches[j]!);
+    if (part === FALSE) continue;
+    out.push({ line: j, set: part });
+    rest = bdd.diff(rest, matches[j]!);
+  }
+  if (rest !== FALSE) out.push({ line: -1, set: rest });
+  return out;
+}
+
+/** A set as disjoint boxes, counted as boxes made. */
+export function boxesOf(f: Folded, set: number, budget: Budget): Box[] {
+  const out = f.bdd.toBoxes(set, MAX_ANALYSIS_BOXES);
+  budget.spend(out.length);
+  return out;
+}
