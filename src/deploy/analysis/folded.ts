@@ -51,10 +51,11 @@ export function fold(bdd: Bdd, list: RuleList): Folded {
   };
   for (const line of list.lines) {
     const m = line.except?.length ? bdd.diff(bdd.boxes(line.boxes), exceptOf(line.except)) : bdd.boxes(line.boxes);
-    const r = bdd.diff(m, covered);
+    const r = m === FALSE ? FALSE : bdd.diff(m, covered);
     matches.push(m);
     reached.push(r);
-    covered = bdd.or(covered, m);
+    // A line no packet reaches (most of a real router's: unmatchable or shadowed) adds nothing to what is covered.
+    if (r !== FALSE) covered = bdd.or(covered, r);
     if (line.allow) allowed = bdd.or(allowed, r);
   }
   const rest = bdd.diff(bdd.valid, covered);
