@@ -17,6 +17,7 @@ import {
   addressRegion,
   complement,
   interfaceRegion,
+  macRegion,
   negated,
   negatedPorts,
   portRegion,
@@ -28,6 +29,7 @@ import {
   type IpSet,
 } from './matches.js';
 import { readNat, type NatLine } from './nat.js';
+import type { MacMap } from './routes.js';
 import {
   UNIVERSE_REGION,
   intersectRegions,
@@ -43,6 +45,8 @@ export interface ImportOptions {
   /** The table whose chain decides: filter unless told (iptables); the nft tables of that name only (nft). */
   table?: string;
   iface?: InterfaceMap;
+  /** `--neighbours` with `--routes`: the sources behind each MAC address, for `-m mac --mac-source` (routes.ts). */
+  macs?: MacMap;
   ipsets?: Map<string, IpSet>;
   ignoreNat?: boolean;
   /**
@@ -90,7 +94,7 @@ const NAT_TARGETS = new Set(['SNAT', 'DNAT', 'MASQUERADE', 'REDIRECT', 'NETMAP']
 /** Match modules nfv cannot model: the rule is approximated (B.5). */
 const APPROXIMATED = new Set(
   [
-    'mac limit hashlimit recent connlimit time mark connmark string length ttl addrtype physdev policy pkttype u32',
+    'limit hashlimit recent connlimit time mark connmark string length ttl addrtype physdev policy pkttype u32',
     'dscp tos helper rpfilter owner statistic quota connbytes ecn ipvs realm devgroup cgroup socket osf nfacct cpu',
     'rateest bpf sctp dccp ah esp ipv4options icmp tcpmss condition geoip',
   ]
@@ -98,7 +102,7 @@ const APPROXIMATED = new Set(
     .split(' '),
 );
 /** Matches nfv reads exactly or by its connection semantics. */
-const KNOWN_MODULES = new Set(['tcp', 'udp', 'multiport', 'iprange', 'state', 'conntrack', 'comment', 'set']);
+const KNOWN_MODULES = new Set(['tcp', 'udp', 'multiport', 'iprange', 'state', 'conntrack', 'comment', 'set', 'mac']);
 const PROTOCOL_OPTIONS = new Set([
   'sport',
   'source-port',
@@ -327,6 +331,16 @@ function parseRule(w: string[], chain: string, options: ImportOptions, quoted: (
         if (module === 'conntrack') {
           values();
           return approx(`${opt}: nfv cannot model conntrack ${name}`);
+        }
+        break;
+      case 'mac':
+        // `--mac`: getopt takes a unique prefix of an option, as older dumps write it.
+        if (name === 'mac-source' || name === 'mac') {
+          const mac = next(opt);
+          const r = macRegion(mac, options.macs);
+          if (typeof r === 'string') approx(`-m mac: ${r}`);
+          else add(negated(r, negate));
+          return;
         }
         break;
       case 'comment':
