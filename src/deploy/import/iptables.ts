@@ -94,7 +94,7 @@ const NAT_TARGETS = new Set(['SNAT', 'DNAT', 'MASQUERADE', 'REDIRECT', 'NETMAP']
 /** Match modules nfv cannot model: the rule is approximated (B.5). */
 const APPROXIMATED = new Set(
   [
-    'limit hashlimit recent connlimit time mark connmark string length ttl addrtype physdev policy pkttype u32',
+    'limit hashlimit connlimit time mark connmark string length ttl addrtype physdev policy pkttype u32',
     'dscp tos helper rpfilter owner statistic quota connbytes ecn ipvs realm devgroup cgroup socket osf nfacct cpu',
     'rateest bpf sctp dccp ah esp ipv4options icmp tcpmss condition geoip',
   ]
@@ -102,7 +102,18 @@ const APPROXIMATED = new Set(
     .split(' '),
 );
 /** Matches nfv reads exactly or by its connection semantics. */
-const KNOWN_MODULES = new Set(['tcp', 'udp', 'multiport', 'iprange', 'state', 'conntrack', 'comment', 'set', 'mac']);
+const KNOWN_MODULES = new Set([
+  'tcp',
+  'udp',
+  'multiport',
+  'iprange',
+  'state',
+  'conntrack',
+  'comment',
+  'set',
+  'mac',
+  'recent',
+]);
 const PROTOCOL_OPTIONS = new Set([
   'sport',
   'source-port',
@@ -138,7 +149,13 @@ interface Parsed {
 }
 
 /** The condition and target of one `-A` rule's words (after the chain name). */
-function parseRule(w: string[], chain: string, options: ImportOptions, quoted: (k: number) => boolean): Parsed {
+function parseRule(
+  w: string[],
+  chain: string,
+  options: ImportOptions,
+  quoted: (k: number) => boolean,
+  natChanges = true,
+): Parsed {
   const parts: Box[][] = [];
   const p: Parsed = { region: UNIVERSE_REGION, interfaces: [], unknown: [], notes: [], newConnection: false };
   // 0 TCP, 1 UDP, when the rule names one of them: iptables reads -p wherever it stands (`-m tcp --dport 22 -p tcp`).
@@ -333,6 +350,21 @@ function parseRule(w: string[], chain: string, options: ImportOptions, quoted: (
           return approx(`${opt}: nfv cannot model conntrack ${name}`);
         }
         break;
+      case 'recent':
+        // --set records the source and matches every packet; whether a source was seen before depends on earlier
+        // packets, which a first packet's decision in nfv's model does not know.
+        if (name === 'name' || name === 'mask') return void next(opt);
+        if (name === 'rsource' || name === 'rdest') return;
+        if (name === 'set') {
+          if (negate) nothing('! --set: -m recent --set matches every packet');
+          return;
+        }
+        if (['rcheck', 'update', 'remove'].includes(name)) {
+          values();
+          return approx(`-m recent --${name}: whether the source was seen depends on earlier packets`);
+        }
+        if (['seconds', 'hitcount', 'reap', 'rttl'].includes(name)) return void values();
+        break;
       case 'mac':
         // `--mac`: getopt takes a unique prefix of an option, as older dumps write it.
         if (name === 'mac-source' || name === 'mac') {
@@ -380,7 +412,8 @@ function parseRule(w: string[], chain: string, options: ImportOptions, quoted: (
    * it (possible only with --ignore-nat). `--ctdir ORIGINAL` is every first packet, `REPLY` none.
    */
   function original(name: string, opt: string): boolean {
-    const dnat = options.ignoreNat === true;
+    // Only a translation the file has and --ignore-nat ignored can have changed the destination.
+    const dnat = options.ignoreNat === true && natChanges;
     const field = name.replace(/^ctorig/, '');
     if (name === 'ctproto') {
       const v = next(opt).toLowerCase();
@@ -427,6 +460,17 @@ function parseRule(w: string[], chain: string, options: ImportOptions, quoted: (
   return p;
 }
 
+/** Whether table nat of the file has a line that changes destinations (DNAT, REDIRECT, NETMAP). */
+function destinationChanged(lines: string[]): boolean {
+  let table = '';
+  for (const raw of lines) {
+    const line = raw.trim();
+    if (line.startsWith('*')) table = line.slice(1).trim();
+    else if (table === 'nat' && /(?:^|\s)-j\s+(DNAT|REDIRECT|NETMAP)(?:\s|$)/.test(line)) return true;
+  }
+  return false;
+}
+
 /** The built-in chains of each table (B.3): present, policy ACCEPT, even when the file has no `:CHAIN` line. */
 const BUILT_IN: Record<string, string[]> = {
   filter: ['INPUT', 'FORWARD', 'OUTPUT'],
@@ -466,6 +510,7 @@ export function parseIptables(text: string, file: string, options: ImportOptions
   // Each rule's words after its chain (and number), for `-D CHAIN RULE`.
   const specs = new Map<LiveRule, string>();
   const at = (k: number) => `${file}:${k + 1}`;
+  const natChanges = destinationChanged(lines);
   lines.forEach((raw, k) => {
     // CRLF, trailing blanks and `[p:b]` counters (iptables-save -c) are read, as real dumps carry them.
     const line = raw.replace(/\r$/, '').trim();
@@ -540,7 +585,8 @@ export function parseIptables(text: string, file: string, options: ImportOptions
       if (unquoted !== undefined) rule.refused = unquoted;
       else
         try {
-          const p = parseRule(rest.slice(wordsFrom), chain.name, options, (j) => quoted.has(j + 1 + wordsFrom));
+          const q = (j: number) => quoted.has(j + 1 + wordsFrom);
+          const p = parseRule(rest.slice(wordsFrom), chain.name, options, q, natChanges);
           if (p.skip) return rule;
           parsed.set(rule, p);
         } catch (e) {
