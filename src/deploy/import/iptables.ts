@@ -7,7 +7,7 @@
  */
 import { badRequest } from '../../model/errors.js';
 import { MAX_IMPORT_LINES } from '../../model/limits.js';
-import type { Box } from '../../model/space.js';
+import { UNIVERSE, type Box } from '../../model/space.js';
 import {
   DPORT_DIM,
   DST_AT,
@@ -33,6 +33,7 @@ import type { MacMap } from './routes.js';
 import {
   UNIVERSE_REGION,
   intersectRegions,
+  withBounds,
   type InterfaceMatch,
   type LiveChain,
   type LiveRule,
@@ -94,7 +95,7 @@ const NAT_TARGETS = new Set(['SNAT', 'DNAT', 'MASQUERADE', 'REDIRECT', 'NETMAP']
 /** Match modules nfv cannot model: the rule is approximated (B.5). */
 const APPROXIMATED = new Set(
   [
-    'limit hashlimit connlimit time mark connmark string length ttl addrtype physdev policy pkttype u32',
+    'limit hashlimit connlimit time mark connmark string length ttl physdev policy pkttype u32',
     'dscp tos helper rpfilter owner statistic quota connbytes ecn ipvs realm devgroup cgroup socket osf nfacct cpu',
     'rateest bpf sctp dccp ah esp ipv4options icmp tcpmss condition geoip',
   ]
@@ -113,6 +114,7 @@ const KNOWN_MODULES = new Set([
   'set',
   'mac',
   'recent',
+  'addrtype',
 ]);
 const PROTOCOL_OPTIONS = new Set([
   'sport',
@@ -365,6 +367,11 @@ function parseRule(
         }
         if (['seconds', 'hitcount', 'reap', 'rttl'].includes(name)) return void values();
         break;
+      case 'addrtype':
+        if (name === 'src-type' || name === 'dst-type') return addrtype(name, next(opt), opt);
+        if (name === 'limit-iface-in' || name === 'limit-iface-out')
+          return approx(`${opt}: nfv does not know the interfaces' own addresses`);
+        break;
       case 'mac':
         // `--mac`: getopt takes a unique prefix of an option, as older dumps write it.
         if (name === 'mac-source' || name === 'mac') {
@@ -439,6 +446,32 @@ function parseRule(
     } else return false;
     p.newConnection = true;
     return true;
+  }
+
+  /**
+   * `-m addrtype`: the kernel looks the address up in its local table. For a forwarded packet (the deciding chain
+   * FORWARD) the destination is no address of the box's own (those are delivered, never forwarded), so it is
+   * MULTICAST in 224.0.0.0/4, by the address alone, and UNICAST elsewhere; a source needs the box's broadcast
+   * addresses, unknown, but for MULTICAST. A DNAT before filtering may have changed the destination: approximated.
+   */
+  function addrtype(name: string, list: string, opt: string) {
+    const types = list.toUpperCase().split(',');
+    const multicast = [withBounds(UNIVERSE, [DST_AT], [224, 239])];
+    const forwarded = (options.chain ?? 'FORWARD') === 'FORWARD' && !natChanges;
+    const at = name === 'src-type' ? SRC_AT : DST_AT;
+    if (types.length === 1 && types[0] === 'MULTICAST')
+      return add(negated([withBounds(UNIVERSE, [at], [224, 239])], negate));
+    if (
+      name === 'src-type' ||
+      !forwarded ||
+      !types.every((x) => ['UNICAST', 'LOCAL', 'BROADCAST', 'MULTICAST'].includes(x))
+    )
+      return approx(`${opt} ${list}: nfv does not know the box's own addresses`);
+    let region: Box[] = [];
+    if (types.includes('UNICAST')) region = complement(multicast);
+    if (types.includes('MULTICAST')) region = types.includes('UNICAST') ? UNIVERSE_REGION : multicast;
+    if (!region.length && !negate) nothing(`${opt} ${list}: a forwarded packet's destination is not the box's`);
+    else add(negated(region, negate));
   }
 
   function syn(matches: boolean, opt: string) {
