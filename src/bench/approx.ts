@@ -1,18 +1,20 @@
 /**
  * `npm run bench:approx -- DIR`: how much of each real dump nfv reads exactly (issue 47, item 5). Every file of DIR
- * (iptables-save text; `NAME.routes` beside it is its `--routes`) is imported with FORWARD and with INPUT as the
- * deciding chain (`--ignore-nat`: translations are another part's), and a Markdown table says per dump and chain the
- * lines reached, how many are exact (exact, new-connection and no-verdict: read as the kernel reads them), how
- * many approximated (and of those, by `-m mac` alone), and the refusal when there is one. docs/firewalls.md holds
- * its table for the Iptables_Semantics corpus.
+ * (iptables-save text; `NAME.routes` beside it is its `--routes`, `NAME.neigh` its `--neighbours`) is imported with
+ * FORWARD and with INPUT as the deciding chain (`--ignore-nat`: translations are another part's), and a Markdown
+ * table says per dump and chain the lines reached, how many are exact (exact, new-connection and no-verdict: read
+ * as the kernel reads them), how many approximated (and of those, by `-m mac` alone), and the refusal when there is
+ * one. docs/firewalls.md holds its table for the Iptables_Semantics corpus.
  */
 import { readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
-import { importRules, routeMap } from '../deploy/import/index.js';
+import { importRules, macMap, routeMap } from '../deploy/import/index.js';
 
 const dir = process.argv[2];
 if (!dir) {
-  process.stderr.write('usage: node dist/bench/approx.js DIR (iptables-save files, NAME.routes beside)\n');
+  process.stderr.write(
+    'usage: node dist/bench/approx.js DIR (iptables-save files, NAME.routes and NAME.neigh beside)\n',
+  );
   process.exit(2);
 }
 const rows: string[] = [];
@@ -21,22 +23,27 @@ let exactAll = 0;
 let macAll = 0;
 const reasons = new Map<string, number>();
 for (const file of readdirSync(dir).sort()) {
-  if (/\.(routes|ipset|md)$|NOTICE/.test(file)) continue;
+  if (/\.(routes|neigh|ipset|md)$|NOTICE/.test(file)) continue;
   const text = readFileSync(path.join(dir, file), 'utf8');
-  let routes: string | undefined;
-  try {
-    routes = readFileSync(path.join(dir, `${file}.routes`), 'utf8');
-  } catch {
-    routes = undefined;
-  }
+  const beside = (ext: string) => {
+    try {
+      return readFileSync(path.join(dir, `${file}.${ext}`), 'utf8');
+    } catch {
+      return undefined;
+    }
+  };
+  const routes = beside('routes');
+  const neigh = routes === undefined ? undefined : beside('neigh');
   const iface = routes === undefined ? undefined : routeMap(routes, `${file}.routes`);
+  const macs = neigh === undefined ? undefined : macMap(routes!, neigh, `${file}.routes`, `${file}.neigh`);
   for (const chain of ['FORWARD', 'INPUT']) {
-    const name = `${file}${iface ? ' (+routes)' : ''}`;
+    const name = `${file}${iface ? ' (+routes)' : ''}${macs ? ' (+neigh)' : ''}`;
     try {
       const { lines, counts } = importRules('iptables', text, file, {
         chain,
         ignoreNat: true,
         ...(iface ? { iface } : {}),
+        ...(macs ? { macs } : {}),
       }).report;
       if (!lines.length) continue;
       const exact = lines.length - counts.approximated - counts.refused;

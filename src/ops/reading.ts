@@ -1,9 +1,9 @@
 /**
  * How a live rule set is read, the one declaration every operation that reads one shares (`POST /fwd/import`,
  * `POST /fwd/analysis/lint|allows|diff`, `POST /fwd/analysis/explain`): the JSON body fields `chain`, `table`,
- * `ignoreNat`, `natAddress`, `iface`, `host`, `ipset`, `routes` and `approximation`, each with the command-line flag
- * that gives it, so that the CLI defines the same flags from this list and a refusal that advises a flag names one the
- * command has.
+ * `ignoreNat`, `natAddress`, `iface`, `host`, `ipset`, `routes`, `neighbours` and `approximation`, each with the
+ * command-line flag that gives it, so that the CLI defines the same flags from this list and a refusal that advises a
+ * flag names one the command has.
  */
 import type { Approximation } from '../model/approximation.js';
 import { badRequest, quote } from '../model/errors.js';
@@ -70,6 +70,14 @@ export const READING_FIELDS: readonly ReadingField[] = [
     kind: 'file',
   },
   {
+    field: 'neighbours',
+    flag: '--neighbours <file>',
+    help:
+      'ip neigh output, with --routes: -m mac --mac-source keeps the sources whose route ends at a neighbour with ' +
+      'that MAC (its gateway, or the host itself on the link)',
+    kind: 'file',
+  },
+  {
     field: 'approximation',
     flag: '--approximation <list>',
     help:
@@ -111,7 +119,7 @@ export async function parseReading(body: unknown): Promise<Reading> {
     throw badRequest('iface: a list of NAME=ADDRESSES strings is required');
   if (fields.ignoreNat !== undefined && typeof fields.ignoreNat !== 'boolean')
     throw badRequest('ignoreNat: true or false');
-  const { interfaceMap, parseIpsets, routeMap, Refusal } = await import('../deploy/import/index.js');
+  const { interfaceMap, macMap, parseIpsets, routeMap, Refusal } = await import('../deploy/import/index.js');
   const ipsetText = str('ipset');
   let ipsets;
   try {
@@ -126,6 +134,10 @@ export async function parseReading(body: unknown): Promise<Reading> {
     ...(routes === undefined ? [] : routeMap(routes, 'routes')),
     ...interfaceMap(iface as string[]),
   ]);
+  const neighbours = str('neighbours');
+  if (neighbours !== undefined && routes === undefined)
+    throw badRequest('neighbours: give routes too (--routes FILE): they say which sources each neighbour forwards');
+  const macs = neighbours === undefined ? undefined : macMap(routes!, neighbours, 'routes', 'neighbours');
   const chain = str('chain');
   const table = str('table');
   const host = str('host');
@@ -141,6 +153,7 @@ export async function parseReading(body: unknown): Promise<Reading> {
       ...(natAddress === undefined ? {} : { natAddress }),
       iface: interfaces,
       ...(ipsets ? { ipsets } : {}),
+      ...(macs ? { macs } : {}),
       ignoreNat: fields.ignoreNat === true,
     },
     ...(approximation ? { approximation } : {}),

@@ -33,6 +33,8 @@ const READING = [
   '--iface',
   '--host',
   '--ipset',
+  '--routes',
+  '--neighbours',
   '--approximation',
 ];
 const longs = (c: Command) => c.options.map((o) => o.long!);
@@ -172,4 +174,37 @@ t.test('the reading flags work on the analyses, and are refused where there is n
   const diff = await run(['firewall', 'diff', file, mangle, '--ignore-nat', '--chain', 'FORWARD']);
   t.equal(diff.code, 2, 'both sides read with the same flags: the mangle file has no filter FORWARD');
   t.match(diff.stderr, /mangle\.rules: no chain FORWARD in table filter \(give --chain INPUT or OUTPUT/);
+});
+
+t.test('--neighbours with --routes reads -m mac exactly; without --routes it is refused, naming both', async (t) => {
+  const rules = path.join(dir, 'mac.rules');
+  await writeFile(
+    rules,
+    [
+      '*filter',
+      ':FORWARD DROP [0:0]',
+      '-A FORWARD -m mac --mac-source 02:00:00:00:00:0a -j ACCEPT',
+      '-A FORWARD -s 10.2.0.0/16 -j ACCEPT',
+      'COMMIT',
+      '',
+    ].join('\n'),
+  );
+  const routes = path.join(dir, 'mac.routes');
+  await writeFile(routes, '10.1.0.0/24 dev eth1 scope link\n10.2.0.0/16 via 10.1.0.254 dev eth1\n');
+  const neigh = path.join(dir, 'mac.neigh');
+  await writeFile(neigh, '10.1.0.254 dev eth1 lladdr 02:00:00:00:00:0a REACHABLE\n');
+  const lint = await run(['firewall', 'lint', rules, '--routes', routes, '--neighbours', neigh]);
+  const report = JSON.parse(lint.stdout);
+  t.notMatch(report.firewall, /list/, 'every line exact: one list');
+  t.same(
+    report.findings.map((f: { rule: { line: number }; by: { line: number }[] }) => [f.rule.line, f.by[0]!.line]),
+    [[4, 3]],
+    "line 4 is shadowed by the MAC line: the gateway's MAC is every source behind 10.2.0.0/16",
+  );
+  const approximated = await run(['firewall', 'lint', rules, '--routes', routes]);
+  t.match(JSON.parse(approximated.stdout).firewall, /may list/, 'without the table: approximated');
+  const refused = await run(['firewall', 'lint', rules, '--neighbours', neigh]);
+  t.equal(refused.code, 2);
+  t.match(refused.stderr, /^nfv: neighbours: give routes too \(--routes FILE\)/);
+  t.equal(refused.stderr.trim().split('\n').length, 1, 'one line');
 });

@@ -95,8 +95,12 @@ def packet(ident, proto, src, dst, sport, dport, opts):
 
 
 def frame(ident, proto, src, dst, sport, dport, opts=None, back=False, zone=0):
-    ip = packet(ident, proto, src, dst, sport, dport, opts or {})
+    opts = opts or {}
+    ip = packet(ident, proto, src, dst, sport, dport, opts)
     (to, by) = (mac("out0"), mac("out1")) if back else (mac("in1"), mac("in0"))
+    # `mac`: the first four bytes of the source MAC, for a test of -m mac (the last two stay the job's zone).
+    if "mac" in opts:
+        by = bytes.fromhex(opts["mac"].replace(":", ""))
     return to + by[:4] + struct.pack("!H", zone) + b"\x08\x00" + ip
 
 

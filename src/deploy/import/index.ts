@@ -20,7 +20,7 @@ import { ruleEntries, unfold, type Entry } from './unfold.js';
 
 export { looksLikeIptables, looksLikeNftJson } from './detect.js';
 export { parseIpsets, Refusal, type InterfaceMap, type IpSet } from './matches.js';
-export { routeMap } from './routes.js';
+export { macMap, routeMap, type MacMap } from './routes.js';
 export type { ImportOptions } from './iptables.js';
 export { explain, packetBox, parsePacket, type Explanation, type ExplainPacket, type Step } from './explain.js';
 export type { LineClass, LiveRuleset } from './ruleset.js';

@@ -7,7 +7,7 @@
  */
 import { badRequest } from '../../model/errors.js';
 import { MAX_IMPORT_LINES } from '../../model/limits.js';
-import type { Box } from '../../model/space.js';
+import { UNIVERSE, type Box } from '../../model/space.js';
 import {
   DPORT_DIM,
   DST_AT,
@@ -17,6 +17,7 @@ import {
   addressRegion,
   complement,
   interfaceRegion,
+  macRegion,
   negated,
   negatedPorts,
   portRegion,
@@ -28,9 +29,11 @@ import {
   type IpSet,
 } from './matches.js';
 import { readNat, type NatLine } from './nat.js';
+import type { MacMap } from './routes.js';
 import {
   UNIVERSE_REGION,
   intersectRegions,
+  withBounds,
   type InterfaceMatch,
   type LiveChain,
   type LiveRule,
@@ -43,6 +46,8 @@ export interface ImportOptions {
   /** The table whose chain decides: filter unless told (iptables); the nft tables of that name only (nft). */
   table?: string;
   iface?: InterfaceMap;
+  /** `--neighbours` with `--routes`: the sources behind each MAC address, for `-m mac --mac-source` (routes.ts). */
+  macs?: MacMap;
   ipsets?: Map<string, IpSet>;
   ignoreNat?: boolean;
   /**
@@ -90,7 +95,7 @@ const NAT_TARGETS = new Set(['SNAT', 'DNAT', 'MASQUERADE', 'REDIRECT', 'NETMAP']
 /** Match modules nfv cannot model: the rule is approximated (B.5). */
 const APPROXIMATED = new Set(
   [
-    'mac limit hashlimit recent connlimit time mark connmark string length ttl addrtype physdev policy pkttype u32',
+    'limit hashlimit connlimit time mark connmark string length ttl physdev policy pkttype u32',
     'dscp tos helper rpfilter owner statistic quota connbytes ecn ipvs realm devgroup cgroup socket osf nfacct cpu',
     'rateest bpf sctp dccp ah esp ipv4options icmp tcpmss condition geoip',
   ]
@@ -98,7 +103,19 @@ const APPROXIMATED = new Set(
     .split(' '),
 );
 /** Matches nfv reads exactly or by its connection semantics. */
-const KNOWN_MODULES = new Set(['tcp', 'udp', 'multiport', 'iprange', 'state', 'conntrack', 'comment', 'set']);
+const KNOWN_MODULES = new Set([
+  'tcp',
+  'udp',
+  'multiport',
+  'iprange',
+  'state',
+  'conntrack',
+  'comment',
+  'set',
+  'mac',
+  'recent',
+  'addrtype',
+]);
 const PROTOCOL_OPTIONS = new Set([
   'sport',
   'source-port',
@@ -134,7 +151,13 @@ interface Parsed {
 }
 
 /** The condition and target of one `-A` rule's words (after the chain name). */
-function parseRule(w: string[], chain: string, options: ImportOptions, quoted: (k: number) => boolean): Parsed {
+function parseRule(
+  w: string[],
+  chain: string,
+  options: ImportOptions,
+  quoted: (k: number) => boolean,
+  natChanges = true,
+): Parsed {
   const parts: Box[][] = [];
   const p: Parsed = { region: UNIVERSE_REGION, interfaces: [], unknown: [], notes: [], newConnection: false };
   // 0 TCP, 1 UDP, when the rule names one of them: iptables reads -p wherever it stands (`-m tcp --dport 22 -p tcp`).
@@ -329,6 +352,36 @@ function parseRule(w: string[], chain: string, options: ImportOptions, quoted: (
           return approx(`${opt}: nfv cannot model conntrack ${name}`);
         }
         break;
+      case 'recent':
+        // --set records the source and matches every packet; whether a source was seen before depends on earlier
+        // packets, which a first packet's decision in nfv's model does not know.
+        if (name === 'name' || name === 'mask') return void next(opt);
+        if (name === 'rsource' || name === 'rdest') return;
+        if (name === 'set') {
+          if (negate) nothing('! --set: -m recent --set matches every packet');
+          return;
+        }
+        if (['rcheck', 'update', 'remove'].includes(name)) {
+          values();
+          return approx(`-m recent --${name}: whether the source was seen depends on earlier packets`);
+        }
+        if (['seconds', 'hitcount', 'reap', 'rttl'].includes(name)) return void values();
+        break;
+      case 'addrtype':
+        if (name === 'src-type' || name === 'dst-type') return addrtype(name, next(opt), opt);
+        if (name === 'limit-iface-in' || name === 'limit-iface-out')
+          return approx(`${opt}: nfv does not know the interfaces' own addresses`);
+        break;
+      case 'mac':
+        // `--mac`: getopt takes a unique prefix of an option, as older dumps write it.
+        if (name === 'mac-source' || name === 'mac') {
+          const mac = next(opt);
+          const r = macRegion(mac, options.macs);
+          if (typeof r === 'string') approx(`-m mac: ${r}`);
+          else add(negated(r, negate));
+          return;
+        }
+        break;
       case 'comment':
         if (name === 'comment') {
           p.notes.push(`comment: ${next(opt)}`);
@@ -366,7 +419,8 @@ function parseRule(w: string[], chain: string, options: ImportOptions, quoted: (
    * it (possible only with --ignore-nat). `--ctdir ORIGINAL` is every first packet, `REPLY` none.
    */
   function original(name: string, opt: string): boolean {
-    const dnat = options.ignoreNat === true;
+    // Only a translation the file has and --ignore-nat ignored can have changed the destination.
+    const dnat = options.ignoreNat === true && natChanges;
     const field = name.replace(/^ctorig/, '');
     if (name === 'ctproto') {
       const v = next(opt).toLowerCase();
@@ -394,6 +448,32 @@ function parseRule(w: string[], chain: string, options: ImportOptions, quoted: (
     return true;
   }
 
+  /**
+   * `-m addrtype`: the kernel looks the address up in its local table. For a forwarded packet (the deciding chain
+   * FORWARD) the destination is no address of the box's own (those are delivered, never forwarded), so it is
+   * MULTICAST in 224.0.0.0/4, by the address alone, and UNICAST elsewhere; a source needs the box's broadcast
+   * addresses, unknown, but for MULTICAST. A DNAT before filtering may have changed the destination: approximated.
+   */
+  function addrtype(name: string, list: string, opt: string) {
+    const types = list.toUpperCase().split(',');
+    const multicast = [withBounds(UNIVERSE, [DST_AT], [224, 239])];
+    const forwarded = (options.chain ?? 'FORWARD') === 'FORWARD' && !natChanges;
+    const at = name === 'src-type' ? SRC_AT : DST_AT;
+    if (types.length === 1 && types[0] === 'MULTICAST')
+      return add(negated([withBounds(UNIVERSE, [at], [224, 239])], negate));
+    if (
+      name === 'src-type' ||
+      !forwarded ||
+      !types.every((x) => ['UNICAST', 'LOCAL', 'BROADCAST', 'MULTICAST'].includes(x))
+    )
+      return approx(`${opt} ${list}: nfv does not know the box's own addresses`);
+    let region: Box[] = [];
+    if (types.includes('UNICAST')) region = complement(multicast);
+    if (types.includes('MULTICAST')) region = types.includes('UNICAST') ? UNIVERSE_REGION : multicast;
+    if (!region.length && !negate) nothing(`${opt} ${list}: a forwarded packet's destination is not the box's`);
+    else add(negated(region, negate));
+  }
+
   function syn(matches: boolean, opt: string) {
     p.newConnection = true;
     if (!matches) nothing(`${negate ? '! ' : ''}${opt}: the first packet of a TCP connection is a SYN`);
@@ -411,6 +491,17 @@ function parseRule(w: string[], chain: string, options: ImportOptions, quoted: (
 
   p.region = parts.reduce((acc, r) => intersectRegions(acc, r), UNIVERSE_REGION);
   return p;
+}
+
+/** Whether table nat of the file has a line that changes destinations (DNAT, REDIRECT, NETMAP). */
+function destinationChanged(lines: string[]): boolean {
+  let table = '';
+  for (const raw of lines) {
+    const line = raw.trim();
+    if (line.startsWith('*')) table = line.slice(1).trim();
+    else if (table === 'nat' && /(?:^|\s)-j\s+(DNAT|REDIRECT|NETMAP)(?:\s|$)/.test(line)) return true;
+  }
+  return false;
 }
 
 /** The built-in chains of each table (B.3): present, policy ACCEPT, even when the file has no `:CHAIN` line. */
@@ -452,6 +543,7 @@ export function parseIptables(text: string, file: string, options: ImportOptions
   // Each rule's words after its chain (and number), for `-D CHAIN RULE`.
   const specs = new Map<LiveRule, string>();
   const at = (k: number) => `${file}:${k + 1}`;
+  const natChanges = destinationChanged(lines);
   lines.forEach((raw, k) => {
     // CRLF, trailing blanks and `[p:b]` counters (iptables-save -c) are read, as real dumps carry them.
     const line = raw.replace(/\r$/, '').trim();
@@ -526,7 +618,8 @@ export function parseIptables(text: string, file: string, options: ImportOptions
       if (unquoted !== undefined) rule.refused = unquoted;
       else
         try {
-          const p = parseRule(rest.slice(wordsFrom), chain.name, options, (j) => quoted.has(j + 1 + wordsFrom));
+          const q = (j: number) => quoted.has(j + 1 + wordsFrom);
+          const p = parseRule(rest.slice(wordsFrom), chain.name, options, q, natChanges);
           if (p.skip) return rule;
           parsed.set(rule, p);
         } catch (e) {

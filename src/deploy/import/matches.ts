@@ -167,6 +167,20 @@ export function interfaceRegion(name: string, at: number, map: InterfaceMap): Bo
   return names.flatMap((k) => map.get(k)!.flatMap((a) => addressRegion(a, at)));
 }
 
+/**
+ * The packets `-m mac --mac-source MAC` keeps: the sources whose last hop has that MAC (routes.ts, macMap), exact
+ * under the model's premise that a source arrives by its route and the neighbour table lists every sender of a MAC
+ * the rules name. The reason it stays approximated otherwise.
+ */
+export function macRegion(mac: string, macs: Map<string, string[]> | undefined): Box[] | string {
+  const m = mac.toLowerCase();
+  if (!/^[0-9a-f]{2}(:[0-9a-f]{2}){5}$/.test(m)) return `${mac} is not a MAC address nfv can look up`;
+  if (!macs) return `${mac}: no neighbour table (--neighbours FILE from ip neigh, with --routes FILE)`;
+  const sources = macs.get(m);
+  if (!sources) return `${mac}: no neighbour in the --neighbours table has it`;
+  return sources.flatMap((a) => addressRegion(a, SRC));
+}
+
 /** An `ipset save` dump: each set's type and members. */
 export interface IpSet {
   type: string;

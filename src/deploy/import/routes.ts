@@ -18,6 +18,8 @@ interface Route {
   dev: string;
   /** Line in the file, for the order of equal routes. */
   line: number;
+  /** The gateway (`via A`): the neighbour a packet of the prefix goes through; none for a prefix on the link. */
+  via?: number;
 }
 
 /** Route types; all but unicast forward nothing out of an interface (they drop, or deliver to the box itself). */
@@ -47,11 +49,12 @@ function routesOf(text: string, file: string): Route[] {
     const line = raw.replace(/\r$/, '').trim();
     const where = `${file}:${k + 1}`;
     if (line === '' || line.startsWith('#')) return;
-    const add = (p: string, name: string, metric = 0) => {
+    const add = (p: string, name: string, metric = 0, via?: string) => {
       const { lo, length } = prefix(p, where);
       // Loopback is the box's own traffic: never a forwarded packet's interface, and INPUT's -i lo is said apart.
       const dev = name === 'lo' ? '' : name;
-      routes.push({ lo, hi: lo + 2 ** (32 - length) - 1, length, dev, metric, line: k });
+      const gateway = via === undefined ? {} : { via: prefix(`${via}/32`, where).lo };
+      routes.push({ lo, hi: lo + 2 ** (32 - length) - 1, length, dev, metric, line: k, ...gateway });
     };
     const header = /^\d+:\s+([^\s:@]+)(?:@\S+)?:?\s+(.*)$/.exec(line);
     if (header) {
@@ -85,22 +88,22 @@ function routesOf(text: string, file: string): Route[] {
       throw badRequest(`${where}: a multipath route (nfv cannot say by which of its interfaces a packet leaves)`);
     const name = opt('dev');
     if (name === undefined) throw badRequest(`${where}: a route without dev NAME`);
-    add(dest === 'default' ? '0.0.0.0/0' : dest, name, Number(opt('metric') ?? 0));
+    add(dest === 'default' ? '0.0.0.0/0' : dest, name, Number(opt('metric') ?? 0), opt('via'));
   });
   return routes;
 }
 
 /**
- * The interfaces of a routing table, each with the prefixes routed out of it: the longest matching prefix wins,
- * then the lowest metric, then the route listed first, as the kernel chooses.
+ * Each route with the address intervals it decides: the longest matching prefix wins, then the lowest metric, then
+ * the route listed first, as the kernel chooses.
  */
-export function routeMap(text: string, file: string): InterfaceMap {
+function decided(text: string, file: string): { route: Route; free: [number, number][] }[] {
   const routes = routesOf(text, file).sort(
     (a, b) => b.length - a.length || a.metric - b.metric || a.line - b.line || a.lo - b.lo,
   );
   // Address intervals taken by a more specific (or better) route, sorted by start.
   const taken: [number, number][] = [];
-  const map: InterfaceMap = new Map();
+  const out: { route: Route; free: [number, number][] }[] = [];
   for (const r of routes) {
     const free: [number, number][] = [];
     let at = r.lo;
@@ -112,10 +115,80 @@ export function routeMap(text: string, file: string): InterfaceMap {
     if (at <= r.hi) free.push([at, r.hi]);
     taken.push([r.lo, r.hi]);
     taken.sort((a, b) => a[0] - b[0]);
-    if (!free.length || !r.dev) continue;
-    const list = map.get(r.dev) ?? [];
+    if (free.length && r.dev) out.push({ route: r, free });
+  }
+  return out;
+}
+
+/** The interfaces of a routing table, each with the prefixes routed out of it. */
+export function routeMap(text: string, file: string): InterfaceMap {
+  const map: InterfaceMap = new Map();
+  for (const { route, free } of decided(text, file)) {
+    const list = map.get(route.dev) ?? [];
     for (const [lo, hi] of free) for (const b of rangeBlocks(lo, hi)) list.push(`${ipText(b.start)}/${b.length}`);
-    map.set(r.dev, list);
+    map.set(route.dev, list);
+  }
+  return map;
+}
+
+/** MAC address (lower case) -> the source prefixes whose packets arrive with it as their Ethernet source. */
+export type MacMap = Map<string, string[]>;
+
+const MAC = /^[0-9a-f]{2}(:[0-9a-f]{2}){5}$/;
+
+/** `ip neigh show` text: each IPv4 neighbour with a link-layer address, as address -> MAC. */
+function neighboursOf(text: string, file: string): Map<number, string> {
+  const lines = text.split('\n');
+  if (lines.length > MAX_IMPORT_LINES)
+    throw badRequest(`${file}: ${lines.length} lines; nfv reads at most ${MAX_IMPORT_LINES}`);
+  const out = new Map<number, string>();
+  lines.forEach((raw, k) => {
+    const line = raw.replace(/\r$/, '').trim();
+    const where = `${file}:${k + 1}`;
+    if (line === '' || line.startsWith('#')) return;
+    const w = line.split(/\s+/);
+    if (w[0]!.includes(':')) return; // IPv6: nfv models IPv4
+    const at = w.indexOf('lladdr');
+    // FAILED, INCOMPLETE: no address known, so no packet of the table's to say anything of.
+    if (at < 0) {
+      if (!w.includes('dev')) throw badRequest(`${where}: not an ip neigh line (ADDRESS dev NAME lladdr MAC ...)`);
+      return;
+    }
+    const mac = w[at + 1]?.toLowerCase() ?? '';
+    if (!MAC.test(mac)) throw badRequest(`${where}: ${w[at + 1] ?? '(none)'} is not a MAC address (aa:bb:cc:dd:ee:ff)`);
+    const addr = prefix(`${w[0]!}/32`, where).lo;
+    const known = out.get(addr);
+    if (known !== undefined && known !== mac)
+      throw badRequest(`${where}: ${w[0]} has two MAC addresses (${known} and ${mac}); give one table`);
+    out.set(addr, mac);
+  });
+  return out;
+}
+
+/**
+ * `--neighbours FILE` with `--routes FILE`: the Ethernet source each source address arrives with. A packet from S
+ * comes in by the route to S (no spoofing, as for `-i`), from its gateway when the route has one, else from S
+ * itself on the link; its source MAC is that neighbour's in the `ip neigh` table. A source whose last hop the table
+ * does not list is under no MAC: the premise (docs/SEMANTICS.md) is that the table lists every neighbour that sends
+ * with a MAC the rules name.
+ */
+export function macMap(routes: string, neighbours: string, routesFile: string, neighFile: string): MacMap {
+  const neigh = neighboursOf(neighbours, neighFile);
+  const map: MacMap = new Map();
+  const put = (mac: string, lo: number, hi: number) => {
+    const list = map.get(mac) ?? [];
+    for (const b of rangeBlocks(lo, hi)) list.push(`${ipText(b.start)}/${b.length}`);
+    map.set(mac, list);
+  };
+  const table = decided(routes, routesFile);
+  for (const { route, free } of table) {
+    if (route.via !== undefined) {
+      const mac = neigh.get(route.via);
+      if (mac !== undefined) for (const [lo, hi] of free) put(mac, lo, hi);
+      continue;
+    }
+    // On the link: each neighbour within the route's own intervals is its own last hop.
+    for (const [addr, mac] of neigh) if (free.some(([lo, hi]) => addr >= lo && addr <= hi)) put(mac, addr, addr);
   }
   return map;
 }

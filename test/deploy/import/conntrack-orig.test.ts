@@ -1,7 +1,7 @@
 /**
  * Conntrack's original tuple read for the first packet of a connection (issue 47, item 5): `--ctproto`,
  * `--ctorigsrc`, `--ctorigdst`, `--ctorigsrcport`, `--ctorigdstport` and `--ctdir` are exact, the packet's own fields
- * (without DNAT before filtering). Checked against this test's own reading of the same lines over sample packets.
+ * (without DNAT before filtering, or --ignore-nat on a file that has none). Checked against this test's own reading of the same lines over sample packets.
  */
 import t from 'tap';
 import { allowsOf } from '../../../src/deploy/analysis/index.js';
@@ -58,7 +58,11 @@ t.test('the original tuple is the first packet own: exact, and decided as read b
             n++;
           }
   t.equal(n, 108);
-  const nat = importRules('iptables', FILE, 'ct.rules', { ignoreNat: true });
-  const lines = nat.report.lines.filter((l) => l.class === 'approximated').map((l) => l.line);
-  t.same(lines, [4, 6], 'with --ignore-nat the original destination may be before a DNAT: approximated');
+  const approximated = (text: string) =>
+    importRules('iptables', text, 'ct.rules', { ignoreNat: true })
+      .report.lines.filter((l) => l.class === 'approximated')
+      .map((l) => l.line);
+  const DNAT = '*nat\n-A PREROUTING -p tcp --dport 2222 -j DNAT --to-destination 10.1.0.5:22\nCOMMIT\n';
+  t.same(approximated(FILE + DNAT), [4, 6], 'with --ignore-nat the original destination may be before a DNAT');
+  t.same(approximated(FILE), [], 'with --ignore-nat and no DNAT in the file, nothing was ignored: exact');
 });
