@@ -145,7 +145,7 @@ const WALK_STEP = 1_000;
 
 /**
  * The states of a cheapest run from a start to an arrival, each state costing `cost(k)` + 1 (Infinity: impassable),
- * by Dijkstra's search over buckets of integer costs; ties to the state reached first, so the same on every run.
+ * by Dijkstra's search with a binary heap of (cost, state); ties to the lower state, so the same on every run.
  */
 function cheapestWalk(graph: Walks, cost: (k: number) => number): number[] | undefined {
   const count = graph.node.length;
@@ -154,37 +154,51 @@ function cheapestWalk(graph: Walks, cost: (k: number) => number): number[] | und
   const done = new Uint8Array(count);
   const arrival = new Uint8Array(count);
   for (const k of graph.arrive) arrival[k] = 1;
-  const buckets = new Map<number, number[]>();
-  const push = (k: number, at: number) => (buckets.get(at) ?? buckets.set(at, []).get(at)!).push(k);
-  const weight = (k: number) => cost(k) + 1;
-  for (const k of graph.start) {
-    const w = weight(k);
-    if (w < best[k]!) {
-      best[k] = w;
-      push(k, w);
+  const heap: [number, number][] = [];
+  const before = (a: [number, number], b: [number, number]) => a[0] < b[0] || (a[0] === b[0] && a[1] < b[1]);
+  const push = (entry: [number, number]) => {
+    heap.push(entry);
+    for (let i = heap.length - 1; i > 0;) {
+      const up = (i - 1) >> 1;
+      if (!before(heap[i]!, heap[up]!)) break;
+      [heap[i], heap[up]] = [heap[up]!, heap[i]!];
+      i = up;
     }
-  }
-  while (buckets.size > 0) {
-    const at = Math.min(...buckets.keys());
-    const list = buckets.get(at)!;
-    buckets.delete(at);
-    for (const k of list) {
-      if (done[k] || best[k] !== at) continue;
-      done[k] = 1;
-      if (arrival[k]) {
-        const run: number[] = [];
-        for (let s = k; s >= 0; s = from[s]!) run.push(s);
-        return run;
-      }
-      for (const m of graph.next[k]!) {
-        const w = at + weight(m);
-        if (w < best[m]!) {
-          best[m] = w;
-          from[m] = k;
-          push(m, w);
-        }
+  };
+  const pop = (): [number, number] => {
+    const top = heap[0]!;
+    const last = heap.pop()!;
+    if (heap.length > 0) {
+      heap[0] = last;
+      for (let i = 0; ;) {
+        const [l, r] = [2 * i + 1, 2 * i + 2];
+        let m = i;
+        if (l < heap.length && before(heap[l]!, heap[m]!)) m = l;
+        if (r < heap.length && before(heap[r]!, heap[m]!)) m = r;
+        if (m === i) break;
+        [heap[i], heap[m]] = [heap[m]!, heap[i]!];
+        i = m;
       }
     }
+    return top;
+  };
+  const reach = (k: number, w: number, via: number) => {
+    if (w >= best[k]!) return;
+    best[k] = w;
+    from[k] = via;
+    push([w, k]);
+  };
+  for (const k of graph.start) reach(k, cost(k) + 1, -1);
+  while (heap.length > 0) {
+    const [at, k] = pop();
+    if (done[k] || best[k] !== at) continue;
+    done[k] = 1;
+    if (arrival[k]) {
+      const run: number[] = [];
+      for (let s = k; s >= 0; s = from[s]!) run.push(s);
+      return run;
+    }
+    for (const m of graph.next[k]!) if (!done[m]) reach(m, at + cost(m) + 1, k);
   }
   return undefined;
 }
