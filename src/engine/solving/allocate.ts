@@ -984,7 +984,33 @@ async function allocate(
       const anywhere = fastAnswer();
       const places = anywhere ? structuralOf(members).places : undefined;
       const onBound = places && fastAnswer(new Set(places));
-      return onBound && (!anywhere || cheaper(onBound.written.cost, anywhere.written.cost)) ? onBound : anywhere;
+      const best = onBound && (!anywhere || cheaper(onBound.written.cost, anywhere.written.cost)) ? onBound : anywhere;
+      if (!best) return best;
+      const newFirewalls = new Set([...best.fast.used].filter((n) => net[n]!.costly));
+      let least = best;
+      for (const other of [
+        relaxedAnswer((s) => s.answerOn(newFirewalls)),
+        relaxedAnswer((s) => s.answer(newFirewalls.size)),
+      ])
+        if (other && cheaper(other.written.cost, least.written.cost)) least = other;
+      return least;
+    };
+    /**
+     * The rules' relaxation's optimum over answers of at most `most` new firewalls, as an answer (bounds.ts,
+     * `answer`): firewalls blocking everything and others dropping only what isolations bring. Where the fast
+     * answers cut every isolation apart, this one lets reachabilities go round blocks (Zoo Garr 2010: 58 rules ->
+     * see docs/ARCHITECTURE.md). Work from the bounds' pool: the same answer on any machine.
+     */
+    const relaxedAnswer = (
+      made: (s: StructuralBound) => GreedyDecisions | undefined,
+    ): ReturnType<typeof fastAnswer> => {
+      const reached = members.flatMap((r) => nodesReached(model, r));
+      if (reached.some((n) => net[n]!.deployed) || cuts.length > 0) return undefined;
+      const fast = made(structuralOf(members));
+      if (!fast) return undefined;
+      if (reached.some((n) => net[n]!.leastPrivilege))
+        leastPrivileged(net, fast, reachabilityClasses(model, reqs, members));
+      return { fast, written: fastRules(net, model, fast) };
     };
     /** The fast answer, taken; false when there is none. `known`: the proven optima of the groups before the rules. */
     const takeFast = (found = fastAnswer(), known?: readonly number[]): boolean => {
@@ -995,8 +1021,10 @@ async function allocate(
       for (const [n, w] of fast.whitelist) decisions.whitelist.set(n, w);
       for (const [n, r] of written.rules) decisions.rules.set(n, r);
       addCost(written.cost);
-      decisions.optimal = false;
       bound = addLower(members, written.cost, false, known);
+      // Proven after all where the bounds reach its cost (both count over every answer meeting the requirements).
+      const reached = bound && bound.firewalls === written.cost[0] && bound.rules === written.cost[2];
+      if (!reached || written.cost[1] !== 0) decisions.optimal = false;
       return true;
     };
     // A formula past ENCODING_LIMIT could not be proven in the proof budget: the fast answer comes first (a proof

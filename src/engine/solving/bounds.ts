@@ -18,6 +18,7 @@
 import { isDecision, type FlowModel, type Requirement, type StateGraph } from '../flows/flows.js';
 import { firstMatchDrops, type NetNode } from '../flows/network.js';
 import { lazyOptimum } from './exact.js';
+import type { GreedyDecisions } from './greedy.js';
 import type { Lit } from './maxsat.js';
 import { WorkPool, type Spend } from './work.js';
 
@@ -43,6 +44,16 @@ export interface StructuralBound {
    * that each drop some and pass some need a rule each); over every answer without `most`.
    */
   rules: (most?: number) => number;
+  /**
+   * An answer of the rules' relaxation's optimum over answers of at most `most` new firewalls (answerOf), where its
+   * solver converged and that optimum is one; its rules then often meet `rules(most)`, proving it minimal.
+   */
+  answer: (most: number) => GreedyDecisions | undefined;
+  /**
+   * An answer on the given new firewalls (another answer's, which meet every isolation's walk): reachabilities past
+   * as few of them as they can, so that many block (no rule) and the others pass few classes.
+   */
+  answerOn: (firewalls: ReadonlySet<number>) => GreedyDecisions | undefined;
 }
 
 /**
@@ -98,9 +109,104 @@ function graphWalk(
   graph: StateGraph,
   blocks: (node: number) => boolean,
 ): number[] | undefined {
+  const run = stateWalk(graph, (k) => stopsAt(net, model, blocks, graph.node[k]!, graph.classes[k]!));
+  if (!run) return undefined;
+  return [...new Set(run.map((k) => graph.node[k]!).filter((n) => choosable(net[n]!)))];
+}
+
+/** The states and moves of a requirement's traffic, as a state graph has them. */
+type Walks = Pick<StateGraph, 'node' | 'classes' | 'next' | 'start' | 'arrive'>;
+
+/**
+ * A requirement's traffic as states: its state graph, or its listed paths' flows as chains side by side (each a run
+ * from its first hop to its last); undefined for a complete reachability over listed paths (every flow of one path
+ * together, not modelled here) or a flow with no hop.
+ */
+function walksOf(model: FlowModel, reqs: Requirement[], r: number): Walks | undefined {
+  const graph = model.graphs[r];
+  if (graph) return graph;
+  if (reqs[r]!.kind === 'complete') return undefined;
+  const walks: Walks = { node: [], classes: [], next: [], start: [], arrive: [] };
+  for (const f of model.flows[r]!.flat()) {
+    if (f.hops.length === 0) return undefined;
+    walks.start.push(walks.node.length);
+    f.hops.forEach((h, i) => {
+      walks.next.push(i + 1 < f.hops.length ? [walks.node.length + 1] : []);
+      walks.node.push(h.node);
+      walks.classes.push([h.cls]);
+    });
+    walks.arrive.push(walks.node.length - 1);
+  }
+  return walks;
+}
+
+/** What one more state on a walk costs in cheapestWalk, beside what it costs to pass: shorter walks win ties. */
+const WALK_STEP = 1_000;
+
+/**
+ * The states of a cheapest run from a start to an arrival, each state costing `cost(k)` + 1 (Infinity: impassable),
+ * by Dijkstra's search with a binary heap of (cost, state); ties to the lower state, so the same on every run.
+ */
+function cheapestWalk(graph: Walks, cost: (k: number) => number): number[] | undefined {
+  const count = graph.node.length;
+  const best = new Float64Array(count).fill(Infinity);
+  const from = new Int32Array(count).fill(-1);
+  const done = new Uint8Array(count);
+  const arrival = new Uint8Array(count);
+  for (const k of graph.arrive) arrival[k] = 1;
+  const heap: [number, number][] = [];
+  const before = (a: [number, number], b: [number, number]) => a[0] < b[0] || (a[0] === b[0] && a[1] < b[1]);
+  const push = (entry: [number, number]) => {
+    heap.push(entry);
+    for (let i = heap.length - 1; i > 0;) {
+      const up = (i - 1) >> 1;
+      if (!before(heap[i]!, heap[up]!)) break;
+      [heap[i], heap[up]] = [heap[up]!, heap[i]!];
+      i = up;
+    }
+  };
+  const pop = (): [number, number] => {
+    const top = heap[0]!;
+    const last = heap.pop()!;
+    if (heap.length > 0) {
+      heap[0] = last;
+      for (let i = 0; ;) {
+        const [l, r] = [2 * i + 1, 2 * i + 2];
+        let m = i;
+        if (l < heap.length && before(heap[l]!, heap[m]!)) m = l;
+        if (r < heap.length && before(heap[r]!, heap[m]!)) m = r;
+        if (m === i) break;
+        [heap[i], heap[m]] = [heap[m]!, heap[i]!];
+        i = m;
+      }
+    }
+    return top;
+  };
+  const reach = (k: number, w: number, via: number) => {
+    if (w >= best[k]!) return;
+    best[k] = w;
+    from[k] = via;
+    push([w, k]);
+  };
+  for (const k of graph.start) reach(k, cost(k) + 1, -1);
+  while (heap.length > 0) {
+    const [at, k] = pop();
+    if (done[k] || best[k] !== at) continue;
+    done[k] = 1;
+    if (arrival[k]) {
+      const run: number[] = [];
+      for (let s = k; s >= 0; s = from[s]!) run.push(s);
+      return run;
+    }
+    for (const m of graph.next[k]!) if (!done[m]) reach(m, at + cost(m) + 1, k);
+  }
+  return undefined;
+}
+
+/** The states of a shortest run from a start to an arrival meeting no state that `stops` (breadth first). */
+function stateWalk(graph: Walks, stops: (k: number) => boolean): number[] | undefined {
   const count = graph.node.length;
   const from = new Int32Array(count).fill(-2);
-  const stops = (k: number) => stopsAt(net, model, blocks, graph.node[k]!, graph.classes[k]!);
   const arrival = new Uint8Array(count);
   for (const k of graph.arrive) arrival[k] = 1;
   const queue: number[] = [];
@@ -112,9 +218,9 @@ function graphWalk(
   for (let h = 0; h < queue.length; h++) {
     const k = queue[h]!;
     if (arrival[k]) {
-      const nodes: number[] = [];
-      for (let s = k; s >= 0; s = from[s]!) if (choosable(net[graph.node[s]!]!)) nodes.push(graph.node[s]!);
-      return [...new Set(nodes)];
+      const run: number[] = [];
+      for (let s = k; s >= 0; s = from[s]!) run.push(s);
+      return run;
     }
     for (const m of graph.next[k]!) {
       if (from[m] !== -2 || stops(m)) continue;
@@ -139,7 +245,8 @@ export function structuralBound(
   const finders = (isolation: boolean) =>
     members.filter((r) => (reqs[r]!.kind === 'isolation') === isolation).map((r) => walkFinder(net, model, r, spend));
   const [isolations, reachabilities] = [finders(true), finders(false)];
-  if (isolations.length === 0) return { firewalls: 0, rules: () => 0 };
+  if (isolations.length === 0)
+    return { firewalls: 0, rules: () => 0, answer: () => undefined, answerOn: () => undefined };
   /** Variables numbered as nodes come, `per` for each. */
   const numbering = (per: number) => {
     const first = new Map<number, number>();
@@ -201,22 +308,140 @@ export function structuralBound(
       },
       solving,
       atMost?.clauses,
-    ).bound;
+    );
   };
   // Over every answer first; then over those of at most `most` firewalls, its solver given FEW_FIREWALLS_WORK at
   // most of what is left (the counter can make cores costly: Garr 2010 spent the whole pool on it and proved 0).
-  const rules = (most?: number) => {
-    const all = relaxed(undefined, spend);
-    if (most === undefined || spend.work.spent) return all;
-    const given = Math.min(FEW_FIREWALLS_WORK, spend.work.left);
-    const few = new WorkPool(given);
-    const within = relaxed(most, { work: few, abortAt: spend.abortAt });
-    spend.work.spend(given - few.left);
-    return Math.max(all, within);
+  // Each solved once (the answer and the report both ask): the bound and, where it converged, its optimum's model.
+  const solved = new Map<number | undefined, ReturnType<typeof lazyOptimum>>();
+  const solve = (most?: number) => {
+    const known = solved.get(most);
+    if (known) return known;
+    let found: ReturnType<typeof lazyOptimum>;
+    if (most === undefined || spend.work.spent) found = relaxed(undefined, spend);
+    else {
+      const given = Math.min(FEW_FIREWALLS_WORK, spend.work.left);
+      const few = new WorkPool(given);
+      found = relaxed(most, { work: few, abortAt: spend.abortAt });
+      spend.work.spend(given - few.left);
+    }
+    solved.set(most, found);
+    return found;
+  };
+  const rules = (most?: number) => Math.max(solve(undefined).bound, most === undefined ? 0 : solve(most).bound);
+  /** The relaxation's optimum over answers of at most `most` firewalls made an answer (answerOf), if it is one. */
+  const answer = (most: number) => {
+    solve(undefined);
+    const { holds } = solve(most);
+    if (!holds) return undefined;
+    const parts = new Set(nodes.filter((n) => holds(part(n))));
+    const blocks = new Set(nodes.filter((n) => !parts.has(n) && holds(block(n))));
+    return answerOf(net, reqs, model, members, blocks, parts);
   };
   const firewalls = hitting.bound;
   const places = chosen && net.filter((n) => costly(n.index) && chosen(used(n.index))).map((n) => n.index);
-  return { firewalls, rules, ...(places ? { places } : {}) };
+  /** An answer on the given new firewalls, each dropping what isolations bring and passing the fewest it can. */
+  const answerOn = (firewalls: ReadonlySet<number>) =>
+    answerOf(net, reqs, model, members, new Set(), new Set(nodes.filter((n) => firewalls.has(n))));
+  return { firewalls, rules, answer, answerOn, ...(places ? { places } : {}) };
+}
+
+/**
+ * The rules' relaxation's optimum as an answer (issue 48: on a WAN it often needs far fewer rules than the fast
+ * answer's cuts): each firewall of `blocks` drops everything entering it (default DENY, no rule), each reachability
+ * keeps a shortest walk past them (its classes passed on it), and each firewall of `parts` drops every class an
+ * isolation brings there and passes those walks' classes, under the default needing fewer exceptions. Undefined where
+ * that is no answer: a requirement listed by paths, a node it cannot decide (a deployed firewall, a configured one
+ * that is not new, an optional given one), a class both passed and dropped at one firewall, or a requirement that
+ * does not hold as checked here over the same state graphs (an isolation stopped only where every class of a state
+ * is dropped, a reachability passing only where none is), so an answer returned meets every requirement.
+ */
+function answerOf(
+  net: NetNode[],
+  reqs: Requirement[],
+  model: FlowModel,
+  members: number[],
+  blocks: ReadonlySet<number>,
+  parts: ReadonlySet<number>,
+): GreedyDecisions | undefined {
+  const graphs = members.map((r) => walksOf(model, reqs, r));
+  if (graphs.some((g) => g === undefined)) return undefined;
+  const classCount = model.classes.length;
+  const pair = (n: number, c: number) => n * classCount + c;
+  const entering = new Map<number, Set<number>>();
+  const used = new Set<number>();
+  for (const g of graphs as Walks[]) {
+    for (let k = 0; k < g.node.length; k++) {
+      const n = g.node[k]!;
+      const x = net[n]!;
+      if (!isDecision(x)) continue;
+      if (x.deployed || (x.configurable && !x.costly) || (!x.configurable && x.optional)) return undefined;
+      if (!x.configurable) used.add(n);
+      else for (const c of g.classes[k]!) (entering.get(n) ?? entering.set(n, new Set()).get(n)!).add(c);
+    }
+  }
+  // Witnesses past the blocks, and what they pass.
+  const passed = new Set<number>();
+  const opened = new Set<number>();
+  const isolated = new Set<number>();
+  for (const [i, r] of members.entries()) {
+    const g = graphs[i]!;
+    if (reqs[r]!.kind === 'isolation') {
+      g.node.forEach((n, k) => {
+        if (parts.has(n)) for (const c of g.classes[k]!) isolated.add(pair(n, c));
+      });
+      continue;
+    }
+    // Past the firewalls of `parts` as little as it can: through one that passes nothing yet costs most (it would
+    // need a rule), then a class not yet passed there; one passing nothing stays a block (no rule).
+    const cost = (k: number) => {
+      const n = g.node[k]!;
+      if (stopsAt(net, model, (m) => blocks.has(m), n, g.classes[k]!)) return Infinity;
+      if (!parts.has(n)) return 0;
+      if (!opened.has(n)) return 2 * WALK_STEP;
+      return g.classes[k]!.every((c) => passed.has(pair(n, c))) ? 0 : WALK_STEP;
+    };
+    const run = cheapestWalk(g, cost);
+    if (!run) return undefined;
+    for (const k of run) {
+      const n = g.node[k]!;
+      if (parts.has(n)) opened.add(n);
+      for (const c of g.classes[k]!) passed.add(pair(n, c));
+    }
+  }
+  const drops = new Map<number, Map<number, boolean>>();
+  const whitelist = new Map<number, boolean>();
+  for (const n of [...blocks, ...parts].sort((a, b) => a - b)) {
+    const classes = [...(entering.get(n) ?? [])].sort((a, b) => a - b);
+    const given = net[n]!.defaultAction;
+    const d = new Map<number, boolean>();
+    if (blocks.has(n)) {
+      for (const c of classes) d.set(c, true);
+      whitelist.set(n, given !== 'ALLOW');
+    } else {
+      if (classes.some((c) => passed.has(pair(n, c)) && isolated.has(pair(n, c)))) return undefined;
+      const passing = classes.filter((c) => passed.has(pair(n, c))).length;
+      const dropping = classes.filter((c) => isolated.has(pair(n, c))).length;
+      const deny = given === 'DENY' || (given === undefined && passing <= dropping);
+      for (const c of classes) d.set(c, deny ? !passed.has(pair(n, c)) : isolated.has(pair(n, c)));
+      whitelist.set(n, deny);
+    }
+    used.add(n);
+    drops.set(n, d);
+  }
+  // Checked over the state graphs whatever the construction meant.
+  const dropsAt = (n: number, c: number) =>
+    used.has(n) && (drops.get(n)?.get(c) ?? (!net[n]!.configurable && firstMatchDrops(net[n]!, model.classes[c]!)));
+  for (const [i, r] of members.entries()) {
+    const g = graphs[i]!;
+    const isolation = reqs[r]!.kind === 'isolation';
+    const stops = (k: number) => {
+      const dropped = g.classes[k]!.map((c) => isDecision(net[g.node[k]!]!) && dropsAt(g.node[k]!, c));
+      return isolation ? dropped.length > 0 && dropped.every(Boolean) : dropped.some(Boolean);
+    };
+    if ((stateWalk(g, stops) === undefined) !== isolation) return undefined;
+  }
+  return { used, drops, whitelist };
 }
 
 /**
