@@ -197,12 +197,21 @@ const CONFIGURATION_KINDS = [
   elem('mailserver', named('mailserver')),
   elem(
     'nat',
-    obj('nat', 'nat', [
-      list('source', 'string', { required: true }),
-      // nfv extension (docs/SEMANTICS.md, "Port forwards"): with a forward table, what comes to the NAT's address
-      // from outside goes to the first entry's host (and port) only, or is delivered to the NAT itself.
-      list('forward', ForwardType),
-    ]),
+    obj(
+      'nat',
+      'nat',
+      [
+        list('source', 'string'),
+        // nfv extension (docs/SEMANTICS.md, "Port forwards"): with a forward table, what comes to the NAT's address
+        // from outside goes to the first entry's host (and port) only, or is delivered to the NAT itself.
+        list('forward', ForwardType),
+      ],
+      (v, report) => {
+        // A NAT that only forwards hides no network; one without a table hides at least one.
+        const none = (k: string) => !Array.isArray(v[k]) || (v[k] as unknown[]).length === 0;
+        if (none('source') && none('forward')) report.add('source', 'at least one item is required');
+      },
+    ),
   ),
   elem('vpnaccess', obj('vpnaccess', 'vpnaccess', [attr('vpnexit', 'string', { required: true })])),
   elem('vpnexit', obj('vpnexit', 'vpnexit', [attr('vpnaccess', 'string', { required: true })])),
