@@ -247,10 +247,15 @@ export function readNat(
         refuse(l, `-j ${l.target} after filtering: the model's NAT translates sources to ${address} only`);
         continue;
       }
-      if (l.toPorts !== undefined) {
+      // A source port already in the range is kept (no clash: conntrack's); the others the kernel moves into it.
+      const moved = /^(\d{1,5})[-:](\d{1,5})$/.exec(l.toPorts ?? '');
+      if (l.toPorts !== undefined && (!moved || Number(moved[1]) >= Number(moved[2]) || Number(moved[2]) > 65535)) {
         refuse(l, `--to-ports ${l.toPorts}: the kernel moves source ports there; the model's NAT keeps ports`);
         continue;
       }
+      const ports = moved
+        ? `; source ports outside ${moved[1]}-${moved[2]} the kernel moves into it, the model keeps`
+        : '';
       if (!l.source || l.source.negated) {
         refuse(
           l,
@@ -274,7 +279,8 @@ export function readNat(
         l.where,
         `${as}: ` +
           `the NAT node hides ${l.source.value}; it translates every packet from there to outside what it hides` +
-          (conditions ? `, not only those of this line${conditions}` : ''),
+          (conditions ? `, not only those of this line${conditions}` : '') +
+          ports,
       );
     }
   }

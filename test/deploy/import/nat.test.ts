@@ -98,8 +98,8 @@ t.test('what the NAT node cannot say is refused, naming the line', async (t) => 
     ],
     ['-A POSTROUTING -s 10.0.0.0/8 -j SNAT --to-source 198.51.100.2\n', /r:4: -j SNAT --to-source 198\.51\.100\.2/],
     [
-      '-A POSTROUTING -s 10.0.0.0/8 -p tcp -j MASQUERADE --to-ports 1024-65535\n',
-      /r:4: --to-ports 1024-65535: the kernel moves source ports/,
+      '-A POSTROUTING -s 10.0.0.0/8 -p tcp -j MASQUERADE --to-ports 5000\n',
+      /r:4: --to-ports 5000: the kernel moves source ports/,
     ],
     ['-A POSTROUTING -o eth0 -j MASQUERADE\n', /r:4: -j MASQUERADE without -s/],
   ];
@@ -196,6 +196,8 @@ interface Tally {
   noDestination: number;
   inside: number;
   translated: number;
+  /** Of those, sent on by the forward table (the rest: sources translated). */
+  forwarded: number;
   wrong: string[];
 }
 
@@ -245,7 +247,7 @@ function compare(r: Router, node: Node, t: Pick<Tally, 'sources' | 'forwards'>, 
     }
     if (!sent) return say(null, 'to N, no forward: delivered to the router');
     const [to, port] = sent;
-    if (seen) tally.translated++;
+    if (seen) [tally.translated, tally.forwarded] = [tally.translated + 1, tally.forwarded + 1];
     return say(allowed(src, to, port) ? [src, to, sport, port] : null, `forwarded to ${to}:${port}`);
   }
   if (dst === r.nat) return say(null, 'to the NAT from what it hides: delivered there');
@@ -294,7 +296,16 @@ async function kernelCheck(t: typeof import('tap'), r: Router): Promise<Tally> {
   t.equal(run.code, 0, `the probe ran${run.stderr ? `: ${run.stderr.trim()}` : ''}`);
   const seen = JSON.parse(run.stdout || '[]') as Seen[];
   t.equal(seen.length, r.packets.length, 'one answer per packet');
-  const tally: Tally = { sources, forwards, exact: 0, noDestination: 0, inside: 0, translated: 0, wrong: [] };
+  const tally: Tally = {
+    sources,
+    forwards,
+    exact: 0,
+    noDestination: 0,
+    inside: 0,
+    translated: 0,
+    forwarded: 0,
+    wrong: [],
+  };
   r.packets.forEach((p, k) => compare(r, node, tally, p, seen[k] ?? null, tally));
   t.same(tally.wrong.slice(0, 10), [], `${r.file}: the kernel decides each packet as the model does`);
   return tally;
@@ -353,10 +364,79 @@ t.test('the real dump: the kernel decides 3,000 packets with their translations 
   t.ok(tally.exact >= 2500, `${tally.exact} packets as the model says (${tally.translated} of them translated)`);
   t.ok(tally.translated >= 200, 'port forwards and masquerading both seen');
   t.comment(
-    `medium-sized-company: ${tally.exact} exact (${tally.translated} translated), ${tally.inside} from inside to ` +
+    `medium-sized-company: ${tally.exact} exact (${tally.translated} translated, ${tally.forwarded} by a forward), ` +
+      `${tally.inside} from inside to ` +
       `N, ${tally.noDestination} translated although not to N (no -d)`,
   );
 });
+
+/**
+ * The second public dump with port forwards: a Docker and Rancher host (pastebin.rules), forwards of four ports to
+ * two hosts, one moved (13001 to 8080), the Docker chain's own forwards of the same ports shadowed, MASQUERADE with
+ * `--to-ports 1024-65535` (the probe's source ports are in the range). Its inside: docker0, both container networks.
+ */
+t.test(
+  'the Docker host dump: the kernel decides 2,000 packets with their translations as the model does',
+  async (t) => {
+    if (kernelWhy) return t.skip(kernelWhy);
+    const text = await fixture('iptables/real/pastebin.rules');
+    const { rnd, pick, int } = generator(4747);
+    const nat = '198.51.100.47';
+    const inside = () =>
+      pick([
+        '10.42.125.17',
+        '10.42.165.214',
+        '172.17.0.1',
+        `10.42.${int(0, 255)}.${int(1, 254)}`,
+        `172.17.0.${int(2, 254)}`,
+      ]);
+    const outside = () => pick(['213.1.221.154', `${pick([8, 45, 91])}.${int(0, 255)}.${int(0, 255)}.${int(1, 254)}`]);
+    const port = () => pick([4500, 500, 13001, 50001, 8080, 13000, 13002, 22, int(1, 65535)]);
+    const packets: Sent[] = [];
+    while (packets.length < 2000) {
+      const proto = pick([6, 6, 17, 17, 50]);
+      const x = rnd();
+      if (x < 0.4) {
+        const forward = pick<[number, number]>([
+          [17, 4500],
+          [17, 500],
+          [6, 13001],
+          [6, 50001],
+          [proto, port()],
+        ]);
+        packets.push([forward[0], outside(), nat, int(1024, 65535), forward[1], 'out']);
+      } else if (x < 0.55) packets.push([proto, outside(), inside(), int(1024, 65535), port(), 'out']);
+      else if (x < 0.95) packets.push([proto, inside(), outside(), int(1024, 65535), port(), 'in']);
+      else packets.push([proto, inside(), nat, int(1024, 65535), port(), 'in']);
+    }
+    const tally = await kernelCheck(t, {
+      file: 'pastebin.rules',
+      text,
+      wan: 'eth0',
+      lan: 'docker0',
+      nat,
+      inside: ['172.17.0.0/16', '10.42.0.0/16'],
+      iface: ['docker0=172.17.0.0/16,10.42.0.0/16'],
+      // Its DNAT lines have no -d but -m addrtype --dst-type LOCAL: the router's own addresses, which the probe never
+      // sends to but N.
+      forward: () => undefined,
+      anyDestination: false,
+      packets,
+    });
+    t.same(tally.forwards, [
+      { protocol: 'UDP', dstPort: '4500', to: '10.42.125.17', toPort: '4500' },
+      { protocol: 'UDP', dstPort: '500', to: '10.42.125.17', toPort: '500' },
+      { protocol: 'TCP', dstPort: '13001', to: '10.42.165.214', toPort: '8080' },
+      { protocol: 'TCP', dstPort: '50001', to: '10.42.165.214', toPort: '50001' },
+    ]);
+    t.equal(tally.exact + tally.inside, packets.length, 'every packet exact or documented');
+    t.ok(tally.translated >= 300, `${tally.translated} translated`);
+    t.comment(
+      `pastebin: ${tally.exact} exact (${tally.translated} translated, ${tally.forwarded} by a forward), ` +
+        `${tally.inside} from inside to N`,
+    );
+  },
+);
 
 /**
  * A generated router: forwards to several hosts (some through a user chain), single ports moved to others, port
@@ -461,12 +541,13 @@ function generatedRouter(seed: number, count: number): Router {
 
 t.test('generated routers: the kernel decides 5,000 packets with their translations as the model does', async (t) => {
   if (kernelWhy) return t.skip(kernelWhy);
-  let [exact, translated, inside, sent] = [0, 0, 0, 0];
+  let [exact, translated, inside, sent, forwarded] = [0, 0, 0, 0, 0];
   const kinds = { hosts: false, moved: false, redirect: false };
   for (const seed of [1, 2, 3, 4, 5]) {
     const r = generatedRouter(seed, 1000);
     const tally = await kernelCheck(t, r);
     t.equal(tally.noDestination, 0, `${r.file}: every DNAT line has -d`);
+    forwarded += tally.forwarded;
     kinds.hosts ||= new Set(tally.forwards.map((f) => f.to)).size > 1;
     kinds.moved ||= tally.forwards.some((f) => f.toPort !== undefined && f.toPort !== f.dstPort);
     kinds.redirect ||= r.text.includes('-j REDIRECT');
@@ -478,14 +559,19 @@ t.test('generated routers: the kernel decides 5,000 packets with their translati
       sent + r.packets.length,
     ];
     t.comment(
-      `${r.file}: ${tally.exact} exact (${tally.translated} translated), ${tally.inside} from inside to N ` +
+      `${r.file}: ${tally.exact} exact (${tally.translated} translated, ${tally.forwarded} by a forward), ` +
+        `${tally.inside} from inside to N ` +
         `(the table does not read -i), ${tally.forwards.length} forward table entries`,
     );
   }
   t.ok(kinds.hosts, 'a router forwards to several hosts');
   t.ok(kinds.moved, 'a forward moves the port');
   t.ok(kinds.redirect, 'a router redirects ports to itself');
-  t.comment(`generated routers: ${exact} of ${sent} exact (${translated} translated), ${inside} from inside to N`);
+  t.comment(
+    `generated routers: ${exact} of ${sent} exact (${translated} translated, ${forwarded} by a forward), ` +
+      `${inside} from inside to N`,
+  );
+  t.ok(forwarded >= 300, 'packets the forward table sends on, and the filter lets through');
   t.ok(exact >= 4500, `${exact} packets as the model says, ${translated} of them translated`);
   t.ok(translated >= 500, 'forwards and masquerading both seen');
 });
@@ -576,6 +662,9 @@ t.test(
     t.ok(tally.exact >= 800, `${tally.exact} packets as the model says (${tally.translated} translated)`);
     t.ok(tally.translated >= 100, 'forwards and masquerading both seen');
     t.equal(tally.exact + tally.inside, packets.length, 'every packet exact or documented');
-    t.comment(`router.nft: ${tally.exact} exact (${tally.translated} translated), ${tally.inside} from inside to N`);
+    t.comment(
+      `router.nft: ${tally.exact} exact (${tally.translated} translated, ${tally.forwarded} by a forward), ` +
+        `${tally.inside} from inside to N`,
+    );
   },
 );
