@@ -4,7 +4,7 @@
  */
 import { quote } from './errors.js';
 import { nameProblem } from './ids.js';
-import { PORT_HINT, parsePorts, portsProblem, ruleAddressProblem } from './address.js';
+import { ADDRESS_HINT, PORT_HINT, parseAddress, parsePorts, portsProblem, ruleAddressProblem } from './address.js';
 import {
   enumType,
   type FieldSpec,
@@ -134,6 +134,29 @@ export const ElementsType = obj(
   },
 );
 
+/** A port forward of a NAT node: packets of this protocol and destination port go to `to` (and `toPort`). */
+export const ForwardType = obj(
+  'forward',
+  'forward',
+  [
+    attr('protocol', L4ProtoEnum),
+    attr('dstPort', 'string', { xml: 'dst_port' }),
+    attr('to', 'string', { required: true }),
+    attr('toPort', 'string', { xml: 'to_port' }),
+  ],
+  (v, report) => {
+    if (parseAddress(String(v.to)) === undefined) report.add('to', `${quote(v.to)} ${ADDRESS_HINT}`);
+    checkPorts(v, report, [['dstPort', 'dst_port']], 'protocol');
+    if (typeof v.toPort === 'string') {
+      const range = parsePorts(v.toPort);
+      if (!range || range.lo !== range.hi || v.toPort.trim() === '*')
+        report.add('to_port', `${quote(v.toPort)} is not one port (0-65535)`);
+      else if (v.protocol !== 'TCP' && v.protocol !== 'UDP')
+        report.add('to_port', `${quote(v.toPort)}: a port changes for TCP or UDP only (give protocol TCP or UDP)`);
+    }
+  },
+);
+
 export const FirewallType = obj('firewall', 'firewall', [
   list('elements', ElementsType),
   attr('defaultAction', ActionEnum),
@@ -172,7 +195,24 @@ const CONFIGURATION_KINDS = [
   ),
   elem('mailclient', obj('mailclient', 'mailclient', [attr('mailserver', 'string', { required: true })])),
   elem('mailserver', named('mailserver')),
-  elem('nat', obj('nat', 'nat', [list('source', 'string', { required: true })])),
+  elem(
+    'nat',
+    obj(
+      'nat',
+      'nat',
+      [
+        list('source', 'string'),
+        // nfv extension (docs/SEMANTICS.md, "Port forwards"): with a forward table, what comes to the NAT's address
+        // from outside goes to the first entry's host (and port) only, or is delivered to the NAT itself.
+        list('forward', ForwardType),
+      ],
+      (v, report) => {
+        // A NAT that only forwards hides no network; one without a table hides at least one.
+        const none = (k: string) => !Array.isArray(v[k]) || (v[k] as unknown[]).length === 0;
+        if (none('source') && none('forward')) report.add('source', 'at least one item is required');
+      },
+    ),
+  ),
   elem('vpnaccess', obj('vpnaccess', 'vpnaccess', [attr('vpnexit', 'string', { required: true })])),
   elem('vpnexit', obj('vpnexit', 'vpnexit', [attr('vpnaccess', 'string', { required: true })])),
   elem('webclient', obj('webclient', 'webclient', [attr('nameWebServer', 'string', { required: true })])),

@@ -42,8 +42,8 @@ export const READING_FIELDS: readonly ReadingField[] = [
     field: 'natAddress',
     flag: '--nat-address <address>',
     help:
-      "the router's outside address: DNAT, SNAT and MASQUERADE become a NAT node of that name outside the " +
-      'firewall (import --into: a neighbour of the firewall node)',
+      "the router's outside address: DNAT and REDIRECT become the forward table, SNAT and MASQUERADE the hidden " +
+      'networks, of a NAT node of that name outside the firewall (import --into: a neighbour of the firewall node)',
     kind: 'string',
   },
   {

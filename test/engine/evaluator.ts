@@ -11,7 +11,10 @@
  * - end hosts never forward; FIREWALL applies its rules first match in order (a rule without action denies, no match
  *   means the default action, DENY when absent);
  * - NAT with address N hiding the patterns P: from P to outside P (not N) the source becomes N; from outside P to N
- *   the destination becomes each pattern of P; between two of P unchanged; from P to N delivered there;
+ *   the destination becomes each pattern of P; between two of P unchanged; from P to N delivered there; with a
+ *   forward table (docs/SEMANTICS.md, "Port forwards"), from outside P to N the first entry matching the packet's
+ *   protocol and destination port sets its destination to the entry's host (and its destination port to the
+ *   entry's port, if given), and a packet no entry matches is delivered to N;
  * - every other node forwards unchanged, except packets addressed to it (its name as an address pattern), which are
  *   delivered there and leave the path.
  * Traffic of a requirement: its source and destination addresses, ports and protocol, and the same addressed to each

@@ -1,6 +1,6 @@
 /**
  * The packet semantics the evaluators share (test code; nothing of src/engine): packets as boxes, what each kind
- * of node does to them, the simple paths of a requirement and what arrives along one. `evaluator.ts` (every simple
+ * of node does to them (a NAT's forward table too), the simple paths of a requirement and what arrives along one. `evaluator.ts` (every simple
  * path) and `evaluator-pathfree.ts` (no path listed) decide requirements with it; see evaluator.ts for the meaning.
  */
 import type { Node, Property } from '../../src/model/types.js';
@@ -169,8 +169,20 @@ export function behave(node: Node, region: Box[], firewalls: boolean): Box[] {
       }
       out.push(...outward.map((b) => set(b, SRC, own)));
       // From elsewhere: to the NAT (not from the NAT itself) turned towards each hidden network; the rest unchanged.
-      const inbound = minus(within(rest, toNat), addressed(own, SRC));
-      for (const b of inbound) for (const p of hidden) out.push(set(b, DST, p));
+      let inbound = minus(within(rest, toNat), addressed(own, SRC));
+      const forward = node.configuration?.nat?.forward;
+      if (!forward) for (const b of inbound) for (const p of hidden) out.push(set(b, DST, p));
+      // A forward table: the first entry a packet matches (protocol, destination port) sends it to the entry's
+      // host, with the entry's port if it has one; a packet no entry matches is delivered to the NAT.
+      for (const f of forward ?? []) {
+        let match = set(everything(), PROTO, [protocolsOf(f.protocol, undefined, f.dstPort)]);
+        match = set(match, DPORT, [ports(f.dstPort)]);
+        for (const b of within(inbound, match)) {
+          const sent = set(b, DST, octets(f.to)!);
+          out.push(f.toPort === undefined ? sent : set(sent, DPORT, [ports(f.toPort)]));
+        }
+        inbound = minus(inbound, match);
+      }
       out.push(...minus(rest, toNat));
     }
     return out;

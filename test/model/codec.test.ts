@@ -260,3 +260,36 @@ t.test('an /adp envelope is unwrapped on input and written in both formats', asy
     /<error status="404">gone<\/error>/,
   );
 });
+
+t.test("a NAT's forward table: XML attributes, JSON fields, each checked naming the field", async (t) => {
+  const forward = '<forward protocol="TCP" dst_port="80" to="10.0.0.2" to_port="8080"/>';
+  const xml = (nat: string) =>
+    `<NFV><graphs><graph id="0"><node name="198.51.100.1" functional_type="NAT"><neighbour name="1.0.0.1"/>` +
+    `<configuration name="n"><nat>${nat}</nat></configuration></node>` +
+    `<node name="1.0.0.1" functional_type="WEBCLIENT"><neighbour name="198.51.100.1"/>` +
+    `<configuration name="c"><webclient nameWebServer="x"/></configuration></node></graph></graphs>` +
+    `<PropertyDefinition><Property name="IsolationProperty" graph="0" src="1.0.0.1" dst="198.51.100.1"/>` +
+    `</PropertyDefinition></NFV>`;
+  const nfv = decodeDocument(NfvType, xml(forward)) as NFV;
+  const nat = nfv.graphs.graph![0]!.node[0]!.configuration!.nat;
+  t.same(nat, { forward: [{ protocol: 'TCP', dstPort: '80', to: '10.0.0.2', toPort: '8080' }] }, 'no source needed');
+  t.match(encodeDocument(NfvType, nfv, 'xml'), forward, 'written back as read');
+  t.same((decodeDocument(NfvType, encodeDocument(NfvType, nfv, 'json')) as NFV).graphs, nfv.graphs, 'JSON too');
+  const refused = (text: string) => t.throws(() => decodeDocument(NfvType, text));
+  const message = (text: string) => {
+    try {
+      decodeDocument(NfvType, text);
+    } catch (e) {
+      return (e as NfvError).message;
+    }
+    return '';
+  };
+  refused(xml(forward.replace('8080', '80-90')));
+  t.equal(
+    message(xml(forward.replace('8080', '80-90'))),
+    'nfv.graphs.graph[0].node[0].configuration.nat.forward[0].to_port: "80-90" is not one port (0-65535)',
+  );
+  t.match(message(xml(forward.replace('TCP', 'ANY'))), /to_port: "8080": a port changes for TCP or UDP only/);
+  t.match(message(xml(forward.replace('10.0.0.2', '10.0.0'))), /forward\[0\]\.to: "10\.0\.0" is not an IPv4/);
+  t.equal(message(xml('')), 'nfv.graphs.graph[0].node[0].configuration.nat.source: at least one item is required');
+});

@@ -117,10 +117,16 @@ t.test('a router with a port forward: simulate answers through it, reconfigure c
   t.same(answer.nat, {
     name: NAT,
     functionalType: 'NAT',
-    configuration: { name: 'iptables router.v4 nat', nat: { source: [SERVER, '10.0.9.-1'] } },
+    configuration: {
+      name: 'iptables router.v4 nat',
+      nat: { source: ['10.0.9.-1'], forward: [{ protocol: 'TCP', dstPort: '443', to: SERVER }] },
+    },
   });
   const doc = JSON.parse(answer.document!) as NFV;
-  t.same(nodeOf(doc, NAT).configuration, { name: 'router nat', nat: { source: [SERVER, '10.0.9.-1'] } });
+  t.same(nodeOf(doc, NAT).configuration, {
+    name: 'router nat',
+    nat: { source: ['10.0.9.-1'], forward: [{ protocol: 'TCP', dstPort: '443', to: SERVER }] },
+  });
   t.equal(nodeOf(doc, FW).configuration!.firewall!.elements!.length, 2, 'the filter: two rules');
 
   const verified = await invoke(simulationsRun, ws, {

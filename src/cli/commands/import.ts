@@ -24,6 +24,11 @@ interface ImportOptions {
   report?: string;
 }
 
+/** One forward table entry as the summary says it: `tcp/80 to 10.0.0.2:8080`. */
+const forwardText = (f: { protocol?: string; dstPort?: string; to: string; toPort?: string }) =>
+  `${(f.protocol ?? 'ANY').toLowerCase()}${f.dstPort ? `/${f.dstPort}` : ''} to ${f.to}` +
+  (f.toPort ? `:${f.toPort}` : '');
+
 function summary(a: ImportAnswer): string {
   const r = a.report;
   const counts = Object.entries(r.counts)
@@ -32,7 +37,10 @@ function summary(a: ImportAnswer): string {
     .join(', ');
   const rules = a.node.configuration?.firewall?.elements?.length ?? 0;
   const reached = `${plural(r.lines.length, 'line')} reached (${counts || 'none'})`;
-  const nat = a.nat ? `; NAT node ${a.nat.name} hides ${a.nat.configuration!.nat!.source.join(', ')}` : '';
+  const n = a.nat?.configuration?.nat;
+  const hides = n?.source?.length ? ` hides ${n.source.join(', ')}` : '';
+  const forwards = n?.forward?.length ? `${hides ? ',' : ''} forwards ${n.forward.map(forwardText).join(', ')}` : '';
+  const nat = a.nat ? `; NAT node ${a.nat.name}${hides}${forwards}` : '';
   return `${r.file}: ${r.chain}, ${reached}; ${plural(rules, 'nfv rule')}, default ${r.defaultAction}${nat}`;
 }
 

@@ -270,6 +270,9 @@ export function planEmulation(
     if (n.functionalType === 'NAT')
       for (const source of n.configuration?.nat?.source ?? [])
         if (!parseAddress(source)) throw refuse(`NAT ${n.name}: source ${quote(source)} is not an address pattern`);
+    // The probes' walk translates addresses only; a forward table moves ports and chooses per port (not done yet).
+    if (n.functionalType === 'NAT' && n.configuration?.nat?.forward?.length)
+      throw refuse(`NAT ${n.name} has a forward table; emulate renders address-only NATs`);
     if (n.functionalType === 'FIREWALL' && !n.configuration?.firewall)
       throw refuse(`firewall ${n.name} has no rules to deploy (emulate the result of nfv simulate)`);
   }

@@ -297,8 +297,9 @@ export function importedNode(
 
 /**
  * The NAT node of an import with --nat-address (docs/SEMANTICS.md, "Port forwards and masquerading"): named by the
- * router's outside address, hiding the DNAT targets and the translated source networks. It goes on the outside of
- * the firewall node: what comes from outside is translated before the filter, what goes out after it.
+ * router's outside address, with the forward table of its DNAT lines, hiding the translated source networks. It
+ * goes on the outside of the firewall node: what comes from outside is translated before the filter, what goes out
+ * after it.
  */
 export function importedNat(imported: Imported): Node | undefined {
   const nat = imported.report.nat;
@@ -308,7 +309,10 @@ export function importedNat(imported: Imported): Node | undefined {
     functionalType: 'NAT',
     configuration: {
       name: `${imported.report.format} ${imported.report.file} nat`.slice(0, 200),
-      nat: { source: [...nat.sources] },
+      nat: {
+        ...(nat.sources.length ? { source: [...nat.sources] } : {}),
+        ...(nat.forwards.length ? { forward: nat.forwards.map(({ where: _, ...f }) => f) } : {}),
+      },
     },
   };
 }

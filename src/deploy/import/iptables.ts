@@ -856,7 +856,12 @@ function conditionsOf(text: string): string {
   const out: string[] = [];
   for (let k = 0; k < w.length; k++) {
     const x = w[k]!;
-    if (['-A', '-I', '-s', '--source', '-d', '--destination', '-j', '-g'].includes(x)) {
+    // -p and the destination ports are the forward table's own (nat.ts); so are the modules that read ports.
+    if (x === '-m' && /^(tcp|udp|multiport)$/.test(w[k + 1] ?? '')) k++;
+    else if (
+      ['-A', '-I', '-s', '--source', '-d', '--destination', '-j', '-g', '-p', '--protocol'].includes(x) ||
+      /^--(dport|destination-port|dports|destination-ports)$/.test(x)
+    ) {
       if (w[k - 1] === '!') out.pop();
       k++;
       if (x === '-I' && /^\d+$/.test(w[k + 1] ?? '')) k++;
@@ -886,7 +891,13 @@ function natNode(chains: Map<string, LiveChain>, address: string, notes: string[
       if (target && NAT_TARGETS.has(target)) {
         checked.push(r);
         byWhere.set(r.where, r);
-        const dport = /(?:^|\s)(!\s+)?--(?:dport|destination-port)\s+(\d+)(?:\s|$)/.exec(r.text);
+        const dport = optionOf(r.text, ['--dport', '--destination-port', '--dports', '--destination-ports']);
+        const protocol = optionOf(r.text, ['-p', '--protocol']);
+        // `A`, `A:B`, `:B`, `A:` and (multiport) lists of them; a port that is no number is NaN, refused by nat.ts.
+        const ranges = dport?.value.split(',').map((x): [number, number] => {
+          const [a = '', b = a] = x.split(':');
+          return [a === '' ? 0 : Number(a), b === '' ? 65535 : Number(b)];
+        });
         const rest = conditionsOf(r.text);
         const to = optionOf(r.text, ['--to-destination', '--to-source', '--to'])?.value;
         const toPorts = optionOf(r.text, ['--to-ports'])?.value;
@@ -901,7 +912,8 @@ function natNode(chains: Map<string, LiveChain>, address: string, notes: string[
           ...(source ? { source } : {}),
           ...(to === undefined ? {} : { to }),
           ...(toPorts === undefined ? {} : { toPorts }),
-          ...(dport && !dport[1] ? { dport: Number(dport[2]) } : {}),
+          ...(protocol ? { protocol } : {}),
+          ...(dport && ranges ? { dports: { ranges, negated: dport.negated } } : {}),
           conditions: [...(rest ? [rest] : []), ...through.map((j) => `reached through ${j}`)],
         });
       } else if (r.verdict.kind === 'return' || r.verdict.kind === 'accept') {

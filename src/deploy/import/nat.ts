@@ -1,20 +1,31 @@
 /**
  * A router's translations as the model's NAT node (docs/SEMANTICS.md, "Port forwards and masquerading"): with
- * `--nat-address N`, the nat table's DNAT lines (PREROUTING, before the filter) and SNAT / MASQUERADE lines
- * (POSTROUTING, after it) become one NAT node N on the outside of the imported firewall, hiding the DNAT targets and
- * the translated source networks. What the model's NAT cannot say (ranges, port changes, REDIRECT, an address other
- * than N) is refused, naming the line; what it says more broadly than the kernel does is said on the line.
+ * `--nat-address N`, the nat table's DNAT and REDIRECT lines (PREROUTING, before the filter) become the node's
+ * forward table, first match as the kernel reads them, and its SNAT / MASQUERADE lines (POSTROUTING, after it) the
+ * source networks it hides. What the node cannot say (address ranges, a port range moved, an address other than
+ * N) is refused, naming the line; what it says more broadly than the kernel does is said on the line.
  */
 import { parseAddress } from '../../model/address.js';
 import { badRequest } from '../../model/errors.js';
 
-/** What the NAT node is: its address and the patterns it hides, with the lines they came from. */
+/** One entry of the NAT node's forward table (model: resources.ts ForwardType), with the line it came from. */
+export interface NatForward {
+  where: string;
+  protocol: 'TCP' | 'UDP' | 'OTHER' | 'ANY';
+  /** `A` or `A-B`; absent: every port. */
+  dstPort?: string;
+  to: string;
+  /** The port the packet gets; absent: kept. */
+  toPort?: string;
+}
+
+/** What the NAT node is: its address, its forward table and the patterns it hides, with the lines they came from. */
 export interface NatReading {
   address: string;
-  /** Octet patterns, each once, in the order the lines give them (DNAT targets, then source networks). */
+  /** Octet patterns of the translated source networks, each once, in the order the lines give them. */
   sources: string[];
-  /** Each translating line read, and what it became. */
-  forwards: { where: string; to: string }[];
+  /** The forward table, first match: DNAT lines in the order the kernel meets them, less what a REDIRECT took. */
+  forwards: NatForward[];
   masquerades: { where: string; hides: string[] }[];
 }
 
@@ -34,8 +45,10 @@ export interface NatLine {
   to?: string;
   /** `--to-ports` (MASQUERADE, REDIRECT) as written. */
   toPorts?: string;
-  /** The destination ports the line matches, when a single port (for `--to-destination A:P`). */
-  dport?: number;
+  /** `-p` / the protocol of an nft port match, as written (tcp, udp, 6, ...). */
+  protocol?: { value: string; negated: boolean };
+  /** The destination port ranges the line matches (`--dport`, `--dports`, nft `th dport`), when it names some. */
+  dports?: { ranges: [number, number][]; negated: boolean };
   /** Conditions of the line other than -s / -d, said in the report: the model's NAT does not read them. */
   conditions: string[];
 }
@@ -73,6 +86,69 @@ export function prefixPatterns(prefix: string): string[] | undefined {
   return Array.from({ length: count }, (_, k) => [...head, o[full]! + k, ...tail].join('.'));
 }
 
+type Proto = 'TCP' | 'UDP' | 'OTHER';
+/** The packets a forwarding line matches: its protocols and destination port ranges (0-65535: any). */
+interface Match {
+  protocols: Proto[];
+  ranges: [number, number][];
+}
+const ALL_PORTS: [number, number][] = [[0, 65535]];
+
+/** The protocols and ports of a DNAT or REDIRECT line, or why the forward table cannot hold them. */
+function forwardMatch(l: NatLine): Match | string {
+  if (l.protocol?.negated) return `! -p ${l.protocol.value}: the forward table names the protocols it takes`;
+  if (l.dports?.negated) return `! --dport: the forward table names the ports it takes`;
+  if (l.dports?.ranges.some(([a, b]) => !(a >= 0 && a <= b && b <= 65535)))
+    return `destination ports: not port ranges within 0-65535`;
+  const p = (l.protocol?.value ?? 'all').toLowerCase();
+  const protocols: Proto[] =
+    p === 'tcp' || p === '6'
+      ? ['TCP']
+      : p === 'udp' || p === '17'
+        ? ['UDP']
+        : p === 'all' || p === '0'
+          ? []
+          : ['OTHER'];
+  if (protocols[0] === 'OTHER' && l.dports) return `-p ${p} with ports: the model's ports are TCP's and UDP's`;
+  if (!protocols.length) protocols.push(...(l.dports ? (['TCP', 'UDP'] as const) : (['TCP', 'UDP', 'OTHER'] as const)));
+  return { protocols, ranges: l.dports ? l.dports.ranges : ALL_PORTS };
+}
+
+const rangeText = ([a, b]: [number, number]) => (a === b ? `${a}` : `${a}-${b}`);
+const describe = (m: Match) =>
+  `${m.protocols.join('/').toLowerCase()}${m.ranges === ALL_PORTS ? '' : ` port ${m.ranges.map(rangeText).join(',')}`}`;
+
+/** Ranges less one range. */
+function less(ranges: [number, number][], [a, b]: [number, number]): [number, number][] {
+  return ranges.flatMap(([lo, hi]): [number, number][] => {
+    if (b < lo || a > hi) return [[lo, hi]];
+    const out: [number, number][] = [];
+    if (lo < a) out.push([lo, a - 1]);
+    if (hi > b) out.push([b + 1, hi]);
+    return out;
+  });
+}
+
+/**
+ * The forward table entries of a line: its packets less those earlier lines took (first match), which it takes in
+ * turn. One entry for the whole line where nothing earlier overlaps it, else one per protocol and range left.
+ */
+function claim(taken: Record<Proto, [number, number][]>, m: Match): Omit<NatForward, 'where' | 'to' | 'toPort'>[] {
+  const left = m.protocols.map((p) => ({
+    p,
+    ranges: taken[p].reduce((rs, r) => less(rs, r), p === 'OTHER' ? ALL_PORTS : m.ranges),
+  }));
+  const whole = left.every((x) => JSON.stringify(x.ranges) === JSON.stringify(x.p === 'OTHER' ? ALL_PORTS : m.ranges));
+  for (const p of m.protocols) taken[p].push(...(p === 'OTHER' ? ALL_PORTS : m.ranges));
+  const port = (r: [number, number]) => (r[0] === 0 && r[1] === 65535 ? {} : { dstPort: rangeText(r) });
+  if (whole) {
+    const protocol = m.protocols.length === 1 ? m.protocols[0]! : 'ANY';
+    // ANY with a port is TCP and UDP (docs/SEMANTICS.md); without one, every protocol.
+    return m.ranges.map((r) => ({ protocol, ...port(r) }));
+  }
+  return left.flatMap(({ p, ranges }) => ranges.map((r) => ({ protocol: p, ...port(r) })));
+}
+
 /** More patterns than this for one line would make the NAT node unreadable; such a line is refused. */
 const MAX_PATTERNS = 256;
 
@@ -102,54 +178,62 @@ export function readNat(
     const v = (x: number[]) => x.reduce((s, y) => s * 256 + y, 0);
     return Math.floor(v(a) / size) === Math.floor(v(b) / size);
   };
-  let target: { where: string; to: string } | undefined;
+  // What earlier lines took, per protocol: a later line's packets there met them first (REDIRECT: not forwarded).
+  const taken: Record<'TCP' | 'UDP' | 'OTHER', [number, number][]> = { TCP: [], UDP: [], OTHER: [] };
   for (const l of lines) {
     const conditions = l.conditions.length ? ` (${l.conditions.join(', ')})` : '';
     if (l.hook === 'PREROUTING') {
-      if (l.target === 'REDIRECT') {
-        refuse(l, `-j REDIRECT delivers to the router itself: the model's NAT forwards to the hosts it hides`);
-        continue;
-      }
-      if (l.target !== 'DNAT') {
+      if (l.target !== 'DNAT' && l.target !== 'REDIRECT') {
         refuse(l, `-j ${l.target} maps networks: the model's NAT forwards ${address} to single hosts`);
         continue;
       }
       if (l.destination && (l.destination.negated || !inPrefix(n, l.destination.value))) {
         refuse(
           l,
-          `-j DNAT for ${l.destination.negated ? '! ' : ''}${l.destination.value}: not --nat-address ${address}`,
+          `-j ${l.target} for ${l.destination.negated ? '! ' : ''}${l.destination.value}: not --nat-address ${address}`,
         );
         continue;
       }
-      const m = /^(\d{1,3}(?:\.\d{1,3}){3})(?::(\d+))?$/.exec(l.to ?? '');
-      if (!m || !octetsOf(m[1]!)) {
-        refuse(l, `--to-destination ${l.to ?? '(none)'}: the model's NAT forwards to one address (no range)`);
+      const matched = forwardMatch(l);
+      if (typeof matched === 'string') {
+        refuse(l, matched);
         continue;
       }
-      if (m[2] !== undefined && Number(m[2]) !== l.dport) {
-        refuse(
-          l,
-          `--to-destination ${l.to}: the port changes (${l.dport ?? 'several ports'} to ${m[2]}); ` +
-            "the model's NAT keeps ports",
-        );
-        continue;
+      let to: string | undefined;
+      let toPort: string | undefined;
+      if (l.target === 'DNAT') {
+        const m = /^(\d{1,3}(?:\.\d{1,3}){3})(?::(\d{1,5})(?:-(\d{1,5}))?)?$/.exec(l.to ?? '');
+        if (!m || !octetsOf(m[1]!)) {
+          refuse(l, `--to-destination ${l.to ?? '(none)'}: the model's NAT forwards to one address (no range)`);
+          continue;
+        }
+        to = m[1]!;
+        const [lo, hi] = [m[2], m[3] ?? m[2]].map((x) => (x === undefined ? undefined : Number(x)));
+        if (lo !== undefined && lo === hi) toPort = String(lo);
+        else if (lo !== undefined && !matched.ranges.every(([a, b]) => a >= lo && b <= hi!)) {
+          // The kernel keeps a port already in the range and moves the others to one it picks.
+          refuse(l, `--to-destination ${l.to}: a port range the line's ports are not all in; the kernel picks one`);
+          continue;
+        }
+        if (toPort !== undefined && matched.protocols.includes('OTHER')) {
+          refuse(l, `--to-destination ${l.to}: a port for packets without one (give -p tcp or -p udp)`);
+          continue;
+        }
       }
-      // The model's NAT sends every packet to N on to each host it hides: one target keeps that a port forward.
-      if (target && target.to !== m[1]) {
-        refuse(
-          l,
-          `-j DNAT to ${m[1]}, where ${target.where} forwards to ${target.to}: the model's NAT sends what comes to ` +
-            `${address} to each host it hides, so one router forwards to one host`,
-        );
-        continue;
-      }
-      target = { where: l.where, to: m[1]! };
-      add(m[1]!);
-      nat.forwards.push({ where: l.where, to: m[1]! });
+      const entries = claim(taken, matched);
+      if (to !== undefined)
+        for (const e of entries)
+          nat.forwards.push({ where: l.where, ...e, to, ...(toPort === undefined ? {} : { toPort }) });
+      const what = describe(matched);
+      const shadowed = entries.length ? '' : ' (every packet of it taken by earlier lines)';
       said(
         l.where,
-        `port forward to ${m[1]}: the NAT node ${address} hides ${m[1]}; it sends every packet to ${address} from ` +
-          `outside there${conditions ? `, not only those of this line${conditions}` : ''}` +
+        (to === undefined
+          ? `redirect of ${what}${shadowed}: delivered to the router itself, the NAT node ${address}, ` +
+            'and forwarded nowhere'
+          : `port forward of ${what} to ${to}${toPort === undefined ? '' : `:${toPort}`}${shadowed}: the NAT node ` +
+            `${address} sends those packets from outside there`) +
+          (conditions ? `, not only those of this line${conditions}` : '') +
           (l.destination ? '' : `; no -d: read as to ${address}`),
       );
     } else {
@@ -163,10 +247,15 @@ export function readNat(
         refuse(l, `-j ${l.target} after filtering: the model's NAT translates sources to ${address} only`);
         continue;
       }
-      if (l.toPorts !== undefined) {
+      // A source port already in the range is kept (no clash: conntrack's); the others the kernel moves into it.
+      const moved = /^(\d{1,5})[-:](\d{1,5})$/.exec(l.toPorts ?? '');
+      if (l.toPorts !== undefined && (!moved || Number(moved[1]) >= Number(moved[2]) || Number(moved[2]) > 65535)) {
         refuse(l, `--to-ports ${l.toPorts}: the kernel moves source ports there; the model's NAT keeps ports`);
         continue;
       }
+      const ports = moved
+        ? `; source ports outside ${moved[1]}-${moved[2]} the kernel moves into it, the model keeps`
+        : '';
       if (!l.source || l.source.negated) {
         refuse(
           l,
@@ -190,11 +279,12 @@ export function readNat(
         l.where,
         `${as}: ` +
           `the NAT node hides ${l.source.value}; it translates every packet from there to outside what it hides` +
-          (conditions ? `, not only those of this line${conditions}` : ''),
+          (conditions ? `, not only those of this line${conditions}` : '') +
+          ports,
       );
     }
   }
-  if (!refusals.length && !sources.length)
+  if (!refusals.length && !sources.length && !lines.some((l) => l.hook === 'PREROUTING'))
     throw badRequest(
       `natAddress: no DNAT, SNAT or MASQUERADE line is reached; nothing for a NAT node ${address} to hide`,
     );
@@ -213,6 +303,18 @@ function nftAddress(v: Json | undefined): string | undefined {
   return undefined;
 }
 
+/** Port ranges as nft's JSON writes them: 80, {"range": [a, b]}, {"set": [...]} of those. */
+function nftPorts(v: Json | undefined): [number, number][] | undefined {
+  if (typeof v === 'number') return [[v, v]];
+  if (isObject(v) && Array.isArray(v.range) && v.range.every((x) => typeof x === 'number'))
+    return [[v.range[0] as number, v.range[1] as number]];
+  if (isObject(v) && Array.isArray(v.set)) {
+    const each = v.set.map(nftPorts);
+    return each.every((x) => x !== undefined) ? each.flat() : undefined;
+  }
+  return undefined;
+}
+
 /**
  * One rule of an nft nat base chain as nat.ts reads it: its statement (dnat, redirect, snat, masquerade), its
  * `ip saddr` / `ip daddr` and single destination port, the rest of its matches as conditions (said, not read).
@@ -227,7 +329,8 @@ export function nftNatLine(
   const conditions: string[] = [];
   let source: NatLine['source'];
   let destination: NatLine['destination'];
-  let dport: number | undefined;
+  let protocol: NatLine['protocol'];
+  let dports: NatLine['dports'];
   for (const e of expr as readonly Json[]) {
     if (!isObject(e)) continue;
     const kind = Object.keys(e)[0]!;
@@ -241,10 +344,13 @@ export function nftNatLine(
         source = { value: address, negated };
       else if (payload?.protocol === 'ip' && payload.field === 'daddr' && address && (v.op === '==' || negated))
         destination = { value: address, negated };
-      else {
-        if (payload && payload.field === 'dport' && v.op === '==' && typeof v.right === 'number') dport = v.right;
-        conditions.push(JSON.stringify(v).slice(0, 80));
-      }
+      else if (payload && payload.field === 'dport' && (v.op === '==' || negated) && nftPorts(v.right)) {
+        dports = { ranges: nftPorts(v.right)!, negated };
+        if (payload.protocol === 'tcp' || payload.protocol === 'udp')
+          protocol = { value: payload.protocol, negated: false };
+      } else if (isObject(left) && isObject(left.meta) && left.meta.key === 'l4proto' && typeof v.right === 'string')
+        protocol = { value: v.right, negated };
+      else conditions.push(JSON.stringify(v).slice(0, 80));
     } else if (kind === 'dnat' || kind === 'snat' || kind === 'redirect' || kind === 'masquerade') {
       const s = isObject(v) ? v : {};
       const addr = typeof s.addr === 'string' ? s.addr : s.addr === undefined ? undefined : JSON.stringify(s.addr);
@@ -265,6 +371,7 @@ export function nftNatLine(
     ...line,
     ...(source ? { source } : {}),
     ...(destination ? { destination } : {}),
-    ...(dport === undefined ? {} : { dport }),
+    ...(protocol ? { protocol } : {}),
+    ...(dports ? { dports } : {}),
   };
 }

@@ -18,6 +18,7 @@ import type { Property } from '../../model/types.js';
 import { corridorLinks, type Corridor, type NetNode } from './network.js';
 import { refineForRules } from '../rules/rule-model.js';
 import {
+  DPORT,
   DST,
   Partition,
   SRC,
@@ -101,6 +102,8 @@ const ANY_ADDRESS = [0, 255, 0, 255, 0, 255, 0, 255];
 /** All packets whose source (at = SRC) or destination (at = DST) address lies in the given octet bounds. */
 const addressBox = (bounds: number[], at: number): Box => rewrite(UNIVERSE, at, bounds);
 
+const portAt = (port: number) => [port, port];
+
 /** What happens to a region of packets as it passes an intermediate node. */
 function passNode(n: NetNode, region: Box[]): Box[] {
   if (n.role === 'nat' && n.address) {
@@ -119,7 +122,18 @@ function passNode(n: NetNode, region: Box[]): Box[] {
       if (inbound) {
         let outside = regionSubtract([inbound], addressBox(natAddr, SRC));
         for (const p of privateSrc) outside = regionSubtract(outside, p);
-        for (const b of outside) for (const p of n.natSources ?? []) out.push(rewrite(b, DST, p));
+        if (!n.natForwards) for (const b of outside) for (const p of n.natSources ?? []) out.push(rewrite(b, DST, p));
+        else
+          // A forward table: the first entry a packet matches sends it to its host (and port); no entry, delivered.
+          for (const f of n.natForwards) {
+            for (const b of regionIntersect(outside, f.match))
+              out.push(
+                f.toPort === undefined
+                  ? rewrite(b, DST, f.to)
+                  : rewrite(rewrite(b, DST, f.to), DPORT, portAt(f.toPort)),
+              );
+            outside = regionSubtract(outside, f.match);
+          }
       }
       for (const rest of regionSubtract([box], toNat)) {
         // From a private source: to a public destination the source becomes the NAT's address; private to private is
@@ -218,7 +232,17 @@ function graphPredicates(net: NetNode[], r: Requirement, partition: Partition): 
   // The NAT is joint j: blocks before it hold the traffic as sent, blocks after it the traffic it sends on.
   const blocks = r.corridor.blocks;
   if (nat < 0) return { before: add(before, addressed(blocks)), after: [] };
-  return { before: add(before, addressed(blocks.slice(0, nat))), after: add(after, addressed(blocks.slice(nat))) };
+  // A forward table splits what comes to the NAT by its entries: each class goes to one entry's host, or to none.
+  const natNode = net[r.corridor.joints[nat]!]!;
+  const toNat = natNode.address ? addressBox(natNode.address, DST) : undefined;
+  const forwards = (natNode.natForwards ?? []).flatMap((f) => {
+    const cut = toNat && intersect(f.match, toNat);
+    return cut ? [cut] : [];
+  });
+  return {
+    before: add(before, [...addressed(blocks.slice(0, nat)), ...forwards]),
+    after: add(after, addressed(blocks.slice(nat))),
+  };
 }
 
 /** Strongly connected components of a graph (Tarjan, iterative). */

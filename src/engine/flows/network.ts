@@ -3,11 +3,11 @@
  * expansion (B 2.3), what each node does (A.2), and where each requirement's traffic can go (B 2.5, B 1.8): its
  * corridor of blocks, and simple paths only where a NAT makes walks and simple paths differ.
  */
-import { parseAddress } from '../../model/address.js';
+import { parseAddress, parsePorts } from '../../model/address.js';
 import { END_HOSTS } from '../../model/resources.js';
 import { badRequest, beyondBound, quote } from '../../model/errors.js';
 import type { Constraints, Elements, ForwardingPath, Graph, Node, Property } from '../../model/types.js';
-import { octetBounds, ruleHolds, type PacketClass } from '../../model/space.js';
+import { boxOf, octetBounds, ruleHolds, type Box, type PacketClass } from '../../model/space.js';
 
 /** Types where traffic starts or stops and never transits (A.2), kept in the model for emulate too. */
 export { END_HOSTS };
@@ -36,6 +36,12 @@ export interface NetNode {
   costly: boolean;
   /** NAT: the private address patterns it hides. */
   natSources?: number[][];
+  /**
+   * NAT with a forward table: each entry's packets (protocol and destination port) in order, the address bounds they
+   * are sent to and the port they get, if it changes; what comes to the NAT from outside and no entry takes is
+   * delivered to the NAT itself.
+   */
+  natForwards?: { match: Box; to: number[]; toPort?: number }[];
   /**
    * Reconfiguration: a deployed firewall (`rules`, `defaultAction`) whose rules may change (each kept, removed, or
    * overridden by a new rule above them) and whose default may flip, at the fewest changes.
@@ -171,7 +177,17 @@ function networkNodes(graph: Graph, constraints: Constraints | undefined, reconf
       const sources = node.configuration?.nat?.source ?? [];
       for (const s of sources)
         if (!parseAddress(s)) throw badRequest(`NAT ${node.name}: source ${quote(s)} is not an address pattern`);
-      return { ...base, role: 'nat', natSources: sources.map(octetBounds) };
+      const forward = node.configuration?.nat?.forward;
+      const natForwards = forward?.map((f) => {
+        const to = parseAddress(f.to);
+        if (!to) throw badRequest(`NAT ${node.name}: forward to ${quote(f.to)} is not an address pattern`);
+        const match = boxOf({ src: '*', dst: '*', dstPort: f.dstPort, proto: f.protocol });
+        const port = f.toPort === undefined ? undefined : parsePorts(f.toPort);
+        if (f.toPort !== undefined && (!port || port.lo !== port.hi))
+          throw badRequest(`NAT ${node.name}: forward to_port ${quote(f.toPort)} is not one port`);
+        return { match, to: octetBounds(f.to), ...(port ? { toPort: port.lo } : {}) };
+      });
+      return { ...base, role: 'nat', natSources: sources.map(octetBounds), ...(natForwards ? { natForwards } : {}) };
     }
     if (type === 'FIREWALL') {
       const fw = node.configuration?.firewall;

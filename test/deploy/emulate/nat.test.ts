@@ -168,3 +168,13 @@ t.test('where the kernel differs from the model: one hidden host per outside sou
     [true, true, true],
   );
 });
+
+t.test('a NAT with a forward table is refused, naming it', async (t) => {
+  const nfv = natNetwork();
+  const nat = nfv.graphs.graph![0]!.node.find((n) => n.functionalType === 'NAT')!;
+  nat.configuration!.nat!.forward = [{ protocol: 'TCP', dstPort: '443', to: SERVER }];
+  t.throws(() => planEmulation(nfv), {
+    status: 422,
+    message: `emulate: NAT ${nat.name} has a forward table; emulate renders address-only NATs`,
+  });
+});

@@ -62,41 +62,44 @@ t.test('the real dump: refused without --nat-address, a NAT node with it', async
     natAddress: '203.0.113.7',
     iface: interfaceMap(['eth0=172.16.2.0/24']),
   });
-  t.same(imported.report.nat?.sources, ['172.16.2.34', '172.16.2.-1']);
+  t.same(imported.report.nat?.sources, ['172.16.2.-1']);
   t.same(importedNat(imported), {
     name: '203.0.113.7',
     functionalType: 'NAT',
-    configuration: { name: 'iptables msc.rules nat', nat: { source: ['172.16.2.34', '172.16.2.-1'] } },
+    configuration: {
+      name: 'iptables msc.rules nat',
+      nat: { source: ['172.16.2.-1'], forward: [{ protocol: 'TCP', dstPort: '4081', to: '172.16.2.34' }] },
+    },
   });
   const line = (n: number) => imported.report.lines.find((l) => l.line === n)!;
-  t.match(line(30).reason, /port forward to 172\.16\.2\.34: .*not only those of this line \(-i ppp0 -p tcp .*no -d/);
+  t.match(
+    line(30).reason,
+    /port forward of tcp port 4081 to 172\.16\.2\.34: .*not only those of this line \(-i ppp0\).*no -d/,
+  );
   t.match(line(31).reason, /masquerade as 203\.0\.113\.7 .*hides 172\.16\.2\.0\/24.*\(-o ppp0\)/);
 });
 
 t.test('what the NAT node cannot say is refused, naming the line', async (t) => {
   const cases: [string, RegExp][] = [
-    ['-A PREROUTING -p tcp --dport 80 -j REDIRECT --to-ports 8080\n', /r:4: -j REDIRECT delivers to the router/],
-    [
-      '-A PREROUTING -d 203.0.113.1/32 -p tcp --dport 80 -j DNAT --to-destination 10.0.0.5:8080\n',
-      /r:4: --to-destination 10\.0\.0\.5:8080: the port changes \(80 to 8080\)/,
-    ],
     [
       '-A PREROUTING -p tcp --dport 80 -j DNAT --to-destination 10.0.0.5-10.0.0.9\n',
       /r:4: --to-destination 10\.0\.0\.5-10\.0\.0\.9: .*one address/,
     ],
     [
-      '-A PREROUTING -p tcp --dport 80 -j DNAT --to-destination 10.0.0.5\n' +
-        '-A PREROUTING -p tcp --dport 81 -j DNAT --to-destination 10.0.0.6\n',
-      /r:5: -j DNAT to 10\.0\.0\.6, where r:4 forwards to 10\.0\.0\.5/,
+      '-A PREROUTING -p tcp --dport 80:90 -j DNAT --to-destination 10.0.0.5:85-95\n',
+      /r:4: --to-destination 10\.0\.0\.5:85-95: a port range the line's ports are not all in/,
     ],
+    ['-A PREROUTING -p tcp ! --dport 80 -j DNAT --to-destination 10.0.0.5\n', /r:4: ! --dport: /],
+    ['-A PREROUTING -j DNAT --to-destination 10.0.0.5:80\n', /r:4: .*a port for packets without one/],
+    ['-A PREROUTING -j NETMAP --to 10.0.0.0/24\n', /r:4: -j NETMAP maps networks/],
     [
       '-A PREROUTING -d 198.51.100.9/32 -p tcp --dport 80 -j DNAT --to-destination 10.0.0.5\n',
       /r:4: -j DNAT for 198\.51\.100\.9\/32: not --nat-address 203\.0\.113\.1/,
     ],
     ['-A POSTROUTING -s 10.0.0.0/8 -j SNAT --to-source 198.51.100.2\n', /r:4: -j SNAT --to-source 198\.51\.100\.2/],
     [
-      '-A POSTROUTING -s 10.0.0.0/8 -p tcp -j MASQUERADE --to-ports 1024-65535\n',
-      /r:4: --to-ports 1024-65535: the kernel moves source ports/,
+      '-A POSTROUTING -s 10.0.0.0/8 -p tcp -j MASQUERADE --to-ports 5000\n',
+      /r:4: --to-ports 5000: the kernel moves source ports/,
     ],
     ['-A POSTROUTING -o eth0 -j MASQUERADE\n', /r:4: -j MASQUERADE without -s/],
   ];
@@ -114,6 +117,32 @@ t.test('what the NAT node cannot say is refused, naming the line', async (t) => 
     refusal(() => importRules('iptables', router(''), 'r', { natAddress: '203.0.113.1', ignoreNat: true })),
     /^natAddress: .*give one/,
   );
+  // Several hosts, ports moved, a REDIRECT taking ports first, shadowed lines: the forward table, first match.
+  const table = importRules(
+    'iptables',
+    router(
+      '-A PREROUTING -p tcp --dport 8000:8100 -j REDIRECT --to-ports 3128\n' +
+        '-A PREROUTING -p tcp -m multiport --dports 22,7000:8050 -j DNAT --to-destination 10.0.0.6\n' +
+        '-A PREROUTING -p tcp --dport 80 -j DNAT --to-destination 10.0.0.5:8080\n' +
+        '-A PREROUTING -p tcp --dport 80 -j DNAT --to-destination 10.0.0.7\n' +
+        '-A PREROUTING -p udp --dport 53 -j DNAT --to-destination 10.0.0.7\n' +
+        '-A PREROUTING -p tcp --dport 8000:8200 -j DNAT --to-destination 10.0.0.8:8000-8200\n',
+    ),
+    'r',
+    { natAddress: '203.0.113.1' },
+  );
+  t.same(importedNat(table)!.configuration!.nat, {
+    forward: [
+      { protocol: 'TCP', dstPort: '22', to: '10.0.0.6' },
+      { protocol: 'TCP', dstPort: '7000-7999', to: '10.0.0.6' },
+      { protocol: 'TCP', dstPort: '80', to: '10.0.0.5', toPort: '8080' },
+      { protocol: 'UDP', dstPort: '53', to: '10.0.0.7' },
+      { protocol: 'TCP', dstPort: '8101-8200', to: '10.0.0.8' },
+    ],
+  });
+  const said = (n: number) => table.report.lines.find((l) => l.line === n)!.reason;
+  t.match(said(4), /^redirect of tcp port 8000-8100: delivered to the router itself/);
+  t.match(said(7), /^port forward of tcp port 80 to 10\.0\.0\.7 \(every packet of it taken by earlier lines\)/);
   // A /28 is 16 addresses, a /20 16 patterns with a wildcard octet.
   const hidden = importRules('iptables', router('-A POSTROUTING -s 10.9.16.0/20 -o wan -j MASQUERADE\n'), 'r', {
     natAddress: '203.0.113.1',
@@ -160,21 +189,44 @@ interface Router {
 }
 
 interface Tally {
-  /** The NAT node's hidden patterns, as nfv read them. */
+  /** The NAT node's hidden patterns and forward table, as nfv read them. */
   sources: string[];
+  forwards: Forward[];
   exact: number;
-  router: number;
   noDestination: number;
+  inside: number;
   translated: number;
+  /** Of those, sent on by the forward table (the rest: sources translated). */
+  forwarded: number;
   wrong: string[];
 }
 
-/** The model's answer for one packet: the imported filter, then (or before) the NAT node. */
-function compare(r: Router, node: Node, sources: string[], p: Sent, seen: Seen, tally: Tally) {
+type Forward = NonNullable<NonNullable<NonNullable<Node['configuration']>['nat']>['forward']>[number];
+
+/**
+ * Where the NAT node's forward table sends a packet, as docs/SEMANTICS.md says (the test's reading of it, not the
+ * engine's): the first entry whose protocol and destination port match (ANY with a port: TCP and UDP), its host and
+ * its port (or the packet's); undefined where no entry matches.
+ */
+function tableSends(forwards: Forward[], proto: number, dport: number): [string, number] | undefined {
+  const named = proto === 6 ? 'TCP' : proto === 17 ? 'UDP' : 'OTHER';
+  for (const f of forwards) {
+    const [lo, hi] = (f.dstPort ?? '0-65535').split('-').map(Number) as [number, number?];
+    const protocol = f.protocol ?? 'ANY';
+    const ported = f.dstPort !== undefined;
+    if (protocol !== 'ANY' && protocol !== named) continue;
+    if (ported && (named === 'OTHER' || dport < lo || dport > (hi ?? lo))) continue;
+    return [f.to, f.toPort === undefined ? dport : Number(f.toPort)];
+  }
+  return undefined;
+}
+
+/** The model's answer for one packet: the imported filter, then (or before) the NAT node with its forward table. */
+function compare(r: Router, node: Node, t: Pick<Tally, 'sources' | 'forwards'>, p: Sent, seen: Seen, tally: Tally) {
   const [proto, src, dst, sport, dport, side] = p;
-  const hidden = (a: string) => sources.some((s) => inPattern(a, s));
-  const allowed = (s: string, d: string) => {
-    const packet: Packet = { proto, src: octets(s), dst: octets(d), sport, dport };
+  const hidden = (a: string) => t.sources.some((s) => inPattern(a, s));
+  const allowed = (s: string, d: string, port = dport) => {
+    const packet: Packet = { proto, src: octets(s), dst: octets(d), sport, dport: port };
     return nfvVerdict(node, packet);
   };
   const say = (expected: Seen, why: string) => {
@@ -184,34 +236,33 @@ function compare(r: Router, node: Node, sources: string[], p: Sent, seen: Seen, 
         `${JSON.stringify(p)}: kernel ${JSON.stringify(seen)}, model ${JSON.stringify(expected)} (${why})`,
       );
   };
-  if (side === 'out') {
-    const to = r.forward(p);
-    if (dst === r.nat) {
-      if (to === undefined) {
-        // Documented: the model sends it on to each hidden host; the kernel delivers it to the router.
-        tally.router++;
-        if (seen !== null)
-          tally.wrong.push(`${JSON.stringify(p)}: to the router, yet forwarded: ${JSON.stringify(seen)}`);
-        return;
-      }
-      if (!hidden(to)) tally.wrong.push(`${JSON.stringify(p)}: the forward's target ${to} is not hidden by the NAT`);
-      if (seen) tally.translated++;
-      return say(allowed(src, to) ? [src, to, sport, dport] : null, `forwarded to ${to}`);
-    }
-    if (to !== undefined && r.anyDestination) {
-      // Documented: a DNAT line without -d is read as to N; the kernel translates this packet too.
-      tally.noDestination++;
-      if (seen !== null && seen[1] !== to) tally.wrong.push(`${JSON.stringify(p)}: no -d, yet ${JSON.stringify(seen)}`);
+  if (dst === r.nat && !hidden(src) && src !== r.nat) {
+    // From outside what the NAT hides, to N: the forward table, or delivered to N.
+    const sent = tableSends(t.forwards, proto, dport);
+    if (side === 'in' && sent) {
+      // Documented: the table does not read the line's -i; the kernel's line takes packets from outside only.
+      tally.inside++;
+      if (seen !== null) tally.wrong.push(`${JSON.stringify(p)}: from inside to N, yet ${JSON.stringify(seen)}`);
       return;
     }
-    return say(allowed(src, dst) ? [src, dst, sport, dport] : null, 'from outside, not to the NAT');
+    if (!sent) return say(null, 'to N, no forward: delivered to the router');
+    const [to, port] = sent;
+    if (seen) [tally.translated, tally.forwarded] = [tally.translated + 1, tally.forwarded + 1];
+    return say(allowed(src, to, port) ? [src, to, sport, port] : null, `forwarded to ${to}:${port}`);
   }
-  // From inside: the filter, then the NAT node: a hidden source to outside what it hides becomes N.
-  if (dst === r.nat) return say(null, 'to the NAT from inside: delivered there');
+  if (dst === r.nat) return say(null, 'to the NAT from what it hides: delivered there');
+  if (side === 'out' && r.anyDestination && r.forward(p) !== undefined) {
+    // Documented: a DNAT line without -d is read as to N; the kernel translates this packet too.
+    tally.noDestination++;
+    if (seen !== null && seen[1] !== r.forward(p))
+      tally.wrong.push(`${JSON.stringify(p)}: no -d, yet ${JSON.stringify(seen)}`);
+    return;
+  }
+  // Elsewhere: the filter, then the NAT node: a hidden source to outside what it hides becomes N.
   if (!allowed(src, dst)) return say(null, 'dropped by the filter');
   const out = hidden(src) && !hidden(dst) ? r.nat : src;
   if (out !== src && seen) tally.translated++;
-  return say([out, dst, sport, dport], 'from inside');
+  return say([out, dst, sport, dport], side === 'in' ? 'from inside' : 'from outside, not to the NAT');
 }
 
 async function kernelCheck(t: typeof import('tap'), r: Router): Promise<Tally> {
@@ -230,7 +281,8 @@ async function kernelCheck(t: typeof import('tap'), r: Router): Promise<Tally> {
   const format = r.nft ? 'nftables' : 'iptables';
   const imported = importRules(format, text, r.file, { natAddress: r.nat, iface: interfaceMap(r.iface) });
   const node = importedNode(imported, '10.255.0.1', 'may').node;
-  const sources = importedNat(imported)!.configuration!.nat!.source;
+  const nat = importedNat(imported)!.configuration!.nat!;
+  const [sources, forwards] = [nat.source ?? [], nat.forward ?? []];
   const job = {
     wan: r.wan,
     lan: r.lan,
@@ -244,8 +296,17 @@ async function kernelCheck(t: typeof import('tap'), r: Router): Promise<Tally> {
   t.equal(run.code, 0, `the probe ran${run.stderr ? `: ${run.stderr.trim()}` : ''}`);
   const seen = JSON.parse(run.stdout || '[]') as Seen[];
   t.equal(seen.length, r.packets.length, 'one answer per packet');
-  const tally: Tally = { sources, exact: 0, router: 0, noDestination: 0, translated: 0, wrong: [] };
-  r.packets.forEach((p, k) => compare(r, node, sources, p, seen[k] ?? null, tally));
+  const tally: Tally = {
+    sources,
+    forwards,
+    exact: 0,
+    noDestination: 0,
+    inside: 0,
+    translated: 0,
+    forwarded: 0,
+    wrong: [],
+  };
+  r.packets.forEach((p, k) => compare(r, node, tally, p, seen[k] ?? null, tally));
   t.same(tally.wrong.slice(0, 10), [], `${r.file}: the kernel decides each packet as the model does`);
   return tally;
 }
@@ -303,31 +364,125 @@ t.test('the real dump: the kernel decides 3,000 packets with their translations 
   t.ok(tally.exact >= 2500, `${tally.exact} packets as the model says (${tally.translated} of them translated)`);
   t.ok(tally.translated >= 200, 'port forwards and masquerading both seen');
   t.comment(
-    `medium-sized-company: ${tally.exact} exact (${tally.translated} translated), ${tally.router} to the router ` +
-      `itself, ${tally.noDestination} translated although not to N (no -d)`,
+    `medium-sized-company: ${tally.exact} exact (${tally.translated} translated, ${tally.forwarded} by a forward), ` +
+      `${tally.inside} from inside to ` +
+      `N, ${tally.noDestination} translated although not to N (no -d)`,
   );
 });
 
-/** A generated router: one forwarded host, its forwards (some through a user chain), masquerading, a filter. */
+/**
+ * The second public dump with port forwards: a Docker and Rancher host (pastebin.rules), forwards of four ports to
+ * two hosts, one moved (13001 to 8080), the Docker chain's own forwards of the same ports shadowed, MASQUERADE with
+ * `--to-ports 1024-65535` (the probe's source ports are in the range). Its inside: docker0, both container networks.
+ */
+t.test(
+  'the Docker host dump: the kernel decides 2,000 packets with their translations as the model does',
+  async (t) => {
+    if (kernelWhy) return t.skip(kernelWhy);
+    const text = await fixture('iptables/real/pastebin.rules');
+    const { rnd, pick, int } = generator(4747);
+    const nat = '198.51.100.47';
+    const inside = () =>
+      pick([
+        '10.42.125.17',
+        '10.42.165.214',
+        '172.17.0.1',
+        `10.42.${int(0, 255)}.${int(1, 254)}`,
+        `172.17.0.${int(2, 254)}`,
+      ]);
+    const outside = () => pick(['213.1.221.154', `${pick([8, 45, 91])}.${int(0, 255)}.${int(0, 255)}.${int(1, 254)}`]);
+    const port = () => pick([4500, 500, 13001, 50001, 8080, 13000, 13002, 22, int(1, 65535)]);
+    const packets: Sent[] = [];
+    while (packets.length < 2000) {
+      const proto = pick([6, 6, 17, 17, 50]);
+      const x = rnd();
+      if (x < 0.4) {
+        const forward = pick<[number, number]>([
+          [17, 4500],
+          [17, 500],
+          [6, 13001],
+          [6, 50001],
+          [proto, port()],
+        ]);
+        packets.push([forward[0], outside(), nat, int(1024, 65535), forward[1], 'out']);
+      } else if (x < 0.55) packets.push([proto, outside(), inside(), int(1024, 65535), port(), 'out']);
+      else if (x < 0.95) packets.push([proto, inside(), outside(), int(1024, 65535), port(), 'in']);
+      else packets.push([proto, inside(), nat, int(1024, 65535), port(), 'in']);
+    }
+    const tally = await kernelCheck(t, {
+      file: 'pastebin.rules',
+      text,
+      wan: 'eth0',
+      lan: 'docker0',
+      nat,
+      inside: ['172.17.0.0/16', '10.42.0.0/16'],
+      iface: ['docker0=172.17.0.0/16,10.42.0.0/16'],
+      // Its DNAT lines have no -d but -m addrtype --dst-type LOCAL: the router's own addresses, which the probe never
+      // sends to but N.
+      forward: () => undefined,
+      anyDestination: false,
+      packets,
+    });
+    t.same(tally.forwards, [
+      { protocol: 'UDP', dstPort: '4500', to: '10.42.125.17', toPort: '4500' },
+      { protocol: 'UDP', dstPort: '500', to: '10.42.125.17', toPort: '500' },
+      { protocol: 'TCP', dstPort: '13001', to: '10.42.165.214', toPort: '8080' },
+      { protocol: 'TCP', dstPort: '50001', to: '10.42.165.214', toPort: '50001' },
+    ]);
+    t.equal(tally.exact + tally.inside, packets.length, 'every packet exact or documented');
+    t.ok(tally.translated >= 300, `${tally.translated} translated`);
+    t.comment(
+      `pastebin: ${tally.exact} exact (${tally.translated} translated, ${tally.forwarded} by a forward), ` +
+        `${tally.inside} from inside to N`,
+    );
+  },
+);
+
+/**
+ * A generated router: forwards to several hosts (some through a user chain), single ports moved to others, port
+ * ranges and multiport lists, a REDIRECT that takes ports before later lines, lines that shadow each other,
+ * masquerading or SNAT of some inside networks (a forwarded host not always among them), a filter.
+ */
 function generatedRouter(seed: number, count: number): Router {
   const { rnd, pick, int } = generator(seed);
   const nat = `203.0.113.${int(1, 254)}`;
   const inside = ['10.1.0.0/16', '192.168.7.0/24'];
-  const host = rnd() < 0.5 ? `10.1.${int(0, 255)}.${int(1, 254)}` : `192.168.7.${int(1, 254)}`;
-  const forwards: { proto: 6 | 17; lo: number; hi: number }[] = [];
+  const hostAddress = () => (rnd() < 0.5 ? `10.1.${int(0, 3)}.${int(1, 254)}` : `192.168.7.${int(1, 254)}`);
+  const hosts = Array.from({ length: int(1, 3) }, hostAddress);
+  const forwards: { proto: 6 | 17; lo: number; hi: number; toPort?: number }[] = [];
   const nats: string[] = [':PREROUTING ACCEPT [0:0]', ':INPUT ACCEPT [0:0]', ':OUTPUT ACCEPT [0:0]'];
   nats.push(':POSTROUTING ACCEPT [0:0]', ':PF - [0:0]', '-A PREROUTING -i wan -j PF');
-  for (let k = int(1, 4); k > 0; k--) {
+  const chain = () => (rnd() < 0.5 ? 'PF' : 'PREROUTING -i wan');
+  if (rnd() < 0.5) {
+    const lo = pick([80, 443, 8000, int(1, 65000)]);
+    const hi = lo + int(0, 20);
+    forwards.push({ proto: 6, lo, hi });
+    nats.push(`-A PF -d ${nat}/32 -p tcp --dport ${lo}:${hi} -j REDIRECT --to-ports 3128`);
+  }
+  for (let k = int(2, 6); k > 0; k--) {
     const proto = pick([6, 17] as const);
-    const lo = pick([22, 80, 443, 3389, 8080, int(1, 65000)]);
-    const hi = rnd() < 0.3 ? lo + int(1, 50) : lo;
-    forwards.push({ proto, lo, hi });
-    const ports = lo === hi ? `${lo}` : `${lo}:${hi}`;
-    const to = lo === hi && rnd() < 0.5 ? `${host}:${lo}` : host;
-    const chain = rnd() < 0.5 ? 'PF' : 'PREROUTING -i wan';
-    nats.push(
-      `-A ${chain} -d ${nat}/32 -p ${proto === 6 ? 'tcp' : 'udp'} --dport ${ports} -j DNAT --to-destination ${to}`,
-    );
+    const p = proto === 6 ? 'tcp' : 'udp';
+    const host = pick(hosts);
+    const lo = rnd() < 0.3 && forwards.length ? pick(forwards).lo : pick([22, 80, 443, 3389, 8080, int(1, 65000)]);
+    const x = rnd();
+    if (x < 0.45) {
+      const moved = rnd() < 0.6 ? pick([22, 80, 443, 8080, int(1, 65535)]) : undefined;
+      forwards.push({ proto, lo, hi: lo, ...(moved === undefined ? {} : { toPort: moved }) });
+      const to = moved === undefined ? host : `${host}:${moved}`;
+      nats.push(`-A ${chain()} -d ${nat}/32 -p ${p} -m ${p} --dport ${lo} -j DNAT --to-destination ${to}`);
+    } else if (x < 0.75) {
+      const hi = lo + int(1, 50);
+      forwards.push({ proto, lo, hi });
+      const to = rnd() < 0.3 ? `${host}:${lo}-${hi + int(0, 5)}` : host;
+      nats.push(`-A ${chain()} -d ${nat}/32 -p ${p} --dport ${lo}:${hi} -j DNAT --to-destination ${to}`);
+    } else {
+      const list = [lo, lo + int(2, 9)];
+      for (const q of list) forwards.push({ proto, lo: q, hi: q });
+      const to = rnd() < 0.5 ? `${host}:${pick([22, 8443])}` : host;
+      nats.push(
+        `-A ${chain()} -d ${nat}/32 -p ${p} -m multiport --dports ${list.join(',')} -j DNAT --to-destination ${to}`,
+      );
+    }
   }
   for (const prefix of inside.filter(() => rnd() < 0.8))
     nats.push(
@@ -335,8 +490,7 @@ function generatedRouter(seed: number, count: number): Router {
         ? `-A POSTROUTING -s ${prefix} -o wan -j MASQUERADE`
         : `-A POSTROUTING -s ${prefix} -o wan -j SNAT --to-source ${nat}`,
     );
-  const insideAddress = () =>
-    rnd() < 0.3 ? host : rnd() < 0.5 ? `10.1.${int(0, 3)}.${int(1, 254)}` : `192.168.7.${int(1, 254)}`;
+  const insideAddress = () => (rnd() < 0.3 ? pick(hosts) : hostAddress());
   const outsideAddress = () => `${pick([8, 45, 198])}.${int(0, 3)}.${int(0, 3)}.${int(1, 254)}`;
   const where = (a: string) => (rnd() < 0.2 ? `${a.split('.').slice(0, 3).join('.')}.0/24` : `${a}/32`);
   const filter = [
@@ -350,7 +504,7 @@ function generatedRouter(seed: number, count: number): Router {
     if (rnd() < 0.2) parts.push('-i lan');
     if (rnd() < 0.6) {
       const f = pick(forwards);
-      parts.push(`-p ${pick(['tcp', 'udp'])} --dport ${rnd() < 0.6 ? f.lo : int(1, 65535)}`);
+      parts.push(`-p ${pick(['tcp', 'udp'])} --dport ${rnd() < 0.6 ? (f.toPort ?? f.lo) : int(1, 65535)}`);
     }
     parts.push(`-j ${pick(['ACCEPT', 'ACCEPT', 'DROP'])}`);
     filter.push(parts.join(' '));
@@ -359,20 +513,16 @@ function generatedRouter(seed: number, count: number): Router {
   const text =
     `*nat\n${nats.join('\n')}\nCOMMIT\n*filter\n:INPUT ACCEPT [0:0]\n${policy}\n:OUTPUT ACCEPT [0:0]\n` +
     `${rules.join('\n')}\nCOMMIT\n`;
-  const forward = ([proto, , dst, , dport, side]: Sent) =>
-    side === 'out' && dst === nat && forwards.some((f) => f.proto === proto && dport >= f.lo && dport <= f.hi)
-      ? host
-      : undefined;
   const packets: Sent[] = [];
   while (packets.length < count) {
     const proto = pick([6, 6, 17, 17, 50]); // 50: ESP (a GRE or ICMP header of random bytes is invalid to conntrack)
     const f = pick(forwards);
     const port = () => (rnd() < 0.6 ? int(f.lo, f.hi) : pick([f.lo, f.hi, f.lo - 1, f.hi + 1, 80, int(1, 65535)]));
     const x = rnd();
-    if (x < 0.4) packets.push([rnd() < 0.8 ? f.proto : proto, outsideAddress(), nat, int(1024, 65535), port(), 'out']);
+    if (x < 0.45) packets.push([rnd() < 0.8 ? f.proto : proto, outsideAddress(), nat, int(1024, 65535), port(), 'out']);
     else if (x < 0.55) packets.push([proto, outsideAddress(), insideAddress(), int(1024, 65535), port(), 'out']);
-    else if (x < 0.95) packets.push([proto, insideAddress(), outsideAddress(), int(1024, 65535), port(), 'in']);
-    else packets.push([proto, insideAddress(), nat, int(1024, 65535), port(), 'in']);
+    else if (x < 0.92) packets.push([proto, insideAddress(), outsideAddress(), int(1024, 65535), port(), 'in']);
+    else packets.push([rnd() < 0.8 ? f.proto : proto, insideAddress(), nat, int(1024, 65535), port(), 'in']);
   }
   return {
     file: `router-${seed}.rules`,
@@ -382,38 +532,62 @@ function generatedRouter(seed: number, count: number): Router {
     nat,
     inside,
     iface: [`lan=${inside.join(',')}`],
-    forward,
+    // Every DNAT line has -d N: no packet to another address is translated.
+    forward: () => undefined,
     anyDestination: false,
     packets,
   };
 }
 
-t.test('generated routers: the kernel decides 4,000 packets with their translations as the model does', async (t) => {
+t.test('generated routers: the kernel decides 5,000 packets with their translations as the model does', async (t) => {
   if (kernelWhy) return t.skip(kernelWhy);
-  let exact = 0;
-  let translated = 0;
-  for (const seed of [1, 2, 3, 4]) {
+  let [exact, translated, inside, sent, forwarded] = [0, 0, 0, 0, 0];
+  const kinds = { hosts: false, moved: false, redirect: false };
+  for (const seed of [1, 2, 3, 4, 5]) {
     const r = generatedRouter(seed, 1000);
     const tally = await kernelCheck(t, r);
     t.equal(tally.noDestination, 0, `${r.file}: every DNAT line has -d`);
-    exact += tally.exact;
-    translated += tally.translated;
-    t.comment(`${r.file}: ${tally.exact} exact (${tally.translated} translated), ${tally.router} to the router itself`);
+    forwarded += tally.forwarded;
+    kinds.hosts ||= new Set(tally.forwards.map((f) => f.to)).size > 1;
+    kinds.moved ||= tally.forwards.some((f) => f.toPort !== undefined && f.toPort !== f.dstPort);
+    kinds.redirect ||= r.text.includes('-j REDIRECT');
+    t.equal(tally.exact + tally.inside, r.packets.length, `${r.file}: every packet exact or documented`);
+    [exact, translated, inside, sent] = [
+      exact + tally.exact,
+      translated + tally.translated,
+      inside + tally.inside,
+      sent + r.packets.length,
+    ];
+    t.comment(
+      `${r.file}: ${tally.exact} exact (${tally.translated} translated, ${tally.forwarded} by a forward), ` +
+        `${tally.inside} from inside to N ` +
+        `(the table does not read -i), ${tally.forwards.length} forward table entries`,
+    );
   }
-  t.ok(exact >= 3000, `${exact} packets as the model says, ${translated} of them translated`);
-  t.ok(translated >= 300, 'forwards and masquerading both seen');
+  t.ok(kinds.hosts, 'a router forwards to several hosts');
+  t.ok(kinds.moved, 'a forward moves the port');
+  t.ok(kinds.redirect, 'a router redirects ports to itself');
+  t.comment(
+    `generated routers: ${exact} of ${sent} exact (${translated} translated, ${forwarded} by a forward), ` +
+      `${inside} from inside to N`,
+  );
+  t.ok(forwarded >= 300, 'packets the forward table sends on, and the filter lets through');
+  t.ok(exact >= 4500, `${exact} packets as the model says, ${translated} of them translated`);
+  t.ok(translated >= 500, 'forwards and masquerading both seen');
 });
 
 t.test(
-  'an nft router: dnat and masquerade read as the same NAT node, and the kernel agrees on 1,000 packets',
+  'an nft router: redirect, dnat and masquerade read as one NAT node, and the kernel agrees on 1,000 packets',
   async (t) => {
     if (kernelWhy) return t.skip(kernelWhy);
-    const [nat, host] = ['203.0.113.9', '10.1.0.20'];
+    const [nat, host, ssh] = ['203.0.113.9', '10.1.0.20', '192.168.7.22'];
     const text = [
       'table ip nat {',
       '\tchain pre {',
       '\t\ttype nat hook prerouting priority dstnat;',
+      `\t\tiifname "wan" ip daddr ${nat} tcp dport 8000-8010 redirect to :3128`,
       `\t\tiifname "wan" ip daddr ${nat} tcp dport 443 dnat to ${host}`,
+      `\t\tiifname "wan" ip daddr ${nat} tcp dport { 2222, 8005 } dnat to ${ssh}:22`,
       `\t\tiifname "wan" ip daddr ${nat} udp dport 5000-5010 dnat to ${host}`,
       '\t}',
       '\tchain post {',
@@ -428,6 +602,7 @@ t.test(
       '\t\tct state established,related accept',
       `\t\tip daddr ${host} tcp dport 443 accept`,
       `\t\tip daddr ${host} udp dport 5000-5005 accept`,
+      `\t\tip daddr ${ssh} tcp dport 22 accept`,
       '\t\tip saddr 10.1.0.0/16 tcp dport { 80, 443 } accept',
       '\t\tip saddr 192.168.7.0/24 ip daddr 8.0.0.0/8 accept',
       '\t}',
@@ -437,7 +612,7 @@ t.test(
     const { rnd, pick, int } = generator(9);
     const inside = () => pick([host, `10.1.${int(0, 3)}.${int(1, 254)}`, `192.168.7.${int(1, 254)}`]);
     const outside = () => `${pick([8, 45, 198])}.${int(0, 3)}.${int(0, 3)}.${int(1, 254)}`;
-    const port = () => pick([443, 80, 5000, 5005, 5006, 5010, 5011, int(1, 65535)]);
+    const port = () => pick([443, 80, 5000, 5005, 5006, 5010, 5011, 2222, 8005, 22, int(1, 65535)]);
     const packets: Sent[] = [];
     while (packets.length < 1000) {
       const proto = pick([6, 6, 17, 17, 50]);
@@ -448,6 +623,8 @@ t.test(
             ? pick<[number, number]>([
                 [6, 443],
                 [17, int(5000, 5010)],
+                [6, 2222],
+                [6, int(7999, 8011)],
               ])
             : [proto, port()];
         packets.push([forward[0], outside(), nat, int(1024, 65535), forward[1], 'out']);
@@ -460,7 +637,9 @@ t.test(
       dst === nat &&
       ((proto === 6 && dport === 443) || (proto === 17 && dport >= 5000 && dport <= 5010))
         ? host
-        : undefined;
+        : side === 'out' && dst === nat && proto === 6 && dport === 2222
+          ? ssh
+          : undefined;
     const tally = await kernelCheck(t, {
       file: 'router.nft',
       nft: true,
@@ -474,11 +653,18 @@ t.test(
       anyDestination: false,
       packets,
     });
-    t.same(tally.sources, [host, '10.1.-1.-1', '192.168.7.-1'], 'the NAT node hides the target and both networks');
+    t.same(tally.sources, ['10.1.-1.-1', '192.168.7.-1'], 'the NAT node hides both networks');
+    t.same(tally.forwards, [
+      { protocol: 'TCP', dstPort: '443', to: host },
+      { protocol: 'TCP', dstPort: '2222', to: ssh, toPort: '22' },
+      { protocol: 'UDP', dstPort: '5000-5010', to: host },
+    ]);
     t.ok(tally.exact >= 800, `${tally.exact} packets as the model says (${tally.translated} translated)`);
     t.ok(tally.translated >= 100, 'forwards and masquerading both seen');
+    t.equal(tally.exact + tally.inside, packets.length, 'every packet exact or documented');
     t.comment(
-      `router.nft: ${tally.exact} exact (${tally.translated} translated), ${tally.router} to the router itself`,
+      `router.nft: ${tally.exact} exact (${tally.translated} translated, ${tally.forwarded} by a forward), ` +
+        `${tally.inside} from inside to N`,
     );
   },
 );
