@@ -116,7 +116,8 @@ function graphWalk(
       for (let s = k; s >= 0; s = from[s]!) if (choosable(net[graph.node[s]!]!)) nodes.push(graph.node[s]!);
       return [...new Set(nodes)];
     }
-    for (const m of graph.next[k]!) {
+    for (let e = graph.first[k]!; e < graph.first[k + 1]!; e++) {
+      const m = graph.to[e]!;
       if (from[m] !== -2 || stops(m)) continue;
       from[m] = k;
       queue.push(m);

@@ -29,7 +29,9 @@ export interface GreedyDecisions {
 interface Traffic {
   node: number[];
   classes: number[][];
-  next: number[][];
+  /** The links of state k: to[first[k]] up to to[first[k + 1] - 1] (flows.ts, StateGraph). */
+  first: Int32Array;
+  to: Int32Array;
   start: number[];
   arrive: number[];
 }
@@ -50,7 +52,8 @@ function chain(hops: { node: number; cls: number }[]): Traffic {
   return {
     node: [...hops.map((h) => h.node), -1],
     classes: [...hops.map((h) => [h.cls]), []],
-    next: [...hops.map((_, i) => [i + 1]), []],
+    first: Int32Array.from({ length: count + 2 }, (_, i) => Math.min(i, count)),
+    to: Int32Array.from({ length: count }, (_, i) => i + 1),
     start: [0],
     arrive: [count],
   };
@@ -78,7 +81,7 @@ function minimumCut(t: Traffic, weight: (k: number) => number): number[] | undef
   const arrive = new Set(t.arrive);
   for (let k = 0; k < count; k++) {
     edge(2 * k, 2 * k + 1, arrive.has(k) ? INFINITE : weight(k));
-    for (const m of t.next[k]!) edge(2 * k + 1, 2 * m, INFINITE);
+    for (let e = t.first[k]!; e < t.first[k + 1]!; e++) edge(2 * k + 1, 2 * t.to[e]!, INFINITE);
   }
   for (const k of t.start) edge(source, 2 * k, INFINITE);
   for (const k of t.arrive) edge(2 * k + 1, sink, INFINITE);
@@ -133,11 +136,13 @@ function witness(t: Traffic, open: (k: number) => boolean): number[] | undefined
       return run;
     }
     if (!open(k)) continue;
-    for (const m of t.next[k]!)
+    for (let e = t.first[k]!; e < t.first[k + 1]!; e++) {
+      const m = t.to[e]!;
       if (from[m] === -2) {
         from[m] = k;
         queue.push(m);
       }
+    }
   }
   return undefined;
 }
