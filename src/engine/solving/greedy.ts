@@ -212,12 +212,13 @@ export function greedyDecisions(
   const entering = new Map<number, Set<number>>();
   for (const r of members)
     for (const t of traffics(r))
-      t.node.forEach((n, k) => {
-        if (!decides(n)) return;
+      for (let k = 0; k < t.node.length; k++) {
+        const n = t.node[k]!;
+        if (!decides(n)) continue;
         if (!net[n]!.optional) used.add(n);
         const into = entering.get(n) ?? entering.set(n, new Set()).get(n)!;
         for (const c of t.classes[k]!) into.add(c);
-      });
+      }
 
   // 2a. Flows of listed paths: nodes by greedy set cover, as many open flows per new firewall as possible (free
   // nodes first, then places by largest gain; places that turn out redundant are given back).
