@@ -38,6 +38,7 @@ import {
 import {
   buildNetwork,
   corridorLinks,
+  corridorNext,
   corridors,
   cycleRank,
   expandServiceGraph,
@@ -208,14 +209,15 @@ const FEW_CYCLES = 8;
 
 /** Is there a walk from src to dst inside the corridor? */
 function connected(net: NetNode[], r: Omit<Requirement, 'paths'>): boolean {
-  const links = corridorLinks(net, r.corridor);
-  const seen = new Set([r.src]);
+  const links = corridorNext(net, r.corridor);
+  const seen = new Uint8Array(net.length);
+  seen[r.src] = 1;
   const queue = [r.src];
   for (let h = 0; h < queue.length; h++)
-    for (const m of links.get(queue[h]!) ?? []) {
+    for (const m of links(queue[h]!)) {
       if (m === r.dst) return true;
-      if (seen.has(m)) continue;
-      seen.add(m);
+      if (seen[m]) continue;
+      seen[m] = 1;
       queue.push(m);
     }
   return false;
@@ -302,7 +304,9 @@ function writeGraph(
   d: Decisions,
   unused: string[],
 ): FirewallReport[] {
-  const onPath = new Set(reqs.flatMap((r) => nodesOnWay(model, r)));
+  // Loops, not one array of every requirement's nodes: wan-750's was a million long.
+  const onPath = new Set<number>();
+  for (const r of reqs) for (const n of nodesOnWay(model, r)) onPath.add(n);
   const placements: FirewallReport[] = [];
   const removed = new Set<number>();
   for (const n of net) {
@@ -458,8 +462,9 @@ interface GraphWork {
 }
 
 function graphWork(graph: Graph, net: NetNode[], reqs: Requirement[], model: FlowModel): GraphWork {
-  const inner = reqs.flatMap((r) => nodesOnWay(model, r));
-  return { graph, net, reqs, model, decided: new Set(inner.filter((n) => net[n]!.optional)) };
+  const decided = new Set<number>();
+  for (const r of reqs) for (const n of nodesOnWay(model, r)) if (net[n]!.optional) decided.add(n);
+  return { graph, net, reqs, model, decided };
 }
 
 /** Names of the places and optional firewalls an allocation uses (P8's S, for one graph). */

@@ -15,7 +15,7 @@
  * atomic flows: the sequences of classes a set of packets has at the firewalls and allocation places of a path.
  */
 import type { Property } from '../../model/types.js';
-import { corridorLinks, type Corridor, type NetNode } from './network.js';
+import { corridorNext, type Corridor, type NetNode } from './network.js';
 import { refineForRules } from '../rules/rule-model.js';
 import {
   DPORT,
@@ -64,14 +64,20 @@ export interface AtomicFlow {
 
 /**
  * A requirement's traffic without paths: state k is node[k] reached by the classes classes[k] (one class, or for
- * complete reachability all of the requirement's traffic); next[k] are the states it leads to when the node lets
- * them pass. Only states from which an arrival can be reached are kept. States of one strongly connected component
- * of more than one state (component[k]) lie on a cycle: a witness through them needs ranks (allocate.ts).
+ * complete reachability all of the requirement's traffic); to[first[k]] up to to[first[k + 1] - 1] are the states
+ * it leads to when the node lets them pass. Only states from which an arrival can be reached are kept. States of one
+ * strongly connected component of more than one state (component[k]) lie on a cycle: a witness through them needs
+ * ranks (allocate.ts).
  */
 export interface StateGraph {
   node: number[];
   classes: number[][];
-  next: number[][];
+  /**
+   * The links, all in two typed arrays (first has one more entry than there are states): an array per state was a
+   * million arrays on wan-750 of bench:wan, and its collection a third of the CPU time.
+   */
+  first: Int32Array;
+  to: Int32Array;
   start: number[];
   arrive: number[];
   component: number[];
@@ -165,15 +171,29 @@ export function intermediates(r: Omit<Requirement, 'paths'> & { paths?: number[]
   const key = r.paths ?? r.corridor;
   const known = inner.get(key);
   if (known) return known;
-  const found = r.paths
-    ? r.paths.flatMap((path) => path.slice(1, -1))
-    : r.corridor.blocks.flat().filter((k) => k !== r.src && k !== r.dst);
-  const out = [...new Set(found)].sort((a, b) => a - b);
+  const out = r.paths
+    ? sortedUnique(r.paths.map((path) => path.slice(1, -1)))
+    : sortedUnique(r.corridor.blocks, r.src, r.dst);
   inner.set(key, out);
   return out;
 }
 
 const inner = new WeakMap<object, readonly number[]>();
+
+/**
+ * The numbers of the lists (node indexes), each once, in increasing order, but for the `left` ones: marked in an
+ * array, not sorted by a comparator nor gathered in a set (wan-750: 800 corridors of 1,250 nodes, 1 M states).
+ */
+function sortedUnique(lists: readonly (readonly number[])[], ...left: number[]): number[] {
+  let most = -1;
+  for (const list of lists) for (const k of list) if (k > most) most = k;
+  const mark = new Uint8Array(most + 1);
+  for (const list of lists) for (const k of list) mark[k] = 1;
+  for (const k of left) if (k >= 0 && k <= most) mark[k] = 0;
+  const out: number[] = [];
+  for (let k = 0; k <= most; k++) if (mark[k]) out.push(k);
+  return out;
+}
 
 const baseBox = (p: Property) =>
   boxOf({ src: p.src, dst: p.dst, srcPort: p.srcPort, dstPort: p.dstPort, proto: p.lv4Proto });
@@ -192,9 +212,14 @@ function initialRegion(net: NetNode[], r: Requirement): Box[] {
  * and no intermediate node addressed by its traffic.
  */
 export function pathsNeeded(net: NetNode[], r: Omit<Requirement, 'paths'>): string | undefined {
-  const inner = r.corridor.blocks.flat().filter((k) => k !== r.src && k !== r.dst);
-  const nats = [...new Set(inner.filter((k) => net[k]!.role === 'nat'))];
+  // The first two NATs on its way are all that is said: no list of the corridor's nodes is built.
+  const nats: number[] = [];
+  for (const block of r.corridor.blocks) {
+    for (const k of block) if (net[k]!.role === 'nat' && k !== r.src && k !== r.dst && !nats.includes(k)) nats.push(k);
+    if (nats.length > 1) break;
+  }
   if (r.kind === 'complete') {
+    const inner = r.corridor.blocks.flat().filter((k) => k !== r.src && k !== r.dst);
     if (nats.length) return `complete reachability through the NAT ${net[nats[0]!]!.name}`;
     const base = baseBox(r.property);
     const addressed = inner.find((k) => net[k]!.address && meet(base, addressBox(net[k]!.address!, DST)));
@@ -216,10 +241,11 @@ function graphPredicates(net: NetNode[], r: Requirement, partition: Partition): 
   const before = initialRegion(net, r);
   const nat = r.corridor.joints.findIndex((k) => net[k]!.role === 'nat');
   const after = nat < 0 ? [] : passNode(net[r.corridor.joints[nat]!]!, before);
-  const addressed = (blocks: number[][]) =>
-    [...new Set(blocks.flat())]
-      .filter((k) => k !== r.src && net[k]!.role !== 'nat' && net[k]!.address)
-      .map((k) => addressBox(net[k]!.address!, DST));
+  const addressed = (blocks: number[][]) => {
+    const seen = new Set<number>();
+    for (const block of blocks) for (const k of addressedIn(net, block)) if (k !== r.src) seen.add(k);
+    return [...seen].map((k) => addressBox(net[k]!.address!, DST));
+  };
   const add = (region: Box[], cuts: Box[]) => {
     const ids = region.map((b) => partition.add(b, true));
     for (const b of region)
@@ -245,43 +271,64 @@ function graphPredicates(net: NetNode[], r: Requirement, partition: Partition): 
   };
 }
 
+/**
+ * A block's nodes other than NATs that have an address, in its order: found once per block array (corridors()
+ * shares them), not once per requirement crossing it.
+ */
+function addressedIn(net: NetNode[], block: readonly number[]): readonly number[] {
+  const known = addressedKnown.get(block);
+  if (known && known.net === net) return known.nodes;
+  const nodes = block.filter((k) => net[k]!.role !== 'nat' && net[k]!.address);
+  addressedKnown.set(block, { net, nodes });
+  return nodes;
+}
+
+const addressedKnown = new WeakMap<readonly number[], { net: NetNode[]; nodes: readonly number[] }>();
+
 /** Strongly connected components of a graph (Tarjan, iterative). */
-function stronglyConnected(next: number[][]): number[] {
-  const count = next.length;
+function stronglyConnected(first: Int32Array, to: Int32Array): number[] {
+  const count = first.length - 1;
   const index = new Int32Array(count).fill(-1);
   const low = new Int32Array(count);
   const onStack = new Uint8Array(count);
   const component = new Array<number>(count).fill(-1);
-  const stack: number[] = [];
+  const stack = new Int32Array(count);
+  let stacked = 0;
+  // The depth-first frames: a state and the position of the next link to look at, in typed arrays.
+  const frameState = new Int32Array(count);
+  const frameAt = new Int32Array(count);
   let time = 0;
   let components = 0;
   for (let root = 0; root < count; root++) {
     if (index[root] !== -1) continue;
-    const frames: { v: number; at: number }[] = [{ v: root, at: 0 }];
+    let depth = 0;
+    frameState[0] = root;
+    frameAt[0] = first[root]!;
     index[root] = low[root] = time++;
-    stack.push(root);
+    stack[stacked++] = root;
     onStack[root] = 1;
-    while (frames.length) {
-      const f = frames.at(-1)!;
-      const out = next[f.v]!;
-      if (f.at < out.length) {
-        const w = out[f.at++]!;
+    while (depth >= 0) {
+      const v = frameState[depth]!;
+      if (frameAt[depth]! < first[v + 1]!) {
+        const w = to[frameAt[depth]!++]!;
         if (index[w] === -1) {
           index[w] = low[w] = time++;
-          stack.push(w);
+          stack[stacked++] = w;
           onStack[w] = 1;
-          frames.push({ v: w, at: 0 });
-        } else if (onStack[w]) low[f.v] = Math.min(low[f.v]!, index[w]!);
+          depth++;
+          frameState[depth] = w;
+          frameAt[depth] = first[w]!;
+        } else if (onStack[w]) low[v] = Math.min(low[v]!, index[w]!);
         continue;
       }
-      frames.pop();
-      if (frames.length) low[frames.at(-1)!.v] = Math.min(low[frames.at(-1)!.v]!, low[f.v]!);
-      if (low[f.v] === index[f.v]) {
+      depth--;
+      if (depth >= 0) low[frameState[depth]!] = Math.min(low[frameState[depth]!]!, low[v]!);
+      if (low[v] === index[v]) {
         for (;;) {
-          const w = stack.pop()!;
+          const w = stack[--stacked]!;
           onStack[w] = 0;
           component[w] = components;
-          if (w === f.v) break;
+          if (w === v) break;
         }
         components++;
       }
@@ -298,7 +345,7 @@ function stateGraph(
   classesOf: (predicates: number[]) => PacketClass[],
   predicates: { before: number[]; after: number[] },
 ): StateGraph {
-  const links = corridorLinks(net, r.corridor);
+  const nextOf = corridorNext(net, r.corridor);
   const toDst = addressBox(net[r.dst]!.address!, DST);
   const starting = classesOf(predicates.before).map((c) => c.id);
   const afterNat = classesOf(predicates.after);
@@ -306,7 +353,10 @@ function stateGraph(
   const keyed = new Map<string | number, number>();
   const node: number[] = [];
   const held: number[][] = [];
-  const next: number[][] = [];
+  // The links of state k, as found: edgeTo[edgeFrom[k]] up to edgeTo[edgeFrom[k + 1] - 1] (states are looked at in
+  // order, each adding its links at the end).
+  const edgeFrom: number[] = [];
+  const edgeTo: number[] = [];
   const state = (n: number, cls: number[]): number => {
     const key = cls.length === 1 ? n * classes.length + cls[0]! : `${n}:${cls.join(',')}`;
     let k = keyed.get(key);
@@ -315,7 +365,6 @@ function stateGraph(
       keyed.set(key, k);
       node.push(n);
       held.push(cls);
-      next.push([]);
     }
     return k;
   };
@@ -335,30 +384,33 @@ function stateGraph(
   const arrive = new Set<number>();
   const start: number[] = [];
   const initial = r.kind === 'complete' ? [starting] : starting.map((c) => [c]);
-  for (const n of links.get(r.src) ?? []) for (const cls of initial) start.push(state(n, cls));
+  for (const n of nextOf(r.src)) for (const cls of initial) start.push(state(n, cls));
   for (let k = 0; k < node.length; k++) {
     const n = node[k]!;
+    edgeFrom.push(edgeTo.length);
     if (n === r.dst) {
       if (r.kind === 'complete' || meet(classes[held[k]![0]!]!.boxes[0]!, toDst)) arrive.add(k);
       continue;
     }
-    const out = links.get(n) ?? [];
+    const out = nextOf(n);
     const cls = held[k]!;
     // Most states let their one class on as it is (no NAT, not addressed by it): no list of lists for them.
     if (r.kind === 'complete' || (net[n]!.role !== 'nat' && !net[n]!.address))
-      for (const m of out) next[k]!.push(state(m, cls));
-    else for (const each of leaving(n, cls)) for (const m of out) next[k]!.push(state(m, each));
+      for (const m of out) edgeTo.push(state(m, cls));
+    else for (const each of leaving(n, cls)) for (const m of out) edgeTo.push(state(m, each));
   }
+  edgeFrom.push(edgeTo.length);
   // Keep the states from which an arrival can be reached. The links backwards in two typed arrays, and the kept
   // links deduplicated by a stamp per state, not an array or a set per state: young-generation collection was a
   // third of wan-750's profile.
   const count = node.length;
   const backStart = new Int32Array(count + 1);
-  for (const out of next) for (const m of out) backStart[m + 1]!++;
+  for (const m of edgeTo) backStart[m + 1]!++;
   for (let k = 0; k < count; k++) backStart[k + 1]! += backStart[k]!;
   const backFill = backStart.slice(0, count);
   const back = new Int32Array(backStart[count]!);
-  next.forEach((out, k) => out.forEach((m) => (back[backFill[m]!++] = k)));
+  for (let k = 0; k < count; k++)
+    for (let e = edgeFrom[k]!; e < edgeFrom[k + 1]!; e++) back[backFill[edgeTo[e]!]!++] = k;
   const useful = new Uint8Array(count);
   const queue = [...arrive];
   for (const k of queue) useful[k] = 1;
@@ -374,25 +426,29 @@ function stateGraph(
   for (let k = 0; k < count; k++) if (useful[k]) renumber[k] = kept++;
   const keep = <T>(xs: T[]) => xs.filter((_, k) => useful[k]);
   const stamp = new Int32Array(kept).fill(-1);
-  const graphNext: number[][] = [];
+  const first = new Int32Array(kept + 1);
+  const links = new Int32Array(edgeTo.length);
+  let linked = 0;
   for (let k = 0; k < count; k++) {
     if (!useful[k]) continue;
-    const out: number[] = [];
-    for (const m of next[k]!) {
-      const to = renumber[m]!;
+    first[renumber[k]!] = linked;
+    for (let e = edgeFrom[k]!; e < edgeFrom[k + 1]!; e++) {
+      const to = renumber[edgeTo[e]!]!;
       if (to < 0 || stamp[to] === k) continue;
       stamp[to] = k;
-      out.push(to);
+      links[linked++] = to;
     }
-    graphNext.push(out);
   }
-  const component = stronglyConnected(graphNext);
+  first[kept] = linked;
+  const to = links.slice(0, linked);
+  const component = stronglyConnected(first, to);
   const componentSize = new Array<number>(kept).fill(0);
   for (const c of component) componentSize[c]!++;
   return {
     node: keep(node),
     classes: keep(held),
-    next: graphNext,
+    first,
+    to,
     start: [...new Set(start.filter((k) => useful[k]).map((k) => renumber[k]!))],
     arrive: [...arrive].filter((k) => useful[k]).map((k) => renumber[k]!),
     component,
@@ -470,7 +526,8 @@ function partitioned(net: NetNode[], requirements: Requirement[]) {
   );
   const graphPreds = requirements.map((r) => (r.paths ? undefined : graphPredicates(net, r, partition)));
   // Rules of configured firewalls the traffic may meet split the classes further.
-  const met = new Set(requirements.flatMap(intermediates));
+  const met = new Set<number>();
+  for (const r of requirements) for (const k of intermediates(r)) met.add(k);
   for (const k of [...met].sort((a, b) => a - b)) {
     for (const rule of net[k]!.rules ?? []) for (const box of ruleBoxes(rule)) partition.add(box, false);
   }
@@ -556,8 +613,15 @@ function flowsOn(
 export function nodesOnWay(model: FlowModel, r: Requirement): readonly number[] {
   const graph = model.graphs[r.index];
   if (!graph) return intermediates(r);
-  return nodesReached(model, r.index).filter((k) => k !== r.src && k !== r.dst);
+  // Asked by the graph's work, its written result and its fast answers: worked out once per state graph.
+  const known = onWay.get(graph);
+  if (known) return known;
+  const out = nodesReached(model, r.index).filter((k) => k !== r.src && k !== r.dst);
+  onWay.set(graph, out);
+  return out;
 }
+
+const onWay = new WeakMap<StateGraph, readonly number[]>();
 
 /** The nodes a requirement's decided traffic reaches (its states, or the hops of its atomic flows). */
 export function nodesReached(model: FlowModel, r: number): readonly number[] {
@@ -566,8 +630,7 @@ export function nodesReached(model: FlowModel, r: number): readonly number[] {
   const known = reached.get(key);
   if (known) return known;
   const graph = model.graphs[r];
-  const nodes = graph ? graph.node : model.flows[r]!.flat().flatMap((f) => f.hops.map((h) => h.node));
-  const out = [...new Set(nodes)].sort((a, b) => a - b);
+  const out = sortedUnique(graph ? [graph.node] : model.flows[r]!.flat().map((f) => f.hops.map((h) => h.node)));
   reached.set(key, out);
   return out;
 }
@@ -613,7 +676,8 @@ export function holdsWith(model: FlowModel, r: Requirement, passes: (node: numbe
     const k = queue[h]!;
     if (arrive.has(k)) arrived = true;
     else if (open(k))
-      for (const m of graph.next[k]!) {
+      for (let e = graph.first[k]!; e < graph.first[k + 1]!; e++) {
+        const m = graph.to[e]!;
         if (seen[m]) continue;
         seen[m] = 1;
         queue.push(m);

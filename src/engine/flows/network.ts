@@ -440,25 +440,65 @@ const ranks = new WeakMap<readonly number[], number>();
 export function corridorLinks(net: NetNode[], corridor: Corridor): ReadonlyMap<number, readonly number[]> {
   // Not kept per corridor: that held every requirement's links through the simulation (wan-750: peak 677 MB against
   // 439 MB, for no CPU time measurable under load 30).
-  const blocksOf = new Map<number, number[]>();
-  corridor.blocks.forEach((b, j) => b.forEach((v) => (blocksOf.get(v) ?? blocksOf.set(v, []).get(v)!).push(j)));
-  const dst = corridor.joints.at(-1)!;
-  const links = new Map<number, number[]>();
-  for (const [u, own] of [...blocksOf].sort((a, b) => a[0] - b[0])) {
-    if (u === dst) {
-      links.set(u, []);
-      continue;
+  const next = corridorNext(net, corridor);
+  const nodes = new Set<number>();
+  for (const b of corridor.blocks) for (const v of b) nodes.add(v);
+  return new Map([...nodes].sort((a, b) => a - b).map((u) => [u, next(u)]));
+}
+
+/**
+ * corridorLinks as a function of the node, for walks that look at each node once or twice: nothing per node is
+ * built for the corridor. Each block's own links are found once per block (corridors() shares a block's array among
+ * the requirements crossing it), so that wan-750's 800 corridors through one block of 1,240 nodes do not each map
+ * it: that was a tenth of its CPU time, and much of its collection. Same lists, in the order of `next`.
+ */
+export function corridorNext(net: NetNode[], corridor: Corridor): (u: number) => readonly number[] {
+  const { blocks, joints } = corridor;
+  const dst = joints.at(-1)!;
+  const inside = blocks.map((b) => blockLinks(net, b));
+  // Per node: 1 + the one corridor block holding it, 0 for none, -1 for a joint of two.
+  const where = new Int32Array(net.length);
+  blocks.forEach((b, j) => b.forEach((v) => (where[v] = where[v] === 0 ? j + 1 : -1)));
+  return (u) => {
+    if (u === dst || where[u] === 0) return [];
+    if (where[u]! > 0) {
+      const only = where[u]! - 1;
+      // Never back into the block's entry, nor on from its exit.
+      if (u === joints[only + 1]) return [];
+      const own = inside[only]!.get(u)!;
+      const entry = joints[only];
+      return own.includes(entry!) ? own.filter((v) => v !== entry) : own;
     }
+    // A joint of two blocks: its links in the order of `next`, as through either block.
     const out: number[] = [];
     for (const v of net[u]!.next) {
-      const theirs = blocksOf.get(v);
-      if (!theirs || out.includes(v)) continue;
-      if (own.some((j) => theirs.includes(j) && v !== corridor.joints[j] && u !== corridor.joints[j + 1])) out.push(v);
+      if (out.includes(v)) continue;
+      for (let j = 0; j < blocks.length; j++)
+        if (inside[j]!.has(u) && inside[j]!.has(v) && v !== joints[j] && u !== joints[j + 1]) {
+          out.push(v);
+          break;
+        }
     }
-    links.set(u, out);
-  }
-  return links;
+    return out;
+  };
 }
+
+/** The links of a block's nodes to nodes of the same block, in the order of `next`, once per block array. */
+function blockLinks(net: NetNode[], block: readonly number[]): ReadonlyMap<number, readonly number[]> {
+  const known = blockLinksKnown.get(block);
+  if (known && known.net === net) return known.links;
+  const members = new Set(block);
+  const map = new Map<number, number[]>();
+  for (const u of block) {
+    const out: number[] = [];
+    for (const v of net[u]!.next) if (members.has(v) && !out.includes(v)) out.push(v);
+    map.set(u, out);
+  }
+  blockLinksKnown.set(block, { net, links: map });
+  return map;
+}
+
+const blockLinksKnown = new WeakMap<readonly number[], { net: NetNode[]; links: Map<number, number[]> }>();
 
 /** Biconnected components of the component of `root` (Hopcroft-Tarjan, iterative: no recursion depth). */
 function blocksFrom(adjacent: number[][], root: number): number[][] {

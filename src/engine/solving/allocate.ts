@@ -561,7 +561,10 @@ function encode(
       const queue = graph.start.filter((k) => !mark[k] && (mark[k] = 1));
       for (let h = 0; h < queue.length; h++) {
         if (!through(queue[h]!)) continue;
-        for (const m of graph.next[queue[h]!]!) if (!mark[m] && (mark[m] = 1)) queue.push(m);
+        for (let e = graph.first[queue[h]!]!; e < graph.first[queue[h]! + 1]!; e++) {
+          const m = graph.to[e]!;
+          if (!mark[m] && (mark[m] = 1)) queue.push(m);
+        }
       }
     };
     spread(surely, (k) => pass[k] === true);
@@ -576,7 +579,8 @@ function encode(
     if (req.kind === 'isolation') {
       for (let k = 0; k < count; k++) {
         if (reached[k] === false || pass[k] === false) continue;
-        for (const m of graph.next[k]!) b.clause([not(reached[k]!), not(pass[k]!), reached[m]!]);
+        for (let e = graph.first[k]!; e < graph.first[k + 1]!; e++)
+          b.clause([not(reached[k]!), not(pass[k]!), reached[graph.to[e]!]!]);
       }
       for (const k of graph.arrive) b.clause([...guard, not(reached[k]!)]);
       return;
@@ -600,7 +604,8 @@ function encode(
     const support: Term[][] = reached.map(() => []);
     for (let k = 0; k < count; k++) {
       if (onward[k] === false) continue;
-      for (const m of graph.next[k]!) {
+      for (let e = graph.first[k]!; e < graph.first[k + 1]!; e++) {
+        const m = graph.to[e]!;
         if (typeof reached[m] !== 'number') continue;
         if (graph.component[k] !== graph.component[m]) {
           support[m]!.push(onward[k]!);
@@ -712,11 +717,11 @@ function encodingSize(model: FlowModel, reqs: Requirement[], members: number[]):
       size += model.flows[r]!.reduce((sum, flows) => sum + flows.length, 0);
       continue;
     }
-    graph.next.forEach((out, k) => {
+    for (let k = 0; k < graph.node.length; k++) {
       const bits =
         graph.componentSize[graph.component[k]!]! > 1 ? Math.log2(graph.componentSize[graph.component[k]!]!) : 0;
-      size += out.length * (reqs[r]!.kind === 'isolation' ? 1 : 1 + 3 * Math.ceil(bits));
-    });
+      size += (graph.first[k + 1]! - graph.first[k]!) * (reqs[r]!.kind === 'isolation' ? 1 : 1 + 3 * Math.ceil(bits));
+    }
   }
   return size;
 }
@@ -966,7 +971,8 @@ async function allocate(
      */
     const fastAnswer = (within?: ReadonlySet<number>) => {
       // The fast answer knows nothing of rules to keep nor of cuts: a reconfiguration, or a cut, waits for the solver.
-      const reached = new Set(members.flatMap((r) => nodesReached(model, r)));
+      const reached = new Set<number>();
+      for (const r of members) for (const n of nodesReached(model, r)) reached.add(n);
       if ([...reached].some((n) => net[n]!.deployed) || cuts.some((c) => c.every((n) => reached.has(n)))) return;
       const fast = greedyDecisions(net, reqs, model, members, within);
       if (!fast) return;

@@ -222,7 +222,8 @@ function stateWalk(graph: Walks, stops: (k: number) => boolean): number[] | unde
       for (let s = k; s >= 0; s = from[s]!) run.push(s);
       return run;
     }
-    for (const m of graph.next[k]!) {
+    for (let e = graph.first[k]!; e < graph.first[k + 1]!; e++) {
+      const m = graph.to[e]!;
       if (from[m] !== -2 || stops(m)) continue;
       from[m] = k;
       queue.push(m);

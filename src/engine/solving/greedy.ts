@@ -29,7 +29,9 @@ export interface GreedyDecisions {
 interface Traffic {
   node: number[];
   classes: number[][];
-  next: number[][];
+  /** The links of state k: to[first[k]] up to to[first[k + 1] - 1] (flows.ts, StateGraph). */
+  first: Int32Array;
+  to: Int32Array;
   start: number[];
   arrive: number[];
 }
@@ -50,7 +52,8 @@ function chain(hops: { node: number; cls: number }[]): Traffic {
   return {
     node: [...hops.map((h) => h.node), -1],
     classes: [...hops.map((h) => [h.cls]), []],
-    next: [...hops.map((_, i) => [i + 1]), []],
+    first: Int32Array.from({ length: count + 2 }, (_, i) => Math.min(i, count)),
+    to: Int32Array.from({ length: count }, (_, i) => i + 1),
     start: [0],
     arrive: [count],
   };
@@ -78,7 +81,7 @@ function minimumCut(t: Traffic, weight: (k: number) => number): number[] | undef
   const arrive = new Set(t.arrive);
   for (let k = 0; k < count; k++) {
     edge(2 * k, 2 * k + 1, arrive.has(k) ? INFINITE : weight(k));
-    for (const m of t.next[k]!) edge(2 * k + 1, 2 * m, INFINITE);
+    for (let e = t.first[k]!; e < t.first[k + 1]!; e++) edge(2 * k + 1, 2 * t.to[e]!, INFINITE);
   }
   for (const k of t.start) edge(source, 2 * k, INFINITE);
   for (const k of t.arrive) edge(2 * k + 1, sink, INFINITE);
@@ -133,11 +136,13 @@ function witness(t: Traffic, open: (k: number) => boolean): number[] | undefined
       return run;
     }
     if (!open(k)) continue;
-    for (const m of t.next[k]!)
+    for (let e = t.first[k]!; e < t.first[k + 1]!; e++) {
+      const m = t.to[e]!;
       if (from[m] === -2) {
         from[m] = k;
         queue.push(m);
       }
+    }
   }
   return undefined;
 }
@@ -207,12 +212,13 @@ export function greedyDecisions(
   const entering = new Map<number, Set<number>>();
   for (const r of members)
     for (const t of traffics(r))
-      t.node.forEach((n, k) => {
-        if (!decides(n)) return;
+      for (let k = 0; k < t.node.length; k++) {
+        const n = t.node[k]!;
+        if (!decides(n)) continue;
         if (!net[n]!.optional) used.add(n);
         const into = entering.get(n) ?? entering.set(n, new Set()).get(n)!;
         for (const c of t.classes[k]!) into.add(c);
-      });
+      }
 
   // 2a. Flows of listed paths: nodes by greedy set cover, as many open flows per new firewall as possible (free
   // nodes first, then places by largest gain; places that turn out redundant are given back).
