@@ -115,7 +115,7 @@ function graphWalk(
 }
 
 /** The states and moves of a requirement's traffic, as a state graph has them. */
-type Walks = Pick<StateGraph, 'node' | 'classes' | 'next' | 'start' | 'arrive'>;
+type Walks = Pick<StateGraph, 'node' | 'classes' | 'first' | 'to' | 'start' | 'arrive'>;
 
 /**
  * A requirement's traffic as states: its state graph, or its listed paths' flows as chains side by side (each a run
@@ -126,18 +126,29 @@ function walksOf(model: FlowModel, reqs: Requirement[], r: number): Walks | unde
   const graph = model.graphs[r];
   if (graph) return graph;
   if (reqs[r]!.kind === 'complete') return undefined;
-  const walks: Walks = { node: [], classes: [], next: [], start: [], arrive: [] };
+  const node: number[] = [];
+  const classes: number[][] = [];
+  const start: number[] = [];
+  const arrive: number[] = [];
+  const chained: boolean[] = [];
   for (const f of model.flows[r]!.flat()) {
     if (f.hops.length === 0) return undefined;
-    walks.start.push(walks.node.length);
+    start.push(node.length);
     f.hops.forEach((h, i) => {
-      walks.next.push(i + 1 < f.hops.length ? [walks.node.length + 1] : []);
-      walks.node.push(h.node);
-      walks.classes.push([h.cls]);
+      chained.push(i + 1 < f.hops.length);
+      node.push(h.node);
+      classes.push([h.cls]);
     });
-    walks.arrive.push(walks.node.length - 1);
+    arrive.push(node.length - 1);
   }
-  return walks;
+  // Each state of a chain moves to the next state, if any: the links in StateGraph's two-array form.
+  const first = new Int32Array(node.length + 1);
+  const to: number[] = [];
+  chained.forEach((more, k) => {
+    if (more) to.push(k + 1);
+    first[k + 1] = to.length;
+  });
+  return { node, classes, first, to: Int32Array.from(to), start, arrive };
 }
 
 /** What one more state on a walk costs in cheapestWalk, beside what it costs to pass: shorter walks win ties. */
@@ -198,7 +209,10 @@ function cheapestWalk(graph: Walks, cost: (k: number) => number): number[] | und
       for (let s = k; s >= 0; s = from[s]!) run.push(s);
       return run;
     }
-    for (const m of graph.next[k]!) if (!done[m]) reach(m, at + cost(m) + 1, k);
+    for (let e = graph.first[k]!; e < graph.first[k + 1]!; e++) {
+      const m = graph.to[e]!;
+      if (!done[m]) reach(m, at + cost(m) + 1, k);
+    }
   }
   return undefined;
 }
