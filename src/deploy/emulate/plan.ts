@@ -48,6 +48,8 @@ const RESEND_DSCP = 8;
 const DIRECTION_DSCP = 16;
 const CONTROL_DSCP = 32;
 const TABLE_BASE = 1000;
+/** The table of each path slot (TOS value): 100-107. */
+const SLOT_TABLE = 100;
 
 export type ProbeProto = 'tcp' | 'udp' | 'icmp';
 
@@ -340,7 +342,16 @@ export function planEmulation(
 
   const create = [
     ...nodes.map((_, k) => `netns add ${ns(k)}`),
-    ...links.map(([a, b], i) => `link add name l${i} netns ${ns(a)} type veth peer name l${i} netns ${ns(b)}`),
+    // Both ends of a link have one MAC address, and ARP is off (below): a frame sent to its own address is the
+    // peer's. The kernel's ARP table is one for every namespace, and past net.ipv4.neigh.default.gc_thresh3 (1,024
+    // by default; only the host's root can raise it) new entries fail and packets are dropped ("neighbor table
+    // overflow"): at 600 nodes and more, that dropped whole requirements' probes. Entries of NOARP devices count
+    // for nothing.
+    ...links.map(([a, b], i) => {
+      const mac = `02:${[24, 16, 8, 0].map((s) => ((i >>> s) & 255).toString(16).padStart(2, '0')).join(':')}:01`;
+      const end = (k: number) => `name l${i} netns ${ns(k)} address ${mac}`;
+      return `link add ${end(a)} type veth peer ${end(b)}`;
+    }),
   ];
   const config: string[][] = nodes.map(() => ['link set lo up']);
   links.forEach(([a, b], i) => {
@@ -348,7 +359,7 @@ export function planEmulation(
       [a, b],
       [b, a],
     ] as const) {
-      config[x]!.push(`addr add ${addr[x]}/32 peer ${addr[y]}/32 dev l${i}`, `link set l${i} up`);
+      config[x]!.push(`addr add ${addr[x]}/32 peer ${addr[y]}/32 dev l${i}`, `link set l${i} up arp off`);
     }
   });
 
@@ -435,22 +446,32 @@ export function planEmulation(
     return pair;
   };
   // A path pinned for the addresses a probe carries on it (`walk`): on every node, a route forward to the
-  // destination it leaves with and back to the source it came with, each under a rule on both addresses (and the
-  // TOS of the path's slot). The same lines for two requirements of a pair are written once.
+  // destination it leaves with and back to the source it came with, in the table of the path's slot (one table
+  // per TOS value, chosen by one rule each). Two paths of one slot that leave a node for one address by different
+  // neighbours collide: the later one gets its pair's table, under a rule on both addresses and the TOS. A rule
+  // per source, destination and path (212,536 rules at 1,200 nodes, up to 6,454 in one namespace) made every
+  // forwarded packet walk thousands of rules: the kernel's rule lookup is linear.
+  const slotRoutes = nodes.map(() => new Map<string, number>());
   const pin = (p: number[], slot: number, table: number, hops: { from: string; to: string }[]) => {
     const tos = slot === 0 ? '' : ` tos 0x${(slot << 2).toString(16).padStart(2, '0')}`;
-    const pref = slot === 0 ? 200 : 100;
     p.forEach((at, i) => {
       const lines = config[at]!;
+      const route = (target: string, via: number, other: string) => {
+        const key = `${target} ${slot}`;
+        const taken = slotRoutes[at]!.get(key);
+        const line = `route add ${target}/32 via ${addr[via]} dev ${link(at, via)} table`;
+        if (taken === undefined) {
+          slotRoutes[at]!.set(key, via);
+          lines.push(`${line} ${SLOT_TABLE + slot}`);
+        } else if (taken !== via) {
+          // After the slot rules of TOS values (a pair's slot 0 rule reads no TOS) and before its own slot's.
+          const pref = slot === 0 ? 180 : 100;
+          lines.push(`${line} ${table}`, `rule add from ${other}/32 to ${target}/32${tos} table ${table} pref ${pref}`);
+        }
+      };
       const { from, to } = hops[i]!;
-      if (i < p.length - 1) {
-        lines.push(`route add ${to}/32 via ${addr[p[i + 1]!]} dev ${link(at, p[i + 1]!)} table ${table}`);
-        lines.push(`rule add from ${from}/32 to ${to}/32${tos} table ${table} pref ${pref}`);
-      }
-      if (i > 0) {
-        lines.push(`route add ${from}/32 via ${addr[p[i - 1]!]} dev ${link(at, p[i - 1]!)} table ${table}`);
-        lines.push(`rule add from ${to}/32 to ${from}/32${tos} table ${table} pref ${pref}`);
-      }
+      if (i < p.length - 1) route(to, p[i + 1]!, from);
+      if (i > 0) route(from, p[i - 1]!, to);
     });
   };
 
@@ -573,6 +594,14 @@ export function planEmulation(
     nft[ns(k)] = `${natFile(nat.addr, nat.hidden, nat.dnat)}${ZONES}`;
   });
 
+  // The slot tables' rules: TOS values first (pref 150), slot 0, which reads no TOS, last (pref 200).
+  slotRoutes.forEach((routes, k) => {
+    const slots = new Set([...routes.keys()].map((key) => Number(key.split(' ')[1])));
+    for (const slot of [...slots].sort((a, b) => a - b)) {
+      const tos = slot === 0 ? '' : ` tos 0x${(slot << 2).toString(16).padStart(2, '0')}`;
+      config[k]!.push(`rule add${tos} table ${SLOT_TABLE + slot} pref ${slot === 0 ? 200 : 150}`);
+    }
+  });
   const namespaces = nodes.map((_, k) => ns(k));
   return {
     namespaces,
