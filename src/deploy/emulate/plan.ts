@@ -4,12 +4,13 @@
  *
  * Network: one namespace per node (`n<k>`, k its position in the graph), one veth pair per link (`l<i>` at both
  * ends), each end carrying its node's name as a /32 with the neighbour's as peer. End hosts never forward; packets go
- * to the neighbours a node lists (the engine's direction). Paths are pinned by policy routing: per source and
- * destination, the first (a shortest path, the default route) by a rule on source and destination, the next by the
- * same rule with a TOS value: the kernel's routing rules read the TOS bits 0x1C only, so 8 paths per pair is the
- * bound, 4 per direction when requirements go both ways. Replies carry the probe's TOS back (the kernel's
- * ICMP echo and TCP reset do; `tcp_reflect_tos` makes a SYN-ACK do it; the UDP echo responder does it itself), so
- * every reply crosses the firewalls the probe crossed, as a stateful firewall needs.
+ * to the neighbours a node lists (the engine's direction); links have ARP off (`create`). Paths are pinned by
+ * policy routing: per source and destination, the first (a shortest path, the default route) in slot 0, the next
+ * in slots 1-7 by their TOS value: the kernel's routing rules read the TOS bits 0x1C only, so 8 paths per pair is
+ * the bound, 4 per direction when requirements go both ways. A node has a table per slot (`pin`). Replies carry
+ * the probe's TOS back (the kernel's ICMP echo and TCP reset do; `tcp_reflect_tos` makes a SYN-ACK do it; the UDP
+ * echo responder does it itself), so every reply crosses the firewalls the probe crossed, as a stateful firewall
+ * needs.
  *
  * Firewalls: `nftables(node, id)` exactly as `nfv deploy nftables` writes it, loaded with three additions that
  * decide no requirement packet: `counter` on every rule and a last rule `counter` (the policy's packets), so a drop
