@@ -246,10 +246,6 @@ class Probes:
         self.icmp_waiting = {}  # (ns, ident) -> probe index
         self.servers = {}
         self.sockets = []
-        # One epoll set for the whole run, each socket added once: a poll set rebuilt per wake-up from every
-        # listener and probe in flight was most of the prober's time with a thousand of each.
-        self.poll = select.epoll()
-        self.open = set()  # the probes of this batch not yet answered
 
     def serve(self, listeners):
         for item in listeners:
@@ -264,7 +260,6 @@ class Probes:
                 s.listen(4096)
                 s.setblocking(False)
                 self.servers[s.fileno()] = ("tcp", s)
-                self.poll.register(s.fileno(), select.EPOLLIN)
             for port in item["udp"]:
                 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
                 s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
@@ -273,7 +268,6 @@ class Probes:
                 s.bind((item["addr"], port))
                 s.setblocking(False)
                 self.servers[s.fileno()] = ("udp", s)
-                self.poll.register(s.fileno(), select.EPOLLIN)
 
     def start(self, k):
         p = self.probes[k]
@@ -287,7 +281,6 @@ class Probes:
                 raw.setblocking(False)
                 self.icmp[p["ns"]] = raw
                 self.waiting[raw.fileno()] = ("icmp", p["ns"], raw)
-                self.poll.register(raw.fileno(), select.EPOLLIN)
             ident = k % 65536
             body = struct.pack("!BBHHH", 8, 0, 0, ident, 1) + b"nfv-emulate"
             body = body[:2] + struct.pack("!H", checksum(body)) + body[4:]
@@ -314,20 +307,18 @@ class Probes:
             s.connect((p["dst"], p["dport"]))
             s.send(b"nfv-emulate %d" % k)
         self.waiting[s.fileno()] = (p["proto"], k, s)
-        self.poll.register(s.fileno(), select.EPOLLOUT if p["proto"] == "tcp" else select.EPOLLIN)
 
     def finish(self, k, arrived):
         if self.result[k] is None:
             self.result[k] = arrived
-        self.open.discard(k)
 
     def run(self, indices):
-        self.open = set(k for k in indices if self.result[k] is None)
         for k in indices:
             self.start(k)
         deadline = time.monotonic() + self.timeout
+        pending = lambda: any(self.result[k] is None for k in indices)
         sweeps = 0
-        while self.open:
+        while pending():
             left = deadline - time.monotonic()
             if left <= 0:
                 # Past the deadline, two more looks without waiting: on a busy machine this process may wake after
@@ -337,7 +328,12 @@ class Probes:
                     break
                 sweeps += 1
                 left = 0
-            events = self.poll.poll(left)
+            poll = select.poll()
+            for fd in self.servers:
+                poll.register(fd, select.POLLIN)
+            for fd, w in self.waiting.items():
+                poll.register(fd, select.POLLOUT if w[0] == "tcp" else select.POLLIN)
+            events = poll.poll(left * 1000)
             w = [fd for fd, ev in events if fd in self.waiting and self.waiting[fd][0] == "tcp"]
             r = [fd for fd, ev in events if fd not in w]
             for fd in w:
@@ -352,8 +348,6 @@ class Probes:
             for fd in r:
                 if fd in self.servers:
                     self.answer(*self.servers[fd])
-                    continue
-                if fd not in self.waiting:
                     continue
                 kind, key, s = self.waiting[fd]
                 if kind == "udp":
