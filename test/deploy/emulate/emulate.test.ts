@@ -231,6 +231,32 @@ t.test('refusals: several graphs, names that are not addresses; exit 2 in one li
   t.throws(() => planEmulation(two), /2 graphs; one graph is emulated at a time/);
 });
 
+t.test(
+  "links without ARP, one MAC per pair; at most a rule per path slot, and a pair's rule has its route",
+  async (t) => {
+    const plan = planEmulation(await answer());
+    const links = plan.create.split('\n').filter((l) => l.startsWith('link add'));
+    const macs = links.map((l) => [...l.matchAll(/ address (\S+)/g)].map((m) => m[1]));
+    t.ok(
+      macs.every((m) => m.length === 2 && m[0] === m[1]),
+      'both ends of each veth pair have one MAC address',
+    );
+    t.equal(new Set(macs.map((m) => m[0])).size, links.length, 'each pair its own');
+    const config = Object.values(plan.config).join('');
+    t.equal(config.match(/^link set l\d+ up arp off$/gm)?.length, 2 * links.length, 'ARP off on every veth end');
+    for (const [ns, text] of Object.entries(plan.config)) {
+      const rules = text.split('\n').filter((l) => l.startsWith('rule add'));
+      const slots = rules.filter((l) => !l.includes(' from '));
+      // A slot rule per TOS value at most; the others name a pair, and only where two paths of a slot collide.
+      t.ok(slots.length <= 8, `${ns}: ${slots.length} slot rules`);
+      for (const rule of rules.filter((l) => l.includes(' from '))) {
+        const [, , to, table] = /from (\S+)\/32 to (\S+)\/32.* table (\d+)/.exec(rule) ?? [];
+        t.match(text, new RegExp(`^route add ${to}/32 via \\S+ dev \\S+ table ${table}$`, 'm'), `${ns}: ${rule}`);
+      }
+    }
+  },
+);
+
 t.test('a node named by a pattern (a whole network) is built and probed at one address of it', async (t) => {
   const plain = planEmulation(handMade([true, true, true, true]));
   /** handMade with 10.0.0.1 named 10.0.0.-1 wherever a node, a requirement or (with `rules`) a rule names it. */
