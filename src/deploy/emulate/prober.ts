@@ -78,8 +78,9 @@ def index_of(ns, dev, known={}):
 def message(ns, line):
     """One line of the plan's configuration (the ip syntax plan.ts writes, five forms) as a netlink message."""
     w = line.split()
-    if w[0] == "link":  # link set DEV up
-        return RTM_NEWLINK, 0, struct.pack("=BxHiII", 0, 0, index_of(ns, w[2]), 1, 1)
+    if w[0] == "link":  # link set DEV up [arp off]
+        flags = 1 | (0x80 if w[4:] == ["arp", "off"] else 0)  # IFF_UP, IFF_NOARP
+        return RTM_NEWLINK, 0, struct.pack("=BxHiII", 0, 0, index_of(ns, w[2]), flags, flags)
     if w[0] == "addr":  # addr add A/32 peer B/32 dev DEV
         head = struct.pack("=BBBBI", socket.AF_INET, 32, 0, 0, index_of(ns, w[6]))
         return RTM_NEWADDR, NLM_F_CREATE | NLM_F_EXCL, head + attr(2, ip4(w[2])) + attr(1, ip4(w[4]))
@@ -87,11 +88,13 @@ def message(ns, line):
         head = struct.pack("=BBBBBBBBI", socket.AF_INET, 32, 0, 0, 0, 3, 0, 1, 0)
         body = attr(1, ip4(w[2])) + attr(5, ip4(w[4])) + attr(4, struct.pack("=i", index_of(ns, w[6])))
         return RTM_NEWROUTE, NLM_F_CREATE | NLM_F_EXCL, head + body + attr(15, struct.pack("=I", int(w[8])))
-    if w[0] == "rule":  # rule add from A/32 to B/32 [tos T] table T pref P
+    if w[0] == "rule":  # rule add [from A/32 to B/32] [tos T] table T pref P
         o = dict(zip(w[2::2], w[3::2]))
         tos = int(o.get("tos", "0"), 16)
-        head = struct.pack("=BBBBBBBBI", socket.AF_INET, 32, 32, tos, 0, 0, 0, 1, 0)
-        body = attr(2, ip4(o["from"])) + attr(1, ip4(o["to"])) + attr(6, struct.pack("=I", int(o["pref"])))
+        to, fro = 32 if "to" in o else 0, 32 if "from" in o else 0
+        head = struct.pack("=BBBBBBBBI", socket.AF_INET, to, fro, tos, 0, 0, 0, 1, 0)
+        body = (attr(2, ip4(o["from"])) if fro else b"") + (attr(1, ip4(o["to"])) if to else b"")
+        body += attr(6, struct.pack("=I", int(o["pref"])))
         return RTM_NEWRULE, NLM_F_CREATE | NLM_F_EXCL, head + body + attr(15, struct.pack("=I", int(o["table"])))
     raise RuntimeError("configuration line not understood: " + line)
 
@@ -252,13 +255,16 @@ class Probes:
                 s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
                 s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
                 s.bind((item["addr"], port))
-                s.listen(128)
+                # A server of many requirements gets many SYNs at once: a full accept queue drops a SYN, and its
+                # retry comes a second later, after the probe's timeout (a drop the firewalls never made).
+                s.listen(4096)
                 s.setblocking(False)
                 self.servers[s.fileno()] = ("tcp", s)
             for port in item["udp"]:
                 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
                 s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
                 s.setsockopt(socket.IPPROTO_IP, socket.IP_RECVTOS, 1)
+                s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1 << 20)
                 s.bind((item["addr"], port))
                 s.setblocking(False)
                 self.servers[s.fileno()] = ("udp", s)
@@ -362,20 +368,22 @@ class Probes:
                 del self.waiting[fd]
 
     def answer(self, kind, s):
+        # Everything queued, not one per wake-up: the queues of a busy server must not fill.
         try:
-            if kind == "tcp":
-                c, _ = s.accept()
-                c.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
-                c.close()
-                return
-            data, anc, _, peer = s.recvmsg(2048, socket.CMSG_SPACE(4))
-            tos = 0
-            for level, kind_, value in anc:
-                if level == socket.IPPROTO_IP and kind_ == socket.IP_TOS:
-                    tos = value[0]
-            # The echo carries the probe's TOS back: its bits pin the reply to the probe's path.
-            s.setsockopt(socket.IPPROTO_IP, socket.IP_TOS, tos)
-            s.sendto(data, peer)
+            while True:
+                if kind == "tcp":
+                    c, _ = s.accept()
+                    c.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+                    c.close()
+                    continue
+                data, anc, _, peer = s.recvmsg(2048, socket.CMSG_SPACE(4))
+                tos = 0
+                for level, kind_, value in anc:
+                    if level == socket.IPPROTO_IP and kind_ == socket.IP_TOS:
+                        tos = value[0]
+                # The echo carries the probe's TOS back: its bits pin the reply to the probe's path.
+                s.setsockopt(socket.IPPROTO_IP, socket.IP_TOS, tos)
+                s.sendto(data, peer)
         except (BlockingIOError, InterruptedError):
             pass
 

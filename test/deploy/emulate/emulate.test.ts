@@ -231,6 +231,32 @@ t.test('refusals: several graphs, names that are not addresses; exit 2 in one li
   t.throws(() => planEmulation(two), /2 graphs; one graph is emulated at a time/);
 });
 
+t.test(
+  "links without ARP, one MAC per pair; at most a rule per path slot, and a pair's rule has its route",
+  async (t) => {
+    const plan = planEmulation(await answer());
+    const links = plan.create.split('\n').filter((l) => l.startsWith('link add'));
+    const macs = links.map((l) => [...l.matchAll(/ address (\S+)/g)].map((m) => m[1]));
+    t.ok(
+      macs.every((m) => m.length === 2 && m[0] === m[1]),
+      'both ends of each veth pair have one MAC address',
+    );
+    t.equal(new Set(macs.map((m) => m[0])).size, links.length, 'each pair its own');
+    const config = Object.values(plan.config).join('');
+    t.equal(config.match(/^link set l\d+ up arp off$/gm)?.length, 2 * links.length, 'ARP off on every veth end');
+    for (const [ns, text] of Object.entries(plan.config)) {
+      const rules = text.split('\n').filter((l) => l.startsWith('rule add'));
+      const slots = rules.filter((l) => !l.includes(' from '));
+      // A slot rule per TOS value at most; the others name a pair, and only where two paths of a slot collide.
+      t.ok(slots.length <= 8, `${ns}: ${slots.length} slot rules`);
+      for (const rule of rules.filter((l) => l.includes(' from '))) {
+        const [, , to, table] = /from (\S+)\/32 to (\S+)\/32.* table (\d+)/.exec(rule) ?? [];
+        t.match(text, new RegExp(`^route add ${to}/32 via \\S+ dev \\S+ table ${table}$`, 'm'), `${ns}: ${rule}`);
+      }
+    }
+  },
+);
+
 t.test('a node named by a pattern (a whole network) is built and probed at one address of it', async (t) => {
   const plain = planEmulation(handMade([true, true, true, true]));
   /** handMade with 10.0.0.1 named 10.0.0.-1 wherever a node, a requirement or (with `rules`) a rule names it. */
@@ -396,10 +422,23 @@ t.test('SIGKILL at several moments leaves no process, namespace or link behind',
   const dir = await scratch(t);
   const file = path.join(dir, 'answer.json');
   const nfv = await answer();
+  // Each requirement ten times: the copies' probes have the same ports, so each copy waits for a round of its own,
+  // and the emulation lasts seconds, not the few hundred milliseconds the answer alone now takes.
+  const property = nfv.propertyDefinition.property;
+  nfv.propertyDefinition.property = Array.from({ length: 10 }, () => property).flat();
   await writeFile(file, JSON.stringify(nfv));
   const before = hostState();
-  // Moments: before the sandbox starts; as soon as it has (building); 400 ms later (probing, on this machine).
-  for (const moment of ['150 ms', 'sandbox', 'sandbox + 400 ms']) {
+  // Moments: before the sandbox starts; as soon as it has; once its namespaces exist (building or probing: the
+  // sandbox's own /run/netns, seen through /proc/PID/root; a time after the start was a guess that a faster
+  // emulation outran).
+  const namespacesMade = async (pids: number[]) => {
+    for (const pid of pids) {
+      const names = await readdir(`/proc/${pid}/root/run/netns`).catch(() => []);
+      if (names.length > 0) return true;
+    }
+    return false;
+  };
+  for (const moment of ['150 ms', 'sandbox', 'namespaces made', 'namespaces made + 400 ms']) {
     const child = spawnNfv(['emulate', file], { NFV_WORKSPACE: dir });
     t.teardown(() => void child.kill('SIGKILL'));
     const started = performance.now();
@@ -410,7 +449,9 @@ t.test('SIGKILL at several moments leaves no process, namespace or link behind',
       return seen.length >= 2;
     };
     t.ok(await until(due, 20), `${moment}: the moment came`);
-    if (moment === 'sandbox + 400 ms') {
+    if (moment.startsWith('namespaces made'))
+      t.ok(await until(async () => (await due()) && (await namespacesMade(seen)), 20), `${moment}: they exist`);
+    if (moment === 'namespaces made + 400 ms') {
       const at = performance.now();
       await until(async () => (await due()) && performance.now() - at >= 400, 5);
     }
