@@ -8,7 +8,7 @@ import { random } from '../../src/bench/topology.js';
 import { nftablesJson } from '../../src/deploy/nftables.js';
 import { ruleBoxes } from '../../src/model/space.js';
 import type { Elements, Node } from '../../src/model/types.js';
-import { runProcess, scratch } from '../helpers.js';
+import { ROOT, runProcess, scratch } from '../helpers.js';
 
 /**
  * New user, network and PID namespaces: nft runs as their root, and when the process started in them ends (or is
@@ -279,4 +279,44 @@ export async function checkJsonLists(t: Tap.Test, from: number, to: number): Pro
   t.same(json.flat().slice(0, 1), [badJson], 'the refused JSON control is said');
   t.same(json.flat().slice(1), [], `nft -j -c accepts all ${files.length} JSON files`);
   t.comment(`${files.length + 1} JSON files checked in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+}
+
+/** One iptables-save rule set for forward.py, the packets to send through it and what nfv says of each. */
+export interface ForwardCase {
+  rules: string;
+  packets: unknown[];
+  want: { said: string; nfv: boolean }[];
+}
+
+/**
+ * Loads each case's rule set with iptables-restore in one namespace sandbox and sends its packets as raw frames
+ * (forward.py, one zone per case); answers the kernel's verdicts (forwarded or not) and where nfv differs from them.
+ */
+export async function kernelForwards(t: Tap.Test, cases: ForwardCase[]) {
+  const dir = await scratch(t);
+  const jobs = await Promise.all(
+    cases.map(async ({ rules, packets }, k) => {
+      const file = path.join(dir, `${k}.rules`);
+      await writeFile(file, rules);
+      const unload = ['sh', '-c', 'iptables -P FORWARD ACCEPT && iptables -F && iptables -X'];
+      return { load: ['iptables-restore', file], unload, packets };
+    }),
+  );
+  const script = path.join(ROOT, 'test', 'deploy', 'forward.py');
+  const r = await runProcess(t, 'unshare', [...NAMESPACES, PYTHON, script], JSON.stringify(jobs), 120_000);
+  if (r.code !== 0) throw new Error(`forward.py exited ${r.code}: ${r.stderr.trim()}`);
+  const kernel = JSON.parse(r.stdout) as boolean[][];
+  const differ: string[] = [];
+  let forwarded = 0;
+  let total = 0;
+  cases.forEach(({ want }, k) =>
+    want.forEach((w, i) => {
+      const forwards = kernel[k]![i]!;
+      total++;
+      if (forwards) forwarded++;
+      if (forwards !== w.nfv)
+        differ.push(`${w.said}: kernel ${forwards ? 'forwards' : 'drops'}, nfv ${w.nfv ? 'allows' : 'denies'}`);
+    }),
+  );
+  return { kernel, differ, forwarded, total };
 }

@@ -204,17 +204,20 @@ function cheapestWalk(graph: Walks, cost: (k: number) => number): number[] | und
     const [at, k] = pop();
     if (done[k] || best[k] !== at) continue;
     done[k] = 1;
-    if (arrival[k]) {
-      const run: number[] = [];
-      for (let s = k; s >= 0; s = from[s]!) run.push(s);
-      return run;
-    }
+    if (arrival[k]) return runTo(from, k);
     for (let e = graph.first[k]!; e < graph.first[k + 1]!; e++) {
       const m = graph.to[e]!;
       if (!done[m]) reach(m, at + cost(m) + 1, k);
     }
   }
   return undefined;
+}
+
+/** The states of the run ending at `k`, from its arrival back to its start (`from`: each state's predecessor, -1). */
+function runTo(from: Int32Array, k: number): number[] {
+  const run: number[] = [];
+  for (let s = k; s >= 0; s = from[s]!) run.push(s);
+  return run;
 }
 
 /** The states of a shortest run from a start to an arrival meeting no state that `stops` (breadth first). */
@@ -231,11 +234,7 @@ function stateWalk(graph: Walks, stops: (k: number) => boolean): number[] | unde
   }
   for (let h = 0; h < queue.length; h++) {
     const k = queue[h]!;
-    if (arrival[k]) {
-      const run: number[] = [];
-      for (let s = k; s >= 0; s = from[s]!) run.push(s);
-      return run;
-    }
+    if (arrival[k]) return runTo(from, k);
     for (let e = graph.first[k]!; e < graph.first[k + 1]!; e++) {
       const m = graph.to[e]!;
       if (from[m] !== -2 || stops(m)) continue;

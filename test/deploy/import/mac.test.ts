@@ -7,14 +7,12 @@
  * and neighbour text with its own longest-prefix lookup; the kernel's verdict (forwarded or not, forward.py) must be
  * nfv's. A MAC the table does not list, or a line without the table, stays approximated, said on its line.
  */
-import { writeFile } from 'node:fs/promises';
-import path from 'node:path';
 import t from 'tap';
 import { Budget, allowsOf } from '../../../src/deploy/analysis/index.js';
 import { importRules, importedList, macMap, routeMap } from '../../../src/deploy/import/index.js';
 import { ruleBox } from '../../../src/model/space.js';
-import { ROOT, runProcess, scratch, seeded } from '../../helpers.js';
-import { NAMESPACES, PYTHON, iptablesWhy, packetsWhy } from '../nft-harness.js';
+import { seeded } from '../../helpers.js';
+import { type ForwardCase, iptablesWhy, kernelForwards, packetsWhy } from '../nft-harness.js';
 
 const num = (a: string) => a.split('.').reduce((v, o) => v * 256 + Number(o), 0);
 function within(cidr: string, addr: string): boolean {
@@ -124,11 +122,9 @@ t.test(
   'nfv reads -m mac as the kernel decides it, for the sources the routes and neighbours place',
   { skip: packetsWhy || iptablesWhy || false },
   async (t) => {
-    const dir = await scratch(t);
     const routes = ROUTES.join('\n');
     const SETS = 12;
-    const jobs: { load: string[]; unload: string[]; packets: unknown[] }[] = [];
-    const expected: { said: string; nfv: boolean; blind: boolean }[][] = [];
+    const cases: (ForwardCase & { want: { blind: boolean }[] })[] = [];
     const g = seeded(47);
     let exactLines = 0;
     for (let k = 0; k < SETS; k++) {
@@ -171,33 +167,10 @@ t.test(
         const allowed = (list: typeof must) => allowsOf(list, box, new Budget()).classes.length > 0;
         want.push({ said: `set ${k}: ${src} -> ${dst} ${name} ${dport}`, nfv: allowed(must), blind: allowed(blind) });
       }
-      expected.push(want);
-      const base = path.join(dir, `${k}.rules`);
-      await writeFile(base, rules);
-      jobs.push({
-        load: ['iptables-restore', base],
-        unload: ['sh', '-c', 'iptables -P FORWARD ACCEPT && iptables -F && iptables -X'],
-        packets,
-      });
+      cases.push({ rules, packets, want });
     }
-    const script = path.join(ROOT, 'test', 'deploy', 'forward.py');
-    const r = await runProcess(t, 'unshare', [...NAMESPACES, PYTHON, script], JSON.stringify(jobs), 120_000);
-    if (r.code !== 0) return t.fail(`forward.py exited ${r.code}: ${r.stderr.trim()}`);
-    const results = JSON.parse(r.stdout) as boolean[][];
-    const differ: string[] = [];
-    let blindDiffer = 0;
-    let forwarded = 0;
-    let total = 0;
-    expected.forEach((want, k) =>
-      want.forEach((w, i) => {
-        const kernel = results[k]![i]!;
-        total++;
-        if (kernel) forwarded++;
-        if (kernel !== w.nfv)
-          differ.push(`${w.said}: kernel ${kernel ? 'forwards' : 'drops'}, nfv ${w.nfv ? 'allows' : 'denies'}`);
-        if (kernel !== w.blind) blindDiffer++;
-      }),
-    );
+    const { kernel, differ, forwarded, total } = await kernelForwards(t, cases);
+    const blindDiffer = cases.flatMap(({ want }, k) => want.filter((w, i) => w.blind !== kernel[k]![i])).length;
     t.same(differ.slice(0, 5), [], `nfv's verdict is the kernel's on all ${total} packets (${exactLines} exact lines)`);
     t.ok(
       forwarded > total / 10 && forwarded < (total * 9) / 10,

@@ -7,14 +7,12 @@
  * iptables-restore in a network namespace, each sampled packet sent as a raw frame (forward.py); the kernel's
  * verdict (forwarded or not) must be nfv's.
  */
-import { writeFile } from 'node:fs/promises';
-import path from 'node:path';
 import t from 'tap';
 import { Budget, allowsOf } from '../../../src/deploy/analysis/index.js';
 import { importRules, importedList } from '../../../src/deploy/import/index.js';
 import { ruleBox } from '../../../src/model/space.js';
-import { ROOT, runProcess, scratch, seeded } from '../../helpers.js';
-import { NAMESPACES, PYTHON, iptablesWhy, packetsWhy } from '../nft-harness.js';
+import { seeded } from '../../helpers.js';
+import { type ForwardCase, iptablesWhy, kernelForwards, packetsWhy } from '../nft-harness.js';
 
 const SOURCES = ['10.1.0.5', '10.1.0.9', '10.2.3.4', '172.20.1.1', '8.8.8.8'];
 const DESTINATIONS = ['198.18.0.1', '198.18.5.9', '198.19.255.1'];
@@ -48,10 +46,8 @@ t.test(
   'nfv reads -m recent --set and -m addrtype as the kernel decides them',
   { skip: packetsWhy || iptablesWhy || false },
   async (t) => {
-    const dir = await scratch(t);
     const g = seeded(4711);
-    const jobs: { load: string[]; unload: string[]; packets: unknown[] }[] = [];
-    const expected: { said: string; nfv: boolean }[][] = [];
+    const cases: ForwardCase[] = [];
     let setLines = 0;
     let addrtypeLines = 0;
     for (let k = 0; k < 16; k++) {
@@ -88,31 +84,9 @@ t.test(
           nfv: allowsOf(must, box, new Budget()).classes.length > 0,
         });
       }
-      expected.push(want);
-      const file = path.join(dir, `${k}.rules`);
-      await writeFile(file, rules);
-      jobs.push({
-        load: ['iptables-restore', file],
-        unload: ['sh', '-c', 'iptables -P FORWARD ACCEPT && iptables -F && iptables -X'],
-        packets,
-      });
+      cases.push({ rules, packets, want });
     }
-    const script = path.join(ROOT, 'test', 'deploy', 'forward.py');
-    const r = await runProcess(t, 'unshare', [...NAMESPACES, PYTHON, script], JSON.stringify(jobs), 120_000);
-    if (r.code !== 0) return t.fail(`forward.py exited ${r.code}: ${r.stderr.trim()}`);
-    const results = JSON.parse(r.stdout) as boolean[][];
-    const differ: string[] = [];
-    let forwarded = 0;
-    let total = 0;
-    expected.forEach((want, k) =>
-      want.forEach((w, i) => {
-        const kernel = results[k]![i]!;
-        total++;
-        if (kernel) forwarded++;
-        if (kernel !== w.nfv)
-          differ.push(`${w.said}: kernel ${kernel ? 'forwards' : 'drops'}, nfv ${w.nfv ? 'allows' : 'denies'}`);
-      }),
-    );
+    const { differ, forwarded, total } = await kernelForwards(t, cases);
     t.same(
       differ.slice(0, 5),
       [],
