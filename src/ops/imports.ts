@@ -4,8 +4,8 @@
  * of every line reached; with `into`, the NFV document whose firewall node has that configuration instead; with
  * `store`, the node is also kept in `/fwd`. Body: `{"format": "iptables" | "nftables", "text": "...", "file":
  * "rules.v4", "node": "10.255.0.1", "into": "<NFV document>", "store": false}` and the reading fields every
- * operation reading a rule set takes (`reading.ts`: chain, table, ignoreNat, iface, host, ipset, routes,
- * approximation);
+ * operation reading a rule set takes (`reading.ts`: chain, table, ignoreNat, natAddress, iface, host, ipset,
+ * routes, neighbours, approximation);
  * with `host` and `into`, the node is placed between that end host and its neighbours when the graph lacks it.
  */
 import { execFile } from 'node:child_process';

@@ -246,7 +246,7 @@ t.test('any source in a JSON body: documents, stored nodes, results', async (t) 
   await lintAt(
     { source: document, extra: 1 },
     400,
-    /^extra: not a field here \(source, chain, table, ignoreNat, natAddress, iface, host, ipset, routes, approx/,
+    /^extra: not a field here \(source, chain, table, ignoreNat, natAddress, iface, host, ipset, routes, neighbours, approx/,
   );
   await lintAt({ source: 3 }, 400, /^source: a rule source object is required/);
   await lintAt(
