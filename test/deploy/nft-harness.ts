@@ -6,9 +6,9 @@ import path from 'node:path';
 import t from 'tap';
 import { random } from '../../src/bench/topology.js';
 import { nftablesJson } from '../../src/deploy/nftables.js';
-import { ruleBoxes } from '../../src/model/space.js';
+import { ruleBox, ruleBoxes } from '../../src/model/space.js';
 import type { Elements, Node } from '../../src/model/types.js';
-import { ROOT, runProcess, scratch } from '../helpers.js';
+import { ROOT, runProcess, scratch, type seeded } from '../helpers.js';
 
 /**
  * New user, network and PID namespaces: nft runs as their root, and when the process started in them ends (or is
@@ -279,6 +279,28 @@ export async function checkJsonLists(t: Tap.Test, from: number, to: number): Pro
   t.same(json.flat().slice(0, 1), [badJson], 'the refused JSON control is said');
   t.same(json.flat().slice(1), [], `nft -j -c accepts all ${files.length} JSON files`);
   t.comment(`${files.length + 1} JSON files checked in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+}
+
+/**
+ * A TCP or UDP packet from one of `sources` to one of `destinations` (source port `sport`) as forward.py sends it,
+ * with its box for nfv's analyses and a line saying it.
+ */
+export function sampledPacket(g: ReturnType<typeof seeded>, sources: string[], destinations: string[], sport: number) {
+  const src = g.pick(sources);
+  const dst = g.pick(destinations);
+  const [proto, name] = g.pick([
+    [6, 'TCP'],
+    [17, 'UDP'],
+  ] as const);
+  const dport = g.pick([22, 80, 443, 5000]);
+  const box = ruleBox({
+    source: src,
+    destination: dst,
+    protocol: name,
+    srcPort: String(sport),
+    dstPort: String(dport),
+  });
+  return { src, packet: [proto, src, dst, sport, dport] as unknown[], box, said: `${src} -> ${dst} ${name} ${dport}` };
 }
 
 /** One iptables-save rule set for forward.py, the packets to send through it and what nfv says of each. */

@@ -10,9 +10,8 @@
 import t from 'tap';
 import { Budget, allowsOf } from '../../../src/deploy/analysis/index.js';
 import { importRules, importedList } from '../../../src/deploy/import/index.js';
-import { ruleBox } from '../../../src/model/space.js';
 import { seeded } from '../../helpers.js';
-import { type ForwardCase, iptablesWhy, kernelForwards, packetsWhy } from '../nft-harness.js';
+import { type ForwardCase, iptablesWhy, kernelForwards, packetsWhy, sampledPacket } from '../nft-harness.js';
 
 const SOURCES = ['10.1.0.5', '10.1.0.9', '10.2.3.4', '172.20.1.1', '8.8.8.8'];
 const DESTINATIONS = ['198.18.0.1', '198.18.5.9', '198.19.255.1'];
@@ -64,25 +63,9 @@ t.test(
       const packets: unknown[] = [];
       const want: { said: string; nfv: boolean }[] = [];
       for (let i = 0; i < 120; i++) {
-        const src = g.pick(SOURCES);
-        const dst = g.pick(DESTINATIONS);
-        const [proto, name] = g.pick([
-          [6, 'TCP'],
-          [17, 'UDP'],
-        ] as const);
-        const dport = g.pick([22, 80, 443, 5000]);
-        packets.push([proto, src, dst, 40000 + i, dport]);
-        const box = ruleBox({
-          source: src,
-          destination: dst,
-          protocol: name,
-          srcPort: String(40000 + i),
-          dstPort: String(dport),
-        });
-        want.push({
-          said: `set ${k}: ${src} -> ${dst} ${name} ${dport}`,
-          nfv: allowsOf(must, box, new Budget()).classes.length > 0,
-        });
+        const { packet, box, said } = sampledPacket(g, SOURCES, DESTINATIONS, 40000 + i);
+        packets.push(packet);
+        want.push({ said: `set ${k}: ${said}`, nfv: allowsOf(must, box, new Budget()).classes.length > 0 });
       }
       cases.push({ rules, packets, want });
     }
