@@ -4,6 +4,7 @@
  * then the smallest host sequence in document order).
  */
 import type { PlacementProblem } from './input.js';
+import { IndexHeap } from '../heap.js';
 
 export interface HostGraph {
   count: number;
@@ -16,46 +17,6 @@ export interface HostGraph {
   /** Connected part of each host (mirroring makes reachability symmetric), numbered from 0 in host order. */
   part: Int32Array;
   parts: number;
-}
-
-/** A binary heap of host indices keyed by one or two numbers, smallest first. */
-class HostHeap {
-  private readonly items: number[] = [];
-  constructor(private readonly less: (a: number, b: number) => boolean) {}
-  get size() {
-    return this.items.length;
-  }
-  push(h: number) {
-    const items = this.items;
-    items.push(h);
-    let i = items.length - 1;
-    while (i > 0) {
-      const up = (i - 1) >> 1;
-      if (!this.less(items[i]!, items[up]!)) break;
-      [items[i], items[up]] = [items[up]!, items[i]!];
-      i = up;
-    }
-  }
-  pop(): number {
-    const items = this.items;
-    const top = items[0]!;
-    const last = items.pop()!;
-    if (items.length > 0) {
-      items[0] = last;
-      let i = 0;
-      for (;;) {
-        const l = 2 * i + 1;
-        const r = l + 1;
-        let m = i;
-        if (l < items.length && this.less(items[l]!, items[m]!)) m = l;
-        if (r < items.length && this.less(items[r]!, items[m]!)) m = r;
-        if (m === i) break;
-        [items[i], items[m]] = [items[m]!, items[i]!];
-        i = m;
-      }
-    }
-    return top;
-  }
 }
 
 function compress(count: number, edges: readonly { from: number; to: number; latency: number }[], reverse: boolean) {
@@ -77,7 +38,7 @@ function compress(count: number, edges: readonly { from: number; to: number; lat
 function dijkstra(g: Pick<HostGraph, 'count' | 'start' | 'to' | 'latency'>, source: number, out: Float64Array) {
   out.fill(Infinity);
   out[source] = 0;
-  const heap = new HostHeap((a, b) => out[a]! < out[b]!);
+  const heap = new IndexHeap((a, b) => out[a]! < out[b]!);
   const done = new Uint8Array(g.count);
   heap.push(source);
   while (heap.size > 0) {
@@ -146,7 +107,7 @@ export class HostPaths {
     hops[target] = 0;
     const less = (a: number, b: number) =>
       latency[a]! < latency[b]! || (latency[a] === latency[b] && hops[a]! < hops[b]!);
-    const heap = new HostHeap(less);
+    const heap = new IndexHeap(less);
     const done = new Uint8Array(n);
     heap.push(target);
     const { start, to, latency: weight } = this.reverse;

@@ -17,6 +17,7 @@
  */
 import { isDecision, type FlowModel, type Requirement, type StateGraph } from '../flows/flows.js';
 import { firstMatchDrops, type NetNode } from '../flows/network.js';
+import { IndexHeap } from '../heap.js';
 import { lazyOptimum } from './exact.js';
 import type { GreedyDecisions } from './greedy.js';
 import type { Lit } from './maxsat.js';
@@ -165,43 +166,23 @@ function cheapestWalk(graph: Walks, cost: (k: number) => number): number[] | und
   const done = new Uint8Array(count);
   const arrival = new Uint8Array(count);
   for (const k of graph.arrive) arrival[k] = 1;
-  const heap: [number, number][] = [];
-  const before = (a: [number, number], b: [number, number]) => a[0] < b[0] || (a[0] === b[0] && a[1] < b[1]);
-  const push = (entry: [number, number]) => {
-    heap.push(entry);
-    for (let i = heap.length - 1; i > 0;) {
-      const up = (i - 1) >> 1;
-      if (!before(heap[i]!, heap[up]!)) break;
-      [heap[i], heap[up]] = [heap[up]!, heap[i]!];
-      i = up;
-    }
-  };
-  const pop = (): [number, number] => {
-    const top = heap[0]!;
-    const last = heap.pop()!;
-    if (heap.length > 0) {
-      heap[0] = last;
-      for (let i = 0; ;) {
-        const [l, r] = [2 * i + 1, 2 * i + 2];
-        let m = i;
-        if (l < heap.length && before(heap[l]!, heap[m]!)) m = l;
-        if (r < heap.length && before(heap[r]!, heap[m]!)) m = r;
-        if (m === i) break;
-        [heap[i], heap[m]] = [heap[m]!, heap[i]!];
-        i = m;
-      }
-    }
-    return top;
-  };
+  // Entries (cost, state) in two lists, the heap holding entry numbers: a state is pushed again when its cost falls,
+  // and an entry whose cost is no longer the state's best is passed over when popped.
+  const costs: number[] = [];
+  const states: number[] = [];
+  const heap = new IndexHeap((a, b) => costs[a]! < costs[b]! || (costs[a] === costs[b] && states[a]! < states[b]!));
   const reach = (k: number, w: number, via: number) => {
     if (w >= best[k]!) return;
     best[k] = w;
     from[k] = via;
-    push([w, k]);
+    costs.push(w);
+    states.push(k);
+    heap.push(costs.length - 1);
   };
   for (const k of graph.start) reach(k, cost(k) + 1, -1);
-  while (heap.length > 0) {
-    const [at, k] = pop();
+  while (heap.size > 0) {
+    const entry = heap.pop();
+    const [at, k] = [costs[entry]!, states[entry]!];
     if (done[k] || best[k] !== at) continue;
     done[k] = 1;
     if (arrival[k]) return runTo(from, k);
