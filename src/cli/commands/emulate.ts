@@ -15,14 +15,28 @@ import { plainStyle, say, writeData } from '../output.js';
 import { printOutcome, runOperation } from '../requests.js';
 import { spinning } from './simulate.js';
 
+const pathMark = (role: string) =>
+  role === 'pinned' ? '' : `${role.includes('default') ? 'D' : ''}${role.includes('witness') ? 'W' : ''} `;
+
 /** The report on a terminal: one line per requirement, then what it does not cover. */
 function tableOfReport(r: EmulationReport): string {
   const table = new Table({
-    head: ['#', 'requirement', 'traffic', 'kernel', 'nfv', 'agree', 'path', 'deciding rule'],
+    head: ['#', 'requirement', 'traffic', 'kernel', 'nfv', 'agree', 'path', 'deciding rule', 'arrived per path'],
     style: plainStyle(),
   });
   for (const q of r.requirements)
-    table.push([q.index, q.requirement, q.traffic, q.kernel, q.claim, q.agree ? 'yes' : 'NO', q.path, q.rule]);
+    table.push([
+      q.index,
+      q.requirement,
+      q.traffic,
+      q.kernel,
+      q.claim,
+      q.agree ? 'yes' : 'NO',
+      q.path,
+      q.rule,
+      // D the default route, W the witness: where the model lets the requirement through.
+      q.onPaths.map((p) => `${pathMark(p.role)}${p.arrived}/${p.probes}`).join(', '),
+    ]);
   const head =
     `${r.agree ? 'the kernel agrees with every claim' : 'the kernel DISAGREES'}: ` +
     `${plural(r.requirements.length, 'requirement')}, ${plural(r.probes, 'probe')}, ` +

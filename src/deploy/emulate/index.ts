@@ -20,6 +20,15 @@ export const NOT_COVERED = [
   'a load balancer forwards unchanged, as in the model; no dynamic routing, link failures or timing',
 ];
 
+/** Said in place of the witness path where there is none to show (plan.ts WitnessSearch). */
+const WITNESS_NONE: Record<RequirementPlan['witnessSearch'], string> = {
+  found: '-',
+  none: 'none: the model lets no packet of it through on any path',
+  stopped: 'not known: the search stopped at its bound',
+  unpinned: 'not probed: the pair’s slots hold other witnesses',
+  'not searched': '-',
+};
+
 const IPTABLES_STANDS_FOR = 'Linux iptables (nfv deploy iptables, stateful) stands for every firewall';
 
 /** The kernel's verdict of one requirement, and the path it was seen on (index into its paths). */
@@ -27,14 +36,18 @@ function kernelVerdict(r: RequirementPlan, arrived: Arrived): { kernel: KernelVe
   const arrivedOn = r.paths.map((p) => p.probes.filter((k) => arrived[k] === true).length);
   const isolation = r.name === 'ISOLATION_PROPERTY';
   const complete = r.name === 'COMPLETE_REACHABILITY_PROPERTY';
-  // Reachability: some probe (complete: every probe) of one path arrived; isolation: none on any path.
-  const through = r.paths.findIndex((p, j) => arrivedOn[j]! > 0 && (!complete || arrivedOn[j] === p.probes.length));
+  // Reachability: some probe (complete: every probe) of its witness path arrived, the path on which the model lets
+  // its traffic through, or without one of any path; isolation: none on any path.
+  const passes = (j: number) => arrivedOn[j]! > 0 && (!complete || arrivedOn[j] === r.paths[j]!.probes.length);
+  const through =
+    r.witness !== undefined ? (passes(r.witness) ? r.witness : -1) : r.paths.findIndex((_, j) => passes(j));
   const leak = arrivedOn.findIndex((n) => n > 0);
   // A control that did not arrive: that path's routing is broken, and no verdict on it would mean anything.
   const broken = r.paths.findIndex((p) => p.controls.some((k) => arrived[k] !== true));
   const kernel: KernelVerdict =
     broken >= 0 ? 'no route' : isolation ? (leak < 0 ? 'holds' : 'fails') : through >= 0 ? 'holds' : 'fails';
-  return { kernel, at: Math.max(0, broken >= 0 ? broken : isolation ? leak : through) };
+  const shown = broken >= 0 ? broken : isolation ? leak : through >= 0 ? through : (r.witness ?? 0);
+  return { kernel, at: Math.max(0, shown) };
 }
 
 /**
@@ -77,6 +90,13 @@ export function readVerdicts(plan: Plan, arrived: Arrived, blamed: Blamed): Emul
     const path = r.paths[at];
     const claim = r.claim === undefined ? 'none' : r.claim ? 'holds' : 'fails';
     const probes = r.paths.flatMap((p) => p.probes);
+    const onPaths = r.paths.map((p, j) => ({
+      role: [...(j === 0 ? ['default route'] : []), ...(j === r.witness ? ['witness'] : [])].join(', ') || 'pinned',
+      path: p.nodes.join(' > '),
+      probes: p.probes.length,
+      arrived: p.probes.filter((k) => arrived[k] === true).length,
+      control: p.controls.every((k) => arrived[k] === true),
+    }));
     return {
       index: r.index,
       requirement: `${r.name} ${r.src} -> ${r.dst}`,
@@ -94,6 +114,8 @@ export function readVerdicts(plan: Plan, arrived: Arrived, blamed: Blamed): Emul
       arrived: probes.filter((k) => arrived[k] === true).length,
       paths: r.paths.length,
       unprobedPaths: r.unprobedPaths,
+      witness: r.witness !== undefined ? r.paths[r.witness]!.nodes.join(' > ') : WITNESS_NONE[r.witnessSearch],
+      onPaths,
     };
   });
   return {

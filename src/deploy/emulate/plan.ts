@@ -31,6 +31,19 @@ import { DPORT, PROTO, SPORT, boxOf, ruleBoxes, type Box } from '../../model/spa
 import type { NFV, Node, Property } from '../../model/types.js';
 import { forwardChain, iptables } from '../iptables.js';
 import { nftChain, nftables } from '../nftables.js';
+import {
+  addressesSeen,
+  candidatePackets,
+  firewallOf,
+  forwardTable,
+  hides,
+  passNode,
+  passesOn,
+  searchWitness,
+  type Net,
+  type NatNode,
+  type Packet,
+} from './witness.js';
 
 /** Pinned paths per pair besides the default route: the TOS bits routing rules read (0x1C). */
 export const PINNED_PATHS = 7;
@@ -62,7 +75,16 @@ export interface Probe {
   sport: number;
   dport: number;
   tos: number;
+  /**
+   * Arrived only if the connection is made (a reset does not count): a probe the model delivers to a NAT (a port
+   * its table does not forward), which the NAT's own reset answers, and which counts only if it reaches the
+   * destination's listener instead.
+   */
+  connect?: boolean;
 }
+
+/** How a requirement's witness path was found (docs/emulate.md, witness paths). */
+export type WitnessSearch = 'found' | 'none' | 'stopped' | 'unpinned' | 'not searched';
 
 /** One requirement's probes: per path, its regular probes and its control. */
 export interface RequirementPlan {
@@ -79,6 +101,12 @@ export interface RequirementPlan {
   paths: { nodes: string[]; probes: number[]; controls: number[]; firewalls: string[] }[];
   /** Simple paths that exist beyond those probed (the bound), or that the search did not reach. */
   unprobedPaths: number | 'more';
+  /**
+   * The path (index into `paths`) on which the model lets some packet of the requirement's traffic through (every
+   * packet, for a complete reachability): searched for reachabilities and for isolations claimed broken.
+   */
+  witness?: number;
+  witnessSearch: WitnessSearch;
 }
 
 export interface FirewallPlan {
@@ -146,6 +174,21 @@ const ZONES = [
   '',
 ].join('\n');
 
+/**
+ * In each namespace that answers probes: a SYN-ACK is routed by the listening socket's TOS (none), not by the TOS
+ * `tcp_reflect_tos` gives the packet, so it took the default route back, where a stateful firewall that never saw
+ * the SYN dropped it. A route chain that changes the mark makes the kernel route the packet again, by its own TOS.
+ */
+const REPLY_ROUTE = [
+  'table ip nfvreply {',
+  '\tchain out {',
+  '\t\ttype route hook output priority mangle; policy accept;',
+  '\t\tip dscp != 0 meta mark set 1',
+  '\t}',
+  '}',
+  '',
+].join('\n');
+
 /** An nft match of an address field on an octet pattern (-1: any octet), with its trailing space; '' for any. */
 function patternMatch(field: 'saddr' | 'daddr', pattern: number[]): string {
   if (pattern.every((x) => x === -1)) return '';
@@ -160,13 +203,19 @@ function patternMatch(field: 'saddr' | 'daddr', pattern: number[]): string {
  * host the requirements of that source ask for (a static dnat: the model's "each hidden pattern" is a choice the
  * kernel cannot make); replies are translated back by conntrack. Everything else passes unchanged.
  */
-function natFile(addr: string, hidden: number[][], dnat: Map<string, string>): string {
+function natFile(addr: string, hidden: number[][], dnat: Map<string, string>, forward: NatNode['forward']): string {
   return [
     'table ip nfvnat {',
     '\tchain pre {',
     '\t\ttype nat hook prerouting priority dstnat; policy accept;',
     ...hidden.map((h) => `\t\t${patternMatch('saddr', h)}return`),
     ...[...dnat].sort().map(([from, to]) => `\t\tip saddr ${from} ip daddr ${addr} dnat to ${to}`),
+    // The forward table in its order: nft's dnat ends the chain, so the first entry that matches decides, and a
+    // packet none takes stays addressed to the NAT (delivered to it).
+    ...(forward ?? []).map(
+      (f) =>
+        `\t\tip daddr ${addr} ${forwardMatch(f.match)}dnat to ${f.to}${f.toPort === undefined ? '' : `:${f.toPort}`}`,
+    ),
     '\t}',
     '\tchain post {',
     '\t\ttype nat hook postrouting priority srcnat; policy accept;',
@@ -177,6 +226,17 @@ function natFile(addr: string, hidden: number[][], dnat: Map<string, string>): s
     '}',
     '',
   ].join('\n');
+}
+
+/** An nft match of a forward entry's protocol and destination ports, with its trailing space; '' for every packet. */
+function forwardMatch(match: Box): string {
+  const [plo, phi] = [match[2 * PROTO]!, match[2 * PROTO + 1]!];
+  const [lo, hi] = [match[2 * DPORT]!, match[2 * DPORT + 1]!];
+  const proto =
+    plo === phi ? (['meta l4proto tcp ', 'meta l4proto udp ', 'meta l4proto != { tcp, udp } '] as const)[plo]! : '';
+  const both = plo === 0 && phi === 1 ? 'meta l4proto { tcp, udp } ' : '';
+  const ports = lo === 0 && hi === 65535 ? '' : `th dport ${lo === hi ? lo : `${lo}-${hi}`} `;
+  return `${proto}${both}${ports}`;
 }
 
 /**
@@ -278,9 +338,6 @@ export function planEmulation(
     if (n.functionalType === 'NAT')
       for (const source of n.configuration?.nat?.source ?? [])
         if (!parseAddress(source)) throw refuse(`NAT ${n.name}: source ${quote(source)} is not an address pattern`);
-    // The probes' walk translates addresses only; a forward table moves ports and chooses per port (not done yet).
-    if (n.functionalType === 'NAT' && n.configuration?.nat?.forward?.length)
-      throw refuse(`NAT ${n.name} has a forward table; emulate renders address-only NATs`);
     if (n.functionalType === 'FIREWALL' && !n.configuration?.firewall)
       throw refuse(`firewall ${n.name} has no rules to deploy (emulate the result of nfv simulate)`);
   }
@@ -311,42 +368,62 @@ export function planEmulation(
   for (const list of next) list.sort((x, y) => x - y);
   const link = (a: number, b: number) => `l${linkOf.get(a < b ? `${a} ${b}` : `${b} ${a}`)}`;
 
-  // NAT nodes: their address, the patterns they hide, and the static dnat of each outside source (filled below).
-  const nats = new Map<number, { addr: string; hidden: number[][]; dnat: Map<string, string> }>();
+  // NAT nodes: their address, the patterns they hide, their forward table, and the static dnat of each outside
+  // source of a NAT without a table (filled below).
+  const addressOf = (n: Node) => (to: string) => {
+    const k = index.get(to);
+    if (k !== undefined) return addr[k]!;
+    if (IPV4.test(to)) return to;
+    throw refuse(`NAT ${n.name}: forward to ${quote(to)}, which is neither a node nor one IPv4 address`);
+  };
+  const nats = new Map<number, NatNode & { dnat: Map<string, string> }>();
   nodes.forEach((n, k) => {
     const hidden = (n.configuration?.nat?.source ?? []).map((x) => parseAddress(x)!);
-    if (n.functionalType === 'NAT') nats.set(k, { addr: addr[k]!, hidden, dnat: new Map() });
+    if (n.functionalType === 'NAT')
+      nats.set(k, { addr: addr[k]!, hidden, forward: forwardTable(n, addressOf(n)), dnat: new Map() });
   });
-  const hides = (hidden: number[][], addr: string) => {
-    const o = addr.split('.').map(Number);
-    return hidden.some((h) => h.every((x, i) => x === -1 || x === o[i]));
+  const firewallRules = new Map<number, ReturnType<typeof firewallOf>>();
+  nodes.forEach((n, k) => {
+    if (n.functionalType === 'FIREWALL') firewallRules.set(k, firewallOf(n));
+  });
+  const net: Net = {
+    nodes,
+    addr,
+    next,
+    transit: (k) => !endhost(k),
+    nats,
+    firewalls: firewallRules,
   };
   /**
-   * The addresses of a probe from `src` addressed to `to` (the destination `dst`, or a NAT on the way) along
-   * `path`, each NAT translating as its nft table does: per node, the source it arrives with and the destination
-   * it leaves with (what its routing reads, after its dnat and before its snat), and the dnat entries it needs.
-   * Undefined when the probe is delivered before `dst` (addressed to a node on the way, or to a NAT from a host it
-   * hides) or leaves the NAT towards another hidden host.
+   * Where a probe goes along `path` (rules aside: each NAT translating as its nft table does): per node, the
+   * source it arrives with and the destination it leaves with (what its routing reads, after its dnat and before
+   * its snat), the static dnat entries it needs, and the packet as it arrives. Undefined when it is delivered
+   * before `dst` (to a node on the way, or to a NAT from a host it hides) or leaves a NAT towards another host;
+   * with `toNat`, a probe that a NAT's forward table does not take is followed to the NAT (`delivered`: its index).
    */
-  const walk = (path: number[], src: string, to: string, dst: string) => {
-    let [a, b] = [src, to];
+  const walk = (path: number[], start: Packet, dst: string, toNat: boolean) => {
+    let p = start;
     const hops: { from: string; to: string }[] = [];
     const dnats: [number, string][] = [];
+    let tabled = false;
     for (let i = 0; i < path.length; i++) {
       const k = path[i]!;
-      const from = a;
-      const transit = i > 0 && i < path.length - 1;
-      const nat = transit ? nats.get(k) : undefined;
-      if (nat && b === nat.addr) {
-        if (hides(nat.hidden, a) || !hides(nat.hidden, dst)) return undefined;
-        b = dst;
-        dnats.push([k, a]);
-      } else if (nat) {
-        if (hides(nat.hidden, a) && !hides(nat.hidden, b)) a = nat.addr;
-      } else if (transit && b === addr[k]) return undefined;
-      hops.push({ from, to: b });
+      const from = p.src;
+      if (i > 0 && i < path.length - 1) {
+        const step = passNode(net, k, p, dst, false);
+        const nat = nats.get(k);
+        if (step.kind === 'delivered' && toNat && nat?.forward && p.dst === nat.addr && !hides(nat.hidden, p.src)) {
+          hops.push({ from, to: p.dst });
+          return { hops, dnats, seen: p.src, packet: p, delivered: i, tabled: true };
+        }
+        if (step.kind !== 'on') return undefined;
+        if (step.dnat && nat?.forward) tabled = true;
+        else if (step.dnat) dnats.push([k, p.src]);
+        p = step.packet;
+      }
+      hops.push({ from, to: p.dst });
     }
-    return b === dst ? { hops, dnats, seen: a } : undefined;
+    return p.dst === dst ? { hops, dnats, seen: p.src, packet: p, delivered: undefined, tabled } : undefined;
   };
 
   const create = [
@@ -412,7 +489,20 @@ export function planEmulation(
     if (asked.has(`${d} ${s}`)) both.add(s < d ? `${s} ${d}` : `${d} ${s}`);
   }
   const pairIndex = new Map<string, number>();
-  const pairs = new Map<string, { paths: number[][]; unprobed: number | 'more'; first: number; table: number }>();
+  const pairs = new Map<
+    string,
+    {
+      paths: number[][];
+      /** Paths pinned as some requirement's witness: kept when a later witness takes a slot. */
+      witnesses: number;
+      slots: number;
+      found: number;
+      complete: boolean;
+      fixed: boolean;
+      first: number;
+      table: number;
+    }
+  >();
   // A NetworkForwardingPath is the one path of its source and destination (the last one listed, as the engine
   // reads them).
   const fixedPath = (s: number, d: number) => {
@@ -444,16 +534,64 @@ export function planEmulation(
       ? { found: [fixed], complete: true }
       : pathsBetween(s, d, next, (k) => !endhost(k));
     // The first path is the default route, a shortest path; the next ones are pinned by their TOS.
-    const paths = found.slice(0, slots);
     pair = {
-      paths,
-      unprobed: complete ? Math.max(0, found.length - paths.length) : 'more',
+      paths: found.slice(0, slots),
+      witnesses: 0,
+      slots,
+      found: found.length,
+      complete,
+      fixed: fixed !== undefined,
       first,
       table: TABLE_BASE + pairIndex.get(unordered)! * (PINNED_PATHS + 1),
     };
     pairs.set(key, pair);
     return pair;
   };
+
+  // Witness paths, before any path is pinned: per requirement, a path on which the model lets its traffic through
+  // (witness.ts). The shortest paths pinned for a pair may all cross a firewall that drops the class while a longer
+  // path passes it (at 1,200 nodes, 2 reachabilities of 800 whose 8 pinned paths all crossed one firewall's
+  // drop): such a witness takes the slot of the last shortest path, after the default route and the pair's other
+  // witnesses.
+  const properties = nfv.propertyDefinition?.property ?? [];
+  const witnessOf: { path?: number[]; packet?: Packet; search: WitnessSearch }[] = properties.map((p) => {
+    const [s, d] = [index.get(p.src), index.get(p.dst)];
+    const searched =
+      p.name === 'REACHABILITY_PROPERTY' ||
+      p.name === 'COMPLETE_REACHABILITY_PROPERTY' ||
+      (p.name === 'ISOLATION_PROPERTY' && p.isSat === false);
+    if (s === undefined || d === undefined || s === d || !searched) return { search: 'not searched' };
+    const all = p.name === 'COMPLETE_REACHABILITY_PROPERTY';
+    const box = boxOf({ src: p.src, dst: p.dst, srcPort: p.srcPort, dstPort: p.dstPort, proto: p.lv4Proto });
+    const seen = addressesSeen(net, addr[s]!, addr[d]!);
+    // A complete reachability: every packet of its traffic on one path, addressed to its destination.
+    const packets = candidatePackets(net, box, addr[s]!, all ? { ...seen, targets: [addr[d]!] } : seen);
+    const pair = pairOf(s, d);
+    // A pinned path that is a witness moves before the shortest paths a later witness may displace.
+    const promote = (path: number[]) => {
+      const at = pair.paths.indexOf(path);
+      if (at <= pair.witnesses) return;
+      pair.paths.splice(at, 1);
+      pair.paths.splice(pair.witnesses + 1, 0, path);
+      pair.witnesses++;
+    };
+    for (const path of pair.paths) {
+      const packet = passesOn(net, path, packets, addr[d]!, all);
+      if (packet) {
+        promote(path);
+        return { path, packet, search: 'found' };
+      }
+    }
+    if (pair.fixed) return { search: 'none' };
+    const found = searchWitness(net, s, d, packets, addr[d]!, all);
+    if (!found.path) return { search: found.stopped ? 'stopped' : 'none' };
+    if (pair.witnesses >= pair.slots - 1) return { path: found.path, packet: found.packet, search: 'unpinned' };
+    pair.paths.splice(pair.witnesses + 1, 0, found.path);
+    pair.witnesses++;
+    if (pair.paths.length > pair.slots) pair.paths.pop();
+    return { path: found.path, packet: found.packet, search: 'found' };
+  });
+
   // A path pinned for the addresses a probe carries on it (`walk`): on every node, a route forward to the
   // destination it leaves with and back to the source it came with, in the table of the path's slot (one table
   // per TOS value, chosen by one rule each). Two paths of one slot that leave a node for one address by different
@@ -489,7 +627,6 @@ export function planEmulation(
   const arrivesAs: string[] = [];
   const listeners = new Map<number, { tcp: Set<number>; udp: Set<number> }>();
   const requirements: RequirementPlan[] = [];
-  const properties = nfv.propertyDefinition?.property ?? [];
   const boxesOf = new Map<number, Box[]>();
   const boxesAt = (k: number): Box[] => {
     let boxes = boxesOf.get(k);
@@ -543,6 +680,8 @@ export function planEmulation(
     const listen = listeners.get(d) ?? { tcp: new Set<number>(), udp: new Set<number>() };
     listeners.set(d, listen);
     const [src, dst] = [addr[s]!, addr[d]!];
+    const witness = witnessOf[r]!;
+    const witnessAt = witness.path && witness.search === 'found' ? pair.paths.indexOf(witness.path) : -1;
     const plan: RequirementPlan = {
       index: r,
       name: p.name,
@@ -551,8 +690,12 @@ export function planEmulation(
       traffic: `${p.lv4Proto ?? 'ANY'} ${p.srcPort ?? '*'} -> ${p.dstPort ?? '*'}`,
       claim: p.isSat,
       paths: [],
-      unprobedPaths: pair.unprobed,
+      unprobedPaths: pair.complete ? Math.max(0, pair.found - pair.paths.length) : 'more',
+      ...(witnessAt >= 0 ? { witness: witnessAt } : {}),
+      witnessSearch: witness.search,
     };
+    const isolation = p.name === 'ISOLATION_PROPERTY';
+    const PROTO_OF: Record<ProbeProto, number> = { tcp: 0, udp: 1, icmp: 2 };
     pair.paths.forEach((path, j) => {
       const tos = ((pair.first + j) | (s < d ? DIRECTION_DSCP : 0)) << 2;
       const ids: number[] = [];
@@ -561,37 +704,91 @@ export function planEmulation(
       // requirement: the way to reach what a NAT hides).
       const targets = [dst, ...path.slice(1, -1).flatMap((k) => (nats.has(k) ? [addr[k]!] : []))];
       for (const target of targets) {
-        const walked = walk(path, src, target, dst);
-        if (!walked) continue;
-        // One static dnat per NAT and outside source: a second hidden host asked of the same source through the
-        // same NAT is not probed through its address (NOT_COVERED).
-        if (walked.dnats.some(([k, from]) => (nats.get(k)!.dnat.get(from) ?? dst) !== dst)) continue;
-        for (const [k, from] of walked.dnats) nats.get(k)!.dnat.set(from, dst);
-        pin(path, pair.first + j, pair.table + pair.first + j, walked.hops);
-        const add = (probe: Omit<Probe, 'ns' | 'src' | 'dst'>) => {
-          probes.push({ ns: ns(s), src, dst: target, ...probe });
-          arrivesAs.push(`${walked.seen}:${probe.sport} ${dst}:${probe.dport}`);
-          return probes.length - 1;
+        // The probes of this target, grouped by where they go: a NAT's forward table sends each protocol and port
+        // its own way. An isolation's probe that the table does not forward is followed to the NAT, where the
+        // model delivers it: it must not reach the destination.
+        const groups = new Map<
+          string,
+          { walked: NonNullable<ReturnType<typeof walk>>; items: [ProbeProto, number, number][] }
+        >();
+        const consider = (proto: ProbeProto, dport: number, sport: number) => {
+          const packet = { src, dst: target, proto: PROTO_OF[proto], sport, dport };
+          const walked = walk(path, packet, dst, isolation && target !== dst && proto !== 'icmp');
+          if (!walked) return;
+          const key = `${JSON.stringify(walked.hops)} ${walked.delivered ?? ''}`;
+          const group = groups.get(key) ?? { walked, items: [] };
+          groups.set(key, group);
+          if (!group.items.some(([q, dp, sp]) => q === proto && dp === dport && sp === sport))
+            group.items.push([proto, dport, sport]);
         };
         for (const proto of protos) {
-          if (proto === 'icmp') ids.push(add({ proto, sport: 0, dport: 0, tos }));
-          else
-            for (const dport of dports) {
-              listen[proto].add(dport);
-              for (const sport of sports) ids.push(add({ proto, sport: onPath(sport, j), dport, tos }));
-            }
+          if (proto === 'icmp') consider(proto, 0, 0);
+          else for (const dport of dports) for (const sport of sports) consider(proto, dport, onPath(sport, j));
         }
-        // The control: TCP to a listened port (or ICMP where no port is probed), DSCP 32 + the path's bits.
-        const controlPort = dports[0];
-        if (controlPort !== undefined) listen.tcp.add(controlPort);
-        controls.push(
-          add({
-            proto: controlPort === undefined ? 'icmp' : 'tcp',
-            sport: controlPort === undefined ? 0 : 40000 + j,
-            dport: controlPort ?? 0,
-            tos: (CONTROL_DSCP << 2) | tos,
-          }),
-        );
+        // The witness's own packet, on the witness path: a class of the model's passing traffic, whichever ports the
+        // samples chose.
+        const w = witness.packet;
+        if (j === witnessAt && w && w.dst === target)
+          consider((['tcp', 'udp', 'icmp'] as const)[w.proto]!, w.dport, w.sport);
+        for (const [key, { walked, items }] of groups) {
+          // One static dnat per NAT and outside source: a second hidden host asked of the same source through the
+          // same NAT is not probed through its address (NOT_COVERED).
+          if (walked.dnats.some(([k, from]) => (nats.get(k)!.dnat.get(from) ?? dst) !== dst)) continue;
+          for (const [k, from] of walked.dnats) nats.get(k)!.dnat.set(from, dst);
+          const delivered = walked.delivered !== undefined;
+          const pinned = delivered ? path.slice(0, walked.delivered! + 1) : path;
+          pin(pinned, pair.first + j, pair.table + pair.first + j, walked.hops);
+          // The destination's port as it arrives (a forward may move it); for a probe delivered to a NAT, the port it
+          // would arrive with if the NAT forwarded it after all.
+          const arriving = (proto: ProbeProto, dport: number) =>
+            delivered || !walked.tabled
+              ? dport
+              : (walk(path, { src, dst: target, proto: PROTO_OF[proto], sport: 0, dport }, dst, false)?.packet.dport ??
+                dport);
+          const add = (probe: Omit<Probe, 'ns' | 'src' | 'dst'>) => {
+            probes.push({ ns: ns(s), src, dst: target, ...probe });
+            arrivesAs.push(`${walked.seen}:${probe.sport} ${dst}:${arriving(probe.proto, probe.dport)}`);
+            return probes.length - 1;
+          };
+          for (const [proto, dport, sport] of items) {
+            if (proto === 'icmp') {
+              ids.push(add({ proto, sport: 0, dport: 0, tos }));
+              continue;
+            }
+            listen[proto].add(arriving(proto, dport));
+            ids.push(add({ proto, sport, dport, tos, ...(delivered && proto === 'tcp' ? { connect: true } : {}) }));
+          }
+          // The control: TCP to a listened port (or ICMP where no port is probed), DSCP 32 + the path's bits; where
+          // a forward table or a delivery decided the way, a probe of the group itself (the control goes its way).
+          // A delivered probe's control must be answered by the NAT itself: TCP (its reset) or ICMP (its echo), of
+          // a port the table does not forward either.
+          const [proto0, dport0] = items[0]!;
+          const goesSo = ([proto, dport]: [ProbeProto, number]) => {
+            const other = walk(path, { src, dst: target, proto: PROTO_OF[proto], sport: 0, dport }, dst, delivered);
+            return other !== undefined && `${JSON.stringify(other.hops)} ${other.delivered ?? ''}` === key;
+          };
+          const own: [ProbeProto, number][] = delivered
+            ? [
+                ['tcp', dport0],
+                ['icmp', 0],
+              ]
+            : [[proto0, dport0]];
+          const control: [ProbeProto, number] =
+            walked.tabled || delivered
+              ? (own.find(goesSo) ?? own[0]!)
+              : dports[0] === undefined
+                ? ['icmp', 0]
+                : ['tcp', dports[0]];
+          if (control[0] !== 'icmp' && !delivered) listen[control[0]].add(arriving(control[0], control[1]));
+          controls.push(
+            add({
+              proto: control[0],
+              sport: control[0] === 'icmp' ? 0 : 40000 + j,
+              dport: control[1],
+              tos: (CONTROL_DSCP << 2) | tos,
+            }),
+          );
+        }
       }
       plan.paths.push({
         nodes: path.map((k) => nodes[k]!.name),
@@ -617,8 +814,9 @@ export function planEmulation(
     (rounds[round] ??= []).push(k);
   });
   nats.forEach((nat, k) => {
-    nft[ns(k)] = `${natFile(nat.addr, nat.hidden, nat.dnat)}${ZONES}`;
+    nft[ns(k)] = `${natFile(nat.addr, nat.hidden, nat.dnat, nat.forward)}${ZONES}`;
   });
+  for (const k of listeners.keys()) nft[ns(k)] = `${nft[ns(k)] ?? ''}${REPLY_ROUTE}`;
 
   // The slot tables' rules: TOS values first (pref 150), slot 0, which reads no TOS, last (pref 200).
   slotRoutes.forEach((routes, k) => {

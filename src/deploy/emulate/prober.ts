@@ -153,15 +153,19 @@ def build():
         configure(ns, plan["config"][ns])
     global nft
     nft = Nft()
+    firewalls = set(f["ns"] for f in plan["firewalls"])
     for ns, text in sorted(plan["nft"].items()):
         nft.run(ns, text)
+        # Only firewalls' counters are read again: other contexts are freed, each holds a netlink socket.
+        if ns not in firewalls:
+            nft.free(ns)
     # iptables-restore of the deployed file, unchanged; then the control rule first.
     for ns, text in sorted(plan["iptables"].items()):
         enter(ns)
         run(["iptables-restore"], stdin=text, what="iptables-restore in " + ns)
         run(["iptables", "-I", "FORWARD", "1"] + plan["controlRule"], what="iptables in " + ns)
     # The counters' contexts too, while descriptors are few (the probes' sockets come later).
-    for ns in sorted(set(plan["nft"]) - set(plan["iptables"])):
+    for ns in sorted(firewalls - set(plan["iptables"])):
         nft.run(ns, "list tables", json_output=True)
 
 
@@ -175,6 +179,7 @@ class Nft:
         except OSError as e:
             raise Missing("libnftables (the library nft is built on): %s" % e)
         lib.nft_ctx_new.restype = ctypes.c_void_p
+        lib.nft_ctx_free.argtypes = [ctypes.c_void_p]
         for name in ["nft_ctx_buffer_output", "nft_ctx_buffer_error"]:
             getattr(lib, name).argtypes = [ctypes.c_void_p]
         for name in ["nft_ctx_get_output_buffer", "nft_ctx_get_error_buffer"]:
@@ -184,6 +189,9 @@ class Nft:
         lib.nft_run_cmd_from_buffer.argtypes = [ctypes.c_void_p, ctypes.c_char_p]
         self.lib = lib
         self.contexts = {}
+
+    def free(self, ns):
+        self.lib.nft_ctx_free(self.contexts.pop((ns, False)))
 
     def run(self, ns, command, json_output=False):
         ctx = self.contexts.get((ns, json_output))
@@ -339,9 +347,12 @@ class Probes:
             for fd in w:
                 _, k, s = self.waiting.pop(fd)
                 code = s.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR)
-                # Connected or reset: the SYN arrived and the answer came back.
-                if code in (0, errno.ECONNREFUSED):
+                # Connected or reset: the SYN arrived and the answer came back. A probe the model delivers to a NAT
+                # counts only if connected: the NAT's own reset is where the model says it goes.
+                if code == 0 or (code == errno.ECONNREFUSED and not self.probes[k].get("connect")):
                     self.finish(k, True)
+                elif code == errno.ECONNREFUSED:
+                    self.finish(k, False)
                 elif code in (errno.EHOSTUNREACH, errno.ENETUNREACH):
                     self.finish(k, "unreachable")
                 s.close()

@@ -22,6 +22,22 @@ export interface EmulatedRequirement {
   paths: number;
   /** Simple paths not probed (beyond the bound of pinned paths); `more` when the search stopped before the end. */
   unprobedPaths: number | 'more';
+  /**
+   * The path on which the model lets some packet of the requirement through (a reachability's, an isolation's the
+   * model says is broken), or why there is none; a reachability holds in the kernel when it arrives there.
+   */
+  witness: string;
+  /** Per probed path: its role, the probes that arrived on it, and whether its positive control did. */
+  onPaths: PathResult[];
+}
+
+export interface PathResult {
+  /** `default route`, `witness` (both, comma-separated, when one path is both) or `pinned`. */
+  role: string;
+  path: string;
+  probes: number;
+  arrived: number;
+  control: boolean;
 }
 
 export interface EmulationReport {
@@ -65,7 +81,23 @@ export const EmulationReportType: ObjectType<EmulationReport> = {
           ...scalars('int', ['probes', 'arrived', 'paths'], true),
           // A count, or `more` when the path search stopped first.
           ...scalars('string', ['unprobedPaths'], true),
-          ...scalars('string', ['requirement', 'traffic', 'path', 'rule'], false),
+          ...scalars('string', ['requirement', 'traffic', 'path', 'rule', 'witness'], false),
+          {
+            key: 'onPaths',
+            xml: 'onPath',
+            list: true,
+            type: {
+              kind: 'object',
+              name: 'onPath',
+              xml: 'onPath',
+              fields: [
+                ...scalars('string', ['role'], true),
+                ...scalars('int', ['probes', 'arrived'], true),
+                ...scalars('boolean', ['control'], true),
+                ...scalars('string', ['path'], false),
+              ],
+            },
+          },
         ],
       },
     },
