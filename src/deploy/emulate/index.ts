@@ -14,9 +14,10 @@ export const NOT_COVERED = [
   'ICMP echo stands for every protocol other than TCP and UDP',
   'Linux nftables (nfv deploy nftables, stateful) stands for every firewall',
   `simple paths: the default route and at most ${PINNED_PATHS} more per source and destination (3 with requirements ` +
-    'both ways), pinned, shortest first',
-  'a NAT translates from outside to its address to the one hidden host a source’s requirements ask for (the model: ' +
-    'to each hidden pattern); a second hidden host asked of the same source is probed directly, not through the NAT',
+    'both ways), pinned: each requirement’s witness path (where the model lets it through), then the shortest',
+  'a NAT without a forward table translates from outside to its address to the one hidden host a source’s ' +
+    'requirements ask for (the model: to each hidden pattern); a second hidden host asked of the same source is ' +
+    'probed directly, not through the NAT',
   'a load balancer forwards unchanged, as in the model; no dynamic routing, link failures or timing',
 ];
 
@@ -67,7 +68,7 @@ function blameRequest(r: RequirementPlan, at: number, arrived: Arrived, plan: Pl
   for (const ns of path.firewalls) {
     const f = plan.firewalls.find((x) => x.ns === ns)!;
     // A rule that decides (nft `accept`/`drop`, iptables `-j ACCEPT`/`-j DROP`), not the conntrack rule.
-    const decides = allow ? / (-j )?accept$/i : / (-j )?drop$/i;
+    const decides = allow ? /(^|\s)(-j )?accept$/i : /(^|\s)(-j )?drop$/i;
     const rules = f.rules.flatMap((text, i) => (decides.test(text) && !/ct ?state/.test(text) ? [i + 1] : []));
     if (f.policy === (allow ? 'accept' : 'drop')) rules.push(f.rules.length + 1);
     watch[ns] = rules;

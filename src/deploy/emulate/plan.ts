@@ -158,7 +158,7 @@ export function loadedFile(node: Node, id: number): string {
       continue;
     }
     if (line === '\t}') out.push('\t\tcounter');
-    out.push(line.startsWith('\t\t') ? line.replace(/ (accept|drop)$/, ' counter $1') : line);
+    out.push(line.startsWith('\t\t') ? line.replace(/(\s)(accept|drop)$/, '$1counter $2') : line);
   }
   return `${out.join('\n')}\n`;
 }

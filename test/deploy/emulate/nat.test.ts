@@ -5,10 +5,10 @@
  * where a host hidden by the NAT is reached only through the NAT's address; the same network with its NAT dropped,
  * where emulate must report each break; and the one place the kernel's NAT differs from the model's.
  */
-import { readdir } from 'node:fs/promises';
+import { readdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import t from 'tap';
-import { emulate, planEmulation } from '../../../src/deploy/emulate/index.js';
+import { emulate, planEmulation, type EmulationReport } from '../../../src/deploy/emulate/index.js';
 import type { NFV, Node } from '../../../src/model/types.js';
 import { ROOT, cli, scratch } from '../../helpers.js';
 import { violations } from '../../engine/evaluator.js';
@@ -169,12 +169,205 @@ t.test('where the kernel differs from the model: one hidden host per outside sou
   );
 });
 
-t.test('a NAT with a forward table is refused, naming it', async (t) => {
-  const nfv = natNetwork();
-  const nat = nfv.graphs.graph![0]!.node.find((n) => n.functionalType === 'NAT')!;
-  nat.configuration!.nat!.forward = [{ protocol: 'TCP', dstPort: '443', to: SERVER }];
-  t.throws(() => planEmulation(nfv), {
-    status: 422,
-    message: `emulate: NAT ${nat.name} has a forward table; emulate renders address-only NATs`,
+const [WAN_CLIENT, PORTAL, GATE, WEB, SSH_HOST] = [
+  '198.51.100.5',
+  '203.0.113.9',
+  '198.51.100.254',
+  '10.0.0.5',
+  '10.0.0.6',
+];
+
+/**
+ * A router's port forwards: an outside client, a firewall that lets it reach the NAT's address on TCP 80, 2222 and
+ * 23 (and nothing else), the NAT hiding 10.0.0.-1 with a forward table (TCP 80 to the web host, TCP 2222 to the SSH
+ * host's port 22), the two hosts behind it. Directly the firewall drops everything, so every packet that arrives
+ * went through the table. Requirements: HTTP reaches the web host (N:80), port 2222 reaches the SSH host (N:2222 to
+ * its port 22), TCP 23 is isolated from the web host (N:23 no entry forwards: delivered to the NAT), port 2222 is
+ * isolated from the web host (N:2222 goes to the other host) and HTTP from the SSH host.
+ */
+const forwardNetwork = (): NFV => {
+  const node = (name: string, functionalType: string, neighbours: string[], extra: Partial<Node> = {}): Node =>
+    ({ name, functionalType, neighbour: neighbours.map((n) => ({ name: n })), ...extra }) as Node;
+  const allow = (dstPort: string) => ({
+    action: 'ALLOW' as const,
+    source: WAN_CLIENT,
+    destination: PORTAL,
+    protocol: 'TCP' as const,
+    dstPort,
   });
+  return {
+    graphs: {
+      graph: [
+        {
+          id: 0,
+          node: [
+            node(WAN_CLIENT, 'WEBCLIENT', [GATE]),
+            node(GATE, 'FIREWALL', [WAN_CLIENT, PORTAL], {
+              configuration: {
+                name: 'gate',
+                firewall: { defaultAction: 'DENY', elements: [allow('80'), allow('2222'), allow('23')] },
+              },
+            }),
+            node(PORTAL, 'NAT', [GATE, '10.0.0.1'], {
+              configuration: {
+                name: 'portal',
+                nat: {
+                  source: ['10.0.0.-1'],
+                  forward: [
+                    { protocol: 'TCP', dstPort: '80', to: WEB },
+                    { protocol: 'TCP', dstPort: '2222', to: SSH_HOST, toPort: '22' },
+                  ],
+                },
+              },
+            }),
+            node('10.0.0.1', 'FORWARDER', [PORTAL, WEB, SSH_HOST]),
+            node(WEB, 'WEBSERVER', ['10.0.0.1']),
+            node(SSH_HOST, 'WEBSERVER', ['10.0.0.1']),
+          ],
+        },
+      ],
+    },
+    propertyDefinition: {
+      property: [
+        { graph: 0, name: 'REACHABILITY_PROPERTY', src: WAN_CLIENT, dst: WEB, lv4Proto: 'TCP', dstPort: '80' },
+        { graph: 0, name: 'REACHABILITY_PROPERTY', src: WAN_CLIENT, dst: SSH_HOST, lv4Proto: 'TCP', dstPort: '2222' },
+        { graph: 0, name: 'ISOLATION_PROPERTY', src: WAN_CLIENT, dst: WEB, lv4Proto: 'TCP', dstPort: '23' },
+        { graph: 0, name: 'ISOLATION_PROPERTY', src: WAN_CLIENT, dst: WEB, lv4Proto: 'TCP', dstPort: '2222' },
+        { graph: 0, name: 'ISOLATION_PROPERTY', src: WAN_CLIENT, dst: SSH_HOST, lv4Proto: 'TCP', dstPort: '80' },
+      ],
+    },
+  } as NFV;
+};
+
+t.test('a NAT forward table: first-match dnat in the kernel, probed through its ports', { skip }, async (t) => {
+  const nfv = claimed(forwardNetwork());
+  t.same(
+    nfv.propertyDefinition.property.map((p) => p.isSat),
+    [true, true, true, true, true],
+    'the evaluator: both forwards reach their hosts, nothing else does',
+  );
+  const plan = planEmulation(nfv);
+  const natNs = `n${nfv.graphs.graph![0]!.node.findIndex((n) => n.name === PORTAL)}`;
+  t.match(plan.nft[natNs], `ip daddr ${PORTAL} meta l4proto tcp th dport 80 dnat to ${WEB}\n`);
+  t.match(plan.nft[natNs], `ip daddr ${PORTAL} meta l4proto tcp th dport 2222 dnat to ${SSH_HOST}:22\n`);
+  const sshNs = `n${nfv.graphs.graph![0]!.node.findIndex((n) => n.name === SSH_HOST)}`;
+  t.ok(
+    plan.listeners.find((l) => l.ns === sshNs)!.tcp.includes(22),
+    'the SSH host listens on the port the forward gives',
+  );
+  const viaNat = (r: number) => plan.requirements[r]!.paths[0]!.probes.map((k) => plan.probes[k]!);
+  t.ok(
+    viaNat(2).some((p) => p.dst === PORTAL && p.dport === 23 && p.connect === true),
+    'TCP 23 to the NAT is probed: it must not reach the web host (the NAT’s own reset does not count)',
+  );
+  t.notOk(
+    viaNat(3).some((p) => p.dst === PORTAL),
+    'port 2222 of the NAT leads to the other host: not this isolation’s traffic',
+  );
+  const r = await emulate(nfv);
+  t.same(
+    r.requirements.map((q) => [q.kernel, q.claim, q.agree]),
+    nfv.propertyDefinition.property.map(() => ['holds', 'holds', true]),
+    'the kernel agrees with every claim',
+  );
+  t.ok(r.requirements[1]!.arrived > 0, 'port 2222 reached the SSH host, on its port 22');
+  t.match(r.requirements[0]!.rule, `${GATE} #2 ip saddr ${WAN_CLIENT} ip daddr ${PORTAL} tcp dport 80 accept`);
+
+  // The forwards swapped (80 to the SSH host, 2222 to the web host's port 22): each requirement breaks, and the
+  // kernel says so where the evaluator does.
+  const swapped = structuredClone(nfv);
+  const table = swapped.graphs.graph![0]!.node.find((n) => n.name === PORTAL)!.configuration!.nat!.forward!;
+  table[0]!.to = SSH_HOST;
+  table[1]!.to = WEB;
+  const expected = claimed(swapped).propertyDefinition.property.map((p) => p.isSat);
+  t.same(expected, [false, false, true, false, false], 'the evaluator: the swap breaks all but TCP 23');
+  const e = await emulate(swapped);
+  t.same(
+    e.requirements.map((q) => q.agree),
+    expected,
+    'the kernel disagrees with the original claims exactly where the evaluator says they break',
+  );
+});
+
+/**
+ * A real router with a port forward (test/fixtures/iptables/real/medium-sized-company.rules, NOTICE.md: TCP 4081 to
+ * 172.16.2.34, MASQUERADE of 172.16.2.0/24), imported with `nfv import iptables --nat-address` into a small graph
+ * (an outside client, the NAT node, the router's filter, three inside hosts), answered by `nfv simulate` and
+ * emulated: the kernel must agree with every claim.
+ */
+t.test('a real router’s port forward, imported, simulated and emulated', { skip }, async (t) => {
+  const ws = await scratch(t);
+  const [outside, nat, fw, lan] = ['198.51.100.9', '203.0.113.7', '172.16.2.254', '172.16.2.253'];
+  const hosts = ['172.16.2.34', '172.16.2.10', '172.16.2.100'];
+  const node = (name: string, functionalType: string, neighbours: string[]) => ({
+    name,
+    functionalType,
+    neighbour: neighbours.map((n) => ({ name: n })),
+  });
+  const property = (name: string, src: string, dst: string, lv4Proto?: string, dstPort?: string) => ({
+    graph: 0,
+    name,
+    src,
+    dst,
+    ...(lv4Proto ? { lv4Proto } : {}),
+    ...(dstPort ? { dstPort } : {}),
+  });
+  const graph = {
+    graphs: {
+      graph: [
+        {
+          id: 0,
+          node: [
+            node(outside, 'WEBCLIENT', [nat]),
+            node(nat, 'NAT', [outside, fw]),
+            node(fw, 'FIREWALL', [nat, lan]),
+            node(lan, 'FORWARDER', [fw, ...hosts]),
+            ...hosts.map((h) => node(h, 'WEBCLIENT', [lan])),
+          ],
+        },
+      ],
+    },
+    propertyDefinition: {
+      property: [
+        property('REACHABILITY_PROPERTY', outside, hosts[0]!, 'TCP', '4081'),
+        property('ISOLATION_PROPERTY', outside, hosts[0]!, 'TCP', '22'),
+        property('ISOLATION_PROPERTY', outside, hosts[1]!),
+        property('REACHABILITY_PROPERTY', hosts[1]!, outside, 'TCP', '443'),
+        property('ISOLATION_PROPERTY', hosts[2]!, outside, 'TCP', '22'),
+        property('REACHABILITY_PROPERTY', hosts[2]!, outside, 'TCP', '80'),
+      ],
+    },
+  };
+  const into = path.join(ws, 'graph.json');
+  await writeFile(into, JSON.stringify(graph));
+  const rules = path.join(ROOT, 'test', 'fixtures', 'iptables', 'real', 'medium-sized-company.rules');
+  // --approximation may: its rpfilter and ICMP-type lines are approximated, and emulate loads one rule list.
+  const imported = await cli(
+    ['import', 'iptables', rules, '--node', fw, '--nat-address', nat, '--iface', 'eth0=172.16.2.0/24'].concat([
+      '--approximation',
+      'may',
+      '--into',
+      into,
+    ]),
+    { workspace: ws },
+  );
+  t.equal(imported.code, 0, imported.stderr);
+  t.match(imported.stderr, 'forwards tcp/4081 to 172.16.2.34');
+  const simulated = await cli(['simulate', '-', '--format', 'json'], { workspace: ws, input: imported.stdout });
+  t.equal(simulated.code, 0, simulated.stderr);
+  const answer = JSON.parse(simulated.stdout) as NFV;
+  t.same(
+    answer.propertyDefinition.property.map((p) => p.isSat),
+    [true, true, true, true, true, true],
+  );
+  const r = await cli(['emulate', '-', '--format', 'json'], { workspace: ws, input: simulated.stdout });
+  t.equal(r.code, 0, r.stderr);
+  const report = JSON.parse(r.stdout) as EmulationReport;
+  t.ok(report.agree, 'the kernel agrees with every claim');
+  t.same(
+    report.requirements.map((q) => q.kernel),
+    ['holds', 'holds', 'holds', 'holds', 'holds', 'holds'],
+  );
+  t.match(report.requirements[0]!.rule, `${fw} #54 ip daddr 172.16.2.34 tcp dport 4081 accept`);
+  t.match(report.requirements[1]!.rule, `${fw} #65 drop`, 'the router’s last line (its REJECT) drops SSH');
 });
