@@ -15,7 +15,7 @@ import { spawnSync } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import t from 'tap';
-import { importRules, importedNat, importedNode, interfaceMap } from '../../../src/deploy/import/index.js';
+import { importRules, importedNat, importedNode, interfaceMap, routeMap } from '../../../src/deploy/import/index.js';
 import type { Node } from '../../../src/model/types.js';
 import { NfvError } from '../../../src/model/errors.js';
 import { ROOT, fixture, runProcess, scratch, seeded } from '../../helpers.js';
@@ -68,13 +68,17 @@ t.test('the real dump: refused without --nat-address, a NAT node with it', async
     functionalType: 'NAT',
     configuration: {
       name: 'iptables msc.rules nat',
-      nat: { source: ['172.16.2.-1'], forward: [{ protocol: 'TCP', dstPort: '4081', to: '172.16.2.34' }] },
+      // No -d: to any address (the kernel translates what arrives on ppp0 with port 4081, whatever its address).
+      nat: {
+        source: ['172.16.2.-1'],
+        forward: [{ protocol: 'TCP', dst: '*', dstPort: '4081', to: '172.16.2.34' }],
+      },
     },
   });
   const line = (n: number) => imported.report.lines.find((l) => l.line === n)!;
   t.match(
     line(30).reason,
-    /port forward of tcp port 4081 to 172\.16\.2\.34: .*not only those of this line \(-i ppp0\).*no -d/,
+    /port forward of tcp port 4081 \(to any address\) to 172\.16\.2\.34: .*not only those of this line \(-i ppp0\)/,
   );
   t.match(line(31).reason, /masquerade as 203\.0\.113\.7 .*hides 172\.16\.2\.0\/24.*\(-o ppp0\)/);
 });
@@ -93,15 +97,30 @@ t.test('what the NAT node cannot say is refused, naming the line', async (t) => 
     ['-A PREROUTING -j DNAT --to-destination 10.0.0.5:80\n', /r:4: .*a port for packets without one/],
     ['-A PREROUTING -j NETMAP --to 10.0.0.0/24\n', /r:4: -j NETMAP maps networks/],
     [
-      '-A PREROUTING -d 198.51.100.9/32 -p tcp --dport 80 -j DNAT --to-destination 10.0.0.5\n',
-      /r:4: -j DNAT for 198\.51\.100\.9\/32: not --nat-address 203\.0\.113\.1/,
+      '-A PREROUTING ! -d 198.51.100.9/32 -p tcp --dport 80 -j DNAT --to-destination 10.0.0.5\n',
+      /r:4: -j DNAT for ! -d 198\.51\.100\.9\/32: the forward table names the destinations it takes/,
     ],
+    [
+      '-A PREROUTING ! -s 198.51.100.0/24 -p tcp --dport 80 -j DNAT --to-destination 10.0.0.5\n',
+      /r:4: -j DNAT for ! -s 198\.51\.100\.0\/24: the forward table names the sources it takes/,
+    ],
+    ['-A PREROUTING -p tcp --dport 80 -j REDIRECT\n', /r:4: -j REDIRECT without -d: only packets to 203\.0\.113\.1/],
+    [
+      '-A PREROUTING -d 203.0.113.1 -s 198.51.100.0/24 -p tcp --dport 80 -j REDIRECT\n',
+      /r:4: -j REDIRECT for -s 198\.51\.100\.0\/24: /,
+    ],
+    [
+      '-A PREROUTING -d 203.0.113.1 -p tcp --dport 80:90 -j REDIRECT\n' +
+        '-A PREROUTING -p tcp --dport 85 -j DNAT --to-destination 10.0.0.5\n',
+      /r:5: an earlier REDIRECT \(r:4\) takes some of its packets/,
+    ],
+    ['-A POSTROUTING -d 198.51.100.0/24 -j SNAT --to-source 203.0.113.1\n', /r:4: -j SNAT without -s or -o \(for -d/],
     ['-A POSTROUTING -s 10.0.0.0/8 -j SNAT --to-source 198.51.100.2\n', /r:4: -j SNAT --to-source 198\.51\.100\.2/],
     [
       '-A POSTROUTING -s 10.0.0.0/8 -p tcp -j MASQUERADE --to-ports 5000\n',
       /r:4: --to-ports 5000: the kernel moves source ports/,
     ],
-    ['-A POSTROUTING -o eth0 -j MASQUERADE\n', /r:4: -j MASQUERADE without -s/],
+    ['-A POSTROUTING -o eth0 -j MASQUERADE\n', /r:4: -j MASQUERADE -o eth0 without -s: .*give --routes FILE/],
   ];
   for (const [nat, expected] of cases)
     t.match(
@@ -121,12 +140,12 @@ t.test('what the NAT node cannot say is refused, naming the line', async (t) => 
   const table = importRules(
     'iptables',
     router(
-      '-A PREROUTING -p tcp --dport 8000:8100 -j REDIRECT --to-ports 3128\n' +
-        '-A PREROUTING -p tcp -m multiport --dports 22,7000:8050 -j DNAT --to-destination 10.0.0.6\n' +
-        '-A PREROUTING -p tcp --dport 80 -j DNAT --to-destination 10.0.0.5:8080\n' +
-        '-A PREROUTING -p tcp --dport 80 -j DNAT --to-destination 10.0.0.7\n' +
-        '-A PREROUTING -p udp --dport 53 -j DNAT --to-destination 10.0.0.7\n' +
-        '-A PREROUTING -p tcp --dport 8000:8200 -j DNAT --to-destination 10.0.0.8:8000-8200\n',
+      '-A PREROUTING -d 203.0.113.1/32 -p tcp --dport 8000:8100 -j REDIRECT --to-ports 3128\n' +
+        '-A PREROUTING -d 203.0.113.1/32 -p tcp -m multiport --dports 22,7000:8050 -j DNAT --to-destination 10.0.0.6\n' +
+        '-A PREROUTING -d 203.0.113.1/32 -p tcp --dport 80 -j DNAT --to-destination 10.0.0.5:8080\n' +
+        '-A PREROUTING -d 203.0.113.1/32 -p tcp --dport 80 -j DNAT --to-destination 10.0.0.7\n' +
+        '-A PREROUTING -d 203.0.113.1/32 -p udp --dport 53 -j DNAT --to-destination 10.0.0.7\n' +
+        '-A PREROUTING -d 203.0.113.1/32 -p tcp --dport 8000:8200 -j DNAT --to-destination 10.0.0.8:8000-8200\n',
     ),
     'r',
     { natAddress: '203.0.113.1' },
@@ -151,6 +170,63 @@ t.test('what the NAT node cannot say is refused, naming the line', async (t) => 
     hidden,
     Array.from({ length: 16 }, (_, k) => `10.9.${16 + k}.-1`),
   );
+});
+
+t.test('with the routes: MASQUERADE -o without -s, DNAT -i, -s, without -d, --ctstate NEW', async (t) => {
+  const routes = routeMap('default dev wan\n10.1.0.0/16 dev lan\n192.168.7.0/24 dev dmz\n', 'routes');
+  const read = (nat: string) => importRules('iptables', router(nat), 'r', { natAddress: '203.0.113.1', iface: routes });
+  const imported = read(
+    '-A PREROUTING -i wan -s 198.51.100.0/24 -p tcp --dport 22 -j DNAT --to-destination 10.1.0.9\n' +
+      '-A PREROUTING -i wan -p tcp -m conntrack --ctstate NEW --dport 22 -j DNAT --to-destination 10.1.0.5\n' +
+      '-A PREROUTING -i wan -d 198.51.100.77 -p udp --dport 53 -j DNAT --to-destination 192.168.7.53\n' +
+      '-A PREROUTING -d 203.0.113.1/32 -p tcp --dport 443 -j DNAT --to-destination 10.1.0.5\n' +
+      '-A POSTROUTING -o wan -j MASQUERADE\n',
+  );
+  t.same(importedNat(imported)!.configuration!.nat, {
+    source: ['192.168.7.-1', '10.1.-1.-1'],
+    forward: [
+      { protocol: 'TCP', src: '198.51.100.0/24', dst: '*', dstPort: '22', to: '10.1.0.9' },
+      { protocol: 'TCP', dst: '*', dstPort: '22', to: '10.1.0.5' },
+      { protocol: 'UDP', dst: '198.51.100.77', dstPort: '53', to: '192.168.7.53' },
+      { protocol: 'TCP', dstPort: '443', to: '10.1.0.5' },
+    ],
+  });
+  const said = (n: number) => imported.report.lines.find((l) => l.line === n)!.reason;
+  // -i wan is the outside exactly (every other interface's addresses are hidden), and NEW is every nat packet.
+  t.match(said(4), /^port forward of tcp port 22 \(from 198\.51\.100\.0\/24, to any address\) to 10\.1\.0\.9: [^(]*$/);
+  t.match(said(5), /^port forward of tcp port 22 \(to any address\) to 10\.1\.0\.5: [^(]*$/);
+  t.match(said(7), /no -i: packets from the hidden side are not forwarded in the model/);
+  t.match(said(8), /^masquerade as 203\.0\.113\.1 .*every packet leaving by wan; .*dmz 192\.168\.7\.0\/24; lan 10\.1/);
+  // A side not hidden: -i wan is no longer exact, and says so.
+  const partly = read(
+    '-A PREROUTING -i wan -p tcp --dport 22 -j DNAT --to-destination 10.1.0.5\n' +
+      '-A POSTROUTING -s 10.1.0.0/16 -o wan -j MASQUERADE\n',
+  );
+  t.match(partly.report.lines.find((l) => l.line === 4)!.reason, /not only those of this line \(-i wan\)/);
+  const cases: [string, RegExp][] = [
+    [
+      '-A PREROUTING -i lan -p tcp --dport 80 -j DNAT --to-destination 10.1.0.5\n',
+      /r:4: -i lan: packets from the hidden/,
+    ],
+    ['-A POSTROUTING -o dmz -j MASQUERADE\n', /r:4: -j MASQUERADE -o dmz: .*routed out of wan: one outside interface/],
+    ['-A POSTROUTING -j MASQUERADE\n', /r:4: -j MASQUERADE without -s or -o/],
+    ['-A POSTROUTING ! -o lan -j MASQUERADE\n', /r:4: -j MASQUERADE without -s for ! -o lan/],
+  ];
+  for (const [nat, expected] of cases)
+    t.match(
+      refusal(() => read(nat)),
+      expected,
+      nat,
+    );
+  // A jump's conditions hold for the lines it reaches: -i wan on the jump, -d on the line.
+  const jumped = read(
+    ':PF - [0:0]\n-A PREROUTING -i wan -j PF\n-A PF -p tcp --dport 80 -j DNAT --to-destination 10.1.0.5\n' +
+      '-A POSTROUTING -o wan -j MASQUERADE\n',
+  );
+  t.same(importedNat(jumped)!.configuration!.nat!.forward, [
+    { protocol: 'TCP', dst: '*', dstPort: '80', to: '10.1.0.5' },
+  ]);
+  t.match(jumped.report.lines.find((l) => l.line === 6)!.reason, /^port forward [^(]*\(to any address\)[^(]*$/);
 });
 
 // ---------------------------------------------------------------------------------------------------------------
