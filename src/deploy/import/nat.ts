@@ -227,6 +227,8 @@ export function readNat(
     list.flatMap((a) => prefixPatterns(a.includes('/') ? a : `${a}/32`) ?? [a]),
   );
   const insideText = inside.map(([name, list]) => `${name} ${list.join(',')}`).join('; ');
+  /** Every address behind an interface other than the outside is hidden (once every line is read). */
+  const hiddenInside = () => insidePatterns.every((p) => sources.some((q) => patternIn(p, q)));
   // Notes that depend on what the NAT hides in the end (is -i the outside exactly?), said after every line.
   const later: (() => void)[] = [];
   const taken: Taken[] = [];
@@ -341,11 +343,7 @@ export function readNat(
       const scopeText = scopeWords.length ? ` (${scopeWords.join(', ')})` : '';
       later.push(() => {
         // -i the outside: exact when every address behind another interface is hidden (from outside = from there).
-        const exactIn =
-          inIf !== undefined &&
-          !inIf.negated &&
-          inIf.value === outside &&
-          insidePatterns.every((p) => sources.some((q) => patternIn(p, q)));
+        const exactIn = inIf !== undefined && !inIf.negated && inIf.value === outside && hiddenInside();
         const open = [...(inIf && !exactIn ? [`${inIf.negated ? '! ' : ''}-i ${inIf.value}`] : []), ...l.conditions];
         const rest = open.length ? `, not only those of this line (${open.join(', ')})` : '';
         said(
@@ -442,14 +440,19 @@ export function readNat(
       }
       patterns.forEach(add);
       nat.masquerades.push({ where: l.where, hides: patterns });
-      const rest = [...(out ? [`${out.negated ? '! ' : ''}-o ${out.value}`] : []), ...l.conditions];
-      said(
-        l.where,
-        `${as}: ` +
-          `the NAT node hides ${l.source.value}; it translates every packet from there to outside what it hides` +
-          (rest.length ? `, not only those of this line (${rest.join(', ')})` : '') +
-          ports,
-      );
+      const hides = l.source.value;
+      later.push(() => {
+        // -o the outside: exact when every other side is hidden (to outside P is then to what leaves by it).
+        const exactOut = out !== undefined && !out.negated && out.value === outside && hiddenInside();
+        const rest = [...(out && !exactOut ? [`${out.negated ? '! ' : ''}-o ${out.value}`] : []), ...l.conditions];
+        said(
+          l.where,
+          `${as}: ` +
+            `the NAT node hides ${hides}; it translates every packet from there to outside what it hides` +
+            (rest.length ? `, not only those of this line (${rest.join(', ')})` : '') +
+            ports,
+        );
+      });
     }
   }
   for (const note of later) note();
