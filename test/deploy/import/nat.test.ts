@@ -246,6 +246,42 @@ function realPackets(text: string, count: number): Sent[] {
   return out;
 }
 
+t.test('nft: iifname, oifname and ct state new read as -i, -o and --ctstate NEW', async (t) => {
+  const chain = (table: string, name: string, type: string, hook: string) => ({
+    chain: { family: 'ip', table, name, handle: 1, type, hook, prio: 0, policy: 'accept' },
+  });
+  const rule = (table: string, name: string, handle: number, expr: unknown[]) => ({
+    rule: { family: 'ip', table, chain: name, handle, expr },
+  });
+  const meta = (key: string, right: string) => ({ match: { op: '==', left: { meta: { key } }, right } });
+  const listing = {
+    nftables: [
+      { table: { family: 'ip', name: 'nat', handle: 1 } },
+      chain('nat', 'pre', 'nat', 'prerouting'),
+      chain('nat', 'post', 'nat', 'postrouting'),
+      { table: { family: 'ip', name: 'filter', handle: 2 } },
+      chain('filter', 'forward', 'filter', 'forward'),
+      rule('nat', 'pre', 3, [
+        meta('iifname', 'wan'),
+        { match: { op: 'in', left: { ct: { key: 'state' } }, right: 'new' } },
+        { match: { op: '==', left: { payload: { protocol: 'tcp', field: 'dport' } }, right: 80 } },
+        { dnat: { addr: '10.1.0.5' } },
+      ]),
+      rule('nat', 'post', 4, [meta('oifname', 'wan'), { masquerade: null }]),
+    ],
+  };
+  const imported = importRules('nftables', JSON.stringify(listing), 'r.json', {
+    natAddress: '203.0.113.1',
+    iface: routeMap('default dev wan\n10.1.0.0/16 dev lan\n', 'routes'),
+  });
+  t.same(importedNat(imported)!.configuration!.nat, {
+    source: ['10.1.-1.-1'],
+    forward: [{ protocol: 'TCP', dst: '*', dstPort: '80', to: '10.1.0.5' }],
+  });
+  // Exact: -i wan is the outside, and every other side is hidden.
+  t.notMatch(imported.report.notes.join('\n'), /not only those of this line/);
+});
+
 t.test('the real dump: the kernel decides 3,000 packets with their translations as the model does', async (t) => {
   if (kernelWhy) return t.skip(kernelWhy);
   const text = await fixture('iptables/real/medium-sized-company.rules');
