@@ -134,18 +134,27 @@ export const ElementsType = obj(
   },
 );
 
-/** A port forward of a NAT node: packets of this protocol and destination port go to `to` (and `toPort`). */
+/**
+ * A port forward of a NAT node: packets of this protocol and destination port, from `src` (any source outside what
+ * the NAT hides, when absent) to `dst` (the NAT's own address, when absent), go to `to` (and `toPort`).
+ */
 export const ForwardType = obj(
   'forward',
   'forward',
   [
     attr('protocol', L4ProtoEnum),
+    attr('src', 'string'),
+    attr('dst', 'string'),
     attr('dstPort', 'string', { xml: 'dst_port' }),
     attr('to', 'string', { required: true }),
     attr('toPort', 'string', { xml: 'to_port' }),
   ],
   (v, report) => {
     if (parseAddress(String(v.to)) === undefined) report.add('to', `${quote(v.to)} ${ADDRESS_HINT}`);
+    for (const field of ['src', 'dst'] as const) {
+      const problem = typeof v[field] === 'string' ? ruleAddressProblem(v[field]) : undefined;
+      if (problem) report.add(field, `${quote(v[field])} ${problem}`);
+    }
     checkPorts(v, report, [['dstPort', 'dst_port']], 'protocol');
     if (typeof v.toPort === 'string') {
       const range = parsePorts(v.toPort);

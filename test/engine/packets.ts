@@ -169,21 +169,29 @@ export function behave(node: Node, region: Box[], firewalls: boolean): Box[] {
       }
       out.push(...outward.map((b) => set(b, SRC, own)));
       // From elsewhere: to the NAT (not from the NAT itself) turned towards each hidden network; the rest unchanged.
-      let inbound = minus(within(rest, toNat), addressed(own, SRC));
+      const inbound = minus(within(rest, toNat), addressed(own, SRC));
       const forward = node.configuration?.nat?.forward;
-      if (!forward) for (const b of inbound) for (const p of hidden) out.push(set(b, DST, p));
-      // A forward table: the first entry a packet matches (protocol, destination port) sends it to the entry's
-      // host, with the entry's port if it has one; a packet no entry matches is delivered to the NAT.
-      for (const f of forward ?? []) {
+      if (!forward) {
+        for (const b of inbound) for (const p of hidden) out.push(set(b, DST, p));
+        out.push(...minus(rest, toNat));
+        continue;
+      }
+      // A forward table: the first entry a packet matches (protocol, destination port, the entry's source if it
+      // names one, its destination: the NAT unless it names another) sends it to the entry's host, with the
+      // entry's port if it has one; a packet to the NAT no entry matches is delivered there, any other goes on.
+      let open = [...inbound, ...minus(minus(rest, toNat), addressed(own, SRC))];
+      for (const f of forward) {
         let match = set(everything(), PROTO, [protocolsOf(f.protocol, undefined, f.dstPort)]);
         match = set(match, DPORT, [ports(f.dstPort)]);
-        for (const b of within(inbound, match)) {
+        if (f.src !== undefined) match = set(match, SRC, octets(f.src)!);
+        match = set(match, DST, f.dst === undefined ? own : octets(f.dst)!);
+        for (const b of within(open, match)) {
           const sent = set(b, DST, octets(f.to)!);
           out.push(f.toPort === undefined ? sent : set(sent, DPORT, [ports(f.toPort)]));
         }
-        inbound = minus(inbound, match);
+        open = minus(open, match);
       }
-      out.push(...minus(rest, toNat));
+      out.push(...minus(open, toNat), ...within(minus(rest, toNat), addressed(own, SRC)));
     }
     return out;
   }

@@ -768,7 +768,8 @@ export function readIptables(text: string, file: string, options: ImportOptions 
   for (const c of path)
     if (undeclared.has(c.key))
       notes.push(`${file}: ${c.key} has no :${c.name} line; its policy is ACCEPT, the kernel's`);
-  const translated = options.natAddress === undefined ? undefined : natNode(chains, options.natAddress, notes);
+  const translated =
+    options.natAddress === undefined ? undefined : natNode(chains, options.natAddress, notes, options.iface);
   return {
     file,
     chains,
@@ -850,7 +851,12 @@ function optionOf(text: string, names: string[]): { value: string; negated: bool
   return { value: w[k + 1]!, negated: w[k - 1] === '!' };
 }
 
-/** The words of a nat line that are neither its chain, -s, -d nor its target with the target's options. */
+const PORT_OPTIONS = ['--dport', '--destination-port', '--dports', '--destination-ports'];
+
+/**
+ * The words of a nat line that are neither its chain, -s, -d, -i, -o, `-m addrtype --dst-type LOCAL`, `--ctstate
+ * NEW` (nat chains see only a connection's first packet) nor its target with the target's options.
+ */
 function conditionsOf(text: string): string {
   const w = text.split(/\s+/).filter(Boolean);
   const out: string[] = [];
@@ -858,8 +864,15 @@ function conditionsOf(text: string): string {
     const x = w[k]!;
     // -p and the destination ports are the forward table's own (nat.ts); so are the modules that read ports.
     if (x === '-m' && /^(tcp|udp|multiport)$/.test(w[k + 1] ?? '')) k++;
-    else if (
+    else if (x === '-m' && /^(conntrack|state)$/.test(w[k + 1] ?? '') && /^--(ct)?state$/.test(w[k + 2] ?? '')) {
+      if (w[k + 3] === 'NEW' && !/^--ct/.test(w[k + 4] ?? '')) k += 3;
+      else out.push(x);
+    } else if (x === '-m' && w[k + 1] === 'addrtype' && w[k + 2] === '--dst-type' && w[k + 3] === 'LOCAL') {
+      if (/^--(src-type|limit-iface)/.test(w[k + 4] ?? '')) out.push(x);
+      else k += 3;
+    } else if (
       ['-A', '-I', '-s', '--source', '-d', '--destination', '-j', '-g', '-p', '--protocol'].includes(x) ||
+      ['-i', '--in-interface', '-o', '--out-interface'].includes(x) ||
       /^--(dport|destination-port|dports|destination-ports)$/.test(x)
     ) {
       if (w[k - 1] === '!') out.pop();
@@ -877,17 +890,57 @@ function conditionsOf(text: string): string {
  * (nat.ts), each said in the report, or refused naming the line. Lines that take a packet out of translation
  * (RETURN, ACCEPT) are said: the model's NAT translates those packets too.
  */
-function natNode(chains: Map<string, LiveChain>, address: string, notes: string[]) {
+function natNode(chains: Map<string, LiveChain>, address: string, notes: string[], iface?: InterfaceMap) {
   const seen = new Set<LiveChain>();
   const checked: LiveRule[] = [];
   const lines: NatLine[] = [];
   const byWhere = new Map<string, LiveRule>();
-  const walk = (c: LiveChain | undefined, hook: 'PREROUTING' | 'POSTROUTING', through: string[]) => {
+  /** A line's -s, -d, -i, -o and `--dst-type LOCAL`, and its other conditions (conditionsOf). */
+  const fieldsOf = (text: string, jumps = false) => {
+    const f = {
+      source: optionOf(text, ['-s', '--source']),
+      destination: optionOf(text, ['-d', '--destination']),
+      inInterface: optionOf(text, ['-i', '--in-interface']),
+      outInterface: optionOf(text, ['-o', '--out-interface']),
+      local: /(?:^|\s)-m addrtype --dst-type LOCAL(?:\s|$)/.test(text) && !/--limit-iface/.test(text),
+    };
+    const rest = conditionsOf(text);
+    // A jump's protocol and ports are no table entry's own: they stay conditions of the lines it reaches.
+    const ported = jumps ? [optionOf(text, ['-p', '--protocol']), ...PORT_OPTIONS.map((o) => optionOf(text, [o]))] : [];
+    const own = ported.flatMap((o, k) =>
+      o ? [`${o.negated ? '! ' : ''}${k === 0 ? '-p' : PORT_OPTIONS[k - 1]} ${o.value}`] : [],
+    );
+    return { ...f, conditions: [...own, ...(rest ? [rest] : [])] };
+  };
+  type Fields = ReturnType<typeof fieldsOf>;
+  /** A line's fields with those of the jumps that reached it: its own first; a field both give is said. */
+  const merge = (own: Fields, outer: Fields): Fields => {
+    const out = { ...own, conditions: [...outer.conditions, ...own.conditions] };
+    for (const key of ['source', 'destination', 'inInterface', 'outInterface'] as const) {
+      const o = outer[key];
+      if (!o) continue;
+      if (!own[key]) out[key] = o;
+      else if (own[key].value !== o.value || own[key].negated !== o.negated)
+        out.conditions.push(`${key} ${o.negated ? '! ' : ''}${o.value} of the jump`);
+    }
+    out.local = own.local || outer.local;
+    return out;
+  };
+  const none: Fields = {
+    source: undefined,
+    destination: undefined,
+    inInterface: undefined,
+    outInterface: undefined,
+    local: false,
+    conditions: [],
+  };
+  const walk = (c: LiveChain | undefined, hook: 'PREROUTING' | 'POSTROUTING', outer: Fields) => {
     if (!c || seen.has(c)) return;
     seen.add(c);
     for (const r of c.rules) {
       const target = /(?:^|\s)-j\s+(\S+)/.exec(r.text)?.[1];
       const jump = /(?:^|\s)-[jg]\s+(\S+)/.exec(r.text)?.[1];
+      const fields = merge(fieldsOf(r.text, !(target && NAT_TARGETS.has(target))), outer);
       if (target && NAT_TARGETS.has(target)) {
         checked.push(r);
         byWhere.set(r.where, r);
@@ -898,11 +951,9 @@ function natNode(chains: Map<string, LiveChain>, address: string, notes: string[
           const [a = '', b = a] = x.split(':');
           return [a === '' ? 0 : Number(a), b === '' ? 65535 : Number(b)];
         });
-        const rest = conditionsOf(r.text);
         const to = optionOf(r.text, ['--to-destination', '--to-source', '--to'])?.value;
         const toPorts = optionOf(r.text, ['--to-ports'])?.value;
-        const destination = optionOf(r.text, ['-d', '--destination']);
-        const source = optionOf(r.text, ['-s', '--source']);
+        const { source, destination, inInterface, outInterface, local } = fields;
         lines.push({
           where: r.where,
           text: r.text,
@@ -910,28 +961,37 @@ function natNode(chains: Map<string, LiveChain>, address: string, notes: string[
           hook,
           ...(destination ? { destination } : {}),
           ...(source ? { source } : {}),
+          ...(inInterface ? { inInterface } : {}),
+          ...(outInterface ? { outInterface } : {}),
+          ...(local ? { local } : {}),
           ...(to === undefined ? {} : { to }),
           ...(toPorts === undefined ? {} : { toPorts }),
           ...(protocol ? { protocol } : {}),
           ...(dport && ranges ? { dports: { ranges, negated: dport.negated } } : {}),
-          conditions: [...(rest ? [rest] : []), ...through.map((j) => `reached through ${j}`)],
+          conditions: fields.conditions,
         });
       } else if (r.verdict.kind === 'return' || r.verdict.kind === 'accept') {
         const note = `takes packets out of translation; the model's NAT translates them too`;
         r.notes.push(note);
         notes.push(`${r.where}: ${note}`);
       }
-      if (jump && !NAT_TARGETS.has(jump)) walk(chains.get(`nat/${jump}`), hook, [...through, jump]);
+      // The jump's own conditions hold for every line of the chain it reaches.
+      if (jump && !NAT_TARGETS.has(jump)) walk(chains.get(`nat/${jump}`), hook, fields);
     }
   };
-  walk(chains.get('nat/PREROUTING'), 'PREROUTING', []);
-  walk(chains.get('nat/POSTROUTING'), 'POSTROUTING', []);
-  const { nat, refusals } = readNat(address, lines, (where, note) => {
-    // Its conditions are in the note: the NAT node does not read them, so they are not the line's approximation.
-    const r = byWhere.get(where);
-    if (r) Object.assign(r, { unknown: [], notes: [note, ...r.notes] });
-    notes.push(`${where}: ${note}`);
-  });
+  walk(chains.get('nat/PREROUTING'), 'PREROUTING', none);
+  walk(chains.get('nat/POSTROUTING'), 'POSTROUTING', none);
+  const { nat, refusals } = readNat(
+    address,
+    lines,
+    (where, note) => {
+      // Its conditions are in the note: the NAT node does not read them, so they are not the line's approximation.
+      const r = byWhere.get(where);
+      if (r) Object.assign(r, { unknown: [], notes: [note, ...r.notes] });
+      notes.push(`${where}: ${note}`);
+    },
+    iface,
+  );
   for (const f of refusals) {
     const r = byWhere.get(f.where);
     if (r) Object.assign(r, { refused: f.reason, modelling: true });

@@ -5,13 +5,18 @@
  * source networks it hides. What the node cannot say (address ranges, a port range moved, an address other than
  * N) is refused, naming the line; what it says more broadly than the kernel does is said on the line.
  */
-import { parseAddress } from '../../model/address.js';
+import { parseAddress, ruleAddressProblem } from '../../model/address.js';
 import { badRequest } from '../../model/errors.js';
+import type { InterfaceMap } from './matches.js';
 
 /** One entry of the NAT node's forward table (model: resources.ts ForwardType), with the line it came from. */
 export interface NatForward {
   where: string;
   protocol: 'TCP' | 'UDP' | 'OTHER' | 'ANY';
+  /** The sources it takes (`-s`); absent: every source outside what the NAT hides. */
+  src?: string;
+  /** The destinations it takes: `*` for a line without `-d`, a prefix for `-d` other than N; absent: N. */
+  dst?: string;
   /** `A` or `A-B`; absent: every port. */
   dstPort?: string;
   to: string;
@@ -45,11 +50,19 @@ export interface NatLine {
   to?: string;
   /** `--to-ports` (MASQUERADE, REDIRECT) as written. */
   toPorts?: string;
+  /** `-i` / `iifname` and `-o` / `oifname` as written, when one. */
+  inInterface?: { value: string; negated: boolean };
+  outInterface?: { value: string; negated: boolean };
+  /** `-m addrtype --dst-type LOCAL`: to the router's own addresses (read as N). */
+  local?: boolean;
   /** `-p` / the protocol of an nft port match, as written (tcp, udp, 6, ...). */
   protocol?: { value: string; negated: boolean };
   /** The destination port ranges the line matches (`--dport`, `--dports`, nft `th dport`), when it names some. */
   dports?: { ranges: [number, number][]; negated: boolean };
-  /** Conditions of the line other than -s / -d, said in the report: the model's NAT does not read them. */
+  /**
+   * Conditions of the line other than -s, -d, -i, -o, ports and `--ctstate NEW` (the nat chains see only a
+   * connection's first packet), said in the report: the model's NAT does not read them.
+   */
   conditions: string[];
 }
 
@@ -152,14 +165,51 @@ function claim(taken: Record<Proto, [number, number][]>, m: Match): Omit<NatForw
 /** More patterns than this for one line would make the NAT node unreadable; such a line is refused. */
 const MAX_PATTERNS = 256;
 
+/** An earlier line's packets, which later lines do not get (first match) where its scope covers theirs. */
+interface Taken {
+  where: string;
+  redirect: boolean;
+  src?: string;
+  dst?: string;
+  match: Match;
+}
+
+/** Whether two ranges lists share a port. */
+const overlap = (a: [number, number][], b: [number, number][]) =>
+  a.some(([lo, hi]) => b.some(([x, y]) => lo <= y && x <= hi));
+
+/** Octet pattern `p` within pattern `q` (-1: any octet). */
+const patternIn = (p: string, q: string) => {
+  const [a, b] = [p.split('.'), q.split('.')];
+  return b.every((o, k) => o === '-1' || o === a[k]);
+};
+
+/** The interface of the map whose addresses hold `address` (the longest prefix), if one. */
+function interfaceOf(iface: InterfaceMap, address: number[]): string | undefined {
+  let best: [string, number] | undefined;
+  for (const [name, list] of iface)
+    for (const prefix of list) {
+      const [base, len = '32'] = prefix.split('/');
+      const b = octetsOf(base!);
+      if (!b) continue;
+      const size = 2 ** (32 - Number(len));
+      const v = (x: number[]) => x.reduce((t, y) => t * 256 + y, 0);
+      if (Math.floor(v(address) / size) === Math.floor(v(b) / size) && (!best || Number(len) > best[1]))
+        best = [name, Number(len)];
+    }
+  return best?.[0];
+}
+
 /**
- * The NAT node the nat lines describe, or the refusals of lines it cannot model. `address` is `--nat-address`.
- * `said` collects what the report says about lines read more broadly than the kernel translates.
+ * The NAT node the nat lines describe, or the refusals of lines it cannot model. `address` is `--nat-address`;
+ * `iface` the interface map (--iface, --routes), which says the router's sides: the outside is the interface N is
+ * routed out of, the hidden side every other (but lo). `said` collects what the report says about each line.
  */
 export function readNat(
   address: string,
   lines: readonly NatLine[],
   said: (where: string, note: string) => void,
+  iface: InterfaceMap = new Map(),
 ): { nat?: NatReading; refusals: NatRefusal[] } {
   const n = octetsOf(address);
   if (!n) throw badRequest(`natAddress: ${JSON.stringify(address)} is not an IPv4 address (--nat-address)`);
@@ -170,16 +220,18 @@ export function readNat(
     if (!sources.includes(p)) sources.push(p);
   };
   const nat: NatReading = { address, sources, forwards: [], masquerades: [] };
-  const inPrefix = (a: number[], prefix: string) => {
-    const [base, len = '32'] = prefix.split('/');
-    const b = octetsOf(base!);
-    if (!b) return false;
-    const size = 2 ** (32 - Number(len));
-    const v = (x: number[]) => x.reduce((s, y) => s * 256 + y, 0);
-    return Math.floor(v(a) / size) === Math.floor(v(b) / size);
-  };
-  // What earlier lines took, per protocol: a later line's packets there met them first (REDIRECT: not forwarded).
-  const taken: Record<'TCP' | 'UDP' | 'OTHER', [number, number][]> = { TCP: [], UDP: [], OTHER: [] };
+  const outside = interfaceOf(iface, n);
+  // The hidden side: the addresses routed out of every interface but the outside one and lo, as octet patterns.
+  const inside = [...iface].filter(([name]) => name !== outside && name !== 'lo');
+  const insidePatterns = inside.flatMap(([, list]) =>
+    list.flatMap((a) => prefixPatterns(a.includes('/') ? a : `${a}/32`) ?? [a]),
+  );
+  const insideText = inside.map(([name, list]) => `${name} ${list.join(',')}`).join('; ');
+  /** Every address behind an interface other than the outside is hidden (once every line is read). */
+  const hiddenInside = () => insidePatterns.every((p) => sources.some((q) => patternIn(p, q)));
+  // Notes that depend on what the NAT hides in the end (is -i the outside exactly?), said after every line.
+  const later: (() => void)[] = [];
+  const taken: Taken[] = [];
   for (const l of lines) {
     const conditions = l.conditions.length ? ` (${l.conditions.join(', ')})` : '';
     if (l.hook === 'PREROUTING') {
@@ -187,16 +239,49 @@ export function readNat(
         refuse(l, `-j ${l.target} maps networks: the model's NAT forwards ${address} to single hosts`);
         continue;
       }
-      if (l.destination && (l.destination.negated || !inPrefix(n, l.destination.value))) {
-        refuse(
-          l,
-          `-j ${l.target} for ${l.destination.negated ? '! ' : ''}${l.destination.value}: not --nat-address ${address}`,
-        );
+      if (l.destination?.negated) {
+        refuse(l, `-j ${l.target} for ! -d ${l.destination.value}: the forward table names the destinations it takes`);
+        continue;
+      }
+      if (l.source?.negated) {
+        refuse(l, `-j ${l.target} for ! -s ${l.source.value}: the forward table names the sources it takes`);
+        continue;
+      }
+      const bad = [l.source, l.destination].find((a) => a && ruleAddressProblem(a.value));
+      if (bad) {
+        refuse(l, `${bad.value}: not an address or prefix nfv reads`);
+        continue;
+      }
+      if (l.source && l.target === 'REDIRECT') {
+        refuse(l, `-j REDIRECT for -s ${l.source.value}: the forward table cannot deliver some sources' packets`);
         continue;
       }
       const matched = forwardMatch(l);
       if (typeof matched === 'string') {
         refuse(l, matched);
+        continue;
+      }
+      // Its destinations: N itself (-d N, or -m addrtype --dst-type LOCAL: the router's own addresses), another
+      // prefix, or (no -d) any.
+      const d = l.destination?.value.replace(/\/32$/, '');
+      const dst = d === undefined ? (l.local ? undefined : '*') : d === address ? undefined : l.destination!.value;
+      const src = l.source?.value.replace(/\/32$/, '');
+      if (l.target === 'REDIRECT' && dst !== undefined) {
+        // The table sends on or lets through; delivering packets addressed elsewhere to the router it cannot say.
+        refuse(
+          l,
+          `-j REDIRECT ${l.destination ? `for -d ${l.destination.value}` : 'without -d'}: only packets to ` +
+            `${address} are delivered to the NAT node; the table cannot deliver others`,
+        );
+        continue;
+      }
+      const inIf = l.inInterface;
+      if (inIf && !inIf.negated && outside !== undefined && iface.has(inIf.value) && inIf.value !== outside) {
+        refuse(
+          l,
+          `-i ${inIf.value}: packets from the hidden side (${address} is routed out of ${outside}); ` +
+            'the NAT node forwards what comes from outside',
+        );
         continue;
       }
       let to: string | undefined;
@@ -220,22 +305,59 @@ export function readNat(
           continue;
         }
       }
-      const entries = claim(taken, matched);
+      // First match: earlier lines whose sources and destinations cover this one's take their packets from it;
+      // a DNAT for fewer stays before it in the table; a REDIRECT for other destinations the table cannot say.
+      const covers = (e: Taken) => (e.src === undefined || e.src === src) && (e.dst === '*' || e.dst === dst);
+      const clash = taken.find(
+        (e) =>
+          e.redirect &&
+          !covers(e) &&
+          e.match.protocols.some((p) => matched.protocols.includes(p)) &&
+          overlap(e.match.ranges, matched.ranges),
+      );
+      if (clash) {
+        refuse(l, `an earlier REDIRECT (${clash.where}) takes some of its packets: the forward table cannot say which`);
+        continue;
+      }
+      const record: Record<Proto, [number, number][]> = { TCP: [], UDP: [], OTHER: [] };
+      for (const e of taken.filter(covers))
+        for (const p of e.match.protocols) record[p].push(...(p === 'OTHER' ? ALL_PORTS : e.match.ranges));
+      const entries = claim(record, matched);
+      taken.push({
+        where: l.where,
+        redirect: l.target === 'REDIRECT',
+        ...(src ? { src } : {}),
+        ...(dst ? { dst } : {}),
+        match: matched,
+      });
+      const scope = { ...(src === undefined ? {} : { src }), ...(dst === undefined ? {} : { dst }) };
       if (to !== undefined)
         for (const e of entries)
-          nat.forwards.push({ where: l.where, ...e, to, ...(toPort === undefined ? {} : { toPort }) });
+          nat.forwards.push({ where: l.where, ...e, ...scope, to, ...(toPort === undefined ? {} : { toPort }) });
       const what = describe(matched);
       const shadowed = entries.length ? '' : ' (every packet of it taken by earlier lines)';
-      said(
-        l.where,
-        (to === undefined
-          ? `redirect of ${what}${shadowed}: delivered to the router itself, the NAT node ${address}, ` +
-            'and forwarded nowhere'
-          : `port forward of ${what} to ${to}${toPort === undefined ? '' : `:${toPort}`}${shadowed}: the NAT node ` +
-            `${address} sends those packets from outside there`) +
-          (conditions ? `, not only those of this line${conditions}` : '') +
-          (l.destination ? '' : `; no -d: read as to ${address}`),
-      );
+      const scopeWords = [
+        ...(src === undefined ? [] : [`from ${src}`]),
+        ...(dst === undefined ? [] : [`to ${dst === '*' ? 'any address' : dst}`]),
+      ];
+      const scopeText = scopeWords.length ? ` (${scopeWords.join(', ')})` : '';
+      later.push(() => {
+        // -i the outside: exact when every address behind another interface is hidden (from outside = from there).
+        const exactIn = inIf !== undefined && !inIf.negated && inIf.value === outside && hiddenInside();
+        const open = [...(inIf && !exactIn ? [`${inIf.negated ? '! ' : ''}-i ${inIf.value}`] : []), ...l.conditions];
+        const rest = open.length ? `, not only those of this line (${open.join(', ')})` : '';
+        said(
+          l.where,
+          (to === undefined
+            ? `redirect of ${what}${scopeText}${shadowed}: delivered to the router itself, the NAT node ` +
+              `${address}, and forwarded nowhere`
+            : `port forward of ${what}${scopeText} to ${to}${toPort === undefined ? '' : `:${toPort}`}` +
+              `${shadowed}: the NAT node ${address} sends those packets from outside there`) +
+            rest +
+            (l.local ? `; --dst-type LOCAL: read as to ${address}` : '') +
+            (inIf === undefined ? '; no -i: packets from the hidden side are not forwarded in the model' : ''),
+        );
+      });
     } else {
       if (l.target === 'SNAT') {
         const to = /^(\d{1,3}(?:\.\d{1,3}){3})$/.exec(l.to ?? '')?.[1];
@@ -256,11 +378,58 @@ export function readNat(
       const ports = moved
         ? `; source ports outside ${moved[1]}-${moved[2]} the kernel moves into it, the model keeps`
         : '';
-      if (!l.source || l.source.negated) {
-        refuse(
-          l,
-          `-j ${l.target} ${l.source ? `for ! -s ${l.source.value}` : 'without -s'}: the model's NAT hides ` +
-            'given networks (give -s)',
+      const as =
+        l.target === 'MASQUERADE'
+          ? `masquerade as ${address} (--nat-address: the outgoing interface's address)`
+          : `source to ${address}`;
+      const out = l.outInterface;
+      if (l.source?.negated) {
+        refuse(l, `-j ${l.target} for ! -s ${l.source.value}: the model's NAT hides given networks`);
+        continue;
+      }
+      if (!l.source) {
+        // Everything leaving by the outside: the hidden side is what routes out of the other interfaces.
+        if (!out || out.negated) {
+          refuse(
+            l,
+            `-j ${l.target} without -s ${out ? `for ! -o ${out.value}` : 'or -o'}` +
+              (l.destination ? ` (for -d ${l.destination.negated ? '! ' : ''}${l.destination.value} only)` : '') +
+              ': the NAT node translates what leaves by one interface (give -o) or given networks (give -s)',
+          );
+          continue;
+        }
+        if (outside === undefined || !iface.has(out.value)) {
+          refuse(
+            l,
+            `-j ${l.target} -o ${out.value} without -s: which sources it hides is what routes out of the other ` +
+              `interfaces (give --routes FILE or --iface for each; ${address} must be routed out of ${out.value})`,
+          );
+          continue;
+        }
+        if (out.value !== outside) {
+          refuse(
+            l,
+            `-j ${l.target} -o ${out.value}: translates what leaves by ${out.value}, but the NAT node ${address} ` +
+              `is routed out of ${outside}: one outside interface per NAT node`,
+          );
+          continue;
+        }
+        if (!inside.length) {
+          refuse(l, `-j ${l.target} -o ${out.value}: no other interface is mapped, so nothing is hidden behind it`);
+          continue;
+        }
+        if (insidePatterns.length > MAX_PATTERNS || insidePatterns.some((p) => !parseAddress(p))) {
+          refuse(l, `-o ${out.value}: the other interfaces' addresses are not ${MAX_PATTERNS} octet patterns or fewer`);
+          continue;
+        }
+        insidePatterns.forEach(add);
+        nat.masquerades.push({ where: l.where, hides: insidePatterns });
+        said(
+          l.where,
+          `${as}: every packet leaving by ${out.value}; the NAT node hides what routes out of the other ` +
+            `interfaces (${insideText})` +
+            (conditions ? `, not only those of this line${conditions}` : '') +
+            ports,
         );
         continue;
       }
@@ -271,19 +440,22 @@ export function readNat(
       }
       patterns.forEach(add);
       nat.masquerades.push({ where: l.where, hides: patterns });
-      const as =
-        l.target === 'MASQUERADE'
-          ? `masquerade as ${address} (--nat-address: the outgoing interface's address)`
-          : `source to ${address}`;
-      said(
-        l.where,
-        `${as}: ` +
-          `the NAT node hides ${l.source.value}; it translates every packet from there to outside what it hides` +
-          (conditions ? `, not only those of this line${conditions}` : '') +
-          ports,
-      );
+      const hides = l.source.value;
+      later.push(() => {
+        // -o the outside: exact when every other side is hidden (to outside P is then to what leaves by it).
+        const exactOut = out !== undefined && !out.negated && out.value === outside && hiddenInside();
+        const rest = [...(out && !exactOut ? [`${out.negated ? '! ' : ''}-o ${out.value}`] : []), ...l.conditions];
+        said(
+          l.where,
+          `${as}: ` +
+            `the NAT node hides ${hides}; it translates every packet from there to outside what it hides` +
+            (rest.length ? `, not only those of this line (${rest.join(', ')})` : '') +
+            ports,
+        );
+      });
     }
   }
+  for (const note of later) note();
   if (!refusals.length && !sources.length && !lines.some((l) => l.hook === 'PREROUTING'))
     throw badRequest(
       `natAddress: no DNAT, SNAT or MASQUERADE line is reached; nothing for a NAT node ${address} to hide`,
@@ -331,6 +503,8 @@ export function nftNatLine(
   let destination: NatLine['destination'];
   let protocol: NatLine['protocol'];
   let dports: NatLine['dports'];
+  let inInterface: NatLine['inInterface'];
+  let outInterface: NatLine['outInterface'];
   for (const e of expr as readonly Json[]) {
     if (!isObject(e)) continue;
     const kind = Object.keys(e)[0]!;
@@ -350,7 +524,24 @@ export function nftNatLine(
           protocol = { value: payload.protocol, negated: false };
       } else if (isObject(left) && isObject(left.meta) && left.meta.key === 'l4proto' && typeof v.right === 'string')
         protocol = { value: v.right, negated };
-      else conditions.push(JSON.stringify(v).slice(0, 80));
+      else if (
+        isObject(left) &&
+        isObject(left.meta) &&
+        (left.meta.key === 'iifname' || left.meta.key === 'oifname') &&
+        typeof v.right === 'string' &&
+        (v.op === '==' || negated)
+      ) {
+        if (left.meta.key === 'iifname') inInterface = { value: v.right, negated };
+        else outInterface = { value: v.right, negated };
+      } else if (
+        isObject(left) &&
+        isObject(left.ct) &&
+        left.ct.key === 'state' &&
+        (v.right === 'new' || JSON.stringify(v.right) === '["new"]') &&
+        (v.op === '==' || v.op === 'in')
+      ) {
+        // nat chains see a connection's first packet only: `ct state new` holds for each.
+      } else conditions.push(JSON.stringify(v).slice(0, 80));
     } else if (kind === 'dnat' || kind === 'snat' || kind === 'redirect' || kind === 'masquerade') {
       const s = isObject(v) ? v : {};
       const addr = typeof s.addr === 'string' ? s.addr : s.addr === undefined ? undefined : JSON.stringify(s.addr);
@@ -371,6 +562,8 @@ export function nftNatLine(
     ...line,
     ...(source ? { source } : {}),
     ...(destination ? { destination } : {}),
+    ...(inInterface ? { inInterface } : {}),
+    ...(outInterface ? { outInterface } : {}),
     ...(protocol ? { protocol } : {}),
     ...(dports ? { dports } : {}),
   };

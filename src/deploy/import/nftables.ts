@@ -311,7 +311,7 @@ export function readNftables(text: string, file: string, options: ImportOptions 
     const c: Context = { sets, iface, options, has, checked, ...(natHook ? { natHook } : {}), natLines };
     chain.rules.push(...readRule(rule, Array.isArray(v.expr) ? v.expr : [], c));
   }
-  const nat = options.natAddress === undefined ? undefined : nftNat(options.natAddress, natLines, notes);
+  const nat = options.natAddress === undefined ? undefined : nftNat(options.natAddress, natLines, notes, iface);
   if (!bases.some((b) => !b.netdev))
     throw badRequest(
       `${file}: no base chain of type filter at hook ${hook} in an ip or inet ` +
@@ -448,7 +448,12 @@ function vmapRules(
 }
 
 /** With --nat-address: the nat base chains' translations as the NAT node (nat.ts), prerouting's first. */
-function nftNat(address: string, lines: { rule: LiveRule; line: NatLine }[], notes: string[]): NatReading | undefined {
+function nftNat(
+  address: string,
+  lines: { rule: LiveRule; line: NatLine }[],
+  notes: string[],
+  iface: InterfaceMap,
+): NatReading | undefined {
   const ordered = [...lines].sort(
     (a, b) => Number(a.line.hook === 'POSTROUTING') - Number(b.line.hook === 'POSTROUTING'),
   );
@@ -460,6 +465,7 @@ function nftNat(address: string, lines: { rule: LiveRule; line: NatLine }[], not
       byWhere.get(where)?.notes.unshift(note);
       notes.push(`${where}: ${note}`);
     },
+    iface,
   );
   for (const f of refusals) Object.assign(byWhere.get(f.where) ?? {}, { refused: f.reason, modelling: true });
   return nat;

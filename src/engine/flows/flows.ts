@@ -122,6 +122,19 @@ function passNode(n: NetNode, region: Box[]): Box[] {
       privateDst = [...regionSubtract(privateDst, addressBox(p, DST)), addressBox(p, DST)];
     }
     const out: Box[] = [];
+    // A forward table: the first entry a packet matches (protocol, ports, its source and destination) sends it to
+    // its host (and port); what no entry takes goes on (addressed to the NAT: delivered there).
+    const forward = (region: Box[]): Box[] => {
+      let left = region;
+      for (const f of n.natForwards ?? []) {
+        for (const b of regionIntersect(left, f.match))
+          out.push(
+            f.toPort === undefined ? rewrite(b, DST, f.to) : rewrite(rewrite(b, DST, f.to), DPORT, portAt(f.toPort)),
+          );
+        left = regionSubtract(left, f.match);
+      }
+      return left;
+    };
     for (const box of region) {
       // Addressed to the NAT from outside: turned back towards each private network. From inside: delivered.
       const inbound = intersect(box, toNat);
@@ -129,17 +142,7 @@ function passNode(n: NetNode, region: Box[]): Box[] {
         let outside = regionSubtract([inbound], addressBox(natAddr, SRC));
         for (const p of privateSrc) outside = regionSubtract(outside, p);
         if (!n.natForwards) for (const b of outside) for (const p of n.natSources ?? []) out.push(rewrite(b, DST, p));
-        else
-          // A forward table: the first entry a packet matches sends it to its host (and port); no entry, delivered.
-          for (const f of n.natForwards) {
-            for (const b of regionIntersect(outside, f.match))
-              out.push(
-                f.toPort === undefined
-                  ? rewrite(b, DST, f.to)
-                  : rewrite(rewrite(b, DST, f.to), DPORT, portAt(f.toPort)),
-              );
-            outside = regionSubtract(outside, f.match);
-          }
+        else forward(outside);
       }
       for (const rest of regionSubtract([box], toNat)) {
         // From a private source: to a public destination the source becomes the NAT's address; private to private is
@@ -154,7 +157,12 @@ function passNode(n: NetNode, region: Box[]): Box[] {
         }
         let publicSource = [rest];
         for (const p of privateSrc) publicSource = regionSubtract(publicSource, p);
-        out.push(...publicSource);
+        if (!n.natForwards) out.push(...publicSource);
+        else {
+          // Entries for other destinations than the NAT (a DNAT line without -d) take packets from outside too.
+          const fromNat = regionIntersect(publicSource, addressBox(natAddr, SRC));
+          out.push(...fromNat, ...forward(regionSubtract(publicSource, addressBox(natAddr, SRC))));
+        }
       }
     }
     return out;
@@ -260,11 +268,8 @@ function graphPredicates(net: NetNode[], r: Requirement, partition: Partition): 
   if (nat < 0) return { before: add(before, addressed(blocks)), after: [] };
   // A forward table splits what comes to the NAT by its entries: each class goes to one entry's host, or to none.
   const natNode = net[r.corridor.joints[nat]!]!;
-  const toNat = natNode.address ? addressBox(natNode.address, DST) : undefined;
-  const forwards = (natNode.natForwards ?? []).flatMap((f) => {
-    const cut = toNat && intersect(f.match, toNat);
-    return cut ? [cut] : [];
-  });
+  // Each entry's packets name its source and destination (the NAT's address unless it names another).
+  const forwards = (natNode.natForwards ?? []).map((f) => f.match);
   return {
     before: add(before, [...addressed(blocks.slice(0, nat)), ...forwards]),
     after: add(after, addressed(blocks.slice(nat))),

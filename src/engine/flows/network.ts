@@ -181,7 +181,8 @@ function networkNodes(graph: Graph, constraints: Constraints | undefined, reconf
       const natForwards = forward?.map((f) => {
         const to = parseAddress(f.to);
         if (!to) throw badRequest(`NAT ${node.name}: forward to ${quote(f.to)} is not an address pattern`);
-        const match = boxOf({ src: '*', dst: '*', dstPort: f.dstPort, proto: f.protocol });
+        // An entry's packets: its protocol and ports, from its source (any) to its destination (the NAT itself).
+        const match = boxOf({ src: f.src ?? '*', dst: f.dst ?? node.name, dstPort: f.dstPort, proto: f.protocol });
         const port = f.toPort === undefined ? undefined : parsePorts(f.toPort);
         if (f.toPort !== undefined && (!port || port.lo !== port.hi))
           throw badRequest(`NAT ${node.name}: forward to_port ${quote(f.toPort)} is not one port`);

@@ -117,3 +117,59 @@ t.test('a port forward on the way of an allocated firewall', async (t) => {
   t.same(await answer(false), [true, true], 'without the table both hold');
   t.not(JSON.stringify(await answer(true)), JSON.stringify([true, true]), 'with it they do not both hold');
 });
+
+t.test('entries for some sources and for other destinations than the NAT (DNAT -s, DNAT without -d)', async (t) => {
+  const OTHER = '203.0.113.8';
+  const forward = [
+    // From OTHER only: N:80 to SSH:22; from anyone else the next entry's WEB:8080.
+    { protocol: 'TCP' as const, src: OTHER, dstPort: '80', to: SSH, toPort: '22' },
+    { protocol: 'TCP' as const, dstPort: '80', to: WEB, toPort: '8080' },
+    // Any address of 10.0.0.0/30 (not N) on 8080: to SSH:22.
+    { protocol: 'TCP' as const, dst: '10.0.0.0/30', dstPort: '8080', to: SSH, toPort: '22' },
+  ];
+  const requirements = [
+    reachability(CLIENT, WEB, tcp('80')), // N:80 -> WEB:8080
+    reachability(OTHER, SSH, tcp('80')), // N:80 from OTHER -> SSH:22
+    reachability(OTHER, WEB, tcp('80')), // N:80 from OTHER goes to SSH; WEB:80 directly is denied
+    isolation(CLIENT, WEB, tcp('8080')), // WEB:8080 -> SSH:22; N:8080 is delivered to N
+    reachability(CLIENT, SSH, tcp('8080')), // SSH:8080 -> SSH:22
+    isolation(CLIENT, SSH, tcp('80')), // N:80 from CLIENT goes to WEB; SSH:80 directly is denied
+  ];
+  const nfv = network(
+    [
+      webclient(CLIENT, N),
+      webclient(OTHER, N),
+      [N, 'NAT', [CLIENT, OTHER, '1.0.0.1'], { name: 'n', nat: { source: [WEB, SSH], forward } }],
+      filter,
+      webserver(WEB, '1.0.0.1'),
+      webserver(SSH, '1.0.0.1'),
+    ],
+    requirements,
+  );
+  const { nfv: out } = await simulate(nfv);
+  t.same(
+    out.propertyDefinition.property.map((p) => p.isSat),
+    [true, true, false, true, true, true],
+  );
+  checked(t, out);
+  // The evaluators read src and dst: without the first, CLIENT's N:80 goes to SSH; without the second, WEB:8080
+  // is WEB's.
+  const table = (out: NFV) => out.graphs.graph![0]!.node.find((n) => n.name === N)!.configuration!.nat!.forward!;
+  const anySource = structuredClone(out);
+  delete table(anySource)[0]!.src;
+  const toNat = structuredClone(out);
+  delete table(toNat)[2]!.dst;
+  for (const [stripped, broken] of [
+    [anySource, [0, 5]],
+    [toNat, [3]],
+  ] as const) {
+    t.same(
+      violations(stripped).map((v) => v.index),
+      broken,
+    );
+    t.same(
+      pathFreeViolations(stripped).map((v) => v.index),
+      broken,
+    );
+  }
+});

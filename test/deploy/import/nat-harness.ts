@@ -1,0 +1,192 @@
+/**
+ * The kernel check of imported routers (docs/SEMANTICS.md, "Port forwards and masquerading"), shared by nat.test.ts
+ * and nat-forms.test.ts: the router's own file is loaded by iptables-restore (or `nft -f`) into a namespace that is
+ * the router (nat-probe.py), real packets are sent through it, and what leaves on the other side (header as
+ * translated, or nothing) is compared with what nfv's model makes of the same packet: the imported filter (first
+ * match) and the NAT node as the test reads the semantics (its own code, not the engine's).
+ */
+import { spawnSync } from 'node:child_process';
+import { writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { importRules, importedNat, importedNode, interfaceMap, routeMap } from '../../../src/deploy/import/index.js';
+import type { Node } from '../../../src/model/types.js';
+import { ROOT, runProcess, scratch, seeded } from '../../helpers.js';
+import { nfvVerdict, type Packet } from '../nft-harness.js';
+
+const probe = spawnSync('unshare', ['-rn', 'sh', '-c', 'iptables-restore --version && nft list ruleset'], {
+  encoding: 'utf8',
+});
+/** Why the kernel check cannot run here, or empty. */
+export const kernelWhy =
+  probe.status !== 0 ? `iptables-restore and nft in a namespace: ${(probe.stderr || '').trim()}` : '';
+
+const PROBE = path.join(ROOT, 'test', 'deploy', 'import', 'nat-probe.py');
+
+/** The tests' seeded generator, with `int(lo, hi)` taking both ends. */
+export function generator(seed: number) {
+  const g = seeded(seed);
+  return { ...g, int: (lo: number, hi: number) => lo + g.int(hi - lo + 1) };
+}
+
+export type Side = 'out' | 'in';
+export type Sent = [number, string, string, number, number, Side];
+export type Seen = [string, string, number, number] | null;
+
+export const octets = (a: string) => a.split('.').map(Number);
+const num = (a: string) => octets(a).reduce((v, o) => v * 256 + o, 0);
+export const inPrefix = (a: string, prefix: string) => {
+  const [base, len = '32'] = prefix.split('/');
+  const size = 2 ** (32 - Number(len));
+  return Math.floor(num(a) / size) === Math.floor(num(base!) / size);
+};
+/** An octet pattern of the NAT node's sources (-1: any). */
+export const inPattern = (a: string, pattern: string) =>
+  pattern.split('.').every((o, k) => o === '-1' || Number(o) === octets(a)[k]);
+
+export interface Router {
+  file: string;
+  /** An nft ruleset (text) instead of an iptables-save file. */
+  nft?: boolean;
+  text: string;
+  wan: string;
+  lan: string;
+  nat: string;
+  inside: string[];
+  iface: string[];
+  /** `ip route` text for --routes instead of --iface. */
+  routes?: string;
+  /** The NAT node's sides are not the router's interfaces exactly: a forward's -i is read as "from outside P". */
+  insideForwarded?: boolean;
+  packets: Sent[];
+}
+
+export interface Tally {
+  /** The NAT node's hidden patterns and forward table, as nfv read them. */
+  sources: string[];
+  forwards: Forward[];
+  exact: number;
+  inside: number;
+  translated: number;
+  /** Of those, sent on by the forward table (the rest: sources translated). */
+  forwarded: number;
+  wrong: string[];
+}
+
+export type Forward = NonNullable<NonNullable<NonNullable<Node['configuration']>['nat']>['forward']>[number];
+
+/** An address within a pattern or prefix, `*` any. */
+const within = (a: string, where: string) =>
+  where === '*' || (where.includes('/') ? inPrefix(a, where) : inPattern(a, where));
+
+/**
+ * Where the NAT node's forward table sends a packet, as docs/SEMANTICS.md says (the test's reading of it, not the
+ * engine's): the first entry whose protocol and destination port match (ANY with a port: TCP and UDP), whose source
+ * (if it names one) holds the packet's and whose destination (the NAT unless it names another) the packet's; its
+ * host and its port (or the packet's); undefined where no entry matches.
+ */
+export function tableSends(forwards: Forward[], nat: string, p: Sent): [string, number] | undefined {
+  const [proto, src, dst, , dport] = p;
+  const named = proto === 6 ? 'TCP' : proto === 17 ? 'UDP' : 'OTHER';
+  for (const f of forwards) {
+    const [lo, hi] = (f.dstPort ?? '0-65535').split('-').map(Number) as [number, number?];
+    const protocol = f.protocol ?? 'ANY';
+    const ported = f.dstPort !== undefined;
+    if (protocol !== 'ANY' && protocol !== named) continue;
+    if (ported && (named === 'OTHER' || dport < lo || dport > (hi ?? lo))) continue;
+    if (f.src !== undefined && !within(src, f.src)) continue;
+    if (!within(dst, f.dst ?? nat)) continue;
+    return [f.to, f.toPort === undefined ? dport : Number(f.toPort)];
+  }
+  return undefined;
+}
+
+/** The model's answer for one packet: the imported filter, then (or before) the NAT node with its forward table. */
+export function compare(
+  r: Router,
+  node: Node,
+  t: Pick<Tally, 'sources' | 'forwards'>,
+  p: Sent,
+  seen: Seen,
+  tally: Tally,
+) {
+  const [proto, src, dst, sport, dport, side] = p;
+  const hidden = (a: string) => t.sources.some((s) => inPattern(a, s));
+  const allowed = (s: string, d: string, port = dport) => {
+    const packet: Packet = { proto, src: octets(s), dst: octets(d), sport, dport: port };
+    return nfvVerdict(node, packet);
+  };
+  const say = (expected: Seen, why: string) => {
+    if (JSON.stringify(expected) === JSON.stringify(seen)) tally.exact++;
+    else
+      tally.wrong.push(
+        `${JSON.stringify(p)}: kernel ${JSON.stringify(seen)}, model ${JSON.stringify(expected)} (${why})`,
+      );
+  };
+  if (!hidden(src) && src !== r.nat) {
+    // From outside what the NAT hides: the forward table, else on unchanged (to N: delivered there).
+    const sent = tableSends(t.forwards, r.nat, p);
+    if (side === 'in' && sent && r.insideForwarded) {
+      // Documented: the table reads -i as "from outside P"; the kernel's line takes packets from outside only.
+      tally.inside++;
+      if (seen !== null) tally.wrong.push(`${JSON.stringify(p)}: from inside, yet ${JSON.stringify(seen)}`);
+      return;
+    }
+    if (sent) {
+      const [to, port] = sent;
+      if (seen) [tally.translated, tally.forwarded] = [tally.translated + 1, tally.forwarded + 1];
+      return say(allowed(src, to, port) ? [src, to, sport, port] : null, `forwarded to ${to}:${port}`);
+    }
+    if (dst === r.nat) return say(null, 'to N, no forward: delivered to the router');
+  } else if (dst === r.nat) return say(null, 'to the NAT from what it hides: delivered there');
+  // Elsewhere: the filter, then the NAT node: a hidden source to outside what it hides becomes N.
+  if (!allowed(src, dst)) return say(null, 'dropped by the filter');
+  const out = hidden(src) && !hidden(dst) ? r.nat : src;
+  if (out !== src && seen) tally.translated++;
+  return say([out, dst, sport, dport], side === 'in' ? 'from inside' : 'from outside, not to the NAT');
+}
+
+export async function kernelCheck(t: typeof import('tap'), r: Router): Promise<Tally> {
+  const dir = await scratch(t, 'nfv-nat-');
+  const load = path.join(dir, r.file);
+  await writeFile(load, r.text);
+  let text = r.text;
+  if (r.nft) {
+    // nft's own JSON listing of the text, as `nfv import` has nft make it.
+    const listed = spawnSync('unshare', ['-rn', 'sh', '-c', 'nft -f "$1" && nft -j list ruleset', 'sh', load], {
+      encoding: 'utf8',
+    });
+    t.equal(listed.status, 0, `nft lists the ruleset${listed.stderr ? `: ${listed.stderr}` : ''}`);
+    text = listed.stdout;
+  }
+  const format = r.nft ? 'nftables' : 'iptables';
+  const iface = r.routes === undefined ? interfaceMap(r.iface) : routeMap(r.routes, 'routes');
+  const imported = importRules(format, text, r.file, { natAddress: r.nat, iface });
+  const node = importedNode(imported, '10.255.0.1', 'may').node;
+  const nat = importedNat(imported)!.configuration!.nat!;
+  const [sources, forwards] = [nat.source ?? [], nat.forward ?? []];
+  const job = {
+    wan: r.wan,
+    lan: r.lan,
+    nat: r.nat,
+    inside: r.inside,
+    load,
+    packets: r.packets,
+    loader: r.nft ? 'nft' : '',
+  };
+  const run = await runProcess(t, 'unshare', ['-rn', 'python3', PROBE], JSON.stringify(job), 600_000);
+  t.equal(run.code, 0, `the probe ran${run.stderr ? `: ${run.stderr.trim()}` : ''}`);
+  const seen = JSON.parse(run.stdout || '[]') as Seen[];
+  t.equal(seen.length, r.packets.length, 'one answer per packet');
+  const tally: Tally = {
+    sources,
+    forwards,
+    exact: 0,
+    inside: 0,
+    translated: 0,
+    forwarded: 0,
+    wrong: [],
+  };
+  r.packets.forEach((p, k) => compare(r, node, tally, p, seen[k] ?? null, tally));
+  t.same(tally.wrong.slice(0, 10), [], `${r.file}: the kernel decides each packet as the model does`);
+  return tally;
+}
