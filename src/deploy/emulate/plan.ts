@@ -214,7 +214,7 @@ function natFile(addr: string, hidden: number[][], dnat: Map<string, string>, fo
     // packet none takes stays addressed to the NAT (delivered to it).
     ...(forward ?? []).map(
       (f) =>
-        `\t\tip daddr ${addr} ${forwardMatch(f.match)}dnat to ${f.to}${f.toPort === undefined ? '' : `:${f.toPort}`}`,
+        `\t\t${scope(f, addr)}${forwardMatch(f.match)}dnat to ${f.to}${f.toPort === undefined ? '' : `:${f.toPort}`}`,
     ),
     '\t}',
     '\tchain post {',
@@ -226,6 +226,17 @@ function natFile(addr: string, hidden: number[][], dnat: Map<string, string>, fo
     '}',
     '',
   ].join('\n');
+}
+
+/**
+ * An nft match of a forward entry's source and destination, with its trailing space: the NAT's own address unless
+ * the entry names another (`*`: any); a packet from the NAT's own address is never forwarded, as in the model.
+ */
+function scope(f: NonNullable<NatNode['forward']>[number], addr: string): string {
+  const side = (field: 'saddr' | 'daddr', text: string) =>
+    text.includes('/') ? `ip ${field} ${text} ` : patternMatch(field, parseAddress(text)!);
+  const dst = f.dst === undefined ? `ip daddr ${addr} ` : `ip saddr != ${addr} ${side('daddr', f.dst)}`;
+  return `${f.src === undefined ? '' : side('saddr', f.src)}${dst}`;
 }
 
 /** An nft match of a forward entry's protocol and destination ports, with its trailing space; '' for every packet. */

@@ -25,7 +25,8 @@ export interface NatNode {
   addr: string;
   hidden: number[][];
   /** The table's entries: the packets each takes (protocol and destination port bounds), its host and port. */
-  forward?: { match: Box; to: string; toPort?: number }[];
+  /** Its entries in order; `src` and `dst` as written (absent: any outside source, the NAT's own address). */
+  forward?: { match: Box; to: string; toPort?: number; src?: string; dst?: string }[];
 }
 
 /** What the search and the walks read of the answer. */
@@ -63,9 +64,11 @@ export function forwardTable(node: Node, addressOf: (to: string) => string): Nat
   const table = node.configuration?.nat?.forward;
   if (!table?.length) return undefined;
   return table.map((f) => ({
-    match: boxOf({ src: '*', dst: '*', dstPort: f.dstPort, proto: f.protocol }),
+    match: boxOf({ src: f.src ?? '*', dst: f.dst ?? node.name, dstPort: f.dstPort, proto: f.protocol }),
     to: addressOf(f.to),
     toPort: f.toPort === undefined ? undefined : Number(f.toPort),
+    src: f.src,
+    dst: f.dst,
   }));
 }
 
@@ -76,10 +79,12 @@ const point = (p: Packet): Box => {
   return b;
 };
 
-/** The first entry of a forward table taking a packet (its protocol and destination port), if any. */
+/** The first entry of a forward table taking a packet (its addresses, protocol and destination port), if any. */
 export function forwardOf(nat: NatNode, p: Packet) {
+  const at = point(p);
   return nat.forward?.find(
     (f) =>
+      at.slice(0, 16).every((v, i) => (i % 2 ? v <= f.match[i]! : v >= f.match[i]!)) &&
       p.proto >= f.match[2 * PROTO]! &&
       p.proto <= f.match[2 * PROTO + 1]! &&
       (p.proto === 2 || (p.dport >= f.match[2 * DPORT]! && p.dport <= f.match[2 * DPORT + 1]!)),
@@ -102,13 +107,12 @@ export type Step =
 export function passNode(net: Net, k: number, p: Packet, dst: string, rules: boolean): Step {
   const nat = net.nats.get(k);
   if (nat) {
+    const outside = p.src !== nat.addr && !hides(nat.hidden, p.src);
+    // A forward entry may take packets to other addresses too (its dst); one no entry takes goes on unchanged.
+    const f = outside ? forwardOf(nat, p) : undefined;
+    if (f) return { kind: 'on', packet: { ...p, dst: f.to, dport: f.toPort ?? p.dport }, dnat: true };
     if (p.dst === nat.addr) {
-      if (p.src === nat.addr || hides(nat.hidden, p.src)) return { kind: 'delivered' };
-      if (nat.forward) {
-        const f = forwardOf(nat, p);
-        if (!f) return { kind: 'delivered' };
-        return { kind: 'on', packet: { ...p, dst: f.to, dport: f.toPort ?? p.dport }, dnat: true };
-      }
+      if (!outside || nat.forward) return { kind: 'delivered' };
       if (!hides(nat.hidden, dst)) return { kind: 'elsewhere' };
       return { kind: 'on', packet: { ...p, dst }, dnat: true };
     }
