@@ -361,6 +361,8 @@ export function structuralBound(
 const LP_ROUNDS = 3;
 /** Simplex iterations of one LP solve at most. */
 const LP_ITERATIONS = 500_000;
+/** Ticks (states looked at) that leaving out places the rounding took needlessly may spend. */
+const PRUNE_WORK = 1_000_000;
 /** LP values at most this scaled, so that cheapestWalk's one per state only breaks ties between walks. */
 const LP_SCALE = 1e6;
 
@@ -505,6 +507,24 @@ export async function firewallRelaxation(
       chosen.add(best);
       open = open.filter((walk) => !walk.includes(best));
     }
+  }
+  // Then each place in turn, the lowest LP value first, left out where every isolation through it stays cut (the
+  // rounding takes more than the fewest: 4 where 2 do on small networks), within PRUNE_WORK of its own.
+  const through = new Map<number, number[]>();
+  isolations.forEach((iso, i) => {
+    for (const n of new Set(iso.place)) if (n >= 0) (through.get(n) ?? through.set(n, []).get(n)!).push(i);
+  });
+  const pruning = new WorkPool(PRUNE_WORK);
+  const order = [...chosen].sort((a, b) => value(a) - value(b) || b - a);
+  for (const n of order) {
+    chosen.delete(n);
+    const cut = (through.get(n) ?? []).every((i) => {
+      const iso = isolations[i]!;
+      pruning.spend(iso.g.node.length);
+      return !pruning.spent && !stateWalk(iso.g, (k) => iso.free[k] === 1 || chosen.has(iso.place[k]!));
+    });
+    if (!cut) chosen.add(n);
+    if (pruning.spent) break;
   }
   return { firewalls: bound, places: [...chosen].sort((a, b) => a - b) };
 }
