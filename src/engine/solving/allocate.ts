@@ -759,6 +759,8 @@ export interface AllocationTuning {
    * unless given: tests give 0 to check that path against brute force on small networks).
    */
   encodingLimit?: number;
+  /** Past that limit, the firewalls' LP relaxation even where our cores would solve them soon (tests: that path). */
+  forceLp?: boolean;
 }
 
 /** Soft literals of the groups after the requirements that the values leave false: what the answer costs. */
@@ -1057,8 +1059,10 @@ async function allocate(
     // is all a proof-only allocation is for).
     if (tuning.decompose && encodingSize(model, reqs, members) > (tuning.encodingLimit ?? ENCODING_LIMIT)) {
       if (proofOnly) return undefined;
-      // Its firewalls' relaxation by LP: our cores spend the bounds' work on its first round of walks here.
-      relaxations.set(members, await firewallRelaxation(net, reqs, model, members, { work: bounds, abortAt }));
+      // Its firewalls' relaxation by LP where our cores do not solve it soon (they spent the bounds' whole work on
+      // wan-750's first round of walks); else as for any other component.
+      const relaxation = await firewallRelaxation(net, reqs, model, members, { work: bounds, abortAt }, tuning.forceLp);
+      if (relaxation) relaxations.set(members, relaxation);
       if (takeFast(leastFast())) {
         report('fast', 0, 0, 0);
         continue;

@@ -357,6 +357,33 @@ export function structuralBound(
   return { firewalls, rules, answer, answerOn, ...(places ? { places } : {}) };
 }
 
+/**
+ * Ticks our cores may spend on a large component's least hitting set before the LP takes over: Zoo Garr 2010 and
+ * Geant 2012 (past the encoding limit) converge within them, their exact optimum a firmer bound and fewer places than
+ * the LP's rounding (15 against 16 firewalls); wan-100 and larger do not.
+ */
+const HITTING_TRY_WORK = 1_500_000;
+
+/** Whether our cores find the least hitting set of every isolation's walks within HITTING_TRY_WORK. */
+function exactHittingSet(net: NetNode[], reqs: Requirement[], model: FlowModel, members: number[], abortAt: number) {
+  const trial: Spend = { work: new WorkPool(HITTING_TRY_WORK), abortAt };
+  const finders = members.filter((r) => reqs[r]!.kind === 'isolation').map((r) => walkFinder(net, model, r, trial));
+  const costly = (n: number) => net[n]!.costly;
+  const found = lazyOptimum(
+    net.length,
+    net.filter((n) => n.costly).map((n) => -(n.index + 1)),
+    [],
+    (holds) =>
+      finders.flatMap((find) => {
+        const walk = find((n) => !costly(n) || holds(n + 1));
+        const clause = walk?.filter(costly).map((n) => n + 1);
+        return clause && clause.length > 0 ? [clause] : [];
+      }),
+    trial,
+  );
+  return !trial.work.spent && found.holds !== undefined;
+}
+
 /** Rounds of firewallRelaxation's row generation at most: each an LP solve and a separation over every isolation. */
 const LP_ROUNDS = 3;
 /** Simplex iterations of one LP solve at most. */
@@ -419,10 +446,11 @@ function byNode(values: Map<string, number>): Map<number, number> {
  * HiGHS, its rows (isolation walks) generated lazily: the LP over the walks found so far, then for each isolation
  * its cheapest walk with the LP values as costs (a free dropper impassable); a walk whose values sum below 1 is a
  * violated row, added; until none is, LP_ROUNDS or the work of `spend` run out. The LP over any subset of the rows
- * is a relaxation of the least hitting set over every walk, so each optimum proven by HiGHS bounds it, rounded up
- * past a float's error; so does the integer optimum over those rows, when HiGHS proves it with no gap. The places:
- * that integer solution (else the LP's values of at least a half), then for each isolation with a walk they miss,
- * the place of highest LP value on it, until none misses; undefined when the work ran out first.
+ * is a relaxation of the least hitting set over every walk, so each LP optimum bounds it (read from its duals:
+ * packing). The places: the LP's values of at least a half, then while some isolation has a walk they miss, a greedy
+ * cover of those walks, then each place left out where every isolation stays cut (PRUNE_WORK); no places when the
+ * work ran out first. Undefined (the component bounded as any other) where our cores find the least hitting set
+ * within HITTING_TRY_WORK, unless `force`.
  */
 export async function firewallRelaxation(
   net: NetNode[],
@@ -430,7 +458,9 @@ export async function firewallRelaxation(
   model: FlowModel,
   members: number[],
   spend: Spend,
-): Promise<FirewallRelaxation> {
+  force = false,
+): Promise<FirewallRelaxation | undefined> {
+  if (!force && exactHittingSet(net, reqs, model, members, spend.abortAt)) return undefined;
   // Each isolation's states: the new firewall there (-1: none), or stopped at no cost (a free or given dropper).
   const isolations: { g: Walks; place: Int32Array; free: Uint8Array }[] = [];
   for (const r of members) {

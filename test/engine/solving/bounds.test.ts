@@ -273,7 +273,7 @@ t.test(
   async (t) => {
     // Every component sent down the large path (encodingLimit 0): its firewalls bounded by HiGHS's LP over lazily
     // found walks, its answer taken on the LP's places. The bound must not pass the fewest firewalls brute force finds.
-    const tuning = { decompose: true, collapse: true, prune: true, encodingLimit: 0 };
+    const tuning = { decompose: true, collapse: true, prune: true, encodingLimit: 0, forceLp: true };
     let checked = 0;
     let positive = 0;
     for (let seed = 1; checked < 40; seed++) {
