@@ -180,7 +180,7 @@ export interface LowerBoundReport {
 /** What the report says of how its lower bounds were proven. */
 export const BOUND_METHOD =
   "the cost where a component is proven; else the per-class optima and hitting sets of the requirements' walks, " +
-  "solved by our solver's cores";
+  "solved by our solver's cores (past the encoding limit, the firewalls' as a linear program by HiGHS)";
 
 export interface SimulationResult {
   nfv: NFV;

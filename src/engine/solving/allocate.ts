@@ -26,7 +26,13 @@ import { greedyDecisions, leastPrivileged, type GreedyDecisions } from './greedy
 import { Clauses, conflictCore, solveMaxSat, type Lit, type MaxSatAnswer, type MaxSatProblem } from './maxsat.js';
 import { firstMatchDrops, type NetNode } from '../flows/network.js';
 import { WorkPool, WorkSpent, unbounded, z3Fits, type Spend } from './work.js';
-import { structuralBound, type LowerBound, type StructuralBound } from './bounds.js';
+import {
+  firewallRelaxation,
+  structuralBound,
+  type FirewallRelaxation,
+  type LowerBound,
+  type StructuralBound,
+} from './bounds.js';
 import {
   RuleModel,
   candidateRules,
@@ -748,6 +754,13 @@ export interface AllocationTuning {
   collapse: boolean;
   /** Offer only the candidate rules some optimum before the rules could use (knownOptima). */
   prune: boolean;
+  /**
+   * Clauses past which a component goes to the fast answer first, its firewalls bounded by LP (ENCODING_LIMIT
+   * unless given: tests give 0 to check that path against brute force on small networks).
+   */
+  encodingLimit?: number;
+  /** Past that limit, the firewalls' LP relaxation even where our cores would solve them soon (tests: that path). */
+  forceLp?: boolean;
 }
 
 /** Soft literals of the groups after the requirements that the values leave false: what the answer costs. */
@@ -924,9 +937,13 @@ async function allocate(
   const addCost = (cost: readonly number[]) => cost.forEach((c, k) => (decisions.cost[k] += c));
   /** A component's structural bounds, worked out once (the fast answers may ask before addLower does). */
   const structurals = new Map<number[], StructuralBound>();
+  /** The firewalls' relaxation solved by LP (a large component's, asked before its fast answers). */
+  const relaxations = new Map<number[], FirewallRelaxation>();
   const structuralOf = (members: number[]) =>
     structurals.get(members) ??
-    structurals.set(members, structuralBound(net, reqs, model, members, { work: bounds, abortAt })).get(members)!;
+    structurals
+      .set(members, structuralBound(net, reqs, model, members, { work: bounds, abortAt }, relaxations.get(members)))
+      .get(members)!;
   /**
    * A component's lower bounds, each at most what its answer costs: proven costs where `proven` (the rules only where
    * no rule could cut a class), else those of `known` (the per-class optima of the groups before the rules) and the
@@ -987,6 +1004,11 @@ async function allocate(
      * one anywhere. Both spend work, never time: the same answer on any machine.
      */
     const leastFast = (): ReturnType<typeof fastAnswer> => {
+      // A large component's LP places first (firewallRelaxation): on wan-750 with NATs 159 firewalls where these took
+      // 255, and without the fast answer's max-flow cuts (a CPU second there), kept under 5 s.
+      const relaxed = relaxations.get(members)?.places;
+      const onPlaces = relaxed && relaxedAnswer((s) => s.answerOn(new Set(relaxed)));
+      if (onPlaces) return onPlaces;
       const anywhere = fastAnswer();
       const places = anywhere ? structuralOf(members).places : undefined;
       const onBound = places && fastAnswer(new Set(places));
@@ -1035,8 +1057,12 @@ async function allocate(
     };
     // A formula past ENCODING_LIMIT could not be proven in the proof budget: the fast answer comes first (a proof
     // is all a proof-only allocation is for).
-    if (tuning.decompose && encodingSize(model, reqs, members) > ENCODING_LIMIT) {
+    if (tuning.decompose && encodingSize(model, reqs, members) > (tuning.encodingLimit ?? ENCODING_LIMIT)) {
       if (proofOnly) return undefined;
+      // Its firewalls' relaxation by LP where our cores do not solve it soon (they spent the bounds' whole work on
+      // wan-750's first round of walks); else as for any other component.
+      const relaxation = await firewallRelaxation(net, reqs, model, members, { work: bounds, abortAt }, tuning.forceLp);
+      if (relaxation) relaxations.set(members, relaxation);
       if (takeFast(leastFast())) {
         report('fast', 0, 0, 0);
         continue;

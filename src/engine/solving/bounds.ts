@@ -20,8 +20,9 @@ import { firstMatchDrops, type NetNode } from '../flows/network.js';
 import { IndexHeap } from '../heap.js';
 import { lazyOptimum } from './exact.js';
 import type { GreedyDecisions } from './greedy.js';
+import { solveLp } from './highs.js';
 import type { Lit } from './maxsat.js';
-import { WorkPool, type Spend } from './work.js';
+import { checkAbort, WorkPool, type Spend } from './work.js';
 
 /** Ticks the rules' bound over answers of few firewalls may spend (see `rules` in structuralBound). */
 const FEW_FIREWALLS_WORK = 1_000_000;
@@ -29,6 +30,15 @@ const FEW_FIREWALLS_WORK = 1_000_000;
 export interface LowerBound {
   firewalls: number;
   rules: number;
+}
+
+/**
+ * The firewalls' relaxation solved by linear programming (firewallRelaxation): a proven bound, and a set of new
+ * firewalls meeting every isolation's walk as the walk finders see them (`places`), where one was found.
+ */
+export interface FirewallRelaxation {
+  firewalls: number;
+  places?: number[];
 }
 
 /**
@@ -236,6 +246,7 @@ export function structuralBound(
   model: FlowModel,
   members: number[],
   spend: Spend,
+  relaxation?: FirewallRelaxation,
 ): StructuralBound {
   const finders = (isolation: boolean) =>
     members.filter((r) => (reqs[r]!.kind === 'isolation') === isolation).map((r) => walkFinder(net, model, r, spend));
@@ -251,20 +262,23 @@ export function structuralBound(
   const needs = (walk: number[] | undefined, lits: (n: number) => number[]) =>
     walk === undefined ? [] : [walk.flatMap(lits)].filter((c) => c.length > 0);
 
-  // Firewalls: u(n) for each new firewall; a walk through another choosable node is stopped there at no cost.
+  // Firewalls: u(n) for each new firewall; a walk through another choosable node is stopped there at no cost. Where
+  // the linear relaxation was solved (a large component), its bound and places stand instead.
   const used = numbering(1);
   const costly = (n: number) => net[n]!.costly;
-  const hitting = lazyOptimum(
-    net.length,
-    net.filter((n) => costly(n.index)).map((n) => -used(n.index)),
-    [],
-    (holds) =>
-      isolations.flatMap((find) => {
-        const walk = find((n) => !costly(n) || holds(used(n)));
-        return needs(walk, (n) => (costly(n) ? [used(n)] : []));
-      }),
-    spend,
-  );
+  const hitting: ReturnType<typeof lazyOptimum> = relaxation
+    ? { bound: relaxation.firewalls }
+    : lazyOptimum(
+        net.length,
+        net.filter((n) => costly(n.index)).map((n) => -used(n.index)),
+        [],
+        (holds) =>
+          isolations.flatMap((find) => {
+            const walk = find((n) => !costly(n) || holds(used(n)));
+            return needs(walk, (n) => (costly(n) ? [used(n)] : []));
+          }),
+        spend,
+      );
   // Once the work is spent the finders find no walk: the model then may miss some, and is no answer's help.
   const chosen = spend.work.spent ? undefined : hitting.holds;
 
@@ -334,11 +348,215 @@ export function structuralBound(
     return answerOf(net, reqs, model, members, blocks, parts);
   };
   const firewalls = hitting.bound;
-  const places = chosen && net.filter((n) => costly(n.index) && chosen(used(n.index))).map((n) => n.index);
+  const places = relaxation
+    ? relaxation.places
+    : chosen && net.filter((n) => costly(n.index) && chosen(used(n.index))).map((n) => n.index);
   /** An answer on the given new firewalls, each dropping what isolations bring and passing the fewest it can. */
   const answerOn = (firewalls: ReadonlySet<number>) =>
     answerOf(net, reqs, model, members, new Set(), new Set(nodes.filter((n) => firewalls.has(n))));
   return { firewalls, rules, answer, answerOn, ...(places ? { places } : {}) };
+}
+
+/**
+ * Ticks our cores may spend on a large component's least hitting set before the LP takes over: Zoo Garr 2010 and
+ * Geant 2012 (past the encoding limit) converge within them, their exact optimum a firmer bound and fewer places than
+ * the LP's rounding (15 against 16 firewalls); wan-100 and larger do not.
+ */
+const HITTING_TRY_WORK = 1_500_000;
+
+/** Whether our cores find the least hitting set of every isolation's walks within HITTING_TRY_WORK. */
+function exactHittingSet(net: NetNode[], reqs: Requirement[], model: FlowModel, members: number[], abortAt: number) {
+  const trial: Spend = { work: new WorkPool(HITTING_TRY_WORK), abortAt };
+  const finders = members.filter((r) => reqs[r]!.kind === 'isolation').map((r) => walkFinder(net, model, r, trial));
+  const costly = (n: number) => net[n]!.costly;
+  const found = lazyOptimum(
+    net.length,
+    net.filter((n) => n.costly).map((n) => -(n.index + 1)),
+    [],
+    (holds) =>
+      finders.flatMap((find) => {
+        const walk = find((n) => !costly(n) || holds(n + 1));
+        const clause = walk?.filter(costly).map((n) => n + 1);
+        return clause && clause.length > 0 ? [clause] : [];
+      }),
+    trial,
+  );
+  return !trial.work.spent && found.holds !== undefined;
+}
+
+/** Rounds of firewallRelaxation's row generation at most: each an LP solve and a separation over every isolation. */
+const LP_ROUNDS = 3;
+/** Simplex iterations of one LP solve at most. */
+const LP_ITERATIONS = 500_000;
+/** Ticks (states looked at) that leaving out places the rounding took needlessly may spend. */
+const PRUNE_WORK = 1_000_000;
+/** LP values at most this scaled, so that cheapestWalk's one per state only breaks ties between walks. */
+const LP_SCALE = 1e6;
+
+/** The least fractional hitting set of `rows` (each a list of nodes) as CPLEX LP text: x<node> at least 0. */
+function hittingProgram(rows: number[][]): string {
+  const columns = [...new Set(rows.flat())].sort((a, b) => a - b);
+  // Terms a few to a line: the format needs no long lines, and some readers refuse them.
+  const sum = (nodes: number[]) => {
+    const lines: string[] = [];
+    for (let k = 0; k < nodes.length; k += 16)
+      lines.push(
+        nodes
+          .slice(k, k + 16)
+          .map((n) => `x${n}`)
+          .join(' + '),
+      );
+    return lines.join('\n + ');
+  };
+  return [
+    'Minimize',
+    ` obj: ${sum(columns)}`,
+    'Subject To',
+    ...rows.map((r, i) => ` r${i}: ${sum(r)} >= 1`),
+    'End',
+    '',
+  ].join('\n');
+}
+
+/**
+ * A proven bound from an LP's row duals, whatever its float error: the duals (below 0 read as 0) weigh the walks,
+ * scaled so that no node's walks weigh more than 1 in all, a packing whose weight no hitting set can go below (each
+ * node of it meets walks of weight 1 at most, and every walk is met). Rounded up past the sums' own error.
+ */
+function packing(rows: number[][], duals: number[]): number {
+  const load = new Map<number, number>();
+  let total = 0;
+  rows.forEach((row, i) => {
+    const y = Math.max(0, duals[i] ?? 0);
+    total += y;
+    for (const n of row) load.set(n, (load.get(n) ?? 0) + y);
+  });
+  const most = Math.max(1, ...load.values());
+  return Math.max(0, Math.ceil(total / most - 1e-6));
+}
+
+/** A solve's values by node (columns are x<node>). */
+function byNode(values: Map<string, number>): Map<number, number> {
+  return new Map([...values].map(([name, v]) => [Number(name.slice(1)), v]));
+}
+
+/**
+ * The firewalls' relaxation of a large component (one past the encoding limit, where the cores of lazyOptimum spend
+ * every tick of BOUND_WORK on a first round of hundreds of walks: wan-750 54 of 264) solved as a linear program by
+ * HiGHS, its rows (isolation walks) generated lazily: the LP over the walks found so far, then for each isolation
+ * its cheapest walk with the LP values as costs (a free dropper impassable); a walk whose values sum below 1 is a
+ * violated row, added; until none is, LP_ROUNDS or the work of `spend` run out. The LP over any subset of the rows
+ * is a relaxation of the least hitting set over every walk, so each LP optimum bounds it (read from its duals:
+ * packing). The places: the LP's values of at least a half, then while some isolation has a walk they miss, a greedy
+ * cover of those walks, then each place left out where every isolation stays cut (PRUNE_WORK); no places when the
+ * work ran out first. Undefined (the component bounded as any other) where our cores find the least hitting set
+ * within HITTING_TRY_WORK, unless `force`.
+ */
+export async function firewallRelaxation(
+  net: NetNode[],
+  reqs: Requirement[],
+  model: FlowModel,
+  members: number[],
+  spend: Spend,
+  force = false,
+): Promise<FirewallRelaxation | undefined> {
+  if (!force && exactHittingSet(net, reqs, model, members, spend.abortAt)) return undefined;
+  // Each isolation's states: the new firewall there (-1: none), or stopped at no cost (a free or given dropper).
+  const isolations: { g: Walks; place: Int32Array; free: Uint8Array }[] = [];
+  for (const r of members) {
+    if (reqs[r]!.kind !== 'isolation') continue;
+    const g = walksOf(model, reqs, r);
+    // An isolation whose walks are not modelled adds no row: still a relaxation.
+    if (!g) continue;
+    const place = new Int32Array(g.node.length).fill(-1);
+    const free = new Uint8Array(g.node.length);
+    g.node.forEach((n, k) => {
+      if (choosable(net[n]!)) {
+        if (net[n]!.costly) place[k] = n;
+        else free[k] = 1;
+      } else if (givenDrop(net, model, n, g.classes[k]!)) free[k] = 1;
+    });
+    isolations.push({ g, place, free });
+  }
+  /** The new firewalls on an isolation's cheapest walk under `cost` per new firewall (Infinity: stopped there). */
+  const cheapest = (iso: (typeof isolations)[number], cost: (n: number) => number) => {
+    spend.work.spend(iso.g.node.length);
+    const run = cheapestWalk(iso.g, (k) => (iso.free[k] ? Infinity : iso.place[k]! < 0 ? 0 : cost(iso.place[k]!)));
+    if (!run) return undefined;
+    return [...new Set(run.map((k) => iso.place[k]!).filter((n) => n >= 0))].sort((a, b) => a - b);
+  };
+  const rows: number[][] = [];
+  const listed = new Set<string>();
+  let values = new Map<number, number>();
+  let bound = 0;
+  for (let round = 0; round < LP_ROUNDS && !spend.work.spent; round++) {
+    checkAbort(spend.abortAt);
+    const before = rows.length;
+    for (const iso of isolations) {
+      if (spend.work.spent) break;
+      const walk = cheapest(iso, (n) => LP_SCALE * (values.get(n) ?? 0));
+      // No walk: every one is stopped for free. No new firewall: the isolation cannot hold (not bounded here).
+      if (!walk || walk.length === 0) continue;
+      if (walk.reduce((s, n) => s + (values.get(n) ?? 0), 0) >= 1 - 1e-6) continue;
+      const key = walk.join(' ');
+      if (listed.has(key)) continue;
+      listed.add(key);
+      rows.push(walk);
+    }
+    if (rows.length === before) break;
+    const lp = await solveLp(hittingProgram(rows), { iterations: LP_ITERATIONS });
+    if (lp.status !== 'optimal') break;
+    bound = Math.max(bound, packing(rows, lp.duals));
+    values = byNode(lp.values);
+  }
+  if (rows.length === 0) return { firewalls: 0, places: [] };
+  // The places: those the LP takes whole, then while some isolation has a walk they miss, a greedy cover of those
+  // walks (the place on most of them, then of highest LP value, then the lowest).
+  const value = (n: number) => values.get(n) ?? 0;
+  const chosen = new Set([...values].filter(([, v]) => v >= 0.5).map(([n]) => n));
+  for (;;) {
+    const missed: number[][] = [];
+    for (const iso of isolations) {
+      if (spend.work.spent) return { firewalls: bound };
+      spend.work.spend(iso.g.node.length);
+      const run = stateWalk(iso.g, (k) => iso.free[k] === 1 || chosen.has(iso.place[k]!));
+      const walk = run?.map((k) => iso.place[k]!).filter((n) => n >= 0);
+      if (walk && walk.length > 0) missed.push(walk);
+    }
+    if (missed.length === 0) break;
+    let open = missed;
+    while (open.length > 0) {
+      const count = new Map<number, number>();
+      for (const walk of open) for (const n of new Set(walk)) count.set(n, (count.get(n) ?? 0) + 1);
+      let best = -1;
+      for (const [n, c] of count) {
+        const b = count.get(best) ?? 0;
+        if (best < 0 || c > b || (c === b && (value(n) > value(best) || (value(n) === value(best) && n < best))))
+          best = n;
+      }
+      chosen.add(best);
+      open = open.filter((walk) => !walk.includes(best));
+    }
+  }
+  // Then each place in turn, the lowest LP value first, left out where every isolation through it stays cut (the
+  // rounding takes more than the fewest: 4 where 2 do on small networks), within PRUNE_WORK of its own.
+  const through = new Map<number, number[]>();
+  isolations.forEach((iso, i) => {
+    for (const n of new Set(iso.place)) if (n >= 0) (through.get(n) ?? through.set(n, []).get(n)!).push(i);
+  });
+  const pruning = new WorkPool(PRUNE_WORK);
+  const order = [...chosen].sort((a, b) => value(a) - value(b) || b - a);
+  for (const n of order) {
+    chosen.delete(n);
+    const cut = (through.get(n) ?? []).every((i) => {
+      const iso = isolations[i]!;
+      pruning.spend(iso.g.node.length);
+      return !pruning.spent && !stateWalk(iso.g, (k) => iso.free[k] === 1 || chosen.has(iso.place[k]!));
+    });
+    if (!cut) chosen.add(n);
+    if (pruning.spent) break;
+  }
+  return { firewalls: bound, places: [...chosen].sort((a, b) => a - b) };
 }
 
 /**

@@ -267,3 +267,42 @@ t.test('a proven answer carries no bound; an unproven one says it in its summary
   t.ok(fast.report.lowerBound!.rules <= proven.report.rules);
   t.match(fast.report.lowerBound!.method, /hitting sets/);
 });
+
+t.test(
+  'the firewalls LP relaxation (large components) holds against brute force, the same bytes each run',
+  async (t) => {
+    // Every component sent down the large path (encodingLimit 0): its firewalls bounded by HiGHS's LP over lazily
+    // found walks, its answer taken on the LP's places. The bound must not pass the fewest firewalls brute force finds.
+    const tuning = { decompose: true, collapse: true, prune: true, encodingLimit: 0, forceLp: true };
+    let checked = 0;
+    let positive = 0;
+    for (let seed = 1; checked < 40; seed++) {
+      const c = generate(seed);
+      if (!c.properties.some((p) => p.name === 'ISOLATION_PROPERTY')) continue;
+      const input = network(c.nodes, c.properties);
+      const { report } = await checkedSimulate(input, { proofWork: 0, tuning });
+      if (report.verdict !== 'SAT') continue;
+      checked++;
+      const least = fewestFirewalls(c);
+      t.ok(least <= report.firewalls, `seed ${seed}: ${report.firewalls} firewalls, brute force ${least}`);
+      if (report.optimal) t.equal(report.firewalls, least, `seed ${seed}: proven, so the fewest`);
+      const bound = report.lowerBound?.firewalls ?? report.firewalls;
+      t.ok(bound <= least, `seed ${seed}: at least ${bound} firewalls, but ${least} do`);
+      if (bound > 0) positive++;
+    }
+    t.ok(positive >= 20, `${positive} of ${checked} bounds say something`);
+    for (const shape of [
+      { kind: 'wan', pops: 10 },
+      { kind: 'ladder', pops: 8 },
+    ] as WanShape[]) {
+      const nfv = generateWan({ shape, nat: false, seed: 1 });
+      const runs = await Promise.all([1, 2].map(() => checkedSimulate(nfv, { proofWork: 0, tuning })));
+      const least = fewestFirewalls(caseOf(nfv));
+      const [a, b] = runs.map(({ nfv: out, report }) => JSON.stringify({ out, report: { ...report, timings: 0 } }));
+      t.equal(a, b, `${shape.kind}: the same answer and bound each run`);
+      const { report } = runs[0]!;
+      t.ok((report.lowerBound?.firewalls ?? report.firewalls) <= least, `${shape.kind}: bound at most ${least}`);
+      t.ok(report.firewalls >= least, `${shape.kind}: ${report.firewalls} firewalls, brute force ${least}`);
+    }
+  },
+);
