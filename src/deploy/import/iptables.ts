@@ -25,11 +25,10 @@ import {
   rangeRegion,
   refuse,
   setRegion,
-  type InterfaceMap,
   type IpSet,
 } from './matches.js';
 import { readNat, type NatLine } from './nat.js';
-import type { MacMap } from './routes.js';
+import type { InterfaceMap, MacMap } from './routes.js';
 import {
   UNIVERSE_REGION,
   intersectRegions,

@@ -5,6 +5,7 @@
  */
 import { rangeBlocks } from '../../model/address.js';
 import { DPORT, DST, PROTO, SPORT, SRC, UNIVERSE, type Box } from '../../model/space.js';
+import type { InterfaceMap } from './routes.js';
 import { UNIVERSE_REGION, intersectRegions, withBounds } from './ruleset.js';
 import { coalesce, regionSubtract } from '../../model/space.js';
 
@@ -150,9 +151,6 @@ export const SPORT_DIM = SPORT;
 export const DPORT_DIM = DPORT;
 export const SRC_AT = SRC;
 export const DST_AT = DST;
-
-/** `--iface NAME=CIDR[,CIDR...]`: the addresses behind each interface. */
-export type InterfaceMap = Map<string, string[]>;
 
 /**
  * The packets an interface condition keeps: sources behind an input interface, destinations behind an output one

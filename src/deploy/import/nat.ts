@@ -7,7 +7,7 @@
  */
 import { parseAddress, ruleAddressProblem } from '../../model/address.js';
 import { badRequest } from '../../model/errors.js';
-import type { InterfaceMap } from './matches.js';
+import type { InterfaceMap } from './routes.js';
 
 /** One entry of the NAT node's forward table (model: resources.ts ForwardType), with the line it came from. */
 export interface NatForward {

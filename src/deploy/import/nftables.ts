@@ -18,8 +18,8 @@ import {
   protocolOf,
   rangeRegion,
   refuse,
-  type InterfaceMap,
 } from './matches.js';
+import type { InterfaceMap } from './routes.js';
 import type { ImportOptions } from './iptables.js';
 import { nftNatLine, readNat, type NatLine, type NatReading } from './nat.js';
 import {

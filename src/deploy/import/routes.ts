@@ -7,7 +7,9 @@
 import { rangeBlocks } from '../../model/address.js';
 import { badRequest } from '../../model/errors.js';
 import { MAX_IMPORT_LINES } from '../../model/limits.js';
-import type { InterfaceMap } from './matches.js';
+
+/** `--iface NAME=CIDR[,CIDR...]` or a routes dump: the addresses behind each interface. */
+export type InterfaceMap = Map<string, string[]>;
 
 interface Route {
   lo: number;
