@@ -29,11 +29,12 @@ export interface AllowsReport {
 
 /** With decision diagrams (long lists): the packets of `within` each allowing line, and the default, decides. */
 function allowedByDiagrams(list: RuleList, within: Box, budget: Budget): Map<number, Box[]> {
-  const f = fold(new Bdd(), list);
+  const f = fold(new Bdd(budget.diagrams), list);
   const region = f.bdd.box(within);
   const out = new Map<number, Box[]>();
   for (let at = 0; at < list.lines.length; at++) {
     if (!list.lines[at]!.allow) continue;
+    f.bdd.collect(region);
     const part = f.bdd.and(decidedBy(f, at), region);
     if (part !== FALSE) out.set(at, boxesOf(f, part, budget));
   }

@@ -2,37 +2,69 @@
  * Reduced ordered binary decision diagrams over a packet's header bits, for the analyses of large rule lists
  * (issue 47, item 3): a rule list's sets as BDDs do not multiply with its RETURNs and negations as boxes do.
  *
- * Variables, in order: the destination address (32 bits), the source address (32), the protocol (2 bits: model's
- * TCP 0, UDP 1, OTHER 2; 3 is no packet), the source port (16) and the destination port (16), each most significant
- * bit first, so that a prefix or a port range is a short chain of nodes. These are every field of a box
+ * Variables, in order: the destination address (32 bits), the protocol (2 bits: model's TCP 0, UDP 1, OTHER 2; 3
+ * is no packet), the source port (16), the destination port (16) and the source address (32), each most
+ * significant bit first, so that a prefix or a port range is a short chain of nodes. These are every field of a box
  * (model/space.ts). The destination comes first because rule sets dispatch on it (a router's chains are per
- * protected network, their RETURNs per source): with the source first, the first 2,000 lines of a generated
- * 5,000-rule set made 6.3 million nodes, with the destination first 0.8 million. Nodes live in typed arrays with a
- * unique table (open addressing); apply has a direct-mapped operation cache. The number of nodes is the work bound
- * (MAX_ANALYSIS_NODES), refused past it as the box analyses are.
+ * protected network): with the source first, the first 2,000 lines of a generated 5,000-rule set made 6.3 million
+ * nodes, with the destination first 0.8 million. The source comes last because RETURNs and negated matches are
+ * mostly per source: a line behind RETURNs is its host and port less the RETURNs' sources, and with the source
+ * last that difference is one diagram below the ports, shared by every line of the chain, instead of a copy above
+ * each line's ports (the generated 20,000-rule set's fold holds 2.7 million nodes, not 6.9; the chair's router's
+ * 0.44, not 0.52). Answers do not depend on the order: boxes and first packets are read field by field in the
+ * boxes' own order, destination, source, protocol, ports (`toBoxes`, `first`), by cofactors where the order differs.
+ *
+ * Nodes live in one typed array with a unique table (open addressing); apply has a direct-mapped operation cache.
+ * Nodes no set still in use reaches are collected between the lines of a fold (`collect`); the work bounds are the
+ * nodes held at once (MAX_ANALYSIS_NODES) and the steps taken (MAX_ANALYSIS_STEPS), refused past them as the box
+ * analyses are.
  */
 import { badRequest } from '../../model/errors.js';
 import { DPORT, DST, PROTO, SPORT, SRC, type Box } from '../../model/space.js';
 
 /**
- * The most nodes one analysis may make (12 bytes each, plus the unique table: about 250 MB at most). The first-match
- * fold of the chair's router's May snapshot (5,081 entries) makes 0.52 million, of both snapshots for their diff
- * 0.73 million; the 20,000-rule generated set (17,800 entries) needs more and is refused.
+ * The most nodes one analysis may hold at once (12 bytes each, plus 8 in the unique table: about 160 MB at most).
+ * Nodes no set the analysis still needs reaches are collected (`collect`), so this counts the nodes alive at the
+ * last collection plus those made since, not every node ever made. The first-match fold of the generated
+ * 20,000-rule set (17,800 entries) makes 4.3 million nodes (9.6 million with the source second and each box a
+ * chain of its own, refused then).
  */
 export const MAX_ANALYSIS_NODES = 8_000_000;
+
+/**
+ * The most steps one analysis may take: node lookups (every node an operation makes or finds in the unique table)
+ * and nodes marked by collections: the work bound, since nodes are collected. The fold of the generated
+ * 20,000-rule set takes 6.0 million steps.
+ */
+export const MAX_ANALYSIS_STEPS = 400_000_000;
 
 export const FALSE = 0;
 export const TRUE = 1;
 const VARS = 98;
+/** The variable of a free slot (a collected node), which no lookup can match. */
+const FREE = -1;
 
-/** Where each box dimension's bits are: its first variable and its width, in the diagrams' order. */
-const FIELDS: readonly { dim: number; start: number; bits: number }[] = [
+interface Field {
+  dim: number;
+  start: number;
+  bits: number;
+}
+
+/**
+ * Where each box dimension's bits are, its first variable and its width, in the boxes' order (destination,
+ * source, protocol, source port, destination port: the order answers are read in).
+ */
+const FIELDS: readonly Field[] = [
   ...[0, 1, 2, 3].map((k) => ({ dim: DST + k, start: 8 * k, bits: 8 })),
-  ...[0, 1, 2, 3].map((k) => ({ dim: SRC + k, start: 32 + 8 * k, bits: 8 })),
-  { dim: PROTO, start: 64, bits: 2 },
-  { dim: SPORT, start: 66, bits: 16 },
-  { dim: DPORT, start: 82, bits: 16 },
+  ...[0, 1, 2, 3].map((k) => ({ dim: SRC + k, start: 66 + 8 * k, bits: 8 })),
+  { dim: PROTO, start: 32, bits: 2 },
+  { dim: SPORT, start: 34, bits: 16 },
+  { dim: DPORT, start: 50, bits: 16 },
 ];
+
+/** The same in the diagrams' order, and last variable first (a box is built from the bottom up). */
+const TOP_DOWN = [...FIELDS].sort((a, b) => a.start - b.start);
+const BOTTOM_UP = [...TOP_DOWN].reverse();
 
 const enum Op {
   And = 1,
@@ -40,78 +72,196 @@ const enum Op {
   Xor = 3,
   /** a and not b */
   Diff = 4,
+  /** a with variable b >> 1 fixed to b & 1 */
+  Cofactor = 5,
 }
 
 const CACHE_BITS = 20;
 
+/**
+ * No collection before this many nodes are held (48 MB of nodes, 32 of unique table): most analyses never collect,
+ * and a collection frees at least as many nodes as it marks.
+ */
+const FIRST_COLLECTION = 1 << 22;
+
+/** Nodes and unique table slots made at first: the analyses of the 1,000 lines a list needs to get here. */
+const FIRST_NODES = 1 << 19;
+
+/** An analysis's bounds on its diagrams (Budget.diagrams); tests make collections come early with `collectFrom`. */
+export interface DiagramBounds {
+  maxNodes?: number;
+  maxSteps?: number;
+  /** Nodes held at which the first collection comes (FIRST_COLLECTION). */
+  collectFrom?: number;
+}
+
+const hash = (v: number, lo: number, hi: number) =>
+  Math.imul(v, 0x9e3779b1) ^ Math.imul(lo, 0x85ebca6b) ^ Math.imul(hi, 0xc2b2ae35);
+
+/** What a caller still needs, told at each collection: it calls `mark` with each set it holds. */
+export type Holder = (mark: (set: number) => void) => void;
+
 export class Bdd {
-  private level = new Int32Array(1 << 16);
-  private low = new Int32Array(1 << 16);
-  private high = new Int32Array(1 << 16);
+  /** Node n's variable, low child and high child at 3n, 3n + 1 and 3n + 2: one cache line for most nodes. */
+  private node = new Int32Array(3 * FIRST_NODES);
+  /** Slots handed out so far (terminals included); `held` of them hold nodes, the others are free. */
   private count = 2;
+  private held = 2;
+  /** Free slots, the lowest on top, so that nodes stay packed low. */
+  private free = new Int32Array(0);
+  private freeCount = 0;
   // Empty slots are 0 (no node of the table is a terminal), so that fresh arrays need no filling.
-  private table = new Int32Array(1 << 17);
+  private table = new Int32Array(2 * FIRST_NODES);
   private readonly cache = new Int32Array(4 << CACHE_BITS);
+  private steps = 0;
+  private readonly holders: Holder[] = [];
+  private readonly maxNodes: number;
+  private readonly maxSteps: number;
+  private readonly collectFrom: number;
+  private nextCollection: number;
   /** Every packet: any protocol value but 3. */
   readonly valid: number;
 
-  constructor(private readonly maxNodes = MAX_ANALYSIS_NODES) {
-    this.level[0] = this.level[1] = VARS;
+  constructor({
+    maxNodes = MAX_ANALYSIS_NODES,
+    maxSteps = MAX_ANALYSIS_STEPS,
+    collectFrom = FIRST_COLLECTION,
+  }: DiagramBounds = {}) {
+    [this.maxNodes, this.maxSteps, this.collectFrom] = [maxNodes, maxSteps, collectFrom];
+    this.nextCollection = collectFrom;
+    this.node[0] = this.node[3] = VARS;
     this.valid = this.box([0, 255, 0, 255, 0, 255, 0, 255, 0, 255, 0, 255, 0, 255, 0, 255, 0, 65535, 0, 65535, 0, 2]);
   }
 
-  /** Nodes made so far (the work done). */
+  /** Nodes held now (the terminals included). */
   get nodes(): number {
-    return this.count;
+    return this.held;
+  }
+
+  /** The work done: node lookups and nodes marked by collections. */
+  get work(): number {
+    return this.steps;
+  }
+
+  private refuse(what: string): never {
+    throw badRequest(`rules: an exact analysis of these rules needs more than ${what}; give fewer rules`);
   }
 
   private mk(v: number, lo: number, hi: number): number {
     if (lo === hi) return lo;
+    if (++this.steps > this.maxSteps) this.refuse(`${this.maxSteps} decision-diagram steps`);
+    const node = this.node;
     const mask = this.table.length - 1;
-    let h = (Math.imul(v, 0x9e3779b1) ^ Math.imul(lo, 0x85ebca6b) ^ Math.imul(hi, 0xc2b2ae35)) & mask;
+    let h = hash(v, lo, hi) & mask;
     for (;;) {
       const n = this.table[h]!;
       if (n === 0) break;
-      if (this.level[n] === v && this.low[n] === lo && this.high[n] === hi) return n;
+      if (node[3 * n] === v && node[3 * n + 1] === lo && node[3 * n + 2] === hi) return n;
       h = (h + 1) & mask;
     }
-    const n = this.count++;
-    if (n >= this.maxNodes)
-      throw badRequest(
-        `rules: an exact analysis of these rules needs more than ${this.maxNodes} decision-diagram nodes; ` +
-          'give fewer rules',
-      );
-    if (n >= this.level.length) this.grow();
-    this.level[n] = v;
-    this.low[n] = lo;
-    this.high[n] = hi;
+    if (this.held >= this.maxNodes) this.refuse(`${this.maxNodes} decision-diagram nodes`);
+    const n = this.freeCount ? this.free[--this.freeCount]! : this.count++;
+    if (3 * n >= this.node.length) this.grow();
+    this.node[3 * n] = v;
+    this.node[3 * n + 1] = lo;
+    this.node[3 * n + 2] = hi;
     this.table[h] = n;
-    if (2 * this.count > this.table.length) this.rehash();
+    if (2 * ++this.held > this.table.length) this.rehash(2 * this.table.length);
     return n;
   }
 
   private grow(): void {
-    const size = 2 * this.level.length;
-    for (const key of ['level', 'low', 'high'] as const) {
-      const next = new Int32Array(size);
-      next.set(this[key]);
-      this[key] = next;
-    }
+    const next = new Int32Array(2 * this.node.length);
+    next.set(this.node);
+    this.node = next;
   }
 
-  private rehash(): void {
-    const table = new Int32Array(2 * this.table.length);
-    const mask = table.length - 1;
+  /** The unique table made again, of `size` slots, with every held node. */
+  private rehash(size: number): void {
+    const table = size === this.table.length ? this.table.fill(0) : new Int32Array(size);
+    const mask = size - 1;
+    const node = this.node;
     for (let n = 2; n < this.count; n++) {
-      let h =
-        (Math.imul(this.level[n]!, 0x9e3779b1) ^
-          Math.imul(this.low[n]!, 0x85ebca6b) ^
-          Math.imul(this.high[n]!, 0xc2b2ae35)) &
-        mask;
+      if (node[3 * n] === FREE) continue;
+      let h = hash(node[3 * n]!, node[3 * n + 1]!, node[3 * n + 2]!) & mask;
       while (table[h] !== 0) h = (h + 1) & mask;
       table[h] = n;
     }
     this.table = table;
+  }
+
+  /**
+   * Sets a caller needs at every later collection (a fold's per-line sets), told by `holder` when asked. The sets
+   * an analysis holds only for a while it gives to `collect` instead.
+   */
+  hold(holder: Holder): void {
+    this.holders.push(holder);
+  }
+
+  /**
+   * Frees every node that no held set, no set of `live` and no box met before reaches, once the nodes held have
+   * doubled since the last collection (at least FIRST_COLLECTION). Called only between operations, where every set
+   * the caller will use again is held or given here: nodes an operation is making are in no set yet. Which nodes
+   * are collected, and when, depends on the sets and the counts alone, never on time; and no answer depends on
+   * node numbers (`toBoxes` orders by values), so that collection changes no byte of any answer.
+   */
+  collect(...live: number[]): void {
+    if (this.held < this.nextCollection) return;
+    const node = this.node;
+    const marked = new Uint8Array(this.count);
+    marked[FALSE] = marked[TRUE] = 1;
+    let stack = new Int32Array(1024);
+    let steps = 0;
+    const mark = (u: number) => {
+      if (marked[u]) return;
+      marked[u] = 1;
+      let top = 0;
+      stack[top++] = u;
+      while (top) {
+        const n = stack[--top]!;
+        steps++;
+        if (top + 2 > stack.length) {
+          const next = new Int32Array(2 * stack.length);
+          next.set(stack);
+          stack = next;
+        }
+        const [lo, hi] = [node[3 * n + 1]!, node[3 * n + 2]!];
+        if (!marked[lo]) {
+          marked[lo] = 1;
+          stack[top++] = lo;
+        }
+        if (!marked[hi]) {
+          marked[hi] = 1;
+          stack[top++] = hi;
+        }
+      }
+    };
+    mark(this.valid);
+    for (const u of live) mark(u);
+    for (const holder of this.holders) holder(mark);
+    this.steps += steps;
+    if (this.steps > this.maxSteps) this.refuse(`${this.maxSteps} decision-diagram steps`);
+    // Free slots from the highest down, so that the lowest is taken first.
+    if (this.free.length < this.count) this.free = new Int32Array(this.count);
+    this.freeCount = 0;
+    for (let n = this.count - 1; n >= 2; n--)
+      if (!marked[n]) {
+        if (node[3 * n] !== FREE) this.held--;
+        node[3 * n] = FREE;
+        this.free[this.freeCount++] = n;
+      }
+    this.rehash(this.table.length);
+    for (const [b, u] of this.made) if (!marked[u]) this.made.delete(b);
+    // Cached operations on or to a freed node are forgotten: its slot may hold another node next.
+    const c = this.cache;
+    for (let slot = 0; slot < c.length; slot += 4) {
+      const op = c[slot]!;
+      if (op === 0) continue;
+      // A cofactor's second operand is a variable and its value, not a node.
+      if (!marked[c[slot + 1]!] || !marked[c[slot + 3]!] || (op !== Op.Cofactor && !marked[c[slot + 2]!])) c[slot] = 0;
+    }
+    // The next when the nodes held have doubled, or gone half way to the bound, whichever comes first.
+    this.nextCollection = Math.max(this.collectFrom, Math.min(2 * this.held, (this.held + this.maxNodes) / 2));
   }
 
   private apply(op: Op, a: number, b: number): number {
@@ -137,18 +287,50 @@ export class Bdd {
         break;
     }
     // Commutative operations share their cache entries.
-    if (op !== Op.Diff && a > b) [a, b] = [b, a];
-    const slot = 4 * ((Math.imul(a, 0x9e3779b1) ^ Math.imul(b, 0x85ebca6b) ^ op) & ((1 << CACHE_BITS) - 1));
+    if (op !== Op.Diff && a > b) {
+      const t = a;
+      a = b;
+      b = t;
+    }
     const c = this.cache;
+    const slot = 4 * ((Math.imul(a, 0x9e3779b1) ^ Math.imul(b, 0x85ebca6b) ^ op) & ((1 << CACHE_BITS) - 1));
     if (c[slot] === op && c[slot + 1] === a && c[slot + 2] === b) return c[slot + 3]!;
-    const [va, vb] = [this.level[a]!, this.level[b]!];
-    const v = va < vb ? va : vb;
-    const lo = this.apply(op, va === v ? this.low[a]! : a, vb === v ? this.low[b]! : b);
-    const hi = this.apply(op, va === v ? this.high[a]! : a, vb === v ? this.high[b]! : b);
-    const r = this.mk(v, lo, hi);
+    const node = this.node;
+    const va = node[3 * a]!;
+    const vb = node[3 * b]!;
+    let r: number;
+    if (va === vb) {
+      const lo = this.apply(op, node[3 * a + 1]!, node[3 * b + 1]!);
+      r = this.mk(va, lo, this.apply(op, node[3 * a + 2]!, node[3 * b + 2]!));
+    } else if (va < vb) {
+      const lo = this.apply(op, node[3 * a + 1]!, b);
+      r = this.mk(va, lo, this.apply(op, node[3 * a + 2]!, b));
+    } else {
+      const lo = this.apply(op, a, node[3 * b + 1]!);
+      r = this.mk(vb, lo, this.apply(op, a, node[3 * b + 2]!));
+    }
     c[slot] = op;
     c[slot + 1] = a;
     c[slot + 2] = b;
+    c[slot + 3] = r;
+    return r;
+  }
+
+  /** The set u with variable v fixed to `bit`: a cofactor below the top, for reading sets in the boxes' order. */
+  private cofactor(u: number, v: number, bit: number): number {
+    const node = this.node;
+    const level = node[3 * u]!;
+    if (level > v) return u;
+    if (level === v) return node[3 * u + 1 + bit]!;
+    const key = 2 * v + bit;
+    const c = this.cache;
+    const slot = 4 * ((Math.imul(u, 0x9e3779b1) ^ Math.imul(key, 0x85ebca6b) ^ Op.Cofactor) & ((1 << CACHE_BITS) - 1));
+    if (c[slot] === Op.Cofactor && c[slot + 1] === u && c[slot + 2] === key) return c[slot + 3]!;
+    const lo = this.cofactor(node[3 * u + 1]!, v, bit);
+    const r = this.mk(level, lo, this.cofactor(node[3 * u + 2]!, v, bit));
+    c[slot] = Op.Cofactor;
+    c[slot + 1] = u;
+    c[slot + 2] = key;
     c[slot + 3] = r;
     return r;
   }
@@ -168,44 +350,90 @@ export class Bdd {
     return this.mk(v, l, h);
   }
 
-  /** Boxes met before (an unfolded list's except boxes are shared by many lines). */
-  private readonly made = new WeakMap<Box, number>();
+  /**
+   * Boxes met before (an unfolded list's except boxes are shared by many lines); an entry whose node is collected
+   * is forgotten. The list holds the boxes anyway.
+   */
+  private readonly made = new Map<Box, number>();
 
   /** The packets of a box (built from the last variable up: one chain of nodes). */
   box(b: Box): number {
     const known = this.made.get(b);
     if (known !== undefined) return known;
     let next = TRUE;
-    for (let f = FIELDS.length - 1; f >= 0; f--) {
-      const { dim, start, bits } = FIELDS[f]!;
-      next = this.interval(start, bits, b[2 * dim]!, b[2 * dim + 1]!, next);
-    }
+    for (const { dim, start, bits } of BOTTOM_UP) next = this.interval(start, bits, b[2 * dim]!, b[2 * dim + 1]!, next);
     this.made.set(b, next);
     return next;
   }
 
-  /** The packets of a union of boxes. */
+  /**
+   * The packets of a union of boxes, built field by field from the top: the values of a field split where a box's
+   * range starts or ends, each piece leading to the union of the boxes holding it in the fields below. A line's
+   * boxes (a multiport's ports, a negated address's ranges) then share the fields they agree on, as one chain,
+   * instead of each being a chain of its own joined by `or`.
+   */
   boxes(bs: readonly Box[]): number {
-    let out = FALSE;
-    for (const b of bs) out = this.or(out, this.box(b));
-    return out;
+    if (bs.length < 2) return bs.length ? this.box(bs[0]!) : FALSE;
+    const memo = new Map<string, number>();
+    const union = (at: readonly number[], f: number): number => {
+      if (f === TOP_DOWN.length) return TRUE;
+      const key = `${f} ${at.join()}`;
+      const known = memo.get(key);
+      if (known !== undefined) return known;
+      const { dim, start, bits } = TOP_DOWN[f]!;
+      const cuts = [...new Set(at.flatMap((k) => [bs[k]![2 * dim]!, bs[k]![2 * dim + 1]! + 1]))].sort((x, y) => x - y);
+      const pieces: { lo: number; hi: number; node: number }[] = [];
+      for (let i = 0; i + 1 < cuts.length; i++) {
+        const [lo, hi] = [cuts[i]!, cuts[i + 1]! - 1];
+        const holding = at.filter((k) => bs[k]![2 * dim]! <= lo && hi <= bs[k]![2 * dim + 1]!);
+        if (holding.length) pieces.push({ lo, hi, node: union(holding, f + 1) });
+      }
+      const out = this.pieces(start, bits, 0, pieces);
+      memo.set(key, out);
+      return out;
+    };
+    return union(
+      bs.map((_, k) => k),
+      0,
+    );
   }
 
-  /** The first packet of a non-empty set in the variables' order (lowest source, then destination, ...), as a box. */
+  /**
+   * The `bits` variables from `v` on, whose values from `base` on lead to each piece's node within its range
+   * (`pieces` in order, disjoint), and to FALSE outside them.
+   */
+  private pieces(
+    v: number,
+    bits: number,
+    base: number,
+    pieces: readonly { lo: number; hi: number; node: number }[],
+  ): number {
+    const end = base + 2 ** bits - 1;
+    const inside = pieces.filter((p) => p.hi >= base && p.lo <= end);
+    if (!inside.length) return FALSE;
+    if (inside.length === 1 && inside[0]!.lo <= base && inside[0]!.hi >= end) return inside[0]!.node;
+    const half = 2 ** (bits - 1);
+    const lo: number = this.pieces(v + 1, bits - 1, base, inside);
+    return this.mk(v, lo, this.pieces(v + 1, bits - 1, base + half, inside));
+  }
+
+  /**
+   * The first packet of a non-empty set in the boxes' order (lowest destination, then source, protocol, source
+   * port, destination port), as a box.
+   */
   first(u: number): Box {
-    const bits = new Uint8Array(VARS);
-    while (u !== TRUE) {
-      const lo = this.low[u]!;
-      if (lo !== FALSE) u = lo;
-      else {
-        bits[this.level[u]!] = 1;
-        u = this.high[u]!;
-      }
-    }
     const out = new Array<number>(22);
-    for (const { dim, start, bits: n } of FIELDS) {
+    for (const { dim, start, bits } of FIELDS) {
       let value = 0;
-      for (let k = 0; k < n; k++) value = value * 2 + bits[start + k]!;
+      for (let v = start; v < start + bits; v++) {
+        const low = this.cofactor(u, v, 0);
+        value *= 2;
+        if (low !== FALSE) u = low;
+        else {
+          u = this.cofactor(u, v, 1);
+          value++;
+        }
+      }
       out[2 * dim] = out[2 * dim + 1] = value;
     }
     return out;
@@ -217,6 +445,7 @@ export class Bdd {
    */
   toBoxes(u: number, most: number): Box[] {
     const memo = new Map<number, number[][]>();
+    const deepestOf = FIELDS.map(() => new Map<number, number>());
     let made = 0;
     const rec = (n: number, f: number): number[][] => {
       if (n === FALSE) return [];
@@ -227,16 +456,27 @@ export class Bdd {
       const { start, bits } = FIELDS[f]!;
       const end = start + bits;
       const segments: { node: number; lo: number; hi: number }[] = [];
+      // The deepest variable of the field that each node's set depends on, or -1: none below it.
+      const deepest = deepestOf[f]!;
+      const depth = (m: number): number => {
+        const known = deepest.get(m);
+        if (known !== undefined) return known;
+        const level = this.node[3 * m]!;
+        let d = -1;
+        if (level < end) {
+          d = Math.max(depth(this.node[3 * m + 1]!), depth(this.node[3 * m + 2]!));
+          if (d < 0 && level >= start) d = level;
+        }
+        deepest.set(m, d);
+        return d;
+      };
       const walk = (m: number, v: number, base: number) => {
         if (m === FALSE) return;
         const width = 2 ** (end - v);
-        if (this.level[m]! >= end) segments.push({ node: m, lo: base, hi: base + width - 1 });
-        else if (this.level[m]! > v) {
-          walk(m, v + 1, base);
-          walk(m, v + 1, base + width / 2);
-        } else {
-          walk(this.low[m]!, v + 1, base);
-          walk(this.high[m]!, v + 1, base + width / 2);
+        if (depth(m) < v) segments.push({ node: m, lo: base, hi: base + width - 1 });
+        else {
+          walk(this.cofactor(m, v, 0), v + 1, base);
+          walk(this.cofactor(m, v, 1), v + 1, base + width / 2);
         }
       };
       walk(n, start, 0);

@@ -18,6 +18,7 @@ import {
   UNIVERSE,
   type Box,
 } from '../../model/space.js';
+import type { DiagramBounds } from './bdd.js';
 import type { Line, RuleList } from './list.js';
 
 /**
@@ -36,6 +37,8 @@ export class Budget {
   constructor(
     private readonly maxBoxes = MAX_ANALYSIS_BOXES,
     private readonly maxTests = MAX_ANALYSIS_TESTS,
+    /** The bounds of its decision diagrams, when it has them (bdd.ts); counted there. */
+    readonly diagrams: DiagramBounds = {},
   ) {}
 
   /** `boxes` made and `tests` of whether boxes meet. */
@@ -188,6 +191,35 @@ function lowerBound(list: readonly number[], from: number): number {
     else hi = mid;
   }
   return lo;
+}
+
+/**
+ * The lines from `from` to `to` (exclusive) whose boxes may meet one of `boxes`, in list order, each once: those
+ * of the lookup's lists for each box, a few of the list's lines; undefined when some box fixes the first three
+ * octets of neither address (then any line may meet it). `tested` is told how many entries were looked at.
+ */
+export function linesNear(
+  list: RuleList,
+  boxes: readonly Box[],
+  from: number,
+  to: number,
+  tested: (n: number) => void,
+): number[] | undefined {
+  const f = lookupOf(list);
+  const [first, end] = [f.start[from]!, f.start[to]!];
+  const lines: number[] = [];
+  for (const box of boxes) {
+    const lists = candidates(f, box);
+    if (!lists) return undefined;
+    for (const l of lists) {
+      const at = lowerBound(l, first);
+      let k = at;
+      for (; k < l.length && l[k]! < end; k++) lines.push(f.entries[l[k]!]!.line);
+      tested(k - at + 1);
+    }
+  }
+  lines.sort((a, b) => a - b);
+  return lines.filter((line, k) => k === 0 || lines[k - 1] !== line);
 }
 
 /**

@@ -61,16 +61,17 @@ function boxPairs(a: RuleList, b: RuleList, budget: Budget): Pairs {
  * line of the first list that decides them, then by the second list's.
  */
 function diagramPairs(a: RuleList, b: RuleList, budget: Budget): Pairs {
-  const bdd = new Bdd();
-  const [fa, fb] = [fold(bdd, a), fold(bdd, b)];
+  const bdd = new Bdd(budget.diagrams);
+  const [fa, fb] = [fold(bdd, a, { allowed: true }), fold(bdd, b, { allowed: true })];
   const differing = bdd.xor(fa.allowed, fb.allowed);
   const pairs: Pairs = new Map();
   if (differing === FALSE) return pairs;
   for (let from = -1; from < a.lines.length; from++) {
+    bdd.collect(differing);
     const part = bdd.and(decidedBy(fa, from), differing);
     if (part === FALSE) continue;
     const within = from < 0 ? undefined : a.lines[from]!.boxes;
-    for (const q of split(fb, part, { within }))
+    for (const q of split(fb, part, budget, { within }))
       pairs.set(`${from} ${q.line}`, { from, to: q.line, boxes: boxesOf(fb, q.set, budget) });
   }
   return pairs;

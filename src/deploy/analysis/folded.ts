@@ -3,7 +3,7 @@
  * line's packets, the packets it decides (first match: its packets less every earlier line's), the default's and
  * those the list allows. Answers are made of these sets and turned back into boxes exactly (`Bdd.toBoxes`).
  */
-import { MAX_ANALYSIS_BOXES, overlaps, type Budget } from './decide.js';
+import { MAX_ANALYSIS_BOXES, linesNear, overlaps, type Budget } from './decide.js';
 import { Bdd, FALSE } from './bdd.js';
 import type { RuleList } from './list.js';
 import type { Box } from '../../model/space.js';
@@ -26,11 +26,11 @@ export interface Folded {
   reached: number[];
   /** The packets no line matches: the default decides them. */
   rest: number;
-  /** The packets the list allows. */
+  /** The packets the list allows (FALSE unless asked for: only diff needs it). */
   allowed: number;
 }
 
-export function fold(bdd: Bdd, list: RuleList): Folded {
+export function fold(bdd: Bdd, list: RuleList, { allowed: withAllowed = false } = {}): Folded {
   const matches: number[] = [];
   const reached: number[] = [];
   let covered = FALSE;
@@ -49,6 +49,17 @@ export function fold(bdd: Bdd, list: RuleList): Folded {
     last = { boxes, set };
     return set;
   };
+  let rest = FALSE;
+  // The per-line sets, for as long as the diagrams are used; the covered set and the unions during the fold only.
+  bdd.hold((mark) => {
+    for (const u of matches) mark(u);
+    for (const u of reached) mark(u);
+    for (const u of unions.values()) mark(u);
+    mark(last.set);
+    mark(covered);
+    mark(allowed);
+    mark(rest);
+  });
   for (const line of list.lines) {
     const m = line.except?.length ? bdd.diff(bdd.boxes(line.boxes), exceptOf(line.except)) : bdd.boxes(line.boxes);
     const r = m === FALSE ? FALSE : bdd.diff(m, covered);
@@ -56,37 +67,71 @@ export function fold(bdd: Bdd, list: RuleList): Folded {
     reached.push(r);
     // A line no packet reaches (most of a real router's: unmatchable or shadowed) adds nothing to what is covered.
     if (r !== FALSE) covered = bdd.or(covered, r);
-    if (line.allow) allowed = bdd.or(allowed, r);
+    if (withAllowed && line.allow) allowed = bdd.or(allowed, r);
+    bdd.collect();
   }
-  const rest = bdd.diff(bdd.valid, covered);
-  if (list.defaultAllow) allowed = bdd.or(allowed, rest);
+  rest = bdd.diff(bdd.valid, covered);
+  if (withAllowed && list.defaultAllow) allowed = bdd.or(allowed, rest);
+  unions.clear();
+  last = { boxes: [], set: FALSE };
+  covered = FALSE;
   return { bdd, list, matches, reached, rest, allowed };
 }
 
 /** The packets a line decides, or the default (-1). */
 export const decidedBy = (f: Folded, at: number) => (at < 0 ? f.rest : f.reached[at]!);
 
+interface Splitting {
+  from?: number;
+  to?: number;
+  within?: readonly Box[];
+}
+type Parts = { line: number; set: number }[];
+
 /**
  * The packets of `set` by the line among `from` to `to` (exclusive) that decides them, in list order, and -1 for
- * those none of these lines matches. `within`, when given, holds every packet of `set` as boxes: lines whose
- * boxes meet none of them are passed over without diagram work (most lines of a large list).
+ * those none of these lines matches. `within`, when given, holds every packet of `set` as boxes: only lines whose
+ * boxes meet one of them are looked at (a few of a large list's, found by the prefix lookup of decide.ts; each test
+ * of a box counted in `budget`). With `stop`, the split ends at the first part whose line (or -1) it holds for, and
+ * answers undefined.
  */
 export function split(
   f: Folded,
   set: number,
-  { from = 0, to = f.list.lines.length, within }: { from?: number; to?: number; within?: readonly Box[] } = {},
-): { line: number; set: number }[] {
+  budget: Budget,
+  how: Splitting & { stop: (line: number) => boolean },
+): Parts | undefined;
+export function split(f: Folded, set: number, budget: Budget, how?: Splitting): Parts;
+export function split(
+  f: Folded,
+  set: number,
+  budget: Budget,
+  { from = 0, to = f.list.lines.length, within, stop }: Splitting & { stop?: (line: number) => boolean } = {},
+): Parts | undefined {
   const { bdd, list, matches } = f;
-  const out: { line: number; set: number }[] = [];
+  const tested = (n: number) => budget.spend(0, n);
+  const near = within && linesNear(list, within, from, to, tested);
+  const out: Parts = [];
   let rest = set;
-  for (let j = from; j < to && rest !== FALSE; j++) {
-    if (within && !list.lines[j]!.boxes.some((b) => within.some((w) => overlaps(b, w)))) continue;
+  const n = near ? near.length : to - from;
+  for (let i = 0; i < n && rest !== FALSE; i++) {
+    const j = near ? near[i]! : from + i;
+    if (matches[j] === FALSE) continue;
+    if (within) {
+      const boxes = list.lines[j]!.boxes;
+      tested(boxes.length * within.length);
+      if (!boxes.some((b) => within.some((w) => overlaps(b, w)))) continue;
+    }
     const part = bdd.and(rest, matches[j]!);
     if (part === FALSE) continue;
+    if (stop?.(j)) return undefined;
     out.push({ line: j, set: part });
     rest = bdd.diff(rest, matches[j]!);
   }
-  if (rest !== FALSE) out.push({ line: -1, set: rest });
+  if (rest !== FALSE) {
+    if (stop?.(-1)) return undefined;
+    out.push({ line: -1, set: rest });
+  }
   return out;
 }
 

@@ -121,21 +121,30 @@ function blocking(list: RuleList, k: number, region: Box[], takers: Set<number>,
 
 /**
  * The same findings with decision diagrams (long lists): a line is unreachable when the packets it decides are
- * none; reachable, redundant when those packets get its action from the verdict of the lines after it. Examples:
- * the first packet the line decides (redundant), the lowest corner of its first box (unreachable).
+ * none; reachable, redundant when each of those packets gets its action from the line that decides it once the
+ * line is gone (split by the lines after it, stopping at the first that gives another action). Examples: the first
+ * packet the line decides (redundant), the lowest corner of its first box (unreachable).
  */
 function lintByDiagrams(list: RuleList, budget: Budget, examples: boolean): Finding[] {
   const { lines } = list;
   const ref = (at: number): RuleRef => (at < 0 ? 'default' : refOf(lines[at]!));
-  const f = fold(new Bdd(), list);
+  const f = fold(new Bdd(budget.diagrams), list);
   const { bdd, matches, reached } = f;
-  // What the lines from k on (and the default) allow, for every k.
-  const after: number[] = new Array<number>(lines.length + 1);
-  after[lines.length] = list.defaultAllow ? bdd.valid : FALSE;
-  for (let k = lines.length - 1; k >= 0; k--)
-    after[k] = lines[k]!.allow ? bdd.or(matches[k]!, after[k + 1]!) : bdd.diff(after[k + 1]!, matches[k]!);
+  // Which reachable lines are redundant, from the bottom up: `after` is what the lines after k (and the default)
+  // allow, one set held at a time.
+  const redundant = new Uint8Array(lines.length);
+  let after = list.defaultAllow ? bdd.valid : FALSE;
+  for (let k = lines.length - 1; k >= 0; k--) {
+    bdd.collect(after);
+    const line = lines[k]!;
+    const r = reached[k]!;
+    if (r !== FALSE && (line.allow ? bdd.diff(r, after) : bdd.and(r, after)) === FALSE) redundant[k] = 1;
+    if (matches[k] !== FALSE) after = line.allow ? bdd.or(matches[k]!, after) : bdd.diff(after, matches[k]!);
+  }
   const findings: Finding[] = [];
   lines.forEach((line, k) => {
+    // Between lines the fold's sets are all this holds: the rest is collected.
+    bdd.collect();
     const base = { rule: refOf(line), action: verdict(line.allow), text: line.text };
     if (matches[k] === FALSE) {
       findings.push({ ...base, finding: 'unmatchable', by: [], differentAction: false });
@@ -143,7 +152,7 @@ function lintByDiagrams(list: RuleList, budget: Budget, examples: boolean): Find
     }
     const within = line.boxes;
     if (reached[k] === FALSE) {
-      const takers = new Set(split(f, matches[k]!, { to: k, within }).map((p) => p.line));
+      const takers = new Set(split(f, matches[k]!, budget, { to: k, within }).map((p) => p.line));
       const different = [...takers].some((at) => lines[at]!.allow !== line.allow);
       const by = blocking(list, k, lineRegion(line, budget), takers, budget).map(ref);
       const example = examples ? { example: examplePacket(lineRegion(line, budget)[0]!) } : {};
@@ -156,10 +165,11 @@ function lintByDiagrams(list: RuleList, budget: Budget, examples: boolean): Find
       });
       return;
     }
-    const other = line.allow ? bdd.diff(reached[k]!, after[k + 1]!) : bdd.and(reached[k]!, after[k + 1]!);
-    if (other !== FALSE) return;
-    const later = split(f, reached[k]!, { from: k + 1, within }).map((p) => p.line);
-    const by = later.sort((a, b) => (a < 0 ? 1 : b < 0 ? -1 : a - b)).map(ref);
+    if (!redundant[k]) return;
+    const by = split(f, reached[k]!, budget, { from: k + 1, within })
+      .map((p) => p.line)
+      .sort((a, b) => (a < 0 ? 1 : b < 0 ? -1 : a - b))
+      .map(ref);
     const example = examples ? { example: examplePacket(bdd.first(reached[k]!)) } : {};
     findings.push({ ...base, finding: 'redundant', by, differentAction: false, ...example });
   });

@@ -85,7 +85,7 @@ t.test('operations, boxes back and first packets agree with box membership', asy
 
 t.test('the node bound refuses with 400 naming the rules', async (t) => {
   const rnd = random(11);
-  const bdd = new Bdd(500);
+  const bdd = new Bdd({ maxNodes: 500 });
   let caught: unknown;
   try {
     for (let k = 0; k < 1000; k++) bdd.boxes([randomBox(rnd)]);

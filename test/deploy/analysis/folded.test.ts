@@ -18,7 +18,7 @@ import t, { type Test } from 'tap';
 import { generatedDump } from '../../../src/bench/import.js';
 import { REPO } from '../../../src/bench/reference.js';
 import { random } from '../../../src/bench/topology.js';
-import { allowsOf, diff, lint, type RuleList, type RuleRef } from '../../../src/deploy/analysis/index.js';
+import { Budget, allowsOf, diff, lint, type RuleList, type RuleRef } from '../../../src/deploy/analysis/index.js';
 import { importRules, importedList } from '../../../src/deploy/import/index.js';
 import { boxOfClass } from './brute.js';
 
@@ -182,4 +182,19 @@ t.test('a generated set of 2,000 rules and an edit of it', async (t) => {
   const rnd = random(47_5);
   checkDiff(t, 'diff generated edited', a, b, rnd);
   checkLint(t, 'lint generated', a, rnd);
+});
+
+t.test('collections between lines change no byte of any answer', async (t) => {
+  const text = generatedDump(5, 2_000, 20, 200);
+  const edited = text.replace(/ACCEPT\n/, 'DROP\n');
+  const [a, b] = [listOf(text, 'generated'), listOf(edited, 'edited')];
+  // The fold of this list makes far more than 20,000 nodes: with this bound it collects between most lines.
+  const early = () => new Budget(undefined, undefined, { collectFrom: 20_000 });
+  t.equal(JSON.stringify(lint(a, early(), true)), JSON.stringify(lint(a, new Budget(), true)), 'lint');
+  t.equal(JSON.stringify(diff(a, b, early(), true)), JSON.stringify(diff(a, b, new Budget(), true)), 'diff');
+  t.equal(
+    JSON.stringify(allowsOf(a, undefined, early(), true)),
+    JSON.stringify(allowsOf(a, undefined, new Budget(), true)),
+    'allows',
+  );
 });
