@@ -85,3 +85,12 @@ export async function checkedSimulate(...args: Parameters<typeof simulate>): Ret
   }
   return result;
 }
+
+/** The claims the independent evaluator makes: each requirement holds unless it finds it broken. */
+export function claimed(nfv: NFV): NFV {
+  const copy = structuredClone(nfv);
+  for (const p of copy.propertyDefinition.property) p.isSat = true;
+  const broken = new Set(violations(copy).map((v) => v.index));
+  copy.propertyDefinition.property.forEach((p, k) => (p.isSat = !broken.has(k)));
+  return copy;
+}

@@ -11,7 +11,7 @@ import t from 'tap';
 import { emulate, planEmulation, type EmulationReport } from '../../../src/deploy/emulate/index.js';
 import type { NFV, Node } from '../../../src/model/types.js';
 import { ROOT, cli, scratch } from '../../helpers.js';
-import { violations } from '../../engine/evaluator.js';
+import { claimed } from '../../engine/evaluator.js';
 import { packetsWhy } from '../nft-harness.js';
 
 const skip = packetsWhy || false;
@@ -73,15 +73,6 @@ const natNetwork = (): NFV => {
     },
   } as NFV;
 };
-
-/** The claims the independent evaluator makes: each requirement holds unless it finds it broken. */
-function claimed(nfv: NFV): NFV {
-  const copy = structuredClone(nfv);
-  for (const p of copy.propertyDefinition.property) p.isSat = true;
-  const broken = new Set(violations(copy).map((v) => v.index));
-  copy.propertyDefinition.property.forEach((p, k) => (p.isSat = !broken.has(k)));
-  return copy;
-}
 
 t.test('the shipped samples that nfv simulate answers: the kernel agrees with every claim', { skip }, async (t) => {
   const ws = await scratch(t);
