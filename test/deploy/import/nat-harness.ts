@@ -190,3 +190,12 @@ export async function kernelCheck(t: typeof import('tap'), r: Router): Promise<T
   t.same(tally.wrong.slice(0, 10), [], `${r.file}: the kernel decides each packet as the model does`);
   return tally;
 }
+
+/** An iptables-restore file of a generated router: its nat lines, then its filter (the FORWARD policy line first). */
+export function routerFile(nats: string[], filter: string[]): string {
+  const [policy, ...rules] = filter;
+  return (
+    `*nat\n${nats.join('\n')}\nCOMMIT\n*filter\n:INPUT ACCEPT [0:0]\n${policy}\n:OUTPUT ACCEPT [0:0]\n` +
+    `${rules.join('\n')}\nCOMMIT\n`
+  );
+}

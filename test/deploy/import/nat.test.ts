@@ -15,7 +15,7 @@ import t from 'tap';
 import { importRules, importedNat, interfaceMap, routeMap } from '../../../src/deploy/import/index.js';
 import { NfvError } from '../../../src/model/errors.js';
 import { fixture } from '../../helpers.js';
-import { generator, inPrefix, kernelCheck, kernelWhy, type Router, type Sent } from './nat-harness.js';
+import { generator, inPrefix, kernelCheck, kernelWhy, routerFile, type Router, type Sent } from './nat-harness.js';
 
 if (process.env.CI === 'true' && kernelWhy) t.fail(`${kernelWhy}; .ci/run must provide it`);
 
@@ -443,10 +443,7 @@ function generatedRouter(seed: number, count: number): Router {
     parts.push(`-j ${pick(['ACCEPT', 'ACCEPT', 'DROP'])}`);
     filter.push(parts.join(' '));
   }
-  const [policy, ...rules] = filter;
-  const text =
-    `*nat\n${nats.join('\n')}\nCOMMIT\n*filter\n:INPUT ACCEPT [0:0]\n${policy}\n:OUTPUT ACCEPT [0:0]\n` +
-    `${rules.join('\n')}\nCOMMIT\n`;
+  const text = routerFile(nats, filter);
   const packets: Sent[] = [];
   while (packets.length < count) {
     const proto = pick([6, 6, 17, 17, 50]); // 50: ESP (a GRE or ICMP header of random bytes is invalid to conntrack)
