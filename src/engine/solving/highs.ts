@@ -1,7 +1,7 @@
 /**
  * HiGHS (the `highs` package, WebAssembly) for linear programs written as CPLEX LP text: loaded once, on the first
- * solve, so that inputs that never need it never pay its load. Its limits are counts (simplex iterations, branch and
- * bound nodes), never time: the same answer on any machine.
+ * solve, so that inputs that never need it never pay its load. Its limit is a count of simplex iterations, never
+ * time: the same answer on any machine. (Its MIP was tried on wan-750 and dropped: docs/ARCHITECTURE.md.)
  */
 import type highsTypes from 'highs';
 
@@ -12,8 +12,6 @@ type Highs = Awaited<ReturnType<Loader>>;
 export interface LpLimits {
   /** Simplex iterations at most. */
   iterations: number;
-  /** Branch-and-bound nodes at most (solveMip). */
-  nodes?: number;
 }
 
 export interface LpResult {
@@ -31,7 +29,8 @@ let loading: Promise<Highs> | undefined;
 // The module's own loader reads highs.wasm beside it. Node loads its ES module, whose default is the loader.
 const highs = () => (loading ??= import('highs').then((m) => (m.default as unknown as Loader)()));
 
-async function solve(model: string, limits: LpLimits, mip: boolean): Promise<LpResult> {
+/** A linear program's optimum (written without integrality markers: this is no MIP). */
+export async function solveLp(model: string, limits: LpLimits): Promise<LpResult> {
   const solver = await highs();
   const found = solver.solve(model, {
     output_flag: false,
@@ -41,7 +40,6 @@ async function solve(model: string, limits: LpLimits, mip: boolean): Promise<LpR
     // One thread, and no random seed left to chance: the same pivots on every run.
     threads: 1,
     random_seed: 0,
-    ...(mip ? { mip_max_nodes: limits.nodes ?? 0, mip_rel_gap: 0, mip_abs_gap: 0 } : {}),
   });
   const values = new Map<string, number>();
   const status =
@@ -58,9 +56,3 @@ async function solve(model: string, limits: LpLimits, mip: boolean): Promise<LpR
   const duals = status === 'optimal' ? found.Rows.map((row) => ('Dual' in row ? row.Dual : 0)) : [];
   return { status, objective: found.ObjectiveValue, values, duals };
 }
-
-/** A linear program's optimum (its integrality markers, if any, are read as MIP: use solveMip for those). */
-export const solveLp = (model: string, limits: LpLimits) => solve(model, limits, false);
-
-/** A mixed-integer program's optimum within `limits.nodes` nodes, the gap required to be none. */
-export const solveMip = (model: string, limits: LpLimits) => solve(model, limits, true);
