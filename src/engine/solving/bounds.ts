@@ -514,12 +514,15 @@ export async function firewallRelaxation(
   // walks (the place on most of them, then of highest LP value, then the lowest).
   const value = (n: number) => values.get(n) ?? 0;
   const chosen = new Set([...values].filter(([, v]) => v >= 0.5).map(([n]) => n));
+  /** An isolation's walk that no chosen place nor free dropper stops (its states), if any. */
+  const missing = (iso: (typeof isolations)[number]) =>
+    stateWalk(iso.g, (k) => iso.free[k] === 1 || chosen.has(iso.place[k]!));
   for (;;) {
     const missed: number[][] = [];
     for (const iso of isolations) {
       if (spend.work.spent) return { firewalls: bound };
       spend.work.spend(iso.g.node.length);
-      const run = stateWalk(iso.g, (k) => iso.free[k] === 1 || chosen.has(iso.place[k]!));
+      const run = missing(iso);
       const walk = run?.map((k) => iso.place[k]!).filter((n) => n >= 0);
       if (walk && walk.length > 0) missed.push(walk);
     }
@@ -551,7 +554,7 @@ export async function firewallRelaxation(
     const cut = (through.get(n) ?? []).every((i) => {
       const iso = isolations[i]!;
       pruning.spend(iso.g.node.length);
-      return !pruning.spent && !stateWalk(iso.g, (k) => iso.free[k] === 1 || chosen.has(iso.place[k]!));
+      return !pruning.spent && !missing(iso);
     });
     if (!cut) chosen.add(n);
     if (pruning.spent) break;
