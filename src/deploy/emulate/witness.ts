@@ -81,14 +81,9 @@ const point = (p: Packet): Box => {
 
 /** The first entry of a forward table taking a packet (its addresses, protocol and destination port), if any. */
 export function forwardOf(nat: NatNode, p: Packet) {
+  // An entry's box holds every source port, and OTHER packets only where it names no port: the packet's point decides.
   const at = point(p);
-  return nat.forward?.find(
-    (f) =>
-      at.slice(0, 16).every((v, i) => (i % 2 ? v <= f.match[i]! : v >= f.match[i]!)) &&
-      p.proto >= f.match[2 * PROTO]! &&
-      p.proto <= f.match[2 * PROTO + 1]! &&
-      (p.proto === 2 || (p.dport >= f.match[2 * DPORT]! && p.dport <= f.match[2 * DPORT + 1]!)),
-  );
+  return nat.forward?.find((f) => contains(f.match, at));
 }
 
 export type Step =
