@@ -21,6 +21,7 @@ import { IndexHeap } from '../heap.js';
 import { lazyOptimum } from './exact.js';
 import type { GreedyDecisions } from './greedy.js';
 import { solveLp } from './highs.js';
+import { improveHittingSet } from './hitting.js';
 import type { Lit } from './maxsat.js';
 import { checkAbort, WorkPool, type Spend } from './work.js';
 
@@ -390,6 +391,8 @@ const LP_ROUNDS = 3;
 const LP_ITERATIONS = 500_000;
 /** Ticks (states looked at) that leaving out places the rounding took needlessly may spend. */
 const PRUNE_WORK = 1_000_000;
+/** Row visits and states looked at by the local search over the places (hitting.ts) and its checks. */
+const SEARCH_WORK = 6_000_000;
 /** LP values at most this scaled, so that cheapestWalk's one per state only breaks ties between walks. */
 const LP_SCALE = 1e6;
 
@@ -514,19 +517,28 @@ export async function firewallRelaxation(
   // walks (the place on most of them, then of highest LP value, then the lowest).
   const value = (n: number) => values.get(n) ?? 0;
   const chosen = new Set([...values].filter(([, v]) => v >= 0.5).map(([n]) => n));
-  /** An isolation's walk that no chosen place nor free dropper stops (its states), if any. */
-  const missing = (iso: (typeof isolations)[number]) =>
-    stateWalk(iso.g, (k) => iso.free[k] === 1 || chosen.has(iso.place[k]!));
-  for (;;) {
+  /** An isolation's walk that no place of `among` (the chosen ones) nor free dropper stops (its states), if any. */
+  const missing = (iso: (typeof isolations)[number], among: ReadonlySet<number> = chosen) =>
+    stateWalk(iso.g, (k) => iso.free[k] === 1 || among.has(iso.place[k]!));
+  /** For each isolation that `among` does not cut, the places on a walk it misses; undefined once work ran out. */
+  const missedBy = (among: ReadonlySet<number>, work = spend.work) => {
     const missed: number[][] = [];
     for (const iso of isolations) {
-      if (spend.work.spent) return { firewalls: bound };
-      spend.work.spend(iso.g.node.length);
-      const run = missing(iso);
-      const walk = run?.map((k) => iso.place[k]!).filter((n) => n >= 0);
+      if (work.spent) return undefined;
+      work.spend(iso.g.node.length);
+      const walk = missing(iso, among)
+        ?.map((k) => iso.place[k]!)
+        .filter((n) => n >= 0);
       if (walk && walk.length > 0) missed.push(walk);
     }
+    return missed;
+  };
+  const seen = [...rows];
+  for (;;) {
+    const missed = missedBy(chosen);
+    if (!missed) return { firewalls: bound };
     if (missed.length === 0) break;
+    seen.push(...missed);
     let open = missed;
     while (open.length > 0) {
       const count = new Map<number, number>();
@@ -541,12 +553,64 @@ export async function firewallRelaxation(
       open = open.filter((walk) => !walk.includes(best));
     }
   }
-  // Then each place in turn, the lowest LP value first, left out where every isolation through it stays cut (the
-  // rounding takes more than the fewest: 4 where 2 do on small networks), within PRUNE_WORK of its own.
+  // Then a local search over the walks seen (the LP's rows and those missed; hitting.ts), each move checked against
+  // the isolations through the places it takes out, whose walks it misses are learnt as rows.
   const through = new Map<number, number[]>();
   isolations.forEach((iso, i) => {
     for (const n of new Set(iso.place)) if (n >= 0) (through.get(n) ?? through.set(n, []).get(n)!).push(i);
   });
+  const searching = new WorkPool(SEARCH_WORK);
+  // Each isolation's places where its walks stop now (a cut), and the isolations stopped at each place: a move taking
+  // places out need check only the isolations stopped there (every other keeps its cut).
+  const stoppedAt = new Map<number, Set<number>>();
+  const stops: number[][] = [];
+  /** An isolation's walk's places that `among` misses, or where it stops every walk. */
+  const cutBy = (i: number, among: ReadonlySet<number>) => {
+    const iso = isolations[i]!;
+    searching.spend(iso.g.node.length);
+    const at = new Set<number>();
+    const run = stateWalk(iso.g, (k) => {
+      if (iso.free[k] === 1) return true;
+      if (!among.has(iso.place[k]!)) return false;
+      at.add(iso.place[k]!);
+      return true;
+    });
+    return run ? { walk: run.map((k) => iso.place[k]!).filter((n) => n >= 0) } : { at: [...at].sort((a, b) => a - b) };
+  };
+  const stopAt = (i: number, at: number[]) => {
+    for (const n of stops[i] ?? []) stoppedAt.get(n)?.delete(i);
+    stops[i] = at;
+    for (const n of at) (stoppedAt.get(n) ?? stoppedAt.set(n, new Set()).get(n)!).add(i);
+  };
+  isolations.forEach((_, i) => stopAt(i, cutBy(i, chosen).at ?? []));
+  const failed: number[] = [];
+  let failures = 0;
+  const missedAfter = (among: ReadonlySet<number>, left: readonly number[]) => {
+    const missed: number[][] = [];
+    const cuts: [number, number[]][] = [];
+    // The isolations that failed a check last first, and the first miss ends the check: most moves fail.
+    const order = [...new Set(left.flatMap((n) => [...(stoppedAt.get(n) ?? [])]))].sort(
+      (a, b) => (failed[b] ?? 0) - (failed[a] ?? 0) || a - b,
+    );
+    for (const i of order) {
+      const cut = cutBy(i, among);
+      if (cut.walk && cut.walk.length > 0) {
+        missed.push(cut.walk);
+        failed[i] = ++failures;
+        break;
+      }
+      if (cut.at) cuts.push([i, cut.at]);
+    }
+    // Kept: the isolations' new stops hold.
+    if (missed.length === 0) for (const [i, at] of cuts) stopAt(i, at);
+    return missed;
+  };
+  const prefer = (a: number, b: number) => value(b) - value(a) || a - b;
+  const better = improveHittingSet(seen, chosen, searching, prefer, missedAfter);
+  chosen.clear();
+  for (const n of better) chosen.add(n);
+  // Then each place in turn, the lowest LP value first, left out where every isolation through it stays cut (the
+  // rounding takes more than the fewest: 4 where 2 do on small networks), within PRUNE_WORK of its own.
   const pruning = new WorkPool(PRUNE_WORK);
   const order = [...chosen].sort((a, b) => value(a) - value(b) || b - a);
   for (const n of order) {
