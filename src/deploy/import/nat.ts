@@ -399,8 +399,9 @@ export function readNat(
           ? `masquerade as ${address} (--nat-address: the outgoing interface's address)`
           : `source to ${address}`;
       const out = l.outInterface;
-      if (l.destination && !l.destination.negated && !l.source?.negated) {
-        // By destination (`-d X -j SNAT`): the translate list; every source, or the line's -s, to X only.
+      if (l.destination && !l.destination.negated && !l.source) {
+        // By destination (`-d X -j SNAT` without -s): the translate list, every source to X only. A line with -s
+        // hides its -s as before (its -d said, not read).
         const matched = forwardMatch(l);
         const bad = [l.source, l.destination].find((a) => a && ruleAddressProblem(a.value));
         if (typeof matched === 'string' || bad) {
@@ -408,7 +409,6 @@ export function readNat(
           continue;
         }
         const dst = l.destination.value.replace(/\/32$/, '');
-        const src = l.source?.value.replace(/\/32$/, '');
         // The NAT node is outside the filter: it would translate a packet going in before the filter sees it, where
         // the kernel's POSTROUTING translates after.
         const via = octetsOf(l.destination.value.split('/')[0]!);
@@ -422,13 +422,13 @@ export function readNat(
           continue;
         }
         for (const e of claim({ TCP: [], UDP: [], OTHER: [] }, matched))
-          nat.translates.push({ where: l.where, ...e, ...(src === undefined ? {} : { src }), dst });
+          nat.translates.push({ where: l.where, ...e, dst });
         byDestination.push(l);
         const rest = [...(out ? [`${out.negated ? '! ' : ''}-o ${out.value}`] : []), ...l.conditions];
         said(
           l.where,
           `${as} by destination: the NAT node's translate list takes ${describe(matched)} from ` +
-            `${src ?? 'any source'} to ${dst}; other packets keep their source` +
+            `any source to ${dst}; other packets keep their source` +
             (rest.length ? `; every such packet, not only those of this line (${rest.join(', ')})` : '') +
             ports,
         );
@@ -497,7 +497,12 @@ export function readNat(
       later.push(() => {
         // -o the outside: exact when every other side is hidden (to outside P is then to what leaves by it).
         const exactOut = out !== undefined && !out.negated && out.value === outside && hiddenInside();
-        const rest = [...(out && !exactOut ? [`${out.negated ? '! ' : ''}-o ${out.value}`] : []), ...l.conditions];
+        const dst = l.destination ? [`${l.destination.negated ? '! ' : ''}-d ${l.destination.value}`] : [];
+        const rest = [
+          ...(out && !exactOut ? [`${out.negated ? '! ' : ''}-o ${out.value}`] : []),
+          ...dst,
+          ...l.conditions,
+        ];
         said(
           l.where,
           `${as}: ` +
