@@ -166,6 +166,29 @@ export const ForwardType = obj(
   },
 );
 
+/**
+ * A destination a NAT node translates to (nfv extension, docs/SEMANTICS.md "Translation by destination"): with a
+ * `translate` list, a packet from what the NAT hides has its source made the NAT's address only where it matches an
+ * entry (protocol, destination port, `dst`, and `src` when given), as `-d X -j SNAT` does; others go on unchanged.
+ */
+export const TranslateType = obj(
+  'translate',
+  'translate',
+  [
+    attr('protocol', L4ProtoEnum),
+    attr('src', 'string'),
+    attr('dst', 'string', { required: true }),
+    attr('dstPort', 'string', { xml: 'dst_port' }),
+  ],
+  (v, report) => {
+    for (const field of ['src', 'dst'] as const) {
+      const problem = typeof v[field] === 'string' ? ruleAddressProblem(v[field]) : undefined;
+      if (problem) report.add(field, `${quote(v[field])} ${problem}`);
+    }
+    checkPorts(v, report, [['dstPort', 'dst_port']], 'protocol');
+  },
+);
+
 export const FirewallType = obj('firewall', 'firewall', [
   list('elements', ElementsType),
   attr('defaultAction', ActionEnum),
@@ -214,11 +237,15 @@ const CONFIGURATION_KINDS = [
         // nfv extension (docs/SEMANTICS.md, "Port forwards"): with a forward table, what comes to the NAT's address
         // from outside goes to the first entry's host (and port) only, or is delivered to the NAT itself.
         list('forward', ForwardType),
+        // nfv extension ("Translation by destination"): sources are translated only to these destinations.
+        list('translate', TranslateType),
       ],
       (v, report) => {
-        // A NAT that only forwards hides no network; one without a table hides at least one.
+        // A NAT that only forwards hides no network; one without a table hides at least one, and so does one that
+        // translates by destination (it translates what it hides).
         const none = (k: string) => !Array.isArray(v[k]) || (v[k] as unknown[]).length === 0;
-        if (none('source') && none('forward')) report.add('source', 'at least one item is required');
+        if (none('source') && (none('forward') || !none('translate')))
+          report.add('source', 'at least one item is required');
       },
     ),
   ),

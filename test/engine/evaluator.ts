@@ -14,7 +14,10 @@
  *   the destination becomes each pattern of P; between two of P unchanged; from P to N delivered there; with a
  *   forward table (docs/SEMANTICS.md, "Port forwards"), from outside P to N the first entry matching the packet's
  *   protocol and destination port sets its destination to the entry's host (and its destination port to the
- *   entry's port, if given), and a packet no entry matches is delivered to N;
+ *   entry's port, if given), and a packet no entry matches is delivered to N; with a `translate` list
+ *   (docs/SEMANTICS.md, "Translation by destination"), from P (not to N) only the packets an entry matches
+ *   (protocol, destination port, its source if given, its destination) get source N, the rest go on unchanged,
+ *   and from outside P to N is as with an empty forward table;
  * - every other node forwards unchanged, except packets addressed to it (its name as an address pattern), which are
  *   delivered there and leave the path.
  * Traffic of a requirement: its source and destination addresses, ports and protocol, and the same addressed to each

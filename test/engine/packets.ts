@@ -162,7 +162,22 @@ export function behave(node: Node, region: Box[], firewalls: boolean): Box[] {
       }
       // From a hidden network: to the NAT delivered; to another hidden network unchanged; elsewhere as the NAT.
       fromHidden = minus(fromHidden, toNat);
-      let outward = fromHidden;
+      const translate = node.configuration?.nat?.translate;
+      if (translate) {
+        // Translated by destination: as the NAT where an entry matches (its protocol, port, source, destination),
+        // whether the destination is hidden or not; unchanged elsewhere.
+        let kept = fromHidden;
+        for (const f of translate) {
+          let match = set(everything(), PROTO, [protocolsOf(f.protocol, undefined, f.dstPort)]);
+          match = set(match, DPORT, [ports(f.dstPort)]);
+          if (f.src !== undefined) match = set(match, SRC, octets(f.src)!);
+          match = set(match, DST, octets(f.dst)!);
+          out.push(...within(kept, match).map((b) => set(b, SRC, own)));
+          kept = minus(kept, match);
+        }
+        out.push(...kept);
+      }
+      let outward = translate ? [] : fromHidden;
       for (const p of hidden) {
         out.push(...within(outward, addressed(p, DST)));
         outward = minus(outward, addressed(p, DST));
@@ -170,7 +185,8 @@ export function behave(node: Node, region: Box[], firewalls: boolean): Box[] {
       out.push(...outward.map((b) => set(b, SRC, own)));
       // From elsewhere: to the NAT (not from the NAT itself) turned towards each hidden network; the rest unchanged.
       const inbound = minus(within(rest, toNat), addressed(own, SRC));
-      const forward = node.configuration?.nat?.forward;
+      // A NAT translating by destination delivers what comes to it as one with an empty table does.
+      const forward = node.configuration?.nat?.forward ?? (translate ? [] : undefined);
       if (!forward) {
         for (const b of inbound) for (const p of hidden) out.push(set(b, DST, p));
         out.push(...minus(rest, toNat));

@@ -29,6 +29,10 @@ const forwardText = (f: { protocol?: string; dstPort?: string; to: string; toPor
   `${(f.protocol ?? 'ANY').toLowerCase()}${f.dstPort ? `/${f.dstPort}` : ''} to ${f.to}` +
   (f.toPort ? `:${f.toPort}` : '');
 
+/** One translate entry as the summary says it: `tcp/389 131.159.254.42` (from S, when it names a source). */
+const translateText = (f: { protocol?: string; src?: string; dst: string; dstPort?: string }) =>
+  `${(f.protocol ?? 'ANY').toLowerCase()}${f.dstPort ? `/${f.dstPort}` : ''} ${f.dst}${f.src ? ` from ${f.src}` : ''}`;
+
 function summary(a: ImportAnswer): string {
   const r = a.report;
   const counts = Object.entries(r.counts)
@@ -40,7 +44,10 @@ function summary(a: ImportAnswer): string {
   const n = a.nat?.configuration?.nat;
   const hides = n?.source?.length ? ` hides ${n.source.join(', ')}` : '';
   const forwards = n?.forward?.length ? `${hides ? ',' : ''} forwards ${n.forward.map(forwardText).join(', ')}` : '';
-  const nat = a.nat ? `; NAT node ${a.nat.name}${hides}${forwards}` : '';
+  const translates = n?.translate?.length
+    ? `${hides || forwards ? ',' : ''} translates to ${n.translate.map(translateText).join(', ')}`
+    : '';
+  const nat = a.nat ? `; NAT node ${a.nat.name}${hides}${forwards}${translates}` : '';
   return `${r.file}: ${r.chain}, ${reached}; ${plural(rules, 'nfv rule')}, default ${r.defaultAction}${nat}`;
 }
 

@@ -36,6 +36,7 @@ import {
   candidatePackets,
   firewallOf,
   forwardTable,
+  translateList,
   hides,
   passNode,
   passesOn,
@@ -203,7 +204,29 @@ function patternMatch(field: 'saddr' | 'daddr', pattern: number[]): string {
  * host the requirements of that source ask for (a static dnat: the model's "each hidden pattern" is a choice the
  * kernel cannot make); replies are translated back by conntrack. Everything else passes unchanged.
  */
-function natFile(addr: string, hidden: number[][], dnat: Map<string, string>, forward: NatNode['forward']): string {
+function natFile(
+  addr: string,
+  hidden: number[][],
+  dnat: Map<string, string>,
+  forward: NatNode['forward'],
+  translate?: NatNode['translate'],
+): string {
+  const side = (field: 'saddr' | 'daddr', text: string) =>
+    text === '*' ? '' : text.includes('/') ? `ip ${field} ${text} ` : patternMatch(field, parseAddress(text)!);
+  // A translate list (SNAT by destination): a hidden source's packets an entry takes, whatever their destination.
+  const snat = translate
+    ? hidden.flatMap((h) =>
+        translate.map(
+          (f) =>
+            `\t\t${patternMatch('saddr', h)}${f.src === undefined ? '' : side('saddr', f.src)}` +
+            `${side('daddr', f.dst)}${forwardMatch(f.match)}snat to ${addr}`,
+        ),
+      )
+    : [
+        ...hidden.map((h) => `\t\t${patternMatch('daddr', h)}return`),
+        `\t\tip daddr ${addr} return`,
+        ...hidden.map((h) => `\t\t${patternMatch('saddr', h)}snat to ${addr}`),
+      ];
   return [
     'table ip nfvnat {',
     '\tchain pre {',
@@ -219,9 +242,8 @@ function natFile(addr: string, hidden: number[][], dnat: Map<string, string>, fo
     '\t}',
     '\tchain post {',
     '\t\ttype nat hook postrouting priority srcnat; policy accept;',
-    ...hidden.map((h) => `\t\t${patternMatch('daddr', h)}return`),
-    `\t\tip daddr ${addr} return`,
-    ...hidden.map((h) => `\t\t${patternMatch('saddr', h)}snat to ${addr}`),
+    ...(translate ? [`\t\tip daddr ${addr} return`] : []),
+    ...snat,
     '\t}',
     '}',
     '',
@@ -336,6 +358,7 @@ export function planEmulation(
   const named = nodes.flatMap((n) => [
     ...(n.configuration?.firewall?.elements ?? []).flatMap((e) => [e.source, e.destination]),
     ...(n.configuration?.nat?.source ?? []),
+    ...(n.configuration?.nat?.translate ?? []).flatMap((f) => [f.dst, ...(f.src ? [f.src] : [])]),
   ]);
   const addr = addresses(
     nodes.map((n) => n.name),
@@ -390,8 +413,11 @@ export function planEmulation(
   const nats = new Map<number, NatNode & { dnat: Map<string, string> }>();
   nodes.forEach((n, k) => {
     const hidden = (n.configuration?.nat?.source ?? []).map((x) => parseAddress(x)!);
-    if (n.functionalType === 'NAT')
-      nats.set(k, { addr: addr[k]!, hidden, forward: forwardTable(n, addressOf(n)), dnat: new Map() });
+    if (n.functionalType !== 'NAT') return;
+    const translate = translateList(n);
+    // A NAT translating by destination delivers what comes to it as one with an empty table does.
+    const forward = forwardTable(n, addressOf(n)) ?? (translate ? [] : undefined);
+    nats.set(k, { addr: addr[k]!, hidden, forward, ...(translate ? { translate } : {}), dnat: new Map() });
   });
   const firewallRules = new Map<number, ReturnType<typeof firewallOf>>();
   nodes.forEach((n, k) => {
@@ -825,7 +851,7 @@ export function planEmulation(
     (rounds[round] ??= []).push(k);
   });
   nats.forEach((nat, k) => {
-    nft[ns(k)] = `${natFile(nat.addr, nat.hidden, nat.dnat, nat.forward)}${ZONES}`;
+    nft[ns(k)] = `${natFile(nat.addr, nat.hidden, nat.dnat, nat.forward, nat.translate)}${ZONES}`;
   });
   for (const k of listeners.keys()) nft[ns(k)] = `${nft[ns(k)] ?? ''}${REPLY_ROUTE}`;
 

@@ -27,6 +27,8 @@ export interface NatNode {
   /** The table's entries: the packets each takes (protocol and destination port bounds), its host and port. */
   /** Its entries in order; `src` and `dst` as written (absent: any outside source, the NAT's own address). */
   forward?: { match: Box; to: string; toPort?: number; src?: string; dst?: string }[];
+  /** Its translate list (SNAT by destination): the packets whose source it makes its own; `src`, `dst` as written. */
+  translate?: { match: Box; src?: string; dst: string }[];
 }
 
 /** What the search and the walks read of the answer. */
@@ -72,6 +74,17 @@ export function forwardTable(node: Node, addressOf: (to: string) => string): Nat
   }));
 }
 
+/** A NAT node's translate list as boxes (protocol, destination port, source and destination), if it has one. */
+export function translateList(node: Node): NatNode['translate'] {
+  const list = node.configuration?.nat?.translate;
+  if (!list) return undefined;
+  return list.map((f) => ({
+    match: boxOf({ src: f.src ?? '*', dst: f.dst, dstPort: f.dstPort, proto: f.protocol }),
+    src: f.src,
+    dst: f.dst,
+  }));
+}
+
 const point = (p: Packet): Box => {
   const b: number[] = [];
   for (const o of [...p.src.split('.'), ...p.dst.split('.')].map(Number)) b.push(o, o);
@@ -111,7 +124,10 @@ export function passNode(net: Net, k: number, p: Packet, dst: string, rules: boo
       if (!hides(nat.hidden, dst)) return { kind: 'elsewhere' };
       return { kind: 'on', packet: { ...p, dst }, dnat: true };
     }
-    if (hides(nat.hidden, p.src) && !hides(nat.hidden, p.dst)) return { kind: 'on', packet: { ...p, src: nat.addr } };
+    // With a translate list only the packets an entry takes, whatever their destination; else to outside P.
+    const at = point(p);
+    const translated = nat.translate ? nat.translate.some((f) => contains(f.match, at)) : !hides(nat.hidden, p.dst);
+    if (hides(nat.hidden, p.src) && translated) return { kind: 'on', packet: { ...p, src: nat.addr } };
     return { kind: 'on', packet: p };
   }
   if (p.dst === net.addr[k]) return { kind: 'delivered' };

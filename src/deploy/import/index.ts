@@ -313,6 +313,7 @@ export function importedNat(imported: Imported): Node | undefined {
       nat: {
         ...(nat.sources.length ? { source: [...nat.sources] } : {}),
         ...(nat.forwards.length ? { forward: nat.forwards.map(({ where: _, ...f }) => f) } : {}),
+        ...(nat.translates.length ? { translate: nat.translates.map(({ where: _, ...f }) => f) } : {}),
       },
     },
   };

@@ -24,6 +24,17 @@ export interface NatForward {
   toPort?: string;
 }
 
+/** One entry of the NAT node's translate list (resources.ts TranslateType): an SNAT line's `-d` and ports. */
+export interface NatTranslate {
+  where: string;
+  protocol: 'TCP' | 'UDP' | 'OTHER' | 'ANY';
+  /** `-s`; absent: every source. */
+  src?: string;
+  dst: string;
+  /** `A` or `A-B`; absent: every port. */
+  dstPort?: string;
+}
+
 /** What the NAT node is: its address, its forward table and the patterns it hides, with the lines they came from. */
 export interface NatReading {
   address: string;
@@ -31,6 +42,8 @@ export interface NatReading {
   sources: string[];
   /** The forward table, first match: DNAT lines in the order the kernel meets them, less what a REDIRECT took. */
   forwards: NatForward[];
+  /** SNAT / MASQUERADE by destination (`-d`): the only packets whose source becomes N; empty: every one. */
+  translates: NatTranslate[];
   masquerades: { where: string; hides: string[] }[];
 }
 
@@ -219,7 +232,7 @@ export function readNat(
   const add = (p: string) => {
     if (!sources.includes(p)) sources.push(p);
   };
-  const nat: NatReading = { address, sources, forwards: [], masquerades: [] };
+  const nat: NatReading = { address, sources, forwards: [], translates: [], masquerades: [] };
   const outside = interfaceOf(iface, n);
   // The hidden side: the addresses routed out of every interface but the outside one and lo, as octet patterns.
   const inside = [...iface].filter(([name]) => name !== outside && name !== 'lo');
@@ -232,6 +245,9 @@ export function readNat(
   // Notes that depend on what the NAT hides in the end (is -i the outside exactly?), said after every line.
   const later: (() => void)[] = [];
   const taken: Taken[] = [];
+  /** The SNAT / MASQUERADE lines by destination, and the others: a NAT node translates one way or the other. */
+  const byDestination: NatLine[] = [];
+  const everyDestination: NatLine[] = [];
   for (const l of lines) {
     const conditions = l.conditions.length ? ` (${l.conditions.join(', ')})` : '';
     if (l.hook === 'PREROUTING') {
@@ -383,6 +399,41 @@ export function readNat(
           ? `masquerade as ${address} (--nat-address: the outgoing interface's address)`
           : `source to ${address}`;
       const out = l.outInterface;
+      if (l.destination && !l.destination.negated && !l.source) {
+        // By destination (`-d X -j SNAT` without -s): the translate list, every source to X only. A line with -s
+        // hides its -s as before (its -d said, not read).
+        const matched = forwardMatch(l);
+        const bad = [l.source, l.destination].find((a) => a && ruleAddressProblem(a.value));
+        if (typeof matched === 'string' || bad) {
+          refuse(l, typeof matched === 'string' ? matched : `${bad!.value}: not an address or prefix nfv reads`);
+          continue;
+        }
+        const dst = l.destination.value.replace(/\/32$/, '');
+        // The NAT node is outside the filter: it would translate a packet going in before the filter sees it, where
+        // the kernel's POSTROUTING translates after.
+        const via = octetsOf(l.destination.value.split('/')[0]!);
+        const goesIn = via && outside !== undefined ? interfaceOf(iface, via) : undefined;
+        if (goesIn !== undefined && goesIn !== outside) {
+          refuse(
+            l,
+            `-j ${l.target} for -d ${l.destination.value}, routed out of ${goesIn}, not the outside ${outside}: ` +
+              'the NAT node, outside the filter, would translate it before the filter, the kernel after',
+          );
+          continue;
+        }
+        for (const e of claim({ TCP: [], UDP: [], OTHER: [] }, matched))
+          nat.translates.push({ where: l.where, ...e, dst });
+        byDestination.push(l);
+        const rest = [...(out ? [`${out.negated ? '! ' : ''}-o ${out.value}`] : []), ...l.conditions];
+        said(
+          l.where,
+          `${as} by destination: the NAT node's translate list takes ${describe(matched)} from ` +
+            `any source to ${dst}; other packets keep their source` +
+            (rest.length ? `; every such packet, not only those of this line (${rest.join(', ')})` : '') +
+            ports,
+        );
+        continue;
+      }
       if (l.source?.negated) {
         refuse(l, `-j ${l.target} for ! -s ${l.source.value}: the model's NAT hides given networks`);
         continue;
@@ -424,6 +475,7 @@ export function readNat(
         }
         insidePatterns.forEach(add);
         nat.masquerades.push({ where: l.where, hides: insidePatterns });
+        everyDestination.push(l);
         said(
           l.where,
           `${as}: every packet leaving by ${out.value}; the NAT node hides what routes out of the other ` +
@@ -440,11 +492,17 @@ export function readNat(
       }
       patterns.forEach(add);
       nat.masquerades.push({ where: l.where, hides: patterns });
+      everyDestination.push(l);
       const hides = l.source.value;
       later.push(() => {
         // -o the outside: exact when every other side is hidden (to outside P is then to what leaves by it).
         const exactOut = out !== undefined && !out.negated && out.value === outside && hiddenInside();
-        const rest = [...(out && !exactOut ? [`${out.negated ? '! ' : ''}-o ${out.value}`] : []), ...l.conditions];
+        const dst = l.destination ? [`${l.destination.negated ? '! ' : ''}-d ${l.destination.value}`] : [];
+        const rest = [
+          ...(out && !exactOut ? [`${out.negated ? '! ' : ''}-o ${out.value}`] : []),
+          ...dst,
+          ...l.conditions,
+        ];
         said(
           l.where,
           `${as}: ` +
@@ -455,6 +513,23 @@ export function readNat(
       });
     }
   }
+  if (byDestination.length && everyDestination.length)
+    for (const l of byDestination)
+      refuse(
+        l,
+        `-j ${l.target} for -d ${l.destination!.value} only, beside ${everyDestination[0]!.where}'s translation of ` +
+          'every destination: one NAT node translates either by destination or everything it hides',
+      );
+  const forwarding = lines.find((l) => l.hook === 'PREROUTING');
+  if (byDestination.length && forwarding)
+    for (const l of byDestination)
+      refuse(
+        l,
+        `-j ${l.target} for -d ${l.destination!.value} only, beside the port forward ${forwarding.where}: by ` +
+          'destination the NAT node hides every source, and its table forwards only from outside what it hides',
+      );
+  // By destination, every source is the NAT's to translate (the entries say which packets): it hides any address.
+  if (byDestination.length) add('-1.-1.-1.-1');
   for (const note of later) note();
   if (!refusals.length && !sources.length && !lines.some((l) => l.hook === 'PREROUTING'))
     throw badRequest(

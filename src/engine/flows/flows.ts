@@ -121,6 +121,9 @@ function passNode(n: NetNode, region: Box[]): Box[] {
       privateSrc = [...regionSubtract(privateSrc, addressBox(p, SRC)), addressBox(p, SRC)];
       privateDst = [...regionSubtract(privateDst, addressBox(p, DST)), addressBox(p, DST)];
     }
+    // The entries of a translation by destination as disjoint boxes, so that no packet is translated twice.
+    let translates: Box[] | undefined;
+    if (n.natTranslates) translates = n.natTranslates.reduce<Box[]>((all, t) => [...regionSubtract(all, t), t], []);
     const out: Box[] = [];
     // A forward table: the first entry a packet matches (protocol, ports, its source and destination) sends it to
     // its host (and port); what no entry takes goes on (addressed to the NAT: delivered there).
@@ -149,6 +152,16 @@ function passNode(n: NetNode, region: Box[]): Box[] {
         // unchanged.
         for (const p of privateSrc) {
           for (const b of regionIntersect([rest], p)) {
+            if (translates) {
+              // Translating by destination: the entries' packets become the NAT's, whatever their destination.
+              let kept = [b];
+              for (const t of translates) {
+                for (const o of regionIntersect([b], t)) out.push(rewrite(o, SRC, natAddr));
+                kept = regionSubtract(kept, t);
+              }
+              out.push(...kept);
+              continue;
+            }
             let outward = [b];
             for (const q of privateDst) outward = regionSubtract(outward, q);
             for (const o of outward) out.push(rewrite(o, SRC, natAddr));
@@ -269,7 +282,8 @@ function graphPredicates(net: NetNode[], r: Requirement, partition: Partition): 
   // A forward table splits what comes to the NAT by its entries: each class goes to one entry's host, or to none.
   const natNode = net[r.corridor.joints[nat]!]!;
   // Each entry's packets name its source and destination (the NAT's address unless it names another).
-  const forwards = (natNode.natForwards ?? []).map((f) => f.match);
+  // A translation by destination splits what leaves the NAT's hidden side the same way: translated whole or not.
+  const forwards = [...(natNode.natForwards ?? []).map((f) => f.match), ...(natNode.natTranslates ?? [])];
   return {
     before: add(before, [...addressed(blocks.slice(0, nat)), ...forwards]),
     after: add(after, addressed(blocks.slice(nat))),

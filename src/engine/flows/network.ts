@@ -43,6 +43,11 @@ export interface NetNode {
    */
   natForwards?: { match: Box; to: number[]; toPort?: number }[];
   /**
+   * NAT translating by destination (`translate`): the packets whose source it makes its address, each entry's
+   * protocol, destination port, source and destination; absent: every packet from what it hides to outside it.
+   */
+  natTranslates?: Box[];
+  /**
    * Reconfiguration: a deployed firewall (`rules`, `defaultAction`) whose rules may change (each kept, removed, or
    * overridden by a new rule above them) and whose default may flip, at the fewest changes.
    */
@@ -188,7 +193,20 @@ function networkNodes(graph: Graph, constraints: Constraints | undefined, reconf
           throw badRequest(`NAT ${node.name}: forward to_port ${quote(f.toPort)} is not one port`);
         return { match, to: octetBounds(f.to), ...(port ? { toPort: port.lo } : {}) };
       });
-      return { ...base, role: 'nat', natSources: sources.map(octetBounds), ...(natForwards ? { natForwards } : {}) };
+      const translate = node.configuration?.nat?.translate;
+      const natTranslates = translate?.map((f) =>
+        boxOf({ src: f.src ?? '*', dst: f.dst, dstPort: f.dstPort, proto: f.protocol }),
+      );
+      // A NAT translating by destination sends nothing to its hidden networks by address: what comes to it and no
+      // entry of its table (if any) takes is delivered there, as with an empty table.
+      const table = natForwards ?? (natTranslates ? [] : undefined);
+      return {
+        ...base,
+        role: 'nat',
+        natSources: sources.map(octetBounds),
+        ...(table ? { natForwards: table } : {}),
+        ...(natTranslates ? { natTranslates } : {}),
+      };
     }
     if (type === 'FIREWALL') {
       const fw = node.configuration?.firewall;

@@ -139,6 +139,65 @@ t.test('a NAT network: its translations in the kernel, the NAT dropped reported'
   t.equal(e.agree, false);
 });
 
+/**
+ * The same network with a NAT translating by destination (docs/SEMANTICS.md, "Translation by destination"): only
+ * HTTPS to the server leaves as the NAT; the firewall lets the hidden network's own address reach port 8080, and
+ * what comes to the NAT's address is delivered there. Claims from the evaluator; the kernel must agree.
+ */
+t.test('a NAT translating by destination: snat of the entries only, in the kernel', { skip }, async (t) => {
+  const nfv = natNetwork();
+  const nodes = nfv.graphs.graph![0]!.node;
+  nodes.find((n) => n.name === NAT)!.configuration!.nat!.translate = [{ protocol: 'TCP', dst: SERVER, dstPort: '443' }];
+  nodes
+    .find((n) => n.name === '198.51.100.2')!
+    .configuration!.firewall!.elements!.push({
+      action: 'ALLOW',
+      source: '192.168.1.-1',
+      destination: SERVER,
+      protocol: 'TCP',
+      dstPort: '8080',
+    });
+  nfv.propertyDefinition.property.push({
+    graph: 0,
+    name: 'REACHABILITY_PROPERTY',
+    src: STAFF,
+    dst: SERVER,
+    lv4Proto: 'TCP',
+    dstPort: '8080',
+  });
+  const claims = claimed(nfv);
+  t.same(
+    claims.propertyDefinition.property.map((p) => p.isSat),
+    [true, true, true, true],
+    'the evaluator: HTTPS as the NAT, 8080 as staff itself, the outsider stopped at the NAT',
+  );
+  const plan = planEmulation(claims);
+  const natNs = `n${nodes.findIndex((n) => n.name === NAT)}`;
+  t.match(
+    plan.nft[natNs],
+    `ip saddr & 255.255.255.0 == 192.168.1.0 ip daddr ${SERVER} meta l4proto tcp th dport 443 snat to ${NAT}\n`,
+    'one snat, for the entry',
+  );
+  t.notMatch(plan.nft[natNs], 'dnat', 'no dnat: what comes to the NAT is delivered there');
+  const r = await emulate(claims);
+  t.same(
+    r.requirements.map((q) => [q.kernel, q.agree]),
+    claims.propertyDefinition.property.map(() => ['holds', true]),
+    'the kernel agrees with every claim',
+  );
+  // Without the list every packet to outside leaves as the NAT: 8080 is dropped and the outsider gets through.
+  const plain = structuredClone(claims);
+  delete plain.graphs.graph![0]!.node.find((n) => n.name === NAT)!.configuration!.nat!.translate;
+  const expected = claimed(plain).propertyDefinition.property.map((p) => p.isSat);
+  t.same(expected, [true, true, false, false], 'the evaluator: without it, 8080 and the isolation break');
+  const e = await emulate(plain);
+  t.same(
+    e.requirements.map((q) => q.agree),
+    expected,
+    'the kernel disagrees with the claims exactly where the evaluator says they break',
+  );
+});
+
 t.test('where the kernel differs from the model: one hidden host per outside source', { skip }, async (t) => {
   // The outsider isolated from the guest too: in the model its packets to the NAT's address go to every hidden
   // host, the guest included, so the isolation fails; the kernel's static dnat takes them to staff, the host the

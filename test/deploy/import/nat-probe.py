@@ -6,7 +6,8 @@ the router on the other side: the header as it arrived there ([src, dst, sport, 
 The namespace is the router: interface `wan` (its outside; the router's address `nat` on it, the default route
 through it) and `lan` (its inside; a route for each prefix of `inside` through it), each a veth whose peer (xw, xl)
 the prober sends and reads on. Packets from outside are sent on xw and read on xl, from inside the other way. The
-job's file is loaded by iptables-restore (or `nft -f` for an nft ruleset), as the router would load it. Each packet gets a conntrack zone of its
+job's file is loaded by iptables-restore (or `nft -f` for an nft ruleset; iptables-legacy-restore for a file too
+large for one nf_tables message), as the router would load it. Each packet gets a conntrack zone of its
 own (its number, in the source MAC's last two bytes, set before conntrack), so no packet meets another's
 connection or translation, and a translated source keeps its port.
 
@@ -66,7 +67,8 @@ def setup(job):
     )
     run(["nft", "-f", "-"], stdin=harness)
     with open(job["load"]) as f:
-        run(["nft", "-f", "-"] if job.get("loader") == "nft" else ["iptables-restore"], stdin=f.read())
+        loader = {"nft": ["nft", "-f", "-"], "legacy": ["iptables-legacy-restore"]}.get(job.get("loader"))
+        run(loader or ["iptables-restore"], stdin=f.read())
 
 
 def packet(ident, proto, src, dst, sport, dport):

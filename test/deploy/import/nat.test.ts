@@ -98,7 +98,20 @@ t.test('what the NAT node cannot say is refused, naming the line', async (t) => 
         '-A PREROUTING -p tcp --dport 85 -j DNAT --to-destination 10.0.0.5\n',
       /r:5: an earlier REDIRECT \(r:4\) takes some of its packets/,
     ],
-    ['-A POSTROUTING -d 198.51.100.0/24 -j SNAT --to-source 203.0.113.1\n', /r:4: -j SNAT without -s or -o \(for -d/],
+    [
+      '-A POSTROUTING ! -d 198.51.100.0/24 -j SNAT --to-source 203.0.113.1\n',
+      /r:4: -j SNAT without -s or -o \(for -d !/,
+    ],
+    // By destination (the translate list) beside a translation of every destination, or beside a port forward.
+    [
+      '-A POSTROUTING -d 198.51.100.0/24 -j SNAT --to-source 203.0.113.1\n-A POSTROUTING -s 10.0.0.0/8 -j MASQUERADE\n',
+      /r:4: -j SNAT for -d 198\.51\.100\.0\/24 only, beside r:5's translation of every destination/,
+    ],
+    [
+      '-A PREROUTING -p tcp --dport 80 -j DNAT --to-destination 10.0.0.5\n' +
+        '-A POSTROUTING -d 198.51.100.0/24 -j SNAT --to-source 203.0.113.1\n',
+      /r:5: -j SNAT for -d 198\.51\.100\.0\/24 only, beside the port forward r:4/,
+    ],
     ['-A POSTROUTING -s 10.0.0.0/8 -j SNAT --to-source 198.51.100.2\n', /r:4: -j SNAT --to-source 198\.51\.100\.2/],
     [
       '-A POSTROUTING -s 10.0.0.0/8 -p tcp -j MASQUERADE --to-ports 5000\n',
