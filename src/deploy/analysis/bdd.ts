@@ -62,6 +62,16 @@ const FIELDS: readonly Field[] = [
   { dim: DPORT, start: 50, bits: 16 },
 ];
 
+/** Each variable's field (an index into FIELDS) and its weight in the field's value. */
+const FIELD_OF: number[] = [];
+const WEIGHT_OF: number[] = [];
+FIELDS.forEach(({ start, bits }, f) => {
+  for (let v = start; v < start + bits; v++) {
+    FIELD_OF[v] = f;
+    WEIGHT_OF[v] = 2 ** (start + bits - 1 - v);
+  }
+});
+
 /** The same in the diagrams' order, and last variable first (a box is built from the bottom up). */
 const TOP_DOWN = [...FIELDS].sort((a, b) => a.start - b.start);
 const BOTTOM_UP = [...TOP_DOWN].reverse();
@@ -76,6 +86,7 @@ const enum Op {
   Cofactor = 5,
 }
 
+/** The most entries of the operation cache (16 bytes each): it grows with the node array up to this. */
 const CACHE_BITS = 20;
 
 /**
@@ -84,8 +95,11 @@ const CACHE_BITS = 20;
  */
 const FIRST_COLLECTION = 1 << 22;
 
-/** Nodes and unique table slots made at first: the analyses of the 1,000 lines a list needs to get here. */
-const FIRST_NODES = 1 << 19;
+/**
+ * Nodes, unique table slots and cache entries made at first: few, since a fold makes room for what it needs
+ * (`reserve`) and the brute-force tests make thousands of small diagrams.
+ */
+const FIRST_NODES = 1 << 12;
 
 /** An analysis's bounds on its diagrams (Budget.diagrams); tests make collections come early with `collectFrom`. */
 export interface DiagramBounds {
@@ -112,7 +126,8 @@ export class Bdd {
   private freeCount = 0;
   // Empty slots are 0 (no node of the table is a terminal), so that fresh arrays need no filling.
   private table = new Int32Array(2 * FIRST_NODES);
-  private readonly cache = new Int32Array(4 << CACHE_BITS);
+  private cache = new Int32Array(4 * FIRST_NODES);
+  private cacheMask = FIRST_NODES - 1;
   private steps = 0;
   private readonly holders: Holder[] = [];
   private readonly maxNodes: number;
@@ -170,10 +185,32 @@ export class Bdd {
     return n;
   }
 
-  private grow(): void {
-    const next = new Int32Array(2 * this.node.length);
+  private grow(to = 2 * this.node.length): void {
+    const next = new Int32Array(to);
     next.set(this.node);
     this.node = next;
+    // The cache as many entries as there are node slots, up to 2^CACHE_BITS; its entries are dropped (a cache).
+    const entries = Math.min(1 << CACHE_BITS, 2 ** Math.floor(Math.log2(to / 3)));
+    if (entries > this.cacheMask + 1) {
+      this.cache = new Int32Array(4 * entries);
+      this.cacheMask = entries - 1;
+    }
+  }
+
+  /**
+   * Room for `more` nodes beyond those held, made at once (up to the node bound): a fold that knows about how many
+   * nodes it makes saves growing the arrays and the unique table by doubling, each time moving every node (a
+   * fifth of the 20,000-rule fold's time). No collection comes before that room is used up: the memory is taken.
+   */
+  reserve(more: number): void {
+    const nodes = Math.min(this.held + more, this.maxNodes);
+    let length = this.node.length;
+    while (length < 3 * (this.count + nodes - this.held)) length *= 2;
+    if (length > this.node.length) this.grow(length);
+    let size = this.table.length;
+    while (size < 2 * nodes) size *= 2;
+    if (size > this.table.length) this.rehash(size);
+    this.nextCollection = Math.max(this.nextCollection, nodes);
   }
 
   /** The unique table made again, of `size` slots, with every held node. */
@@ -251,6 +288,8 @@ export class Bdd {
         this.free[this.freeCount++] = n;
       }
     this.rehash(this.table.length);
+    this.sizes.clear();
+    this.firsts.clear();
     for (const [b, u] of this.made) if (!marked[u]) this.made.delete(b);
     // Cached operations on or to a freed node are forgotten: its slot may hold another node next.
     const c = this.cache;
@@ -293,7 +332,7 @@ export class Bdd {
       b = t;
     }
     const c = this.cache;
-    const slot = 4 * ((Math.imul(a, 0x9e3779b1) ^ Math.imul(b, 0x85ebca6b) ^ op) & ((1 << CACHE_BITS) - 1));
+    const slot = 4 * ((Math.imul(a, 0x9e3779b1) ^ Math.imul(b, 0x85ebca6b) ^ op) & this.cacheMask);
     if (c[slot] === op && c[slot + 1] === a && c[slot + 2] === b) return c[slot + 3]!;
     const node = this.node;
     const va = node[3 * a]!;
@@ -324,7 +363,7 @@ export class Bdd {
     if (level === v) return node[3 * u + 1 + bit]!;
     const key = 2 * v + bit;
     const c = this.cache;
-    const slot = 4 * ((Math.imul(u, 0x9e3779b1) ^ Math.imul(key, 0x85ebca6b) ^ Op.Cofactor) & ((1 << CACHE_BITS) - 1));
+    const slot = 4 * ((Math.imul(u, 0x9e3779b1) ^ Math.imul(key, 0x85ebca6b) ^ Op.Cofactor) & this.cacheMask);
     if (c[slot] === Op.Cofactor && c[slot + 1] === u && c[slot + 2] === key) return c[slot + 3]!;
     const lo = this.cofactor(node[3 * u + 1]!, v, bit);
     const r = this.mk(level, lo, this.cofactor(node[3 * u + 2]!, v, bit));
@@ -419,31 +458,73 @@ export class Bdd {
 
   /**
    * The first packet of a non-empty set in the boxes' order (lowest destination, then source, protocol, source
-   * port, destination port), as a box.
+   * port, destination port), as a box. Each node's first packet below it is the lesser of its children's, each
+   * with the node's bit set to 0 or 1 (the same bit for every packet of a child, so the order among them holds),
+   * and a variable no node tests is 0: one pass over the set's nodes, making none.
    */
   first(u: number): Box {
-    const out = new Array<number>(22);
-    for (const { dim, start, bits } of FIELDS) {
-      let value = 0;
-      for (let v = start; v < start + bits; v++) {
-        const low = this.cofactor(u, v, 0);
-        value *= 2;
-        if (low !== FALSE) u = low;
-        else {
-          u = this.cofactor(u, v, 1);
-          value++;
-        }
+    const node = this.node;
+    const memo = this.firsts;
+    const less = (a: readonly number[], b: readonly number[]) => {
+      for (let f = 0; f < a.length; f++) if (a[f] !== b[f]) return a[f]! < b[f]!;
+      return false;
+    };
+    const below = (n: number): number[] | undefined => {
+      if (n === FALSE) return undefined;
+      if (n === TRUE) return FIELDS.map(() => 0);
+      const known = memo.get(n);
+      if (known) return known;
+      const v = node[3 * n]!;
+      const lo = below(node[3 * n + 1]!);
+      let hi = below(node[3 * n + 2]!);
+      if (hi) {
+        hi = [...hi];
+        hi[FIELD_OF[v]!] += WEIGHT_OF[v]!;
       }
-      out[2 * dim] = out[2 * dim + 1] = value;
-    }
+      const out = !lo ? hi! : !hi || !less(hi, lo) ? lo : hi;
+      memo.set(n, out);
+      return out;
+    };
+    const values = below(u)!;
+    const out = new Array<number>(22);
+    FIELDS.forEach(({ dim }, f) => (out[2 * dim] = out[2 * dim + 1] = values[f]!));
     return out;
   }
 
   /**
-   * A set as disjoint boxes, exactly: field by field, the values that lead to each node of the next field, as
-   * intervals, times that node's boxes. `most` bounds how many boxes (refused past it, as MAX_ANALYSIS_BOXES).
+   * Each node's count of `size` and first packet of `first`, kept between calls (the sets asked about share
+   * nodes) until a collection frees nodes.
    */
-  toBoxes(u: number, most: number): Box[] {
+  private readonly sizes = new Map<number, bigint>();
+  private readonly firsts = new Map<number, number[]>();
+
+  /**
+   * How many packets a set holds (every packet has one value of each of the 98 variables; sets hold no protocol 3):
+   * up to 2^98, so a bigint. Each node's count is the sum of its children's, each times 2 to the variables skipped.
+   */
+  size(u: number): bigint {
+    const memo = this.sizes;
+    const node = this.node;
+    const below = (n: number): bigint => {
+      if (n === FALSE) return 0n;
+      if (n === TRUE) return 1n;
+      const known = memo.get(n);
+      if (known !== undefined) return known;
+      const v = node[3 * n]!;
+      const [lo, hi] = [node[3 * n + 1]!, node[3 * n + 2]!];
+      const out = (below(lo) << BigInt(node[3 * lo]! - v - 1)) + (below(hi) << BigInt(node[3 * hi]! - v - 1));
+      memo.set(n, out);
+      return out;
+    };
+    return below(u) << BigInt(node[3 * u]!);
+  }
+
+  /**
+   * A set as disjoint boxes, exactly: field by field, the values that lead to each node of the next field, as
+   * intervals, times that node's boxes. `most` bounds how many boxes: past it `refuse` is called (by default the
+   * refusal of MAX_ANALYSIS_BOXES).
+   */
+  toBoxes(u: number, most: number, refuse?: () => never): Box[] {
     const memo = new Map<number, number[][]>();
     const deepestOf = FIELDS.map(() => new Map<number, number>());
     let made = 0;
@@ -493,8 +574,10 @@ export class Bdd {
       for (const s of joined)
         for (const tail of rec(s.node, f + 1)) {
           out.push([s.lo, s.hi, ...tail]);
-          if (++made > most)
+          if (++made > most) {
+            refuse?.();
             throw badRequest(`rules: an exact analysis of these rules needs more than ${most} boxes; give fewer rules`);
+          }
         }
       memo.set(key, out);
       return out;
