@@ -18,7 +18,7 @@ import { deniedText } from './readings.js';
 
 /**
  * The most boxes the classes of a long list's `allows` may come from (before they are joined into classes): the
- * chair's router's May snapshot needs 24,000. Past it the answer by line is the one to ask for.
+ * chair's router's May snapshot needs 44,274. Past it the answer by line is the one to ask for.
  */
 export const MAX_ALLOWS_BOXES = 200_000;
 

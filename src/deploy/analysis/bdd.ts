@@ -62,15 +62,9 @@ const FIELDS: readonly Field[] = [
   { dim: DPORT, start: 50, bits: 16 },
 ];
 
-/** Each variable's field (an index into FIELDS) and its weight in the field's value. */
-const FIELD_OF: number[] = [];
-const WEIGHT_OF: number[] = [];
-FIELDS.forEach(({ start, bits }, f) => {
-  for (let v = start; v < start + bits; v++) {
-    FIELD_OF[v] = f;
-    WEIGHT_OF[v] = 2 ** (start + bits - 1 - v);
-  }
-});
+/** The destination's variables end here (it is first); the source's start here (it is last). */
+const DST_END = 32;
+const SRC_START = 66;
 
 /** The same in the diagrams' order, and last variable first (a box is built from the bottom up). */
 const TOP_DOWN = [...FIELDS].sort((a, b) => a.start - b.start);
@@ -289,7 +283,6 @@ export class Bdd {
       }
     this.rehash(this.table.length);
     this.sizes.clear();
-    this.firsts.clear();
     for (const [b, u] of this.made) if (!marked[u]) this.made.delete(b);
     // Cached operations on or to a freed node are forgotten: its slot may hold another node next.
     const c = this.cache;
@@ -458,45 +451,90 @@ export class Bdd {
 
   /**
    * The first packet of a non-empty set in the boxes' order (lowest destination, then source, protocol, source
-   * port, destination port), as a box. Each node's first packet below it is the lesser of its children's, each
-   * with the node's bit set to 0 or 1 (the same bit for every packet of a child, so the order among them holds),
-   * and a variable no node tests is 0: one pass over the set's nodes, making none.
+   * port, destination port), as a box, making no node. The destination is on top: the lowest path down its
+   * variables. Then the lowest source below any protocol and ports (`lowestSource`, per node of the middle), then
+   * the lowest protocol and ports, which are in the variables' order, among the paths that reach that source.
    */
   first(u: number): Box {
     const node = this.node;
-    const memo = this.firsts;
-    const less = (a: readonly number[], b: readonly number[]) => {
-      for (let f = 0; f < a.length; f++) if (a[f] !== b[f]) return a[f]! < b[f]!;
-      return false;
-    };
-    const below = (n: number): number[] | undefined => {
-      if (n === FALSE) return undefined;
-      if (n === TRUE) return FIELDS.map(() => 0);
-      const known = memo.get(n);
-      if (known) return known;
-      const v = node[3 * n]!;
-      const lo = below(node[3 * n + 1]!);
-      let hi = below(node[3 * n + 2]!);
-      if (hi) {
-        hi = [...hi];
-        hi[FIELD_OF[v]!] += WEIGHT_OF[v]!;
+    const bits = new Array<number>(VARS).fill(0);
+    // The lowest path down from n to the variable `end`, each variable a node skips being 0.
+    const lowest = (n: number, end: number): number => {
+      while (node[3 * n]! < end) {
+        const lo = node[3 * n + 1]!;
+        if (lo !== FALSE) n = lo;
+        else {
+          bits[node[3 * n]!] = 1;
+          n = node[3 * n + 2]!;
+        }
       }
-      const out = !lo ? hi! : !hi || !less(hi, lo) ? lo : hi;
-      memo.set(n, out);
-      return out;
+      return n;
     };
-    const values = below(u)!;
+    u = lowest(u, DST_END);
+    if (node[3 * u]! < SRC_START) {
+      const least = new Map<number, number>();
+      const lowestSource = (n: number): number => {
+        if (node[3 * n]! >= SRC_START) return this.sourceValue(n);
+        const known = least.get(n);
+        if (known !== undefined) return known;
+        const [lo, hi] = [node[3 * n + 1]!, node[3 * n + 2]!];
+        const out = Math.min(lo === FALSE ? Infinity : lowestSource(lo), hi === FALSE ? Infinity : lowestSource(hi));
+        least.set(n, out);
+        return out;
+      };
+      const source = lowestSource(u);
+      const holds = new Map<number, boolean>();
+      const reaches = (n: number): boolean => {
+        if (n === FALSE) return false;
+        if (node[3 * n]! >= SRC_START) return this.sourceValue(n, source) === source;
+        const known = holds.get(n);
+        if (known !== undefined) return known;
+        const out = reaches(node[3 * n + 1]!) || reaches(node[3 * n + 2]!);
+        holds.set(n, out);
+        return out;
+      };
+      while (node[3 * u]! < SRC_START) {
+        const lo = node[3 * u + 1]!;
+        if (reaches(lo)) u = lo;
+        else {
+          bits[node[3 * u]!] = 1;
+          u = node[3 * u + 2]!;
+        }
+      }
+    }
+    lowest(u, VARS);
     const out = new Array<number>(22);
-    FIELDS.forEach(({ dim }, f) => (out[2 * dim] = out[2 * dim + 1] = values[f]!));
+    for (const { dim, start, bits: width } of FIELDS) {
+      let value = 0;
+      for (let v = start; v < start + width; v++) value = 2 * value + bits[v]!;
+      out[2 * dim] = out[2 * dim + 1] = value;
+    }
     return out;
   }
 
   /**
-   * Each node's count of `size` and first packet of `first`, kept between calls (the sets asked about share
-   * nodes) until a collection frees nodes.
+   * Below the middle (a node at or below the source's first variable): the lowest source it holds, or, given
+   * `source`, that source when it holds it (and some other value when not).
    */
+  private sourceValue(n: number, source?: number): number {
+    const node = this.node;
+    let value = 0;
+    for (let v = SRC_START; v < VARS; v++) {
+      const weight = 2 ** (VARS - 1 - v);
+      if (n === FALSE) return -1;
+      if (node[3 * n]! !== v) {
+        if (source !== undefined && Math.floor(source / weight) % 2) value += weight;
+        continue;
+      }
+      const bit = source === undefined ? (node[3 * n + 1]! !== FALSE ? 0 : 1) : Math.floor(source / weight) % 2;
+      n = node[3 * n + 1 + bit]!;
+      value += bit * weight;
+    }
+    return n === TRUE ? value : -1;
+  }
+
+  /** Each node's count of `size`, kept between calls (the sets asked about share nodes) until a collection. */
   private readonly sizes = new Map<number, bigint>();
-  private readonly firsts = new Map<number, number[]>();
 
   /**
    * How many packets a set holds (every packet has one value of each of the 98 variables; sets hold no protocol 3):
