@@ -194,7 +194,8 @@ export class Bdd {
   /**
    * Room for `more` nodes beyond those held, made at once (up to the node bound): a fold that knows about how many
    * nodes it makes saves growing the arrays and the unique table by doubling, each time moving every node (a
-   * fifth of the 20,000-rule fold's time). No collection comes before that room is used up: the memory is taken.
+   * fifth of the 20,000-rule fold's time). Collections come as before (`collect`), so that `collectFrom` still
+   * makes them come early.
    */
   reserve(more: number): void {
     const nodes = Math.min(this.held + more, this.maxNodes);
@@ -204,7 +205,6 @@ export class Bdd {
     let size = this.table.length;
     while (size < 2 * nodes) size *= 2;
     if (size > this.table.length) this.rehash(size);
-    this.nextCollection = Math.max(this.nextCollection, nodes);
   }
 
   /** The unique table made again, of `size` slots, with every held node. */
