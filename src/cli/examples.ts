@@ -64,7 +64,10 @@ const WRITTEN: Record<string, string[]> = {
     'nfv firewall lint fwd:1                                  # shadowed, redundant and unmatchable rules',
     'nfv firewall lint simulation:1 --node 10.255.0.1',
   ],
-  'nfv firewall allows': ['nfv firewall allows fwd:1 --dport 443           # what passes, as packet classes'],
+  'nfv firewall allows': [
+    'nfv firewall allows fwd:1 --dport 443           # what passes, as packet classes',
+    'nfv firewall allows router.rules --ignore-nat   # over 1,000 lines: by allowing line; --classes for classes',
+  ],
   'nfv firewall diff': ['nfv firewall diff fwd:1 fwd:2 && echo same        # the packets whose verdict changed'],
   'nfv firewall explain': [
     "nfv firewall explain samples/router.rules 'src=192.168.1.10 dst=198.51.100.80 proto=tcp dport=443'",

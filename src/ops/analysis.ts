@@ -11,7 +11,14 @@
  * `{"kind": "fwd", "id": 3}`, `{"kind": "simulation", "id": 1, "node": "10.255.0.1"}` or
  * `{"kind": "document", "document": "<NFV>...</NFV>", "node": "10.255.0.1", "name": "net.xml"}`.
  */
-import type { AllowsReport, DiffReport, Line, LintReport, RuleList } from '../deploy/analysis/index.js';
+import type {
+  AllowsByLineReport,
+  AllowsReport,
+  DiffReport,
+  Line,
+  LintReport,
+  RuleList,
+} from '../deploy/analysis/index.js';
 import type { Explanation, LiveRuleset, Step } from '../deploy/import/index.js';
 import { looksLikeIptables, looksLikeNftJson } from '../deploy/import/detect.js';
 import { PORT_HINT, parsePorts, portsProblem, ruleAddressProblem } from '../model/address.js';
@@ -299,12 +306,15 @@ export function trafficFilter(query: URLSearchParams): Box {
 
 /** `?examples=true`: one example packet per finding or class (a packet `firewall explain` reads). */
 const EXAMPLES = 'examples';
-function examplesOf(query: URLSearchParams): boolean {
-  const v = query.get(EXAMPLES);
+/** `?classes=true`: a long list's `allows` as packet classes, not by allowing line (analysis/allows.ts). */
+const CLASSES = 'classes';
+function flagOf(query: URLSearchParams, name: string): boolean {
+  const v = query.get(name);
   if (v === null || v === 'false') return false;
   if (v === 'true') return true;
-  throw badRequest(`examples: ${quote(v)} is not true or false`);
+  throw badRequest(`${name}: ${quote(v)} is not true or false`);
 }
+const examplesOf = (query: URLSearchParams) => flagOf(query, EXAMPLES);
 
 async function lintReply(
   ws: Workspace,
@@ -326,12 +336,15 @@ async function allowsReply(
   spec: SourceSpec,
   query: URLSearchParams,
   reading?: Reading,
-): Promise<JsonReply<AllowsReport>> {
+): Promise<JsonReply<AllowsReport | AllowsByLineReport>> {
   const within = trafficFilter(query);
   const examples = examplesOf(query);
+  const classes = flagOf(query, CLASSES);
   const { list, must } = await ruleLists(ws, spec, reading);
-  const { allowsOf, allowsCheck, Budget } = await import('../deploy/analysis/index.js');
+  const { allowsByLine, allowsOf, allowsCheck, byDiagrams, Budget } = await import('../deploy/analysis/index.js');
   const budget = new Budget();
+  // A long list by allowing line unless its classes are asked for: they can be too many to list.
+  if (byDiagrams(list) && !classes) return json(allowsByLine(list, within, budget, must));
   return json(allowsOf(list, within, budget, examples, must ? allowsCheck(list, must, budget) : undefined));
 }
 
@@ -423,7 +436,8 @@ const LINT_SUMMARY =
   "verdict (redundant), each with the rules that block it, as Batfish's filterLineReachability (our addition)";
 const ALLOWS_SUMMARY =
   'What the rules let through, as disjoint packet classes with the rules that allow them; ?src=&dst=&proto=&sport=' +
-  '&dport= look at that traffic only (our addition)';
+  '&dport= look at that traffic only; a list of more than 1,000 lines by allowing line (its packets less those ' +
+  'earlier lines take, their number and first packet) unless ?classes=true (our addition)';
 const DIFF_SUMMARY =
   'The packets two rule lists treat differently, as packet classes with the verdict and deciding rule in each ' +
   '(our addition)';
@@ -451,7 +465,7 @@ export const fwdAllows = operation({
   status: 200,
   errors: 'json',
   handler: async (i) => {
-    onlyParams(i.query, [...FILTERS, EXAMPLES]);
+    onlyParams(i.query, [...FILTERS, EXAMPLES, CLASSES]);
     return allowsReply(i.ws, fwdSource(i), i.query);
   },
 });
@@ -498,7 +512,7 @@ export const simulationsAllows = operation({
   status: 200,
   errors: 'json',
   handler: async (i) => {
-    onlyParams(i.query, ['node', ...FILTERS, EXAMPLES]);
+    onlyParams(i.query, ['node', ...FILTERS, EXAMPLES, CLASSES]);
     return allowsReply(i.ws, simulationSource(i), i.query);
   },
 });
@@ -531,7 +545,7 @@ export const analysisAllows = operation({
   status: 200,
   errors: 'json',
   handler: async (i) => {
-    onlyParams(i.query, [...FILTERS, EXAMPLES]);
+    onlyParams(i.query, [...FILTERS, EXAMPLES, CLASSES]);
     const body = bodyFields(i.body, ['source']);
     return allowsReply(i.ws, parseSource(body.source, 'source'), i.query, await parseReading(body));
   },

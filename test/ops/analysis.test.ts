@@ -378,3 +378,23 @@ t.test('explain and the reading fields over HTTP: the same fields as POST /fwd/i
   await refused(t, ws, 'POST', '/fwd/analysis/explain', { source }, 400, /^packet: a string/);
   await refused(t, ws, 'POST', '/fwd/analysis/lint', { source, chains: 'INPUT' }, 400, /^chains: not a field here/);
 });
+
+t.test('allows of a long list: by allowing line, or as classes with ?classes=true', async (t) => {
+  const ws = await workspace(t);
+  const { generatedDump } = await import('../../src/bench/import.js');
+  const source = { kind: 'document', document: generatedDump(5, 1_200, 12, 120), name: 'g.rules' };
+  const within = '?proto=TCP&dport=443';
+  const byLine = await ok(t, ws, 'POST', `/fwd/analysis/allows${within}`, { source, ignoreNat: true });
+  t.ok(byLine.rules > 1000 && byLine.lines.length > 0 && byLine.classes === undefined, 'by allowing line');
+  t.match(byLine.lines[0], { rule: { file: 'g.rules' }, packets: /^\d+$/, except: Array, example: /proto=tcp/ });
+  const sum = byLine.lines.reduce((n: bigint, l: { packets: string }) => n + BigInt(l.packets), 0n);
+  t.equal(byLine.packets, String(sum), 'the packets in all are the sum of the lines');
+  const classes = await ok(t, ws, 'POST', `/fwd/analysis/allows${within}&classes=true`, { source, ignoreNat: true });
+  t.ok(classes.classes.length > 0 && classes.lines === undefined, `${classes.classes.length} classes`);
+  // Every allowing line listed decides packets of some class, and no class names a line the answer by line lacks.
+  const key = (r: { position: number } | string) => (typeof r === 'string' ? r : r.position);
+  const listed = new Set(byLine.lines.map((l: { rule: { position: number } }) => key(l.rule)));
+  const named = new Set(classes.classes.flatMap((c: { rules: { position: number }[] }) => c.rules.map(key)));
+  t.same([...named].sort(), [...listed].sort(), 'the same allowing lines either way');
+  await refused(t, ws, 'POST', '/fwd/analysis/allows?classes=yes', { source, ignoreNat: true }, 400, /^classes: "yes"/);
+});

@@ -64,6 +64,14 @@ export function allowsCheck(may: RuleList, must: RuleList, budget: Budget) {
   };
 }
 
+/**
+ * For the per-line `allows` of long lists (allows.ts): why the packets line `at` (or the default, -1) of the may
+ * list allows are not all allowed by the must list, given the must list's lines that deny some of them.
+ */
+export function deniedText(may: RuleList, must: RuleList, at: number, denying: Iterable<number>): string {
+  return `the must reading denies some of these packets${named(may, [at]) || named(must, denying)}`;
+}
+
 /** For `diff`: why a class's verdicts differ between the readings of either side, or undefined. */
 export function diffCheck(
   a: { may: RuleList; must?: RuleList },
