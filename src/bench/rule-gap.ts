@@ -14,6 +14,7 @@
  * else the default set below. The Zoo is read from NFV_ZOO or the read-only mirror. Offline only: seconds to minutes
  * per case; the shipped engine never calls a MIP. Prints a Markdown table on stdout.
  */
+import { fileURLToPath } from 'node:url';
 import type highsTypes from 'highs';
 import { simulate, type SimulateOptions } from '../engine/simulate.js';
 import type { MaxSatProblem } from '../engine/solving/maxsat.js';
@@ -75,7 +76,7 @@ export function mipText(problem: MaxSatProblem): string {
   return [...lines, 'End', ''].join('\n');
 }
 
-interface Optimum {
+export interface Optimum {
   /** Per soft group, how many of its literals the MIP's answer leaves false. */
   cost: number[];
   optimal: boolean;
@@ -86,14 +87,15 @@ interface Optimum {
 let highs: ReturnType<typeof highsTypes.default> | undefined;
 const loadHighs = () => (highs ??= import('highs').then((m) => (m.default as unknown as typeof highsTypes.default)()));
 
-async function optimum(problem: MaxSatProblem): Promise<Optimum> {
+/** The problem's lexicographic optimum by HiGHS's MIP, within `nodes` branch-and-bound nodes. */
+export async function optimum(problem: MaxSatProblem, nodes = MIP_NODES): Promise<Optimum> {
   const solver = await loadHighs();
   const before = process.cpuUsage();
   const found = solver.solve(mipText(problem), {
     output_flag: false,
     threads: 1,
     random_seed: 0,
-    mip_max_nodes: MIP_NODES,
+    mip_max_nodes: nodes,
   });
   const used = process.cpuUsage(before);
   const columns = found.Columns as Record<string, { Primal?: number }>;
@@ -160,4 +162,4 @@ async function main(): Promise<void> {
   }
 }
 
-await main();
+if (process.argv[1] === fileURLToPath(import.meta.url)) await main();
