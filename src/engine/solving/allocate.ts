@@ -761,6 +761,12 @@ export interface AllocationTuning {
   encodingLimit?: number;
   /** Past that limit, the firewalls' LP relaxation even where our cores would solve them soon (tests: that path). */
   forceLp?: boolean;
+  /**
+   * Given each component's candidate formula (rules as deployed, no selectors) as it is built, before it is solved:
+   * bench:rule-gap solves it offline to its true optimum (issue 48), never the shipped engine. `proofOnly`: the
+   * refined classes' solve (provenPlaces), whose answer replaces the coarse one only where it is proven.
+   */
+  candidates?: (problem: MaxSatProblem, members: readonly number[], proofOnly: boolean) => void;
 }
 
 /** Soft literals of the groups after the requirements that the values leave false: what the answer costs. */
@@ -1146,6 +1152,7 @@ async function allocate(
       // requirements held are chosen on the per-class formula, nor where only a proof is of use). That model stands
       // only where it costs less than the answer so far.
       const problem = full.builder.problem(selectors);
+      if (!selectors) tuning.candidates?.(problem, members, proofOnly);
       if (!selectors && !proofOnly) problem.neighbourhoods = full.rules.neighbourhoods();
       const better = await solve(problem);
       if (!better) return;
@@ -1172,6 +1179,13 @@ async function allocate(
       : (known?.rest?.() ?? (await proved(proving, known?.rest !== undefined)(problem)));
     if (candidatesOnly || (answer?.status === 'sat' && enc.rules.size > 0))
       await fewerRules(false, proving, proved(proving), known);
+    // Offline (bench:rule-gap) the candidates' formula is wanted even where the per-class one is not solved.
+    if (answer === undefined && tuning.candidates && !candidatesOnly)
+      tuning.candidates(
+        encode(net, model, reqs, members, false, collapse, cuts, false, known).builder.problem(false),
+        members,
+        proofOnly,
+      );
     if (answer === undefined) {
       if (proofOnly) return undefined;
       // The probe's model has the fewest firewalls, its drops left as the search left them: it, the fast answer on
