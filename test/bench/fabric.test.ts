@@ -113,7 +113,7 @@ t.test('a small fabric solved by both methods, the answers re-checked without li
     const kinds = new Set(nfv.propertyDefinition.property.map((p) => p.name));
     t.ok(kinds.has('ISOLATION_PROPERTY') && kinds.has('REACHABILITY_PROPERTY'), 'isolation and reachability asked');
     for (const paths of ['few', 'all'] as const) {
-      const { nfv: out, report } = await simulate(nfv, { timeoutSeconds: 60, paths });
+      const { nfv: out, report } = await simulate(nfv, { timeoutSeconds: 600, paths });
       const what = `${nat ? 'NAT and ports' : 'plain'}, paths: '${paths}'`;
       t.equal(report.verdict, 'SAT', `${what}: ${report.satisfied}/${report.properties}`);
       t.same(pathFreeViolations(out), [], 'every requirement holds');

@@ -6,5 +6,5 @@ import t from 'tap';
 import { haveClients } from './fleet.js';
 import { fleetTests } from './scenario.js';
 
-t.setTimeout(600_000);
+t.setTimeout(1_800_000);
 if (haveClients(t)) fleetTests(t);

@@ -9,7 +9,7 @@ import { havePostgres, startPostgres } from '../postgres.js';
 import { haveClients } from './fleet.js';
 import { fleetTests } from './scenario.js';
 
-t.setTimeout(600_000);
+t.setTimeout(1_800_000);
 if (haveClients(t) && havePostgres(t)) {
   const { url } = await startPostgres(t);
   const migrated = await cli(['db', 'migrate', '--database', url]);

@@ -34,7 +34,7 @@ const pooled = (rnd: () => number): Elements => ({
 });
 
 const inNamespace = (script: string) =>
-  spawnSync('unshare', ['-rn', 'sh', '-c', script], { encoding: 'utf8', timeout: 10_000 });
+  spawnSync('unshare', ['-rn', 'sh', '-c', script], { encoding: 'utf8', timeout: 120_000 });
 const probe = inNamespace('iptables -S FORWARD');
 const usable = probe.status === 0;
 

@@ -325,7 +325,7 @@ export async function kernelForwards(t: Tap.Test, cases: ForwardCase[]) {
     }),
   );
   const script = path.join(ROOT, 'test', 'deploy', 'forward.py');
-  const r = await runProcess(t, 'unshare', [...NAMESPACES, PYTHON, script], JSON.stringify(jobs), 120_000);
+  const r = await runProcess(t, 'unshare', [...NAMESPACES, PYTHON, script], JSON.stringify(jobs));
   if (r.code !== 0) throw new Error(`forward.py exited ${r.code}: ${r.stderr.trim()}`);
   const kernel = JSON.parse(r.stdout) as boolean[][];
   const differ: string[] = [];

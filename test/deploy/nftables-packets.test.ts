@@ -81,7 +81,7 @@ t.test(
     }
     const started = Date.now();
     const script = path.join(ROOT, 'test', 'deploy', 'forward.py');
-    const r = await runProcess(t, 'unshare', [...NAMESPACES, PYTHON, script], JSON.stringify(jobs), 120_000);
+    const r = await runProcess(t, 'unshare', [...NAMESPACES, PYTHON, script], JSON.stringify(jobs));
     const seconds = (Date.now() - started) / 1000;
     if (r.code !== 0) return t.fail(`forward.py exited ${r.code}: ${r.stderr.trim()}`);
     const results = JSON.parse(r.stdout) as boolean[][];
@@ -241,7 +241,7 @@ t.test(
     const data = wire[3]!;
     jobs.push({ ...jobs[1]!, variant: 'later', packets: [data] });
     const script = path.join(ROOT, 'test', 'deploy', 'forward.py');
-    const r = await runProcess(t, 'unshare', [...NAMESPACES, PYTHON, script], JSON.stringify(jobs), 60_000);
+    const r = await runProcess(t, 'unshare', [...NAMESPACES, PYTHON, script], JSON.stringify(jobs));
     if (r.code !== 0) return t.fail(`forward.py exited ${r.code}: ${r.stderr.trim()}`);
     const results = JSON.parse(r.stdout) as boolean[][];
     const told = (verdicts: boolean[]) => steps.map(([what], i) => `${what}: ${verdicts[i] ? 'passes' : 'dropped'}`);

@@ -28,7 +28,8 @@
  * The packet semantics live in `packets.ts`, shared with `evaluator-pathfree.ts`. A requirement with more simple
  * paths than the limit (a redundant network) is decided by the path-free evaluator, which has the same meaning.
  */
-import { simulate } from '../../src/engine/simulate.js';
+import { simulate, type SimulateOptions } from '../../src/engine/simulate.js';
+import { MAX_TIMEOUT_SECONDS } from '../../src/model/limits.js';
 import type { NFV } from '../../src/model/types.js';
 import { decide, pathFreeViolations } from './evaluator-pathfree.js';
 import { TooManyPaths, arrives, minus, octets, simplePaths, type Violation } from './packets.js';
@@ -79,8 +80,10 @@ export function violations(result: NFV, pathLimit = 20_000): Violation[] {
  * checked against this file's path evaluator in evaluator-pathfree.test.ts): throws, naming each requirement claimed
  * satisfied that does not hold.
  */
-export async function checkedSimulate(...args: Parameters<typeof simulate>): ReturnType<typeof simulate> {
-  const result = await simulate(...args);
+export async function checkedSimulate(nfv: NFV, options: SimulateOptions = {}): ReturnType<typeof simulate> {
+  // The longest time limit unless a test sets one: answers count work, not seconds, and the 60 s default ran out
+  // for Geant at load average 25 (a 504 where the answer would have come).
+  const result = await simulate(nfv, { timeoutSeconds: MAX_TIMEOUT_SECONDS, ...options });
   const found = pathFreeViolations(result.nfv);
   if (found.length) {
     const lines = found.map((v) => `#${v.index} ${v.property.name} ${v.property.src} -> ${v.property.dst}: ${v.why}`);

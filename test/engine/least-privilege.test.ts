@@ -140,7 +140,7 @@ t.test('two ports to one server: a rule for each, where the fewest rules take bo
 
 async function answer(nfv: NFV, options: SimulateOptions): Promise<SimulationResult | string> {
   try {
-    return await checkedSimulate(structuredClone(nfv), { timeoutSeconds: 30, ...options });
+    return await checkedSimulate(structuredClone(nfv), { timeoutSeconds: 600, ...options });
   } catch (e) {
     if (e instanceof NfvError) return `${e.status} ${e.message}`;
     throw e;

@@ -138,7 +138,7 @@ t.test(
 
 t.test('curl, a real client: --cacert, and --cert with --tls-ca', async (t) => {
   if (spawnSync('curl', ['--version']).error) return t.skip('curl is not installed (Node https covers the same)');
-  const curl = (...args: string[]) => spawnSync('curl', ['-sS', ...args], { encoding: 'utf8', timeout: 20_000 });
+  const curl = (...args: string[]) => spawnSync('curl', ['-sS', ...args], { encoding: 'utf8', timeout: 120_000 });
   const s = await serve(t, SERVER);
   const ok = curl('--cacert', file('ca.pem'), `${s.url}/pdb/meta/v1/version`);
   t.equal(ok.status, 0, ok.stderr);

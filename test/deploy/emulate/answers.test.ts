@@ -17,7 +17,7 @@ t.test('every fifth of the 50 answers: the kernel agrees with every claim', { sk
   const cases = emulateAnswerCases();
   t.equal(cases.length, 50, 'the list holds 50 answers');
   for (const c of cases.filter((_, k) => k % 5 === 0)) {
-    const { nfv: answer } = await simulate(c.input, { timeoutSeconds: 20 });
+    const { nfv: answer } = await simulate(c.input, { timeoutSeconds: 600 });
     const r = await emulate(answer);
     t.ok(r.requirements.length > 0, `${c.name}: ${r.requirements.length} requirements probed`);
     t.same(

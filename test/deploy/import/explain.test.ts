@@ -299,7 +299,7 @@ t.test(
       asked.push({ seed, packets, text });
     }
     const script = path.join(ROOT, 'test', 'deploy', 'forward.py');
-    const r = await runProcess(t, 'unshare', [...NAMESPACES, PYTHON, script], JSON.stringify(jobs), 240_000);
+    const r = await runProcess(t, 'unshare', [...NAMESPACES, PYTHON, script], JSON.stringify(jobs));
     t.equal(r.code, 0, r.stderr.trim().split('\n').slice(-1)[0]);
     if (r.code !== 0) return;
     const kernel = JSON.parse(r.stdout) as boolean[][];

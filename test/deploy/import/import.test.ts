@@ -257,7 +257,7 @@ t.test(
       const load = ['sh', '-c', `${ipset}iptables-restore ${file} && ${checksums}`];
       const jobs = [{ load, unload: null, packets }];
       const script = path.join(ROOT, 'test', 'deploy', 'forward.py');
-      const r = await runProcess(t, 'unshare', [...NAMESPACES, PYTHON, script], JSON.stringify(jobs), 120_000);
+      const r = await runProcess(t, 'unshare', [...NAMESPACES, PYTHON, script], JSON.stringify(jobs));
       if (r.code !== 0) {
         t.fail(`${s.name}: forward.py exited ${r.code}: ${r.stderr.trim()}`);
         continue;
@@ -345,7 +345,7 @@ t.test(
     }
     const MARK = '@@nfv@@';
     const script = `for f do nft -f "$f" && nft -j list ruleset; nft flush ruleset; echo ${MARK}; done`;
-    const r = await runProcess(t, 'unshare', [...NAMESPACES, 'sh', '-c', script, 'sh', ...files], '', 120_000);
+    const r = await runProcess(t, 'unshare', [...NAMESPACES, 'sh', '-c', script, 'sh', ...files], '');
     const listed = r.stdout.split(`${MARK}\n`).slice(0, nodes.length);
     t.equal(listed.length, nodes.length, 'a listing per firewall');
     const differ = listed.flatMap((json, k) => {

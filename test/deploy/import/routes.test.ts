@@ -81,7 +81,7 @@ function scenario(seed: number) {
 function kernel(setup: string, asked: number[], show: string) {
   const ask = asked.map((a) => `printf '%s ' ${text(a)}; ip -o route get ${text(a)} 2>&1 | head -1`).join('; ');
   const script = `${setup} && ${show} && echo '#END' && ${ask}`;
-  const r = spawnSync('unshare', [...NAMESPACES, 'sh', '-c', script], { encoding: 'utf8', timeout: 20_000 });
+  const r = spawnSync('unshare', [...NAMESPACES, 'sh', '-c', script], { encoding: 'utf8', timeout: 120_000 });
   if (r.status !== 0) throw new Error(`namespace: ${r.stderr || String(r.error)}`);
   const [listing, answers] = r.stdout.split('#END\n') as [string, string];
   const chosen = new Map<number, string>();

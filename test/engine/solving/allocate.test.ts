@@ -16,7 +16,7 @@ const NETWORKS = 200;
 async function answer(nfv: NFV, prune: boolean): Promise<SimulationResult | string> {
   try {
     return await checkedSimulate(structuredClone(nfv), {
-      timeoutSeconds: 30,
+      timeoutSeconds: 600,
       tuning: { decompose: true, collapse: true, prune },
     });
   } catch (e) {
