@@ -126,7 +126,7 @@ type Outcome = SimulationResult | { status: number; message: string };
 
 async function answer(nfv: NFV, paths: PathListing): Promise<Outcome> {
   try {
-    return await checkedSimulate(structuredClone(nfv), { paths, timeoutSeconds: 30 });
+    return await checkedSimulate(structuredClone(nfv), { paths });
   } catch (e) {
     if (e instanceof NfvError) return { status: e.status, message: e.message };
     throw e;
