@@ -14,6 +14,7 @@
  * port P" (reach P, isolate the ports below and above), or one port or sub-range reached or isolated. The ports of one
  * instance form a laminar family (any two are nested or disjoint), so the policy never contradicts itself.
  */
+import { random } from '../model/random.js';
 import type { Elements, NFV, Node, NodeMetrics, Property } from '../model/types.js';
 
 export interface TopologySpec {
@@ -25,17 +26,8 @@ export interface TopologySpec {
   seed: number;
 }
 
-/** mulberry32: small, fast and good enough for test data; the same seed gives the same numbers (and network). */
-export function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** The benches' generator is the engine's (`model/random.ts`): one mulberry32 in `src`. */
+export { random };
 
 /** Ports of an instance: "only 80" uses 0-79 and 81-65535; every other range lies inside one of those. */
 const ONLY_PORT = 80;

@@ -5,21 +5,11 @@
  * and rules as the proof, over the formula the engine built.
  */
 import t from 'tap';
+import { seeded } from '../helpers.js';
 import { generateWan, type WanShape } from '../../src/bench/wan.js';
 import { optimum } from '../../src/bench/rule-gap.js';
 import { simulate } from '../../src/engine/simulate.js';
 import { Clauses, type Lit, type MaxSatProblem } from '../../src/engine/solving/maxsat.js';
-
-/** A seeded generator (mulberry32), so that a failure is the same on every run. */
-function random(seed: number) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let x = Math.imul(a ^ (a >>> 15), 1 | a);
-    x = (x + Math.imul(x ^ (x >>> 7), 61 | x)) ^ x;
-    return ((x ^ (x >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** The least cost vector (each group's false soft literals, compared in order) over every assignment. */
 function bruteForce(variables: number, clauses: Lit[][], soft: Lit[][]): number[] {
@@ -35,7 +25,7 @@ function bruteForce(variables: number, clauses: Lit[][], soft: Lit[][]): number[
 }
 
 t.test('the MIP finds the brute force optimum of small MaxSAT problems', async (t) => {
-  const rnd = random(48);
+  const { rnd } = seeded(48);
   for (let round = 0; round < 150; round++) {
     const variables = 3 + Math.floor(rnd() * 7);
     const literal = () => (1 + Math.floor(rnd() * variables)) * (rnd() < 0.5 ? -1 : 1);

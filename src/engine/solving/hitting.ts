@@ -7,19 +7,8 @@
  * picked by a seeded generator and kept off the nodes it just moved for a while), so that the search leaves a local
  * minimum. The best set seen is returned. Every step is counted in `work` (row visits): the same set on any machine.
  */
+import { random } from '../../model/random.js';
 import type { WorkPool } from './work.js';
-
-/** A seeded generator (mulberry32): the same draws on every run, so the same set. */
-export function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** Moves a node just moved stays out of plateau moves: long enough not to undo a swap at once. */
 const TABU = 8;
@@ -118,7 +107,7 @@ export function improveHittingSet(
   };
   dropNeedless();
   let best = [...chosen].sort((a, b) => a - b);
-  const random = seeded(seed);
+  const draw = random(seed);
   const tabu = new Map<number, number>();
   let step = 0;
   let cursor = best[0] ?? 0;
@@ -160,10 +149,10 @@ export function improveHittingSet(
     const movable = [...chosen].sort(prefer).filter((n) => (tabu.get(n) ?? -TABU) + TABU <= step);
     let moved = false;
     for (let tries = 0; tries < movable.length && !moved && !work.spent; tries++) {
-      const n = movable[Math.floor(random() * movable.length)]!;
+      const n = movable[Math.floor(draw() * movable.length)]!;
       const options = replacements(only(n)).filter((m) => (tabu.get(m) ?? -TABU) + TABU <= step);
       if (options.length === 0) continue;
-      const m = options[Math.floor(random() * options.length)]!;
+      const m = options[Math.floor(draw() * options.length)]!;
       remove(n);
       add(m);
       if (!holds([n])) {
