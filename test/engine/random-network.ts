@@ -4,8 +4,39 @@
  * forwarding paths; isolation, reachability and complete reachability, some on ports.
  */
 import { random } from '../../src/bench/topology.js';
+import type { PathListing, SimulationResult } from '../../src/engine/simulate.js';
+import { NfvError } from '../../src/model/errors.js';
 import type { Elements, NFV, Node, Property } from '../../src/model/types.js';
+import { checkedSimulate } from './evaluator.js';
 import { TooManyPaths, simplePaths } from './packets.js';
+
+/** An answer re-checked by the evaluators, or the error the engine gave instead. */
+export type Outcome = SimulationResult | { status: number; message: string };
+
+/** The engine's answer for one way of finding paths, re-checked by the evaluators, or its error's status and text. */
+export async function answer(nfv: NFV, paths: PathListing): Promise<Outcome> {
+  try {
+    return await checkedSimulate(structuredClone(nfv), { paths });
+  } catch (e) {
+    if (e instanceof NfvError) return { status: e.status, message: e.message };
+    throw e;
+  }
+}
+
+/**
+ * One network answered with state graphs (`'needed'`) and with listed paths (`'all'`): both outcomes, and what
+ * differs between them (another error, or another verdict on some requirement), if anything.
+ */
+export async function bothWays(nfv: NFV, seed: number): Promise<{ graphs: Outcome; paths: Outcome; differs?: string }> {
+  const [graphs, paths] = [await answer(nfv, 'needed'), await answer(nfv, 'all')];
+  if (!('report' in graphs) || !('report' in paths)) {
+    const [a, b] = [JSON.stringify(graphs), JSON.stringify(paths)];
+    return { graphs, paths, ...(a !== b ? { differs: `seed ${seed}: ${a.slice(0, 200)} / ${b.slice(0, 200)}` } : {}) };
+  }
+  const held = (r: SimulationResult) => r.report.requirements.map((q) => (q.isSat ? 1 : 0)).join('');
+  const [a, b] = [held(graphs), held(paths)];
+  return { graphs, paths, ...(a !== b ? { differs: `seed ${seed}: held ${a} / ${b}` } : {}) };
+}
 
 /** A small random network with at least one cycle, every requirement claimed satisfied. */
 export function smallNetwork(seed: number): NFV {
