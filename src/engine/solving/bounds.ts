@@ -517,26 +517,20 @@ export async function firewallRelaxation(
   // walks (the place on most of them, then of highest LP value, then the lowest).
   const value = (n: number) => values.get(n) ?? 0;
   const chosen = new Set([...values].filter(([, v]) => v >= 0.5).map(([n]) => n));
-  /** An isolation's walk that no place of `among` (the chosen ones) nor free dropper stops (its states), if any. */
-  const missing = (iso: (typeof isolations)[number], among: ReadonlySet<number> = chosen) =>
-    stateWalk(iso.g, (k) => iso.free[k] === 1 || among.has(iso.place[k]!));
-  /** For each isolation that `among` does not cut, the places on a walk it misses; undefined once work ran out. */
-  const missedBy = (among: ReadonlySet<number>, work = spend.work) => {
+  /** An isolation's walk that no chosen place nor free dropper stops (its states), if any. */
+  const missing = (iso: (typeof isolations)[number]) =>
+    stateWalk(iso.g, (k) => iso.free[k] === 1 || chosen.has(iso.place[k]!));
+  const seen = [...rows];
+  for (;;) {
     const missed: number[][] = [];
     for (const iso of isolations) {
-      if (work.spent) return undefined;
-      work.spend(iso.g.node.length);
-      const walk = missing(iso, among)
+      if (spend.work.spent) return { firewalls: bound };
+      spend.work.spend(iso.g.node.length);
+      const walk = missing(iso)
         ?.map((k) => iso.place[k]!)
         .filter((n) => n >= 0);
       if (walk && walk.length > 0) missed.push(walk);
     }
-    return missed;
-  };
-  const seen = [...rows];
-  for (;;) {
-    const missed = missedBy(chosen);
-    if (!missed) return { firewalls: bound };
     if (missed.length === 0) break;
     seen.push(...missed);
     let open = missed;
@@ -555,10 +549,6 @@ export async function firewallRelaxation(
   }
   // Then a local search over the walks seen (the LP's rows and those missed; hitting.ts), each move checked against
   // the isolations through the places it takes out, whose walks it misses are learnt as rows.
-  const through = new Map<number, number[]>();
-  isolations.forEach((iso, i) => {
-    for (const n of new Set(iso.place)) if (n >= 0) (through.get(n) ?? through.set(n, []).get(n)!).push(i);
-  });
   const searching = new WorkPool(SEARCH_WORK);
   // Each isolation's places where its walks stop now (a cut), and the isolations stopped at each place: a move taking
   // places out need check only the isolations stopped there (every other keeps its cut).
@@ -611,6 +601,10 @@ export async function firewallRelaxation(
   for (const n of better) chosen.add(n);
   // Then each place in turn, the lowest LP value first, left out where every isolation through it stays cut (the
   // rounding takes more than the fewest: 4 where 2 do on small networks), within PRUNE_WORK of its own.
+  const through = new Map<number, number[]>();
+  isolations.forEach((iso, i) => {
+    for (const n of new Set(iso.place)) if (n >= 0) (through.get(n) ?? through.set(n, []).get(n)!).push(i);
+  });
   const pruning = new WorkPool(PRUNE_WORK);
   const order = [...chosen].sort((a, b) => value(a) - value(b) || b - a);
   for (const n of order) {
