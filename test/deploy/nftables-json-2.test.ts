@@ -4,10 +4,10 @@
  * others; see checkJsonLists in nft-harness.ts). Without nft or unshare the test is skipped, saying why.
  */
 import t from 'tap';
-import { checkJsonLists, skipNft } from './nft-harness.js';
+import { checkJsonLists, skipLibnft } from './nft-harness.js';
 
 t.test(
   'nft -j -c accepts the last 500 of 1,000 random rule lists as JSON, with and without --sets',
-  { skip: skipNft },
+  { skip: skipLibnft },
   (t) => checkJsonLists(t, 500, 1000),
 );
