@@ -8,7 +8,8 @@ process calls libnftables (ctypes) the same way, a fresh context per command as 
 As a program (`unshare -rn python3 libnft.py`): reads a JSON list of steps on stdin, each a list of commands run in
 turn until one fails (as `a && b && c` in sh); a command is an argv, `nft ...` run here, anything else run as a
 process (the change scripts, which call nft themselves). Writes a JSON list with each step's
-{code, stdout, stderr}: the exit code of its last command run, and the outputs of its commands in order.
+{code, ran, stdout, stderr}: the exit code of its last command run, how many of its commands ran, and their outputs
+in order.
 """
 
 import ctypes
@@ -80,14 +81,15 @@ def command(args):
 def main():
     results = []
     for step in json.load(sys.stdin):
-        code, out, err = 0, [], []
+        code, out, err, ran = 0, [], [], 0
         for args in step:
+            ran += 1
             code, o, e = command(args)
             out.append(o)
             err.append(e)
             if code != 0:
                 break
-        results.append({"code": code, "stdout": "".join(out), "stderr": "".join(err)})
+        results.append({"code": code, "ran": ran, "stdout": "".join(out), "stderr": "".join(err)})
     json.dump(results, sys.stdout)
 
 

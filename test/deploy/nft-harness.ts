@@ -45,6 +45,7 @@ export const skipLibnft = skipNft || (!existsSync(PYTHON) && `${PYTHON} is not i
 export type Step = string[][];
 export interface Done {
   code: number;
+  ran: number;
   stdout: string;
   stderr: string;
 }
