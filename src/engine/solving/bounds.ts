@@ -284,26 +284,53 @@ function runTo(from: Int32Array, k: number): number[] {
   return run;
 }
 
+/**
+ * stateWalk's buffers, kept between calls as cheapestWalk's are (the bounds' walk finders, the LP's greedy cover and
+ * the local search's checks walk every isolation again and again): a state is seen where its stamp is the call's.
+ */
+const bfs = {
+  stamp: new Int32Array(0),
+  call: 0,
+  from: new Int32Array(0),
+  arrival: new Int32Array(0),
+  queue: new Int32Array(0),
+};
+
 /** The states of a shortest run from a start to an arrival meeting no state that `stops` (breadth first). */
 function stateWalk(graph: Walks, stops: (k: number) => boolean): number[] | undefined {
   const count = graph.node.length;
-  const from = new Int32Array(count).fill(-2);
-  const arrival = new Uint8Array(count);
-  for (const k of graph.arrive) arrival[k] = 1;
-  const queue: number[] = [];
-  for (const k of graph.start) {
-    if (from[k] !== -2 || stops(k)) continue;
-    from[k] = -1;
-    queue.push(k);
+  if (bfs.stamp.length < count) {
+    const size = Math.max(count, 2 * bfs.stamp.length);
+    bfs.stamp = new Int32Array(size);
+    bfs.from = new Int32Array(size);
+    bfs.arrival = new Int32Array(size);
+    bfs.queue = new Int32Array(size);
+    bfs.call = 0;
   }
-  for (let h = 0; h < queue.length; h++) {
+  if (bfs.call === 0x7fffffff) {
+    bfs.stamp.fill(0);
+    bfs.arrival.fill(0);
+    bfs.call = 0;
+  }
+  const call = ++bfs.call;
+  const { stamp, from, arrival, queue } = bfs;
+  for (const k of graph.arrive) arrival[k] = call;
+  let tail = 0;
+  for (const k of graph.start) {
+    if (stamp[k] === call || stops(k)) continue;
+    stamp[k] = call;
+    from[k] = -1;
+    queue[tail++] = k;
+  }
+  for (let h = 0; h < tail; h++) {
     const k = queue[h]!;
-    if (arrival[k]) return runTo(from, k);
+    if (arrival[k] === call) return runTo(from, k);
     for (let e = graph.first[k]!; e < graph.first[k + 1]!; e++) {
       const m = graph.to[e]!;
-      if (from[m] !== -2 || stops(m)) continue;
+      if (stamp[m] === call || stops(m)) continue;
+      stamp[m] = call;
       from[m] = k;
-      queue.push(m);
+      queue[tail++] = m;
     }
   }
   return undefined;
