@@ -1038,11 +1038,13 @@ async function allocate(
     const relaxedAnswer = (
       made: (s: StructuralBound) => GreedyDecisions | undefined,
     ): ReturnType<typeof fastAnswer> => {
-      const reached = members.flatMap((r) => nodesReached(model, r));
-      if (reached.some((n) => net[n]!.deployed) || cuts.length > 0) return undefined;
+      // Asked of each requirement's nodes in place: on wan-750 one list of them all was a million entries.
+      const reaches = (p: (n: NetNode) => boolean) =>
+        members.some((r) => nodesReached(model, r).some((n) => p(net[n]!)));
+      if (reaches((n) => n.deployed === true) || cuts.length > 0) return undefined;
       const fast = made(structuralOf(members));
       if (!fast) return undefined;
-      if (reached.some((n) => net[n]!.leastPrivilege))
+      if (reaches((n) => n.leastPrivilege === true))
         leastPrivileged(net, fast, reachabilityClasses(model, reqs, members));
       return { fast, written: fastRules(net, model, fast) };
     };

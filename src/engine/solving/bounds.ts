@@ -17,10 +17,9 @@
  */
 import { isDecision, type FlowModel, type Requirement, type StateGraph } from '../flows/flows.js';
 import { firstMatchDrops, type NetNode } from '../flows/network.js';
-import { IndexHeap } from '../heap.js';
 import { lazyOptimum } from './exact.js';
 import type { GreedyDecisions } from './greedy.js';
-import { solveLp } from './highs.js';
+import { hittingSetLp } from './highs.js';
 import { improveHittingSet } from './hitting.js';
 import type { Lit } from './maxsat.js';
 import { checkAbort, WorkPool, type Spend } from './work.js';
@@ -167,39 +166,112 @@ function walksOf(model: FlowModel, reqs: Requirement[], r: number): Walks | unde
 const WALK_STEP = 1_000;
 
 /**
+ * cheapestWalk's buffers, kept between calls (the LP's separation walks every isolation's graph each round: fresh
+ * arrays per call were a third of its time, in the collector): a state's entries count only where its stamp is the
+ * call's, so nothing is cleared; the heap's entries (cost, state) side by side in typed arrays.
+ */
+const scratch = {
+  stamp: new Int32Array(0),
+  call: 0,
+  best: new Float64Array(0),
+  from: new Int32Array(0),
+  /** 1: done, 2: an arrival (bits, valid where stamped). */
+  flags: new Uint8Array(0),
+  costs: new Float64Array(1024),
+  states: new Int32Array(1024),
+};
+
+/** scratch sized for `count` states and a fresh stamp (all stamps cleared when the counter would wrap). */
+function freshScratch(count: number) {
+  if (scratch.stamp.length < count) {
+    const size = Math.max(count, 2 * scratch.stamp.length);
+    scratch.stamp = new Int32Array(size);
+    scratch.best = new Float64Array(size);
+    scratch.from = new Int32Array(size);
+    scratch.flags = new Uint8Array(size);
+    scratch.call = 0;
+  }
+  if (scratch.call === 0x7fffffff) {
+    scratch.stamp.fill(0);
+    scratch.call = 0;
+  }
+  return ++scratch.call;
+}
+
+/**
  * The states of a cheapest run from a start to an arrival, each state costing `cost(k)` + 1 (Infinity: impassable),
  * by Dijkstra's search with a binary heap of (cost, state); ties to the lower state, so the same on every run.
  */
 function cheapestWalk(graph: Walks, cost: (k: number) => number): number[] | undefined {
-  const count = graph.node.length;
-  const best = new Float64Array(count).fill(Infinity);
-  const from = new Int32Array(count).fill(-1);
-  const done = new Uint8Array(count);
-  const arrival = new Uint8Array(count);
-  for (const k of graph.arrive) arrival[k] = 1;
-  // Entries (cost, state) in two lists, the heap holding entry numbers: a state is pushed again when its cost falls,
-  // and an entry whose cost is no longer the state's best is passed over when popped.
-  const costs: number[] = [];
-  const states: number[] = [];
-  const heap = new IndexHeap((a, b) => costs[a]! < costs[b]! || (costs[a] === costs[b] && states[a]! < states[b]!));
+  const call = freshScratch(graph.node.length);
+  const { stamp, best, from, flags } = scratch;
+  for (const k of graph.arrive) {
+    stamp[k] = call;
+    best[k] = Infinity;
+    flags[k] = 2;
+  }
+  // A state is pushed again when its cost falls; an entry whose cost is no longer the state's best is passed over.
+  let size = 0;
+  const push = (w: number, k: number) => {
+    if (size === scratch.costs.length) {
+      const [costs, states] = [new Float64Array(2 * size), new Int32Array(2 * size)];
+      costs.set(scratch.costs);
+      states.set(scratch.states);
+      [scratch.costs, scratch.states] = [costs, states];
+    }
+    const { costs, states } = scratch;
+    let i = size++;
+    while (i > 0) {
+      const up = (i - 1) >> 1;
+      const [c, s] = [costs[up]!, states[up]!];
+      if (c < w || (c === w && s < k)) break;
+      costs[i] = c;
+      states[i] = s;
+      i = up;
+    }
+    costs[i] = w;
+    states[i] = k;
+  };
+  /** Takes the least entry off the heap into `top`. */
+  const top = { w: 0, k: 0 };
+  const pop = () => {
+    const { costs, states } = scratch;
+    top.w = costs[0]!;
+    top.k = states[0]!;
+    const [w, k] = [costs[--size]!, states[size]!];
+    let i = 0;
+    for (;;) {
+      let m = 2 * i + 1;
+      if (m >= size) break;
+      const r = m + 1;
+      if (r < size && (costs[r]! < costs[m]! || (costs[r] === costs[m] && states[r]! < states[m]!))) m = r;
+      if (w < costs[m]! || (w === costs[m] && k < states[m]!)) break;
+      costs[i] = costs[m]!;
+      states[i] = states[m]!;
+      i = m;
+    }
+    costs[i] = w;
+    states[i] = k;
+  };
   const reach = (k: number, w: number, via: number) => {
-    if (w >= best[k]!) return;
+    if (stamp[k] !== call) {
+      stamp[k] = call;
+      flags[k] = 0;
+    } else if (w >= best[k]!) return;
     best[k] = w;
     from[k] = via;
-    costs.push(w);
-    states.push(k);
-    heap.push(costs.length - 1);
+    push(w, k);
   };
   for (const k of graph.start) reach(k, cost(k) + 1, -1);
-  while (heap.size > 0) {
-    const entry = heap.pop();
-    const [at, k] = [costs[entry]!, states[entry]!];
-    if (done[k] || best[k] !== at) continue;
-    done[k] = 1;
-    if (arrival[k]) return runTo(from, k);
+  while (size > 0) {
+    pop();
+    const { w: at, k } = top;
+    if (flags[k]! & 1 || best[k] !== at) continue;
+    flags[k] = flags[k]! | 1;
+    if (flags[k]! & 2) return runTo(from, k);
     for (let e = graph.first[k]!; e < graph.first[k + 1]!; e++) {
       const m = graph.to[e]!;
-      if (!done[m]) reach(m, at + cost(m) + 1, k);
+      if (stamp[m] !== call || !(flags[m]! & 1)) reach(m, at + cost(m) + 1, k);
     }
   }
   return undefined;
@@ -212,26 +284,53 @@ function runTo(from: Int32Array, k: number): number[] {
   return run;
 }
 
+/**
+ * stateWalk's buffers, kept between calls as cheapestWalk's are (the bounds' walk finders, the LP's greedy cover and
+ * the local search's checks walk every isolation again and again): a state is seen where its stamp is the call's.
+ */
+const bfs = {
+  stamp: new Int32Array(0),
+  call: 0,
+  from: new Int32Array(0),
+  arrival: new Int32Array(0),
+  queue: new Int32Array(0),
+};
+
 /** The states of a shortest run from a start to an arrival meeting no state that `stops` (breadth first). */
 function stateWalk(graph: Walks, stops: (k: number) => boolean): number[] | undefined {
   const count = graph.node.length;
-  const from = new Int32Array(count).fill(-2);
-  const arrival = new Uint8Array(count);
-  for (const k of graph.arrive) arrival[k] = 1;
-  const queue: number[] = [];
-  for (const k of graph.start) {
-    if (from[k] !== -2 || stops(k)) continue;
-    from[k] = -1;
-    queue.push(k);
+  if (bfs.stamp.length < count) {
+    const size = Math.max(count, 2 * bfs.stamp.length);
+    bfs.stamp = new Int32Array(size);
+    bfs.from = new Int32Array(size);
+    bfs.arrival = new Int32Array(size);
+    bfs.queue = new Int32Array(size);
+    bfs.call = 0;
   }
-  for (let h = 0; h < queue.length; h++) {
+  if (bfs.call === 0x7fffffff) {
+    bfs.stamp.fill(0);
+    bfs.arrival.fill(0);
+    bfs.call = 0;
+  }
+  const call = ++bfs.call;
+  const { stamp, from, arrival, queue } = bfs;
+  for (const k of graph.arrive) arrival[k] = call;
+  let tail = 0;
+  for (const k of graph.start) {
+    if (stamp[k] === call || stops(k)) continue;
+    stamp[k] = call;
+    from[k] = -1;
+    queue[tail++] = k;
+  }
+  for (let h = 0; h < tail; h++) {
     const k = queue[h]!;
-    if (arrival[k]) return runTo(from, k);
+    if (arrival[k] === call) return runTo(from, k);
     for (let e = graph.first[k]!; e < graph.first[k + 1]!; e++) {
       const m = graph.to[e]!;
-      if (from[m] !== -2 || stops(m)) continue;
+      if (stamp[m] === call || stops(m)) continue;
+      stamp[m] = call;
       from[m] = k;
-      queue.push(m);
+      queue[tail++] = m;
     }
   }
   return undefined;
@@ -396,31 +495,6 @@ const SEARCH_WORK = 6_000_000;
 /** LP values at most this scaled, so that cheapestWalk's one per state only breaks ties between walks. */
 const LP_SCALE = 1e6;
 
-/** The least fractional hitting set of `rows` (each a list of nodes) as CPLEX LP text: x<node> at least 0. */
-function hittingProgram(rows: number[][]): string {
-  const columns = [...new Set(rows.flat())].sort((a, b) => a - b);
-  // Terms a few to a line: the format needs no long lines, and some readers refuse them.
-  const sum = (nodes: number[]) => {
-    const lines: string[] = [];
-    for (let k = 0; k < nodes.length; k += 16)
-      lines.push(
-        nodes
-          .slice(k, k + 16)
-          .map((n) => `x${n}`)
-          .join(' + '),
-      );
-    return lines.join('\n + ');
-  };
-  return [
-    'Minimize',
-    ` obj: ${sum(columns)}`,
-    'Subject To',
-    ...rows.map((r, i) => ` r${i}: ${sum(r)} >= 1`),
-    'End',
-    '',
-  ].join('\n');
-}
-
 /**
  * A proven bound from an LP's row duals, whatever its float error: the duals (below 0 read as 0) weigh the walks,
  * scaled so that no node's walks weigh more than 1 in all, a packing whose weight no hitting set can go below (each
@@ -436,11 +510,6 @@ function packing(rows: number[][], duals: number[]): number {
   });
   const most = Math.max(1, ...load.values());
   return Math.max(0, Math.ceil(total / most - 1e-6));
-}
-
-/** A solve's values by node (columns are x<node>). */
-function byNode(values: Map<string, number>): Map<number, number> {
-  return new Map([...values].map(([name, v]) => [Number(name.slice(1)), v]));
 }
 
 /**
@@ -482,9 +551,10 @@ export async function firewallRelaxation(
     isolations.push({ g, place, free });
   }
   /** The new firewalls on an isolation's cheapest walk under `cost` per new firewall (Infinity: stopped there). */
-  const cheapest = (iso: (typeof isolations)[number], cost: (n: number) => number) => {
+  const cheapest = (iso: (typeof isolations)[number], cost: Float64Array) => {
     spend.work.spend(iso.g.node.length);
-    const run = cheapestWalk(iso.g, (k) => (iso.free[k] ? Infinity : iso.place[k]! < 0 ? 0 : cost(iso.place[k]!)));
+    const { free, place } = iso;
+    const run = cheapestWalk(iso.g, (k) => (free[k] ? Infinity : place[k]! < 0 ? 0 : cost[place[k]!]!));
     if (!run) return undefined;
     return [...new Set(run.map((k) => iso.place[k]!).filter((n) => n >= 0))].sort((a, b) => a - b);
   };
@@ -495,9 +565,12 @@ export async function firewallRelaxation(
   for (let round = 0; round < LP_ROUNDS && !spend.work.spent; round++) {
     checkAbort(spend.abortAt);
     const before = rows.length;
+    // Each node's cost on a walk, looked up once here rather than in the map for every state walked.
+    const price = new Float64Array(net.length);
+    for (const [n, v] of values) price[n] = LP_SCALE * v;
     for (const iso of isolations) {
       if (spend.work.spent) break;
-      const walk = cheapest(iso, (n) => LP_SCALE * (values.get(n) ?? 0));
+      const walk = cheapest(iso, price);
       // No walk: every one is stopped for free. No new firewall: the isolation cannot hold (not bounded here).
       if (!walk || walk.length === 0) continue;
       if (walk.reduce((s, n) => s + (values.get(n) ?? 0), 0) >= 1 - 1e-6) continue;
@@ -507,10 +580,10 @@ export async function firewallRelaxation(
       rows.push(walk);
     }
     if (rows.length === before) break;
-    const lp = await solveLp(hittingProgram(rows), { iterations: LP_ITERATIONS });
+    const lp = await hittingSetLp(rows, { iterations: LP_ITERATIONS });
     if (lp.status !== 'optimal') break;
     bound = Math.max(bound, packing(rows, lp.duals));
-    values = byNode(lp.values);
+    values = lp.values;
   }
   if (rows.length === 0) return { firewalls: 0, places: [] };
   // The places: those the LP takes whole, then while some isolation has a walk they miss, a greedy cover of those
@@ -655,6 +728,7 @@ function answerOf(
     }
   }
   // Witnesses past the blocks, and what they pass.
+  const blocked = (m: number) => blocks.has(m);
   const passed = new Set<number>();
   const opened = new Set<number>();
   const isolated = new Set<number>();
@@ -670,7 +744,7 @@ function answerOf(
     // need a rule), then a class not yet passed there; one passing nothing stays a block (no rule).
     const cost = (k: number) => {
       const n = g.node[k]!;
-      if (stopsAt(net, model, (m) => blocks.has(m), n, g.classes[k]!)) return Infinity;
+      if (stopsAt(net, model, blocked, n, g.classes[k]!)) return Infinity;
       if (!parts.has(n)) return 0;
       if (!opened.has(n)) return 2 * WALK_STEP;
       return g.classes[k]!.every((c) => passed.has(pair(n, c))) ? 0 : WALK_STEP;
@@ -709,9 +783,13 @@ function answerOf(
   for (const [i, r] of members.entries()) {
     const g = graphs[i]!;
     const isolation = reqs[r]!.kind === 'isolation';
+    // An isolation stops where every class of the state is dropped (and it has one), a reachability where any is:
+    // asked in place, no array per state walked (wan-750 walks millions).
     const stops = (k: number) => {
-      const dropped = g.classes[k]!.map((c) => isDecision(net[g.node[k]!]!) && dropsAt(g.node[k]!, c));
-      return isolation ? dropped.length > 0 && dropped.every(Boolean) : dropped.some(Boolean);
+      const [n, classes] = [g.node[k]!, g.classes[k]!];
+      if (!isDecision(net[n]!)) return false;
+      if (isolation) return classes.length > 0 && classes.every((c) => dropsAt(n, c));
+      return classes.some((c) => dropsAt(n, c));
     };
     if ((stateWalk(g, stops) === undefined) !== isolation) return undefined;
   }
