@@ -166,10 +166,12 @@ function grown(gaps: readonly Box[], region: readonly Box[], hull: Box): Box[] {
 }
 
 const shapes = new WeakMap<Entry, ReturnType<typeof shapeOf>>();
-const shape = (e: Entry) => shapes.get(e) ?? shapes.set(e, shapeOf(e)).get(e)!;
+/** An entry's spelling; `plain` (VEREFOO's rules, no except entries): its boxes one by one. */
+const shape = (e: Entry, plain: boolean) =>
+  plain ? { boxes: e.region, gaps: [] } : (shapes.get(e) ?? shapes.set(e, shapeOf(e)).get(e)!);
 
 /** How many rules an entry becomes; above MAX_RULES_PER_LINE its line is refused. */
-export const ruleCount = (e: Entry) => rulesOf(shape(e).boxes);
+export const ruleCount = (e: Entry, plain = false) => rulesOf(shape(e, plain).boxes);
 
 type Except = NonNullable<Elements['except']>[number];
 
@@ -222,10 +224,10 @@ export class ExceptSpeller {
  * An entry's rules, in order (duplicates, such as OTHER from two port pieces, said once); each carries the entry's
  * except boxes that meet it (docs/SEMANTICS.md "Rules with except").
  */
-export function elementsOf(e: Entry, speller = new ExceptSpeller()): Elements[] {
+export function elementsOf(e: Entry, speller = new ExceptSpeller(), plain = false): Elements[] {
   const seen = new Set<string>();
   const out: Elements[] = [];
-  const { boxes, gaps } = shape(e);
+  const { boxes, gaps } = shape(e, plain);
   const left = gaps.length ? [...gaps, ...e.except] : e.except;
   for (const b of boxes) {
     const except = left.length ? speller.of(b, left) : undefined;

@@ -269,7 +269,7 @@ export function importedNode(
   const speller = new ExceptSpeller();
   // A line whose nfv rules would be too many is refused; the analyses read it exactly.
   const counts = new Map<LiveRule, number>();
-  for (const e of entries) counts.set(e.rule, (counts.get(e.rule) ?? 0) + ruleCount(e));
+  for (const e of entries) counts.set(e.rule, (counts.get(e.rule) ?? 0) + ruleCount(e, plain));
   const over = [...counts].filter(([, n]) => n > MAX_RULES_PER_LINE);
   if (over.length) {
     const more = over.length > 1 ? ` (and ${over.length - 1} more lines)` : '';
@@ -283,7 +283,7 @@ export function importedNode(
     // A maybe accept belongs to the may list only, a maybe drop to the must list only.
     const only: Pick<Elements, 'approximation'> =
       which === undefined && e.maybe ? { approximation: e.allow ? 'may' : 'must' } : {};
-    for (const el of elementsOf(e, speller)) {
+    for (const el of elementsOf(e, speller, plain)) {
       const id = elements.length + 1;
       elements.push({ id, ...el, ...only, origin: e.rule.where.slice(0, 200) });
       origin.elements.push(id);
