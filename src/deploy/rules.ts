@@ -6,7 +6,8 @@
  * protocol ANY, ports *, directional false), `directional` rules followed by their reverse, and protocol OTHER
  * compiled away for the formats that cannot say "neither TCP nor UDP" in one rule (all but nftables): an OTHER
  * rule becomes, before it, the TCP and UDP part of what the later rules (and the default) decide for its
- * addresses, then an all-protocols rule. Rules keep their list order; formats with priorities or rule numbers
+ * addresses, then an all-protocols rule. Except boxes are compiled away the same way, for every format
+ * (`withoutExcepts`). Rules keep their list order; formats with priorities or rule numbers
  * number them in that order.
  * A rule's box means what the engine verifies (`ruleBox`): ports constrain TCP and UDP only, so a rule of protocol
  * ANY with ports is a box of TCP and UDP. An address is a mask and a value: a prefix (`A/P`, any length) where
@@ -16,7 +17,7 @@
 import { parseAddress } from '../model/address.js';
 import { badRequest, quote } from '../model/errors.js';
 import type { Elements, Node } from '../model/types.js';
-import { PROTO, UNIVERSE, intersect, ruleBoxes, type Box } from '../model/space.js';
+import { PROTO, UNIVERSE, exceptBoxes, intersect, ruleBoxes, type Box } from '../model/space.js';
 
 export interface Rule {
   allow: boolean;
@@ -49,7 +50,8 @@ export function normalisedRules(
   if (node.functionalType !== 'FIREWALL' || !fw)
     throw badRequest(`node ${node.name} is not a firewall with a configuration`);
   const defaultAllow = fw.defaultAction === 'ALLOW';
-  const listed: Rule[] = [];
+  let listed: Rule[] = [];
+  const excepts: (readonly Box[] | undefined)[] = [];
   (fw.elements ?? []).forEach((e: Elements, k) => {
     if (e.action === 'ALLOW_COND') throw badRequest(`rule ${e.id ?? k + 1}: action ALLOW_COND cannot be deployed`);
     if (e.approximation !== undefined)
@@ -59,8 +61,12 @@ export function normalisedRules(
       );
     const allow = e.action === 'ALLOW';
     // A directional rule matches its reverse too, right after it (`ruleBoxes`, as the engine verifies it).
-    for (const box of ruleBoxes(e)) listed.push({ allow, box, element: k });
+    for (const box of ruleBoxes(e)) {
+      listed.push({ allow, box, element: k });
+      excepts.push(e.except?.length ? exceptBoxes(e) : undefined);
+    }
   });
+  if (excepts.some((x) => x)) listed = withoutExcepts(listed, excepts, defaultAllow, fw.elements ?? []);
   const rules: Rule[] = [];
   listed.forEach((r, k) => {
     if (r.box[2 * PROTO] !== OTHER || otherNative) return rules.push(r);
@@ -75,6 +81,51 @@ export function normalisedRules(
     rules.push({ allow: r.allow, box: withDim(r.box, PROTO, 0, 2), element: r.element });
   });
   return { rules, defaultAllow };
+}
+
+/** Box intersections the compilation of except boxes may take, and plain rules it may give. */
+const EXCEPT_WORK = 5_000_000;
+const EXCEPT_RULES = 200_000;
+
+/**
+ * Rules with except boxes (docs/SEMANTICS.md "Rules with except") as plain first-match rules, as OTHER is compiled:
+ * the packets a rule leaves out go on to the later rules, so before the rule come, for each except box within it,
+ * the later rules (already plain) and the default restricted to that box. Exact; refused, naming the rule, past
+ * EXCEPT_WORK or EXCEPT_RULES (an import of many lines behind many RETURNs: deploy the live file itself).
+ */
+function withoutExcepts(
+  listed: readonly Rule[],
+  excepts: readonly (readonly Box[] | undefined)[],
+  defaultAllow: boolean,
+  elements: readonly Elements[],
+): Rule[] {
+  // The plain rules after the one at hand, last first.
+  const reversed: Rule[] = [];
+  let work = 0;
+  for (let k = listed.length - 1; k >= 0; k--) {
+    const r = listed[k]!;
+    const head: Rule[] = [];
+    for (const x of excepts[k] ?? []) {
+      const scope = intersect(x, r.box);
+      if (!scope) continue;
+      for (let j = reversed.length - 1; j >= 0; j--) {
+        const part = intersect(reversed[j]!.box, scope);
+        if (part) head.push({ allow: reversed[j]!.allow, box: part, element: r.element });
+      }
+      head.push({ allow: defaultAllow, box: scope, element: r.element });
+      work += reversed.length + 1;
+      if (work > EXCEPT_WORK || reversed.length + head.length > EXCEPT_RULES) {
+        const e = elements[r.element]!;
+        throw badRequest(
+          `rule ${e.id ?? r.element + 1}: its except boxes (${e.origin ?? 'an imported line'}) compile into more ` +
+            `than ${EXCEPT_RULES} plain rules or ${EXCEPT_WORK} steps; deploy the live rule set itself`,
+        );
+      }
+    }
+    reversed.push(r);
+    for (let j = head.length - 1; j >= 0; j--) reversed.push(head[j]!);
+  }
+  return reversed.reverse();
 }
 
 /** Splits rules of TCP and UDP (ANY with ports) into a TCP and a UDP rule, for formats that need one protocol. */

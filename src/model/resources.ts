@@ -99,6 +99,37 @@ function checkPorts(v: Record<string, unknown>, report: Reporter, keys: [string,
   }
 }
 
+/**
+ * Packets a rule leaves out (nfv extension, docs/SEMANTICS.md "Rules with except"): an imported line behind a RETURN
+ * matches its packets less those the RETURN handed back, said as these boxes instead of cut into many rules.
+ */
+export const ExceptType = obj(
+  'except',
+  'except',
+  [
+    attr('source', 'string', { required: true }),
+    attr('destination', 'string', { required: true }),
+    attr('protocol', L4ProtoEnum),
+    attr('srcPort', 'string', { xml: 'src_port' }),
+    attr('dstPort', 'string', { xml: 'dst_port' }),
+  ],
+  (v, report) => {
+    for (const key of ['source', 'destination']) {
+      const problem = ruleAddressProblem(String(v[key]));
+      if (problem) report.add(key, `${quote(v[key])} ${problem}`);
+    }
+    checkPorts(
+      v,
+      report,
+      [
+        ['srcPort', 'src_port'],
+        ['dstPort', 'dst_port'],
+      ],
+      'protocol',
+    );
+  },
+);
+
 export const ElementsType = obj(
   'elements',
   'elements',
@@ -116,8 +147,12 @@ export const ElementsType = obj(
     // live line it came from.
     attr('approximation', ApproximationEnum),
     attr('origin', 'string'),
+    // The packets the rule leaves out (an imported line behind a RETURN): it matches its own less these.
+    list('except', ExceptType),
   ],
   (v, report) => {
+    if (Array.isArray(v.except) && v.except.length && v.directional === true)
+      report.add('except', 'a directional rule cannot have except boxes (give the reverse rule its own)');
     for (const key of ['source', 'destination']) {
       const problem = ruleAddressProblem(String(v[key]));
       if (problem) report.add(key, `${quote(v[key])} ${problem}`);

@@ -209,6 +209,8 @@ export interface RuleFields {
   dstPort?: string;
   protocol?: string;
   directional?: boolean;
+  /** Packets the rule leaves out, each as a rule's match (docs/SEMANTICS.md "Rules with except"). */
+  except?: readonly Omit<RuleFields, 'except' | 'directional'>[];
 }
 
 /** The packets a firewall rule matches in its own direction (from source to destination). */
@@ -249,10 +251,34 @@ export function ruleBoxes(rule: RuleFields): Box[] {
 }
 
 /**
- * Whether a rule matches every packet of an atomic class, given one of its boxes: a class that the rule's boxes
- * refine lies within one of them or outside all.
+ * The packets a rule leaves out (its `except` boxes): it matches a packet of its boxes that lies in none of them.
+ * Rules with except are imported ones, never directional (the schema refuses both).
  */
-export const ruleHolds = (rule: RuleFields, classBox: Box) => ruleBoxes(rule).some((b) => contains(b, classBox));
+export function exceptBoxes(rule: RuleFields): readonly Box[] {
+  const except = rule.except;
+  if (!except?.length) return [];
+  // Read once per list: first match asks every rule of a 20,000-line import for every class.
+  let boxes = exceptKnown.get(except);
+  if (!boxes) exceptKnown.set(except, (boxes = except.map(ruleBox)));
+  return boxes;
+}
+
+const exceptKnown = new WeakMap<object, Box[]>();
+
+/** The packets a rule matches as plain boxes: its boxes less its except boxes (for what needs them so). */
+export function matchRegion(rule: RuleFields): Box[] {
+  let out = ruleBoxes(rule);
+  for (const e of exceptBoxes(rule)) out = regionSubtract(out, e);
+  return out;
+}
+
+/**
+ * Whether a rule matches every packet of an atomic class, given one of its boxes: a class that the rule's boxes and
+ * except boxes refine lies within one of them or outside all, so it is matched when inside a box and outside every
+ * except box.
+ */
+export const ruleHolds = (rule: RuleFields, classBox: Box) =>
+  ruleBoxes(rule).some((b) => contains(b, classBox)) && !exceptBoxes(rule).some((e) => meet(e, classBox));
 
 /** The number of packets in a box (exact: a box can hold about 2^98 packets). */
 export function volume(b: Box): bigint {

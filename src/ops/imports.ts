@@ -3,9 +3,9 @@
  * (JSON, or text that nft itself converts) in a JSON body and answers the FIREWALL node it becomes with the report
  * of every line reached; with `into`, the NFV document whose firewall node has that configuration instead; with
  * `store`, the node is also kept in `/fwd`. Body: `{"format": "iptables" | "nftables", "text": "...", "file":
- * "rules.v4", "node": "10.255.0.1", "into": "<NFV document>", "store": false}` and the reading fields every
- * operation reading a rule set takes (`reading.ts`: chain, table, ignoreNat, natAddress, iface, host, ipset,
- * routes, neighbours, approximation);
+ * "rules.v4", "node": "10.255.0.1", "into": "<NFV document>", "store": false, "plain": false}` and the reading
+ * fields every operation reading a rule set takes (`reading.ts`: chain, table, ignoreNat, natAddress, iface, host,
+ * ipset, routes, neighbours, approximation); `plain`: VEREFOO's plain rules, no except entries;
  * with `host` and `into`, the node is placed between that end host and its neighbours when the graph lacks it.
  */
 import { execFile } from 'node:child_process';
@@ -34,9 +34,11 @@ export interface ImportRequest {
   approximation?: Approximation;
   into?: string;
   store: boolean;
+  /** Plain rules only (VEREFOO's): RETURNs unfolded, no `except` entries (docs/SEMANTICS.md "Rules with except"). */
+  plain: boolean;
 }
 
-const FIELDS = ['format', 'text', 'file', 'node', ...READING_FIELD_NAMES, 'into', 'store'];
+const FIELDS = ['format', 'text', 'file', 'node', ...READING_FIELD_NAMES, 'into', 'store', 'plain'];
 
 /** The import request a JSON body gives, each field checked and named. */
 export async function parseImportRequest(body: unknown): Promise<ImportRequest> {
@@ -53,6 +55,7 @@ export async function parseImportRequest(body: unknown): Promise<ImportRequest> 
   if (format !== 'iptables' && format !== 'nftables')
     throw badRequest(`format: ${quote(format)} is not iptables or nftables`);
   if (body.store !== undefined && typeof body.store !== 'boolean') throw badRequest('store: true or false');
+  if (body.plain !== undefined && typeof body.plain !== 'boolean') throw badRequest('plain: true or false');
   const file = str('file', false) ?? 'the rule set';
   const { options, approximation } = await parseReading(body);
   const into = str('into', false);
@@ -65,6 +68,7 @@ export async function parseImportRequest(body: unknown): Promise<ImportRequest> 
     ...(approximation ? { approximation } : {}),
     ...(into === undefined ? {} : { into }),
     store: body.store === true,
+    plain: body.plain === true,
   };
 }
 
@@ -117,7 +121,7 @@ export async function runImport(r: ImportRequest): Promise<Omit<ImportAnswer, 'i
   const { importRules, importedNat, importedNode, looksLikeNftJson } = await import('../deploy/import/index.js');
   const text = r.format === 'nftables' && !looksLikeNftJson(r.text) ? await nftJsonOf(r.text, r.file) : r.text;
   const imported = importRules(r.format, text, r.file, r.options);
-  const { node, origins } = importedNode(imported, r.node, r.approximation);
+  const { node, origins } = importedNode(imported, r.node, r.approximation, r.plain);
   const nat = importedNat(imported);
   const answer = { report: imported.report, origins, node, ...(nat ? { nat } : {}) };
   if (r.into === undefined) return answer;

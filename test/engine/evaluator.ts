@@ -9,7 +9,7 @@
  * A rule address is an octet pattern or a CIDR prefix `A.B.C.D/P`, read here bit by bit: the addresses whose first
  * P bits equal A's. A node's behaviour (engine.md A.2, B 2.4 to 2.6):
  * - end hosts never forward; FIREWALL applies its rules first match in order (a rule without action denies, no match
- *   means the default action, DENY when absent);
+ *   means the default action, DENY when absent; a rule matches none of the packets of its `except` entries);
  * - NAT with address N hiding the patterns P: from P to outside P (not N) the source becomes N; from outside P to N
  *   the destination becomes each pattern of P; between two of P unchanged; from P to N delivered there; with a
  *   forward table (docs/SEMANTICS.md, "Port forwards"), from outside P to N the first entry matching the packet's

@@ -111,24 +111,42 @@ function protocolsOf(protocol: string | undefined, srcPort: string | undefined, 
   return [lo, portless ? hi : Math.min(hi, PROTOCOLS.UDP![1])] as [number, number];
 }
 
+interface Match {
+  source: string;
+  destination: string;
+  protocol?: string;
+  srcPort?: string;
+  dstPort?: string;
+}
+
+/** The packets of one match from `src` to `dst` (none when it can match none: OTHER with a port condition). */
+function matchBox(r: Match, src: string, dst: string, sport: string | undefined, dport: string | undefined): Box[] {
+  const [lo, hi] = protocolsOf(r.protocol, r.srcPort, r.dstPort);
+  if (lo > hi) return [];
+  let b = set(everything(), SRC, octets(src)!);
+  b = set(b, DST, octets(dst)!);
+  b = set(b, SPORT, [ports(sport)]);
+  b = set(b, DPORT, [ports(dport)]);
+  return [set(b, PROTO, [[lo, hi]])];
+}
+
 /**
- * Each rule's packets (none when it can match none: OTHER with a port condition); a directional rule also matches
- * the packets going the other way, from its destination to its source, with the ports swapped.
+ * The packets of `region` a rule matches: a directional rule also matches the packets going the other way, from its
+ * destination to its source, with the ports swapped; a rule with `except` entries matches none of theirs.
  */
-function ruleBox(rule: NonNullable<NonNullable<Node['configuration']>['firewall']>['elements']): Box[][] {
-  return (rule ?? []).map((r) => {
-    const [lo, hi] = protocolsOf(r.protocol, r.srcPort, r.dstPort);
-    if (lo > hi) return [];
-    const one = (src: string, dst: string, sport: string | undefined, dport: string | undefined) => {
-      let b = set(everything(), SRC, octets(src)!);
-      b = set(b, DST, octets(dst)!);
-      b = set(b, SPORT, [ports(sport)]);
-      b = set(b, DPORT, [ports(dport)]);
-      return set(b, PROTO, [[lo, hi]]);
-    };
-    const forward = one(r.source, r.destination, r.srcPort, r.dstPort);
-    return r.directional === true ? [forward, one(r.destination, r.source, r.dstPort, r.srcPort)] : [forward];
-  });
+function matchedBy(rule: Match & { directional?: boolean; except?: Match[] }, region: Box[]): Box[] {
+  const boxes = matchBox(rule, rule.source, rule.destination, rule.srcPort, rule.dstPort);
+  if (rule.directional === true)
+    boxes.push(...matchBox(rule, rule.destination, rule.source, rule.dstPort, rule.srcPort));
+  let out: Box[] = [];
+  let rest = region;
+  for (const b of boxes) {
+    out.push(...within(rest, b));
+    rest = minus(rest, b);
+  }
+  for (const x of rule.except ?? [])
+    for (const b of matchBox(x, x.source, x.destination, x.srcPort, x.dstPort)) out = minus(out, b);
+  return out;
 }
 
 /** More simple paths than an evaluator lists. */
@@ -215,15 +233,14 @@ export function behave(node: Node, region: Box[], firewalls: boolean): Box[] {
   if (node.functionalType === 'FIREWALL' && firewalls) {
     const fw = node.configuration?.firewall;
     const rules = fw?.elements ?? [];
-    const boxes = ruleBox(rules);
     let undecided = region;
     const allowed: Box[] = [];
-    boxes.forEach((rule, k) => {
-      for (const b of rule) {
-        if ((rules[k]!.action ?? 'DENY') === 'ALLOW') allowed.push(...within(undecided, b));
-        undecided = minus(undecided, b);
-      }
-    });
+    for (const rule of rules) {
+      if (!undecided.length) break;
+      const matched = matchedBy(rule, undecided);
+      if ((rule.action ?? 'DENY') === 'ALLOW') allowed.push(...matched);
+      for (const b of matched) undecided = minus(undecided, b);
+    }
     if (fw?.defaultAction === 'ALLOW') allowed.push(...undecided);
     passed = allowed;
   }

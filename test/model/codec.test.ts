@@ -293,3 +293,25 @@ t.test("a NAT's forward table: XML attributes, JSON fields, each checked naming 
   t.match(message(xml(forward.replace('10.0.0.2', '10.0.0'))), /forward\[0\]\.to: "10\.0\.0" is not an IPv4/);
   t.equal(message(xml('')), 'nfv.graphs.graph[0].node[0].configuration.nat.source: at least one item is required');
 });
+
+t.test('a rule with except entries: the same in XML and JSON, and refused where it means nothing', async (t) => {
+  const xml = `<NFV><graphs><graph id="0"><node name="10.0.0.1" functional_type="FIREWALL"><configuration name="fw">
+<firewall defaultAction="DENY"><elements><action>ALLOW</action><source>*</source><destination>10.1.0.0/16</destination>
+<protocol>TCP</protocol><dst_port>80</dst_port><except source="10.9.0.0/16" destination="*"/>
+<except source="10.1.2.3" destination="10.1.0.0/16" protocol="TCP" dst_port="80-81"/></elements></firewall>
+</configuration></node></graph></graphs><PropertyDefinition><Property graph="0" name="IsolationProperty" src="10.0.0.1" dst="10.1.0.1"/></PropertyDefinition></NFV>`;
+  const nfv = decodeDocument(NfvType, xml);
+  const rule = nfv.graphs.graph![0]!.node[0]!.configuration!.firewall!.elements![0]!;
+  t.same(rule.except, [
+    { source: '10.9.0.0/16', destination: '*' },
+    { source: '10.1.2.3', destination: '10.1.0.0/16', protocol: 'TCP', dstPort: '80-81' },
+  ]);
+  const json = encodeDocument(NfvType, nfv, 'json');
+  t.same(decodeDocument(NfvType, json), nfv, 'JSON round trip');
+  const back = encodeDocument(NfvType, nfv, 'xml');
+  t.match(back, /<except source="10\.1\.2\.3" destination="10\.1\.0\.0\/16" protocol="TCP" dst_port="80-81"\/>/);
+  t.same(decodeDocument(NfvType, back), nfv, 'XML round trip');
+  const directional = xml.replace('<dst_port>80</dst_port>', '<dst_port>80</dst_port><directional>true</directional>');
+  t.throws(() => decodeDocument(NfvType, directional), /except: a directional rule cannot have except boxes/);
+  t.throws(() => decodeDocument(NfvType, xml.replace('10.9.0.0/16', '10.9.0.0/33')), /except\[0\]\.source/);
+});

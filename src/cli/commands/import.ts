@@ -21,6 +21,7 @@ interface ImportOptions {
   into?: string;
   output?: string;
   store?: boolean;
+  plain?: boolean;
   report?: string;
 }
 
@@ -78,6 +79,7 @@ function importCommand(format: 'iptables' | 'nftables', what: string): Command {
     .option('--into <nfv>', "an NFV document: written with the node's configuration replaced")
     .option('-o, --output <file>', 'write the node or document to a file instead of stdout')
     .option('--store', 'also keep the node in /fwd (prints its id)')
+    .option('--plain', "plain rules only, as VEREFOO reads them: RETURNs unfolded, no rule's except entries")
     .addOption(new Option('--report <form>', 'the line-by-line report on stderr').choices(['table', 'json']))
     .action(async (file: string, opts: ImportOptions, self: Command) => {
       const text = await readInput(file);
@@ -89,6 +91,7 @@ function importCommand(format: 'iptables' | 'nftables', what: string): Command {
         ...(await readingBody(opts as unknown as Record<string, unknown>)),
         ...(opts.into === undefined ? {} : { into: await readNamed('--into', opts.into) }),
         ...(opts.store ? { store: true } : {}),
+        ...(opts.plain ? { plain: true } : {}),
       };
       const outcome = await runOperation(self, fwdImport, { body: JSON.stringify(body), format: 'json' });
       if (!outcome.ok) {

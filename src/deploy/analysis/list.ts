@@ -5,14 +5,14 @@
  * negations) or none (a line that matches no new connection).
  *
  * A firewall node's rules mean what the engine verifies (engine.md A.2, `firstMatchDrops` in engine/flows/network.ts):
- * an element matches the packets of `ruleBoxes` (so ports and `directional` follow the engine's meaning), an element
- * allows only with action ALLOW (absent is DENY, ALLOW_COND drops as in the engine), the default allows only when
- * it is ALLOW, and `priority` changes nothing.
+ * an element matches the packets of `ruleBoxes` but those of its `except` boxes (so ports and `directional` follow
+ * the engine's meaning), an element allows only with action ALLOW (absent is DENY, ALLOW_COND drops as in the
+ * engine), the default allows only when it is ALLOW, and `priority` changes nothing.
  */
 import { approximatedRules, listRules, type Approximation } from '../../model/approximation.js';
 import { badRequest } from '../../model/errors.js';
 import type { Elements, Node } from '../../model/types.js';
-import { regionSubtract, ruleBoxes, type Box } from '../../model/space.js';
+import { exceptBoxes, regionSubtract, ruleBoxes, type Box } from '../../model/space.js';
 
 export interface Line {
   /** 1-based place in the list (first-match order). */
@@ -94,7 +94,8 @@ export function elementText(e: Elements): string {
     e.srcPort !== undefined && e.srcPort !== '*' && e.srcPort !== 'null' ? `sport ${e.srcPort}` : '',
     e.dstPort !== undefined && e.dstPort !== '*' && e.dstPort !== 'null' ? `dport ${e.dstPort}` : '',
   ].filter(Boolean);
-  return [e.action ?? 'DENY', e.protocol ?? 'ANY', e.source, '->', e.destination, ...ports].join(' ');
+  const except = e.except?.length ? [`except ${e.except.length} boxes`] : [];
+  return [e.action ?? 'DENY', e.protocol ?? 'ANY', e.source, '->', e.destination, ...ports, ...except].join(' ');
 }
 
 /**
@@ -113,6 +114,8 @@ export function listOfNode(node: Node, name: string, which: Approximation = 'may
     ...(e.id === undefined ? {} : { id: e.id }),
     allow: e.action === 'ALLOW',
     boxes: disjoint(matchOf(e)),
+    // An imported rule's except boxes (docs/SEMANTICS.md "Rules with except") stay apart, as an import's own do.
+    ...(e.except?.length ? { except: [...exceptBoxes(e)] } : {}),
     text: elementText(e),
   }));
   return { name, lines, defaultAllow: fw.defaultAction === 'ALLOW' };

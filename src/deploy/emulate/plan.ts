@@ -27,7 +27,7 @@ import { approximatedNodes } from '../../model/approximation.js';
 import { parseAddress } from '../../model/address.js';
 import { beyondBound, quote } from '../../model/errors.js';
 import { END_HOSTS } from '../../model/resources.js';
-import { DPORT, PROTO, SPORT, boxOf, ruleBoxes, type Box } from '../../model/space.js';
+import { DPORT, PROTO, SPORT, boxOf, exceptBoxes, ruleBoxes, type Box } from '../../model/space.js';
 import type { NFV, Node, Property } from '../../model/types.js';
 import { forwardChain, iptables } from '../iptables.js';
 import { nftChain, nftables } from '../nftables.js';
@@ -669,7 +669,8 @@ export function planEmulation(
     let boxes = boxesOf.get(k);
     if (!boxes) {
       const rules = firewallAt.has(k) ? (nodes[k]!.configuration?.firewall?.elements ?? []) : [];
-      boxes = rules.flatMap((e) => ruleBoxes(e));
+      // Except boxes cut the probes' range too: a packet in one goes on past its rule.
+      boxes = rules.flatMap((e) => [...ruleBoxes(e), ...exceptBoxes(e)]);
       boxesOf.set(k, boxes);
     }
     return boxes;

@@ -8,7 +8,7 @@
  * Its own code on purpose: it reads the answer's rules and NATs as the semantics states them, one packet at a time,
  * and shares nothing with the engine's flows or solver, so that a kernel agreeing with it checks the engine.
  */
-import { DPORT, PROTO, SPORT, boxOf, contains, ruleBoxes, type Box } from '../../model/space.js';
+import { DPORT, PROTO, SPORT, boxOf, contains, exceptBoxes, ruleBoxes, type Box } from '../../model/space.js';
 import type { Node } from '../../model/types.js';
 
 /** A packet as a probe carries it: addresses, protocol (0 TCP, 1 UDP, 2 OTHER) and ports. */
@@ -39,7 +39,7 @@ export interface Net {
   transit: (k: number) => boolean;
   nats: Map<number, NatNode>;
   /** Per firewall node: its rules' boxes with their action, in order, and its default. */
-  firewalls: Map<number, { rules: { allow: boolean; box: Box }[]; allow: boolean }>;
+  firewalls: Map<number, { rules: FirewallRule[]; allow: boolean }>;
 }
 
 /** Packets the search tries per requirement at most (the classes its rules cut, spread evenly beyond that). */
@@ -52,11 +52,20 @@ export const hides = (hidden: number[][], address: string) => {
   return hidden.some((h) => h.every((x, i) => x === -1 || x === o[i]));
 };
 
+/** A rule as a box with its action; it matches none of the packets of its except boxes. */
+export interface FirewallRule {
+  allow: boolean;
+  box: Box;
+  except: readonly Box[];
+}
+
 /** The firewall rules of a node as boxes with their action (a directional rule's reverse right after it). */
-export function firewallOf(node: Node): { rules: { allow: boolean; box: Box }[]; allow: boolean } {
+export function firewallOf(node: Node): { rules: FirewallRule[]; allow: boolean } {
   const fw = node.configuration?.firewall;
   return {
-    rules: (fw?.elements ?? []).flatMap((e) => ruleBoxes(e).map((box) => ({ allow: e.action === 'ALLOW', box }))),
+    rules: (fw?.elements ?? []).flatMap((e) =>
+      ruleBoxes(e).map((box) => ({ allow: e.action === 'ALLOW', box, except: exceptBoxes(e) })),
+    ),
     allow: fw?.defaultAction === 'ALLOW',
   };
 }
@@ -134,7 +143,7 @@ export function passNode(net: Net, k: number, p: Packet, dst: string, rules: boo
   const fw = rules ? net.firewalls.get(k) : undefined;
   if (fw) {
     const at = point(p);
-    const rule = fw.rules.find((r) => contains(r.box, at));
+    const rule = fw.rules.find((r) => contains(r.box, at) && !r.except.some((x) => contains(x, at)));
     if (!(rule ? rule.allow : fw.allow)) return { kind: 'dropped' };
   }
   return { kind: 'on', packet: p };
@@ -176,7 +185,8 @@ export function candidatePackets(
   const pairs = sources.flatMap((s) => targets.map((d) => addressBox(s, d)));
   const meets = (b: Box) => pairs.some((a) => a.every((v, i) => (i % 2 ? v <= b[i]! : v >= b[i]!)));
   const boxes: Box[] = [];
-  for (const fw of net.firewalls.values()) for (const r of fw.rules) if (meets(r.box)) boxes.push(r.box);
+  for (const fw of net.firewalls.values())
+    for (const r of fw.rules) if (meets(r.box)) boxes.push(r.box, ...r.except.filter(meets));
   for (const nat of net.nats.values()) for (const f of nat.forward ?? []) boxes.push(f.match);
   const out: Packet[] = [];
   for (let proto = box[2 * PROTO]!; proto <= box[2 * PROTO + 1]!; proto++) {

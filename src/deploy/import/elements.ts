@@ -7,7 +7,18 @@
  */
 import { rangeBlocks } from '../../model/address.js';
 import { MAX_RULES_PER_LINE } from '../../model/limits.js';
-import { DPORT, DST, PROTO, SPORT, SRC, type Box } from '../../model/space.js';
+import {
+  DPORT,
+  DST,
+  PROTO,
+  SPORT,
+  SRC,
+  coalesce,
+  contains,
+  meet,
+  regionSubtract,
+  type Box,
+} from '../../model/space.js';
 import type { Elements } from '../../model/types.js';
 import type { Entry } from './unfold.js';
 
@@ -85,25 +96,159 @@ function services(b: Box): Pick<Elements, 'protocol' | 'srcPort' | 'dstPort'>[] 
   return out;
 }
 
-/** How many rules an entry becomes; above MAX_RULES_PER_LINE its line is refused. */
-export const ruleCount = (e: Entry) =>
-  e.region.reduce((n, b) => n + ruleAddressCount(b, SRC) * ruleAddressCount(b, DST) * services(b).length, 0);
+/** How many rules (or except entries) the boxes become. */
+const rulesOf = (boxes: readonly Box[]) =>
+  boxes.reduce((n, b) => n + ruleAddressCount(b, SRC) * ruleAddressCount(b, DST) * services(b).length, 0);
 
-/** An entry's rules, in order (duplicates, such as OTHER from two port pieces, said once). */
-export function elementsOf(e: Entry): Elements[] {
+/** The smallest box holding every box of a region. */
+function hullOf(region: readonly Box[]): Box {
+  const out = [...region[0]!];
+  for (const b of region)
+    for (let i = 0; i < out.length; i += 2) {
+      if (b[i]! < out[i]!) out[i] = b[i]!;
+      if (b[i + 1]! > out[i + 1]!) out[i + 1] = b[i + 1]!;
+    }
+  return out;
+}
+
+/** Regions of more boxes than this, and hulls of more gaps, are spelled box by box (the gaps cost work to find). */
+const HULL_BOXES = 64;
+const HULL_GAPS = 16;
+
+/**
+ * How an entry is spelled: its boxes one by one, or (`gaps`) one hull less the gaps between them, whichever gives
+ * fewer rules and except entries. A negated match (`! -s 10.0.0.0/16`) is 16 prefixes as boxes, one rule with one
+ * except box as a hull: the hull keeps the line one rule where the RETURNs and negations would multiply it.
+ */
+function shapeOf(e: Entry): { boxes: readonly Box[]; gaps: readonly Box[] } {
+  const plain = { boxes: e.region, gaps: [] };
+  if (e.region.length < 2 || e.region.length > HULL_BOXES) return plain;
+  const hull = hullOf(e.region);
+  let gaps: Box[] = [hull];
+  for (const b of e.region) {
+    gaps = regionSubtract(gaps, b);
+    if (gaps.length > 4 * HULL_GAPS) return plain;
+  }
+  gaps = grown(gaps, e.region, hull);
+  if (gaps.length > HULL_GAPS) return plain;
+  const hullRules = rulesOf([hull]);
+  return hullRules * (1 + rulesOf(gaps)) < rulesOf(e.region) ? { boxes: [hull], gaps } : plain;
+}
+
+/**
+ * The gaps of a hull as fewer boxes, which may overlap (an except entry may): each gap widened, dimension by
+ * dimension, as far as it meets no box of the region, and those another holds dropped. `! -s A ! --dport 443` leaves
+ * a hull less two slabs (source A; port 443), where disjoint pieces spell the second once per prefix outside A.
+ */
+function grown(gaps: readonly Box[], region: readonly Box[], hull: Box): Box[] {
+  const out: Box[] = [];
+  for (const g of gaps) {
+    const box = [...g];
+    for (let i = 0; i < box.length; i += 2) {
+      // The region's boxes that meet the gap in every other dimension bound it in this one.
+      let lo = hull[i]!;
+      let hi = hull[i + 1]!;
+      for (const r of region) {
+        let other = true;
+        for (let j = 0; j < box.length && other; j += 2)
+          if (j !== i && (r[j]! > box[j + 1]! || box[j]! > r[j + 1]!)) other = false;
+        if (!other) continue;
+        if (r[i + 1]! < box[i]! && r[i + 1]! + 1 > lo) lo = r[i + 1]! + 1;
+        if (r[i]! > box[i + 1]! && r[i]! - 1 < hi) hi = r[i]! - 1;
+      }
+      box[i] = lo;
+      box[i + 1] = hi;
+    }
+    out.push(box);
+  }
+  const kept = out.filter((b, k) => !out.some((o, j) => j !== k && contains(o, b) && (!contains(b, o) || j < k)));
+  return coalesce(kept);
+}
+
+const shapes = new WeakMap<Entry, ReturnType<typeof shapeOf>>();
+/** An entry's spelling; `plain` (VEREFOO's rules, no except entries): its boxes one by one. */
+const shape = (e: Entry, plain: boolean) =>
+  plain ? { boxes: e.region, gaps: [] } : (shapes.get(e) ?? shapes.set(e, shapeOf(e)).get(e)!);
+
+/** How many rules an entry becomes; above MAX_RULES_PER_LINE its line is refused. */
+export const ruleCount = (e: Entry, plain = false) => rulesOf(shape(e, plain).boxes);
+
+type Except = NonNullable<Elements['except']>[number];
+
+/** A box as except entries (the rule's match fields, defaults left out), the same union. */
+function exceptsOf(b: Box): Except[] {
+  const out: Except[] = [];
+  for (const source of ruleAddresses(b, SRC))
+    for (const destination of ruleAddresses(b, DST))
+      for (const s of services(b))
+        out.push({
+          source,
+          destination,
+          ...(s.protocol !== 'ANY' ? { protocol: s.protocol } : {}),
+          ...(s.srcPort !== '*' ? { srcPort: s.srcPort } : {}),
+          ...(s.dstPort !== '*' ? { dstPort: s.dstPort } : {}),
+        });
+  return out;
+}
+
+/**
+ * Spells except boxes, each once: the lines after a RETURN share the same boxes (unfold.ts), and the rules they
+ * become share the spelled entries (one array per set of boxes met).
+ */
+export class ExceptSpeller {
+  private readonly spelled = new Map<Box, Except[]>();
+  private readonly lists = new Map<string, Except[]>();
+  private readonly ids = new Map<Box, number>();
+  private readonly listIds = new Map<Except[], number>();
+
+  /** A number per spelled list, to tell rules with different except boxes apart. */
+  idOf(list: Except[]): number {
+    return this.listIds.get(list) ?? this.listIds.set(list, this.listIds.size).get(list)!;
+  }
+
+  /** The except entries of the boxes of `except` that meet `b` (the others leave none of its packets out). */
+  of(b: Box, except: readonly Box[]): Except[] | undefined {
+    const met = except.filter((x) => meet(x, b));
+    if (!met.length) return undefined;
+    const key = met.map((x) => this.ids.get(x) ?? this.ids.set(x, this.ids.size).get(x)!).join(',');
+    let list = this.lists.get(key);
+    if (!list) {
+      list = met.flatMap((x) => this.spelled.get(x) ?? this.spelled.set(x, exceptsOf(x)).get(x)!);
+      this.lists.set(key, list);
+    }
+    return list;
+  }
+}
+
+/**
+ * An entry's rules, in order (duplicates, such as OTHER from two port pieces, said once); each carries the entry's
+ * except boxes that meet it (docs/SEMANTICS.md "Rules with except").
+ */
+export function elementsOf(e: Entry, speller = new ExceptSpeller(), plain = false): Elements[] {
   const seen = new Set<string>();
   const out: Elements[] = [];
-  for (const b of e.region)
+  const { boxes, gaps } = shape(e, plain);
+  const left = gaps.length ? [...gaps, ...e.except] : e.except;
+  for (const b of boxes) {
+    const except = left.length ? speller.of(b, left) : undefined;
     for (const source of ruleAddresses(b, SRC))
       for (const destination of ruleAddresses(b, DST))
         for (const s of services(b)) {
-          const el: Elements = { action: e.allow ? 'ALLOW' : 'DENY', source, destination, ...s };
-          const key = JSON.stringify(el);
+          const el: Elements = {
+            action: e.allow ? 'ALLOW' : 'DENY',
+            source,
+            destination,
+            ...s,
+            ...(except ? { except } : {}),
+          };
+          // Rules alike but for their except boxes (OTHER from two port pieces) stay apart.
+          const key = `${source} ${destination} ${JSON.stringify(s)} ${except ? speller.idOf(except) : ''}`;
           if (!seen.has(key)) {
             seen.add(key);
             out.push(el);
           }
         }
+  }
   return out;
 }
 

@@ -10,7 +10,7 @@ import type { Elements, Node } from '../../model/types.js';
 import { parseAddress } from '../../model/address.js';
 import { DST, SRC, UNIVERSE, type Box } from '../../model/space.js';
 import type { Line, RuleList } from '../analysis/list.js';
-import { elementsOf, ruleCount, tooMany } from './elements.js';
+import { ExceptSpeller, elementsOf, ruleCount, tooMany } from './elements.js';
 import { readIptables, type ImportOptions } from './iptables.js';
 import { Refusal } from './matches.js';
 import type { InterfaceMap } from './routes.js';
@@ -260,12 +260,16 @@ export function importedNode(
   imported: Imported,
   name: string,
   which?: Approximation,
+  plain = false,
 ): { node: Node; origins: LineElements[] } {
-  // nfv rules are plain boxes: the rule set unfolded again without except boxes (unfold.ts, `repeat`).
-  const entries = which === undefined ? imported.plain() : listEntries(imported, which, true);
+  // One entry per line reached, its RETURNs' packets as except boxes (docs/SEMANTICS.md "Rules with except"); with
+  // `plain`, the rule set unfolded again without them (unfold.ts, `repeat`), as VEREFOO's plain rules.
+  const entries =
+    which === undefined ? (plain ? imported.plain() : imported.entries) : listEntries(imported, which, plain);
+  const speller = new ExceptSpeller();
   // A line whose nfv rules would be too many is refused; the analyses read it exactly.
   const counts = new Map<LiveRule, number>();
-  for (const e of entries) counts.set(e.rule, (counts.get(e.rule) ?? 0) + ruleCount(e));
+  for (const e of entries) counts.set(e.rule, (counts.get(e.rule) ?? 0) + ruleCount(e, plain));
   const over = [...counts].filter(([, n]) => n > MAX_RULES_PER_LINE);
   if (over.length) {
     const more = over.length > 1 ? ` (and ${over.length - 1} more lines)` : '';
@@ -279,7 +283,7 @@ export function importedNode(
     // A maybe accept belongs to the may list only, a maybe drop to the must list only.
     const only: Pick<Elements, 'approximation'> =
       which === undefined && e.maybe ? { approximation: e.allow ? 'may' : 'must' } : {};
-    for (const el of elementsOf(e)) {
+    for (const el of elementsOf(e, speller, plain)) {
       const id = elements.length + 1;
       elements.push({ id, ...el, ...only, origin: e.rule.where.slice(0, 200) });
       origin.elements.push(id);

@@ -32,6 +32,7 @@ import {
   rewrite,
   type Box,
   type PacketClass,
+  exceptBoxes,
   ruleBoxes,
 } from '../../model/space.js';
 
@@ -548,7 +549,11 @@ function partitioned(net: NetNode[], requirements: Requirement[]) {
   const met = new Set<number>();
   for (const r of requirements) for (const k of intermediates(r)) met.add(k);
   for (const k of [...met].sort((a, b) => a - b)) {
-    for (const rule of net[k]!.rules ?? []) for (const box of ruleBoxes(rule)) partition.add(box, false);
+    for (const rule of net[k]!.rules ?? []) {
+      for (const box of ruleBoxes(rule)) partition.add(box, false);
+      // A rule matches a class whole or not at all only if its except boxes split the classes too.
+      for (const box of exceptBoxes(rule)) partition.add(box, false);
+    }
   }
   const coarse = partition.classes();
   // A deployed firewall's inserted rules are candidates too (allocate.ts): a one-rule fix that would cut a coarse

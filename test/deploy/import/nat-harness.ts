@@ -11,7 +11,7 @@ import path from 'node:path';
 import { importRules, importedNat, importedNode, interfaceMap, routeMap } from '../../../src/deploy/import/index.js';
 import type { Node } from '../../../src/model/types.js';
 import { ROOT, runProcess, scratch, seeded } from '../../helpers.js';
-import { ruleBoxes } from '../../../src/model/space.js';
+import { exceptBoxes, ruleBoxes } from '../../../src/model/space.js';
 import type { Packet } from '../nft-harness.js';
 
 const probe = spawnSync('unshare', ['-rn', 'sh', '-c', 'iptables-restore --version && nft list ruleset'], {
@@ -129,23 +129,28 @@ export function translateTakes(translates: Translate[], p: Sent): boolean {
 }
 
 /** Each imported node's rules as boxes, worked out once: the chair's router has 10,000 of them. */
-const boxed = new WeakMap<Node, { allow: boolean; boxes: number[][] }[]>();
+const boxed = new WeakMap<Node, { allow: boolean; boxes: number[][]; except: readonly number[][] }[]>();
 
 /**
- * nfv's first-match verdict on the imported filter (the engine's meaning of each element, `ruleBoxes`, as
- * nft-harness.ts's nfvVerdict reads it), each rule's boxes kept per node.
+ * nfv's first-match verdict on the imported filter (the engine's meaning of each element, `ruleBoxes` less its
+ * `exceptBoxes`; nft-harness.ts's nfvVerdict reads nodes without them), each rule's boxes kept per node.
  */
 function nfvVerdict(node: Node, p: Packet): boolean {
   const fw = node.configuration!.firewall!;
   let rules = boxed.get(node);
   if (!rules) {
-    rules = (fw.elements ?? []).map((e) => ({ allow: (e.action ?? 'DENY') === 'ALLOW', boxes: ruleBoxes(e) }));
+    rules = (fw.elements ?? []).map((e) => ({
+      allow: (e.action ?? 'DENY') === 'ALLOW',
+      boxes: ruleBoxes(e),
+      except: exceptBoxes(e),
+    }));
     boxed.set(node, rules);
   }
   const proto = p.proto === 6 ? 0 : p.proto === 17 ? 1 : 2;
   const point = [...p.src, ...p.dst, p.sport, p.dport, proto];
   const inBox = (b: readonly number[]) => point.every((v, d) => v >= b[2 * d]! && v <= b[2 * d + 1]!);
-  for (const r of rules) if (r.boxes.some(inBox)) return r.allow;
+  // A rule matches none of its except boxes' packets (what a RETURN before its line handed back).
+  for (const r of rules) if (r.boxes.some(inBox) && !r.except.some(inBox)) return r.allow;
   return fw.defaultAction === 'ALLOW';
 }
 
