@@ -407,12 +407,27 @@ export class Bdd {
   boxes(bs: readonly Box[]): number {
     if (bs.length < 2) return bs.length ? this.box(bs[0]!) : FALSE;
     const memo = new Map<string, number>();
+    // One box from field f down: its chain, built from the bottom as `box` builds it.
+    const chain = (b: Box, f: number): number => {
+      let next = TRUE;
+      for (let g = TOP_DOWN.length - 1; g >= f; g--) {
+        const { dim, start, bits } = TOP_DOWN[g]!;
+        next = this.interval(start, bits, b[2 * dim]!, b[2 * dim + 1]!, next);
+      }
+      return next;
+    };
     const union = (at: readonly number[], f: number): number => {
       if (f === TOP_DOWN.length) return TRUE;
+      // Most of a line's boxes agree on most fields (a multiport's ports, a negation's addresses): no cuts to
+      // make, no key to build; the set is the same as the general case's below (diagrams are canonical).
+      if (at.length === 1) return chain(bs[at[0]!]!, f);
+      const { dim, start, bits } = TOP_DOWN[f]!;
+      const [lo, hi] = [bs[at[0]!]![2 * dim]!, bs[at[0]!]![2 * dim + 1]!];
+      if (at.every((k) => bs[k]![2 * dim] === lo && bs[k]![2 * dim + 1] === hi))
+        return this.interval(start, bits, lo, hi, union(at, f + 1));
       const key = `${f} ${at.join()}`;
       const known = memo.get(key);
       if (known !== undefined) return known;
-      const { dim, start, bits } = TOP_DOWN[f]!;
       const cuts = [...new Set(at.flatMap((k) => [bs[k]![2 * dim]!, bs[k]![2 * dim + 1]! + 1]))].sort((x, y) => x - y);
       const pieces: { lo: number; hi: number; node: number }[] = [];
       for (let i = 0; i + 1 < cuts.length; i++) {

@@ -7,7 +7,7 @@ import { compareBoxes, type Box } from '../../model/space.js';
 import { classOf, examplePacket, type PacketClass } from './classes.js';
 import { FALSE, Bdd } from './bdd.js';
 import { Budget, allows, byLine, coalesced, decide } from './decide.js';
-import { boxesOf, byDiagrams, decidedBy, fold, split } from './folded.js';
+import { allowedBy, boxesOf, byDiagrams, lineSets, split } from './folded.js';
 import { refOf, verdict, type RuleList, type RuleRef } from './list.js';
 
 export interface Side {
@@ -58,22 +58,44 @@ function boxPairs(a: RuleList, b: RuleList, budget: Budget): Pairs {
 
 /**
  * The same with decision diagrams (long lists): the packets the lists' allowed sets do not share, split by the
- * line of the first list that decides them, then by the second list's.
+ * line of the first list that decides them, then by the second list's. No reached set is made: the allowed sets
+ * are folded from the bottom (`allowedBy`), the lines the two lists end with alike once, and the differing
+ * packets are split by the first list's lines in order, which gives the packets each of them decides.
  */
 function diagramPairs(a: RuleList, b: RuleList, budget: Budget): Pairs {
   const bdd = new Bdd(budget.diagrams);
-  const [fa, fb] = [fold(bdd, a, { allowed: true }), fold(bdd, b, { allowed: true })];
+  // Two snapshots share most lines: a line of b the same as one of a is made once.
+  const known = new Map<string, number>();
+  const [la, lb] = [lineSets(bdd, a, known), lineSets(bdd, b, known)];
+  // The lines both lists end with (the same packets and action; sets are canonical) and their defaults allow the
+  // same packets: b's fold starts above them with a's set.
+  const [na, nb] = [a.lines.length, b.lines.length];
+  let same = 0;
+  if (a.defaultAllow === b.defaultAllow)
+    while (
+      same < Math.min(na, nb) &&
+      la.matches[na - 1 - same] === lb.matches[nb - 1 - same] &&
+      a.lines[na - 1 - same]!.allow === b.lines[nb - 1 - same]!.allow
+    )
+      same++;
+  const held: number[] = [];
+  bdd.hold((mark) => held.forEach(mark));
+  const fa = allowedBy(la, { keep: na - same });
+  held.push(fa.allowed, fa.kept);
+  const fb = allowedBy(lb, { from: nb - same, below: fa.kept });
   const differing = bdd.xor(fa.allowed, fb.allowed);
+  held.length = 0;
   const pairs: Pairs = new Map();
   if (differing === FALSE) return pairs;
-  for (let from = -1; from < a.lines.length; from++) {
-    bdd.collect(differing);
-    const part = bdd.and(decidedBy(fa, from), differing);
-    if (part === FALSE) continue;
+  const parts = split(la, differing, budget);
+  // The default's packets first, then by line, as the classes were always gathered.
+  if (parts.at(-1)?.line === -1) parts.unshift(parts.pop()!);
+  parts.forEach(({ line: from, set }, i) => {
+    bdd.collect(...parts.slice(i).map((p) => p.set));
     const within = from < 0 ? undefined : a.lines[from]!.boxes;
-    for (const q of split(fb, part, budget, { within }))
-      pairs.set(`${from} ${q.line}`, { from, to: q.line, boxes: boxesOf(fb, q.set, budget) });
-  }
+    for (const q of split(lb, set, budget, { within }))
+      pairs.set(`${from} ${q.line}`, { from, to: q.line, boxes: boxesOf(lb, q.set, budget) });
+  });
   return pairs;
 }
 
