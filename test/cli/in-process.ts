@@ -11,7 +11,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { Readable } from 'node:stream';
 import chalk from 'chalk';
 import { run } from '../../src/cli/main.js';
-import { BIN, type CliResult } from '../helpers.js';
+import { BIN, cli, type CliResult } from '../helpers.js';
 
 type Write = NodeJS.WriteStream['write'];
 
@@ -83,4 +83,15 @@ async function once(
       else process.env[k] = v;
     }
   }
+}
+
+/**
+ * `nfv ARGS` as the CLI tests run it: with `input`, bin/nfv as a child process reading it from a real pipe (each file
+ * that feeds stdin keeps its real process checks that way); without, in this process.
+ */
+export function nfv(
+  args: string[],
+  options: { workspace?: string; input?: string; env?: Record<string, string> } = {},
+): Promise<CliResult> {
+  return options.input === undefined ? nfvInProcess(args, options) : cli(args, options);
 }
