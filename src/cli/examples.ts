@@ -143,9 +143,18 @@ export const ROOT_EXAMPLES = [
   'nfv serve --log',
 ];
 
-/** Adds the examples to every command's help, groups included (their subcommands' first examples). */
+/** The commands given their examples: the subcommands are module-level objects, and a program is built per run. */
+const withExamples = new WeakSet<Command>();
+
+/**
+ * Adds the examples to every command's help, groups included (their subcommands' first examples), once per
+ * command: a second `run` in one process (the CLI tests' in-process calls) added them again, and Node warned of
+ * 11 afterHelp listeners on stderr.
+ */
 export function addExamples(cmd: Command): void {
   for (const c of cmd.commands) addExamples(c);
+  if (withExamples.has(cmd)) return;
+  withExamples.add(cmd);
   const examples = !cmd.parent
     ? ROOT_EXAMPLES
     : cmd.commands.length

@@ -1,14 +1,18 @@
-/** The /adp operations through the CLI binary as a child process: data on stdout, one-line errors, exit codes. */
+/**
+ * The /adp operations through the CLI: data on stdout, one-line errors, exit codes. In the test process (the CLI's
+ * own run, test/cli/in-process.ts), but stdin, which goes through bin/nfv as a child process with a real pipe.
+ */
 import path from 'node:path';
 import t from 'tap';
 import { cli, fixture, scratch } from '../helpers.js';
+import { nfvInProcess } from './in-process.js';
 
 type Run = (args: string[], input?: string) => ReturnType<typeof cli>;
 
 /** A fresh workspace for one test, removed when it ends, and a runner of the CLI on it. */
-async function workspace(t: Tap.Test): Promise<Run> {
+async function workspace(t: Tap.Test, child = false): Promise<Run> {
   const ws = await scratch(t);
-  return (args, input) => cli(args, { workspace: ws, input });
+  return (args, input) => (child ? cli : nfvInProcess)(args, { workspace: ws, input });
 }
 
 const GRAPHS_XML = path.join('test', 'fixtures', 'graphs.xml');
@@ -28,7 +32,7 @@ t.test('create from a file, read back as JSON, XML and a table', async (t) => {
 });
 
 t.test('input from stdin, in either format', async (t) => {
-  const run = await workspace(t);
+  const run = await workspace(t, true);
   const fromStdin = await run(['graphs', 'create'], await fixture('graphs.json'));
   t.equal(fromStdin.code, 0, fromStdin.stderr);
   t.same(JSON.parse(fromStdin.stdout).content, [[1]]);

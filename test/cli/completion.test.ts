@@ -3,10 +3,11 @@ import { spawnSync } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import t from 'tap';
-import { cli, scratch } from '../helpers.js';
+import { scratch } from '../helpers.js';
+import { nfv } from './in-process.js';
 
 t.test('bash completes commands, subcommands, options and option values', async (t) => {
-  const script = await cli(['completion', 'bash']);
+  const script = await nfv(['completion', 'bash']);
   t.equal(script.code, 0);
   const file = path.join(await scratch(t), 'nfv.bash');
   await writeFile(file, script.stdout);
@@ -37,8 +38,8 @@ t.test('bash completes commands, subcommands, options and option values', async 
 });
 
 t.test('zsh and fish scripts; an unknown shell is exit 2', async (t) => {
-  t.match((await cli(['completion', 'zsh'])).stdout, /^#compdef nfv\n#.*\nautoload -U \+X bashcompinit/);
-  const fish = (await cli(['completion', 'fish'])).stdout;
+  t.match((await nfv(['completion', 'zsh'])).stdout, /^#compdef nfv\n#.*\nautoload -U \+X bashcompinit/);
+  const fish = (await nfv(['completion', 'fish'])).stdout;
   t.match(fish, /complete -c nfv -n '__fish_use_subcommand' -a graphs -d 'graphs of network functions'/);
   t.match(
     fish,
@@ -46,7 +47,7 @@ t.test('zsh and fish scripts; an unknown shell is exit 2', async (t) => {
       "and not __fish_seen_subcommand_from list create get update delete delete-all draw' -a list",
   );
   t.match(fish, /complete -c nfv -l format -xa 'xml json table'/);
-  const bad = await cli(['completion', 'tcsh']);
+  const bad = await nfv(['completion', 'tcsh']);
   t.equal(bad.code, 2);
   t.equal(bad.stderr, "nfv: completion: shell must be bash, zsh or fish, not 'tcsh'\n");
 });

@@ -6,10 +6,11 @@
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import t from 'tap';
-import { cli, fixture, scratch } from '../helpers.js';
+import { fixture, scratch } from '../helpers.js';
+import { nfv } from './in-process.js';
 
 const ws = await scratch(t);
-const run = (args: string[], input?: string) => cli(args, { workspace: ws, input });
+const run = (args: string[], input?: string) => nfv(args, { workspace: ws, input });
 const FIXTURES = path.join('test', 'fixtures', 'batfish');
 const ex = (name: string) => path.join(FIXTURES, `${name}.json`);
 

@@ -3,10 +3,11 @@ import { spawnSync } from 'node:child_process';
 import { readFile, readdir } from 'node:fs/promises';
 import path from 'node:path';
 import t from 'tap';
-import { cli, scratch } from '../helpers.js';
+import { scratch } from '../helpers.js';
+import { nfv } from './in-process.js';
 
 const ws = await scratch(t);
-const run = (args: string[], input?: string) => cli(args, { workspace: ws, input });
+const run = (args: string[], input?: string) => nfv(args, { workspace: ws, input });
 const have = (tool: string) => spawnSync('sh', ['-c', `command -v ${tool}`]).status === 0;
 
 t.test('simulation -> import -> deploy', async (t) => {

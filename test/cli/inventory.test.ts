@@ -1,10 +1,11 @@
 /** nfv inventory through the binary. */
 import t from 'tap';
-import { cli, scratch } from '../helpers.js';
+import { scratch } from '../helpers.js';
+import { nfv } from './in-process.js';
 import { catalog, changed, report, web } from '../inventory/data.js';
 
 const ws = await scratch(t);
-const run = (args: string[], input?: string) => cli(args, { workspace: ws, input });
+const run = (args: string[], input?: string) => nfv(args, { workspace: ws, input });
 
 t.test('ingest and query', async (t) => {
   const c = await run(

@@ -10,11 +10,12 @@ import t from 'tap';
 import type { Command } from 'commander';
 import { firewallCommand } from '../../src/cli/commands/firewall.js';
 import { importCommandGroup } from '../../src/cli/commands/import.js';
-import { cli, scratch } from '../helpers.js';
+import { scratch } from '../helpers.js';
+import { nfvInProcess } from './in-process.js';
 
 const ws = await scratch(t);
 const dir = await scratch(t);
-const run = (args: string[]) => cli(args, { workspace: ws });
+const run = (args: string[]) => nfvInProcess(args, { workspace: ws });
 
 const sub = (group: Command, name: string) => group.commands.find((c) => c.name() === name)!;
 const COMMANDS: Record<string, Command> = {

@@ -5,7 +5,8 @@
 import { readdir } from 'node:fs/promises';
 import path from 'node:path';
 import t from 'tap';
-import { ROOT, cli, scratch } from '../helpers.js';
+import { ROOT, scratch } from '../helpers.js';
+import { nfv } from './in-process.js';
 
 const SAMPLES = path.join(ROOT, 'samples');
 const at = (name: string) => path.join(SAMPLES, name);
@@ -82,7 +83,7 @@ for (const { sample, commands, says } of READERS) {
   t.test(sample, async (t) => {
     let last = '';
     for (const args of commands) {
-      const r = await cli(args, { workspace: ws });
+      const r = await nfv(args, { workspace: ws });
       t.equal(r.code, 0, `nfv ${args.join(' ')}: ${r.stderr}`);
       last = `${r.stdout}${r.stderr}`;
     }

@@ -5,10 +5,11 @@ import { decodeDocument, encodeDocument } from '../../src/model/codec.js';
 import { NfvType } from '../../src/model/resources.js';
 import type { NFV } from '../../src/model/types.js';
 import t from 'tap';
-import { cli, fixture, scratch } from '../helpers.js';
+import { fixture, scratch } from '../helpers.js';
+import { nfv } from './in-process.js';
 
 const ws = await scratch(t);
-const run = (args: string[], input?: string) => cli(args, { workspace: ws, input });
+const run = (args: string[], input?: string) => nfv(args, { workspace: ws, input });
 const office = path.join('samples', 'office-nat.xml');
 
 t.test('a document in, the result out in the same format, a summary on stderr', async (t) => {
@@ -78,7 +79,7 @@ t.test(
   'simulations reconfigure: new requirements against a stored result, the change, and its iptables script',
   async (t) => {
     const ws = await scratch(t);
-    const runIn = (args: string[], input?: string) => cli(args, { workspace: ws, input });
+    const runIn = (args: string[], input?: string) => nfv(args, { workspace: ws, input });
     t.equal((await runIn(['simulate', '--store', office])).code, 0);
     const wanted =
       '<PropertyDefinition>' +

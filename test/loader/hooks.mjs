@@ -25,13 +25,17 @@ const ours = (url) => {
   return file.endsWith('.ts') && !file.includes(`${path.sep}node_modules${path.sep}`) ? file : undefined;
 };
 
-// The sources import each other as `./x.js` (NodeNext), where only x.ts exists.
+// The sources import each other as `./x.js` (NodeNext), where only x.ts exists. A worker thread's entry
+// (`new Worker(new URL('./solve-worker.js', import.meta.url))`, the CLI's solver thread) comes as a file URL with
+// no .ts parent: tap's TypeScript import resolved it under tap, and without it (`node --import` of this loader)
+// every simulation through the CLI or the operations crashed twice and answered 70.
 export async function resolve(specifier, context, nextResolve) {
   try {
     return await nextResolve(specifier, context);
   } catch (error) {
     const fromTs = context.parentURL !== undefined && ours(context.parentURL) !== undefined;
-    if (error?.code !== 'ERR_MODULE_NOT_FOUND' || !specifier.endsWith('.js') || !fromTs) throw error;
+    const entry = specifier.startsWith('file:') && ours(`${specifier.slice(0, -3)}.ts`) !== undefined;
+    if (error?.code !== 'ERR_MODULE_NOT_FOUND' || !specifier.endsWith('.js') || !(fromTs || entry)) throw error;
     return nextResolve(`${specifier.slice(0, -3)}.ts`, context);
   }
 }
