@@ -274,10 +274,10 @@ export function readNat(
   const patternsOf = (list: readonly string[]) =>
     list.flatMap((a) => prefixPatterns(a.includes('/') ? a : `${a}/32`) ?? [a]);
   // Routing takes the longest prefix: what routes out of the outside (its own addresses under another interface's
-  // default route, say) is not hidden, so each inside pattern loses the outside's.
+  // default route, say) is not hidden, so each inside pattern loses the outside's narrower ones.
   const outsidePatterns = outside === undefined ? [] : patternsOf(iface.get(outside) ?? []);
   const insidePatterns = outsidePatterns.reduce(
-    (ps, q) => ps.flatMap((p) => patternLess(p, q)),
+    (ps, q) => ps.flatMap((p) => (p !== q && patternIn(q, p) ? patternLess(p, q) : [p])),
     inside.flatMap(([, list]) => patternsOf(list)),
   );
   const insideText = inside.map(([name, list]) => `${name} ${list.join(',')}`).join('; ');
@@ -635,6 +635,8 @@ export function readNats(
   const nats: NatReading[] = [];
   for (const g of given) {
     const mine = groups.get(g.interface!)!;
+    // A line refused above says more than a node without lines: that is said when no line is.
+    if (!mine.length && refusals.length) continue;
     if (!mine.length)
       throw badRequest(
         `natAddress: no nat line reached names ${g.interface} (-i or -o); nothing for its NAT node ${g.address}`,
