@@ -44,10 +44,12 @@ SENTINEL_PROTO = 253
 def setup(job):
     for side in SIDES:
         peer = PEER[side]
-        run(["ip", "link", "add", side, "address", MAC[side], "type", "veth", "peer", "name", peer, "address", MAC[peer]])
+        link = ["ip", "link", "add", side, "address", MAC[side], "type", "veth"]
+        run([*link, "peer", "name", peer, "address", MAC[peer]])
     for dev in ["lo", *SIDES, *PEER.values()]:
         run(["ip", "link", "set", dev, "up"])
-    settings = [("net/ipv4/ip_forward", "1"), ("net/ipv4/conf/all/rp_filter", "0"), ("net/ipv4/conf/default/rp_filter", "0")]
+    settings = [("net/ipv4/ip_forward", "1")]
+    settings += [(f"net/ipv4/conf/{dev}/rp_filter", "0") for dev in ["all", "default"]]
     settings += [(f"net/ipv4/conf/{side}/rp_filter", "0") for side in SIDES]
     settings += [(f"net/ipv4/conf/{peer}/forwarding", "0") for peer in PEER.values()]
     for key, value in settings:
