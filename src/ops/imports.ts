@@ -121,11 +121,11 @@ export interface ImportAnswer {
 
 /** Reads and imports; the node's configuration as `nfv simulate` reads a FIREWALL node. */
 export async function runImport(r: ImportRequest): Promise<Omit<ImportAnswer, 'id'>> {
-  const { importRules, importedNat, importedNode, looksLikeNftJson } = await import('../deploy/import/index.js');
+  const { importRules, importedNats, importedNode, looksLikeNftJson } = await import('../deploy/import/index.js');
   const text = r.format === 'nftables' && !looksLikeNftJson(r.text) ? await nftJsonOf(r.text, r.file) : r.text;
   const imported = importRules(r.format, text, r.file, r.options);
   const { node, origins } = importedNode(imported, r.node, r.approximation, r.plain);
-  const nats = importedNat(imported);
+  const nats = importedNats(imported);
   // One node keeps the single-object shape clients read; several are a list.
   const nat = nats.length === 0 ? undefined : nats.length === 1 ? nats[0]! : nats;
   const answer = { report: imported.report, origins, node, ...(nat ? { nat } : {}) };

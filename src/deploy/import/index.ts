@@ -309,7 +309,7 @@ export function importedNode(
  * goes on the outside of the firewall node: what comes from outside is translated before the filter, what goes out
  * after it. With an address per interface, one NAT node each, on that interface's side.
  */
-export function importedNat(imported: Imported): Node[] {
+export function importedNats(imported: Imported): Node[] {
   const read = imported.report.nat;
   return (read === undefined ? [] : Array.isArray(read) ? read : [read]).map((nat) => ({
     name: nat.address,
@@ -323,6 +323,12 @@ export function importedNat(imported: Imported): Node[] {
       },
     },
   }));
+}
+
+/** The NAT node of an import with one `--nat-address` (importedNats' only one); undefined with none or several. */
+export function importedNat(imported: Imported): Node | undefined {
+  const nats = importedNats(imported);
+  return nats.length === 1 ? nats[0] : undefined;
 }
 
 /** `--iface NAME=CIDR[,CIDR...]` values as a map, each address checked. */

@@ -9,7 +9,7 @@
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import t from 'tap';
-import { importRules, importedNat, importedNode, interfaceMap } from '../../../src/deploy/import/index.js';
+import { importRules, importedNats, importedNode, interfaceMap } from '../../../src/deploy/import/index.js';
 import type { Node } from '../../../src/model/types.js';
 import { ROOT, runProcess, scratch } from '../../helpers.js';
 import {
@@ -141,7 +141,7 @@ t.test(
       const imported = importRules('iptables', r.text, r.file, { natAddress, iface });
       t.equal(imported.report.counts.refused, 0, `seed ${seed}: nothing refused`);
       const node = importedNode(imported, '10.255.0.1', 'may').node;
-      const made = importedNat(imported);
+      const made = importedNats(imported);
       t.same(
         made.map((n) => n.name),
         [r.addresses.wan, r.addresses.vpn],

@@ -7,7 +7,7 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import t from 'tap';
-import { importRules, importedNat, interfaceMap } from '../../../src/deploy/import/index.js';
+import { importRules, importedNats, interfaceMap } from '../../../src/deploy/import/index.js';
 import { natAddresses, patternLess } from '../../../src/deploy/import/nat.js';
 import { NfvError } from '../../../src/model/errors.js';
 import { ROOT } from '../../helpers.js';
@@ -91,7 +91,7 @@ t.test('the home router: refused with one address, imported with one per interfa
   const r = imported.report;
   t.same(r.counts, { exact: 106, 'new-connection': 29, 'no-verdict': 17, approximated: 22, refused: 0 });
   t.equal(r.lines.length, 174, '174 lines reached');
-  const nats = importedNat(imported);
+  const nats = importedNats(imported);
   t.same(
     nats.map((n) => n.name),
     ['8.8.8.8', '10.8.0.1'],
@@ -123,7 +123,7 @@ t.test('with the internet out of eth1, tun0 hides every address but its own', as
   ].join('\n');
   const iface = interfaceMap(['wan=0.0.0.0/0', 'vpn=10.8.0.0/24', 'lan=10.1.0.0/16']);
   const imported = importRules('iptables', text, 'r', { natAddress: 'wan=203.0.113.1,vpn=10.8.0.1', iface });
-  const [wan, vpn] = importedNat(imported).map((n) => n.configuration!.nat!.source!);
+  const [wan, vpn] = importedNats(imported).map((n) => n.configuration!.nat!.source!);
   t.same(wan, ['10.8.0.-1', '10.1.-1.-1']);
   t.equal(vpn!.length, 765, 'vpn: 765 patterns for every address but 10.8.0.0/24 (10.1.0.0/16 one of them)');
   t.notOk(
