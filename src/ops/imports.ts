@@ -108,8 +108,11 @@ export interface ImportAnswer {
   /** Each live line and the ids of the rules it became. */
   origins: LineElements[];
   node: Node;
-  /** With `natAddress`: the NAT node the nat table's translations became, for the outside of the firewall. */
-  nat?: Node;
+  /**
+   * With `natAddress`: the NAT node the nat table's translations became, for the outside of the firewall; a list,
+   * one per interface, with `natAddress` `IFACE=ADDR,IFACE2=ADDR2`.
+   */
+  nat?: Node | Node[];
   /** With `into`: the NFV document, in its own format, the firewall node's configuration replaced. */
   document?: string;
   /** With `store`: the id of the stored `/fwd` node. */
@@ -118,11 +121,13 @@ export interface ImportAnswer {
 
 /** Reads and imports; the node's configuration as `nfv simulate` reads a FIREWALL node. */
 export async function runImport(r: ImportRequest): Promise<Omit<ImportAnswer, 'id'>> {
-  const { importRules, importedNat, importedNode, looksLikeNftJson } = await import('../deploy/import/index.js');
+  const { importRules, importedNats, importedNode, looksLikeNftJson } = await import('../deploy/import/index.js');
   const text = r.format === 'nftables' && !looksLikeNftJson(r.text) ? await nftJsonOf(r.text, r.file) : r.text;
   const imported = importRules(r.format, text, r.file, r.options);
   const { node, origins } = importedNode(imported, r.node, r.approximation, r.plain);
-  const nat = importedNat(imported);
+  const nats = importedNats(imported);
+  // One node keeps the single-object shape clients read; several are a list.
+  const nat = nats.length === 0 ? undefined : nats.length === 1 ? nats[0]! : nats;
   const answer = { report: imported.report, origins, node, ...(nat ? { nat } : {}) };
   if (r.into === undefined) return answer;
   const format = detectFormat(r.into);
@@ -137,7 +142,7 @@ export async function runImport(r: ImportRequest): Promise<Omit<ImportAnswer, 'i
     n.functionalType = 'FIREWALL';
     n.configuration = { ...node.configuration!, name: n.configuration?.name ?? node.configuration!.name };
   }
-  if (nat) placeNat(nfv, nat, r.node);
+  for (const n of nats) placeNat(nfv, n, r.node);
   return { ...answer, document: encodeDocument(NfvType, nfv, format) };
 }
 

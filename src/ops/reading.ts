@@ -43,7 +43,8 @@ export const READING_FIELDS: readonly ReadingField[] = [
     flag: '--nat-address <address>',
     help:
       "the router's outside address: DNAT and REDIRECT become the forward table, SNAT and MASQUERADE the hidden " +
-      'networks, of a NAT node of that name outside the firewall (import --into: a neighbour of the firewall node)',
+      'networks, of a NAT node of that name outside the firewall (import --into: a neighbour of the firewall node); ' +
+      'IFACE=ADDR,IFACE2=ADDR2: a NAT node per interface, reading the lines with its -i (DNAT) or -o (SNAT)',
     kind: 'string',
   },
   {
@@ -143,8 +144,8 @@ export async function parseReading(body: unknown): Promise<Reading> {
   const host = str('host');
   if (host !== undefined) (await import('../deploy/import/index.js')).hostOctets(host);
   const natAddress = str('natAddress');
-  if (natAddress !== undefined && !/^\d{1,3}(\.\d{1,3}){3}$/.test(natAddress))
-    throw badRequest(`natAddress: ${quote(natAddress)} is not an IPv4 address (--nat-address)`);
+  // ADDR, or IFACE=ADDR,IFACE2=ADDR2 (a NAT node per interface), each checked and named (nat.ts).
+  if (natAddress !== undefined) (await import('../deploy/import/nat.js')).natAddresses(natAddress);
   return {
     options: {
       ...(chain === undefined ? {} : { chain }),

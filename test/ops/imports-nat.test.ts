@@ -198,3 +198,122 @@ t.test('a router with a port forward: simulate answers through it, reconfigure c
   t.match(refused, { ok: false, status: 400 });
   if (!refused.ok) t.match(refused.error, /^natAddress: "203\.0\.113\.1" is a FORWARDER, not a NAT/);
 });
+
+t.test(
+  'a router masquerading out of two interfaces: a NAT node on each side, simulate answers through both',
+  async (t) => {
+    const [VPN_NAT, VPN_GW, PEER] = ['10.8.0.1', '10.8.0.254', '10.8.0.5'];
+    const live = [
+      '*nat',
+      ':PREROUTING ACCEPT [0:0]',
+      ':POSTROUTING ACCEPT [0:0]',
+      `-A PREROUTING -i wan -d ${NAT}/32 -p tcp --dport 443 -j DNAT --to-destination ${SERVER}`,
+      '-A POSTROUTING -o wan -j MASQUERADE',
+      '-A POSTROUTING -o vpn -j MASQUERADE',
+      'COMMIT',
+      '*filter',
+      ':FORWARD DROP [0:0]',
+      `-A FORWARD -d ${SERVER}/32 -p tcp --dport 443 -j ACCEPT`,
+      '-A FORWARD -s 10.0.9.0/24 -p tcp --dport 80 -j ACCEPT',
+      'COMMIT',
+      '',
+    ].join('\n');
+    const requirements: Requirement[] = [
+      ['REACHABILITY_PROPERTY', OUTSIDER, SERVER, '443'],
+      ['REACHABILITY_PROPERTY', CLIENT, WEB, '80'],
+      // The VPN's gateway passes only the router's VPN address: the client reaches the peer masqueraded.
+      ['REACHABILITY_PROPERTY', CLIENT, PEER, '80'],
+      ['ISOLATION_PROPERTY', CLIENT, PEER, '443'],
+      ['ISOLATION_PROPERTY', PEER, CLIENT, '80'],
+    ];
+    const nfv = JSON.parse(network(requirements)) as NFV;
+    const g = nfv.graphs.graph![0]!;
+    nodeOf(nfv, FW).neighbour!.push({ name: VPN_NAT });
+    g.node.push(
+      { name: VPN_NAT, neighbour: [{ name: FW }, { name: VPN_GW }] },
+      {
+        name: VPN_GW,
+        functionalType: 'FIREWALL',
+        neighbour: [{ name: VPN_NAT }, { name: PEER }],
+        configuration: {
+          name: 'vpn gateway',
+          firewall: {
+            defaultAction: 'DENY',
+            elements: [
+              { action: 'ALLOW', source: VPN_NAT, destination: '*' },
+              { action: 'ALLOW', source: PEER, destination: '*' },
+            ],
+          },
+        },
+      },
+      {
+        name: PEER,
+        functionalType: 'WEBSERVER',
+        neighbour: [{ name: VPN_GW }],
+        configuration: { name: 'p', webserver: { name: PEER } },
+      },
+    );
+    const ws = await workspace(t);
+    const body = {
+      format: 'iptables',
+      text: live,
+      file: 'home.v4',
+      node: FW,
+      natAddress: `wan=${NAT},vpn=${VPN_NAT}`,
+      iface: ['wan=198.51.100.0/24', 'vpn=10.8.0.0/24', 'lan=10.0.9.0/24'],
+    };
+    const imported = await invoke(fwdImport, ws, {
+      body: JSON.stringify({ ...body, into: JSON.stringify(nfv) }),
+      format: 'json',
+    });
+    if (!imported.ok) return t.fail(imported.error);
+    const answer = imported.reply.value;
+    t.ok(Array.isArray(answer.nat), 'two NAT nodes: a list');
+    t.same(
+      (answer.nat as { name: string; configuration?: object }[]).map((n) => [n.name, n.configuration]),
+      [
+        [
+          NAT,
+          {
+            name: 'iptables home.v4 nat',
+            nat: { source: ['10.8.0.-1', '10.0.9.-1'], forward: [{ protocol: 'TCP', dstPort: '443', to: SERVER }] },
+          },
+        ],
+        [VPN_NAT, { name: 'iptables home.v4 nat', nat: { source: ['198.51.100.-1', '10.0.9.-1'] } }],
+      ],
+    );
+    const doc = JSON.parse(answer.document!) as NFV;
+    t.equal(nodeOf(doc, NAT).functionalType, 'NAT');
+    t.same(nodeOf(doc, VPN_NAT).configuration, {
+      name: 'iptables home.v4 nat',
+      nat: { source: ['198.51.100.-1', '10.0.9.-1'] },
+    });
+    const verified = await invoke(simulationsRun, ws, {
+      body: answer.document!,
+      format: 'json',
+      query: new URLSearchParams({ store: 'true' }),
+    });
+    if (!verified.ok) return t.fail(verified.error);
+    const result = (await ok(t, ws, 'GET', '/adp/simulations/1'))[0] as NFV;
+    t.same(
+      result.propertyDefinition.property.map((p) => p.isSat),
+      [true, true, true, true, true],
+      'every requirement holds, through the port forward and both masquerades',
+    );
+    t.same(violations(result), [], 'the evaluator agrees');
+    // The VPN side's NAT node made a forwarder: the peer's gateway sees the client's own address and drops it.
+    const bare = JSON.parse(answer.document!) as NFV;
+    Object.assign(nodeOf(bare, VPN_NAT), { functionalType: 'FORWARDER', configuration: { name: 'f', forwarder: {} } });
+    const plain = await invoke(simulationsRun, ws, {
+      body: JSON.stringify(bare),
+      format: 'json',
+      query: new URLSearchParams({ store: 'false' }),
+    });
+    if (!plain.ok) return t.fail(plain.error);
+    t.same(
+      ((content(plain) as NFV[])[0] ?? (content(plain) as NFV)).propertyDefinition.property.map((p) => p.isSat),
+      [true, true, false, true, true],
+      'without the VPN side NAT node the client does not reach the peer',
+    );
+  },
+);

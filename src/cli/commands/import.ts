@@ -9,6 +9,7 @@ import Table from 'cli-table3';
 import { Command, Option } from 'commander';
 import { EXIT } from '../../model/errors.js';
 import { plural } from '../../model/words.js';
+import type { Node } from '../../model/types.js';
 import { fwdImport, type ImportAnswer } from '../../ops/imports.js';
 import { readInput, writeUserFile } from '../files.js';
 import { readNamed, readingBody, readingOptions } from '../reading.js';
@@ -42,13 +43,16 @@ function summary(a: ImportAnswer): string {
     .join(', ');
   const rules = a.node.configuration?.firewall?.elements?.length ?? 0;
   const reached = `${plural(r.lines.length, 'line')} reached (${counts || 'none'})`;
-  const n = a.nat?.configuration?.nat;
-  const hides = n?.source?.length ? ` hides ${n.source.join(', ')}` : '';
-  const forwards = n?.forward?.length ? `${hides ? ',' : ''} forwards ${n.forward.map(forwardText).join(', ')}` : '';
-  const translates = n?.translate?.length
-    ? `${hides || forwards ? ',' : ''} translates to ${n.translate.map(translateText).join(', ')}`
-    : '';
-  const nat = a.nat ? `; NAT node ${a.nat.name}${hides}${forwards}${translates}` : '';
+  const natText = (node: Node) => {
+    const n = node.configuration?.nat;
+    const hides = n?.source?.length ? ` hides ${n.source.join(', ')}` : '';
+    const forwards = n?.forward?.length ? `${hides ? ',' : ''} forwards ${n.forward.map(forwardText).join(', ')}` : '';
+    const translates = n?.translate?.length
+      ? `${hides || forwards ? ',' : ''} translates to ${n.translate.map(translateText).join(', ')}`
+      : '';
+    return `; NAT node ${node.name}${hides}${forwards}${translates}`;
+  };
+  const nat = (a.nat === undefined ? [] : Array.isArray(a.nat) ? a.nat : [a.nat]).map(natText).join('');
   return `${r.file}: ${r.chain}, ${reached}; ${plural(rules, 'nfv rule')}, default ${r.defaultAction}${nat}`;
 }
 

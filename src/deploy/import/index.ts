@@ -50,8 +50,11 @@ export interface ImportReport {
   approximated: boolean;
   lines: LineReport[];
   notes: string[];
-  /** With --nat-address: the NAT node the translations became, and which line gave what (nat.ts). */
-  nat?: NatReading;
+  /**
+   * With --nat-address: the NAT node the translations became, and which line gave what (nat.ts); a list of them,
+   * one per interface, with `--nat-address IFACE=ADDR,IFACE2=ADDR2` (one node keeps the single shape readers know).
+   */
+  nat?: NatReading | NatReading[];
 }
 
 export interface Imported {
@@ -115,7 +118,7 @@ export function importRules(format: ImportFormat, text: string, file: string, op
     approximated: tally.approximated > 0,
     lines,
     notes: set.notes,
-    ...(set.nat ? { nat: set.nat } : {}),
+    ...(set.nat ? { nat: set.nat.length === 1 ? set.nat[0]! : set.nat } : {}),
   };
   return { report, entries, plain: () => ruleEntries(set, entries), defaultAllow, set };
 }
@@ -304,12 +307,11 @@ export function importedNode(
  * The NAT node of an import with --nat-address (docs/SEMANTICS.md, "Port forwards and masquerading"): named by the
  * router's outside address, with the forward table of its DNAT lines, hiding the translated source networks. It
  * goes on the outside of the firewall node: what comes from outside is translated before the filter, what goes out
- * after it.
+ * after it. With an address per interface, one NAT node each, on that interface's side.
  */
-export function importedNat(imported: Imported): Node | undefined {
-  const nat = imported.report.nat;
-  if (!nat) return undefined;
-  return {
+export function importedNats(imported: Imported): Node[] {
+  const read = imported.report.nat;
+  return (read === undefined ? [] : Array.isArray(read) ? read : [read]).map((nat) => ({
     name: nat.address,
     functionalType: 'NAT',
     configuration: {
@@ -320,7 +322,13 @@ export function importedNat(imported: Imported): Node | undefined {
         ...(nat.translates.length ? { translate: nat.translates.map(({ where: _, ...f }) => f) } : {}),
       },
     },
-  };
+  }));
+}
+
+/** The NAT node of an import with one `--nat-address` (importedNats' only one); undefined with none or several. */
+export function importedNat(imported: Imported): Node | undefined {
+  const nats = importedNats(imported);
+  return nats.length === 1 ? nats[0] : undefined;
 }
 
 /** `--iface NAME=CIDR[,CIDR...]` values as a map, each address checked. */

@@ -27,7 +27,7 @@ import {
   setRegion,
   type IpSet,
 } from './matches.js';
-import { readNat, type NatLine } from './nat.js';
+import { readNats, type NatLine } from './nat.js';
 import type { InterfaceMap, MacMap } from './routes.js';
 import {
   UNIVERSE_REGION,
@@ -980,7 +980,7 @@ function natNode(chains: Map<string, LiveChain>, address: string, notes: string[
   };
   walk(chains.get('nat/PREROUTING'), 'PREROUTING', none);
   walk(chains.get('nat/POSTROUTING'), 'POSTROUTING', none);
-  const { nat, refusals } = readNat(
+  const { nats: nat, refusals } = readNats(
     address,
     lines,
     (where, note) => {

@@ -38,6 +38,8 @@ export interface NatTranslate {
 /** What the NAT node is: its address, its forward table and the patterns it hides, with the lines they came from. */
 export interface NatReading {
   address: string;
+  /** With `--nat-address IFACE=ADDR,...`: the interface whose translations these are (its neighbour's side). */
+  interface?: string;
   /** Octet patterns of the translated source networks, each once, in the order the lines give them. */
   sources: string[];
   /** The forward table, first match: DNAT lines in the order the kernel meets them, less what a REDIRECT took. */
@@ -178,6 +180,30 @@ function claim(taken: Record<Proto, [number, number][]>, m: Match): Omit<NatForw
 /** More patterns than this for one line would make the NAT node unreadable; such a line is refused. */
 const MAX_PATTERNS = 256;
 
+/**
+ * What the other interfaces hide may be more: every address but the outside's is three octets of 255 patterns each
+ * (every address but a /24), which a masquerade out of an interface beside the default route's needs.
+ */
+const MAX_HIDDEN = 4 * MAX_PATTERNS;
+
+/**
+ * Octet pattern `p` less pattern `q` (-1: any octet), as patterns: `p` where they are disjoint, none where `q`
+ * covers it, else `p` split on its first octet `q` fixes, keeping the 255 other values and narrowing the one left.
+ */
+export function patternLess(p: string, q: string): string[] {
+  const [a, b] = [p.split('.'), q.split('.')];
+  if (a.some((o, k) => o !== '-1' && b[k] !== '-1' && o !== b[k])) return [p];
+  if (patternIn(p, q)) return [];
+  const k = a.findIndex((o, j) => o === '-1' && b[j] !== '-1');
+  const at = (v: string) => a.map((o, j) => (j === k ? v : o)).join('.');
+  return [
+    ...Array.from({ length: 256 }, (_, v) => v)
+      .filter((v) => String(v) !== b[k])
+      .map((v) => at(String(v))),
+    ...patternLess(at(b[k]!), q),
+  ];
+}
+
 /** An earlier line's packets, which later lines do not get (first match) where its scope covers theirs. */
 interface Taken {
   where: string;
@@ -223,6 +249,7 @@ export function readNat(
   lines: readonly NatLine[],
   said: (where: string, note: string) => void,
   iface: InterfaceMap = new Map(),
+  outsideName?: string,
 ): { nat?: NatReading; refusals: NatRefusal[] } {
   const n = octetsOf(address);
   if (!n) throw badRequest(`natAddress: ${JSON.stringify(address)} is not an IPv4 address (--nat-address)`);
@@ -232,12 +259,26 @@ export function readNat(
   const add = (p: string) => {
     if (!sources.includes(p)) sources.push(p);
   };
-  const nat: NatReading = { address, sources, forwards: [], translates: [], masquerades: [] };
-  const outside = interfaceOf(iface, n);
+  const nat: NatReading = {
+    address,
+    ...(outsideName === undefined ? {} : { interface: outsideName }),
+    sources,
+    forwards: [],
+    translates: [],
+    masquerades: [],
+  };
+  // Given with the address (IFACE=ADDR), the outside is that interface; else the one N is routed out of.
+  const outside = outsideName ?? interfaceOf(iface, n);
   // The hidden side: the addresses routed out of every interface but the outside one and lo, as octet patterns.
   const inside = [...iface].filter(([name]) => name !== outside && name !== 'lo');
-  const insidePatterns = inside.flatMap(([, list]) =>
-    list.flatMap((a) => prefixPatterns(a.includes('/') ? a : `${a}/32`) ?? [a]),
+  const patternsOf = (list: readonly string[]) =>
+    list.flatMap((a) => prefixPatterns(a.includes('/') ? a : `${a}/32`) ?? [a]);
+  // Routing takes the longest prefix: what routes out of the outside (its own addresses under another interface's
+  // default route, say) is not hidden, so each inside pattern loses the outside's narrower ones.
+  const outsidePatterns = outside === undefined ? [] : patternsOf(iface.get(outside) ?? []);
+  const insidePatterns = outsidePatterns.reduce(
+    (ps, q) => ps.flatMap((p) => (p !== q && patternIn(q, p) ? patternLess(p, q) : [p])),
+    inside.flatMap(([, list]) => patternsOf(list)),
   );
   const insideText = inside.map(([name, list]) => `${name} ${list.join(',')}`).join('; ');
   /** Every address behind an interface other than the outside is hidden (once every line is read). */
@@ -469,8 +510,8 @@ export function readNat(
           refuse(l, `-j ${l.target} -o ${out.value}: no other interface is mapped, so nothing is hidden behind it`);
           continue;
         }
-        if (insidePatterns.length > MAX_PATTERNS || insidePatterns.some((p) => !parseAddress(p))) {
-          refuse(l, `-o ${out.value}: the other interfaces' addresses are not ${MAX_PATTERNS} octet patterns or fewer`);
+        if (insidePatterns.length > MAX_HIDDEN || insidePatterns.some((p) => !parseAddress(p))) {
+          refuse(l, `-o ${out.value}: the other interfaces' addresses are not ${MAX_HIDDEN} octet patterns or fewer`);
           continue;
         }
         insidePatterns.forEach(add);
@@ -537,6 +578,74 @@ export function readNat(
     );
   for (const s of sources) if (!parseAddress(s)) refusals.push({ where: address, reason: `${s}: not a pattern` });
   return refusals.length ? { refusals } : { nat, refusals };
+}
+
+/**
+ * `--nat-address` as NAT node addresses: `ADDR` (one node, its outside the interface ADDR is routed out of) or
+ * `IFACE=ADDR,IFACE2=ADDR2` (one node per interface, its outside that interface).
+ */
+export function natAddresses(spec: string): { address: string; interface?: string }[] {
+  if (octetsOf(spec)) return [{ address: spec }];
+  const out: { address: string; interface: string }[] = [];
+  for (const part of spec.split(',')) {
+    const m = /^([^=\s,]{1,15})=(\S+)$/.exec(part);
+    if (!m || !octetsOf(m[2]!))
+      throw badRequest(`natAddress: ${JSON.stringify(part)} is not ADDR or IFACE=ADDR (--nat-address)`);
+    if (out.some((o) => o.interface === m[1] || o.address === m[2]))
+      throw badRequest(`natAddress: ${JSON.stringify(part)} repeats an interface or address (--nat-address)`);
+    out.push({ interface: m[1]!, address: m[2]! });
+  }
+  return out;
+}
+
+/**
+ * The NAT nodes `--nat-address` names (natAddresses): one as readNat reads it, or one per interface, each reading
+ * the lines that name its interface (PREROUTING `-i`, POSTROUTING `-o`). A line naming no interface given an
+ * address is refused: which node translates it, the kernel decides by the route, the model by the node it crosses.
+ */
+export function readNats(
+  spec: string,
+  lines: readonly NatLine[],
+  said: (where: string, note: string) => void,
+  iface: InterfaceMap = new Map(),
+): { nats?: NatReading[]; refusals: NatRefusal[] } {
+  const given = natAddresses(spec);
+  if (given.length === 1 && given[0]!.interface === undefined) {
+    const { nat, refusals } = readNat(given[0]!.address, lines, said, iface);
+    return nat ? { nats: [nat], refusals } : { refusals };
+  }
+  const refusals: NatRefusal[] = [];
+  const groups = new Map(given.map((g) => [g.interface!, [] as NatLine[]]));
+  const names = given.map((g) => g.interface!).join(', ');
+  for (const l of lines) {
+    const flag = l.hook === 'PREROUTING' ? '-i' : '-o';
+    const named = l.hook === 'PREROUTING' ? l.inInterface : l.outInterface;
+    const group = named && !named.negated ? groups.get(named.value) : undefined;
+    if (group) group.push(l);
+    else
+      refusals.push({
+        where: l.where,
+        reason:
+          named && !named.negated
+            ? `${flag} ${named.value}: no address for it in --nat-address (give ${named.value}=ADDR beside ${names})`
+            : `-j ${l.target} ${named ? `for ${flag} ! ${named.value}` : `without ${flag}`}: with a NAT node per ` +
+              `interface (--nat-address ${spec}), each line names the interface (${flag}) whose node translates it`,
+      });
+  }
+  const nats: NatReading[] = [];
+  for (const g of given) {
+    const mine = groups.get(g.interface!)!;
+    // A line refused above says more than a node without lines: that is said when no line is.
+    if (!mine.length && refusals.length) continue;
+    if (!mine.length)
+      throw badRequest(
+        `natAddress: no nat line reached names ${g.interface} (-i or -o); nothing for its NAT node ${g.address}`,
+      );
+    const read = readNat(g.address, mine, said, iface, g.interface);
+    refusals.push(...read.refusals);
+    if (read.nat) nats.push(read.nat);
+  }
+  return refusals.length ? { refusals } : { nats, refusals };
 }
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };

@@ -21,7 +21,7 @@ import {
 } from './matches.js';
 import type { InterfaceMap } from './routes.js';
 import type { ImportOptions } from './iptables.js';
-import { nftNatLine, readNat, type NatLine, type NatReading } from './nat.js';
+import { nftNatLine, readNats, type NatLine, type NatReading } from './nat.js';
 import {
   UNIVERSE_REGION,
   intersectRegions,
@@ -453,12 +453,12 @@ function nftNat(
   lines: { rule: LiveRule; line: NatLine }[],
   notes: string[],
   iface: InterfaceMap,
-): NatReading | undefined {
+): NatReading[] | undefined {
   const ordered = [...lines].sort(
     (a, b) => Number(a.line.hook === 'POSTROUTING') - Number(b.line.hook === 'POSTROUTING'),
   );
   const byWhere = new Map(ordered.map((l) => [l.rule.where, l.rule]));
-  const { nat, refusals } = readNat(
+  const { nats: nat, refusals } = readNats(
     address,
     ordered.map((l) => l.line),
     (where, note) => {

@@ -76,8 +76,8 @@ export interface LiveRuleset {
   lookup: (from: LiveChain, name: string) => LiveChain | undefined;
   /** Lines off the path that the import still judges (nat PREROUTING changes what the filter sees). */
   checked: LiveRule[];
-  /** With --nat-address: the NAT node the nat table's translations are (nat.ts). */
-  nat?: NatReading;
+  /** With --nat-address: the NAT nodes the nat table's translations are, one per address given (nat.ts). */
+  nat?: NatReading[];
   /** Things the report says about the rule set as a whole (NAT after filtering, chains ignored, ...). */
   notes: string[];
 }

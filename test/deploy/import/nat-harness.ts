@@ -135,7 +135,7 @@ const boxed = new WeakMap<Node, { allow: boolean; boxes: number[][]; except: rea
  * nfv's first-match verdict on the imported filter (the engine's meaning of each element, `ruleBoxes` less its
  * `exceptBoxes`; nft-harness.ts's nfvVerdict reads nodes without them), each rule's boxes kept per node.
  */
-function nfvVerdict(node: Node, p: Packet): boolean {
+export function nfvVerdict(node: Node, p: Packet): boolean {
   const fw = node.configuration!.firewall!;
   let rules = boxed.get(node);
   if (!rules) {
