@@ -204,6 +204,26 @@ export function patternLess(p: string, q: string): string[] {
   ];
 }
 
+/** The patterns that contain `q` (`q` with some of its octets made -1), `q` itself left out. */
+function wider(q: string): string[] {
+  const o = q.split('.');
+  const out: string[] = [];
+  for (let mask = 1; mask < 16; mask++)
+    if (o.every((x, k) => !(mask & (1 << k)) || x !== '-1'))
+      out.push(o.map((x, k) => (mask & (1 << k) ? '-1' : x)).join('.'));
+  return out;
+}
+
+/**
+ * Patterns `ps` less `q` where `q` is narrower than one of them: looked up among `q`'s at most 15 wider patterns, since
+ * the chair's router routes hundreds of prefixes out of each side and a pairwise test was most of its import.
+ */
+function withoutNarrower(ps: string[], q: string): string[] {
+  const present = new Set(ps);
+  const over = new Set(wider(q).filter((w) => present.has(w)));
+  return over.size ? ps.flatMap((p) => (over.has(p) ? patternLess(p, q) : [p])) : ps;
+}
+
 /** An earlier line's packets, which later lines do not get (first match) where its scope covers theirs. */
 interface Taken {
   where: string;
@@ -277,7 +297,7 @@ export function readNat(
   // default route, say) is not hidden, so each inside pattern loses the outside's narrower ones.
   const outsidePatterns = outside === undefined ? [] : patternsOf(iface.get(outside) ?? []);
   const insidePatterns = outsidePatterns.reduce(
-    (ps, q) => ps.flatMap((p) => (p !== q && patternIn(q, p) ? patternLess(p, q) : [p])),
+    withoutNarrower,
     inside.flatMap(([, list]) => patternsOf(list)),
   );
   const insideText = inside.map(([name, list]) => `${name} ${list.join(',')}`).join('; ');
