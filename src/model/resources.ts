@@ -99,6 +99,23 @@ function checkPorts(v: Record<string, unknown>, report: Reporter, keys: [string,
   }
 }
 
+/** A rule's or an except box's match: addresses a rule may name, ports valid and only where the protocol has them. */
+function checkMatch(v: Record<string, unknown>, report: Reporter) {
+  for (const key of ['source', 'destination']) {
+    const problem = ruleAddressProblem(String(v[key]));
+    if (problem) report.add(key, `${quote(v[key])} ${problem}`);
+  }
+  checkPorts(
+    v,
+    report,
+    [
+      ['srcPort', 'src_port'],
+      ['dstPort', 'dst_port'],
+    ],
+    'protocol',
+  );
+}
+
 /**
  * Packets a rule leaves out (nfv extension, docs/SEMANTICS.md "Rules with except"): an imported line behind a RETURN
  * matches its packets less those the RETURN handed back, said as these boxes instead of cut into many rules.
@@ -113,21 +130,7 @@ export const ExceptType = obj(
     attr('srcPort', 'string', { xml: 'src_port' }),
     attr('dstPort', 'string', { xml: 'dst_port' }),
   ],
-  (v, report) => {
-    for (const key of ['source', 'destination']) {
-      const problem = ruleAddressProblem(String(v[key]));
-      if (problem) report.add(key, `${quote(v[key])} ${problem}`);
-    }
-    checkPorts(
-      v,
-      report,
-      [
-        ['srcPort', 'src_port'],
-        ['dstPort', 'dst_port'],
-      ],
-      'protocol',
-    );
-  },
+  checkMatch,
 );
 
 export const ElementsType = obj(
@@ -153,19 +156,7 @@ export const ElementsType = obj(
   (v, report) => {
     if (Array.isArray(v.except) && v.except.length && v.directional === true)
       report.add('except', 'a directional rule cannot have except boxes (give the reverse rule its own)');
-    for (const key of ['source', 'destination']) {
-      const problem = ruleAddressProblem(String(v[key]));
-      if (problem) report.add(key, `${quote(v[key])} ${problem}`);
-    }
-    checkPorts(
-      v,
-      report,
-      [
-        ['srcPort', 'src_port'],
-        ['dstPort', 'dst_port'],
-      ],
-      'protocol',
-    );
+    checkMatch(v, report);
   },
 );
 
