@@ -325,12 +325,6 @@ export function importedNats(imported: Imported): Node[] {
   }));
 }
 
-/** The NAT node of an import with one `--nat-address` (importedNats' only one); undefined with none or several. */
-export function importedNat(imported: Imported): Node | undefined {
-  const nats = importedNats(imported);
-  return nats.length === 1 ? nats[0] : undefined;
-}
-
 /** `--iface NAME=CIDR[,CIDR...]` values as a map, each address checked. */
 export function interfaceMap(values: readonly string[]): InterfaceMap {
   const map: InterfaceMap = new Map();

@@ -8,7 +8,14 @@
 import { spawnSync } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { importRules, importedNat, importedNode, interfaceMap, routeMap } from '../../../src/deploy/import/index.js';
+import {
+  importRules,
+  importedNats,
+  importedNode,
+  interfaceMap,
+  routeMap,
+  type Imported,
+} from '../../../src/deploy/import/index.js';
 import type { Node } from '../../../src/model/types.js';
 import { ROOT, runProcess, scratch, seeded } from '../../helpers.js';
 import { exceptBoxes, ruleBoxes } from '../../../src/model/space.js';
@@ -245,7 +252,7 @@ export async function kernelCheck(t: typeof import('tap'), r: Router): Promise<T
   const imported = importRules(format, text, r.file, { natAddress: r.nat, iface });
   const node = importedNode(imported, '10.255.0.1', 'may').node;
   const must = r.approximated ? importedNode(imported, '10.255.0.1', 'must').node : undefined;
-  const nat = importedNat(imported)!.configuration!.nat!;
+  const nat = onlyNat(imported)!.configuration!.nat!;
   const [sources, forwards, translates] = [nat.source ?? [], nat.forward ?? [], nat.translate ?? []];
   const job = {
     wan: r.wan,
@@ -283,4 +290,10 @@ export function routerFile(nats: string[], filter: string[]): string {
     `*nat\n${nats.join('\n')}\nCOMMIT\n*filter\n:INPUT ACCEPT [0:0]\n${policy}\n:OUTPUT ACCEPT [0:0]\n` +
     `${rules.join('\n')}\nCOMMIT\n`
   );
+}
+
+/** The NAT node of an import with one `--nat-address` address; undefined with none or several. */
+export function onlyNat(imported: Imported) {
+  const nats = importedNats(imported);
+  return nats.length === 1 ? nats[0] : undefined;
 }

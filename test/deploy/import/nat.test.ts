@@ -12,10 +12,19 @@
  * a packet to another address that the line matches (the kernel translates it; nfv reads the line as to N).
  */
 import t from 'tap';
-import { importRules, importedNat, interfaceMap, routeMap } from '../../../src/deploy/import/index.js';
+import { importRules, interfaceMap, routeMap } from '../../../src/deploy/import/index.js';
 import { NfvError } from '../../../src/model/errors.js';
 import { fixture } from '../../helpers.js';
-import { generator, inPrefix, kernelCheck, kernelWhy, routerFile, type Router, type Sent } from './nat-harness.js';
+import {
+  generator,
+  inPrefix,
+  kernelCheck,
+  kernelWhy,
+  onlyNat,
+  routerFile,
+  type Router,
+  type Sent,
+} from './nat-harness.js';
 
 if (process.env.CI === 'true' && kernelWhy) t.fail(`${kernelWhy}; .ci/run must provide it`);
 
@@ -47,7 +56,7 @@ t.test('the real dump: refused without --nat-address, a NAT node with it', async
     iface: interfaceMap(['eth0=172.16.2.0/24']),
   });
   t.same(imported.report.nat?.sources, ['172.16.2.-1']);
-  t.same(importedNat(imported), {
+  t.same(onlyNat(imported), {
     name: '203.0.113.7',
     functionalType: 'NAT',
     configuration: {
@@ -147,7 +156,7 @@ t.test('what the NAT node cannot say is refused, naming the line', async (t) => 
     'r',
     { natAddress: '203.0.113.1' },
   );
-  t.same(importedNat(table)!.configuration!.nat, {
+  t.same(onlyNat(table)!.configuration!.nat, {
     forward: [
       { protocol: 'TCP', dstPort: '22', to: '10.0.0.6' },
       { protocol: 'TCP', dstPort: '7000-7999', to: '10.0.0.6' },
@@ -179,7 +188,7 @@ t.test('with the routes: MASQUERADE -o without -s, DNAT -i, -s, without -d, --ct
       '-A PREROUTING -d 203.0.113.1/32 -p tcp --dport 443 -j DNAT --to-destination 10.1.0.5\n' +
       '-A POSTROUTING -o wan -j MASQUERADE\n',
   );
-  t.same(importedNat(imported)!.configuration!.nat, {
+  t.same(onlyNat(imported)!.configuration!.nat, {
     source: ['192.168.7.-1', '10.1.-1.-1'],
     forward: [
       { protocol: 'TCP', src: '198.51.100.0/24', dst: '*', dstPort: '22', to: '10.1.0.9' },
@@ -220,9 +229,7 @@ t.test('with the routes: MASQUERADE -o without -s, DNAT -i, -s, without -d, --ct
     ':PF - [0:0]\n-A PREROUTING -i wan -j PF\n-A PF -p tcp --dport 80 -j DNAT --to-destination 10.1.0.5\n' +
       '-A POSTROUTING -o wan -j MASQUERADE\n',
   );
-  t.same(importedNat(jumped)!.configuration!.nat!.forward, [
-    { protocol: 'TCP', dst: '*', dstPort: '80', to: '10.1.0.5' },
-  ]);
+  t.same(onlyNat(jumped)!.configuration!.nat!.forward, [{ protocol: 'TCP', dst: '*', dstPort: '80', to: '10.1.0.5' }]);
   t.match(jumped.report.lines.find((l) => l.line === 6)!.reason, /^port forward [^(]*\(to any address\)[^(]*$/);
 });
 
@@ -287,7 +294,7 @@ t.test('nft: iifname, oifname and ct state new read as -i, -o and --ctstate NEW'
     natAddress: '203.0.113.1',
     iface: routeMap('default dev wan\n10.1.0.0/16 dev lan\n', 'routes'),
   });
-  t.same(importedNat(imported)!.configuration!.nat, {
+  t.same(onlyNat(imported)!.configuration!.nat, {
     source: ['10.1.-1.-1'],
     forward: [{ protocol: 'TCP', dst: '*', dstPort: '80', to: '10.1.0.5' }],
   });
