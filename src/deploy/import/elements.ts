@@ -165,10 +165,26 @@ function grown(gaps: readonly Box[], region: readonly Box[], hull: Box): Box[] {
   return coalesce(kept);
 }
 
+/**
+ * An entry's spelling, from its own region unless that is more than a line may become and its `wide` region (the
+ * same first-match meaning: unfold.ts) is fewer: existing imports keep their rules, and a home router's raw chain,
+ * whose `-d X -j DROP` lines cut each later line into thousands, comes in.
+ */
+function spelled(e: Entry, plain: boolean): { boxes: readonly Box[]; gaps: readonly Box[] } {
+  const own = plain ? { boxes: e.region, gaps: [] } : shapeOf(e);
+  if (!e.wide || rulesOf(own.boxes) <= MAX_RULES_PER_LINE) return own;
+  const wide = { ...e, region: e.wide };
+  const other = plain ? { boxes: e.wide, gaps: [] } : shapeOf(wide);
+  return rulesOf(other.boxes) * (1 + rulesOf(other.gaps)) < rulesOf(own.boxes) * (1 + rulesOf(own.gaps)) ? other : own;
+}
+
 const shapes = new WeakMap<Entry, ReturnType<typeof shapeOf>>();
+const plainShapes = new WeakMap<Entry, ReturnType<typeof shapeOf>>();
 /** An entry's spelling; `plain` (VEREFOO's rules, no except entries): its boxes one by one. */
-const shape = (e: Entry, plain: boolean) =>
-  plain ? { boxes: e.region, gaps: [] } : (shapes.get(e) ?? shapes.set(e, shapeOf(e)).get(e)!);
+const shape = (e: Entry, plain: boolean) => {
+  const cache = plain ? plainShapes : shapes;
+  return cache.get(e) ?? cache.set(e, spelled(e, plain)).get(e)!;
+};
 
 /** How many rules an entry becomes; above MAX_RULES_PER_LINE its line is refused. */
 export const ruleCount = (e: Entry, plain = false) => rulesOf(shape(e, plain).boxes);

@@ -224,6 +224,47 @@ function withoutNarrower(ps: string[], q: string): string[] {
   return over.size ? ps.flatMap((p) => (over.has(p) ? patternLess(p, q) : [p])) : ps;
 }
 
+/**
+ * Patterns past MAX_HIDDEN as fewer with the same union: the 256 patterns that differ in one octet only become one
+ * with that octet -1, and patterns another holds are left out, until none merge. A default route's prefixes (0/1,
+ * 128/2, ... around the other interfaces') are each its patterns, 1,263 for a home router's; merged, every address
+ * but a VPN's /24 is 765. Fewer than that are kept as the lines and routes give them.
+ */
+export function fewest(ps: string[]): string[] {
+  if (ps.length <= MAX_HIDDEN) return ps;
+  let out = [...new Set(ps)];
+  for (let merged = true; merged;) {
+    merged = false;
+    for (let k = 3; k >= 0; k--) {
+      // Patterns alike but for octet k, by the rest; a full group of 256 values becomes one pattern.
+      const groups = new Map<string, Set<string>>();
+      for (const p of out) {
+        const o = p.split('.');
+        if (o[k] === '-1') continue;
+        const key = o.map((x, j) => (j === k ? '*' : x)).join('.');
+        (groups.get(key) ?? groups.set(key, new Set()).get(key)!).add(o[k]!);
+      }
+      const full = new Set([...groups].filter(([, values]) => values.size === 256).map(([key]) => key));
+      if (!full.size) continue;
+      merged = true;
+      const at = new Map<string, string>();
+      out = out.flatMap((p) => {
+        const o = p.split('.');
+        const key = o.map((x, j) => (j === k ? '*' : x)).join('.');
+        if (o[k] === '-1' || !full.has(key)) return [p];
+        // The group's first pattern stands for it, at its place.
+        if (at.has(key)) return [];
+        const wide = key.replace('*', '-1');
+        at.set(key, wide);
+        return [wide];
+      });
+    }
+  }
+  // A pattern within another adds nothing (a /24 of a LAN under an octet the default route left whole).
+  const wides = new Set(out.filter((p) => p.includes('-1')));
+  return out.filter((p) => !wider(p).some((w) => wides.has(w)));
+}
+
 /** An earlier line's packets, which later lines do not get (first match) where its scope covers theirs. */
 interface Taken {
   where: string;
@@ -296,9 +337,11 @@ export function readNat(
   // Routing takes the longest prefix: what routes out of the outside (its own addresses under another interface's
   // default route, say) is not hidden, so each inside pattern loses the outside's narrower ones.
   const outsidePatterns = outside === undefined ? [] : patternsOf(iface.get(outside) ?? []);
-  const insidePatterns = outsidePatterns.reduce(
-    withoutNarrower,
-    inside.flatMap(([, list]) => patternsOf(list)),
+  const insidePatterns = fewest(
+    outsidePatterns.reduce(
+      withoutNarrower,
+      inside.flatMap(([, list]) => patternsOf(list)),
+    ),
   );
   const insideText = inside.map(([name, list]) => `${name} ${list.join(',')}`).join('; ');
   /** Every address behind an interface other than the outside is hidden (once every line is read). */

@@ -36,6 +36,11 @@ export interface Entry {
   except: Box[];
   /** The rule may or may not match these packets (an approximated condition or path). */
   maybe: boolean;
+  /**
+   * An earlier base chain's exact drop (dropsOf): its packets not cut by that chain's earlier drops, which come
+   * before it in the list and drop them anyway; the same first-match meaning, spelled where `region` would be refused.
+   */
+  wide?: Box[];
 }
 
 export interface Unfolded {
@@ -278,11 +283,19 @@ export function unfold(set: LiveRuleset, mode: UnfoldMode = 'except'): Unfolded 
 function dropsOf(set: LiveRuleset, base: LiveChain, own: Entry[]): Entry[] {
   const out: Entry[] = [];
   let open: Box[] = UNIVERSE_REGION;
+  // What no exact accept took: a drop's packets outside `open` but inside this are dropped by an earlier exact drop.
+  let unaccepted: Box[] = UNIVERSE_REGION;
   let tainted: Box[] = [];
-  const drop = (rule: LiveRule, part: Box[], maybe: boolean) => {
+  const drop = (rule: LiveRule, part: Box[], maybe: boolean, region: Box[]) => {
     const unsure = maybe ? part : intersectRegions(part, tainted);
     const sure = maybe ? [] : minus(part, tainted);
-    if (sure.length) out.push({ rule, allow: false, region: coalesce(sure), except: [], maybe: false });
+    if (sure.length) {
+      const cut = coalesce(sure);
+      // Only the earlier drops cut it (a raw chain's `-d X -j DROP` lines cut each later line by every X): the
+      // uncut packets, for nfv rules where the cut ones are too many (elements.ts).
+      const wide = unaccepted === open ? cut : coalesce(minus(intersectRegions(unaccepted, region), tainted));
+      out.push({ rule, allow: false, region: cut, except: [], maybe: false, ...(wide !== cut ? { wide } : {}) });
+    }
     if (unsure.length) out.push({ rule, allow: false, region: coalesce(unsure), except: [], maybe: true });
   };
   // The chains before the filter are short (raw, mangle): their entries as plain boxes.
@@ -290,10 +303,13 @@ function dropsOf(set: LiveRuleset, base: LiveChain, own: Entry[]): Entry[] {
     const region = entryRegion(entry);
     const part = intersectRegions(open, region);
     if (!part.length) continue;
-    if (!entry.allow) drop(entry.rule, part, entry.maybe);
+    if (!entry.allow) drop(entry.rule, part, entry.maybe, region);
     if (entry.maybe) tainted = coalesce([...tainted, ...part]);
-    else open = minus(open, region);
+    else {
+      open = minus(open, region);
+      if (entry.allow) unaccepted = minus(unaccepted, region);
+    }
   }
-  if (base.policy === 'drop' && open.length) drop(policyRule(set, base), open, false);
+  if (base.policy === 'drop' && open.length) drop(policyRule(set, base), open, false, UNIVERSE_REGION);
   return out;
 }

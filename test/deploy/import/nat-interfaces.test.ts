@@ -7,7 +7,7 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import t from 'tap';
-import { importRules, importedNats, interfaceMap } from '../../../src/deploy/import/index.js';
+import { importRules, importedNats, importedNode, interfaceMap, routeMap } from '../../../src/deploy/import/index.js';
 import { natAddresses, patternLess } from '../../../src/deploy/import/nat.js';
 import { NfvError } from '../../../src/model/errors.js';
 import { ROOT } from '../../helpers.js';
@@ -180,5 +180,53 @@ t.test('with several nodes, a line naming no given interface is refused, naming 
   t.match(
     run(['-A POSTROUTING -o wan -j MASQUERADE', '-A POSTROUTING -o vpn -j SNAT --to-source 10.8.0.9']),
     /^400 r:5: -j SNAT --to-source 10\.8\.0\.9: not --nat-address 10\.8\.0\.1/,
+  );
+});
+
+t.test('the home router with its real routes: the default out of eth1, imported without unfolding', async (t) => {
+  const text = await readFile(HOME, 'utf8');
+  const lans = [10, 11, 12, 13, 14, 19, 20, 21, 22, 23, 24, 50];
+  const routes = [
+    'default via 203.0.113.1 dev eth1',
+    '10.8.0.0/24 dev tun0 proto kernel scope link src 10.8.0.1',
+    ...lans.map((v) => `192.168.${v}.0/24 dev eth0.${v} proto kernel scope link src 192.168.${v}.1`),
+  ].join('\n');
+  const iface = routeMap(routes, 'home.routes');
+  t.equal(iface.get('eth1')!.length, 53, 'eth1: 53 prefixes, everything the others leave');
+  const imported = importRules('iptables', text, 'home-user.rules', {
+    natAddress: 'eth1=8.8.8.8,tun0=10.8.0.1',
+    iface,
+  });
+  t.same(imported.report.counts, { exact: 106, 'new-connection': 29, 'no-verdict': 17, approximated: 22, refused: 0 });
+  const [eth1, tun0] = importedNats(imported).map((n) => n.configuration!.nat!.source!);
+  t.same(eth1, ['10.8.0.-1', ...lans.map((v) => `192.168.${v}.-1`)], 'eth1 hides the VPN and the LANs');
+  // Every address but the VPN's /24: 254 first octets, 255 of 10.x, 255 of 10.8.x (the 1,275 the routes give, merged).
+  t.equal(tun0!.length, 765, 'tun0: 765 patterns');
+  let wrong = 0;
+  for (let k = 0; k < 4096; k++) {
+    const a = [(k * 37) % 256, k % 3 ? 8 : (k * 11) % 256, k % 5 ? 0 : k % 256, (k * 7) % 256];
+    if (k % 4 === 0) [a[0], a[1]] = [10, 8];
+    if (k % 4 === 1) [a[0], a[1], a[2]] = [192, 168, lans[k % lans.length]!];
+    const hidden = tun0!.some((p) => inPattern(a, p));
+    if (hidden !== !(a[0] === 10 && a[1] === 8 && a[2] === 0)) wrong++;
+  }
+  t.equal(wrong, 0, 'tun0 hides each sampled address but those of 10.8.0.0/24');
+  const { node, origins } = importedNode(imported, 'fw');
+  const line196 = origins.find((o) => o.line === 196)!;
+  const rules = line196.elements.map((id) => node.configuration!.firewall!.elements![id - 1]!);
+  t.equal(rules.length, 1, 'line 196 (-i eth1 -s 192.168.0.0/16 -j DROP in raw): one rule');
+  t.match(rules[0], { action: 'DENY', source: '192.168.0.0/16', destination: '*' });
+  t.same(
+    rules[0]!.except!.map((x) => x.source),
+    [
+      '192.168.10.0/23',
+      '192.168.12.0/23',
+      '192.168.14.0/24',
+      '192.168.19.0/24',
+      '192.168.20.0/22',
+      '192.168.24.0/24',
+      '192.168.50.0/24',
+    ],
+    'less the LANs (adjacent ones as one prefix), which come in by their own interfaces',
   );
 });
