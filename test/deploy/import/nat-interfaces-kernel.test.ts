@@ -2,7 +2,7 @@
  * A NAT node per masqueraded interface, checked by real packets (issue 47, item 1; docs/SEMANTICS.md, "Masquerading
  * out of several interfaces"): a generated router with three sides (wan: the default route; vpn: 10.8.0.0/24; lan:
  * 10.1.0.0/16) masquerading out of wan and vpn, forwarding ports from both, is loaded by iptables-restore into a
- * namespace that is the router (nat-probe3.py), and each sampled packet's way out (side and header, or none) is
+ * namespace that is the router (nat-probe-sides.py), and each sampled packet's way out (side and header, or none) is
  * compared with what nfv's model makes of it: the imported filter (first match) and the two NAT nodes as the test
  * reads the semantics (its own code here and in nat-harness.ts, not the engine's).
  */
@@ -27,7 +27,7 @@ import {
 
 if (process.env.CI === 'true' && kernelWhy) t.fail(`${kernelWhy}; .ci/run must provide it`);
 
-const PROBE = path.join(ROOT, 'test', 'deploy', 'import', 'nat-probe3.py');
+const PROBE = path.join(ROOT, 'test', 'deploy', 'import', 'nat-probe-sides.py');
 type Side = 'wan' | 'vpn' | 'lan';
 /** A packet as sent: protocol, source, destination, ports, and the side it comes in by. */
 type Sent3 = [number, string, string, number, number, Side];
@@ -152,7 +152,12 @@ t.test(
         const c = made[k]!.configuration!.nat!;
         nats[s] = { address: made[k]!.name, sources: c.source ?? [], forwards: c.forward ?? [] };
       });
-      const job = { addresses: r.addresses, vpn: VPN, lan: [LAN], load, packets: r.packets };
+      const sides = [
+        { name: 'wan', address: r.addresses.wan, routes: ['0.0.0.0/0'] },
+        { name: 'vpn', address: r.addresses.vpn, routes: [VPN] },
+        { name: 'lan', routes: [LAN] },
+      ];
+      const job = { sides, load, packets: r.packets };
       const run = await runProcess(t, 'unshare', ['-rn', 'python3', PROBE], JSON.stringify(job), 600_000);
       t.equal(run.code, 0, `seed ${seed}: the probe ran${run.stderr ? `: ${run.stderr.trim()}` : ''}`);
       const seen = JSON.parse(run.stdout || '[]') as Seen3[];
