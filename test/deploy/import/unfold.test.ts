@@ -172,3 +172,63 @@ t.test('unfolding gives the kernel walk of 300 generated rule sets', async (t) =
   t.ok(rules < 4 * lines, `${rules} nfv rules for ${lines} lines`);
   t.ok(approximated > 20 && approximated < 280, 'both exact and approximated rule sets');
 });
+
+t.test('a raw chain drop spelled wide (unfold.ts `wide`) decides every packet as its cut region does', (t) => {
+  const rnd = random(47);
+  const pick = <T>(xs: readonly T[]) => xs[Math.floor(rnd() * xs.length)]!;
+  const cidr = (p: [number, number]) => `${ip(p[0])}/${p[1]}`;
+  // A packet as a point of the entries' boxes: source and destination octets, ports, protocol (0 TCP, 1 UDP).
+  const point = (p: Packet) => [
+    ...[24, 16, 8, 0].map((s) => (p.src >>> s) & 255),
+    ...[24, 16, 8, 0].map((s) => (p.dst >>> s) & 255),
+    1234,
+    p.dport,
+    p.proto,
+  ];
+  const inBox = (x: number[], b: readonly number[]) => x.every((v, d) => v >= b[2 * d]! && v <= b[2 * d + 1]!);
+  let [wides, files] = [0, 0];
+  for (let seed = 0; seed < 40; seed++) {
+    const raw = Array.from({ length: 4 + Math.floor(rnd() * 8) }, () => {
+      const where = rnd() < 0.5 ? `-s ${cidr(pick(PREFIXES))}` : `-d ${cidr(pick(PREFIXES))}`;
+      return `-A PREROUTING ${where} -j ${rnd() < 0.7 ? 'DROP' : 'ACCEPT'}`;
+    });
+    const text = [
+      '*raw',
+      ':PREROUTING ACCEPT [0:0]',
+      ...raw,
+      'COMMIT',
+      '*filter',
+      ':FORWARD DROP [0:0]',
+      `-A FORWARD -s ${cidr(pick(PREFIXES))} -j ACCEPT`,
+      `-A FORWARD -d ${cidr(pick(PREFIXES))} -j ACCEPT`,
+      'COMMIT',
+      '',
+    ].join('\n');
+    const { entries, defaultAllow } = importRules('iptables', text, `raw-${seed}`);
+    const withWide = entries.filter((e) => e.wide);
+    if (!withWide.length) continue;
+    files++;
+    wides += withWide.length;
+    const decide = (x: number[], wide: boolean) => {
+      for (const e of entries) {
+        const region = wide && e.wide ? e.wide : e.region;
+        if (region.some((b) => inBox(x, b)) && !e.except.some((b) => inBox(x, b))) return e.allow;
+      }
+      return defaultAllow;
+    };
+    let differ = 0;
+    for (let k = 0; k < 400; k++) {
+      const near = () => (pick(PREFIXES)[0] + Math.floor(rnd() * 512)) >>> 0;
+      const x = point({ src: near(), dst: near(), proto: Math.floor(rnd() * 2), dport: 80 });
+      if (decide(x, true) !== decide(x, false)) differ++;
+    }
+    t.equal(differ, 0, `raw-${seed}: ${withWide.length} drops spelled wide, each packet decided alike`);
+    for (const e of withWide)
+      t.ok(
+        e.region.every((b) => e.wide!.some((w) => b.every((v, i) => (i % 2 ? v <= w[i]! : v >= w[i]!)))),
+        `raw-${seed}: a wide region holds its cut one`,
+      );
+  }
+  t.ok(files >= 20 && wides >= 40, `drops spelled wide occur (${wides} in ${files} files)`);
+  t.end();
+});
