@@ -167,7 +167,9 @@ function importHost(format: ImportFormat, text: string, file: string, host: stri
   const side = (entries: Entry[], part: Imported, plain: boolean, region: Box[], chain: string) => {
     for (const e of plain ? part.plain() : part.entries) {
       const r = intersectRegions(e.region, region);
-      if (r.length) entries.push({ ...e, region: r });
+      // A wide drop (unfold.ts) is restricted alike: its packets beyond the host's would be dropped here too.
+      const wide = e.wide && intersectRegions(e.wide, region);
+      if (r.length) entries.push({ ...e, region: r, ...(wide ? { wide } : {}) });
     }
     const policy = part.defaultAllow ? 'ACCEPT' : 'DROP';
     const rule: LiveRule = {

@@ -227,8 +227,8 @@ function withoutNarrower(ps: string[], q: string): string[] {
 /**
  * Patterns past MAX_HIDDEN as fewer with the same union: the 256 patterns that differ in one octet only become one
  * with that octet -1, and patterns another holds are left out, until none merge. A default route's prefixes (0/1,
- * 128/2, ... around the other interfaces') are each its patterns, 1,263 for a home router's; merged, every address
- * but a VPN's /24 is 765. Fewer than that are kept as the lines and routes give them.
+ * 128/2, ... around the other interfaces') are each its patterns: a home router's 1,263 and its LANs' 12, which
+ * merged are every address but its VPN's /24, 765 patterns. Fewer than that are kept as the lines and routes give them.
  */
 export function fewest(ps: string[]): string[] {
   if (ps.length <= MAX_HIDDEN) return ps;

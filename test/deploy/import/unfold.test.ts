@@ -232,3 +232,45 @@ t.test('a raw chain drop spelled wide (unfold.ts `wide`) decides every packet as
   t.ok(files >= 20 && wides >= 40, `drops spelled wide occur (${wides} in ${files} files)`);
   t.end();
 });
+
+t.test('a wide drop of a host firewall stays within the packets to the host', (t) => {
+  const rnd = random(48);
+  // 200 raw drops of a /16's TCP from one source port each, then all TCP: the last line cut by them is refused,
+  // spelled wide it is one rule.
+  const drops = Array.from(
+    { length: 200 },
+    (_, k) =>
+      `-A PREROUTING -s ${11 + Math.floor(rnd() * 190)}.${Math.floor(rnd() * 256)}.0.0/16 -p tcp --sport ${1000 + k} ` +
+      '-j DROP',
+  );
+  const text = [
+    '*raw',
+    ':PREROUTING ACCEPT [0:0]',
+    ...drops,
+    '-A PREROUTING -p tcp -j DROP',
+    'COMMIT',
+    '*filter',
+    ':INPUT ACCEPT [0:0]',
+    ':FORWARD DROP [0:0]',
+    ':OUTPUT ACCEPT [0:0]',
+    'COMMIT',
+    '',
+  ].join('\n');
+  const imported = importRules('iptables', text, 'raw-host', { host: '10.0.0.1' });
+  t.ok(
+    imported.entries.some((e) => e.wide),
+    'some drop spelled wide',
+  );
+  const rules = importedNode(imported, '10.0.0.254').node.configuration!.firewall!.elements!;
+  const last = rules.filter((r) => r.origin === 'raw-host:203');
+  t.match(
+    last[0],
+    { action: 'DENY', source: '*', destination: '10.0.0.1', protocol: 'TCP', srcPort: '*' },
+    'the last drop: one rule, to the host only (spelled wide, restricted as its cut region is)',
+  );
+  t.ok(
+    last.every((r) => r.destination === '10.0.0.1' || r.source === '10.0.0.1'),
+    'every rule of it to or from the host',
+  );
+  t.end();
+});
