@@ -751,13 +751,17 @@ export function readIptables(text: string, file: string, options: ImportOptions 
       `${file}: no chain ${main} in table ${table} (give --chain INPUT or OUTPUT for a host's own traffic, ` +
         'or --table)',
     );
-  // The chains a packet passes before the deciding one: raw and mangle, each must accept it.
-  const before = [
-    'raw/PREROUTING',
-    'mangle/PREROUTING',
-    `mangle/${main}`,
-    ...(main === 'FORWARD' ? ['mangle/POSTROUTING'] : []),
-  ];
+  // The chains a packet passes beside the deciding one: raw and mangle, each must accept it. A host's own packets
+  // (OUTPUT) start in raw and mangle OUTPUT, never in PREROUTING; forwarded and sent ones leave by mangle POSTROUTING.
+  const before =
+    main === 'OUTPUT'
+      ? ['raw/OUTPUT', 'mangle/OUTPUT', 'mangle/POSTROUTING']
+      : [
+          'raw/PREROUTING',
+          'mangle/PREROUTING',
+          `mangle/${main}`,
+          ...(main === 'FORWARD' ? ['mangle/POSTROUTING'] : []),
+        ];
   const upTo = before.indexOf(filter.key);
   const path = (upTo < 0 ? before : before.slice(0, upTo)).flatMap((key) => {
     const c = chains.get(key);

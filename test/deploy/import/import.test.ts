@@ -128,6 +128,43 @@ t.test('the realistic dumps import with their counts', async (t) => {
   t.equal(importedNode(router, '10.0.0.1', 'may').node.configuration!.firewall!.defaultAction, 'DENY');
 });
 
+t.test('OUTPUT is read behind raw and mangle OUTPUT, never behind PREROUTING', async (t) => {
+  const text = [
+    '*raw',
+    ':PREROUTING ACCEPT [0:0]',
+    ':OUTPUT ACCEPT [0:0]',
+    '-A PREROUTING -d 10.0.1.0/24 -j DROP',
+    '-A OUTPUT -d 10.0.2.0/24 -j DROP',
+    'COMMIT',
+    '*mangle',
+    ':OUTPUT ACCEPT [0:0]',
+    ':POSTROUTING ACCEPT [0:0]',
+    '-A OUTPUT -d 10.0.3.0/24 -j DROP',
+    '-A POSTROUTING -d 10.0.4.0/24 -j DROP',
+    'COMMIT',
+    '*filter',
+    ':INPUT ACCEPT [0:0]',
+    ':OUTPUT ACCEPT [0:0]',
+    'COMMIT',
+    '',
+  ].join('\n');
+  const drops = (octets: string[]) =>
+    importRules(
+      'iptables',
+      ['*filter', ':FORWARD ACCEPT [0:0]']
+        .concat(
+          octets.map((o) => `-A FORWARD -d 10.0.${o}.0/24 -j DROP`),
+          ['COMMIT', ''],
+        )
+        .join('\n'),
+      'expected',
+    );
+  const output = importRules('iptables', text, 'host.rules', { chain: 'OUTPUT' });
+  t.ok(diff(importedList(output), importedList(drops(['2', '3', '4']))).equivalent, 'raw, mangle OUTPUT, POSTROUTING');
+  const input = importRules('iptables', text, 'host.rules', { chain: 'INPUT' });
+  t.ok(diff(importedList(input), importedList(drops(['1']))).equivalent, 'INPUT: raw PREROUTING only');
+});
+
 t.test('refusals name file:line and why', async (t) => {
   const wrap = (rule: string, chains = '') => `*filter\n:FORWARD ACCEPT [0:0]\n${chains}${rule}\nCOMMIT\n`;
   const cases: [string, RegExp][] = [
