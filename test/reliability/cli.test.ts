@@ -195,8 +195,10 @@ t.test('a lock held by a live process: bounded wait, then exit 4 naming the work
   );
   const release = await lockfile.lock(file, { realpath: false, lockfilePath: `${file}.lock`, stale: 4000 });
   t.teardown(() => release().catch(() => undefined));
+  // In this process, so that the time is the wait alone: a bin/nfv process's start took 2-5 s at load 13-16. The
+  // holder is this process's lock, a folder as another process's would be; NFV_LOCK_TIMEOUT below is a real process.
   const started = performance.now();
-  const r = await cli(
+  const r = await nfv(
     ['graphs', 'create', '--lock-timeout', '1', '-f', path.join(ROOT, 'test', 'fixtures', 'graphs.json')],
     { workspace: ws },
   );
@@ -206,15 +208,11 @@ t.test('a lock held by a live process: bounded wait, then exit 4 naming the work
     r.stderr,
     new RegExp(`^nfv: the workspace ${ws} is locked by another nfv process \\(waited 1 s; see --lock-timeout\\)\\n$`),
   );
-  const envStarted = performance.now();
+  t.ok(ms < 3000, `gave up after ${ms.toFixed(0)} ms`);
   const env = await cli(['graphs', 'create', '-f', path.join(ROOT, 'test', 'fixtures', 'graphs.json')], {
     workspace: ws,
     env: { NFV_LOCK_TIMEOUT: '0.2' },
   });
-  const envMs = performance.now() - envStarted;
-  // Against the same command waiting 0.2 s, not a fixed 3 s: a loaded machine takes seconds to start a process, and
-  // the 1 s wait is 0.8 s more than that one's.
-  t.ok(ms < envMs + 2000, `gave up after ${ms.toFixed(0)} ms (${envMs.toFixed(0)} ms with a 0.2 s wait)`);
   t.equal(env.code, 4, 'NFV_LOCK_TIMEOUT works too');
   await release();
   t.equal(
