@@ -1,11 +1,14 @@
 /**
  * nfv db migrate | status | import, and the same commands answering from a database and from a folder alike.
+ * The commands on a folder run in this process (test/cli/in-process.ts); those on a database are bin/nfv processes,
+ * since the command's PostgreSQL pool ends with its process.
  */
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import t from 'tap';
 import { SCHEMA_VERSION } from '../../src/store/postgres.js';
 import { cli, scratch } from '../helpers.js';
+import { nfvInProcess } from './in-process.js';
 import { catalog, report, user, web } from '../inventory/data.js';
 import { havePostgres, startPostgres } from '../postgres.js';
 
@@ -15,10 +18,10 @@ if (havePostgres(t)) {
 
   t.test('a database is required, and a bad one is said in a sentence', async (t) => {
     const ws = await scratch(t);
-    const none = await cli(['db', 'status'], { workspace: ws });
+    const none = await nfvInProcess(['db', 'status'], { workspace: ws });
     t.equal(none.code, 2);
     t.match(none.stderr, /^nfv: --database: give the database/);
-    const bad = await cli(['db', 'status', '--database', 'mysql://x'], { workspace: ws });
+    const bad = await nfvInProcess(['db', 'status', '--database', 'mysql://x'], { workspace: ws });
     t.equal(bad.code, 2);
     t.match(bad.stderr, /^nfv: --database: mysql: is not postgres:/);
     const down = await cli(['graphs', 'list', '--database', 'postgres://nfv@127.0.0.1:1/postgres'], { workspace: ws });
@@ -31,8 +34,8 @@ if (havePostgres(t)) {
   t.test('migrate, import a workspace, and read it back byte for byte', async (t) => {
     const local = await scratch(t);
     const env = { NFV_DATABASE_URL: pg.url };
-    t.equal((await cli(['simulate', '--store', office], { workspace: local })).code, 0);
-    t.equal((await cli(['fwd', 'import', '--simulation', '1'], { workspace: local })).code, 0);
+    t.equal((await nfvInProcess(['simulate', '--store', office], { workspace: local })).code, 0);
+    t.equal((await nfvInProcess(['fwd', 'import', '--simulation', '1'], { workspace: local })).code, 0);
     const commands = path.join(local, 'commands.jsonl');
     await writeFile(
       commands,
@@ -55,7 +58,7 @@ if (havePostgres(t)) {
         .map((c) => JSON.stringify(c))
         .join('\n'),
     );
-    t.equal((await cli(['inventory', 'ingest', 'commands', commands], { workspace: local })).code, 0);
+    t.equal((await nfvInProcess(['inventory', 'ingest', 'commands', commands], { workspace: local })).code, 0);
     const migrated = await cli(['db', 'migrate'], { workspace: local, env });
     t.equal(migrated.code, 0, migrated.stderr);
     t.equal(migrated.stderr, `schema version 0 -> ${SCHEMA_VERSION}\n`);
@@ -81,7 +84,7 @@ if (havePostgres(t)) {
       ['inventory', 'fact-contents', '--format', 'json'],
       ['inventory', 'factsets', '--format', 'json'],
     ]) {
-      const fromFolder = await cli(args, { workspace: local });
+      const fromFolder = await nfvInProcess(args, { workspace: local });
       const fromDatabase = await cli(args, { workspace: local, env });
       t.ok(fromFolder.code === 0 && fromFolder.stdout.length > 2, `${args.join(' ')} answers`);
       t.equal(fromDatabase.stdout, fromFolder.stdout, `${args.join(' ')}: the same bytes`);

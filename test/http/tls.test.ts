@@ -13,6 +13,7 @@ import { LISTENER_SETTINGS, createServer } from '../../src/http/server.js';
 import { MAX_DOCUMENT_BYTES, MAX_HEADER_BYTES, MAX_TLS_FILE_BYTES } from '../../src/model/limits.js';
 import { PUPPETDB_VERSION } from '../../src/ops/inventory.js';
 import { Workspace } from '../../src/store/workspace.js';
+import { nfvInProcess } from '../cli/in-process.js';
 import {
   answerOf,
   authority,
@@ -276,6 +277,25 @@ async function refusedStart(t: Tap.Test, args: string[]): Promise<string> {
   return stderr;
 }
 
+/**
+ * The same refusal by the CLI's own run in this process (test/cli/in-process.ts). Should it listen instead, the
+ * SIGTERM listener it added is called after a net of 120 s, which stops it, and the test fails.
+ */
+async function refusedInProcess(t: Tap.Test, args: string[]): Promise<string> {
+  const before = new Set(process.listeners('SIGTERM'));
+  const run = nfvInProcess(['serve', '--port', '0', '--workspace', await scratch(t), ...args]);
+  let timer: NodeJS.Timeout | undefined;
+  const net = new Promise<'listening'>((resolve) => (timer = setTimeout(() => resolve('listening'), 120_000)));
+  const first = await Promise.race([run, net]);
+  clearTimeout(timer);
+  if (first === 'listening')
+    for (const stop of process.listeners('SIGTERM')) if (!before.has(stop)) (stop as () => void)();
+  const { code, stderr } = await run;
+  t.equal(code, 2, `exit 2: ${args.join(' ')}`);
+  t.notMatch(stderr, /listening on/, 'nothing listened');
+  return stderr;
+}
+
 t.test('bad TLS files and flags: exit 2 naming the flag and the file, before listening', async (t) => {
   await writeFile(file('hello.txt'), 'hello\n');
   await writeFile(file('empty.pem'), '');
@@ -312,8 +332,9 @@ t.test('bad TLS files and flags: exit 2 naming the flag and the file, before lis
     await writeFile(file('secret.key'), await pem('server.key'), { mode: 0o000 });
     cases.push([['--tls-cert', cert, '--tls-key', file('secret.key')], /--tls-key \S+secret\.key: permission denied/]);
   }
-  for (const [args, message] of cases) {
-    const stderr = await refusedStart(t, args);
+  // The first through a real bin/nfv process, the others in this process: the same run, the same checks.
+  for (const [k, [args, message]] of cases.entries()) {
+    const stderr = await (k === 0 ? refusedStart : refusedInProcess)(t, args);
     t.match(stderr, new RegExp(`^nfv: ${message.source}`, 'm'), args.join(' '));
     t.equal(stderr.trim().split('\n').length, 1, 'one line');
   }

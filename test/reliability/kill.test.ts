@@ -2,7 +2,9 @@
  * kill -9 at random moments of every kind of writer: CLI creates, simulate --store, bulk deletes, inventory
  * ingest, and serve in the middle of writes. After each kill the workspace loads and every operation is whole or
  * absent. NFV_KILLS sets how many kills (60 by default, as CI runs it). Then the inventory journal's end damaged by
- * hand: reads and the next write judge it alike, and nothing answered as applied is lost.
+ * hand: reads and the next write judge it alike, and nothing answered as applied is lost. The kills are of real
+ * bin/nfv processes; the journal's readers and writers run in this process (test/cli/in-process.ts: the same
+ * command, a fresh workspace and store each time, as a new process has), serve as a process.
  */
 import { spawn } from 'node:child_process';
 import { appendFile, readFile, truncate, writeFile } from 'node:fs/promises';
@@ -12,7 +14,8 @@ import { JournalInventoryStore } from '../../src/inventory/store.js';
 import { ADP_AREA } from '../../src/store/network.js';
 import { FWD_AREA } from '../../src/store/firewalls.js';
 import { Workspace } from '../../src/store/workspace.js';
-import { BIN, ROOT, cli, saidOnStderr, scratch, spawnNfv } from '../helpers.js';
+import { nfvInProcess } from '../cli/in-process.js';
+import { BIN, ROOT, saidOnStderr, scratch, spawnNfv } from '../helpers.js';
 import { catalog, changed, report, web } from '../inventory/data.js';
 
 const KILLS = Number(process.env.NFV_KILLS ?? 60);
@@ -196,7 +199,7 @@ async function twentyNodes(t: Tap.Test) {
   const more = path.join(dir, 'more.jsonl');
   await writeFile(batch, inventoryLines(0, 20));
   await writeFile(more, inventoryLines(20, 2, false));
-  const ingested = await cli(['inventory', 'ingest', 'commands', batch], { workspace: ws });
+  const ingested = await nfvInProcess(['inventory', 'ingest', 'commands', batch], { workspace: ws });
   t.equal(ingested.code, 0, ingested.stderr);
   t.equal(JSON.parse(ingested.stdout).applied, 40);
   return { ws, more, journal: path.join(ws, 'inventory.journal') };
@@ -204,7 +207,7 @@ async function twentyNodes(t: Tap.Test) {
 
 /** The reports that `nfv inventory reports` lists, with what it said on stderr (or its exit code when it fails). */
 async function reportsOf(ws: string) {
-  const r = await cli(['inventory', 'reports'], { workspace: ws });
+  const r = await nfvInProcess(['inventory', 'reports'], { workspace: ws });
   return { ...r, count: r.code === 0 ? (JSON.parse(r.stdout) as unknown[]).length : undefined };
 }
 
@@ -221,14 +224,14 @@ t.test('the journal ends in a line with a newline that claims more bytes than it
   const read = await reportsOf(ws);
   t.equal(read.code, 4, 'a read refuses it (409)');
   t.match(read.stderr, damage);
-  const write = await cli(['inventory', 'ingest', 'commands', more], { workspace: ws });
+  const write = await nfvInProcess(['inventory', 'ingest', 'commands', more], { workspace: ws });
   t.equal(write.code, 4, 'the next write refuses it too, and answers nothing as applied');
   t.match(write.stderr, damage);
   t.same(await readFile(journal), damaged, 'the journal is left as it was');
   // Repaired by hand, everything nfv answered as applied is there, and writing goes on.
   await truncate(journal, whole.length);
   t.equal((await reportsOf(ws)).count, 20);
-  const again = await cli(['inventory', 'ingest', 'commands', more], { workspace: ws });
+  const again = await nfvInProcess(['inventory', 'ingest', 'commands', more], { workspace: ws });
   t.equal(again.code, 0, again.stderr);
   t.equal(JSON.parse(again.stdout).applied, 2);
   t.equal((await reportsOf(ws)).count, 22);
@@ -266,7 +269,7 @@ t.test(
     server.kill('SIGTERM');
     t.same(tornSaid(await closed), [torn], "serve's log says it once over several reads");
 
-    const write = await cli(['inventory', 'ingest', 'commands', more], { workspace: ws });
+    const write = await nfvInProcess(['inventory', 'ingest', 'commands', more], { workspace: ws });
     t.equal(write.code, 0, write.stderr);
     t.equal(JSON.parse(write.stdout).applied, 2);
     t.same(tornSaid(write.stderr), [torn], 'the writer says it once too');
