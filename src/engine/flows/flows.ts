@@ -47,6 +47,8 @@ export interface Requirement {
   dst: number;
   /** The blocks its traffic may cross (a forwarding path is one block per link). */
   corridor: Corridor;
+  /** Its only path is one the input fixes (a forwarding path). */
+  fixed?: boolean;
   /** Simple paths, listed only where walks and simple paths may differ, or the one a forwarding path fixes. */
   paths?: number[][];
 }
