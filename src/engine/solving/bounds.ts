@@ -15,7 +15,14 @@
  * Walks and cuts are found as needed (lazyOptimum asks for those the best choice so far breaks), and the solver
  * spends from its own pool (model/limits.ts, BOUND_WORK): the same bound on any machine, never a changed answer.
  */
-import { intermediates, isDecision, type FlowModel, type Requirement, type StateGraph } from '../flows/flows.js';
+import {
+  addressedOnWay,
+  intermediates,
+  isDecision,
+  type FlowModel,
+  type Requirement,
+  type StateGraph,
+} from '../flows/flows.js';
 import { firstMatchDrops, type NetNode } from '../flows/network.js';
 import { lazyOptimum } from './exact.js';
 import type { GreedyDecisions } from './greedy.js';
@@ -695,15 +702,16 @@ export async function firewallRelaxation(
 
 /**
  * 1 where no answer without a rule meets the requirements of `members`, proven by a chain of reachabilities joining
- * an isolation's ends (Lagrange-free, combinatorial; docs/ARCHITECTURE.md), else 0. An answer without a rule drops
- * everything or nothing at each firewall (a block, or passes), the same whatever the traffic: each reachability then
- * has a simple path through no block, and an isolation from a to b whose ends such paths join (a to c1, c1 to c2,
- * ..., ck to b, links being two-way) has a simple path from a to b through no block either, within the union of
- * theirs, which lets its traffic through: so some firewall drops some and passes some, a rule. Where traffic on a
- * path could be stopped or changed by something else, the argument fails, and 0 is answered: a NAT on the way, a
- * firewall that is not a new one whose rules we write (given rules, deployed, free, least privilege), an end that
- * is not an end host, or a path the input fixes. A junction c that is an end host with more than one neighbour
- * would have to be transited (end hosts never are), so chains pass only through an end host with one neighbour.
+ * an isolation's ends (combinatorial; docs/ARCHITECTURE.md), else 0. An answer without a rule drops everything or
+ * nothing at each firewall (a block, or passes), the same whatever the traffic: each reachability then has a simple
+ * path through no block, and an isolation from a to b whose ends such paths join (a to c1, c1 to c2, ..., ck to b,
+ * links being two-way) has a simple path from a to b through no block either, within the union of theirs, which
+ * lets its traffic through: so some firewall drops some and passes some, a rule. Where traffic on a path could be
+ * stopped or changed by something else, the argument fails, and 0 is answered: a NAT on the way, a firewall that is
+ * not a new one whose rules we write (given rules, deployed, free, least privilege), an end that is not an end host,
+ * a path the input fixes, or a node on an isolation's way that its traffic addresses (delivered there). A junction c
+ * that is an end host with more than one neighbour would have to be transited (end hosts never are), so chains pass
+ * only through an end host with one neighbour.
  */
 export function blockConflict(net: NetNode[], reqs: Requirement[], members: number[]): number {
   const plain = (n: number) => {
@@ -715,6 +723,8 @@ export function blockConflict(net: NetNode[], reqs: Requirement[], members: numb
     const q = reqs[r]!;
     if (q.fixed || net[q.src]!.role !== 'endhost' || net[q.dst]!.role !== 'endhost') return 0;
     if (!intermediates(q).every(plain)) return 0;
+    // An isolation's traffic addressed to a node on its way is delivered there, not at its end.
+    if (q.kind === 'isolation' && addressedOnWay(net, q, [...intermediates(q)]) !== undefined) return 0;
   }
   // Union-find over the ends of reachabilities; an end that cannot be a junction is one element per requirement.
   const parent = new Map<string, string>();
