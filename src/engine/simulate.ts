@@ -180,7 +180,8 @@ export interface LowerBoundReport {
 /** What the report says of how its lower bounds were proven. */
 export const BOUND_METHOD =
   "the cost where a component is proven; else the per-class optima and hitting sets of the requirements' walks, " +
-  "solved by our solver's cores (past the encoding limit, the firewalls' as a linear program by HiGHS)";
+  "solved by our solver's cores (past the encoding limit, the firewalls' as a linear program by HiGHS); a rule at " +
+  "least where reachabilities chain an isolation's ends";
 
 export interface SimulationResult {
   nfv: NFV;
@@ -248,7 +249,7 @@ function requirementsOf(
       ? { blocks: fixed.slice(1).map((n, i) => [fixed[i]!, n]), joints: fixed }
       : corridorBetween(src, dst);
     if (!corridor) throw noPath();
-    const base = { index: k, property: p, kind: KINDS[p.name], src, dst, corridor };
+    const base = { index: k, property: p, kind: KINDS[p.name], src, dst, corridor, ...(fixed ? { fixed: true } : {}) };
     for (const n of intermediates(base)) {
       if (!net[n]!.address && net[n]!.role === 'nat')
         throw badRequest(`NAT node ${quote(net[n]!.name)} is not named by an IPv4 address`);

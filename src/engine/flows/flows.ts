@@ -47,6 +47,8 @@ export interface Requirement {
   dst: number;
   /** The blocks its traffic may cross (a forwarding path is one block per link). */
   corridor: Corridor;
+  /** Its only path is one the input fixes (a forwarding path). */
+  fixed?: boolean;
   /** Simple paths, listed only where walks and simple paths may differ, or the one a forwarding path fixes. */
   paths?: number[][];
 }
@@ -227,6 +229,16 @@ function initialRegion(net: NetNode[], r: Requirement): Box[] {
   return [base, ...nats.map((k) => rewrite(base, DST, net[k]!.address ?? ANY_ADDRESS))];
 }
 
+/** A node of `inner` (by default the requirement's corridor but its ends) that its own traffic addresses, if any. */
+export function addressedOnWay(
+  net: NetNode[],
+  r: Omit<Requirement, 'paths'>,
+  inner = r.corridor.blocks.flat().filter((k) => k !== r.src && k !== r.dst),
+): number | undefined {
+  const base = baseBox(r.property);
+  return inner.find((k) => net[k]!.address && meet(base, addressBox(net[k]!.address!, DST)));
+}
+
 /**
  * Why a requirement's simple paths must be listed (walks could differ from them), or undefined when its state graph
  * decides it exactly: no NAT on its way, or one NAT at a cut vertex of its corridor (it acts once on every path and
@@ -243,8 +255,7 @@ export function pathsNeeded(net: NetNode[], r: Omit<Requirement, 'paths'>): stri
   if (r.kind === 'complete') {
     const inner = r.corridor.blocks.flat().filter((k) => k !== r.src && k !== r.dst);
     if (nats.length) return `complete reachability through the NAT ${net[nats[0]!]!.name}`;
-    const base = baseBox(r.property);
-    const addressed = inner.find((k) => net[k]!.address && meet(base, addressBox(net[k]!.address!, DST)));
+    const addressed = addressedOnWay(net, r, inner);
     return addressed === undefined
       ? undefined
       : `complete reachability through ${net[addressed]!.name}, addressed by it`;

@@ -27,6 +27,7 @@ import { Clauses, conflictCore, solveMaxSat, type Lit, type MaxSatAnswer, type M
 import { firstMatchDrops, type NetNode } from '../flows/network.js';
 import { WorkPool, WorkSpent, unbounded, z3Fits, type Spend } from './work.js';
 import {
+  blockConflict,
   firewallRelaxation,
   structuralBound,
   type FirewallRelaxation,
@@ -963,7 +964,9 @@ async function allocate(
       const structural = met ? structuralOf(members) : undefined;
       lower[0] = Math.max(lower[0]!, structural?.firewalls ?? 0);
       // The optimum has no more new firewalls than this answer: the rules' relaxation counts only such answers.
-      lower[2] = structural?.rules(cost[0]) ?? 0;
+      // Where blocks alone cannot meet the requirements, a rule at least (blockConflict), however large the component.
+      const conflict = met ? blockConflict(net, reqs, members) : 0;
+      lower[2] = Math.max(structural?.rules(cost[0]) ?? 0, conflict);
       lower.forEach((l, k) => (lower[k] = Math.min(l, cost[k]!)));
       bound = { firewalls: lower[0]!, rules: lower[2]! };
     }

@@ -15,7 +15,14 @@
  * Walks and cuts are found as needed (lazyOptimum asks for those the best choice so far breaks), and the solver
  * spends from its own pool (model/limits.ts, BOUND_WORK): the same bound on any machine, never a changed answer.
  */
-import { isDecision, type FlowModel, type Requirement, type StateGraph } from '../flows/flows.js';
+import {
+  addressedOnWay,
+  intermediates,
+  isDecision,
+  type FlowModel,
+  type Requirement,
+  type StateGraph,
+} from '../flows/flows.js';
 import { firstMatchDrops, type NetNode } from '../flows/network.js';
 import { lazyOptimum } from './exact.js';
 import type { GreedyDecisions } from './greedy.js';
@@ -691,6 +698,63 @@ export async function firewallRelaxation(
     if (pruning.spent) break;
   }
   return { firewalls: bound, places: [...chosen].sort((a, b) => a - b) };
+}
+
+/**
+ * 1 where no answer without a rule meets the requirements of `members`, proven by a chain of reachabilities joining
+ * an isolation's ends (combinatorial; docs/ARCHITECTURE.md), else 0. An answer without a rule drops everything or
+ * nothing at each firewall (a block, or passes), the same whatever the traffic: each reachability then has a simple
+ * path through no block, and an isolation from a to b whose ends such paths join (a to c1, c1 to c2, ..., ck to b,
+ * links being two-way) has a simple path from a to b through no block either, within the union of theirs, which
+ * lets its traffic through: so some firewall drops some and passes some, a rule. Where traffic on a path could be
+ * stopped or changed by something else, the argument fails, and 0 is answered: a NAT on the way, a firewall that is
+ * not a new one whose rules we write (given rules, deployed, free, least privilege), an end that is not an end host,
+ * a path the input fixes, or a node on an isolation's way that its traffic addresses (delivered there). A junction c
+ * that is an end host with more than one neighbour would have to be transited (end hosts never are), so chains pass
+ * only through an end host with one neighbour.
+ */
+export function blockConflict(net: NetNode[], reqs: Requirement[], members: number[]): number {
+  const plain = (n: number) => {
+    const x = net[n]!;
+    if (x.role === 'nat') return false;
+    return !isDecision(x) || (x.configurable && x.costly && !x.deployed && !x.leastPrivilege && !x.rules);
+  };
+  for (const r of members) {
+    const q = reqs[r]!;
+    if (q.fixed || net[q.src]!.role !== 'endhost' || net[q.dst]!.role !== 'endhost') return 0;
+    if (!intermediates(q).every(plain)) return 0;
+    // An isolation's traffic addressed to a node on its way is delivered there, not at its end.
+    if (q.kind === 'isolation' && addressedOnWay(net, q, [...intermediates(q)]) !== undefined) return 0;
+  }
+  // Union-find over the ends of reachabilities; an end that cannot be a junction is one element per requirement.
+  const parent = new Map<string, string>();
+  const find = (k: string): string => {
+    let root = k;
+    while (parent.has(root) && parent.get(root) !== root) root = parent.get(root)!;
+    parent.set(k, root);
+    return root;
+  };
+  const copies = new Map<number, string[]>();
+  const key = (n: number, r: number) => {
+    const k = net[n]!.next.length === 1 ? `${n}` : `${n}:${r}`;
+    const list = copies.get(n) ?? copies.set(n, []).get(n)!;
+    if (!list.includes(k)) list.push(k);
+    return k;
+  };
+  for (const r of members) {
+    const q = reqs[r]!;
+    if (q.kind === 'isolation') continue;
+    const [a, b] = [find(key(q.src, r)), find(key(q.dst, r))];
+    if (a !== b) parent.set(a, b);
+  }
+  const roots = (n: number) => new Set((copies.get(n) ?? []).map(find));
+  for (const r of members) {
+    const q = reqs[r]!;
+    if (q.kind !== 'isolation') continue;
+    const ends = roots(q.src);
+    if ([...roots(q.dst)].some((k) => ends.has(k))) return 1;
+  }
+  return 0;
 }
 
 /**

@@ -306,3 +306,64 @@ t.test(
     }
   },
 );
+
+t.test('the rules bound of a large component (blocks alone cannot meet it) holds against brute force', async (t) => {
+  // Past the encoding limit the cores' rules bound is about 0 (issue 48); a chain of reachabilities joining an
+  // isolation's ends proves a rule (bounds.ts, blockConflict). The brute force knows nothing of chains: it tries
+  // every set of blocking places, and with a bound of 2 every single rule too, within the answer's firewall count.
+  const tuning = { decompose: true, collapse: true, prune: true, encodingLimit: 0, forceLp: true };
+  let checked = 0;
+  let positive = 0;
+  let tight = 0;
+  for (let seed = 1; checked < 40; seed++) {
+    const c = generate(seed);
+    if (!c.properties.some((p) => p.name === 'ISOLATION_PROPERTY')) continue;
+    const { report } = await checkedSimulate(network(c.nodes, c.properties), { proofWork: 0, tuning });
+    if (report.verdict !== 'SAT') continue;
+    checked++;
+    const bound = report.lowerBound?.rules ?? report.rules;
+    if (bound === 0) continue;
+    positive++;
+    if (bound > 2) continue;
+    t.notOk(fewerRules(c, bound, report.firewalls), `seed ${seed}: at least ${bound} rules, but fewer do`);
+    if (bound === 1 && fewerRules(c, 2, report.firewalls)) tight++;
+  }
+  t.comment(`${checked} answers, ${positive} with a rules bound, ${tight} of them 1 where one rule does`);
+  t.ok(positive >= 10, `${positive} of ${checked} rules bounds say something`);
+});
+
+t.test('no rule is claimed where a fixed path lets a block alone meet what a chain would not', async (t) => {
+  // Three routers in a triangle, a host behind a place at each: reachabilities A to C and C to B chain the ends of
+  // the isolation A to B, so over every simple path a rule is needed; but the input fixes A to B's path through
+  // the place between R1 and R2 alone, which a block (no rule) cuts without touching either reachability.
+  const [a, b, c] = ['10.0.1.1', '10.0.2.1', '10.0.3.1'];
+  const [r1, r2, r3] = ['10.255.0.1', '10.255.0.2', '10.255.0.3'];
+  const places = ['1.0.0.1', '1.0.0.2', '1.0.0.3', '1.0.0.4', '1.0.0.5', '1.0.0.6'];
+  const [pa, pb, pc, p12, p13, p23] = places;
+  const nodes = [
+    webclient(a, pa!),
+    webclient(b, pb!),
+    webclient(c, pc!),
+    forwarder(r1, pa!, p12!, p13!),
+    forwarder(r2, pb!, p12!, p23!),
+    forwarder(r3, pc!, p13!, p23!),
+    place(pa!, a, r1),
+    place(pb!, b, r2),
+    place(pc!, c, r3),
+    place(p12!, r1, r2),
+    place(p13!, r1, r3),
+    place(p23!, r2, r3),
+  ];
+  const properties = [reachability(a, c), reachability(c, b), isolation(a, b)];
+  const tuning = { decompose: true, collapse: true, prune: true, encodingLimit: 0, forceLp: true };
+  const free = await checkedSimulate(network(nodes, properties), { proofWork: 0, tuning });
+  t.equal(free.report.verdict, 'SAT');
+  t.ok((free.report.lowerBound?.rules ?? free.report.rules) >= 1, 'over every simple path, a rule at least');
+  const fixed = network(nodes, properties);
+  fixed.networkForwardingPaths = {
+    path: [{ id: 1, pathNode: [a, pa!, r1, p12!, r2, pb!, b].map((name) => ({ name })) }],
+  };
+  const { report } = await checkedSimulate(fixed, { proofWork: 0, tuning });
+  t.equal(report.verdict, 'SAT');
+  t.equal(report.lowerBound?.rules ?? report.rules, 0, 'a block at the fixed path does: no rule is claimed');
+});
