@@ -252,28 +252,38 @@ export function behave(node: Node, region: Box[], firewalls: boolean): Box[] {
  * `limit` x 50 steps, since branches that cannot reach dst again are as many as the paths on a redundant network.
  */
 export function simplePaths(nodes: Map<string, Node>, src: string, dst: string, limit: number): string[][] {
+  // The walk runs over numbers (each node's neighbours in their order, repeats kept): on a redundant fabric it takes
+  // limit x 50 steps per requirement before it gives up, and string-keyed lookups made it most of a test's time.
+  const names = [...nodes.keys()];
+  const at = new Map(names.map((k, i) => [k, i]));
+  const target = at.get(dst) ?? -1;
+  const transit = names.map((k) => !END_HOSTS.has(nodes.get(k)!.functionalType ?? ''));
+  const adjacent = names.map((k) => (nodes.get(k)!.neighbour ?? []).flatMap((nb) => at.get(nb.name) ?? []));
   const paths: string[][] = [];
-  const stack = [src];
-  const on = new Set([src]);
+  const start = at.get(src);
+  if (start === undefined) return paths;
+  const stack = [start];
+  const on = new Uint8Array(names.length);
+  on[start] = 1;
   let steps = 0;
-  const walk = (at: string) => {
+  const walk = (from: number) => {
     if (++steps > limit * 50) throw new TooManyPaths(limit, src, dst);
-    for (const nb of nodes.get(at)?.neighbour ?? []) {
-      if (on.has(nb.name) || !nodes.has(nb.name)) continue;
-      if (nb.name === dst) {
-        paths.push([...stack, dst]);
+    for (const nb of adjacent[from]!) {
+      if (on[nb]) continue;
+      if (nb === target) {
+        paths.push([...stack.map((k) => names[k]!), dst]);
         if (paths.length > limit) throw new TooManyPaths(limit, src, dst);
         continue;
       }
-      if (END_HOSTS.has(nodes.get(nb.name)!.functionalType ?? '')) continue;
-      on.add(nb.name);
-      stack.push(nb.name);
-      walk(nb.name);
+      if (!transit[nb]) continue;
+      on[nb] = 1;
+      stack.push(nb);
+      walk(nb);
       stack.pop();
-      on.delete(nb.name);
+      on[nb] = 0;
     }
   };
-  walk(src);
+  walk(start);
   return paths;
 }
 
