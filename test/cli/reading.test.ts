@@ -161,6 +161,18 @@ t.test('the reading flags work on the analyses, and are refused where there is n
     ...['--iface', 'eth0=192.0.2.0/24'],
   ]);
   t.notMatch(JSON.parse(exact.stdout).firewall, /list/, 'with --ipset and --iface every line is exact: one list');
+  const twice = await run(
+    [...['firewall', 'lint', file, '--ignore-nat'], ...['--iface', 'a=10.0.0.0/8,192.0.2.0/24']].concat([
+      '--iface',
+      'eth0=192.0.2.0/24',
+    ]),
+  );
+  t.equal(twice.code, 2, 'one prefix under two interfaces: bad input');
+  t.match(
+    twice.stderr,
+    /^nfv: --iface a and --iface eth0 both name 192\.0\.2\.0\/24: [^\n]*\n$/,
+    'naming both and the flag',
+  );
   const mangle = path.join(dir, 'mangle.rules');
   await writeFile(mangle, MANGLE_ONLY);
   const table = await run(['firewall', 'allows', mangle, '--table', 'mangle', '--chain', 'PREROUTING']);

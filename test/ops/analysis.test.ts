@@ -352,6 +352,23 @@ t.test('explain and the reading fields over HTTP: the same fields as POST /fwd/i
     'through the user chain to the deciding line',
   );
   t.equal(mapped.verdict, 'ALLOW');
+  // Lists that overlap read as a router routes them: 192.0.2.1 arrives by eth1 (its /24), so -i eth0 is not it.
+  const routed = await ok(t, ws, 'POST', '/fwd/analysis/explain', {
+    source,
+    packet,
+    ignoreNat: true,
+    iface: ['eth0=0.0.0.0/0', 'eth1=192.0.2.0/24'],
+  });
+  t.equal(routed.verdict, 'DENY', 'the longest prefix names the interface: FORWARD DROP decides');
+  await refused(
+    t,
+    ws,
+    'POST',
+    '/fwd/analysis/explain',
+    { source, packet, ignoreNat: true, iface: ['eth0=192.0.2.0/24', 'eth1=192.0.2.0/24'] },
+    400,
+    /^--iface eth0 and --iface eth1 both name 192\.0\.2\.0\/24: /,
+  );
   const host = await ok(t, ws, 'POST', '/fwd/analysis/lint', { source, chain: 'INPUT', ignoreNat: true });
   t.match(host.firewall, /filter\/INPUT/, 'chain: INPUT reads the host firewall');
   const named = await ok(t, ws, 'POST', '/fwd/analysis/allows', {

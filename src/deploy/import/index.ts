@@ -13,7 +13,7 @@ import type { Line, RuleList } from '../analysis/list.js';
 import { ExceptSpeller, elementsOf, ruleCount, tooMany } from './elements.js';
 import { readIptables, type ImportOptions } from './iptables.js';
 import { Refusal } from './matches.js';
-import type { InterfaceMap } from './routes.js';
+import { longestPrefix, type InterfaceMap } from './routes.js';
 import { readNftables } from './nftables.js';
 import { intersectRegions, withBounds, type LineClass, type LiveRule, type LiveRuleset } from './ruleset.js';
 import type { NatReading } from './nat.js';
@@ -327,7 +327,10 @@ export function importedNats(imported: Imported): Node[] {
   }));
 }
 
-/** `--iface NAME=CIDR[,CIDR...]` values as a map, each address checked. */
+/**
+ * `--iface NAME=CIDR[,CIDR...]` values as a map, each address checked; lists that overlap are read by longest
+ * prefix, as a router routes them (routes.ts).
+ */
 export function interfaceMap(values: readonly string[]): InterfaceMap {
   const map: InterfaceMap = new Map();
   for (const v of values) {
@@ -335,8 +338,12 @@ export function interfaceMap(values: readonly string[]): InterfaceMap {
     if (!m) throw badRequest(`--iface ${v}: give NAME=ADDRESS[/P][,ADDRESS[/P]...]`);
     const addresses = m[2]!.split(',');
     for (const a of addresses)
-      if (!/^\d{1,3}(\.\d{1,3}){3}(\/\d{1,2})?$/.test(a)) throw badRequest(`--iface ${v}: ${a} is not an IPv4 prefix`);
+      if (
+        !/^\d{1,3}(\.\d{1,3}){3}(\/\d{1,2})?$/.test(a) ||
+        a.split(/[./]/).some((n, k) => Number(n) > (k < 4 ? 255 : 32))
+      )
+        throw badRequest(`--iface ${v}: ${a} is not an IPv4 prefix`);
     map.set(m[1]!, [...(map.get(m[1]!) ?? []), ...addresses]);
   }
-  return map;
+  return longestPrefix(map);
 }

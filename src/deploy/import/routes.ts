@@ -99,8 +99,8 @@ function routesOf(text: string, file: string): Route[] {
  * Each route with the address intervals it decides: the longest matching prefix wins, then the lowest metric, then
  * the route listed first, as the kernel chooses.
  */
-function decided(text: string, file: string): { route: Route; free: [number, number][] }[] {
-  const routes = routesOf(text, file).sort(
+function decided(listed: Route[]): { route: Route; free: [number, number][] }[] {
+  const routes = [...listed].sort(
     (a, b) => b.length - a.length || a.metric - b.metric || a.line - b.line || a.lo - b.lo,
   );
   // Address intervals taken by a more specific (or better) route, sorted by start.
@@ -125,12 +125,61 @@ function decided(text: string, file: string): { route: Route; free: [number, num
 /** The interfaces of a routing table, each with the prefixes routed out of it. */
 export function routeMap(text: string, file: string): InterfaceMap {
   const map: InterfaceMap = new Map();
-  for (const { route, free } of decided(text, file)) {
+  for (const { route, free } of decided(routesOf(text, file))) {
     const list = map.get(route.dev) ?? [];
     for (const [lo, hi] of free) for (const b of rangeBlocks(lo, hi)) list.push(`${ipText(b.start)}/${b.length}`);
     map.set(route.dev, list);
   }
   return map;
+}
+
+/**
+ * `--iface` lists read as a routing table (docs/firewalls.md): where one interface's prefix holds another's, each
+ * address is behind the interface of its longest matching prefix, as the kernel routes it and `--routes` reads it;
+ * a packet arrives by one interface only. The same prefix under two names is refused (which one the router uses is
+ * not said). A name whose addresses no other name takes keeps its list as given, so lists that do not overlap read
+ * as before; the others become the prefixes left to them.
+ */
+export function longestPrefix(lists: InterfaceMap): InterfaceMap {
+  const routes: Route[] = [];
+  const owner = new Map<string, string>();
+  for (const [name, list] of lists)
+    for (const text of list) {
+      const { lo, length } = prefix(text, `--iface ${name}=${list.join(',')}`);
+      const key = `${lo}/${length}`;
+      const other = owner.get(key);
+      if (other !== undefined && other !== name)
+        throw badRequest(
+          `--iface ${other} and --iface ${name} both name ${ipText(lo)}/${length}: ` +
+            'a router routes a prefix out of one interface; give it to one of them',
+        );
+      owner.set(key, name);
+      routes.push({ lo, hi: lo + 2 ** (32 - length) - 1, length, dev: name, metric: 0, line: routes.length });
+    }
+  const free = new Map<string, [number, number][]>();
+  for (const { route, free: f } of decided(routes)) free.set(route.dev, [...(free.get(route.dev) ?? []), ...f]);
+  const out: InterfaceMap = new Map();
+  for (const [name, list] of lists) {
+    const own = merged(routes.filter((r) => r.dev === name).map((r): [number, number] => [r.lo, r.hi]));
+    const left = merged(free.get(name) ?? []);
+    const kept = own.length === left.length && own.every(([lo, hi], k) => lo === left[k]![0] && hi === left[k]![1]);
+    out.set(
+      name,
+      kept ? list : left.flatMap(([lo, hi]) => rangeBlocks(lo, hi).map((b) => `${ipText(b.start)}/${b.length}`)),
+    );
+  }
+  return out;
+}
+
+/** Intervals sorted and joined where they touch or overlap. */
+function merged(intervals: [number, number][]): [number, number][] {
+  const out: [number, number][] = [];
+  for (const [lo, hi] of [...intervals].sort((a, b) => a[0] - b[0] || a[1] - b[1])) {
+    const last = out[out.length - 1];
+    if (last && lo <= last[1] + 1) last[1] = Math.max(last[1], hi);
+    else out.push([lo, hi]);
+  }
+  return out;
 }
 
 /** MAC address (lower case) -> the source prefixes whose packets arrive with it as their Ethernet source. */
@@ -182,7 +231,7 @@ export function macMap(routes: string, neighbours: string, routesFile: string, n
     for (const b of rangeBlocks(lo, hi)) list.push(`${ipText(b.start)}/${b.length}`);
     map.set(mac, list);
   };
-  const table = decided(routes, routesFile);
+  const table = decided(routesOf(routes, routesFile));
   for (const { route, free } of table) {
     if (route.via !== undefined) {
       const mac = neigh.get(route.via);

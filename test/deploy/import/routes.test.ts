@@ -4,10 +4,12 @@
  * default, addresses on the interfaces) are installed in a network namespace of their own on veth interfaces; the
  * kernel prints them (`ip route show`, `ip addr`), nfv reads that text, and for every address at and around each
  * prefix's edges, `ip route get` says which interface a packet to it leaves by: nfv's map must put the address under
- * that interface and no other (none when the kernel has no route or delivers it locally).
+ * that interface and no other (none when the kernel has no route or delivers it locally). `--iface` lists that
+ * overlap are read the same way: each address under the name of its longest prefix only.
  */
 import { spawnSync } from 'node:child_process';
 import t from 'tap';
+import { interfaceMap } from '../../../src/deploy/import/index.js';
 import { routeMap } from '../../../src/deploy/import/routes.js';
 import { NfvError } from '../../../src/model/errors.js';
 import { seeded } from '../../helpers.js';
@@ -150,4 +152,98 @@ t.test('a line that is no route is refused, naming the file and line', async (t)
   );
   bad('    inet 10.0.0.1/24 scope global e0\n', /^r\.txt:1: an inet line before its interface/);
   t.same([...routeMap('10.0.0.0/8 dev e0 table 7\nfe80::/64 dev e0\n', 'r')], [], 'other tables and IPv6 skipped');
+});
+
+/** Prefixes nested in one another and beside each other, for --iface lists that overlap. */
+const NESTED = [
+  '0.0.0.0/0',
+  '10.0.0.0/8',
+  '10.1.0.0/16',
+  '10.1.2.0/24',
+  '10.1.2.128/25',
+  '10.1.2.77/32',
+  '10.128.0.0/9',
+  '172.16.0.0/12',
+  '172.16.5.0/24',
+  '192.168.0.0/16',
+  '192.168.1.0/24',
+  '192.168.1.0/25',
+];
+
+t.test('--iface lists that overlap: each address under the name of its longest prefix only', async (t) => {
+  let checked = 0;
+  for (let seed = 1; seed <= 40; seed++) {
+    const { int, pick } = seeded(seed);
+    // Each prefix under one name at most (the same prefix under two is refused, below).
+    const lists = new Map<string, string[]>();
+    for (const p of NESTED) {
+      if (int(3) === 0) continue;
+      const name = pick(['e0', 'e1', 'e2', 'e3']);
+      lists.set(name, [...(lists.get(name) ?? []), p]);
+    }
+    const given = [...lists].map(([n, ps]) => `${n}=${ps.join(',')}`);
+    const map = interfaceMap(given);
+    // The test's own lookup: the given prefix with the most bits that holds the address names its interface.
+    const expected = (a: number) => {
+      let best: [string, number] | undefined;
+      for (const [n, ps] of lists)
+        for (const p of ps) {
+          const bits = Number(p.split('/')[1]);
+          if (within(p, a) && (!best || bits > best[1])) best = [n, bits];
+        }
+      return best ? [best[0]] : [];
+    };
+    const edges = NESTED.flatMap((p) => {
+      const lo = num(p.split('/')[0]!);
+      const hi = lo + 2 ** (32 - Number(p.split('/')[1])) - 1;
+      return [lo - 1, lo, lo + 1, hi - 1, hi, hi + 1].filter((a) => a >= 0 && a < 2 ** 32);
+    });
+    for (const a of [...edges, ...Array.from({ length: 20 }, () => int(2 ** 32))]) {
+      const names = [...map].filter(([, cidrs]) => cidrs.some((c) => within(c, a))).map(([d]) => d);
+      t.same(names, expected(a), `seed ${seed} (${given.join(' ')}): ${text(a)}`);
+      checked++;
+    }
+  }
+  t.ok(checked > 2000, `${checked} addresses checked`);
+});
+
+t.test('--iface lists that do not overlap are kept as given; the same prefix under two names is refused', async (t) => {
+  const given = ['wan=0.0.0.0/1,128.0.0.0/2,193.0.0.0/8', 'lan1=192.168.10.1', 'lan2=192.168.20.0/24,192.169.0.0/16'];
+  t.same(
+    [...interfaceMap(given)],
+    [
+      ['wan', ['0.0.0.0/1', '128.0.0.0/2', '193.0.0.0/8']],
+      ['lan1', ['192.168.10.1']],
+      ['lan2', ['192.168.20.0/24', '192.169.0.0/16']],
+    ],
+  );
+  t.same(
+    [...interfaceMap(['a=10.0.0.0/8,10.1.0.0/16', 'b=11.0.0.0/8'])].flat(2),
+    ['a', '10.0.0.0/8', '10.1.0.0/16', 'b', '11.0.0.0/8'],
+    'a name overlapping only itself: as given',
+  );
+  t.same(
+    [...interfaceMap(['eth1=0.0.0.0/0', 'eth0=192.168.0.0/24', 'eth2=192.168.0.0/16'])].map(([n, l]) => [n, l.length]),
+    [
+      ['eth1', 16],
+      ['eth0', 1],
+      ['eth2', 8],
+    ],
+    'overlapping: the prefixes left to each',
+  );
+  const said = (values: string[]) => {
+    try {
+      interfaceMap(values);
+      return 'accepted';
+    } catch (e) {
+      return e instanceof NfvError ? `${e.status} ${e.message}` : `not an NfvError: ${String(e)}`;
+    }
+  };
+  t.match(
+    said(['a=10.0.0.0/8', 'b=192.168.0.0/16,10.0.0.9/8']),
+    /^400 --iface a and --iface b both name 10\.0\.0\.0\/8: /,
+    'both names and the flag',
+  );
+  t.equal(said(['a=10.0.0.0/8', 'a=10.0.0.0/8']), 'accepted', 'one name twice: the same interface');
+  t.match(said(['a=10.0.0.300/8']), /^400 --iface a=10\.0\.0\.300\/8: 10\.0\.0\.300\/8 is not an IPv4 prefix$/);
 });
