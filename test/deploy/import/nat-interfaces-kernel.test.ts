@@ -43,7 +43,11 @@ interface Router3 {
   packets: Sent3[];
 }
 
-function router3(seed: number, count: number): Router3 {
+/**
+ * `extra`: filter lines put first (the interface lines of the second test); the generator draws as without them, so
+ * the first test's routers are the same.
+ */
+function router3(seed: number, count: number, extra: string[] = []): Router3 {
   const { rnd, pick, int } = generator(seed);
   const addresses = { wan: `203.0.113.${int(1, 254)}`, vpn: '10.8.0.1' };
   const hosts = Array.from({ length: 4 }, (_, k) => `10.1.${k}.${int(2, 250)}`);
@@ -63,7 +67,7 @@ function router3(seed: number, count: number): Router3 {
   nats.push(
     rnd() < 0.5 ? '-A POSTROUTING -o wan -j MASQUERADE' : `-A POSTROUTING -o wan -j SNAT --to-source ${addresses.wan}`,
   );
-  const filter = [':FORWARD DROP [0:0]'];
+  const filter = [':FORWARD DROP [0:0]', ...extra];
   const prefixes = ['10.1.0.0/24', '10.1.1.0/24', '10.1.2.0/24', VPN, '8.0.0.0/8', '45.0.0.0/8'];
   for (let k = int(3, 7); k > 0; k--) {
     const proto = pick(['tcp', 'udp']);
@@ -126,42 +130,58 @@ function model(node: Node, nats: Partial<Record<Side, NatSide>>, p: Sent3): Seen
   return [out, from, to, sport, port];
 }
 
+const GIVEN = ['wan=0.0.0.0/0', `vpn=${VPN}`, `lan=${LAN}`];
+
+/** The two NAT nodes as the model's answer reads them. */
+function natSides(t: Tap, imported: ReturnType<typeof importRules>, r: Router3): Partial<Record<Side, NatSide>> {
+  const made = importedNats(imported);
+  const nats: Partial<Record<Side, NatSide>> = {};
+  (['wan', 'vpn'] as const).forEach((s, k) => {
+    const c = made[k]!.configuration!.nat!;
+    nats[s] = { address: made[k]!.name, sources: c.source ?? [], forwards: c.forward ?? [] };
+  });
+  t.same(
+    made.map((n) => n.name),
+    [r.addresses.wan, r.addresses.vpn],
+    `${r.file}: a NAT node per interface`,
+  );
+  return nats;
+}
+
+/** The router's packets through the kernel: where each left, and how (nat-probe-sides.py). */
+async function kernelSees(t: Tap, r: Router3): Promise<Seen3[]> {
+  const dir = await scratch(t, 'nfv-nat3-');
+  const load = path.join(dir, r.file);
+  await writeFile(load, r.text);
+  const sides = [
+    { name: 'wan', address: r.addresses.wan, routes: ['0.0.0.0/0'] },
+    { name: 'vpn', address: r.addresses.vpn, routes: [VPN] },
+    { name: 'lan', routes: [LAN] },
+  ];
+  const job = { sides, load, packets: r.packets };
+  const run = await runProcess(t, 'unshare', ['-rn', 'python3', PROBE], JSON.stringify(job), 600_000);
+  t.equal(run.code, 0, `${r.file}: the probe ran${run.stderr ? `: ${run.stderr.trim()}` : ''}`);
+  const seen = JSON.parse(run.stdout || '[]') as Seen3[];
+  t.equal(seen.length, r.packets.length, `${r.file}: one answer per packet`);
+  return seen;
+}
+
+type Tap = Parameters<Parameters<typeof t.test>[1]>[0];
+
 t.test(
   'a router masquerading out of two interfaces: the kernel decides 5,000 packets as the two NAT nodes do',
   async (t) => {
     if (kernelWhy) return t.skip(kernelWhy);
-    const iface = interfaceMap(['wan=0.0.0.0/0', `vpn=${VPN}`, `lan=${LAN}`]);
+    const iface = interfaceMap(GIVEN);
     let [exact, translated, forwarded, total] = [0, 0, 0, 0];
     for (const seed of [1, 2, 3, 4, 5]) {
       const r = router3(seed, 1000);
-      const dir = await scratch(t, 'nfv-nat3-');
-      const load = path.join(dir, r.file);
-      await writeFile(load, r.text);
       const natAddress = `wan=${r.addresses.wan},vpn=${r.addresses.vpn}`;
       const imported = importRules('iptables', r.text, r.file, { natAddress, iface });
       t.equal(imported.report.counts.refused, 0, `seed ${seed}: nothing refused`);
       const node = importedNode(imported, '10.255.0.1', 'may').node;
-      const made = importedNats(imported);
-      t.same(
-        made.map((n) => n.name),
-        [r.addresses.wan, r.addresses.vpn],
-        `seed ${seed}: a NAT node per interface`,
-      );
-      const nats: Partial<Record<Side, NatSide>> = {};
-      (['wan', 'vpn'] as const).forEach((s, k) => {
-        const c = made[k]!.configuration!.nat!;
-        nats[s] = { address: made[k]!.name, sources: c.source ?? [], forwards: c.forward ?? [] };
-      });
-      const sides = [
-        { name: 'wan', address: r.addresses.wan, routes: ['0.0.0.0/0'] },
-        { name: 'vpn', address: r.addresses.vpn, routes: [VPN] },
-        { name: 'lan', routes: [LAN] },
-      ];
-      const job = { sides, load, packets: r.packets };
-      const run = await runProcess(t, 'unshare', ['-rn', 'python3', PROBE], JSON.stringify(job), 600_000);
-      t.equal(run.code, 0, `seed ${seed}: the probe ran${run.stderr ? `: ${run.stderr.trim()}` : ''}`);
-      const seen = JSON.parse(run.stdout || '[]') as Seen3[];
-      t.equal(seen.length, r.packets.length, `seed ${seed}: one answer per packet`);
+      const nats = natSides(t, imported, r);
+      const seen = await kernelSees(t, r);
       const wrong: string[] = [];
       r.packets.forEach((p, k) => {
         const expected = model(node, nats, p);
@@ -178,5 +198,60 @@ t.test(
     t.comment(`${exact} of ${total} exact (${translated} sources translated, ${forwarded} forwarded)`);
     t.equal(exact, 5000, 'every packet exact');
     t.ok(translated >= 200 && forwarded >= 50, 'translations and forwards occur');
+  },
+);
+
+/**
+ * Filter lines on the outer interface (wan, the default route) that the inner ones' packets (lan's and vpn's own
+ * sources, arriving by lan and vpn) must not match, and lines on the inner ones.
+ */
+const INTERFACE_LINES = [
+  `-A FORWARD -i wan -s ${LAN} -j DROP`,
+  '-A FORWARD -i wan -p tcp -m tcp --dport 22 -j DROP',
+  '-A FORWARD -i wan -p udp -m udp --dport 53 -j DROP',
+  '-A FORWARD -o wan -p tcp -m tcp --dport 443 -j DROP',
+  `-A FORWARD -o wan -d ${LAN} -j DROP`,
+  '-A FORWARD -i wan -o lan -p tcp -m tcp --dport 8080 -j DROP',
+  '-A FORWARD -i vpn -o lan -p udp -j DROP',
+  '-A FORWARD -i lan -o vpn -p tcp -m tcp --dport 80 -j DROP',
+  '-A FORWARD ! -i wan -p tcp -m tcp --dport 53 -j DROP',
+];
+
+t.test(
+  '--iface wan=0.0.0.0/0 beside lan and vpn: -i wan and -o wan lines as the kernel sees them, by longest prefix',
+  async (t) => {
+    if (kernelWhy) return t.skip(kernelWhy);
+    const iface = interfaceMap(GIVEN);
+    // The lists taken literally (the reading before the longest prefix): -i wan would hold the lan's sources too.
+    const literal = new Map(GIVEN.map((g) => [g.split('=')[0]!, [g.split('=')[1]!]]));
+    let [exact, inner, literalWrong, total] = [0, 0, 0, 0];
+    for (const seed of [11, 12, 13]) {
+      const { pick } = generator(seed + 100);
+      const extra = [...new Set(Array.from({ length: 5 }, () => pick(INTERFACE_LINES)))];
+      const r = router3(seed, 1000, extra);
+      const natAddress = `wan=${r.addresses.wan},vpn=${r.addresses.vpn}`;
+      const imported = importRules('iptables', r.text, r.file, { natAddress, iface });
+      t.equal(imported.report.counts.approximated + imported.report.counts.refused, 0, `seed ${seed}: all exact`);
+      const node = importedNode(imported, '10.255.0.1', 'may').node;
+      const nats = natSides(t, imported, r);
+      const old = importRules('iptables', r.text, r.file, { natAddress, iface: literal });
+      const oldNode = importedNode(old, '10.255.0.1', 'may').node;
+      const seen = await kernelSees(t, r);
+      const wrong: string[] = [];
+      r.packets.forEach((p, k) => {
+        const got = seen[k] ?? null;
+        const expected = model(node, nats, p);
+        total++;
+        if (p[5] !== 'wan') inner++;
+        if (JSON.stringify(model(oldNode, nats, p)) !== JSON.stringify(got)) literalWrong++;
+        if (JSON.stringify(expected) !== JSON.stringify(got))
+          return wrong.push(`${JSON.stringify(p)}: kernel ${JSON.stringify(got)}, model ${JSON.stringify(expected)}`);
+        exact++;
+      });
+      t.same(wrong.slice(0, 10), [], `seed ${seed} (${extra.length} interface lines): each packet as the kernel`);
+    }
+    t.comment(`${exact} of ${total} exact (${inner} from lan and vpn); the literal lists: ${literalWrong} wrong`);
+    t.equal(exact, 3000, 'every packet exact');
+    t.ok(literalWrong >= 50, 'the lists taken literally are wrong on packets of the inner sides: the case is tested');
   },
 );
