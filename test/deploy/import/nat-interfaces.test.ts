@@ -230,3 +230,32 @@ t.test('the home router with its real routes: the default out of eth1, imported 
     'less the LANs (adjacent ones as one prefix), which come in by their own interfaces',
   );
 });
+
+t.test(
+  'the home router with --iface eth1=0.0.0.0/0 beside the LANs: read as its routes, by longest prefix',
+  async (t) => {
+    const text = await readFile(HOME, 'utf8');
+    const lans = [10, 11, 12, 13, 14, 19, 20, 21, 22, 23, 24, 50];
+    const routes = [
+      'default via 203.0.113.1 dev eth1',
+      '10.8.0.0/24 dev tun0',
+      ...lans.map((v) => `192.168.${v}.0/24 dev eth0.${v}`),
+    ].join('\n');
+    const given = ['eth1=0.0.0.0/0', 'tun0=10.8.0.0/24', ...lans.map((v) => `eth0.${v}=192.168.${v}.0/24`)];
+    const read = (iface: Map<string, string[]>) =>
+      importRules('iptables', text, 'home-user.rules', { natAddress: 'eth1=8.8.8.8,tun0=10.8.0.1', iface });
+    const [listed, routed] = [read(interfaceMap(given)), read(routeMap(routes, 'home.routes'))];
+    t.same(listed.report.counts, routed.report.counts);
+    const [a, b] = [importedNode(listed, 'fw'), importedNode(routed, 'fw')];
+    t.equal(a.node.configuration!.firewall!.elements!.length, 1364, '1,364 nfv rules, as with the routes');
+    t.equal(JSON.stringify(a), JSON.stringify(b), 'the same firewall node, byte for byte');
+    // Raw line 196 (-i eth1 -s 192.168.0.0/16 -j DROP): the LANs come in by their own interfaces, not eth1.
+    const line196 = a.origins.find((o) => o.line === 196)!;
+    const rule = a.node.configuration!.firewall!.elements![line196.elements[0]! - 1]!;
+    t.equal(line196.elements.length, 1);
+    t.equal(rule.except?.length, 7, 'line 196 drops 192.168.0.0/16 less the seven LAN prefixes');
+    const sorted = (i: typeof listed) =>
+      importedNats(i).map((n) => [n.name, [...n.configuration!.nat!.source!].sort()]);
+    t.same(sorted(listed), sorted(routed), 'the NAT nodes hide the same patterns');
+  },
+);
