@@ -50,7 +50,9 @@ export const READING_FIELDS: readonly ReadingField[] = [
   {
     field: 'iface',
     flag: '--iface <name=addresses>',
-    help: 'addresses behind an interface (-i: sources, -o: destinations); repeat',
+    help:
+      'addresses behind an interface (-i: sources, -o: destinations); repeat; lists that overlap are read by ' +
+      'longest prefix, as a router routes them',
     kind: 'list',
   },
   {
