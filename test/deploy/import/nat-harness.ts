@@ -1,8 +1,8 @@
 /**
  * The kernel check of imported routers (docs/SEMANTICS.md, "Port forwards and masquerading"), shared by nat.test.ts
  * and nat-forms.test.ts: the router's own file is loaded by iptables-restore (or `nft -f`) into a namespace that is
- * the router (nat-probe.py), real packets are sent through it, and what leaves on the other side (header as
- * translated, or nothing) is compared with what nfv's model makes of the same packet: the imported filter (first
+ * the router (nat-probe.py, with two sides: wan and lan), real packets are sent through it, and what leaves on the
+ * other side (header as translated, or nothing) is compared with what nfv's model makes of the same packet: the imported filter (first
  * match) and the NAT node as the test reads the semantics (its own code, not the engine's).
  */
 import { spawnSync } from 'node:child_process';
@@ -254,18 +254,21 @@ export async function kernelCheck(t: typeof import('tap'), r: Router): Promise<T
   const must = r.approximated ? importedNode(imported, '10.255.0.1', 'must').node : undefined;
   const nat = onlyNat(imported)!.configuration!.nat!;
   const [sources, forwards, translates] = [nat.source ?? [], nat.forward ?? [], nat.translate ?? []];
-  const job = {
-    wan: r.wan,
-    lan: r.lan,
-    nat: r.nat,
-    inside: r.inside,
-    load,
-    packets: r.packets,
-    loader: r.nft ? 'nft' : r.legacy ? 'legacy' : '',
-  };
+  // The outside: the router's address on it, the default route; the inside: the prefixes of `inside`.
+  const sides = [
+    { name: r.wan, address: r.nat, routes: ['0.0.0.0/0'] },
+    { name: r.lan, address: '192.0.2.9', routes: r.inside },
+  ];
+  const packets = r.packets.map(([proto, src, dst, sport, dport, side]) => [
+    ...[proto, src, dst, sport, dport],
+    side === 'out' ? r.wan : r.lan,
+  ]);
+  const job = { sides, load, packets, loader: r.nft ? 'nft' : r.legacy ? 'legacy' : '' };
   const run = await runProcess(t, 'unshare', ['-rn', 'python3', PROBE], JSON.stringify(job), 600_000);
   t.equal(run.code, 0, `the probe ran${run.stderr ? `: ${run.stderr.trim()}` : ''}`);
-  const seen = JSON.parse(run.stdout || '[]') as Seen[];
+  // With two sides a packet can leave by the other one only: its header as it left.
+  const left = JSON.parse(run.stdout || '[]') as ([string, string, string, number, number] | null)[];
+  const seen = left.map((x): Seen => (x ? [x[1], x[2], x[3], x[4]] : null));
   t.equal(seen.length, r.packets.length, 'one answer per packet');
   const tally: Tally = {
     sources,

@@ -2,7 +2,7 @@
  * The home router of the corpus (`home-user.rules`: 14 interfaces, eth1 and tun0 masqueraded) with its real
  * routes, checked by real packets (issue 47, item 1; docs/SEMANTICS.md, "Masquerading out of several interfaces"):
  * the default route out of eth1, 10.8.0.0/24 out of tun0, each eth0.N 192.168.N.0/24. Its own file is loaded by
- * iptables-restore into a namespace that is the router (nat-probe-sides.py: a veth per interface, those routes),
+ * iptables-restore into a namespace that is the router (nat-probe.py: a veth per interface, those routes),
  * and each sampled packet's way out (interface and header, or none) is compared with nfv's model of the import:
  * the imported filter (first match; the raw chain's drops in front) and the two NAT nodes, as the test reads the
  * semantics (its own code here and in nat-harness.ts, not the engine's). A packet the may and must lists decide
@@ -29,7 +29,7 @@ import {
 
 if (process.env.CI === 'true' && kernelWhy) t.fail(`${kernelWhy}; .ci/run must provide it`);
 
-const PROBE = path.join(ROOT, 'test', 'deploy', 'import', 'nat-probe-sides.py');
+const PROBE = path.join(ROOT, 'test', 'deploy', 'import', 'nat-probe.py');
 const HOME = path.join(ROOT, 'test', 'fixtures', 'iptables', 'real', 'home-user.rules');
 const LANS = [10, 11, 12, 13, 14, 19, 20, 21, 22, 23, 24, 50];
 const NAT = { eth1: '8.8.8.8', tun0: '10.8.0.1' };

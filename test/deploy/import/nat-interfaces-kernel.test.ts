@@ -2,7 +2,7 @@
  * A NAT node per masqueraded interface, checked by real packets (issue 47, item 1; docs/SEMANTICS.md, "Masquerading
  * out of several interfaces"): a generated router with three sides (wan: the default route; vpn: 10.8.0.0/24; lan:
  * 10.1.0.0/16) masquerading out of wan and vpn, forwarding ports from both, is loaded by iptables-restore into a
- * namespace that is the router (nat-probe-sides.py), and each sampled packet's way out (side and header, or none) is
+ * namespace that is the router (nat-probe.py), and each sampled packet's way out (side and header, or none) is
  * compared with what nfv's model makes of it: the imported filter (first match) and the two NAT nodes as the test
  * reads the semantics (its own code here and in nat-harness.ts, not the engine's).
  */
@@ -27,7 +27,7 @@ import {
 
 if (process.env.CI === 'true' && kernelWhy) t.fail(`${kernelWhy}; .ci/run must provide it`);
 
-const PROBE = path.join(ROOT, 'test', 'deploy', 'import', 'nat-probe-sides.py');
+const PROBE = path.join(ROOT, 'test', 'deploy', 'import', 'nat-probe.py');
 type Side = 'wan' | 'vpn' | 'lan';
 /** A packet as sent: protocol, source, destination, ports, and the side it comes in by. */
 type Sent3 = [number, string, string, number, number, Side];
@@ -148,7 +148,7 @@ function natSides(t: Tap, imported: ReturnType<typeof importRules>, r: Router3):
   return nats;
 }
 
-/** The router's packets through the kernel: where each left, and how (nat-probe-sides.py). */
+/** The router's packets through the kernel: where each left, and how (nat-probe.py). */
 async function kernelSees(t: Tap, r: Router3): Promise<Seen3[]> {
   const dir = await scratch(t, 'nfv-nat3-');
   const load = path.join(dir, r.file);

@@ -1,19 +1,23 @@
 """
-A router with its own iptables-save file, for test/deploy/import/nat.test.ts: run as root of a fresh network
-namespace (`unshare -rn python3 nat-probe.py`), reads one job as JSON on stdin and writes, per packet, what left
-the router on the other side: the header as it arrived there ([src, dst, sport, dport]) or null when nothing did.
+A router with its own rule set and any number of sides, for the kernel checks of imported routers (nat-harness.ts:
+two sides, for nat, nat-forms, nat-by-destination and nat-chair; nat-interfaces-kernel.test.ts: three;
+nat-home-kernel.test.ts: the home router's fourteen): run as root of a fresh network namespace (`unshare -rn
+python3 nat-probe.py`), reads one job as JSON on stdin and writes, per packet, where it left the router and how:
+[side, src, dst, sport, dport], or null when it left by no other side.
 
-The namespace is the router: interface `wan` (its outside; the router's address `nat` on it, the default route
-through it) and `lan` (its inside; a route for each prefix of `inside` through it), each a veth whose peer (xw, xl)
-the prober sends and reads on. Packets from outside are sent on xw and read on xl, from inside the other way. The
-job's file is loaded by iptables-restore (or `nft -f` for an nft ruleset; iptables-legacy-restore for a file too
-large for one nf_tables message), as the router would load it. Each packet gets a conntrack zone of its
-own (its number, in the source MAC's last two bytes, set before conntrack), so no packet meets another's
-connection or translation, and a translated source keeps its port.
+The job: "sides", each {"name", "address" (the router's own address on it, optional), "routes" (prefixes routed
+out of it; "0.0.0.0/0" the default route)}; "load", the rule set file; "loader", how the router loads it:
+iptables-restore (the default), "nft" (`nft -f`, an nft ruleset) or "legacy" (iptables-legacy-restore, for a file
+too large for one nf_tables message); "packets", each [proto, src, dst, sport, dport, side it comes in by]. The
+namespace is the router: a veth per side, its peer the prober sends and reads on, the routes through a permanent
+neighbour (the peer's MAC) on each side. Each packet has a conntrack zone of its own (its number, in the source
+MAC's last two bytes, set before conntrack), so no packet meets another's connection or translation, and a
+translated source keeps its port.
 
-A sentinel frame follows each packet; a netdev ingress rule forwards it to the other side directly, past the IP
-stack. Both frames are queued on one CPU (this process is pinned to it) and handled in order, so when the sentinel
-arrives, the packet has arrived before it or never will: no waiting for a time.
+After each packet the prober sends, on the same peer, one sentinel frame per other side; a netdev ingress rule
+forwards each to its side directly, past the IP stack. All frames are queued on one CPU (this process is pinned to
+it) and handled in order, so when a side's sentinel arrives there, the packet has arrived there before it or never
+will: no waiting for a time.
 """
 import json
 import os
@@ -25,50 +29,59 @@ import sys
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 from rawnet import PACKET_OUTGOING, checksum, listener, run  # noqa: E402
 
-MAC = {"wan": "02:00:00:00:01:01", "xw": "02:00:00:00:01:02", "lan": "02:00:00:00:01:03", "xl": "02:00:00:00:01:04"}
 SENTINEL_SRC = "198.18.0.1"
 SENTINEL_PROTO = 253
+LOADERS = {"": ["iptables-restore"], "nft": ["nft", "-f", "-"], "legacy": ["iptables-legacy-restore"]}
+
+
+def mac(k, peer):
+    """The side's MAC (its 4th byte the side's number) or its peer's; the last two bytes carry the zone."""
+    return f"02:00:00:{k:02x}:00:{2 if peer else 1:02x}"
 
 
 def setup(job):
-    wan, lan = job["wan"], job["lan"]
-    run(["ip", "link", "add", wan, "address", MAC["wan"], "type", "veth", "peer", "name", "xw", "address", MAC["xw"]])
-    run(["ip", "link", "add", lan, "address", MAC["lan"], "type", "veth", "peer", "name", "xl", "address", MAC["xl"]])
-    for dev in ["lo", wan, lan, "xw", "xl"]:
+    sides = job["sides"]
+    loader = LOADERS.get(job.get("loader") or "")
+    if loader is None:
+        raise RuntimeError(f"loader {job['loader']!r}: not one of {', '.join(repr(k) for k in LOADERS)}")
+    for k, side in enumerate(sides):
+        link = ["ip", "link", "add", side["name"], "address", mac(k, False), "type", "veth"]
+        run([*link, "peer", "name", f"p{k}", "address", mac(k, True)])
+    for dev in ["lo"] + [s["name"] for s in sides] + [f"p{k}" for k in range(len(sides))]:
         run(["ip", "link", "set", dev, "up"])
-    for key, value in [
-        ("net/ipv4/ip_forward", "1"),
-        ("net/ipv4/conf/all/rp_filter", "0"),
-        ("net/ipv4/conf/default/rp_filter", "0"),
-        (f"net/ipv4/conf/{wan}/rp_filter", "0"),
-        (f"net/ipv4/conf/{lan}/rp_filter", "0"),
-        ("net/ipv4/conf/xw/forwarding", "0"),
-        ("net/ipv4/conf/xl/forwarding", "0"),
-    ]:
+    settings = [("net/ipv4/ip_forward", "1")]
+    settings += [(f"net/ipv4/conf/{dev}/rp_filter", "0") for dev in ["all", "default"]]
+    for k, side in enumerate(sides):
+        settings += [(f"net/ipv4/conf/{side['name']}/rp_filter", "0"), (f"net/ipv4/conf/p{k}/forwarding", "0")]
+    for key, value in settings:
         with open(f"/proc/sys/{key}", "w") as f:
             f.write(value)
-    run(["ip", "addr", "add", f"{job['nat']}/32", "dev", wan])
-    run(["ip", "addr", "add", "192.0.2.9/32", "dev", lan])
-    run(["ip", "neigh", "add", "192.0.2.1", "lladdr", MAC["xw"], "dev", wan, "nud", "permanent"])
-    run(["ip", "route", "add", "default", "via", "192.0.2.1", "dev", wan, "onlink"])
-    run(["ip", "neigh", "add", "192.0.2.2", "lladdr", MAC["xl"], "dev", lan, "nud", "permanent"])
-    for prefix in job["inside"]:
-        run(["ip", "route", "add", prefix, "via", "192.0.2.2", "dev", lan, "onlink"])
+    for k, side in enumerate(sides):
+        name, hop = side["name"], f"192.0.2.{k + 1}"
+        # An address on every side (the router's own, or one no packet uses) for what the kernel sends from it.
+        run(["ip", "addr", "add", f"{side.get('address') or '192.0.2.200'}/32", "dev", name])
+        run(["ip", "neigh", "add", hop, "lladdr", mac(k, True), "dev", name, "nud", "permanent"])
+        for prefix in side["routes"]:
+            to = "default" if prefix == "0.0.0.0/0" else prefix
+            run(["ip", "route", "add", to, "via", hop, "dev", name, "onlink"])
+    chains = []
+    for k, side in enumerate(sides):
+        rules = "".join(
+            f"\t\tip saddr {SENTINEL_SRC} ip protocol {SENTINEL_PROTO} ip daddr 198.18.1.{j} "
+            f"fwd to \"{other['name']}\";\n"
+            for j, other in enumerate(sides)
+            if j != k
+        )
+        chains.append(f'\tchain s{k} {{ type filter hook ingress device "{side["name"]}" priority 0;\n{rules}\t}}\n')
     harness = (
-        "table netdev nfvnatprobe {\n"
-        f'\tchain w {{ type filter hook ingress device "{wan}" priority 0;\n'
-        f'\t\tip saddr {SENTINEL_SRC} ip protocol {SENTINEL_PROTO} fwd to "{lan}"; }}\n'
-        f'\tchain l {{ type filter hook ingress device "{lan}" priority 0;\n'
-        f'\t\tip saddr {SENTINEL_SRC} ip protocol {SENTINEL_PROTO} fwd to "{wan}"; }}\n'
-        "}\n"
+        "table netdev nfvnatprobes {\n" + "".join(chains) + "}\n"
         "table ip nfvnatzone {\n"
         "\tchain pre { type filter hook prerouting priority -350; ct zone set @ll,80,16; }\n"
         "}\n"
     )
     run(["nft", "-f", "-"], stdin=harness)
     with open(job["load"]) as f:
-        loader = {"nft": ["nft", "-f", "-"], "legacy": ["iptables-legacy-restore"]}.get(job.get("loader"))
-        run(loader or ["iptables-restore"], stdin=f.read())
+        run(loader, stdin=f.read())
 
 
 def packet(ident, proto, src, dst, sport, dport):
@@ -86,41 +99,47 @@ def packet(ident, proto, src, dst, sport, dport):
     return ip[:10] + struct.pack("!H", checksum(ip)) + ip[12:] + l4
 
 
-def frame(to, by, zone, ip):
-    mac = lambda dev: bytes.fromhex(MAC[dev].replace(":", ""))
-    return mac(to) + mac(by)[:4] + struct.pack("!H", zone) + b"\x08\x00" + ip
+def frame(k, zone, ip):
+    """A frame from side k's peer to side k, the zone in the source MAC's last two bytes."""
+    to, by = (bytes.fromhex(mac(k, peer).replace(":", "")) for peer in (False, True))
+    return to + by[:4] + struct.pack("!H", zone) + b"\x08\x00" + ip
 
 
 def main():
     os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
     job = json.load(sys.stdin)
     setup(job)
-    tx = {}
-    for dev in ["xw", "xl"]:
-        tx[dev] = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
-        tx[dev].bind((dev, 0))
-    rx = {"xl": listener("xl"), "xw": listener("xw")}
+    names = [s["name"] for s in job["sides"]]
+    tx, rx = [], []
+    for k in range(len(names)):
+        tx.append(socket.socket(socket.AF_PACKET, socket.SOCK_RAW))
+        tx[k].bind((f"p{k}", 0))
+        rx.append(listener(f"p{k}"))
     out = []
-    for k, (proto, src, dst, sport, dport, side) in enumerate(job["packets"]):
-        ident, zone = k % 65535 + 1, k % 65535 + 1
-        (send, to, read) = ("xw", "wan", "xl") if side == "out" else ("xl", "lan", "xw")
-        tx[send].send(frame(to, send, zone, packet(ident, proto, src, dst, sport, dport)))
-        tx[send].send(frame(to, send, 0, packet(0, SENTINEL_PROTO, SENTINEL_SRC, "198.18.0.2", 0, 0)))
+    for n, (proto, src, dst, sport, dport, side) in enumerate(job["packets"]):
+        ident = zone = n % 65535 + 1
+        k = names.index(side)
+        tx[k].send(frame(k, zone, packet(ident, proto, src, dst, sport, dport)))
+        others = [j for j in range(len(names)) if j != k]
+        for j in others:
+            tx[k].send(frame(k, 0, packet(0, SENTINEL_PROTO, SENTINEL_SRC, f"198.18.1.{j}", 0, 0)))
         seen = None
-        while True:
-            try:
-                data, where = rx[read].recvfrom(2048)
-            except socket.timeout:
-                raise RuntimeError(f"packet {k}: the sentinel did not arrive within 10 s")
-            if where[2] == PACKET_OUTGOING:
-                continue
-            ip = data[14:]
-            if ip[9] == SENTINEL_PROTO and socket.inet_ntoa(ip[12:16]) == SENTINEL_SRC:
-                break
-            (got,) = struct.unpack("!H", ip[4:6])
-            if got == ident and ip[9] == proto:
-                ports = struct.unpack("!HH", ip[20:24]) if proto in (6, 17) else (sport, dport)
-                seen = [socket.inet_ntoa(ip[12:16]), socket.inet_ntoa(ip[16:20]), ports[0], ports[1]]
+        for j in others:
+            while True:
+                try:
+                    data, where = rx[j].recvfrom(2048)
+                except socket.timeout:
+                    raise RuntimeError(f"packet {n}: the sentinel to {names[j]} did not arrive within 10 s")
+                if where[2] == PACKET_OUTGOING:
+                    continue
+                ip = data[14:]
+                if ip[9] == SENTINEL_PROTO and socket.inet_ntoa(ip[12:16]) == SENTINEL_SRC:
+                    break
+                (got,) = struct.unpack("!H", ip[4:6])
+                if got == ident and ip[9] == proto:
+                    ihl = (ip[0] & 0x0F) * 4
+                    ports = struct.unpack("!HH", ip[ihl : ihl + 4]) if proto in (6, 17) else (sport, dport)
+                    seen = [names[j], socket.inet_ntoa(ip[12:16]), socket.inet_ntoa(ip[16:20]), ports[0], ports[1]]
         out.append(seen)
     json.dump(out, sys.stdout)
 
