@@ -122,7 +122,7 @@ export async function parseReading(body: unknown): Promise<Reading> {
     throw badRequest('iface: a list of NAME=ADDRESSES strings is required');
   if (fields.ignoreNat !== undefined && typeof fields.ignoreNat !== 'boolean')
     throw badRequest('ignoreNat: true or false');
-  const { interfaceMap, macMap, parseIpsets, routeMap, Refusal } = await import('../deploy/import/index.js');
+  const { interfaceMap, macMap, parseIpsets, Refusal } = await import('../deploy/import/index.js');
   const ipsetText = str('ipset');
   let ipsets;
   try {
@@ -132,11 +132,11 @@ export async function parseReading(body: unknown): Promise<Reading> {
     throw e;
   }
   const routes = str('routes');
-  // The routing table first, then each --iface name over it: the user's word wins.
-  const interfaces = new Map([
-    ...(routes === undefined ? [] : routeMap(routes, 'routes')),
-    ...interfaceMap(iface as string[]),
-  ]);
+  // The routing table first, then each --iface name over it (the user's word wins), by longest prefix (routes.ts).
+  const interfaces = interfaceMap(
+    iface as string[],
+    routes === undefined ? undefined : { text: routes, file: 'routes' },
+  );
   const neighbours = str('neighbours');
   if (neighbours !== undefined && routes === undefined)
     throw badRequest('neighbours: give routes too (--routes FILE): they say which sources each neighbour forwards');

@@ -329,9 +329,9 @@ export function importedNats(imported: Imported): Node[] {
 
 /**
  * `--iface NAME=CIDR[,CIDR...]` values as a map, each address checked; lists that overlap are read by longest
- * prefix, as a router routes them (routes.ts).
+ * prefix, as a router routes them (routes.ts), added to the routing table of `--routes` when given.
  */
-export function interfaceMap(values: readonly string[]): InterfaceMap {
+export function interfaceMap(values: readonly string[], table?: { text: string; file: string }): InterfaceMap {
   const map: InterfaceMap = new Map();
   for (const v of values) {
     const m = /^([^=\s]{1,15})=(\S+)$/.exec(v);
@@ -345,5 +345,5 @@ export function interfaceMap(values: readonly string[]): InterfaceMap {
         throw badRequest(`--iface ${v}: ${a} is not an IPv4 prefix`);
     map.set(m[1]!, [...(map.get(m[1]!) ?? []), ...addresses]);
   }
-  return longestPrefix(map);
+  return longestPrefix(map, table);
 }

@@ -137,11 +137,15 @@ export function routeMap(text: string, file: string): InterfaceMap {
  * `--iface` lists read as a routing table (docs/firewalls.md): where one interface's prefix holds another's, each
  * address is behind the interface of its longest matching prefix, as the kernel routes it and `--routes` reads it;
  * a packet arrives by one interface only. The same prefix under two names is refused (which one the router uses is
- * not said). A name whose addresses no other name takes keeps its list as given, so lists that do not overlap read
- * as before; the others become the prefixes left to them.
+ * not said). With `table` (the `--routes` text), the lists are routes added to it: a name they give replaces that
+ * name's routes, and a prefix they give replaces the table's routes of that prefix (the user's word wins). A name
+ * whose addresses no other name takes keeps its list as given, so lists that do not overlap read as before; the
+ * others become the prefixes left to them.
  */
-export function longestPrefix(lists: InterfaceMap): InterfaceMap {
-  const routes: Route[] = [];
+export function longestPrefix(lists: InterfaceMap, table?: { text: string; file: string }): InterfaceMap {
+  if (table !== undefined && lists.size === 0) return routeMap(table.text, table.file);
+  const given: Route[] = [];
+  let k = 0;
   const owner = new Map<string, string>();
   for (const [name, list] of lists)
     for (const text of list) {
@@ -154,22 +158,36 @@ export function longestPrefix(lists: InterfaceMap): InterfaceMap {
             'a router routes a prefix out of one interface; give it to one of them',
         );
       owner.set(key, name);
-      routes.push({ lo, hi: lo + 2 ** (32 - length) - 1, length, dev: name, metric: 0, line: routes.length });
+      // After every line of a table: the order of routes alike (none are: their prefixes are taken out of it).
+      given.push({ lo, hi: lo + 2 ** (32 - length) - 1, length, dev: name, metric: 0, line: MAX_IMPORT_LINES + k++ });
     }
-  const free = new Map<string, [number, number][]>();
-  for (const { route, free: f } of decided(routes)) free.set(route.dev, [...(free.get(route.dev) ?? []), ...f]);
+  const routes =
+    table === undefined
+      ? given
+      : [
+          ...routesOf(table.text, table.file).filter((r) => !lists.has(r.dev) && !owner.has(`${r.lo}/${r.length}`)),
+          ...given,
+        ];
   const out: InterfaceMap = new Map();
+  const free = new Map<string, [number, number][]>();
+  for (const { route, free: f } of decided(routes)) {
+    free.set(route.dev, [...(free.get(route.dev) ?? []), ...f]);
+    // A name of the table only: its prefixes as routeMap lists them.
+    if (!lists.has(route.dev))
+      out.set(route.dev, [...(out.get(route.dev) ?? []), ...f.flatMap(([lo, hi]) => cidrs(lo, hi))]);
+  }
+  const own = new Map<string, [number, number][]>();
+  for (const r of given) own.set(r.dev, [...(own.get(r.dev) ?? []), [r.lo, r.hi]]);
   for (const [name, list] of lists) {
-    const own = merged(routes.filter((r) => r.dev === name).map((r): [number, number] => [r.lo, r.hi]));
+    const whole = merged(own.get(name) ?? []);
     const left = merged(free.get(name) ?? []);
-    const kept = own.length === left.length && own.every(([lo, hi], k) => lo === left[k]![0] && hi === left[k]![1]);
-    out.set(
-      name,
-      kept ? list : left.flatMap(([lo, hi]) => rangeBlocks(lo, hi).map((b) => `${ipText(b.start)}/${b.length}`)),
-    );
+    const kept = whole.length === left.length && whole.every(([lo, hi], k) => lo === left[k]![0] && hi === left[k]![1]);
+    out.set(name, kept ? list : left.flatMap(([lo, hi]) => cidrs(lo, hi)));
   }
   return out;
 }
+
+const cidrs = (lo: number, hi: number) => rangeBlocks(lo, hi).map((b) => `${ipText(b.start)}/${b.length}`);
 
 /** Intervals sorted and joined where they touch or overlap. */
 function merged(intervals: [number, number][]): [number, number][] {

@@ -247,3 +247,55 @@ t.test('--iface lists that do not overlap are kept as given; the same prefix und
   t.equal(said(['a=10.0.0.0/8', 'a=10.0.0.0/8']), 'accepted', 'one name twice: the same interface');
   t.match(said(['a=10.0.0.300/8']), /^400 --iface a=10\.0\.0\.300\/8: 10\.0\.0\.300\/8 is not an IPv4 prefix$/);
 });
+
+t.test(
+  '--iface over --routes: a name replaces its routes, and the lists take their prefixes by longest match',
+  async (t) => {
+    const table = ['default via 203.0.113.1 dev eth1', '10.8.0.0/24 dev tun0', '192.168.0.0/16 dev eth2'].join('\n');
+    const base = { text: table, file: 'routes' };
+    t.same([...interfaceMap([], base)], [...routeMap(table, 'routes')], 'no --iface: the routes as they are');
+    const cases: [string[], [string, string][]][] = [
+      // [--iface values, [address, the interface the test expects (none: '')]]
+      [
+        ['eth0=192.168.7.0/24'],
+        [
+          ['192.168.7.5', 'eth0'],
+          ['192.168.8.1', 'eth2'],
+          ['8.8.8.8', 'eth1'],
+          ['10.8.0.1', 'tun0'],
+        ],
+      ],
+      [
+        ['eth0=10.0.0.0/8'],
+        [
+          ['10.1.2.3', 'eth0'],
+          ['10.8.0.1', 'tun0'],
+          ['11.0.0.1', 'eth1'],
+        ],
+      ],
+      [
+        ['vpn=10.8.0.0/24'],
+        [
+          ['10.8.0.1', 'vpn'],
+          ['10.8.1.1', 'eth1'],
+        ],
+      ],
+      [
+        ['eth2=172.16.0.0/12'],
+        [
+          ['192.168.1.1', 'eth1'],
+          ['172.16.0.1', 'eth2'],
+        ],
+      ],
+    ];
+    for (const [values, expected] of cases) {
+      const map = interfaceMap(values, base);
+      for (const [a, want] of expected) {
+        const names = [...map].filter(([, cidrs]) => cidrs.some((c) => within(c, num(a)))).map(([d]) => d);
+        t.same(names, want ? [want] : [], `${values.join(' ')}: ${a}`);
+      }
+    }
+    t.notOk(interfaceMap(['vpn=10.8.0.0/24'], base).has('tun0'), 'tun0 gave its only route to vpn');
+    t.same(interfaceMap(['eth0=192.168.7.0/24'], base).get('tun0'), ['10.8.0.0/24'], 'tun0 untouched: as listed');
+  },
+);
