@@ -122,12 +122,15 @@ function decided(listed: Route[]): { route: Route; free: [number, number][] }[] 
   return out;
 }
 
+/** An address interval as the fewest CIDR prefixes, in order. */
+const cidrs = (lo: number, hi: number) => rangeBlocks(lo, hi).map((b) => `${ipText(b.start)}/${b.length}`);
+
 /** The interfaces of a routing table, each with the prefixes routed out of it. */
 export function routeMap(text: string, file: string): InterfaceMap {
   const map: InterfaceMap = new Map();
   for (const { route, free } of decided(routesOf(text, file))) {
     const list = map.get(route.dev) ?? [];
-    for (const [lo, hi] of free) for (const b of rangeBlocks(lo, hi)) list.push(`${ipText(b.start)}/${b.length}`);
+    for (const [lo, hi] of free) list.push(...cidrs(lo, hi));
     map.set(route.dev, list);
   }
   return map;
@@ -187,8 +190,6 @@ export function longestPrefix(lists: InterfaceMap, table?: { text: string; file:
   return out;
 }
 
-const cidrs = (lo: number, hi: number) => rangeBlocks(lo, hi).map((b) => `${ipText(b.start)}/${b.length}`);
-
 /** Intervals sorted and joined where they touch or overlap. */
 function merged(intervals: [number, number][]): [number, number][] {
   const out: [number, number][] = [];
@@ -246,7 +247,7 @@ export function macMap(routes: string, neighbours: string, routesFile: string, n
   const map: MacMap = new Map();
   const put = (mac: string, lo: number, hi: number) => {
     const list = map.get(mac) ?? [];
-    for (const b of rangeBlocks(lo, hi)) list.push(`${ipText(b.start)}/${b.length}`);
+    list.push(...cidrs(lo, hi));
     map.set(mac, list);
   };
   const table = decided(routesOf(routes, routesFile));
