@@ -30,6 +30,33 @@ export const kernelWhy =
 
 const PROBE = path.join(ROOT, 'test', 'deploy', 'import', 'nat-probe.py');
 
+/** A side of the probe's router: its interface, its own address on it, the prefixes routed out of it. */
+export interface ProbeSide {
+  name: string;
+  address?: string;
+  routes: string[];
+}
+
+/** Where a packet left the router and how: [side, src, dst, sport, dport], or null when it left by no side. */
+export type Left = [string, string, string, number, number] | null;
+
+/**
+ * The kernel's answer to a probe job (nat-probe.py, in a namespace of its own): the file at `load` loaded as the
+ * router's, each packet sent in by its side; checked that the probe ran and answered once per packet.
+ */
+export async function probeKernel(
+  t: { teardown: (fn: () => unknown) => void; equal: (a: unknown, b: unknown, m: string) => unknown },
+  job: { sides: ProbeSide[]; load: string; packets: readonly unknown[]; loader?: string },
+  label: string,
+  timeoutMs = 600_000,
+): Promise<Left[]> {
+  const run = await runProcess(t, 'unshare', ['-rn', 'python3', PROBE], JSON.stringify(job), timeoutMs);
+  t.equal(run.code, 0, `${label}the probe ran${run.stderr ? `: ${run.stderr.trim()}` : ''}`);
+  const left = JSON.parse(run.stdout || '[]') as Left[];
+  t.equal(left.length, job.packets.length, `${label}one answer per packet`);
+  return left;
+}
+
 /** The tests' seeded generator, with `int(lo, hi)` taking both ends. */
 export function generator(seed: number) {
   const g = seeded(seed);
@@ -264,12 +291,9 @@ export async function kernelCheck(t: typeof import('tap'), r: Router): Promise<T
     side === 'out' ? r.wan : r.lan,
   ]);
   const job = { sides, load, packets, loader: r.nft ? 'nft' : r.legacy ? 'legacy' : '' };
-  const run = await runProcess(t, 'unshare', ['-rn', 'python3', PROBE], JSON.stringify(job), 600_000);
-  t.equal(run.code, 0, `the probe ran${run.stderr ? `: ${run.stderr.trim()}` : ''}`);
   // With two sides a packet can leave by the other one only: its header as it left.
-  const left = JSON.parse(run.stdout || '[]') as ([string, string, string, number, number] | null)[];
+  const left = await probeKernel(t, job, '');
   const seen = left.map((x): Seen => (x ? [x[1], x[2], x[3], x[4]] : null));
-  t.equal(seen.length, r.packets.length, 'one answer per packet');
   const tally: Tally = {
     sources,
     forwards,

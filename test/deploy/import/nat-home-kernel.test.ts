@@ -14,7 +14,7 @@ import path from 'node:path';
 import t from 'tap';
 import { importRules, importedNats, importedNode, routeMap } from '../../../src/deploy/import/index.js';
 import type { Node } from '../../../src/model/types.js';
-import { ROOT, runProcess, scratch } from '../../helpers.js';
+import { ROOT, scratch } from '../../helpers.js';
 import {
   generator,
   inPattern,
@@ -22,14 +22,15 @@ import {
   kernelWhy,
   nfvVerdict,
   octets,
+  probeKernel,
   tableSends,
   type Forward,
+  type Left,
   type Sent,
 } from './nat-harness.js';
 
 if (process.env.CI === 'true' && kernelWhy) t.fail(`${kernelWhy}; .ci/run must provide it`);
 
-const PROBE = path.join(ROOT, 'test', 'deploy', 'import', 'nat-probe.py');
 const HOME = path.join(ROOT, 'test', 'fixtures', 'iptables', 'real', 'home-user.rules');
 const LANS = [10, 11, 12, 13, 14, 19, 20, 21, 22, 23, 24, 50];
 const NAT = { eth1: '8.8.8.8', tun0: '10.8.0.1' };
@@ -48,7 +49,6 @@ const SIDES = [
 
 /** A packet as sent: protocol, source, destination, ports, and the interface it comes in by. */
 type SentOn = [number, string, string, number, number, string];
-type SeenOn = [string, string, string, number, number] | null;
 
 /** The interface the router sends an address out of, by its routes (longest prefix: a /24, else the default). */
 const route = (a: string) =>
@@ -114,7 +114,7 @@ function packets(seed: number, count: number): SentOn[] {
  * then the NAT node of the interface it leaves by (a source it hides, to a destination it does not, becomes its
  * address). `uncertain` where the may and must lists decide differently.
  */
-function model(may: Node, must: Node, nats: Map<string, NatSide>, p: SentOn): SeenOn | { may: SeenOn; must: SeenOn } {
+function model(may: Node, must: Node, nats: Map<string, NatSide>, p: SentOn): Left | { may: Left; must: Left } {
   const [proto, src, dst, sport, dport, side] = p;
   const hides = (n: NatSide, a: string) => n.sources.some((s) => inPattern(a, s));
   let [to, port] = [dst, dport];
@@ -129,7 +129,7 @@ function model(may: Node, must: Node, nats: Map<string, NatSide>, p: SentOn): Se
   const out = route(to);
   const last = nats.get(out);
   const from = last && hides(last, src) && !hides(last, to) ? last.address : src;
-  const passed: SeenOn = [out, from, to, sport, port];
+  const passed: Left = [out, from, to, sport, port];
   const verdict = nfvVerdict(may, packet);
   if (nfvVerdict(must, packet) !== verdict) return { may: passed, must: null };
   return verdict ? passed : null;
@@ -178,16 +178,7 @@ t.test('the home router with its default route: the kernel decides 5,000 packets
   const dir = await scratch(t, 'nfv-nat-home-');
   const load = path.join(dir, 'home-user.rules');
   await writeFile(load, loaded);
-  const run = await runProcess(
-    t,
-    'unshare',
-    ['-rn', 'python3', PROBE],
-    JSON.stringify({ sides: SIDES, load, packets: sent }),
-    900_000,
-  );
-  t.equal(run.code, 0, `the probe ran${run.stderr ? `: ${run.stderr.trim()}` : ''}`);
-  const seen = JSON.parse(run.stdout || '[]') as SeenOn[];
-  t.equal(seen.length, sent.length, 'one answer per packet');
+  const seen = await probeKernel(t, { sides: SIDES, load, packets: sent }, '', 900_000);
   let [exact, uncertain, translated, forwarded, passed, vpn] = [0, 0, 0, 0, 0, 0];
   const wrong: string[] = [];
   sent.forEach((p, k) => {

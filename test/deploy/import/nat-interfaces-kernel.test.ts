@@ -11,7 +11,7 @@ import path from 'node:path';
 import t from 'tap';
 import { importRules, importedNats, importedNode, interfaceMap } from '../../../src/deploy/import/index.js';
 import type { Node } from '../../../src/model/types.js';
-import { ROOT, runProcess, scratch } from '../../helpers.js';
+import { scratch } from '../../helpers.js';
 import {
   generator,
   inPattern,
@@ -19,6 +19,7 @@ import {
   kernelWhy,
   nfvVerdict,
   octets,
+  probeKernel,
   routerFile,
   tableSends,
   type Forward,
@@ -27,7 +28,6 @@ import {
 
 if (process.env.CI === 'true' && kernelWhy) t.fail(`${kernelWhy}; .ci/run must provide it`);
 
-const PROBE = path.join(ROOT, 'test', 'deploy', 'import', 'nat-probe.py');
 type Side = 'wan' | 'vpn' | 'lan';
 /** A packet as sent: protocol, source, destination, ports, and the side it comes in by. */
 type Sent3 = [number, string, string, number, number, Side];
@@ -158,12 +158,7 @@ async function kernelSees(t: Tap, r: Router3): Promise<Seen3[]> {
     { name: 'vpn', address: r.addresses.vpn, routes: [VPN] },
     { name: 'lan', routes: [LAN] },
   ];
-  const job = { sides, load, packets: r.packets };
-  const run = await runProcess(t, 'unshare', ['-rn', 'python3', PROBE], JSON.stringify(job), 600_000);
-  t.equal(run.code, 0, `${r.file}: the probe ran${run.stderr ? `: ${run.stderr.trim()}` : ''}`);
-  const seen = JSON.parse(run.stdout || '[]') as Seen3[];
-  t.equal(seen.length, r.packets.length, `${r.file}: one answer per packet`);
-  return seen;
+  return (await probeKernel(t, { sides, load, packets: r.packets }, `${r.file}: `)) as Seen3[];
 }
 
 type Tap = Parameters<Parameters<typeof t.test>[1]>[0];
