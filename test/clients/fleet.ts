@@ -1,9 +1,16 @@
 /**
- * The Puppet ecosystem's own clients against `nfv serve --tls-*`, as test/clients runs them on each backend: a
- * throwaway CA with a server certificate and one client certificate per node, a Puppet confdir pointing the PuppetDB
- * terminus at serve (puppet.conf, puppetdb.conf, routes.yaml, as the README shows), `puppet apply` of the fleet in
- * site.pp, and the Python clients (pypuppetdb 2.2.0 from Debian, 3.1.0 and Puppetboard 4.2.6 from ../shared/vendor)
- * run by Debian's /usr/bin/python3. Whatever a client reports, the test asserts on what nfv answers.
+ * The Puppet ecosystem's own clients against `nfv serve --tls-*`, as test/clients runs them on both backends at once:
+ * a throwaway CA with a server certificate and one client certificate per node, one serve per backend (the folder,
+ * and PostgreSQL when given), Puppet confdirs pointing the PuppetDB terminus at them (puppet.conf, puppetdb.conf,
+ * routes.yaml, as docs/inventory.md shows), `puppet apply` of the fleet in site.pp, and the Python clients (pypuppetdb
+ * 2.2.0 from Debian, 3.1.0 and Puppetboard 4.2.6 from ../shared/vendor) run by Debian's /usr/bin/python3. Whatever a
+ * client reports, the test asserts on what nfv answers.
+ *
+ * One `puppet apply` costs about 4.7 s of CPU (Ruby loading Puppet about 1.2 s, Facter 1.7-1.9 s), so each run feeds
+ * every serve: puppetdb.conf lists them all with `command_broadcast` and `min_successful_submissions` = their number,
+ * so the terminus sends each command to each and fails the run when one refuses. Queries (exported resources,
+ * puppetdb_query()) go to the first of `server_urls` only, so the node that queries runs once per serve with a
+ * confdir of that serve alone (`Fleet.apply`'s `to`).
  */
 import { execFile, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -62,10 +69,24 @@ const PYTHON_MODULES = [
 export function clientsMissing(): string | undefined {
   const packages = [...NEEDED].filter(([, file]) => !existsSync(file)).map(([name]) => name);
   if (packages.length) return `Debian packages missing: ${packages.join(', ')} (.ci/run installs them)`;
-  const probe = spawnSync(PYTHON, ['-c', `import ${PYTHON_MODULES.join(', ')}`], { encoding: 'utf8' });
+  // Found, not imported: importing them (Flask, pkg_resources) cost 0.9 s of CPU, and the clients import them anyway.
+  const probe = spawnSync(
+    PYTHON,
+    [
+      '-c',
+      'import importlib.util, sys\n' +
+        'missing = [m for m in sys.argv[1:] if importlib.util.find_spec(m) is None]\n' +
+        'sys.exit("No module named " + ", ".join(missing) if missing else 0)',
+      ...PYTHON_MODULES,
+    ],
+    { encoding: 'utf8' },
+  );
   if (probe.status !== 0) return `Python modules missing for ${PYTHON}: ${probe.stderr.trim().split('\n').pop()}`;
   for (const archive of ['puppetboard-4.2.6.tar.gz', 'pypuppetdb-3.1.0.tar.gz'])
     if (!existsSync(path.join(VENDOR, archive))) return `${path.join(VENDOR, archive)} is missing`;
+  // Puppet's runs see Facter's configuration in a mount namespace of their own (PRIVATE_ETC below).
+  const unshare = spawnSync('unshare', ['--mount', 'true'], { encoding: 'utf8' });
+  if (unshare.status !== 0) return `unshare --mount cannot run here (root is needed): ${unshare.stderr.trim()}`;
   return undefined;
 }
 
@@ -79,21 +100,77 @@ export function haveClients(t: { fail: (why: string) => void; skip: (why: string
 
 const run = promisify(execFile);
 
-export interface Fleet {
-  /** The test's folder: certificates, confdir, vardir, ssldir, the files Puppet writes. */
-  dir: string;
+/**
+ * Facter's configuration for the fleet's runs: the fact groups that cost most and that no test reads (hypervisor and
+ * virtualisation detection, DMI, disks, file systems, Augeas, the clouds) are left out, as an operator would in
+ * /etc/facter/facter.conf. With them Facter took 1.7-1.9 s of CPU per run, without them 1.0 s (84 facts -> 75 at the
+ * top level); os, kernel, networking, the legacy facts and the FACTER_* ones stay.
+ */
+const FACTER_CONF = `facts : { blocklist : [ ${[
+  'hypervisors',
+  'virtualization',
+  'desktop management interface',
+  'disks',
+  'file system',
+  'augeas',
+  'EC2',
+  'GCE',
+  'Xen',
+]
+  .map((g) => `"${g}"`)
+  .join(', ')} ] }\n`;
+
+/**
+ * Runs "$@" with FACTER_CONF at /etc/facter/facter.conf, the only place Facter reads it from when Puppet calls it:
+ * in a mount namespace of its own (`unshare --mount`, private), /etc is an overlay of the real one with that file
+ * added, its upper layer on a tmpfs, so the machine's /etc is never written and nothing outlives the run. Mounts
+ * inside /etc (a container's hosts, hostname, resolv.conf) are bound again on top, so the rest of /etc reads as
+ * before. `exec`: the timeout's signal reaches puppet itself.
+ */
+const PRIVATE_ETC = [
+  'set -e',
+  'conf=$1 t=$2',
+  'shift 2',
+  'mount -t tmpfs nfv-etc "$t"',
+  'mkdir -p "$t/upper/facter" "$t/work" "$t/etc"',
+  'cp "$conf" "$t/upper/facter/facter.conf"',
+  'mount -t overlay nfv-etc -o "lowerdir=/etc,upperdir=$t/upper,workdir=$t/work" "$t/etc"',
+  `awk '$5 ~ "^/etc/" { print $5 }' /proc/self/mountinfo | while read -r m; do mount --bind "$m" "$t/etc\${m#/etc}"; done`,
+  'mount --rbind "$t/etc" /etc',
+  'exec "$@"',
+].join('\n');
+
+/** One backend for serve: the workspace folder alone, or with PostgreSQL at `database`. */
+export interface Backend {
+  name: string;
+  database?: string;
+}
+
+/** One `nfv serve` of the fleet. */
+export interface Server {
+  name: string;
   /** https://127.0.0.1:PORT of serve. */
   url: string;
   port: number;
   /** An https request to serve as a node with its client certificate would make it. */
   get: (target: string) => Promise<HttpAnswer>;
-  /** `puppet apply site.pp` as `certname`, with `extra` arguments; its exit code and output. */
-  apply: (certname: string, ...extra: string[]) => Promise<{ code: number; output: string }>;
-  /** `puppet node deactivate certname` through the terminus. */
+}
+
+export interface Fleet {
+  /** The test's folder: certificates, confdirs, vardirs, ssldir, the files Puppet writes. */
+  dir: string;
+  /** One serve per backend, in the order given. */
+  servers: Server[];
+  /**
+   * `puppet apply site.pp` as `certname`, with `extra` arguments, sent to every serve or, with `to`, to that one
+   * alone (then with a vardir of its own: each such run is that node's first); its exit code and output.
+   */
+  apply: (certname: string, extra?: string[], to?: Server) => Promise<{ code: number; output: string }>;
+  /** `puppet node deactivate certname` through the terminus, sent to every serve. */
   deactivate: (certname: string) => Promise<{ code: number; output: string }>;
   /** /usr/bin/python3 with `script` from test/clients and the environment given; its exit code and output. */
   python: (script: string, pythonPath: string[], env?: Record<string, string>) => Promise<ClientRun>;
-  /** Extracts a vendored archive into the test's folder; the folder it made. */
+  /** Extracts a vendored archive into the test's folder (once); the folder it made. */
   vendor: (name: 'puppetboard-4.2.6' | 'pypuppetdb-3.1.0') => Promise<string>;
   /** Client certificate and key of the Python clients, and the CA they trust. */
   tls: { ca: string; cert: string; key: string };
@@ -106,10 +183,10 @@ export interface ClientRun {
 }
 
 /**
- * Certificates, a Puppet confdir and `nfv serve --tls-cert --tls-key --tls-ca` on a fresh workspace (on `database`
- * when given), all removed or stopped when the test ends, even when it fails.
+ * Certificates, Puppet confdirs and one `nfv serve --tls-cert --tls-key --tls-ca` per backend, each on a fresh
+ * workspace, all removed or stopped when the test ends, even when it fails.
  */
-export async function startFleet(t: Tap.Test, database?: string): Promise<Fleet> {
+export async function startFleet(t: Tap.Test, backends: Backend[]): Promise<Fleet> {
   const dir = await scratch(t, 'nfv-clients-');
   authority(dir, 'ca');
   await issue(dir, 'server', 'ca', '/CN=127.0.0.1', [
@@ -127,64 +204,107 @@ export async function startFleet(t: Tap.Test, database?: string): Promise<Fleet>
     await copyFile(path.join(dir, `${certname}.pem`), path.join(ssldir, 'certs', `${certname}.pem`));
     await copyFile(path.join(dir, `${certname}.key`), path.join(ssldir, 'private_keys', `${certname}.pem`));
   }
+  const tls = {
+    ca: path.join(dir, 'ca.pem'),
+    cert: path.join(dir, 'board.example.com.pem'),
+    key: path.join(dir, 'board.example.com.key'),
+  };
+  const [ca, cert, key] = await Promise.all([tls.ca, tls.cert, tls.key].map((f) => readFile(f, 'utf8')));
 
-  const workspace = path.join(dir, 'workspace');
-  await mkdir(workspace);
-  const child = spawnNfv([
-    'serve',
-    '--port',
-    '0',
-    '--workspace',
-    workspace,
-    ...(database ? ['--database', database] : []),
-    '--tls-cert',
-    path.join(dir, 'server.pem'),
-    '--tls-key',
-    path.join(dir, 'server.key'),
-    '--tls-ca',
-    path.join(dir, 'ca.pem'),
-  ]);
-  const exited = new Promise<void>((resolve) => child.on('close', () => resolve()));
-  t.teardown(async () => {
-    child.kill('SIGTERM');
-    await exited;
-  });
-  const url = (await saidOnStderr(child, /^listening on (\S+)$/m))[1]!;
-  const port = Number(new URL(url).port);
+  const servers: Server[] = [];
+  for (const backend of backends) {
+    const workspace = path.join(dir, `workspace-${backend.name}`);
+    await mkdir(workspace);
+    const child = spawnNfv([
+      'serve',
+      '--port',
+      '0',
+      '--workspace',
+      workspace,
+      ...(backend.database ? ['--database', backend.database] : []),
+      '--tls-cert',
+      path.join(dir, 'server.pem'),
+      '--tls-key',
+      path.join(dir, 'server.key'),
+      '--tls-ca',
+      path.join(dir, 'ca.pem'),
+    ]);
+    const exited = new Promise<void>((resolve) => child.on('close', () => resolve()));
+    t.teardown(async () => {
+      child.kill('SIGTERM');
+      await exited;
+    });
+    const url = (await saidOnStderr(child, /^listening on (\S+)$/m))[1]!;
+    const port = Number(new URL(url).port);
+    servers.push({
+      name: backend.name,
+      url,
+      port,
+      get: (target) =>
+        new Promise((resolve, reject) => {
+          const req = https.request(
+            { host: '127.0.0.1', port, path: target, ca, cert, key, headers: { Accept: 'application/json' } },
+            (res) => answerOf(res).then(resolve, reject),
+          );
+          req.on('error', reject);
+          req.end();
+        }),
+    });
+  }
 
-  const confdir = path.join(dir, 'conf');
   const manifests = path.join(dir, 'code', 'environments', 'production', 'manifests');
-  await mkdir(confdir, { recursive: true });
   await mkdir(manifests, { recursive: true });
   await copyFile(path.join(HERE, 'site.pp'), path.join(manifests, 'site.pp'));
-  await writeFile(
-    path.join(confdir, 'puppet.conf'),
-    [
-      '[main]',
-      `codedir = ${path.join(dir, 'code')}`,
-      'storeconfigs = true',
-      'storeconfigs_backend = puppetdb',
-      'reports = puppetdb',
-      // The throwaway CA has no revocation list.
-      'certificate_revocation = false',
-      '',
-    ].join('\n'),
-  );
-  await writeFile(
-    path.join(confdir, 'puppetdb.conf'),
-    ['[main]', `server_urls = ${url}`, 'soft_write_failure = false', ''].join('\n'),
-  );
-  await writeFile(
-    path.join(confdir, 'routes.yaml'),
-    ['---', 'apply:', '  facts:', '    terminus: facter', '    cache: puppetdb_apply', ''].join('\n'),
-  );
-  const puppetArgs = ['--confdir', confdir, '--vardir', path.join(dir, 'var'), '--ssldir', ssldir];
+  const facterConf = path.join(dir, 'facter.conf');
+  await writeFile(facterConf, FACTER_CONF);
+  const etc = path.join(dir, 'etc');
+  await mkdir(etc);
 
-  const puppet = async (certname: string, args: string[]) => {
+  /** A confdir whose terminus sends to `to` (the first of them answers queries); its name names them. */
+  const confdir = async (name: string, to: Server[]) => {
+    const conf = path.join(dir, `conf-${name}`);
+    await mkdir(conf);
+    await writeFile(
+      path.join(conf, 'puppet.conf'),
+      [
+        '[main]',
+        `codedir = ${path.join(dir, 'code')}`,
+        'storeconfigs = true',
+        'storeconfigs_backend = puppetdb',
+        'reports = puppetdb',
+        // The throwaway CA has no revocation list.
+        'certificate_revocation = false',
+        '',
+      ].join('\n'),
+    );
+    await writeFile(
+      path.join(conf, 'puppetdb.conf'),
+      [
+        '[main]',
+        `server_urls = ${to.map((s) => s.url).join(',')}`,
+        'soft_write_failure = false',
+        // Every command to every serve, and the run fails unless each took it.
+        'command_broadcast = true',
+        `min_successful_submissions = ${to.length}`,
+        '',
+      ].join('\n'),
+    );
+    await writeFile(
+      path.join(conf, 'routes.yaml'),
+      ['---', 'apply:', '  facts:', '    terminus: facter', '    cache: puppetdb_apply', ''].join('\n'),
+    );
+    return ['--confdir', conf, '--vardir', path.join(dir, `var-${name}`), '--ssldir', ssldir];
+  };
+  const everyServer = await confdir('all', servers);
+  const oneServer = new Map<Server, string[]>();
+  for (const s of servers) oneServer.set(s, await confdir(s.name, [s]));
+
+  const puppet = async (certname: string, args: string[], conf: string[]) => {
+    const argv = [...args, ...conf, '--certname', certname, '--color=false'];
     try {
       const { stdout, stderr } = await run(
-        'puppet',
-        [...args, ...puppetArgs, '--certname', certname, '--color=false'],
+        'unshare',
+        ['--mount', '--propagation', 'private', 'sh', '-c', PRIVATE_ETC, 'sh', facterConf, etc, 'puppet', ...argv],
         {
           env: {
             ...process.env,
@@ -203,30 +323,18 @@ export async function startFleet(t: Tap.Test, database?: string): Promise<Fleet>
     }
   };
 
-  const tls = {
-    ca: path.join(dir, 'ca.pem'),
-    cert: path.join(dir, 'board.example.com.pem'),
-    key: path.join(dir, 'board.example.com.key'),
-  };
-  const [ca, cert, key] = await Promise.all([tls.ca, tls.cert, tls.key].map((f) => readFile(f, 'utf8')));
-
+  const vendored = new Map<string, Promise<string>>();
   return {
     dir,
-    url,
-    port,
+    servers,
     tls,
-    get: (target) =>
-      new Promise((resolve, reject) => {
-        const req = https.request(
-          { host: '127.0.0.1', port, path: target, ca, cert, key, headers: { Accept: 'application/json' } },
-          (res) => answerOf(res).then(resolve, reject),
-        );
-        req.on('error', reject);
-        req.end();
-      }),
-    apply: (certname, ...extra) =>
-      puppet(certname, ['apply', '--detailed-exitcodes', ...extra, path.join(manifests, 'site.pp')]),
-    deactivate: (certname) => puppet(certname, ['node', 'deactivate', certname]),
+    apply: (certname, extra = [], to) =>
+      puppet(
+        certname,
+        ['apply', '--detailed-exitcodes', ...extra, path.join(manifests, 'site.pp')],
+        to ? oneServer.get(to)! : everyServer,
+      ),
+    deactivate: (certname) => puppet(certname, ['node', 'deactivate', certname], everyServer),
     python: async (script, pythonPath, env = {}) => {
       try {
         const { stdout, stderr } = await run(PYTHON, [path.join(HERE, script)], {
@@ -237,7 +345,6 @@ export async function startFleet(t: Tap.Test, database?: string): Promise<Fleet>
             PYTHONPATH: pythonPath.join(':'),
             PYTHONDONTWRITEBYTECODE: '1',
             NFV_DIR: dir,
-            PUPPETDB_PORT: String(port),
             ...env,
           },
           timeout: 120_000,
@@ -250,15 +357,23 @@ export async function startFleet(t: Tap.Test, database?: string): Promise<Fleet>
         return { code: failed.code, stdout: failed.stdout ?? '', stderr: failed.stderr ?? '' };
       }
     },
-    vendor: async (name) => {
-      await run('tar', ['-xzf', path.join(VENDOR, `${name}.tar.gz`), '-C', dir]);
-      return path.join(dir, name);
+    vendor: (name) => {
+      if (!vendored.has(name))
+        vendored.set(
+          name,
+          run('tar', ['-xzf', path.join(VENDOR, `${name}.tar.gz`), '-C', dir]).then(() => path.join(dir, name)),
+        );
+      return vendored.get(name)!;
     },
   };
 }
 
-/** One check a Python client made: printed as a JSON line `{"check": ..., "ok": ..., "got": ...}`. */
+/**
+ * One check a Python client made: printed as a JSON line `{"check": ..., "ok": ..., "got": ...}`, with `"server"`
+ * (a backend's name) when one process checked several serves.
+ */
 export interface Check {
+  server?: string;
   check: string;
   ok: boolean;
   got?: unknown;
