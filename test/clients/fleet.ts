@@ -147,7 +147,8 @@ const PRIVATE_ETC = [
   'mkdir -p "$t/upper/facter" "$t/work" "$t/etc"',
   'cp "$conf" "$t/upper/facter/facter.conf"',
   'mount -t overlay nfv-etc -o "lowerdir=/etc,upperdir=$t/upper,workdir=$t/work" "$t/etc"',
-  `awk '$5 ~ "^/etc/" { print $5 }' /proc/self/mountinfo | while read -r m; do mount --bind "$m" "$t/etc\${m#/etc}"; done`,
+  `awk '$5 ~ "^/etc/" { print $5 }' /proc/self/mountinfo |`,
+  '  while read -r m; do mount --bind "$m" "$t/etc${m#/etc}"; done',
   'mount --rbind "$t/etc" /etc',
   'exec "$@"',
 ].join('\n');

@@ -21,7 +21,7 @@ export const ACTIVE = [
 /** The Notify[pql] message web1's manifest builds from its three puppetdb_query() answers. */
 const PQL_MESSAGE = `failed=fail1.example.com db=db1.example.com active=${ACTIVE.join(',')}`;
 
-/** A client's checks (those of `server` alone when given) as tap assertions; its exit code and stderr when it failed. */
+/** A client's checks (`server`'s alone when given) as tap assertions; its exit code and stderr when it failed. */
 function report(t: Tap.Test, what: string, ran: ClientRun, least: number, server?: Server): void {
   const checks = checksOf(ran.stdout).filter((c) => !server || c.server === server.name);
   for (const c of checks) t.ok(c.ok, `${what}: ${c.check}`, c.ok ? {} : { got: c.got });
