@@ -715,13 +715,16 @@ const CLIQUE_WORK = 200_000;
  * so the parts of U - P colour the group's isolation graph (ends as vertices, isolations as edges) properly: at least
  * chi parts, chi its chromatic number. Removing a node of d neighbours splits one part into d at most, so
  * 1 + |P| (d - 1) >= chi, d the most neighbours of a firewall on a reachability's way: |P| >= (chi - 1) / (d - 1),
- * and an answer has at least one rule per partial firewall. chi is bounded below by the largest clique found and by
+ * and an answer has at least one rule per partial firewall. Each such isolation's partial firewall is also on its
+ * corridor among the firewalls its group's paths may cross (their corridors'), so isolations whose such firewalls are
+ * disjoint need one each: a greedy packing (fewest firewalls first); the bound is the larger. chi is bounded below by the largest clique found and by
  * 3 where the graph has an odd cycle; the bound is the largest over groups (groups' U may share partial firewalls,
  * so they are not summed). It counts over every answer, whatever its firewalls, so it bounds the lexicographic
- * optimum too. Where traffic on a path could be stopped or changed by something else the argument fails, and 0 is
- * answered: a NAT on the way, a firewall that is not a new one whose rules we write (given rules, deployed, free,
- * least privilege), an end that is not an end host, a path the input fixes, or a node on an isolation's way that its
- * traffic addresses (delivered there). An end host with more than one neighbour would have to be transited to join
+ * optimum too. Where traffic on a requirement's way could be stopped or changed by something else the argument fails
+ * for it, and it is left out (the argument over the others holds for every answer meeting them all): a NAT on the
+ * way, a firewall that is not a new one whose rules we write (given rules, deployed, free, least privilege), an end
+ * that is not an end host, a path the input fixes, or a node on an isolation's way that its traffic addresses
+ * (delivered there). An end host with more than one neighbour would have to be transited to join
  * two paths (end hosts never are), so it is a separate vertex per requirement (a leaf of U), joining nothing.
  */
 export function blockConflict(net: NetNode[], reqs: Requirement[], members: number[]): number {
@@ -730,13 +733,15 @@ export function blockConflict(net: NetNode[], reqs: Requirement[], members: numb
     if (x.role === 'nat') return false;
     return !isDecision(x) || (x.configurable && x.costly && !x.deployed && !x.leastPrivilege && !x.rules);
   };
-  for (const r of members) {
+  // The argument over some of the requirements holds for every answer meeting them all: those it can read.
+  const readable = (r: number) => {
     const q = reqs[r]!;
-    if (q.fixed || net[q.src]!.role !== 'endhost' || net[q.dst]!.role !== 'endhost') return 0;
-    if (!intermediates(q).every(plain)) return 0;
+    if (q.fixed || net[q.src]!.role !== 'endhost' || net[q.dst]!.role !== 'endhost') return false;
+    if (!intermediates(q).every(plain)) return false;
     // An isolation's traffic addressed to a node on its way is delivered there, not at its end.
-    if (q.kind === 'isolation' && addressedOnWay(net, q, [...intermediates(q)]) !== undefined) return 0;
-  }
+    return q.kind !== 'isolation' || addressedOnWay(net, q, [...intermediates(q)]) === undefined;
+  };
+  const used = members.filter(readable);
   // Union-find over the ends of reachabilities; an end that cannot be a junction is one element per requirement.
   const parent = new Map<string, string>();
   const find = (k: string): string => {
@@ -762,7 +767,7 @@ export function blockConflict(net: NetNode[], reqs: Requirement[], members: numb
     }
   }
   let most = 0;
-  for (const r of members) {
+  for (const r of used) {
     const q = reqs[r]!;
     if (q.kind === 'isolation') continue;
     const [a, b] = [find(key(q.src, r)), find(key(q.dst, r))];
@@ -771,7 +776,7 @@ export function blockConflict(net: NetNode[], reqs: Requirement[], members: numb
   }
   // Each group's firewalls its paths may cross: those of its reachabilities' corridors.
   const crossed = new Map<string, Set<number>>();
-  for (const r of members) {
+  for (const r of used) {
     const q = reqs[r]!;
     if (q.kind === 'isolation') continue;
     const root = find(key(q.src, r));
@@ -783,7 +788,7 @@ export function blockConflict(net: NetNode[], reqs: Requirement[], members: numb
   const graphs = new Map<string, Map<string, Set<string>>>();
   const join = (g: Map<string, Set<string>>, a: string, b: string) => (g.get(a) ?? g.set(a, new Set()).get(a)!).add(b);
   const places: number[][] = [];
-  for (const r of members) {
+  for (const r of used) {
     const q = reqs[r]!;
     if (q.kind !== 'isolation') continue;
     const roots = new Set<string>();

@@ -18,7 +18,7 @@ import type { Requirement } from '../../../src/engine/flows/flows.js';
 import { buildNetwork, corridors } from '../../../src/engine/flows/network.js';
 import { blockConflict } from '../../../src/engine/solving/bounds.js';
 import { checkedSimulate } from '../evaluator.js';
-import { forwarder, isolation, network, place, reachability, webclient } from '../build.js';
+import { forwarder, isolation, nat, network, place, reachability, webclient } from '../build.js';
 
 interface Case {
   hosts: string[];
@@ -536,4 +536,12 @@ t.test('isolations whose places are disjoint need a rule each', async (t) => {
   t.equal(chainBound(input), 2);
   // Without the reachability from B to A the first isolation is a block's (pa): no rule is claimed for it.
   t.equal(chainBound(network(nodes, [properties[0]!, ...properties.slice(2)])), 1);
+  // A NAT between pc and R2 may change what C's paths carry: C and D's requirements are left out, A and B's count.
+  const n = '1.0.0.9';
+  const natted = nodes.map((x) => {
+    if (x[0] === pc) return place(pc, hc, n);
+    if (x[0] === r2) return forwarder(r2, n, pd, p12);
+    return x;
+  });
+  t.equal(chainBound(network([...natted, nat(n, [hc], pc, r2)], properties)), 1);
 });
