@@ -714,18 +714,19 @@ const CLIQUE_WORK = 200_000;
  * to everything). Call those the partial firewalls P. Removing P from U leaves the ends of each such isolation apart,
  * so the parts of U - P colour the group's isolation graph (ends as vertices, isolations as edges) properly: at least
  * chi parts, chi its chromatic number. Removing a node of d neighbours splits one part into d at most, so
- * 1 + |P| (d - 1) >= chi, d the most neighbours of a firewall on a reachability's way: |P| >= (chi - 1) / (d - 1),
- * and an answer has at least one rule per partial firewall. Each such isolation's partial firewall is also on its
- * corridor among the firewalls its group's paths may cross (their corridors'), so isolations whose such firewalls are
- * disjoint need one each: a greedy packing (fewest firewalls first); the bound is the larger. chi is bounded below by the largest clique found and by
- * 3 where the graph has an odd cycle; the bound is the largest over groups (groups' U may share partial firewalls,
- * so they are not summed). It counts over every answer, whatever its firewalls, so it bounds the lexicographic
- * optimum too. Where traffic on a requirement's way could be stopped or changed by something else the argument fails
- * for it, and it is left out (the argument over the others holds for every answer meeting them all): a NAT on the
- * way, a firewall that is not a new one whose rules we write (given rules, deployed, free, least privilege), an end
- * that is not an end host, a path the input fixes, or a node on an isolation's way that its traffic addresses
- * (delivered there). An end host with more than one neighbour would have to be transited to join
- * two paths (end hosts never are), so it is a separate vertex per requirement (a leaf of U), joining nothing.
+ * 1 + |P| (d - 1) >= chi, d the most neighbours of a firewall on the group's ways: |P| >= (chi - 1) / (d - 1),
+ * and an answer has at least one rule per partial firewall. chi is bounded below by the largest clique found and by 3
+ * where the graph has an odd cycle; this bound is the largest over groups (groups' U may share partial firewalls, so
+ * they are not summed). Each such isolation's partial firewall is also on its corridor among the firewalls its
+ * group's paths may cross (their corridors'), so isolations whose such firewalls are disjoint, whatever their groups,
+ * need one each: a greedy packing (fewest firewalls first). The answer is the larger of the two. It counts over
+ * every answer, whatever its firewalls, so it bounds the lexicographic optimum too. Where traffic on a requirement's
+ * way could be stopped or changed by something else the argument fails for it, and it is left out (the argument over
+ * the others holds for every answer meeting them all): a NAT on the way, a firewall that is not a new one whose
+ * rules we write (given rules, deployed, free, least privilege), an end that is not an end host, a path the input
+ * fixes, or a node on an isolation's way that its traffic addresses (delivered there). An end host with more than
+ * one neighbour would have to be transited to join two paths (end hosts never are), so it is a separate vertex per
+ * requirement (a leaf of U), joining nothing.
  */
 export function blockConflict(net: NetNode[], reqs: Requirement[], members: number[]): number {
   const plain = (n: number) => {
@@ -757,37 +758,16 @@ export function blockConflict(net: NetNode[], reqs: Requirement[], members: numb
     if (!list.includes(k)) list.push(k);
     return k;
   };
-  // d: the most neighbours of a firewall a reachability's path may cross (its corridor's), links read both ways.
-  const degree = new Map<number, Set<number>>();
-  const link = (a: number, b: number) => (degree.get(a) ?? degree.set(a, new Set()).get(a)!).add(b);
-  for (const x of net) {
-    for (const m of x.next) {
-      link(x.index, m);
-      link(m, x.index);
-    }
-  }
-  let most = 0;
   for (const r of used) {
     const q = reqs[r]!;
     if (q.kind === 'isolation') continue;
     const [a, b] = [find(key(q.src, r)), find(key(q.dst, r))];
     if (a !== b) parent.set(a, b);
-    for (const n of intermediates(q)) if (isDecision(net[n]!)) most = Math.max(most, degree.get(n)?.size ?? 0);
   }
-  // Each group's firewalls its paths may cross: those of its reachabilities' corridors.
-  const crossed = new Map<string, Set<number>>();
-  for (const r of used) {
-    const q = reqs[r]!;
-    if (q.kind === 'isolation') continue;
-    const root = find(key(q.src, r));
-    const set = crossed.get(root) ?? crossed.set(root, new Set()).get(root)!;
-    for (const n of intermediates(q)) if (isDecision(net[n]!)) set.add(n);
-  }
-  // Each group's isolation graph (the ends' elements, joined by each isolation whose ends are both in the group),
-  // and each such isolation's places: the firewalls of its corridor that its group's paths may cross.
+  // Each group's isolation graph (the ends' elements, joined by each isolation whose ends are both in the group).
   const graphs = new Map<string, Map<string, Set<string>>>();
   const join = (g: Map<string, Set<string>>, a: string, b: string) => (g.get(a) ?? g.set(a, new Set()).get(a)!).add(b);
-  const places: number[][] = [];
+  const chained: [number, string[]][] = [];
   for (const r of used) {
     const q = reqs[r]!;
     if (q.kind !== 'isolation') continue;
@@ -802,16 +782,38 @@ export function blockConflict(net: NetNode[], reqs: Requirement[], members: numb
         join(g, b, a);
       }
     }
-    if (roots.size === 0) continue;
-    // None: the isolation cannot hold (never asked: only components whose requirements hold are bounded).
-    const at = intermediates(q).filter((n) => [...roots].some((root) => crossed.get(root)!.has(n)));
-    if (at.length > 0) places.push(at);
+    if (roots.size > 0) chained.push([r, [...roots]]);
+  }
+  if (graphs.size === 0) return 0;
+  // For each group with an isolation inside: the firewalls its paths may cross (its reachabilities' corridors'), and
+  // d, the most neighbours of one (links read both ways).
+  const neighbours = net.map((x) => new Set(x.next));
+  for (const x of net) for (const m of x.next) neighbours[m]!.add(x.index);
+  const crossed = new Map<string, Uint8Array>();
+  const most = new Map<string, number>();
+  for (const r of used) {
+    const q = reqs[r]!;
+    if (q.kind === 'isolation') continue;
+    const root = find(key(q.src, r));
+    if (!graphs.has(root)) continue;
+    const marks = crossed.get(root) ?? crossed.set(root, new Uint8Array(net.length)).get(root)!;
+    for (const n of intermediates(q)) {
+      if (!isDecision(net[n]!)) continue;
+      marks[n] = 1;
+      most.set(root, Math.max(most.get(root) ?? 0, neighbours[n]!.size));
+    }
   }
   // A firewall of one neighbour parts nothing: no answer then meets a group with an isolation inside (never asked).
-  if (graphs.size === 0 || most < 2) return 0;
-  let colours = 2;
-  for (const root of [...graphs.keys()].sort()) colours = Math.max(colours, colourBound(graphs.get(root)!));
-  // Isolations whose places are disjoint need a partial firewall each: a greedy packing, the fewest places first.
+  let partial = 0;
+  for (const root of [...graphs.keys()].sort()) {
+    const d = most.get(root) ?? 0;
+    if (d >= 2) partial = Math.max(partial, Math.ceil((colourBound(graphs.get(root)!) - 1) / (d - 1)));
+  }
+  // Each isolation's places: the firewalls of its corridor that its group's paths may cross (none: it cannot hold,
+  // never asked). Those whose places are disjoint need a partial firewall each: a greedy packing, the fewest first.
+  const places = chained
+    .map(([r, roots]) => intermediates(reqs[r]!).filter((n) => roots.some((root) => crossed.get(root)?.[n] === 1)))
+    .filter((at) => at.length > 0);
   const taken = new Set<number>();
   let packed = 0;
   const order = places.map((_, i) => i).sort((i, j) => places[i]!.length - places[j]!.length || i - j);
@@ -820,7 +822,7 @@ export function blockConflict(net: NetNode[], reqs: Requirement[], members: numb
     packed++;
     for (const n of places[i]!) taken.add(n);
   }
-  return Math.max(packed, Math.ceil((colours - 1) / (most - 1)));
+  return Math.max(packed, partial);
 }
 
 /**
