@@ -787,8 +787,7 @@ export function blockConflict(net: NetNode[], reqs: Requirement[], members: numb
   if (graphs.size === 0) return 0;
   // For each group with an isolation inside: the firewalls its paths may cross (its reachabilities' corridors'), and
   // d, the most neighbours of one (links read both ways).
-  const neighbours = net.map((x) => new Set(x.next));
-  for (const x of net) for (const m of x.next) neighbours[m]!.add(x.index);
+  const neighbours = degreesOf(net);
   const crossed = new Map<string, Uint8Array>();
   const most = new Map<string, number>();
   for (const r of used) {
@@ -800,7 +799,7 @@ export function blockConflict(net: NetNode[], reqs: Requirement[], members: numb
     for (const n of intermediates(q)) {
       if (!isDecision(net[n]!)) continue;
       marks[n] = 1;
-      most.set(root, Math.max(most.get(root) ?? 0, neighbours[n]!.size));
+      most.set(root, Math.max(most.get(root) ?? 0, neighbours[n]!));
     }
   }
   // A firewall of one neighbour parts nothing: no answer then meets a group with an isolation inside (never asked).
@@ -823,6 +822,19 @@ export function blockConflict(net: NetNode[], reqs: Requirement[], members: numb
     for (const n of places[i]!) taken.add(n);
   }
   return Math.max(packed, partial);
+}
+
+/** Each network's nodes' neighbour counts, links read both ways: worked out once (asked once per component). */
+const degrees = new WeakMap<NetNode[], Int32Array>();
+
+function degreesOf(net: NetNode[]): Int32Array {
+  const known = degrees.get(net);
+  if (known) return known;
+  const neighbours = net.map((x) => new Set(x.next));
+  for (const x of net) for (const m of x.next) neighbours[m]!.add(x.index);
+  const counts = Int32Array.from(neighbours, (n) => n.size);
+  degrees.set(net, counts);
+  return counts;
 }
 
 /**
