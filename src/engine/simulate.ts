@@ -180,8 +180,9 @@ export interface LowerBoundReport {
 /** What the report says of how its lower bounds were proven. */
 export const BOUND_METHOD =
   "the cost where a component is proven; else the per-class optima and hitting sets of the requirements' walks, " +
-  "solved by our solver's cores (past the encoding limit, the firewalls' as a linear program by HiGHS); a rule at " +
-  "least where reachabilities chain an isolation's ends";
+  "solved by our solver's cores (past the encoding limit, the firewalls' as a linear program by HiGHS); where " +
+  "reachabilities chain isolations' ends, a rule per firewall that must part them (the isolations' colours, " +
+  'disjoint corridors)';
 
 export interface SimulationResult {
   nfv: NFV;

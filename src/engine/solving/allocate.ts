@@ -964,7 +964,7 @@ async function allocate(
       const structural = met ? structuralOf(members) : undefined;
       lower[0] = Math.max(lower[0]!, structural?.firewalls ?? 0);
       // The optimum has no more new firewalls than this answer: the rules' relaxation counts only such answers.
-      // Where blocks alone cannot meet the requirements, a rule at least (blockConflict), however large the component.
+      // Where reachabilities chain isolations' ends, a rule per firewall parting them (blockConflict), at any size.
       const conflict = met ? blockConflict(net, reqs, members) : 0;
       lower[2] = Math.max(structural?.rules(cost[0]) ?? 0, conflict);
       lower.forEach((l, k) => (lower[k] = Math.min(l, cost[k]!)));

@@ -700,18 +700,33 @@ export async function firewallRelaxation(
   return { firewalls: bound, places: [...chosen].sort((a, b) => a - b) };
 }
 
+/** Steps (vertices and candidates looked at) the clique search of colourBound may take in one component. */
+const CLIQUE_WORK = 200_000;
+
 /**
- * 1 where no answer without a rule meets the requirements of `members`, proven by a chain of reachabilities joining
- * an isolation's ends (combinatorial; docs/ARCHITECTURE.md), else 0. An answer without a rule drops everything or
- * nothing at each firewall (a block, or passes), the same whatever the traffic: each reachability then has a simple
- * path through no block, and an isolation from a to b whose ends such paths join (a to c1, c1 to c2, ..., ck to b,
- * links being two-way) has a simple path from a to b through no block either, within the union of theirs, which
- * lets its traffic through: so some firewall drops some and passes some, a rule. Where traffic on a path could be
- * stopped or changed by something else, the argument fails, and 0 is answered: a NAT on the way, a firewall that is
- * not a new one whose rules we write (given rules, deployed, free, least privilege), an end that is not an end host,
- * a path the input fixes, or a node on an isolation's way that its traffic addresses (delivered there). A junction c
- * that is an end host with more than one neighbour would have to be transited (end hosts never are), so chains pass
- * only through an end host with one neighbour.
+ * A lower bound on the rules of any answer meeting the requirements of `members`, from chains of reachabilities
+ * joining isolations' ends (combinatorial; docs/ARCHITECTURE.md), else 0. Take any answer, and for each reachability
+ * a simple path its traffic takes (some packet of it passes every node on it). Reachabilities sharing an end are one
+ * group (a union-find over their ends, links being two-way); the union U of a group's paths is connected. An
+ * isolation from a to b, both ends in one group, has a simple path from a to b within U, and its traffic must be
+ * dropped there: for every such path, by a node of U. A node of U passes some packet (the path it lies on), so one
+ * that drops the isolation's both drops and passes: a firewall holding a rule at least (without one it does the same
+ * to everything). Call those the partial firewalls P. Removing P from U leaves the ends of each such isolation apart,
+ * so the parts of U - P colour the group's isolation graph (ends as vertices, isolations as edges) properly: at least
+ * chi parts, chi its chromatic number. Removing a node of d neighbours splits one part into d at most, so
+ * 1 + |P| (d - 1) >= chi, d the most neighbours of a firewall on the group's ways: |P| >= (chi - 1) / (d - 1),
+ * and an answer has at least one rule per partial firewall. chi is bounded below by the largest clique found and by 3
+ * where the graph has an odd cycle; this bound is the largest over groups (groups' U may share partial firewalls, so
+ * they are not summed). Each such isolation's partial firewall is also on its corridor among the firewalls its
+ * group's paths may cross (their corridors'), so isolations whose such firewalls are disjoint, whatever their groups,
+ * need one each: a greedy packing (fewest firewalls first). The answer is the larger of the two. It counts over
+ * every answer, whatever its firewalls, so it bounds the lexicographic optimum too. Where traffic on a requirement's
+ * way could be stopped or changed by something else the argument fails for it, and it is left out (the argument over
+ * the others holds for every answer meeting them all): a NAT on the way, a firewall that is not a new one whose
+ * rules we write (given rules, deployed, free, least privilege), an end that is not an end host, a path the input
+ * fixes, or a node on an isolation's way that its traffic addresses (delivered there). An end host with more than
+ * one neighbour would have to be transited to join two paths (end hosts never are), so it is a separate vertex per
+ * requirement (a leaf of U), joining nothing.
  */
 export function blockConflict(net: NetNode[], reqs: Requirement[], members: number[]): number {
   const plain = (n: number) => {
@@ -719,13 +734,15 @@ export function blockConflict(net: NetNode[], reqs: Requirement[], members: numb
     if (x.role === 'nat') return false;
     return !isDecision(x) || (x.configurable && x.costly && !x.deployed && !x.leastPrivilege && !x.rules);
   };
-  for (const r of members) {
+  // The argument over some of the requirements holds for every answer meeting them all: those it can read.
+  const readable = (r: number) => {
     const q = reqs[r]!;
-    if (q.fixed || net[q.src]!.role !== 'endhost' || net[q.dst]!.role !== 'endhost') return 0;
-    if (!intermediates(q).every(plain)) return 0;
+    if (q.fixed || net[q.src]!.role !== 'endhost' || net[q.dst]!.role !== 'endhost') return false;
+    if (!intermediates(q).every(plain)) return false;
     // An isolation's traffic addressed to a node on its way is delivered there, not at its end.
-    if (q.kind === 'isolation' && addressedOnWay(net, q, [...intermediates(q)]) !== undefined) return 0;
-  }
+    return q.kind !== 'isolation' || addressedOnWay(net, q, [...intermediates(q)]) === undefined;
+  };
+  const used = members.filter(readable);
   // Union-find over the ends of reachabilities; an end that cannot be a junction is one element per requirement.
   const parent = new Map<string, string>();
   const find = (k: string): string => {
@@ -741,20 +758,124 @@ export function blockConflict(net: NetNode[], reqs: Requirement[], members: numb
     if (!list.includes(k)) list.push(k);
     return k;
   };
-  for (const r of members) {
+  for (const r of used) {
     const q = reqs[r]!;
     if (q.kind === 'isolation') continue;
     const [a, b] = [find(key(q.src, r)), find(key(q.dst, r))];
     if (a !== b) parent.set(a, b);
   }
-  const roots = (n: number) => new Set((copies.get(n) ?? []).map(find));
-  for (const r of members) {
+  // Each group's isolation graph (the ends' elements, joined by each isolation whose ends are both in the group).
+  const graphs = new Map<string, Map<string, Set<string>>>();
+  const join = (g: Map<string, Set<string>>, a: string, b: string) => (g.get(a) ?? g.set(a, new Set()).get(a)!).add(b);
+  const chained: [number, string[]][] = [];
+  for (const r of used) {
     const q = reqs[r]!;
     if (q.kind !== 'isolation') continue;
-    const ends = roots(q.src);
-    if ([...roots(q.dst)].some((k) => ends.has(k))) return 1;
+    const roots = new Set<string>();
+    for (const a of copies.get(q.src) ?? []) {
+      for (const b of copies.get(q.dst) ?? []) {
+        const root = find(a);
+        if (a === b || root !== find(b)) continue;
+        roots.add(root);
+        const g = graphs.get(root) ?? graphs.set(root, new Map()).get(root)!;
+        join(g, a, b);
+        join(g, b, a);
+      }
+    }
+    if (roots.size > 0) chained.push([r, [...roots]]);
   }
-  return 0;
+  if (graphs.size === 0) return 0;
+  // For each group with an isolation inside: the firewalls its paths may cross (its reachabilities' corridors'), and
+  // d, the most neighbours of one (links read both ways).
+  const neighbours = degreesOf(net);
+  const crossed = new Map<string, Uint8Array>();
+  const most = new Map<string, number>();
+  for (const r of used) {
+    const q = reqs[r]!;
+    if (q.kind === 'isolation') continue;
+    const root = find(key(q.src, r));
+    if (!graphs.has(root)) continue;
+    const marks = crossed.get(root) ?? crossed.set(root, new Uint8Array(net.length)).get(root)!;
+    for (const n of intermediates(q)) {
+      if (!isDecision(net[n]!)) continue;
+      marks[n] = 1;
+      most.set(root, Math.max(most.get(root) ?? 0, neighbours[n]!));
+    }
+  }
+  // A firewall of one neighbour parts nothing: no answer then meets a group with an isolation inside (never asked).
+  let partial = 0;
+  for (const root of [...graphs.keys()].sort()) {
+    const d = most.get(root) ?? 0;
+    if (d >= 2) partial = Math.max(partial, Math.ceil((colourBound(graphs.get(root)!) - 1) / (d - 1)));
+  }
+  // Each isolation's places: the firewalls of its corridor that its group's paths may cross (none: it cannot hold,
+  // never asked). Those whose places are disjoint need a partial firewall each: a greedy packing, the fewest first.
+  const places = chained
+    .map(([r, roots]) => intermediates(reqs[r]!).filter((n) => roots.some((root) => crossed.get(root)?.[n] === 1)))
+    .filter((at) => at.length > 0);
+  const taken = new Set<number>();
+  let packed = 0;
+  const order = places.map((_, i) => i).sort((i, j) => places[i]!.length - places[j]!.length || i - j);
+  for (const i of order) {
+    if (places[i]!.some((n) => taken.has(n))) continue;
+    packed++;
+    for (const n of places[i]!) taken.add(n);
+  }
+  return Math.max(packed, partial);
+}
+
+/** Each network's nodes' neighbour counts, links read both ways: worked out once (asked once per component). */
+const degrees = new WeakMap<NetNode[], Int32Array>();
+
+function degreesOf(net: NetNode[]): Int32Array {
+  const known = degrees.get(net);
+  if (known) return known;
+  const neighbours = net.map((x) => new Set(x.next));
+  for (const x of net) for (const m of x.next) neighbours[m]!.add(x.index);
+  const counts = Int32Array.from(neighbours, (n) => n.size);
+  degrees.set(net, counts);
+  return counts;
+}
+
+/**
+ * A lower bound on the chromatic number of a graph with an edge (each vertex's neighbours): the largest of 2, 3
+ * where breadth first search finds an odd cycle, and the largest clique a branch and bound (vertices and candidates
+ * in sorted order, so the same on every run) finds within CLIQUE_WORK steps.
+ */
+function colourBound(graph: Map<string, Set<string>>): number {
+  const vertices = [...graph.keys()].sort();
+  let best = 2;
+  const side = new Map<string, number>();
+  for (const v of vertices) {
+    if (side.has(v)) continue;
+    side.set(v, 0);
+    const queue = [v];
+    for (let h = 0; h < queue.length && best < 3; h++) {
+      const u = queue[h]!;
+      for (const w of graph.get(u)!) {
+        if (!side.has(w)) {
+          side.set(w, 1 - side.get(u)!);
+          queue.push(w);
+        } else if (side.get(w) === side.get(u)) best = 3;
+      }
+    }
+  }
+  // Each clique is grown from its first vertex in sorted order, among that vertex's later neighbours (few on a WAN).
+  let steps = 0;
+  const grow = (size: number, candidates: string[]) => {
+    steps += 1 + candidates.length;
+    if (steps > CLIQUE_WORK) return;
+    best = Math.max(best, size);
+    for (let i = 0; i < candidates.length && size + candidates.length - i > best; i++) {
+      const near = graph.get(candidates[i]!)!;
+      grow(
+        size + 1,
+        candidates.slice(i + 1).filter((c) => near.has(c)),
+      );
+    }
+  };
+  for (const v of vertices) grow(1, [...graph.get(v)!].filter((w) => w > v).sort());
+  return best;
 }
 
 /**

@@ -14,8 +14,11 @@ import t from 'tap';
 import { random } from '../../../src/bench/topology.js';
 import { generateWan, type WanShape } from '../../../src/bench/wan.js';
 import type { NFV, Property } from '../../../src/model/types.js';
+import type { Requirement } from '../../../src/engine/flows/flows.js';
+import { buildNetwork, corridors } from '../../../src/engine/flows/network.js';
+import { blockConflict } from '../../../src/engine/solving/bounds.js';
 import { checkedSimulate } from '../evaluator.js';
-import { forwarder, isolation, network, place, reachability, webclient } from '../build.js';
+import { forwarder, isolation, nat, network, place, reachability, webclient } from '../build.js';
 
 interface Case {
   hosts: string[];
@@ -59,6 +62,49 @@ function generate(seed: number): Case {
       const roll = next();
       if (s === d || roll < 0.55) continue;
       properties.push(roll < 0.8 ? isolation(s, d) : reachability(s, d));
+    }
+  }
+  const nodes = [
+    ...hosts.map((h) => webclient(h, ...links.get(h)!)),
+    ...routers.map((r) => forwarder(r, ...(links.get(r) ?? []))),
+    ...places.map((p) => place(p, ...links.get(p)!)),
+  ];
+  return { hosts, links, places, properties, nodes };
+}
+
+/**
+ * A tree of 2 or 3 routers (so that isolations' corridors can be disjoint), 4 or 5 hosts each behind a place, and
+ * more requirements than `generate`'s: where the chain bound finds more than one rule.
+ */
+function generateTree(seed: number): Case {
+  const next = random(seed);
+  const routerCount = 2 + Math.floor(next() * 2);
+  const routers = Array.from({ length: routerCount }, (_, k) => `10.255.0.${k + 1}`);
+  const links = new Map<string, string[]>();
+  const join = (a: string, b: string) => {
+    (links.get(a) ?? links.set(a, []).get(a)!).push(b);
+    (links.get(b) ?? links.set(b, []).get(b)!).push(a);
+  };
+  const places: string[] = [];
+  const through = (a: string, b: string) => {
+    const p = `1.0.0.${places.length + 1}`;
+    places.push(p);
+    join(a, p);
+    join(p, b);
+  };
+  for (let k = 1; k < routerCount; k++) through(routers[k]!, routers[k - 1]!);
+  const pool = [...HOST_ADDRESSES];
+  const hosts = Array.from(
+    { length: 4 + Math.floor(next() * 2) },
+    () => pool.splice(Math.floor(next() * pool.length), 1)[0]!,
+  );
+  for (const h of hosts) through(h, routers[Math.floor(next() * routerCount)]!);
+  const properties: Property[] = [];
+  for (const s of hosts) {
+    for (const d of hosts) {
+      const roll = next();
+      if (s === d || roll < 0.4) continue;
+      properties.push(roll < 0.7 ? isolation(s, d) : reachability(s, d));
     }
   }
   const nodes = [
@@ -366,4 +412,136 @@ t.test('no rule is claimed where a fixed path lets a block alone meet what a cha
   const { report } = await checkedSimulate(fixed, { proofWork: 0, tuning });
   t.equal(report.verdict, 'SAT');
   t.equal(report.lowerBound?.rules ?? report.rules, 0, 'a block at the fixed path does: no rule is claimed');
+});
+
+/** The chain bound (bounds.ts, blockConflict) of a document's one graph, over all its requirements as one component. */
+function chainBound(nfv: NFV): number {
+  const net = buildNetwork(nfv.graphs.graph![0]!, nfv.constraints, false);
+  const index = new Map(net.map((n) => [n.name, n.index]));
+  const between = corridors(net);
+  const reqs: Requirement[] = nfv.propertyDefinition.property.map((property, k) => {
+    const [src, dst] = [index.get(property.src)!, index.get(property.dst)!];
+    const kind = property.name === 'ISOLATION_PROPERTY' ? 'isolation' : 'reachability';
+    return { index: k, property, kind, src, dst, corridor: between(src, dst)! };
+  });
+  return blockConflict(
+    net,
+    reqs,
+    reqs.map((_, k) => k),
+  );
+}
+
+t.test('the chain bound (colours of isolations, disjoint places) holds against brute force', async (t) => {
+  // The brute force knows nothing of chains, colours or corridors: every set of blocking places and, where the bound
+  // is 2, every single rule at any place, over every answer (the bound claims no firewall count).
+  let checked = 0;
+  let positive = 0;
+  let tightened = 0;
+  let tight = 0;
+  let unchecked = 0;
+  for (const [make, count] of [
+    [generate, 40],
+    [generateTree, 20],
+  ] as const) {
+    for (let seed = 1, done = 0; done < count; seed++) {
+      const c = make(seed);
+      if (!c.properties.some((p) => p.name === 'ISOLATION_PROPERTY')) continue;
+      const input = network(c.nodes, c.properties);
+      // Only networks some answer meets are bounded (the engine asks only components whose requirements hold).
+      const { report } = await checkedSimulate(input, { proofWork: 0 });
+      if (report.verdict !== 'SAT') continue;
+      const bound = chainBound(input);
+      // Beyond what the brute force tries (answers of at most one rule): counted, not checked.
+      if (bound > 2) {
+        unchecked++;
+        continue;
+      }
+      checked++;
+      done++;
+      if (bound === 0) continue;
+      positive++;
+      t.notOk(fewerRules(c, bound), `${make.name} seed ${seed}: at least ${bound} rules, but fewer do`);
+      // Before, the chains proved one rule at most.
+      if (bound === 2) tightened++;
+      if (bound === 1 && fewerRules(c, 2)) tight++;
+    }
+  }
+  t.comment(
+    `${checked} networks checked, ${positive} with a bound, ${tightened} of them 2 (1 before), ${tight} bounds of 1 ` +
+      `met by a one-rule answer, ${unchecked} bounds above 2 not checked`,
+  );
+  t.ok(positive >= 30 && tightened >= 5, `${positive} bounds of ${checked}, ${tightened} of them 2`);
+});
+
+t.test('the chain bound counts a firewall of three neighbours as parting three ways', async (t) => {
+  // Three hosts around one place X: isolations A to B, A to C and B to C (a triangle: three colours) and the
+  // reachabilities back. Two partial firewalls of two neighbours would be needed; X alone does it with one rule,
+  // DENY 10.0.1.-1 -> 10.0.-1.2 (A, B to B, C), so the bound must divide by X's two extra parts: 1, not 2.
+  const [a, b, c, x] = ['10.0.1.1', '10.0.1.2', '10.0.2.2', '1.0.0.1'];
+  const nodes = [webclient(a, x), webclient(b, x), webclient(c, x), place(x, a, b, c)];
+  const properties = [
+    isolation(a, b),
+    isolation(a, c),
+    isolation(b, c),
+    reachability(b, a),
+    reachability(c, a),
+    reachability(c, b),
+  ];
+  const input = network(nodes, properties);
+  const star: Case = {
+    hosts: [a, b, c],
+    links: new Map([
+      [a, [x]],
+      [b, [x]],
+      [c, [x]],
+      [x, [a, b, c]],
+    ]),
+    places: [x],
+    properties,
+    nodes: [],
+  };
+  t.ok(fewerRules(star, 2), 'one rule does');
+  t.equal(chainBound(input), 1);
+  const { report } = await checkedSimulate(input, { proofWork: 0 });
+  t.equal(report.verdict, 'SAT');
+  t.ok((report.lowerBound?.rules ?? report.rules) <= 1, 'the report claims no more');
+});
+
+t.test('isolations whose places are disjoint need a rule each', async (t) => {
+  // Two routers joined by a place; A, B behind places at R1 and C, D at R2. Reachabilities B to A and D to C chain
+  // the isolations A to B and C to D, whose corridors (pa, pb and pc, pd) share no place: two rules at least, where
+  // the colours say one (each group an edge). The brute force finds no answer of one rule.
+  const [ha, hb, hc, hd] = ['10.0.1.1', '10.0.1.2', '10.0.2.1', '10.0.2.2'];
+  const [r1, r2] = ['10.255.0.1', '10.255.0.2'];
+  const [pa, pb, pc, pd, p12] = ['1.0.0.1', '1.0.0.2', '1.0.0.3', '1.0.0.4', '1.0.0.5'];
+  const nodes = [
+    webclient(ha, pa),
+    webclient(hb, pb),
+    webclient(hc, pc),
+    webclient(hd, pd),
+    forwarder(r1, pa, pb, p12),
+    forwarder(r2, pc, pd, p12),
+    place(pa, ha, r1),
+    place(pb, hb, r1),
+    place(pc, hc, r2),
+    place(pd, hd, r2),
+    place(p12, r1, r2),
+  ];
+  const properties = [isolation(ha, hb), reachability(hb, ha), isolation(hc, hd), reachability(hd, hc)];
+  const input = network(nodes, properties);
+  const links = new Map<string, string[]>();
+  for (const [name, , neighbours] of nodes) links.set(name, neighbours);
+  const pair: Case = { hosts: [ha, hb, hc, hd], links, places: [pa, pb, pc, pd, p12], properties, nodes: [] };
+  t.notOk(fewerRules(pair, 2), 'no answer of one rule');
+  t.equal(chainBound(input), 2);
+  // Without the reachability from B to A the first isolation is a block's (pa): no rule is claimed for it.
+  t.equal(chainBound(network(nodes, [properties[0]!, ...properties.slice(2)])), 1);
+  // A NAT between pc and R2 may change what C's paths carry: C and D's requirements are left out, A and B's count.
+  const n = '1.0.0.9';
+  const natted = nodes.map((x) => {
+    if (x[0] === pc) return place(pc, hc, n);
+    if (x[0] === r2) return forwarder(r2, n, pd, p12);
+    return x;
+  });
+  t.equal(chainBound(network([...natted, nat(n, [hc], pc, r2)], properties)), 1);
 });
