@@ -7,7 +7,8 @@
  * and leaves the solver usable. Past the job's time limit a call throws SolverTimeout. No learnt clause is ever
  * forgotten: the problems given to it are small by construction (`EXACT_MAX_VARIABLES`). Its state lives in typed
  * arrays, clauses in one flat arena, not an array each: a refined formula of 86,637 clauses allocated 26 MB of small
- * arrays, and their garbage collection cost more than the search.
+ * arrays, and their garbage collection cost more than the search. A clause is named by where its literals start in
+ * the arena (no table from clause numbers to places to read on every visit).
  *
  * External literals are +v / -v for variables v >= 1; inside, literal 2v is v and 2v+1 is not v.
  */
@@ -42,9 +43,6 @@ export class SatSolver {
   private arenaUsed = 0;
   /** Assignments made so far (decisions and propagations): the work a call spends (work.ts). */
   private ticks = 0;
-  /** Per clause: where its literals start in the arena. */
-  private start = new Int32Array(1 << 10);
-  private clauses = 0;
   /** Variables there is room for in the typed arrays below (they grow by doubling). */
   private capacity = 0;
   /** Per literal code: 1 true, -1 false, 0 unassigned (both literals of a variable are set together). */
@@ -55,21 +53,16 @@ export class SatSolver {
   /** The clause being added, its literal codes (reused: an array emptied and refilled was allocated anew each time). */
   private adding = new Int32Array(16);
   /**
-   * Watch lists, per literal code, as linked lists of entries in typed arrays (no array per literal, none to grow:
-   * loading a formula of 71,000 clauses allocated 25 MB of them). `watchHead` / `watchTail`: the clauses of three or
-   * more literals to look at when the literal becomes false, in the order they came. `binaryHead` / `binaryTail`:
-   * its binary clauses, whose entries also hold the other literal, implied at once without reading the clause (most
-   * clauses of a candidate-rule formula are binary). -1 ends a list.
+   * Watch lists, per literal code, each a contiguous block of one typed array (no array per literal: loading a
+   * formula of 71,000 clauses allocated 25 MB of them), read in order when the literal becomes false. `watches`: the
+   * clauses of three or more literals, in the order they came. `binaries`: its binary clauses as pairs (the other
+   * literal, the clause), implied at once without reading the clause (most clauses of a candidate-rule formula are
+   * binary). They replaced linked lists of entries in typed arrays, whose pointer chasing missed the cache on every
+   * entry: the same clauses in the same order, a list kept in order as entries leave it, a clause that moves its
+   * watch put at the end of its new literal's list.
    */
-  private watchHead = new Int32Array(2).fill(-1);
-  private watchTail = new Int32Array(2).fill(-1);
-  private binaryHead = new Int32Array(2).fill(-1);
-  private binaryTail = new Int32Array(2).fill(-1);
-  /** Per entry: its clause, the other literal (binary clauses), the next entry of its list. */
-  private entryClause = new Int32Array(1 << 11);
-  private entryOther = new Int32Array(1 << 11);
-  private entryNext = new Int32Array(1 << 11);
-  private entries = 0;
+  private readonly watches = new Blocks(1);
+  private readonly binaries = new Blocks(2);
   /** Per variable. */
   private level = new Int32Array(1);
   private reason = new Int32Array(1).fill(-1);
@@ -80,7 +73,13 @@ export class SatSolver {
   /** The assigned literals in order (each variable at most once); `trailSize` of them are in use. */
   private trail = new Int32Array(1);
   private trailSize = 0;
-  private readonly trailLim: number[] = [];
+  /**
+   * Per decision level from 1: where its assignments start on the trail; `levels` of them are in use. Each
+   * assumption takes a level of its own, so a solve under thousands of them (Geant's neighbourhoods: 3,200 on
+   * average) pushes thousands, every call: a typed array, not an array pushed and cut.
+   */
+  private levelStart = new Int32Array(16);
+  private levels = 0;
   private readonly heap = new ActivityHeap(this.activity);
   private qhead = 0;
   /**
@@ -107,8 +106,8 @@ export class SatSolver {
     if (variables <= this.capacity) return;
     const size = Math.max(variables, 2 * this.capacity);
     this.value = grown(this.value, 2 * size + 2);
-    for (const list of ['watchHead', 'watchTail', 'binaryHead', 'binaryTail'] as const)
-      this[list] = grown(this[list], 2 * size + 2).fill(-1, 2 * this.capacity + 2);
+    this.watches.grow(2 * size + 2);
+    this.binaries.grow(2 * size + 2);
     this.trail = grown(this.trail, size + 1);
     this.stamp = grown(this.stamp, 2 * size + 2);
     this.level = grown(this.level, size + 1);
@@ -116,6 +115,7 @@ export class SatSolver {
     this.phase = grown(this.phase, size + 1);
     this.activity = grown(this.activity, size + 1);
     this.heap.activity = this.activity;
+    this.heap.grow(size + 1);
     this.seen = grown(this.seen, size + 1);
     this.capacity = size;
   }
@@ -165,46 +165,24 @@ export class SatSolver {
     return true;
   }
 
-  /** Stores the clause c[0 .. n) and watches its first two literals; its index. */
+  /** Stores the clause c[0 .. n) and watches its first two literals; its name (where its literals start). */
   private attach(c: ArrayLike<number>, n = c.length): number {
-    const k = this.clauses++;
-    if (k === this.start.length) this.start = grown(this.start, 2 * k);
     this.reserve(n + 2);
     const { arena } = this;
     let at = this.arenaUsed;
     arena[at++] = n;
     arena[at++] = 2;
-    this.start[k] = at;
+    const k = at;
     for (let i = 0; i < n; i++) arena[at++] = c[i]!;
     this.arenaUsed = at;
-    const binary = n === 2;
-    const head = binary ? this.binaryHead : this.watchHead;
-    const tail = binary ? this.binaryTail : this.watchTail;
-    this.append(head, tail, c[0]!, this.entry(k, c[1]!));
-    this.append(head, tail, c[1]!, this.entry(k, c[0]!));
-    return k;
-  }
-
-  /** A new list entry for clause k (other: the clause's other literal, read for binary clauses). */
-  private entry(k: number, other: number): number {
-    const e = this.entries++;
-    if (e === this.entryNext.length) {
-      this.entryClause = grown(this.entryClause, 2 * e);
-      this.entryOther = grown(this.entryOther, 2 * e);
-      this.entryNext = grown(this.entryNext, 2 * e);
+    if (n === 2) {
+      this.binaries.push2(c[0]!, c[1]!, k);
+      this.binaries.push2(c[1]!, c[0]!, k);
+    } else {
+      this.watches.push(c[0]!, k);
+      this.watches.push(c[1]!, k);
     }
-    this.entryClause[e] = k;
-    this.entryOther[e] = other;
-    return e;
-  }
-
-  /** Puts entry e at the end of literal lit's list (of those `head` and `tail` keep). */
-  private append(head: Int32Array, tail: Int32Array, lit: number, e: number): void {
-    this.entryNext[e] = -1;
-    const last = tail[lit]!;
-    if (last < 0) head[lit] = e;
-    else this.entryNext[last] = e;
-    tail[lit] = e;
+    return k;
   }
 
   /** Room for `clauses` more clauses of `literals` literals in all (when known, before adding them). */
@@ -222,66 +200,81 @@ export class SatSolver {
     const v = c >> 1;
     this.value[c] = 1;
     this.value[c ^ 1] = -1;
-    this.level[v] = this.trailLim.length;
+    this.level[v] = this.levels;
     this.reason[v] = why;
     this.trail[this.trailSize++] = c;
   }
 
-  /** Unit propagation; the index of a conflicting clause, or -1. */
+  /** Unit propagation; the conflicting clause, or -1. */
   private propagate(): number {
-    const { arena, start, value, entryClause, entryOther, entryNext, watchHead, watchTail } = this;
+    const { arena, value, trail, watches, binaries } = this;
+    const { at: binaryAt, size: binarySize } = binaries;
+    const { at: watchAt, size: watchSize } = watches;
     while (this.qhead < this.trailSize) {
-      const falseLit = this.trail[this.qhead++]! ^ 1;
-      for (let e = this.binaryHead[falseLit]!; e >= 0; e = entryNext[e]!) {
-        const other = entryOther[e]!;
+      const falseLit = trail[this.qhead++]! ^ 1;
+      const pairs = binaries.memory;
+      for (let i = binaryAt[falseLit]!, end = i + 2 * binarySize[falseLit]!; i < end; i += 2) {
+        const other = pairs[i]!;
         const now = value[other]!;
         if (now > 0) continue;
-        if (now < 0) return entryClause[e]!;
-        this.assign(other, entryClause[e]!);
+        if (now < 0) return pairs[i + 1]!;
+        this.assign(other, pairs[i + 1]!);
       }
-      let before = -1;
-      for (let e = watchHead[falseLit]!; e >= 0;) {
-        const next = entryNext[e]!;
-        const k = entryClause[e]!;
-        // The clause's literals are arena[a .. end).
-        const a = start[k]!;
-        const end = a + arena[a - 2]!;
+      // The list is compacted in place: i reads, j writes what stays.
+      let memory = watches.memory;
+      const from = watchAt[falseLit]!;
+      const end = from + watchSize[falseLit]!;
+      let i = from;
+      let j = from;
+      while (i < end) {
+        // The clause's literals are arena[a .. last).
+        const a = memory[i++]!;
         if (arena[a] === falseLit) {
           arena[a] = arena[a + 1]!;
           arena[a + 1] = falseLit;
         }
         const first = arena[a]!;
         if (value[first]! <= 0) {
+          const last = a + arena[a - 2]!;
+          const resume = a + arena[a - 1]!;
           let found = -1;
-          const from = a + arena[a - 1]!;
-          for (let j = from; j < end && found < 0; j++) if (value[arena[j]!]! >= 0) found = j;
-          for (let j = a + 2; j < from && found < 0; j++) if (value[arena[j]!]! >= 0) found = j;
+          for (let q = resume; q < last && found < 0; q++) if (value[arena[q]!]! >= 0) found = q;
+          for (let q = a + 2; q < resume && found < 0; q++) if (value[arena[q]!]! >= 0) found = q;
           if (found >= 0) {
-            // The clause now watches that literal: its entry moves to the end of that literal's list.
+            // The clause now watches that literal: it leaves this list for the end of that literal's.
             const l = arena[found]!;
             arena[a + 1] = l;
             arena[found] = falseLit;
             arena[a - 1] = found - a;
-            if (before < 0) watchHead[falseLit] = next;
-            else entryNext[before] = next;
-            if (watchTail[falseLit] === e) watchTail[falseLit] = before;
-            this.append(watchHead, watchTail, l, e);
-            e = next;
+            watches.push(l, a);
+            // Growing copies the memory at the same offsets: this list's block is where it was, in the copy.
+            memory = watches.memory;
             continue;
           }
-          if (value[first]! < 0) return k;
-          this.assign(first, k);
+          if (value[first]! < 0) {
+            memory[j++] = a;
+            while (i < end) memory[j++] = memory[i++]!;
+            watchSize[falseLit] = j - from;
+            return a;
+          }
+          this.assign(first, a);
         }
-        before = e;
-        e = next;
+        memory[j++] = a;
       }
+      watchSize[falseLit] = j - from;
     }
     return -1;
   }
 
+  /** Opens a decision level at the end of the trail. */
+  private newLevel(): void {
+    if (this.levels === this.levelStart.length) this.levelStart = grown(this.levelStart, 2 * this.levels);
+    this.levelStart[this.levels++] = this.trailSize;
+  }
+
   private backtrack(level: number): void {
-    if (this.trailLim.length <= level) return;
-    const start = this.trailLim[level]!;
+    if (this.levels <= level) return;
+    const start = this.levelStart[level]!;
     const { value, phase } = this;
     for (let i = this.trailSize - 1; i >= start; i--) {
       const c = this.trail[i]!;
@@ -291,7 +284,7 @@ export class SatSolver {
       this.heap.insert(c >> 1);
     }
     this.trailSize = start;
-    this.trailLim.length = level;
+    this.levels = level;
     this.qhead = start;
   }
 
@@ -309,14 +302,14 @@ export class SatSolver {
    */
   private analyze(conflict: number): { learnt: number[]; back: number } {
     const learnt = [0];
-    const current = this.trailLim.length;
+    const current = this.levels;
     let open = 0;
     let p = -1;
     let index = this.trailSize - 1;
-    const { arena, start, seen, level } = this;
+    const { arena, seen, level } = this;
     let clause = conflict;
     for (;;) {
-      const a = start[clause]!;
+      const a = clause;
       const end = a + arena[a - 2]!;
       for (let j = a; j < end; j++) {
         const q = arena[j]!;
@@ -349,16 +342,16 @@ export class SatSolver {
   /** The assumptions that made `failed` (an assumption found false) false, `failed` included. */
   private analyzeFinal(failed: number): number[] {
     const core = [external(failed)];
-    if (this.trailLim.length === 0) return core;
+    if (this.levels === 0) return core;
     const { seen, level } = this;
     seen[failed >> 1] = 1;
-    for (let i = this.trailSize - 1; i >= this.trailLim[0]!; i--) {
+    for (let i = this.trailSize - 1; i >= this.levelStart[0]!; i--) {
       const v = this.trail[i]! >> 1;
       if (!seen[v]) continue;
       const why = this.reason[v]!;
       if (why < 0) core.push(external(this.trail[i]!));
       else {
-        const a = this.start[why]!;
+        const a = why;
         for (let j = a; j < a + this.arena[a - 2]!; j++) {
           const u = this.arena[j]! >> 1;
           if (u !== v && level[u]! > 0) seen[u] = 1;
@@ -390,7 +383,7 @@ export class SatSolver {
   propagatesEach(prefix: number[], each: number[]): boolean[] {
     if (!this.ok) return each.map(() => false);
     this.backtrack(0);
-    const level = this.assumed(prefix) ? this.trailLim.length : -1;
+    const level = this.assumed(prefix) ? this.levels : -1;
     const out = each.map((a) => {
       if (level < 0) return false;
       const holds = this.assumed([a]);
@@ -408,7 +401,7 @@ export class SatSolver {
       const now = this.value[l]!;
       if (now > 0) continue;
       if (now < 0) return false;
-      this.trailLim.push(this.trailSize);
+      this.newLevel();
       this.assign(l, -1);
       if (this.propagate() >= 0) return false;
     }
@@ -439,7 +432,7 @@ export class SatSolver {
     for (;;) {
       const conflict = this.propagate();
       if (conflict >= 0) {
-        if (this.trailLim.length === 0) {
+        if (this.levels === 0) {
           this.ok = false;
           return 'unsat';
         }
@@ -466,10 +459,10 @@ export class SatSolver {
         checkAbort(budget.abortAt);
       }
       let next = -1;
-      while (this.trailLim.length < wanted.length) {
-        const a = wanted[this.trailLim.length]!;
+      while (this.levels < wanted.length) {
+        const a = wanted[this.levels]!;
         const now = this.value[a]!;
-        if (now > 0) this.trailLim.push(this.trailSize);
+        if (now > 0) this.newLevel();
         else if (now < 0) {
           this.core = this.analyzeFinal(a);
           this.backtrack(0);
@@ -483,15 +476,19 @@ export class SatSolver {
         let v = this.heap.pop();
         while (v > 0 && this.value[2 * v] !== 0) v = this.heap.pop();
         if (v <= 0) {
-          const model = [false];
-          for (let u = 1; u <= this.variableCount; u++) model.push(this.value[2 * u]! > 0);
+          // Sized at once: pushing grew it step by step, and Geant's 235 models of 57,000 variables on average
+          // took 1.5 s of its 26 s that way.
+          const n = this.variableCount;
+          const model = new Array<boolean>(n + 1);
+          model[0] = false;
+          for (let u = 1; u <= n; u++) model[u] = this.value[2 * u]! > 0;
           this.model = model;
           this.backtrack(0);
           return 'sat';
         }
         next = this.phase[v] ? 2 * v : 2 * v + 1;
       }
-      this.trailLim.push(this.trailSize);
+      this.newLevel();
       this.assign(next, -1);
     }
   }
@@ -514,13 +511,78 @@ function luby(i: number): number {
   return 2 ** seq;
 }
 
-/** Variables by descending activity, ties by smaller number (so that runs are reproducible). */
+/**
+ * Lists per literal code, each a contiguous block of `memory`: `at` where it starts, `size` its entries, `room` the
+ * entries its block holds; an entry is `width` numbers. A full list moves to a block twice its size at the end, its
+ * old block left unused: a list never holds more than its literal's clauses, so the memory stays within a few times
+ * the arena. Growing copies the memory at the same offsets, so a list being read stays where it was.
+ */
+class Blocks {
+  memory = new Int32Array(1 << 12);
+  private used = 0;
+  at = new Int32Array(0);
+  size = new Int32Array(0);
+  private room = new Int32Array(0);
+
+  constructor(private readonly width: number) {}
+
+  /** Room for `literals` lists. */
+  grow(literals: number): void {
+    this.at = grown(this.at, literals);
+    this.size = grown(this.size, literals);
+    this.room = grown(this.room, literals);
+  }
+
+  /** Where lit's next entry goes, its list one longer. */
+  private next(lit: number): number {
+    const size = this.size[lit]!;
+    const { width } = this;
+    let at = this.at[lit]!;
+    if (size === this.room[lit]) {
+      const room = size < 2 ? 4 : 2 * size;
+      const need = this.used + room * width;
+      if (need > this.memory.length) this.memory = grown(this.memory, Math.max(2 * this.memory.length, need));
+      this.memory.copyWithin(this.used, at, at + size * width);
+      at = this.at[lit] = this.used;
+      this.used = need;
+      this.room[lit] = room;
+    }
+    this.size[lit] = size + 1;
+    return at + size * width;
+  }
+
+  push(lit: number, x: number): void {
+    // Not `this.memory[this.next(lit)] = x`: that reads `memory` before next() may replace it.
+    const i = this.next(lit);
+    this.memory[i] = x;
+  }
+
+  push2(lit: number, x: number, y: number): void {
+    const i = this.next(lit);
+    this.memory[i] = x;
+    this.memory[i + 1] = y;
+  }
+}
+
+/**
+ * Variables by descending activity, ties by smaller number (so that runs are reproducible): a total order, so any
+ * heap pops the same variables; this one keeps its items and places in typed arrays.
+ */
 class ActivityHeap {
-  private readonly items: number[] = [];
-  /** Per variable, its index in items or -1; from 1 up, so entry 0 is there to keep the array without holes. */
-  private readonly at: number[] = [-1];
+  private items = new Int32Array(1);
+  private count = 0;
+  /** Per variable, its index in items or -1. */
+  private at = new Int32Array(1).fill(-1);
   /** The solver's, replaced when it grows. */
   constructor(public activity: Float64Array) {}
+
+  /** Room for variables up to n - 1. */
+  grow(n: number): void {
+    if (n <= this.at.length) return;
+    const old = this.at.length;
+    this.items = grown(this.items, n);
+    this.at = grown(this.at, n).fill(-1, old);
+  }
 
   private before(a: number, b: number): boolean {
     const x = this.activity[a]!;
@@ -529,50 +591,55 @@ class ActivityHeap {
   }
 
   private up(i: number): void {
-    const v = this.items[i]!;
+    const { items, at } = this;
+    const v = items[i]!;
     while (i > 0) {
       const parent = (i - 1) >> 1;
-      if (!this.before(v, this.items[parent]!)) break;
-      this.items[i] = this.items[parent]!;
-      this.at[this.items[i]!] = i;
+      const p = items[parent]!;
+      if (!this.before(v, p)) break;
+      items[i] = p;
+      at[p] = i;
       i = parent;
     }
-    this.items[i] = v;
-    this.at[v] = i;
+    items[i] = v;
+    at[v] = i;
   }
 
   private down(i: number): void {
-    const v = this.items[i]!;
+    const { items, at, count } = this;
+    const v = items[i]!;
     for (;;) {
       let child = 2 * i + 1;
-      if (child >= this.items.length) break;
-      if (child + 1 < this.items.length && this.before(this.items[child + 1]!, this.items[child]!)) child++;
-      if (!this.before(this.items[child]!, v)) break;
-      this.items[i] = this.items[child]!;
-      this.at[this.items[i]!] = i;
+      if (child >= count) break;
+      if (child + 1 < count && this.before(items[child + 1]!, items[child]!)) child++;
+      const c = items[child]!;
+      if (!this.before(c, v)) break;
+      items[i] = c;
+      at[c] = i;
       i = child;
     }
-    this.items[i] = v;
-    this.at[v] = i;
+    items[i] = v;
+    at[v] = i;
   }
 
   insert(v: number): void {
-    if ((this.at[v] ?? -1) >= 0) return;
-    this.items.push(v);
-    this.up(this.items.length - 1);
+    if (this.at[v]! >= 0) return;
+    this.items[this.count++] = v;
+    this.up(this.count - 1);
   }
 
   raise(v: number): void {
-    if ((this.at[v] ?? -1) >= 0) this.up(this.at[v]!);
+    const i = this.at[v]!;
+    if (i >= 0) this.up(i);
   }
 
   /** The most active variable, or 0 when empty. */
   pop(): number {
-    if (this.items.length === 0) return 0;
+    if (this.count === 0) return 0;
     const top = this.items[0]!;
     this.at[top] = -1;
-    const last = this.items.pop()!;
-    if (this.items.length > 0) {
+    const last = this.items[--this.count]!;
+    if (this.count > 0) {
       this.items[0] = last;
       this.down(0);
     }
