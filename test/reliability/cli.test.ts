@@ -320,7 +320,7 @@ t.test('serve: a client that goes away stops its simulation, which stores nothin
   t.equal(answer.status, 200);
   t.ok(
     seconds < 2 * DELAY - 1.5,
-    `the next simulation did not wait for the abandoned ones (${seconds.toFixed(1)} s; each takes ${DELAY} s more here)`,
+    `the next simulation did not wait for the abandoned ones (${seconds.toFixed(1)} s; each takes ${DELAY} s more)`,
   );
   const stored = (await (
     await fetch(`${s.url}/adp/simulations`, { headers: { Accept: 'application/json' } })
