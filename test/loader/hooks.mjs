@@ -63,24 +63,28 @@ function transpile(file, source) {
   return `${code}//# sourceMappingURL=data:application/json;charset=utf-8;base64,${inline}`;
 }
 
-export async function load(url, context, nextLoad) {
-  const file = ours(url);
-  if (file === undefined) return nextLoad(url, context);
+/** The JavaScript of one of our .ts files: from the cache, else transpiled and kept there. */
+export function transpiled(file) {
   const source = readFileSync(file, 'utf8');
   const key = createHash('sha256')
     .update(`${TS_VERSION}\0${JSON.stringify(OPTIONS)}\0${file}\0${source}`)
     .digest('hex');
   const cached = path.join(CACHE, `${key}.js`);
-  let code;
   try {
-    code = readFileSync(cached, 'utf8');
+    return readFileSync(cached, 'utf8');
   } catch {
-    code = transpile(file, source);
+    const code = transpile(file, source);
     // Written aside and renamed: two test processes transpiling the same file both write whole files.
     mkdirSync(CACHE, { recursive: true });
     const aside = `${cached}.${process.pid}.${Math.random().toString(36).slice(2)}`;
     writeFileSync(aside, code);
     renameSync(aside, cached);
+    return code;
   }
-  return { format: 'module', source: code, shortCircuit: true };
+}
+
+export async function load(url, context, nextLoad) {
+  const file = ours(url);
+  if (file === undefined) return nextLoad(url, context);
+  return { format: 'module', source: transpiled(file), shortCircuit: true };
 }

@@ -230,9 +230,11 @@ t.test('an unwritable or non-folder workspace fails at once with a sentence', as
   t.equal(notFolder.code, 2);
   t.equal(notFolder.stderr, 'nfv: the workspace /etc/passwd is not a folder\n');
   t.equal((await nfv(['graphs', 'list', '-w', '/etc/passwd'])).code, 2);
+  // At once: not after the lock's wait, given 600 s here so that a wait cannot pass for a slow machine (a net of
+  // 60 s; 3 s failed under load).
   const started = performance.now();
-  const sys = await nfv(['graphs', 'create', '-w', '/proc/nfv-workspace', '-f', graphs]);
-  t.ok(performance.now() - started < 3000, 'at once');
+  const sys = await nfv(['graphs', 'create', '-w', '/proc/nfv-workspace', '--lock-timeout', '600', '-f', graphs]);
+  t.ok(performance.now() - started < 60_000, 'at once');
   t.equal(sys.code, 4, sys.stderr);
   t.match(sys.stderr, /^nfv: the workspace \/proc\/nfv-workspace cannot be created: \/proc takes no folders\n$/);
   // A small tmpfs shows a read-only and a full disk, where this machine lets the test mount one.
@@ -292,7 +294,11 @@ t.test('serve: a non-loopback address needs a token or --insecure; the token is 
 
 t.test('serve: a client that goes away stops its simulation, which stores nothing', async (t) => {
   const ws = await scratch(t);
-  const s = await serve(t, ['--solvers', '1', '--workspace', ws], { NFV_SOLVER_FAULT: 'delay:4000' });
+  // Each solve takes DELAY more. Had one abandoned solve gone on, the next answer would come at least 2 DELAY - 0.6 s
+  // after it was asked (one solver); not waiting, DELAY and the machine's overhead: under 2 DELAY - 1.5 s leaves
+  // 8.5 s for the overhead (a 4 s delay with a 6.5 s bound failed at load 16 with 8.0 s).
+  const DELAY = 10;
+  const s = await serve(t, ['--solvers', '1', '--workspace', ws], { NFV_SOLVER_FAULT: `delay:${DELAY * 1000}` });
   const body = await readFile(SAMPLE, 'utf8');
   const post = (signal?: AbortSignal) =>
     fetch(`${s.url}/adp/simulations`, {
@@ -313,8 +319,8 @@ t.test('serve: a client that goes away stops its simulation, which stores nothin
   const seconds = (performance.now() - started) / 1000;
   t.equal(answer.status, 200);
   t.ok(
-    seconds < 6.5,
-    `the next simulation did not wait for the abandoned ones (${seconds.toFixed(1)} s; each takes 4 s more here)`,
+    seconds < 2 * DELAY - 1.5,
+    `the next simulation did not wait for the abandoned ones (${seconds.toFixed(1)} s; each takes ${DELAY} s more)`,
   );
   const stored = (await (
     await fetch(`${s.url}/adp/simulations`, { headers: { Accept: 'application/json' } })
@@ -323,8 +329,10 @@ t.test('serve: a client that goes away stops its simulation, which stores nothin
 });
 
 t.test('serve: a full solver queue answers 503 with Retry-After at once; waiting jobs can be abandoned', async (t) => {
+  // A solve takes 20 s more here: a refusal that waited for one comes after 20 s, so a net of 10 s tells them
+  // apart on a loaded machine too (a solve of 4 s against a bound of 3 s did not).
   const s = await serve(t, ['--solvers', '1', '--queue', '2', '--workspace', await scratch(t)], {
-    NFV_SOLVER_FAULT: 'delay:4000',
+    NFV_SOLVER_FAULT: 'delay:20000',
   });
   const body = await readFile(SAMPLE, 'utf8');
   const gone = new AbortController();
@@ -355,7 +363,7 @@ t.test('serve: a full solver queue answers 503 with Retry-After at once; waiting
     ],
     'one solving, two waiting, three refused',
   );
-  t.ok(seconds < 3, `refused at once, not after a solve of 4 s (${seconds.toFixed(1)} s)`);
+  t.ok(seconds < 10, `refused at once, not after a solve of 20 s (${seconds.toFixed(1)} s)`);
   gone.abort();
   t.same(
     (await Promise.all(crowd)).filter((a) => a[0] !== 503),
