@@ -90,8 +90,9 @@ t.test('a stack names the .ts line; a syntax error names the file', async (t) =>
 });
 
 t.test('a test process resolves through this loader, not through ts-node', async (t) => {
-  // .taprc leaves tap's @tapjs/typescript plugin out, so no ts-node --import comes before this loader (ts-node cost
-  // about 0.9 CPU s a process). A resolve that fails names every resolve hook of the chain in its stack.
+  // .taprc leaves tap's @tapjs/typescript plugin out, and its test-env TAP_TYPE_STRIP_ONLY=1 makes the plugin's
+  // --import load nothing in the one run that rebuilds tap without it (ts-node cost about 0.9 CPU s a process). A
+  // resolve that fails names every resolve hook of the chain in its stack.
   const name = 'nfv-no-such-package';
   const stack = String(((await import(name).catch((e: unknown) => e)) as Error).stack);
   t.match(stack, /test\/loader\/hooks\.mjs/, 'resolved through test/loader/hooks.mjs');
