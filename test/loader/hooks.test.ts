@@ -90,9 +90,9 @@ t.test('a stack names the .ts line; a syntax error names the file', async (t) =>
 });
 
 t.test('a test process resolves through this loader, not through ts-node', async (t) => {
-  // On Node 20 @tapjs/typescript sets TAP_TYPE_STRIP_ONLY=0 in tap's runner; .taprc's test-env sets it back to 1 in
-  // the test processes, so the plugin's --import loads nothing (ts-node cost about 0.9 CPU s a process). A resolve
-  // that fails names every resolve hook of the chain in its stack.
+  // .taprc leaves tap's @tapjs/typescript plugin out, and its test-env TAP_TYPE_STRIP_ONLY=1 makes the plugin's
+  // --import load nothing in the one run that rebuilds tap without it (ts-node cost about 0.9 CPU s a process). A
+  // resolve that fails names every resolve hook of the chain in its stack.
   const name = 'nfv-no-such-package';
   const stack = String(((await import(name).catch((e: unknown) => e)) as Error).stack);
   t.match(stack, /test\/loader\/hooks\.mjs/, 'resolved through test/loader/hooks.mjs');
