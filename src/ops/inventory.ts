@@ -14,8 +14,12 @@ import { badRequest, clip, notFound } from '../model/errors.js';
 import { json, operation, type Input, type JsonReply, type Operation } from './operation.js';
 
 type Inventory = typeof import('../inventory/index.js');
-/** The inventory loads on the first inventory operation, not at every command's start. */
-const inventory = (): Promise<Inventory> => import('../inventory/index.js');
+/**
+ * The inventory loads on the first inventory operation, not at every command's start; the module is kept, so later
+ * operations do not ask the loader to resolve it again (a round trip to the module hooks' thread where hooks run).
+ */
+let loaded: Promise<Inventory> | undefined;
+const inventory = (): Promise<Inventory> => (loaded ??= import('../inventory/index.js'));
 
 /** The workspace's inventory store. */
 const storeOf = async (i: Input<unknown>): Promise<InventoryStore> => (await inventory()).inventoryStore(i.ws);
