@@ -1,7 +1,8 @@
 /**
  * nfv db migrate | status | import, and the same commands answering from a database and from a folder alike.
- * The commands on a folder run in this process (test/cli/in-process.ts); those on a database are bin/nfv processes,
- * since the command's PostgreSQL pool ends with its process.
+ * The commands on a folder run in this process (test/cli/in-process.ts), and so do the eight reads compared
+ * between the folder and the database (the CLI keeps one pool per database for its process: here one for the
+ * file, ended with the cluster); the other commands on a database are bin/nfv processes.
  */
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -85,7 +86,7 @@ if (havePostgres(t)) {
       ['inventory', 'factsets', '--format', 'json'],
     ]) {
       const fromFolder = await nfvInProcess(args, { workspace: local });
-      const fromDatabase = await cli(args, { workspace: local, env });
+      const fromDatabase = await nfvInProcess(args, { workspace: local, env });
       t.ok(fromFolder.code === 0 && fromFolder.stdout.length > 2, `${args.join(' ')} answers`);
       t.equal(fromDatabase.stdout, fromFolder.stdout, `${args.join(' ')}: the same bytes`);
     }
