@@ -5,18 +5,20 @@
 // CPU each); here a file is transpiled once, kept under .tap/ts-cache by a hash of its text and the compiler's
 // version and options, and read back by every later process, which then never loads the compiler at all.
 import { createHash } from 'node:crypto';
-import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const CACHE = path.join(ROOT, '.tap', 'ts-cache');
 const require = createRequire(import.meta.url);
 const TS_VERSION = require('typescript/package.json').version;
 // As tsconfig.json builds src (target ES2022; ES modules, as NodeNext emits them for this "type": "module"
-// package), with what ts-node adds: a source map holding the source, written inline below.
-const OPTIONS = { target: 'ES2022', module: 'ESNext', sourceMap: true, inlineSources: true };
+// package), with a source map: Node's stacks (`--enable-source-maps`), tap's failure lines (`findSourceMap`) and
+// coverage's ranges go through it.
+const OPTIONS = { target: 'ES2022', module: 'ESNext', sourceMap: true };
+const MAP_COMMENT = /\/\/# sourceMappingURL=\S+\s*$/;
 
 /** A .ts file of this checkout outside node_modules (a URL may carry a query, as tap's mocks add). */
 const ours = (url) => {
@@ -28,16 +30,17 @@ const ours = (url) => {
 // The sources import each other as `./x.js` (NodeNext), where only x.ts exists. A worker thread's entry
 // (`new Worker(new URL('./solve-worker.js', import.meta.url))`, the CLI's solver thread) comes as a file URL with
 // no .ts parent: tap's TypeScript import resolved it under tap, and without it (`node --import` of this loader)
-// every simulation through the CLI or the operations crashed twice and answered 70.
+// every simulation through the CLI or the operations crashed twice and answered 70. Looked up before Node's resolve
+// (an x.js that exists still wins): letting that resolve fail first cost an exception per import.
 export async function resolve(specifier, context, nextResolve) {
-  try {
-    return await nextResolve(specifier, context);
-  } catch (error) {
-    const fromTs = context.parentURL !== undefined && ours(context.parentURL) !== undefined;
-    const entry = specifier.startsWith('file:') && ours(`${specifier.slice(0, -3)}.ts`) !== undefined;
-    if (error?.code !== 'ERR_MODULE_NOT_FOUND' || !specifier.endsWith('.js') || !(fromTs || entry)) throw error;
-    return nextResolve(`${specifier.slice(0, -3)}.ts`, context);
+  const local =
+    /^\.{0,2}\//.test(specifier) && context.parentURL !== undefined && ours(context.parentURL) !== undefined;
+  if (specifier.endsWith('.js') && (local || specifier.startsWith('file:'))) {
+    const js = new URL(specifier, context.parentURL);
+    const ts = new URL(`${js.pathname.slice(0, -3)}.ts${js.search}`, js);
+    if (ours(ts.href) !== undefined && !existsSync(js) && existsSync(ts)) return nextResolve(ts.href, context);
   }
+  return nextResolve(specifier, context);
 }
 
 let ts;
@@ -55,12 +58,17 @@ function transpile(file, source) {
     const host = { getCanonicalFileName: (f) => f, getCurrentDirectory: () => ROOT, getNewLine: () => '\n' };
     throw new SyntaxError(ts.formatDiagnostics(errors, host));
   }
-  // ts-node's way: the map names the file by its full path and comes inline instead of the .js.map reference.
+  // The map names the file by its full path, as ts-node's did.
   const map = { ...JSON.parse(out.sourceMapText), file, sources: [file] };
   delete map.sourceRoot;
-  const code = out.outputText.replace(/\/\/# sourceMappingURL=\S+\s*$/, '');
-  const inline = Buffer.from(JSON.stringify(map)).toString('base64');
-  return `${code}//# sourceMappingURL=data:application/json;charset=utf-8;base64,${inline}`;
+  return { code: out.outputText.replace(MAP_COMMENT, ''), map: JSON.stringify(map) };
+}
+
+/** Writes aside and renames: two test processes transpiling the same file both write whole files. */
+function writeWhole(file, text) {
+  const aside = `${file}.${process.pid}.${Math.random().toString(36).slice(2)}`;
+  writeFileSync(aside, text);
+  renameSync(aside, file);
 }
 
 /** The JavaScript of one of our .ts files: from the cache, else transpiled and kept there. */
@@ -73,18 +81,29 @@ export function transpiled(file) {
   try {
     return readFileSync(cached, 'utf8');
   } catch {
-    const code = transpile(file, source);
-    // Written aside and renamed: two test processes transpiling the same file both write whole files.
+    const { code, map } = transpile(file, source);
     mkdirSync(CACHE, { recursive: true });
-    const aside = `${cached}.${process.pid}.${Math.random().toString(36).slice(2)}`;
-    writeFileSync(aside, code);
-    renameSync(aside, cached);
-    return code;
+    // The map in a file of its own, not inline (ts-node's way, with the source inside): a module's text was then
+    // three times its code, and every process decoded it, scanned it and sent it across the hooks thread. Written
+    // first, so a cached .js always has its map; named by path, as Node reads no file: URL there.
+    writeWhole(`${cached}.map`, map);
+    const text = `${code}//# sourceMappingURL=${pathToFileURL(`${cached}.map`).pathname}\n`;
+    writeWhole(cached, text);
+    return text;
   }
 }
 
 export async function load(url, context, nextLoad) {
   const file = ours(url);
-  if (file === undefined) return nextLoad(url, context);
-  return { format: 'module', source: transpiled(file), shortCircuit: true };
+  if (file !== undefined) return { format: 'module', source: transpiled(file), shortCircuit: true };
+  // A package's ES module (tap's and its dependencies' are most of a test process's modules) is given to Node
+  // without its sourceMappingURL: the map only turns frames inside the package from its .js to its sources, and tap
+  // leaves its own frames out of what it reports. With it, Node (`--enable-source-maps`) read and parsed every such
+  // map in every test process, and tap's processinfo (its load hook, after this one) read the module again, split
+  // it into lines and parsed the map once more, with coverage off too. A CommonJS module Node reads itself.
+  if (context.format === 'module' && url.startsWith('file:') && url.includes('/node_modules/')) {
+    const source = readFileSync(new URL(url), 'utf8').replace(MAP_COMMENT, '');
+    return nextLoad(url, { ...context, source });
+  }
+  return nextLoad(url, context);
 }

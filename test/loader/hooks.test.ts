@@ -1,9 +1,11 @@
 /**
  * test/loader/hooks.mjs, the TypeScript every test process runs through: a .ts file runs with its types stripped,
- * `./x.js` finds x.ts, a stack names the .ts line (the inline source map), a syntax error names the file, and the
- * transpiled text is cached once per file text in .tap/ts-cache and read back, not written again.
+ * `./x.js` finds x.ts (an x.js still first), a stack names the .ts line (the source map beside the cached code), a
+ * syntax error names the file, and the transpiled text is cached once per file text in .tap/ts-cache and read back,
+ * not written again; as tap starts a test process, a failure names the .ts file and line, and packages' modules
+ * come without their source maps.
  */
-import { readFile, readdir, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import t from 'tap';
 import { ROOT, runProcess, scratch } from '../helpers.js';
@@ -23,24 +25,29 @@ const run = (t: Tap.Test, file: string) =>
     file,
   ]);
 
-/** The cache entries holding `token`, with their modification times. */
+/** The cache entries (code, and its map beside it) holding `token`, with their modification times. */
 async function entriesWith(token: string) {
-  const found: { file: string; mtimeMs: number }[] = [];
+  const found: { file: string; mtimeMs: number; mapMtimeMs: number }[] = [];
   for (const name of await readdir(CACHE).catch(() => [] as string[])) {
     const file = path.join(CACHE, name);
+    if (!file.endsWith('.js')) continue;
     const text = await readFile(file, 'utf8').catch(() => '');
-    if (text.includes(token)) found.push({ file, mtimeMs: (await stat(file)).mtimeMs });
+    const mapMtimeMs = (await stat(`${file}.map`).catch(() => undefined))?.mtimeMs ?? -1;
+    if (text.includes(token)) found.push({ file, mtimeMs: (await stat(file)).mtimeMs, mapMtimeMs });
   }
   return found;
+}
+
+/** Removes the cache entries holding `token`, their maps with them. */
+async function removeEntries(token: string) {
+  for (const { file } of await entriesWith(token)) await Promise.all([rm(file), rm(`${file}.map`, { force: true })]);
 }
 
 t.test('a .ts file runs, imports ./b.js as b.ts, and is cached once per text', async (t) => {
   const dir = await scratch(t);
   // The token names this test's cache entries (the key holds the file's path, which is new every run): removed after.
   const token = `loader-test-${path.basename(dir)}`;
-  t.teardown(async () => {
-    for (const { file } of await entriesWith(token)) await rm(file, { force: true });
-  });
+  t.teardown(() => removeEntries(token));
   await writeFile(path.join(dir, 'b.ts'), `export const twice = (n: number): number => 2 * n; // ${token}\n`);
   const main = path.join(dir, 'a.ts');
   await writeFile(main, `import { twice } from './b.js';\nconst n: number = 21;\nconsole.log(twice(n), '${token}');\n`);
@@ -49,12 +56,14 @@ t.test('a .ts file runs, imports ./b.js as b.ts, and is cached once per text', a
   t.equal(first.stdout, `42 ${token}\n`, 'types stripped, ./b.js found as b.ts');
   const cached = await entriesWith(token);
   t.equal(cached.length, 2, 'one entry per file');
-  for (const { file } of cached) {
+  for (const { file, mapMtimeMs } of cached) {
     const text = await readFile(file, 'utf8');
-    const map = JSON.parse(Buffer.from(/base64,(\S+)$/.exec(text)![1]!, 'base64').toString('utf8'));
+    t.ok(text.endsWith(`\n//# sourceMappingURL=${file}.map\n`), `${path.basename(file)}: the code names its map`);
+    t.ok(mapMtimeMs >= 0, 'which is there');
+    const map = JSON.parse(await readFile(`${file}.map`, 'utf8'));
     t.same(map.sources, [map.file], `${path.basename(file)}: the source map names the .ts file by its full path`);
     t.ok([main, path.join(dir, 'b.ts')].includes(map.file), map.file);
-    t.match(map.sourcesContent?.[0], token, 'and holds its text');
+    t.equal(map.sourcesContent, undefined, 'and holds no copy of its text (read from the .ts file when needed)');
   }
 
   const again = await run(t, main);
@@ -70,15 +79,13 @@ t.test('a .ts file runs, imports ./b.js as b.ts, and is cached once per text', a
 t.test('a stack names the .ts line; a syntax error names the file', async (t) => {
   const dir = await scratch(t);
   const token = `loader-test-${path.basename(dir)}`;
-  t.teardown(async () => {
-    for (const { file } of await entriesWith(token)) await rm(file, { force: true });
-  });
+  t.teardown(() => removeEntries(token));
   const thrower = path.join(dir, 'throws.ts');
   await writeFile(thrower, `type N = number;\nconst n: N = 1;\nconst tag = '${token}';\nthrow new Error(tag + n);\n`);
   const thrown = await run(t, thrower);
   t.not(thrown.code, 0);
   // Line 4 of the .ts file (the transpiled text has it on line 3: the type alias is gone).
-  t.match(thrown.stderr, 'throws.ts:4:', 'the line of the .ts file, through the inline source map');
+  t.match(thrown.stderr, 'throws.ts:4:', 'the line of the .ts file, through its source map');
 
   const broken = path.join(dir, 'broken.ts');
   await writeFile(broken, `// ${token}\nconst x: number = ;\n`);
@@ -88,6 +95,84 @@ t.test('a stack names the .ts line; a syntax error names the file', async (t) =>
   t.match(refused.stderr, 'broken.ts', 'the file is named');
   t.equal((await entriesWith(token)).length, 1, 'nothing cached for the file that does not transpile');
 });
+
+t.test('./x.js is x.js where it exists, else x.ts; ../ and absolute paths alike', async (t) => {
+  const dir = await scratch(t);
+  const token = `loader-test-${path.basename(dir)}`;
+  t.teardown(() => removeEntries(token));
+  await writeFile(path.join(dir, 'c.js'), `export const which = 'c.js';\n`);
+  await writeFile(path.join(dir, 'c.ts'), `export const which: string = 'c.ts';\n`);
+  await writeFile(path.join(dir, 'd.ts'), `export const which: string = 'd.ts'; // ${token}\n`);
+  const sub = path.join(dir, 'sub');
+  await mkdir(sub);
+  const main = path.join(sub, 'main.ts');
+  await writeFile(
+    main,
+    `import { which as c } from '../c.js';\nimport { which as d } from '${path.join(dir, 'd.js')}';\n` +
+      `console.log(c, d, '${token}');\n`,
+  );
+  const ran = await run(t, main);
+  t.equal(ran.code, 0, ran.stderr);
+  t.equal(ran.stdout, `c.js d.ts ${token}\n`, 'the .js that exists, and the .ts for the one that does not');
+});
+
+t.test(
+  'as tap starts a test process, and alone: a failure names the .ts line; packages come without maps',
+  async (t) => {
+    const dir = await scratch(t);
+    const token = `loader-test-${path.basename(dir)}`;
+    t.teardown(() => removeEntries(token));
+    const file = path.join(dir, 'fails.test.ts');
+    // tap by its URL: the scratch folder has no node_modules.
+    const tap = import.meta.resolve('tap');
+    await writeFile(
+      file,
+      [
+        `import { findSourceMap } from 'node:module';`,
+        `import t from '${tap}';`,
+        `type N = number;`,
+        `const n: N = 1;`,
+        `t.equal(n, 2, '${token}');`,
+        `const maps = { tap: findSourceMap('${tap}') !== undefined, file: !!findSourceMap(import.meta.url) };`,
+        `console.log('maps:', JSON.stringify(maps));`,
+        '',
+      ].join('\n'),
+    );
+    // tap's own arguments and processinfo's variables (@tapjs/run's test-argv.js and run.js), coverage off as in
+    // `npm test`; processinfo writes its record under the scratch folder, not into this checkout's .tap.
+    const processinfo = import.meta.resolve('@tapjs/processinfo/import');
+    const ran = await runProcess(t, '/usr/bin/env', [
+      '-u',
+      'NODE_OPTIONS',
+      `_TAPJS_PROCESSINFO_CWD_=${dir}`,
+      '_TAPJS_PROCESSINFO_COVERAGE_=0',
+      'TAP_TYPE_STRIP_ONLY=1',
+      process.execPath,
+      '--enable-source-maps',
+      `--import=${processinfo}`,
+      `--import=${REGISTER}`,
+      file,
+    ]);
+    t.equal(ran.code, 1, 'the failed assertion fails the file');
+    t.match(ran.stdout, `not ok 1 - ${token}`);
+    t.match(ran.stdout, `fileName: ${file}\n    lineNumber: 5\n`, 'at the .ts file and line 5 (line 3 of the code)');
+    t.match(ran.stdout, `${file}:5:3`, 'so does the stack');
+    t.match(ran.stdout, 'maps: {"tap":false,"file":true}', "tap's module without its map, the test file with its own");
+    t.equal((await readdir(path.join(dir, '.tap', 'processinfo'))).length, 1, "processinfo's record, in the folder");
+
+    // Alone, as docs/development.md runs one file (no --enable-source-maps): register.mjs turns the maps on.
+    const alone = await runProcess(t, '/usr/bin/env', [
+      '-u',
+      'NODE_OPTIONS',
+      process.execPath,
+      '--import',
+      REGISTER,
+      file,
+    ]);
+    t.equal(alone.code, 1);
+    t.match(alone.stdout, `fileName: ${file}\n    lineNumber: 5\n`, 'run alone, the same .ts line');
+  },
+);
 
 t.test('a test process resolves through this loader, not through ts-node', async (t) => {
   // .taprc leaves tap's @tapjs/typescript plugin out, and its test-env TAP_TYPE_STRIP_ONLY=1 makes the plugin's
