@@ -20,14 +20,11 @@ import { REPO } from '../../../src/bench/reference.js';
 import { random } from '../../../src/bench/topology.js';
 import { Budget, allowsOf, diff, lint, type RuleList, type RuleRef } from '../../../src/deploy/analysis/index.js';
 import { importRules, importedList } from '../../../src/deploy/import/index.js';
+import { decider, inside } from '../first-match.js';
 import { boxOfClass } from './brute.js';
 
 type Point = number[];
 const TOPS = [255, 255, 255, 255, 255, 255, 255, 255, 65535, 65535, 2];
-function inside(b: readonly number[], p: Point): boolean {
-  for (let d = 0; d < 11; d++) if (p[d]! < b[2 * d]! || p[d]! > b[2 * d + 1]!) return false;
-  return true;
-}
 
 /** The boxes holding a packet: looked up by the destination's first octet (answers hold thousands of boxes). */
 function locator(boxes: readonly (readonly number[])[]): (p: Point) => number[] {
@@ -38,34 +35,6 @@ function locator(boxes: readonly (readonly number[])[]): (p: Point) => number[] 
   return (p) => buckets[p[4]!]!.filter((k) => inside(boxes[k]!, p));
 }
 
-/**
- * Per list, the lines (ascending) whose boxes reach each first octet of the destination: a line none of whose boxes
- * holds the packet's cannot decide it, so the walk skips it (each packet walked all of a list's ~5,000 lines).
- */
-const byOctet = new WeakMap<RuleList, number[][]>();
-function linesAt(list: RuleList, octet: number): number[] {
-  let buckets = byOctet.get(list);
-  if (!buckets) {
-    const made = Array.from({ length: 256 }, () => [] as number[]);
-    list.lines.forEach((l, k) => {
-      const reach = new Set<number>();
-      for (const b of l.boxes) for (let v = b[8]!; v <= b[9]!; v++) reach.add(v);
-      for (const v of reach) made[v]!.push(k);
-    });
-    byOctet.set(list, (buckets = made));
-  }
-  return buckets[octet]!;
-}
-
-/** The line that decides a packet (its index), from line `from` on, or -1 for the default. */
-function decider(list: RuleList, p: Point, from = 0): number {
-  for (const k of linesAt(list, p[4]!)) {
-    if (k < from) continue;
-    const l = list.lines[k]!;
-    if (l.boxes.some((b) => inside(b, p)) && !(l.except ?? []).some((b) => inside(b, p))) return k;
-  }
-  return -1;
-}
 const allows = (list: RuleList, at: number) => (at < 0 ? list.defaultAllow : list.lines[at]!.allow);
 const position = (ref: RuleRef) => (ref === 'default' ? -1 : ref.position - 1);
 
