@@ -13,7 +13,6 @@ import { inside } from '../first-match.js';
 type Box = number[];
 const TOPS = [255, 255, 255, 255, 255, 255, 255, 255, 65535, 65535, 2];
 
-
 function randomBox(rnd: () => number): Box {
   // Few distinct values per dimension, so that boxes overlap often; sometimes the whole range.
   return TOPS.flatMap((top) => {
