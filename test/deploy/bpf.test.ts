@@ -20,7 +20,7 @@ import { BPF_MAX_LINES_PER_RULE, BPF_MAX_RULES, BPF_STATEFUL, bpf } from '../../
 import { DEPLOY_FORMATS, deployFile } from '../../src/deploy/index.js';
 import { NfvError } from '../../src/model/errors.js';
 import type { Elements, Node } from '../../src/model/types.js';
-import { behave, octets } from '../engine/packets.js';
+import { behave, everything, octets, type Box } from '../engine/packets.js';
 import { scratch } from '../helpers.js';
 
 // Not an address: packets.ts would take it for the firewall's own and keep packets to it.
@@ -219,8 +219,18 @@ function verdict(chain: Loaded, p: Packet): boolean {
   return chain.defaultAccept;
 }
 
-/** The node's own verdict: its rules applied to the one packet, as the evaluators of test/engine decide. */
-const allows = (node: Node, p: Packet) => behave(node, [p.flatMap((v) => [v, v])], true).length > 0;
+/**
+ * The node's own verdict, as the evaluators of test/engine decide: its rules applied to every packet at once (first
+ * match decides each packet alone, so the packets that pass are those of `behave` on the whole space), then the
+ * packet looked up in what passes. Applied to each packet instead, parsing the rules again each time, it was half
+ * of this file's CPU.
+ */
+const passing = new WeakMap<Node, Box[]>();
+function allows(node: Node, p: Packet): boolean {
+  let region = passing.get(node);
+  if (!region) passing.set(node, (region = behave(node, [everything()], true)));
+  return region.some((b) => p.every((v, d) => b[2 * d]! <= v && v <= b[2 * d + 1]!));
+}
 
 let seed = 20260601;
 // A 32-bit LCG in integer arithmetic (a product of doubles would lose its low bits), read by its high bits.

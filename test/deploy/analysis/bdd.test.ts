@@ -8,11 +8,10 @@ import t from 'tap';
 import { Bdd, FALSE } from '../../../src/deploy/analysis/bdd.js';
 import { random } from '../../../src/bench/topology.js';
 import { NfvError } from '../../../src/model/errors.js';
+import { inside } from '../first-match.js';
 
 type Box = number[];
 const TOPS = [255, 255, 255, 255, 255, 255, 255, 255, 65535, 65535, 2];
-
-const inside = (b: readonly number[], p: readonly number[]) => p.every((v, d) => b[2 * d]! <= v && v <= b[2 * d + 1]!);
 
 function randomBox(rnd: () => number): Box {
   // Few distinct values per dimension, so that boxes overlap often; sometimes the whole range.

@@ -25,6 +25,7 @@ import { iptables } from '../../../src/deploy/iptables.js';
 import { nftables } from '../../../src/deploy/nftables.js';
 import type { Elements, Node } from '../../../src/model/types.js';
 import { ROOT, runProcess, scratch } from '../../helpers.js';
+import { allowsPacket } from '../first-match.js';
 import { libnft } from '../nft-harness.js';
 
 const DIR = path.join(ROOT, 'test', 'fixtures', 'iptables');
@@ -194,7 +195,7 @@ t.test('refusals name file:line and why', async (t) => {
 // source, destination, ports.
 type Packet = [number, string, string, number, number];
 
-/** First match over a list's boxes, written here from the meaning of a rule list. */
+/** First match over a list's boxes (../first-match.ts, written from the meaning of a rule list). */
 function verdictOf(list: RuleList, [proto, src, dst, sport, dport]: Packet): boolean {
   const point = [
     ...src.split('.').map(Number),
@@ -203,10 +204,7 @@ function verdictOf(list: RuleList, [proto, src, dst, sport, dport]: Packet): boo
     dport,
     proto === 6 ? 0 : proto === 17 ? 1 : 2,
   ];
-  const inside = (b: readonly number[]) => point.every((v, d) => b[2 * d]! <= v && v <= b[2 * d + 1]!);
-  // A line matches the packets of its boxes but those of its except boxes (what RETURNs before it took out).
-  const line = list.lines.find((l) => l.boxes.some(inside) && !(l.except ?? []).some(inside));
-  return line ? line.allow : list.defaultAllow;
+  return allowsPacket(list, point);
 }
 
 interface Scenario {

@@ -22,6 +22,7 @@ import { REPO } from '../../../src/bench/reference.js';
 import { random } from '../../../src/bench/topology.js';
 import type { RuleList } from '../../../src/deploy/analysis/index.js';
 import { importRules, importedList } from '../../../src/deploy/import/index.js';
+import { allowsPacket } from '../first-match.js';
 
 const DIR = path.join(REPO, 'test', 'fixtures', 'iptables', 'real');
 
@@ -273,9 +274,7 @@ function verdictOf(list: RuleList, p: Packet): boolean {
     p.proto === 1 ? 0 : p.dport,
     p.proto === 6 ? 0 : p.proto === 17 ? 1 : 2,
   ];
-  const inside = (b: readonly number[]) => point.every((v, d) => b[2 * d]! <= v && v <= b[2 * d + 1]!);
-  const line = list.lines.find((l) => l.boxes.some(inside) && !(l.except ?? []).some(inside));
-  return line ? line.allow : list.defaultAllow;
+  return allowsPacket(list, point);
 }
 
 /** Packets at and around the addresses and ports the file names. */
