@@ -13,6 +13,8 @@ import { Workspace } from '../src/store/workspace.js';
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 export const BIN = path.join(ROOT, 'bin', 'nfv');
 export const SHARED = path.resolve(ROOT, '..', 'shared');
+/** The system's Python for the kernel probes, by its path: a `python3` on PATH may be a shim starting ~30 processes. */
+export const PYTHON = '/usr/bin/python3';
 
 export const fixture = (name: string) => readFile(path.join(ROOT, 'test', 'fixtures', name), 'utf8');
 

@@ -321,11 +321,16 @@ export function nftablesJson(node: Node, _id: number, options: NftOptions = {}):
   return `{"nftables": [\n${commands.map((c) => `  ${JSON.stringify(c)}`).join(',\n')}\n]}\n`;
 }
 
-/** A shell function: each line with the elements of its sets sorted (so that their order does not matter). */
-const CANONICAL = [
-  'canonical() {',
-  "  awk '{",
-  '    out = ""; s = $0',
+/**
+ * The awk program of a change script's check: reads the list the change starts from on stdin, lists the chain with
+ * `nft -a`, and prints its rules' handles when the two are the same line for line (each set's elements sorted: nft
+ * lists a set of single values in its hash order); exits 2 when nft listed nothing (no chain), 1 when they differ.
+ * One awk for the whole check: a process per step (sed, printf, awk pipelines) cost more than the check.
+ */
+const check = (where: string) => [
+  "awk '",
+  '  function canonical(s,  out, i, rest, j, n, e, a, b, v) {',
+  '    out = ""',
   '    while ((i = index(s, "{ ")) > 0) {',
   '      rest = substr(s, i + 2); j = index(rest, " }"); n = split(substr(rest, 1, j - 1), e, ", ")',
   '      for (a = 2; a <= n; a++) {',
@@ -334,9 +339,24 @@ const CANONICAL = [
   '      out = out substr(s, 1, i + 1) e[1]; for (a = 2; a <= n; a++) out = out ", " e[a]; out = out " }"',
   '      s = substr(rest, j + 2)',
   '    }',
-  '    print out s',
-  "  }'",
-  '}',
+  '    return out s',
+  '  }',
+  '  { expected[++n] = canonical($0) }',
+  '  END {',
+  `    cmd = "nft -a list chain ${where}"`,
+  '    while ((cmd | getline line) > 0) {',
+  '      listed++',
+  '      if (line ~ /^\\t\\ttype /) got[++m] = canonical(substr(line, 3))',
+  '      else if (line ~ /^\\t\\t/ && match(line, / # handle [0-9]+$/)) {',
+  '        got[++m] = canonical(substr(line, 3, RSTART - 3)); handles = handles " " substr(line, RSTART + 10)',
+  '      }',
+  '    }',
+  '    if (!listed) exit 2',
+  '    if (m != n) exit 1',
+  '    for (k = 1; k <= n; k++) if (got[k] != expected[k]) exit 1',
+  '    print handles',
+  '  }',
+  "' <<'NFV'",
 ];
 
 /**
@@ -378,21 +398,18 @@ export function nftablesChange(from: Node, to: Node, what: string, options: NftO
     `# chain ${CHAIN}${options.sets ? ', with --sets' : ''}); a chain that differs from that list is refused and ` +
       'left as it is',
     'set -e',
-    '# the chain as nft lists it, each set in one order (nft lists a set of single values in its hash order)',
-    ...CANONICAL,
-    `listed=$(nft -a list chain ${where}) || { echo "nfv: no chain ${where} to change" >&2; exit 1; }`,
-    "chain=$(printf '%s\\n' \"$listed\" | sed -n 's/^\\t\\t\\(type .*\\)$/\\1/p')",
-    "rules=$(printf '%s\\n' \"$listed\" | sed -n 's/^\\t\\t\\(.*\\) # handle [0-9][0-9]*$/\\1/p' | canonical)",
-    "expected=$(canonical <<'NFV'",
+    "# the chain as nft lists it against the list this change starts from, and its rules' handles",
+    'handles=$(' + check(where).join('\n'),
     policyLine(a.policy),
     ...old,
     'NFV',
-    ')',
-    'if [ "$(printf \'%s\\n%s\\n\' "$chain" "$rules")" != "$expected" ]; then',
-    `  echo "nfv: chain ${where} is not the list this change starts from (it changed since it was deployed)" >&2`,
+    ') || {',
+    `  if [ $? = 2 ]; then echo "nfv: no chain ${where} to change" >&2`,
+    `  else echo "nfv: chain ${where} is not the list this change starts from (it changed since it was deployed)" >&2`,
+    '  fi',
     '  exit 1',
-    'fi',
-    "set -- $(printf '%s\\n' \"$listed\" | sed -n 's/^\\t\\t.* # handle \\([0-9][0-9]*\\)$/\\1/p')",
+    '}',
+    'set -- $handles',
     'nft -f - <<NFV',
     ...deletes,
     ...inserts,

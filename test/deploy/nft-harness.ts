@@ -8,7 +8,7 @@ import { random } from '../../src/bench/topology.js';
 import { nftablesJson } from '../../src/deploy/nftables.js';
 import { ruleBox, ruleBoxes } from '../../src/model/space.js';
 import type { Elements, Node } from '../../src/model/types.js';
-import { ROOT, runProcess, scratch, type seeded } from '../helpers.js';
+import { PYTHON, ROOT, runProcess, scratch, type seeded } from '../helpers.js';
 
 /**
  * New user, network and PID namespaces: nft runs as their root, and when the process started in them ends (or is
@@ -20,7 +20,7 @@ export const inNamespace = (script: string) =>
 export const probe = inNamespace('nft list ruleset');
 export const said = (r: ReturnType<typeof inNamespace>) => (r.stderr || String(r.error)).trim();
 export const nftWhy = `nft in a user and network namespace is not available here (${said(probe)})`;
-export const PYTHON = '/usr/bin/python3';
+export { PYTHON };
 export const veth = inNamespace('ip link add a0 type veth peer name a1');
 export const packetsWhy =
   probe.status !== 0

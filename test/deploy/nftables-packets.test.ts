@@ -37,6 +37,16 @@ function mayBeReply(list: Packet[], forwarded: boolean[], i: number): boolean {
     .some((q, k) => forwarded[k] && q.proto === p.proto && same(q.src, p.dst) && same(q.dst, p.src));
 }
 
+/**
+ * The unload of an iptables job: the filter table back to empty chains that accept, in one iptables-restore (it was
+ * `iptables -P FORWARD ACCEPT && iptables -F FORWARD` in sh, three processes per job).
+ */
+async function unloadFile(dir: string) {
+  const file = path.join(dir, 'unload.rules');
+  await writeFile(file, '*filter\n:INPUT ACCEPT [0:0]\n:FORWARD ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\nCOMMIT\n');
+  return ['iptables-restore', file];
+}
+
 t.test(
   'real packets: nft, nft --sets and iptables (stateful) and nft --stateless give the first-match verdict',
   { skip: packetsWhy || false },
@@ -53,6 +63,7 @@ t.test(
       // No ruleset: every packet must arrive, or something else than the firewall stops some.
       { variant: 'none', k: -1, load: null, unload: null, packets: wire(packets.flatMap((list) => list.slice(0, 20))) },
     ];
+    const unloadIptables = await unloadFile(dir);
     for (const [k, node] of firewalls.entries()) {
       const base = path.join(dir, String(k));
       await writeFile(`${base}.nft`, nftables(node, k));
@@ -71,10 +82,7 @@ t.test(
       for (const variant of variants.filter(some)) {
         const how =
           variant === 'iptables'
-            ? {
-                load: ['iptables-restore', `${base}.rules`],
-                unload: ['sh', '-c', 'iptables -P FORWARD ACCEPT && iptables -F FORWARD'],
-              }
+            ? { load: ['iptables-restore', `${base}.rules`], unload: unloadIptables }
             : nft(`${base}${variant === 'nft' ? '' : `.${variant}`}.nft`);
         jobs.push({ variant, k, ...how, packets: wire(packets[k]!) });
       }
@@ -222,15 +230,13 @@ t.test(
     const jobs: { variant: string; load: string[] | null; unload: string[] | null; packets: unknown }[] = [
       { variant: 'none', load: null, unload: null, packets: wire },
     ];
+    const unloadIptables = await unloadFile(dir);
     for (const [k, [variant, text]] of Object.entries(files).entries()) {
       if (variant.startsWith('iptables') && iptablesWhy) continue;
       const file = path.join(dir, String(k));
       await writeFile(file, text);
       const how = variant.startsWith('iptables')
-        ? {
-            load: ['iptables-restore', file],
-            unload: ['sh', '-c', 'iptables -P FORWARD ACCEPT && iptables -F FORWARD'],
-          }
+        ? { load: ['iptables-restore', file], unload: unloadIptables }
         : {
             load: ['nft', ...(variant === 'json' ? ['-j'] : []), '-f', file],
             unload: ['nft', 'delete', 'table', 'ip', 'nfv'],

@@ -18,7 +18,8 @@ import { decodeDocument } from '../../../src/model/codec.js';
 import { NfvError } from '../../../src/model/errors.js';
 import { NfvType } from '../../../src/model/resources.js';
 import type { NFV, Node } from '../../../src/model/types.js';
-import { ROOT, SHARED, cli, scratch, spawnNfv, until } from '../../helpers.js';
+import { nfvInProcess } from '../../cli/in-process.js';
+import { ROOT, SHARED, scratch, spawnNfv, until } from '../../helpers.js';
 import { violations } from '../../engine/evaluator.js';
 import { packetsWhy } from '../nft-harness.js';
 
@@ -216,7 +217,7 @@ t.test('links listed by one end only carry packets one way, as in the engine (VE
 t.test('refusals: several graphs, names that are not addresses; exit 2 in one line', async (t) => {
   const ws = await scratch(t);
   const office = await readFile(path.join(ROOT, 'samples', 'office-nat.xml'), 'utf8');
-  const r = await cli(['emulate', '-'], { workspace: ws, input: office.replaceAll('"203.0.113.1"', '"nat"') });
+  const r = await nfvInProcess(['emulate', '-'], { workspace: ws, input: office.replaceAll('"203.0.113.1"', '"nat"') });
   t.equal(r.code, 2);
   t.equal(r.stdout, '');
   t.equal(r.stderr, 'nfv: emulate: node "nat": its name is not one IPv4 address\n');
@@ -293,13 +294,13 @@ t.test('a missing tool: one line naming it, exit 2', { skip }, async (t) => {
   await symlink(process.execPath, path.join(bin, 'node'));
   const file = path.join(dir, 'answer.json');
   await writeFile(file, JSON.stringify(handMade([true, true, true, true])));
-  const r = await cli(['--format', 'json', 'emulate', file], { workspace: dir, env: { PATH: bin } });
+  const r = await nfvInProcess(['--format', 'json', 'emulate', file], { workspace: dir, env: { PATH: bin } });
   t.equal(r.code, 2, r.stderr);
   t.match(r.stderr, /^nfv: emulate: the kernel or system lacks what it needs: [^\n]*ip is not installed\n$/);
   const nodeOnly = path.join(dir, 'node-only');
   await mkdir(nodeOnly);
   await symlink(process.execPath, path.join(nodeOnly, 'node'));
-  const none = await cli(['emulate', file], { workspace: dir, env: { PATH: nodeOnly } });
+  const none = await nfvInProcess(['emulate', file], { workspace: dir, env: { PATH: nodeOnly } });
   t.equal(none.code, 2);
   t.match(none.stderr, /^nfv: emulate: [^\n]*unshare[^\n]*\n$/);
 });
@@ -308,9 +309,9 @@ t.test('the CLI: a stored simulation and a file, JSON piped, exit 1 on a disagre
   const ws = await scratch(t);
   const file = path.join(ws, 'fixture.xml');
   await writeFile(file, await readFile(path.join(ROOT, 'test', 'fixtures', 'nfv.xml'), 'utf8'));
-  const stored = await cli(['simulate', '--store', file, '--format', 'json'], { workspace: ws });
+  const stored = await nfvInProcess(['simulate', '--store', file, '--format', 'json'], { workspace: ws });
   t.equal(stored.code, 1, 'the fixture has no placement for its substrate, so simulate exits 1');
-  const byId = await cli(['emulate', '1'], { workspace: ws });
+  const byId = await nfvInProcess(['emulate', '1'], { workspace: ws });
   t.equal(byId.code, 0, byId.stderr);
   const report = JSON.parse(byId.stdout) as EmulationReport;
   t.equal(report.agree, true);
@@ -321,20 +322,20 @@ t.test('the CLI: a stored simulation and a file, JSON piped, exit 1 on a disagre
       ['REACHABILITY_PROPERTY 10.0.0.1 -> 20.0.0.1', 'holds', 'holds'],
     ],
   );
-  const viaRequest = await cli(['request', 'POST', '/adp/simulations/1/emulation'], { workspace: ws });
+  const viaRequest = await nfvInProcess(['request', 'POST', '/adp/simulations/1/emulation'], { workspace: ws });
   t.equal(viaRequest.code, 0, viaRequest.stderr);
   t.same((JSON.parse(viaRequest.stdout) as EmulationReport).requirements, report.requirements, 'HTTP: the same');
-  const byGraph = await cli(['emulate', '--gid', '1', '--rid', '1'], { workspace: ws });
+  const byGraph = await nfvInProcess(['emulate', '--gid', '1', '--rid', '1'], { workspace: ws });
   t.equal(byGraph.code, 0, byGraph.stderr);
   t.match(byGraph.stderr, /simulated as simulation 2/);
   t.equal((JSON.parse(byGraph.stdout) as EmulationReport).agree, true, '--gid: simulated, stored, emulated');
-  const missing = await cli(['emulate', '9'], { workspace: ws });
+  const missing = await nfvInProcess(['emulate', '9'], { workspace: ws });
   t.equal(missing.code, 3);
   t.match(missing.stderr, /^nfv: simulation 9 does not exist\n$/);
 
   const wrong = path.join(ws, 'wrong.json');
   await writeFile(wrong, JSON.stringify(handMade([true, false, true, true])));
-  const r = await cli(['emulate', wrong], { workspace: ws });
+  const r = await nfvInProcess(['emulate', wrong], { workspace: ws });
   t.equal(r.code, 1, 'the kernel disagrees with claims 2 and 3');
   t.same(
     (JSON.parse(r.stdout) as EmulationReport).requirements.map((q) => q.agree),
@@ -342,7 +343,7 @@ t.test('the CLI: a stored simulation and a file, JSON piped, exit 1 on a disagre
   );
   t.match(r.stderr, /the kernel disagrees with 2 claims/);
   // XML: the same verdicts, one element per requirement, read here with a pattern of its own.
-  const xml = await cli(['--format', 'xml', 'emulate', wrong], { workspace: ws });
+  const xml = await nfvInProcess(['--format', 'xml', 'emulate', wrong], { workspace: ws });
   t.equal(xml.code, 1, xml.stderr);
   t.match(xml.stdout, /^<\?xml [^\n]*\n<emulation agree="false" namespaces="7" links="7" firewalls="2" probes="\d+">/);
   t.same(
@@ -475,7 +476,7 @@ t.test('SIGKILL at several moments leaves no process, namespace or link behind',
   t.ok(await until(() => seen.every((pid) => !alive(pid)), 10), 'Ctrl-C: its processes are gone');
   t.equal(hostState(), before, 'Ctrl-C: namespaces and links as before');
   // After a whole run too.
-  const done = await cli(['emulate', file], { workspace: dir });
+  const done = await nfvInProcess(['emulate', file], { workspace: dir });
   t.equal(done.code, 0, done.stderr);
   t.equal(hostState(), before, 'after success: as before');
 });

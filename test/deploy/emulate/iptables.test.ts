@@ -7,7 +7,8 @@
 import t from 'tap';
 import { emulate, planEmulation } from '../../../src/deploy/emulate/index.js';
 import type { NFV } from '../../../src/model/types.js';
-import { cli, scratch } from '../../helpers.js';
+import { nfvInProcess } from '../../cli/in-process.js';
+import { scratch } from '../../helpers.js';
 import { packetsWhy } from '../nft-harness.js';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -85,7 +86,7 @@ t.test('the CLI: --iptables, exit 1 on the disagreements; ?iptables= checked', {
   const ws = await scratch(t);
   const file = path.join(ws, 'answer.json');
   await writeFile(file, JSON.stringify(network([true, false, false, false])));
-  const r = await cli(['--format', 'json', 'emulate', '--iptables', file], { workspace: ws });
+  const r = await nfvInProcess(['--format', 'json', 'emulate', '--iptables', file], { workspace: ws });
   t.equal(r.code, 1, 'the UDP isolation holds in the kernel, not as claimed');
   const report = JSON.parse(r.stdout) as { requirements: { agree: boolean; rule: string }[] };
   t.same(
@@ -93,7 +94,9 @@ t.test('the CLI: --iptables, exit 1 on the disagreements; ?iptables= checked', {
     [true, false, true, true],
   );
   t.equal(report.requirements[0]!.rule, `10.0.1.2 #2 ${ACCEPT_443}`);
-  const bad = await cli(['request', 'POST', '/adp/emulation?iptables=yes', '-d', `@${file}`], { workspace: ws });
+  const bad = await nfvInProcess(['request', 'POST', '/adp/emulation?iptables=yes', '-d', `@${file}`], {
+    workspace: ws,
+  });
   t.equal(bad.code, 2);
   t.match(bad.stderr, /^nfv: iptables: "yes" is not true or false\n$/);
 });

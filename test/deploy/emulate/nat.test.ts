@@ -10,7 +10,8 @@ import path from 'node:path';
 import t from 'tap';
 import { emulate, planEmulation, type EmulationReport } from '../../../src/deploy/emulate/index.js';
 import type { NFV, Node } from '../../../src/model/types.js';
-import { ROOT, cli, scratch } from '../../helpers.js';
+import { nfvInProcess } from '../../cli/in-process.js';
+import { ROOT, scratch } from '../../helpers.js';
 import { claimed } from '../../engine/evaluator.js';
 import { packetsWhy } from '../nft-harness.js';
 
@@ -79,10 +80,12 @@ t.test('the shipped samples that nfv simulate answers: the kernel agrees with ev
   const files = (await readdir(path.join(ROOT, 'samples'))).filter((f) => f.endsWith('.xml')).sort();
   const emulated: string[] = [];
   for (const file of files) {
-    const simulated = await cli(['simulate', path.join(ROOT, 'samples', file), '--format', 'json'], { workspace: ws });
+    const simulated = await nfvInProcess(['simulate', path.join(ROOT, 'samples', file), '--format', 'json'], {
+      workspace: ws,
+    });
     // The data-centre pieces are parts of a document (one resource each), not answers to emulate.
     if (simulated.code !== 0) continue;
-    const r = await cli(['emulate', '-', '--format', 'json'], { workspace: ws, input: simulated.stdout });
+    const r = await nfvInProcess(['emulate', '-', '--format', 'json'], { workspace: ws, input: simulated.stdout });
     t.equal(r.code, 0, `${file}: exit 0 (${r.stderr.trim()})`);
     const report = JSON.parse(r.stdout) as { agree: boolean; requirements: { agree: boolean; claim: string }[] };
     t.ok(report.agree, `${file}: the kernel agrees with every claim`);
@@ -392,7 +395,7 @@ t.test('a real router’s port forward, imported, simulated and emulated', { ski
   await writeFile(into, JSON.stringify(graph));
   const rules = path.join(ROOT, 'test', 'fixtures', 'iptables', 'real', 'medium-sized-company.rules');
   // --approximation may: its rpfilter and ICMP-type lines are approximated, and emulate loads one rule list.
-  const imported = await cli(
+  const imported = await nfvInProcess(
     ['import', 'iptables', rules, '--node', fw, '--nat-address', nat, '--iface', 'eth0=172.16.2.0/24'].concat([
       '--approximation',
       'may',
@@ -403,14 +406,17 @@ t.test('a real router’s port forward, imported, simulated and emulated', { ski
   );
   t.equal(imported.code, 0, imported.stderr);
   t.match(imported.stderr, 'forwards tcp/4081 to 172.16.2.34');
-  const simulated = await cli(['simulate', '-', '--format', 'json'], { workspace: ws, input: imported.stdout });
+  const simulated = await nfvInProcess(['simulate', '-', '--format', 'json'], {
+    workspace: ws,
+    input: imported.stdout,
+  });
   t.equal(simulated.code, 0, simulated.stderr);
   const answer = JSON.parse(simulated.stdout) as NFV;
   t.same(
     answer.propertyDefinition.property.map((p) => p.isSat),
     [true, true, true, true, true, true],
   );
-  const r = await cli(['emulate', '-', '--format', 'json'], { workspace: ws, input: simulated.stdout });
+  const r = await nfvInProcess(['emulate', '-', '--format', 'json'], { workspace: ws, input: simulated.stdout });
   t.equal(r.code, 0, r.stderr);
   const report = JSON.parse(r.stdout) as EmulationReport;
   t.ok(report.agree, 'the kernel agrees with every claim');

@@ -17,7 +17,7 @@ import {
   type Imported,
 } from '../../../src/deploy/import/index.js';
 import type { Node } from '../../../src/model/types.js';
-import { ROOT, runProcess, scratch, seeded } from '../../helpers.js';
+import { PYTHON, ROOT, runProcess, scratch, seeded } from '../../helpers.js';
 import { exceptBoxes, ruleBoxes } from '../../../src/model/space.js';
 import type { Packet } from '../nft-harness.js';
 
@@ -50,7 +50,7 @@ export async function probeKernel(
   label: string,
   timeoutMs = 600_000,
 ): Promise<Left[]> {
-  const run = await runProcess(t, 'unshare', ['-rn', 'python3', PROBE], JSON.stringify(job), timeoutMs);
+  const run = await runProcess(t, 'unshare', ['-rn', PYTHON, PROBE], JSON.stringify(job), timeoutMs);
   t.equal(run.code, 0, `${label}the probe ran${run.stderr ? `: ${run.stderr.trim()}` : ''}`);
   const left = JSON.parse(run.stdout || '[]') as Left[];
   t.equal(left.length, job.packets.length, `${label}one answer per packet`);

@@ -44,11 +44,14 @@ def setup(job):
     loader = LOADERS.get(job.get("loader") or "")
     if loader is None:
         raise RuntimeError(f"loader {job['loader']!r}: not one of {', '.join(repr(k) for k in LOADERS)}")
+    # The links, then the addresses, neighbours and routes, each through one `ip -batch` (a process per command cost
+    # more CPU than the kernel's work).
+    ip = []
     for k, side in enumerate(sides):
-        link = ["ip", "link", "add", side["name"], "address", mac(k, False), "type", "veth"]
-        run([*link, "peer", "name", f"p{k}", "address", mac(k, True)])
+        ip.append(f"link add {side['name']} address {mac(k, False)} type veth peer name p{k} address {mac(k, True)}")
     for dev in ["lo"] + [s["name"] for s in sides] + [f"p{k}" for k in range(len(sides))]:
-        run(["ip", "link", "set", dev, "up"])
+        ip.append(f"link set {dev} up")
+    run(["ip", "-batch", "-"], stdin="".join(f"{line}\n" for line in ip))
     settings = [("net/ipv4/ip_forward", "1")]
     settings += [(f"net/ipv4/conf/{dev}/rp_filter", "0") for dev in ["all", "default"]]
     for k, side in enumerate(sides):
@@ -56,14 +59,16 @@ def setup(job):
     for key, value in settings:
         with open(f"/proc/sys/{key}", "w") as f:
             f.write(value)
+    ip = []
     for k, side in enumerate(sides):
         name, hop = side["name"], f"192.0.2.{k + 1}"
         # An address on every side (the router's own, or one no packet uses) for what the kernel sends from it.
-        run(["ip", "addr", "add", f"{side.get('address') or '192.0.2.200'}/32", "dev", name])
-        run(["ip", "neigh", "add", hop, "lladdr", mac(k, True), "dev", name, "nud", "permanent"])
+        ip.append(f"addr add {side.get('address') or '192.0.2.200'}/32 dev {name}")
+        ip.append(f"neigh add {hop} lladdr {mac(k, True)} dev {name} nud permanent")
         for prefix in side["routes"]:
             to = "default" if prefix == "0.0.0.0/0" else prefix
-            run(["ip", "route", "add", to, "via", hop, "dev", name, "onlink"])
+            ip.append(f"route add {to} via {hop} dev {name} onlink")
+    run(["ip", "-batch", "-"], stdin="".join(f"{line}\n" for line in ip))
     chains = []
     for k, side in enumerate(sides):
         rules = "".join(
