@@ -117,39 +117,21 @@ function merge(a: Box, b: Box): Box | undefined {
   return merged;
 }
 
-/**
- * Drops contained rules, then merges the first mergeable pair (by first index, then second) until none is left.
- * Pairs that failed are not tried again: the rows before `done` merge with no other, but for the rule a merge has
- * just made (at `fresh`), so the next first pair is an earlier row with it, then it with a later one, then a pair in
- * row `done` or later.
- */
 function simplify(rules: Box[]): Box[] {
-  const list = rules.filter((r, k) => !rules.some((o, j) => j !== k && contains(o, r) && (!contains(r, o) || j < k)));
-  let done = 0;
-  let fresh = -1;
-  while (fresh >= 0 || done < list.length) {
-    const f = fresh >= 0 ? fresh : done;
-    let m: Box | undefined;
-    let a = 0;
-    if (fresh >= 0) while (a < f && !(m = merge(list[a]!, list[f]!))) a++;
-    if (m) {
-      list[a] = m;
-      list.splice(f, 1);
-      if (f < done) done--;
-      fresh = a;
-      continue;
+  let list = rules.filter((r, k) => !rules.some((o, j) => j !== k && contains(o, r) && (!contains(r, o) || j < k)));
+  let changed = true;
+  while (changed) {
+    changed = false;
+    outer: for (let i = 0; i < list.length; i++) {
+      for (let j = i + 1; j < list.length; j++) {
+        const m = merge(list[i]!, list[j]!);
+        if (m) {
+          list = [...list.slice(0, i), m, ...list.slice(i + 1, j), ...list.slice(j + 1)];
+          changed = true;
+          break outer;
+        }
+      }
     }
-    let b = f + 1;
-    while (b < list.length && !(m = merge(list[f]!, list[b]!))) b++;
-    if (m) {
-      list[f] = m;
-      list.splice(b, 1);
-      if (b < done) done--;
-      fresh = f;
-      continue;
-    }
-    fresh = -1;
-    done = Math.max(done, f + 1);
   }
   return list;
 }
