@@ -29,11 +29,20 @@ const FULL: number[] = [];
 for (let d = 0; d < DIMS; d++) FULL.push(0, d === SPORT || d === DPORT ? 65535 : d === PROTO ? 2 : 255);
 export const UNIVERSE: Box = FULL;
 
+/** Octet intervals by address text: the engine reads the same few addresses for every rule and class it builds. */
+const parsedBounds = new Map<string, readonly number[]>();
+
 /** The octet intervals of an address pattern or (in a rule) a CIDR prefix. */
 export function octetBounds(address: string): number[] {
-  const bounds = ruleAddressBounds(address);
-  if (!bounds) throw new Error(`not an address pattern or prefix: ${address}`);
-  return bounds;
+  let bounds = parsedBounds.get(address);
+  if (!bounds) {
+    bounds = ruleAddressBounds(address);
+    if (!bounds) throw new Error(`not an address pattern or prefix: ${address}`);
+    // Bounded, for a long-running serve that reads many documents.
+    if (parsedBounds.size >= 4096) parsedBounds.clear();
+    parsedBounds.set(address, bounds);
+  }
+  return [...bounds];
 }
 
 export function protoBounds(proto: string | undefined): [number, number] {

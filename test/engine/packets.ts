@@ -21,8 +21,18 @@ export const everything = (): Box => {
   return b;
 };
 
-/** Octet ranges of an address pattern ("10.0.-1.1", "*") or prefix ("172.16.0.0/12"), or undefined. */
+const parsed = new Map<string, [number, number][] | undefined>();
+
+/**
+ * Octet ranges of an address pattern ("10.0.-1.1", "*") or prefix ("172.16.0.0/12"), or undefined; read once per
+ * text (the evaluators ask the same few addresses at every node of every path), so never to be changed by a caller.
+ */
 export function octets(pattern: string): [number, number][] | undefined {
+  if (!parsed.has(pattern)) parsed.set(pattern, parseOctets(pattern));
+  return parsed.get(pattern);
+}
+
+function parseOctets(pattern: string): [number, number][] | undefined {
   if (pattern === '*') return [0, 1, 2, 3].map(() => [0, 255]);
   const [address, length] = pattern.split('/');
   if (length !== undefined) {
