@@ -38,9 +38,11 @@ export async function resolve(specifier, context, nextResolve) {
   if (specifier.endsWith('.js') && (local || specifier.startsWith('file:'))) {
     const js = new URL(specifier, context.parentURL);
     const ts = new URL(`${js.pathname.slice(0, -3)}.ts${js.search}`, js);
-    if (ours(ts.href) !== undefined && !existsSync(js) && existsSync(ts)) return nextResolve(ts.href, context);
+    if (ours(ts.href) !== undefined && !existsSync(js) && existsSync(ts)) return await nextResolve(ts.href, context);
   }
-  return nextResolve(specifier, context);
+  // Awaited, so that a failed resolve names this hook in its stack also where an async hook runs after this one
+  // (the run that rebuilds tap still carries @tapjs/mock's): hooks.test.ts reads the chain from that stack.
+  return await nextResolve(specifier, context);
 }
 
 let ts;
