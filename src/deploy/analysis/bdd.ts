@@ -355,6 +355,8 @@ export class Bdd {
     const level = node[3 * u]!;
     if (level > v) return u;
     if (level === v) return node[3 * u + 1 + bit]!;
+    // Below the ports, a set that does not depend on v is its own cofactor: no walk of the middle above it.
+    if (v >= SRC_START && !(this.sourceSupport(u) & (1 << (v - SRC_START)))) return u;
     const key = 2 * v + bit;
     const c = this.cache;
     const slot = 4 * ((Math.imul(u, 0x9e3779b1) ^ Math.imul(key, 0x85ebca6b) ^ Op.Cofactor) & this.cacheMask);
@@ -580,9 +582,19 @@ export class Bdd {
   private sourceVars = new Int32Array(0);
   private sourceKnown = new Uint8Array(0);
 
+  /** Room for every node slot of the node array in `sourceVars` (made again as it grows). */
+  private sourcesSized(): void {
+    const length = this.node.length / 3;
+    const [vars, known] = [new Int32Array(length), new Uint8Array(length)];
+    vars.set(this.sourceVars);
+    known.set(this.sourceKnown);
+    [this.sourceVars, this.sourceKnown] = [vars, known];
+  }
+
   /** The source variables the set u depends on (its support's last 32 variables), as bits. */
   private sourceSupport(u: number): number {
     if (u < 2) return 0;
+    if (this.sourceKnown.length < this.count) this.sourcesSized();
     if (this.sourceKnown[u]) return this.sourceVars[u]!;
     const node = this.node;
     const level = node[3 * u]!;
@@ -603,15 +615,6 @@ export class Bdd {
     // boxes are written once, at the end, not as a tuple per field and node (most of the walk's garbage).
     const memo = new Map<number, { segments: { node: number; lo: number; hi: number }[]; count: number }>();
     const deepestOf = FIELDS.map(() => new Map<number, number>());
-    // Room for the nodes this call's cofactors may make: at most as many as the node array holds after it grows.
-    const sized = () => {
-      if (this.sourceKnown.length >= this.count) return;
-      const length = this.node.length / 3;
-      const [vars, known] = [new Int32Array(length), new Uint8Array(length)];
-      vars.set(this.sourceVars);
-      known.set(this.sourceKnown);
-      [this.sourceVars, this.sourceKnown] = [vars, known];
-    };
     let made = 0;
     const rec = (n: number, f: number): number => {
       if (f === FIELDS.length) return 1;
@@ -627,7 +630,6 @@ export class Bdd {
         // Below the ports, the deepest source variable of the field among the set's support: one walk of the
         // middle per node for the four source fields and every line, not a map per field and call.
         if (start >= SRC_START) {
-          sized();
           const field = (this.sourceSupport(m) >>> (start - SRC_START)) & 0xff;
           return field ? start + 31 - Math.clz32(field) : -1;
         }
