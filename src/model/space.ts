@@ -335,15 +335,21 @@ export function coalesceWith<T>(
       const lo = 2 * d;
       const hi = lo + 1;
       // Boxes alike but in dimension d, grouped by a hash of their other bounds (equal bounds are checked).
-      const groups = new Map<number, { box: number[]; tag: T }[]>();
-      for (const x of out) {
+      const hashes = new Uint32Array(out.length);
+      out.forEach((x, k) => {
         let h = 0;
         for (let i = 0; i < 2 * DIMS; i++) if (i >> 1 !== d) h = (Math.imul(h, 0x01000193) ^ x.box[i]!) >>> 0;
-        const group = groups.get(h);
+        hashes[k] = h;
+      });
+      // Most steps join nothing: no two hashes alike, found by sorting numbers, not by a group per box.
+      const sorted = hashes.slice().sort();
+      if (sorted.every((h, k) => k === 0 || h !== sorted[k - 1])) continue;
+      const groups = new Map<number, { box: number[]; tag: T }[]>();
+      out.forEach((x, k) => {
+        const group = groups.get(hashes[k]!);
         if (group) group.push(x);
-        else groups.set(h, [x]);
-      }
-      if (groups.size === out.length) continue;
+        else groups.set(hashes[k]!, [x]);
+      });
       out = [];
       for (const group of groups.values()) {
         if (group.length === 1) {

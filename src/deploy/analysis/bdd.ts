@@ -283,6 +283,7 @@ export class Bdd {
       }
     this.rehash(this.table.length);
     this.sizes.clear();
+    this.sourceKnown = new Uint8Array(0);
     for (const [b, u] of this.made) if (!marked[u]) this.made.delete(b);
     // Cached operations on or to a freed node are forgotten: its slot may hold another node next.
     const c = this.cache;
@@ -354,6 +355,8 @@ export class Bdd {
     const level = node[3 * u]!;
     if (level > v) return u;
     if (level === v) return node[3 * u + 1 + bit]!;
+    // Below the ports, a set that does not depend on v is its own cofactor: no walk of the middle above it.
+    if (v >= SRC_START && !(this.sourceSupport(u) & (1 << (v - SRC_START)))) return u;
     const key = 2 * v + bit;
     const c = this.cache;
     const slot = 4 * ((Math.imul(u, 0x9e3779b1) ^ Math.imul(key, 0x85ebca6b) ^ Op.Cofactor) & this.cacheMask);
@@ -573,26 +576,63 @@ export class Bdd {
   }
 
   /**
+   * Each node's source variables, bit k for variable SRC_START + k, where `sourceKnown` is set: kept between calls
+   * (`toBoxes` of a fold's lines walk the same middles) until a collection, which may give a slot another node.
+   */
+  private sourceVars = new Int32Array(0);
+  private sourceKnown = new Uint8Array(0);
+
+  /** Room for every node slot of the node array in `sourceVars` (made again as it grows). */
+  private sourcesSized(): void {
+    const length = this.node.length / 3;
+    const [vars, known] = [new Int32Array(length), new Uint8Array(length)];
+    vars.set(this.sourceVars);
+    known.set(this.sourceKnown);
+    [this.sourceVars, this.sourceKnown] = [vars, known];
+  }
+
+  /** The source variables the set u depends on (its support's last 32 variables), as bits. */
+  private sourceSupport(u: number): number {
+    if (u < 2) return 0;
+    if (this.sourceKnown.length < this.count) this.sourcesSized();
+    if (this.sourceKnown[u]) return this.sourceVars[u]!;
+    const node = this.node;
+    const level = node[3 * u]!;
+    let bits = this.sourceSupport(node[3 * u + 1]!) | this.sourceSupport(node[3 * u + 2]!);
+    if (level >= SRC_START) bits |= 1 << (level - SRC_START);
+    this.sourceVars[u] = bits;
+    this.sourceKnown[u] = 1;
+    return bits;
+  }
+
+  /**
    * A set as disjoint boxes, exactly: field by field, the values that lead to each node of the next field, as
    * intervals, times that node's boxes. `most` bounds how many boxes: past it `refuse` is called (by default the
    * refusal of MAX_ANALYSIS_BOXES).
    */
   toBoxes(u: number, most: number, refuse?: () => never): Box[] {
-    const memo = new Map<number, number[][]>();
+    // Per node and field: its values' intervals in order, each with the node it leads to, and its boxes' count. The
+    // boxes are written once, at the end, not as a tuple per field and node (most of the walk's garbage).
+    const memo = new Map<number, { segments: { node: number; lo: number; hi: number }[]; count: number }>();
     const deepestOf = FIELDS.map(() => new Map<number, number>());
     let made = 0;
-    const rec = (n: number, f: number): number[][] => {
-      if (n === FALSE) return [];
-      if (f === FIELDS.length) return [[]];
+    const rec = (n: number, f: number): number => {
+      if (f === FIELDS.length) return 1;
       const key = n * 16 + f;
       const known = memo.get(key);
-      if (known) return known;
+      if (known) return known.count;
       const { start, bits } = FIELDS[f]!;
       const end = start + bits;
       const segments: { node: number; lo: number; hi: number }[] = [];
       // The deepest variable of the field that each node's set depends on, or -1: none below it.
       const deepest = deepestOf[f]!;
       const depth = (m: number): number => {
+        // Below the ports, the deepest source variable of the field among the set's support: one walk of the
+        // middle per node for the four source fields and every line, not a map per field and call.
+        if (start >= SRC_START) {
+          const field = (this.sourceSupport(m) >>> (start - SRC_START)) & 0xff;
+          return field ? start + 31 - Math.clz32(field) : -1;
+        }
         const known = deepest.get(m);
         if (known !== undefined) return known;
         const level = this.node[3 * m]!;
@@ -623,25 +663,29 @@ export class Bdd {
         else joined.push({ ...s });
       }
       joined.sort((x, y) => x.lo - y.lo);
-      const out: number[][] = [];
-      for (const s of joined)
-        for (const tail of rec(s.node, f + 1)) {
-          out.push([s.lo, s.hi, ...tail]);
-          if (++made > most) {
-            refuse?.();
-            throw badRequest(`rules: an exact analysis of these rules needs more than ${most} boxes; give fewer rules`);
-          }
-        }
-      memo.set(key, out);
-      return out;
+      let count = 0;
+      for (const s of joined) count += rec(s.node, f + 1);
+      // Every node and field's boxes counted once, as when each was a list of its own: the same bound.
+      made += count;
+      if (made > most) {
+        refuse?.();
+        throw badRequest(`rules: an exact analysis of these rules needs more than ${most} boxes; give fewer rules`);
+      }
+      memo.set(key, { segments: joined, count });
+      return count;
     };
-    return rec(u, 0).map((bounds) => {
-      const box = new Array<number>(22);
-      FIELDS.forEach(({ dim }, f) => {
-        box[2 * dim] = bounds[2 * f]!;
-        box[2 * dim + 1] = bounds[2 * f + 1]!;
-      });
-      return box;
-    });
+    const out: Box[] = [];
+    const bounds = new Array<number>(22);
+    const emit = (n: number, f: number) => {
+      if (f === FIELDS.length) return void out.push(bounds.slice());
+      const { dim } = FIELDS[f]!;
+      for (const s of memo.get(n * 16 + f)!.segments) {
+        bounds[2 * dim] = s.lo;
+        bounds[2 * dim + 1] = s.hi;
+        emit(s.node, f + 1);
+      }
+    };
+    if (u !== FALSE && rec(u, 0)) emit(u, 0);
+    return out;
   }
 }
