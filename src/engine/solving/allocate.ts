@@ -21,7 +21,14 @@ import {
   type Requirement,
   type StateGraph,
 } from '../flows/flows.js';
-import { EXACT_MAX_VARIABLES, OptimaProbe, exactCore, exactMaxSat } from './exact.js';
+import {
+  EXACT_MAX_CONFLICTS,
+  EXACT_MAX_VARIABLES,
+  OptimaProbe,
+  PROOF_MAX_VARIABLES,
+  exactCore,
+  exactMaxSat,
+} from './exact.js';
 import { greedyDecisions, leastPrivileged, type GreedyDecisions } from './greedy.js';
 import { Clauses, conflictCore, solveMaxSat, type Lit, type MaxSatAnswer, type MaxSatProblem } from './maxsat.js';
 import { firstMatchDrops, type NetNode } from '../flows/network.js';
@@ -1092,9 +1099,11 @@ async function allocate(
     }
     // Our solver first: a small component is proven minimal before Z3 would have loaded.
     let z3Used = false;
+    // A proof-only solve has no Z3 after ours: it takes larger formulas (the refined classes' candidates).
+    const maxVariables = proofOnly ? PROOF_MAX_VARIABLES : EXACT_MAX_VARIABLES;
     /** Our solver, then Z3; `tried`: ours already ran out on this problem (OptimaProbe.rest). */
     const optimum = async (problem: MaxSatProblem, spend: Spend, tried = false) => {
-      const exact = tried ? undefined : exactMaxSat(problem, spend);
+      const exact = tried ? undefined : exactMaxSat(problem, spend, EXACT_MAX_CONFLICTS, maxVariables);
       if (exact && exact.optimal !== false) return exact;
       if (proofOnly) throw new WorkSpent();
       // Z3 reads a large problem for seconds even with a small limit: no call once the work is spent, nor where
@@ -1139,8 +1148,8 @@ async function allocate(
       solve: (problem: MaxSatProblem) => Promise<MaxSatAnswer | undefined>,
       known: Known | undefined,
     ) => {
-      // Our own solver takes at most EXACT_MAX_VARIABLES: a proof-only allocation stops building past that.
-      const bound: CandidateBound = { candidates: proofOnly ? EXACT_MAX_VARIABLES : Infinity, ...spend };
+      // Our own solver takes at most maxVariables: a proof-only allocation stops building past that.
+      const bound: CandidateBound = { candidates: proofOnly ? maxVariables : Infinity, ...spend };
       // Firewalls narrowed to one default first: that answer stands when it is optimal in the groups before the rules
       // and the other defaults' lower bounds reach its rules (a list under one of them cannot be shorter). Not for an
       // UNSAT answer: which of equally many requirements hold would then be chosen by another formula.
