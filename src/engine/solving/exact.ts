@@ -199,9 +199,9 @@ function answerOf(found: ReturnType<typeof optimise>, p: MaxSatProblem): MaxSatA
 }
 
 /**
- * The optimum of the lexicographic objectives, or undefined when the problem is too large (`maxVariables`) or the budget (`conflicts`,
- * the work of `spend`) ran out; for a problem with neighbourhoods, when it ran out after a first model, that model
- * improved (`optimal: false`) with as many conflicts again and IMPROVE_WORK of its own.
+ * The optimum of the lexicographic objectives, or undefined when the problem is too large (`maxVariables`) or the
+ * budget (`conflicts`, the work of `spend`) ran out; for a problem with neighbourhoods, when it ran out after a first
+ * model, that model improved (`optimal: false`) with as many conflicts again and IMPROVE_WORK of its own.
  */
 export function exactMaxSat(
   p: MaxSatProblem,
