@@ -21,14 +21,7 @@ import {
   type Requirement,
   type StateGraph,
 } from '../flows/flows.js';
-import {
-  EXACT_MAX_CONFLICTS,
-  EXACT_MAX_VARIABLES,
-  OptimaProbe,
-  PROOF_MAX_VARIABLES,
-  exactCore,
-  exactMaxSat,
-} from './exact.js';
+import { EXACT_MAX_CONFLICTS, EXACT_MAX_VARIABLES, OptimaProbe, exactCore, exactMaxSat } from './exact.js';
 import { greedyDecisions, leastPrivileged, type GreedyDecisions } from './greedy.js';
 import { Clauses, conflictCore, solveMaxSat, type Lit, type MaxSatAnswer, type MaxSatProblem } from './maxsat.js';
 import { firstMatchDrops, type NetNode } from '../flows/network.js';
@@ -919,8 +912,9 @@ export function provenPlaces(
   model: FlowModel,
   limits: AllocationLimits,
   tuning?: AllocationTuning,
+  maxVariables = EXACT_MAX_VARIABLES,
 ): Promise<Decisions | undefined> {
-  return allocate(net, reqs, model, limits, tuning, [], true).catch((e: unknown) => {
+  return allocate(net, reqs, model, limits, tuning, [], true, maxVariables).catch((e: unknown) => {
     if (e instanceof WorkSpent) return undefined;
     throw e;
   });
@@ -934,6 +928,8 @@ async function allocate(
   tuning: AllocationTuning = { decompose: true, collapse: true, prune: true },
   cuts: readonly AllocationCut[],
   proofOnly: boolean,
+  /** Our solver's limit (only a proof-only allocation, which no Z3 follows, is given more). */
+  maxVariables = EXACT_MAX_VARIABLES,
 ): Promise<Decisions | undefined> {
   const decisions: Decisions = {
     satisfied: reqs.map(() => true),
@@ -1099,8 +1095,6 @@ async function allocate(
     }
     // Our solver first: a small component is proven minimal before Z3 would have loaded.
     let z3Used = false;
-    // A proof-only solve has no Z3 after ours: it takes larger formulas (the refined classes' candidates).
-    const maxVariables = proofOnly ? PROOF_MAX_VARIABLES : EXACT_MAX_VARIABLES;
     /** Our solver, then Z3; `tried`: ours already ran out on this problem (OptimaProbe.rest). */
     const optimum = async (problem: MaxSatProblem, spend: Spend, tried = false) => {
       const exact = tried ? undefined : exactMaxSat(problem, spend, EXACT_MAX_CONFLICTS, maxVariables);
