@@ -15,6 +15,7 @@ import {
   type Decisions,
   type Revision,
 } from './solving/allocate.js';
+import { PROOF_MAX_VARIABLES } from './solving/exact.js';
 import { SolverTimeout, WorkPool } from './solving/work.js';
 import {
   ALGORITHMS,
@@ -611,12 +612,12 @@ export async function simulate(input: NFV, options: SimulateOptions = {}): Promi
   // prove (refinedFirst) is solved on them first, its coarse classes only when that fails; a larger one first gets its
   // coarse answer, and the refined classes are tried only once it is proven. With a substrate the graphs are placed
   // jointly, and a proof would need the refined classes throughout.
-  const refined = async (k: number): Promise<Decisions | undefined> => {
+  const refined = async (k: number, maxVariables?: number): Promise<Decisions | undefined> => {
     const w = works[k]!;
     phase('flows');
     const model = w.model.refined();
     phase('solving');
-    const proven = await provenPlaces(w.net, w.reqs, model, limits, options.tuning).catch(timedOut);
+    const proven = await provenPlaces(w.net, w.reqs, model, limits, options.tuning, maxVariables).catch(timedOut);
     timings.components.push(...(proven?.components ?? []));
     if (proven) works[k] = graphWork(w.graph, w.net, w.reqs, model);
     return proven;
@@ -627,19 +628,23 @@ export async function simulate(input: NFV, options: SimulateOptions = {}): Promi
   const deployedOnly = (w: GraphWork) =>
     w.reqs.every((r) => nodesOnWay(w.model, r).every((n) => !w.net[n]!.configurable && !w.net[n]!.optional));
   let chosen: Decisions[] = [];
-  const first = new Set<number>();
+  const refinedAlready = new Set<number>();
   const settledCoarse = new Set<number>();
   for (const [k, w] of works.entries()) {
-    if (refinable(w) && !deployedOnly(w) && refinedFirst(w.model, w.reqs)) first.add(k);
-    chosen.push((first.has(k) ? await refined(k) : undefined) ?? (await allocate(w)));
+    const first = refinable(w) && !deployedOnly(w) && refinedFirst(w.model, w.reqs) ? await refined(k) : undefined;
+    if (first) refinedAlready.add(k);
+    chosen.push(first ?? (await allocate(w)));
   }
+  // After a proven coarse answer our solver takes larger refined formulas (PROOF_MAX_VARIABLES): the coarse answer
+  // stands if that fails. Not before it, where the work spent would be missing from the coarse search (Zoo: Marwan
+  // plain 6 -> 9 rules, not proven).
   for (const [k, w] of works.entries()) {
-    if (!refinable(w) || first.has(k) || !chosen[k]!.optimal) continue;
+    if (!refinable(w) || refinedAlready.has(k) || !chosen[k]!.optimal) continue;
     if (deployedOnly(w) && settled(w, chosen[k]!)) {
       settledCoarse.add(k);
       continue;
     }
-    chosen[k] = (await refined(k)) ?? chosen[k]!;
+    chosen[k] = (await refined(k, PROOF_MAX_VARIABLES)) ?? chosen[k]!;
   }
   let hosting: HostingReport = { status: 'none' };
   if (problem) {

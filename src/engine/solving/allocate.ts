@@ -21,7 +21,7 @@ import {
   type Requirement,
   type StateGraph,
 } from '../flows/flows.js';
-import { EXACT_MAX_VARIABLES, OptimaProbe, exactCore, exactMaxSat } from './exact.js';
+import { EXACT_MAX_CONFLICTS, EXACT_MAX_VARIABLES, OptimaProbe, exactCore, exactMaxSat } from './exact.js';
 import { greedyDecisions, leastPrivileged, type GreedyDecisions } from './greedy.js';
 import { Clauses, conflictCore, solveMaxSat, type Lit, type MaxSatAnswer, type MaxSatProblem } from './maxsat.js';
 import { firstMatchDrops, type NetNode } from '../flows/network.js';
@@ -912,8 +912,9 @@ export function provenPlaces(
   model: FlowModel,
   limits: AllocationLimits,
   tuning?: AllocationTuning,
+  maxVariables = EXACT_MAX_VARIABLES,
 ): Promise<Decisions | undefined> {
-  return allocate(net, reqs, model, limits, tuning, [], true).catch((e: unknown) => {
+  return allocate(net, reqs, model, limits, tuning, [], true, maxVariables).catch((e: unknown) => {
     if (e instanceof WorkSpent) return undefined;
     throw e;
   });
@@ -927,6 +928,8 @@ async function allocate(
   tuning: AllocationTuning = { decompose: true, collapse: true, prune: true },
   cuts: readonly AllocationCut[],
   proofOnly: boolean,
+  /** Our solver's limit (only a proof-only allocation, which no Z3 follows, is given more). */
+  maxVariables = EXACT_MAX_VARIABLES,
 ): Promise<Decisions | undefined> {
   const decisions: Decisions = {
     satisfied: reqs.map(() => true),
@@ -1094,7 +1097,7 @@ async function allocate(
     let z3Used = false;
     /** Our solver, then Z3; `tried`: ours already ran out on this problem (OptimaProbe.rest). */
     const optimum = async (problem: MaxSatProblem, spend: Spend, tried = false) => {
-      const exact = tried ? undefined : exactMaxSat(problem, spend);
+      const exact = tried ? undefined : exactMaxSat(problem, spend, EXACT_MAX_CONFLICTS, maxVariables);
       if (exact && exact.optimal !== false) return exact;
       if (proofOnly) throw new WorkSpent();
       // Z3 reads a large problem for seconds even with a small limit: no call once the work is spent, nor where
@@ -1139,8 +1142,8 @@ async function allocate(
       solve: (problem: MaxSatProblem) => Promise<MaxSatAnswer | undefined>,
       known: Known | undefined,
     ) => {
-      // Our own solver takes at most EXACT_MAX_VARIABLES: a proof-only allocation stops building past that.
-      const bound: CandidateBound = { candidates: proofOnly ? EXACT_MAX_VARIABLES : Infinity, ...spend };
+      // Our own solver takes at most maxVariables: a proof-only allocation stops building past that.
+      const bound: CandidateBound = { candidates: proofOnly ? maxVariables : Infinity, ...spend };
       // Firewalls narrowed to one default first: that answer stands when it is optimal in the groups before the rules
       // and the other defaults' lower bounds reach its rules (a list under one of them cannot be shorter). Not for an
       // UNSAT answer: which of equally many requirements hold would then be chosen by another formula.

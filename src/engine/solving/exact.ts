@@ -19,6 +19,12 @@ import type { Lit, MaxSatAnswer, MaxSatProblem, Neighbourhood } from './maxsat.j
  */
 export const EXACT_MAX_VARIABLES = 20_000;
 export const EXACT_MAX_CONFLICTS = 20_000;
+/**
+ * The variables of a proof-only solve (allocate.ts: the refined classes after a proven coarse answer), where no Z3
+ * takes over and only a proof is of use. Measured (docs/performance.md, wt-ref11): Garr199901 NAT's refined
+ * formula, 34,327 variables, is proven in 6.1 M of PROOF_WORK's 30 M ticks; Belnet2008's, 74,119, is not in all.
+ */
+export const PROOF_MAX_VARIABLES = 40_000;
 
 function loaded(p: MaxSatProblem): SatSolver | undefined {
   const sat = new SatSolver(p.variables);
@@ -193,12 +199,17 @@ function answerOf(found: ReturnType<typeof optimise>, p: MaxSatProblem): MaxSatA
 }
 
 /**
- * The optimum of the lexicographic objectives, or undefined when the problem is too large or the budget (`conflicts`,
- * the work of `spend`) ran out; for a problem with neighbourhoods, when it ran out after a first model, that model
- * improved (`optimal: false`) with as many conflicts again and IMPROVE_WORK of its own.
+ * The optimum of the lexicographic objectives, or undefined when the problem is too large (`maxVariables`) or the
+ * budget (`conflicts`, the work of `spend`) ran out; for a problem with neighbourhoods, when it ran out after a first
+ * model, that model improved (`optimal: false`) with as many conflicts again and IMPROVE_WORK of its own.
  */
-export function exactMaxSat(p: MaxSatProblem, spend: Spend, conflicts = EXACT_MAX_CONFLICTS): MaxSatAnswer | undefined {
-  if (p.variables > EXACT_MAX_VARIABLES) return undefined;
+export function exactMaxSat(
+  p: MaxSatProblem,
+  spend: Spend,
+  conflicts = EXACT_MAX_CONFLICTS,
+  maxVariables = EXACT_MAX_VARIABLES,
+): MaxSatAnswer | undefined {
+  if (p.variables > maxVariables) return undefined;
   const budget: SatBudget = { conflicts, ...spend };
   const sat = loaded(p);
   const found = sat ? optimise(sat, p.soft, budget) : 'unsat';

@@ -6,7 +6,15 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import t from 'tap';
 import { random } from '../../../src/bench/topology.js';
-import { IMPROVE_NEIGHBOURHOODS, OptimaProbe, exactCore, exactMaxSat } from '../../../src/engine/solving/exact.js';
+import {
+  EXACT_MAX_CONFLICTS,
+  EXACT_MAX_VARIABLES,
+  IMPROVE_NEIGHBOURHOODS,
+  OptimaProbe,
+  PROOF_MAX_VARIABLES,
+  exactCore,
+  exactMaxSat,
+} from '../../../src/engine/solving/exact.js';
 import { Clauses, z3Started, type MaxSatProblem } from '../../../src/engine/solving/maxsat.js';
 import { WorkPool } from '../../../src/engine/solving/work.js';
 import { simulate } from '../../../src/engine/simulate.js';
@@ -152,6 +160,30 @@ t.test('no budget left: no answer, so the caller falls back', async (t) => {
   const p: MaxSatProblem = { variables: 2, hard: Clauses.of([[1, 2]]), soft: [[-1, -2]] };
   t.equal(exactMaxSat(p, { work: new WorkPool(0), abortAt: Date.now() + 60_000 }), undefined);
   t.same(exactMaxSat(p, later())?.status, 'sat');
+});
+
+t.test('past the variables allowed no answer; a proof-only solve is allowed more (refined classes)', async (t) => {
+  // Pairs x(2k-1), x(2k) of which one must hold; the first group asks every odd one false, the second x2 false.
+  const chain = (variables: number): MaxSatProblem => {
+    const pairs = Array.from({ length: variables / 2 }, (_, k) => [2 * k + 1, 2 * k + 2]);
+    return {
+      variables,
+      hard: Clauses.of(pairs),
+      soft: [pairs.map(([odd]) => -odd!), [-2]],
+    };
+  };
+  const past = chain(EXACT_MAX_VARIABLES + 2);
+  t.equal(exactMaxSat(past, later()), undefined);
+  t.equal(exactMaxSat(chain(PROOF_MAX_VARIABLES + 2), later(), EXACT_MAX_CONFLICTS, PROOF_MAX_VARIABLES), undefined);
+  const answer = exactMaxSat(past, later(), EXACT_MAX_CONFLICTS, PROOF_MAX_VARIABLES);
+  t.equal(answer?.status, 'sat');
+  const value = (v: number) => answer!.value[v] === true;
+  t.ok(
+    past.hard.list().every((c) => c.some((l) => holds(l, value))),
+    'every pair has one true',
+  );
+  // The optimum keeps every odd one false, so every even one must hold: nothing unmet first, x2 unmet second.
+  t.same(costs(past, value), [0, 1]);
 });
 
 t.test('a VEREFOO input is solved without loading Z3', async (t) => {
