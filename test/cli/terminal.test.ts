@@ -6,7 +6,7 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import t from 'tap';
-import { BIN, ROOT, scratch } from '../helpers.js';
+import { BIN, PYTHON, ROOT, scratch } from '../helpers.js';
 
 const HAVE_TMUX = spawnSync('sh', ['-c', 'command -v tmux']).status === 0;
 const SAMPLE = path.join(ROOT, 'samples', 'office-nat.xml');
@@ -106,7 +106,7 @@ t.test('in a real terminal', { skip: !HAVE_TMUX && 'tmux is not installed here (
   });
 });
 
-const HAVE_PYTHON = existsSync('/usr/bin/python3');
+const HAVE_PYTHON = existsSync(PYTHON);
 
 t.test(
   'on a terminal whose size was never set (0x0), the spinner draws, Ctrl-C stops it, exit 130',
@@ -118,19 +118,7 @@ t.test(
     // cursor-up and clear-line without end, so the pattern never came and the driver killed it at its deadline.
     const run = spawnSync(
       '/usr/bin/env',
-      [
-        '-u',
-        'NODE_OPTIONS',
-        '-u',
-        'CI',
-        '/usr/bin/python3',
-        driver,
-        String.raw`\(1\.\d s\)`,
-        '30',
-        BIN,
-        'simulate',
-        SAMPLE,
-      ],
+      ['-u', 'NODE_OPTIONS', '-u', 'CI', PYTHON, driver, String.raw`\(1\.\d s\)`, '30', BIN, 'simulate', SAMPLE],
       {
         encoding: 'utf8',
         env: { ...process.env, NO_COLOR: '1', TERM: 'xterm', NFV_WORKSPACE: ws, NFV_SOLVER_FAULT: 'delay:30000' },

@@ -19,6 +19,7 @@ import https from 'node:https';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import {
+  PYTHON,
   ROOT,
   SHARED,
   answerOf,
@@ -31,7 +32,7 @@ import {
 } from '../helpers.js';
 
 export const HERE = path.join(ROOT, 'test', 'clients');
-export const PYTHON = '/usr/bin/python3';
+export { PYTHON };
 export const VENDOR = path.join(SHARED, 'vendor');
 
 /** The nodes of site.pp, each with the role fact the test gives it. */

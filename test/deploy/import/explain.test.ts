@@ -16,10 +16,9 @@ import path from 'node:path';
 import t from 'tap';
 import { explain, importRules, parsePacket, type ExplainPacket } from '../../../src/deploy/import/index.js';
 import { NfvError } from '../../../src/model/errors.js';
-import { ROOT, runProcess, scratch, seeded } from '../../helpers.js';
+import { PYTHON, ROOT, runProcess, scratch, seeded } from '../../helpers.js';
 
 const NAMESPACES = ['-rnp', '--fork', '--kill-child'];
-const PYTHON = '/usr/bin/python3';
 const probe = spawnSync('unshare', [...NAMESPACES, 'iptables', '-S', 'FORWARD'], { encoding: 'utf8' });
 const kernelWhy =
   probe.status !== 0

@@ -24,14 +24,13 @@ import {
 import { iptables } from '../../../src/deploy/iptables.js';
 import { nftables } from '../../../src/deploy/nftables.js';
 import type { Elements, Node } from '../../../src/model/types.js';
-import { ROOT, runProcess, scratch } from '../../helpers.js';
+import { PYTHON, ROOT, runProcess, scratch } from '../../helpers.js';
 import { allowsPacket } from '../first-match.js';
 import { libnft } from '../nft-harness.js';
 
 const DIR = path.join(ROOT, 'test', 'fixtures', 'iptables');
 const dump = (name: string) => readFile(path.join(DIR, name), 'utf8');
 const NAMESPACES = ['-rnp', '--fork', '--kill-child'];
-const PYTHON = '/usr/bin/python3';
 const probe = spawnSync('unshare', [...NAMESPACES, 'sh', '-c', 'iptables -S FORWARD && nft list ruleset'], {
   encoding: 'utf8',
 });
