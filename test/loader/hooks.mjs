@@ -4,8 +4,9 @@
 // ts-node loaded the compiler and transpiled every file again in each of the suite's ~120 processes (about 5 s of
 // CPU each); here a file is transpiled once, kept under .tap/ts-cache by a hash of its text and the compiler's
 // version and options, and read back by every later process, which then never loads the compiler at all.
+import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -33,6 +34,7 @@ const ours = (url) => {
 // every simulation through the CLI or the operations crashed twice and answered 70. Looked up before Node's resolve
 // (an x.js that exists still wins): letting that resolve fail first cost an exception per import.
 export async function resolve(specifier, context, nextResolve) {
+  if (specifier === 'tap') return { url: tapBundle(), shortCircuit: true };
   const local =
     /^\.{0,2}\//.test(specifier) && context.parentURL !== undefined && ours(context.parentURL) !== undefined;
   if (specifier.endsWith('.js') && (local || specifier.startsWith('file:'))) {
@@ -43,6 +45,68 @@ export async function resolve(specifier, context, nextResolve) {
   // Awaited, so that a failed resolve names this hook in its stack also where an async hook runs after this one
   // (the run that rebuilds tap still carries @tapjs/mock's): hooks.test.ts reads the chain from that stack.
   return await nextResolve(specifier, context);
+}
+
+// tap's runtime as one module. `import t from 'tap'` loaded about 110 ES modules (tap, @tapjs/core, its plugins,
+// tcompare, diff, yaml, ...), each a resolve and a load across the hooks thread (tap's processinfo registers one
+// in every test process, ours or not): about 0.4 CPU s of a test process's start, a trivial file's 1.0. Bundled
+// once by esbuild, and again when any of its input files changes (npm ci, `tap build`). In a node_modules folder:
+// tap leaves the frames of node_modules/@tapjs/ out of a failure's location and stack (@tapjs/stack). processinfo
+// and signal-exit stay outside: their --import already loaded them, and each keeps its state in one instance.
+const BUNDLE = path.join(ROOT, '.tap', 'tap-bundle', 'node_modules', '@tapjs', 'bundle', 'tap.mjs');
+const INPUTS = `${BUNDLE}.inputs.json`;
+const BUNDLE_ARGS = [
+  '--bundle',
+  '--format=esm',
+  '--platform=node',
+  '--target=node20',
+  '--external:@tapjs/processinfo',
+  '--external:signal-exit',
+  '--log-level=warning',
+  // for yaml's CommonJS, which requires Node's modules
+  "--banner:js=import { createRequire as tapRequire } from 'node:module'; const require = tapRequire(import.meta.url);",
+];
+// tap's entry as Node's import resolves it from this checkout (esbuild reads it from stdin)
+const BUNDLE_ENTRY = "export * from 'tap';\nexport { default } from 'tap';\n";
+let bundleUrl;
+
+/** Each input file's size and modification time, the bundle's key beside esbuild's version and arguments. */
+const stamps = (files) =>
+  files.map((file) => {
+    const { size, mtimeMs } = statSync(file);
+    return [file, size, mtimeMs];
+  });
+
+/** The file URL of the bundle, built first when missing or when an input changed (once per thread). */
+export function tapBundle() {
+  if (bundleUrl !== undefined) return bundleUrl;
+  const key = [require('esbuild/package.json').version, ...BUNDLE_ARGS, BUNDLE_ENTRY].join('\0');
+  let fresh = false;
+  try {
+    const built = JSON.parse(readFileSync(INPUTS, 'utf8'));
+    fresh =
+      built.key === key && JSON.stringify(stamps(built.inputs.map(([file]) => file))) === JSON.stringify(built.inputs);
+  } catch {
+    // no bundle yet, or an input gone: built below
+  }
+  if (!fresh) {
+    mkdirSync(path.dirname(BUNDLE), { recursive: true });
+    const aside = `${BUNDLE}.${process.pid}.${Math.random().toString(36).slice(2)}`;
+    const esbuild = path.join(ROOT, 'node_modules', '.bin', 'esbuild');
+    execFileSync(esbuild, [...BUNDLE_ARGS, `--outfile=${aside}`, `--metafile=${aside}.json`], {
+      cwd: ROOT,
+      input: BUNDLE_ENTRY,
+      stdio: ['pipe', 'ignore', 'inherit'],
+    });
+    const { inputs } = JSON.parse(readFileSync(`${aside}.json`, 'utf8'));
+    const files = Object.keys(inputs).filter((f) => f !== '<stdin>');
+    writeFileSync(`${aside}.json`, JSON.stringify({ key, inputs: stamps(files.map((f) => path.resolve(ROOT, f))) }));
+    // The bundle first: a process that reads the new inputs file then finds the new bundle.
+    renameSync(aside, BUNDLE);
+    renameSync(`${aside}.json`, INPUTS);
+  }
+  bundleUrl = pathToFileURL(BUNDLE).href;
+  return bundleUrl;
 }
 
 let ts;

@@ -3,10 +3,11 @@
  * `./x.js` finds x.ts (an x.js still first), a stack names the .ts line (the source map beside the cached code), a
  * syntax error names the file, and the transpiled text is cached once per file text in .tap/ts-cache and read back,
  * not written again; as tap starts a test process, a failure names the .ts file and line, and packages' modules
- * come without their source maps.
+ * come without their source maps; tap is one bundled module, built again when one of its files changes.
  */
 import { mkdir, readFile, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import t from 'tap';
 import { ROOT, runProcess, scratch } from '../helpers.js';
 
@@ -182,4 +183,29 @@ t.test('a test process resolves through this loader, not through ts-node', async
   const stack = String(((await import(name).catch((e: unknown) => e)) as Error).stack);
   t.match(stack, /test\/loader\/hooks\.mjs/, 'resolved through test/loader/hooks.mjs');
   t.notMatch(stack, /ts-node/, 'no ts-node hook in the chain');
+});
+
+t.test("tap's runtime is one bundled module, built again when one of its files changes", async (t) => {
+  const bundle = path.join(ROOT, '.tap', 'tap-bundle', 'node_modules', '@tapjs', 'bundle', 'tap.mjs');
+  t.equal(import.meta.resolve('tap'), pathToFileURL(bundle).href, 'this test process imported tap from the bundle');
+  const inputsFile = `${bundle}.inputs.json`;
+  const built = JSON.parse(await readFile(inputsFile, 'utf8')) as { inputs: [string, number, number][] };
+  const core = built.inputs.find(([file]) => file.endsWith('/@tapjs/core/dist/esm/index.js'));
+  t.ok(core, "tap's core is one of its inputs, with its size and time");
+  // The core's recorded size off by one, as if npm had installed another version.
+  const [, size] = core!;
+  core![1] = size + 1;
+  const before = await stat(bundle);
+  await writeFile(inputsFile, JSON.stringify(built));
+  const dir = await scratch(t);
+  const token = `loader-test-${path.basename(dir)}`;
+  t.teardown(() => removeEntries(token));
+  const file = path.join(dir, 'uses-tap.test.ts');
+  await writeFile(file, `import t from 'tap';\nt.pass('${token}');\n`);
+  const ran = await run(t, file);
+  t.equal(ran.code, 0, ran.stderr);
+  t.match(ran.stdout, `ok 1 - ${token}`);
+  const rebuilt = JSON.parse(await readFile(inputsFile, 'utf8')) as typeof built;
+  t.equal(rebuilt.inputs.find(([f]) => f === core![0])?.[1], size, "the core's true size recorded again");
+  t.not((await stat(bundle)).ino, before.ino, 'the bundle written anew');
 });

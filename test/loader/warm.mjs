@@ -8,7 +8,7 @@ import { readdirSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Worker, isMainThread, workerData } from 'node:worker_threads';
-import { transpiled } from './hooks.mjs';
+import { tapBundle, transpiled } from './hooks.mjs';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const part = isMainThread ? 0 : workerData;
@@ -38,4 +38,6 @@ if (isMainThread) {
   if (signature !== (await TapConfig.load()).pluginSignature) {
     execFileSync(path.join(ROOT, 'node_modules', '.bin', 'tap'), ['build'], { stdio: ['ignore', 'ignore', 'inherit'] });
   }
+  // tap's runtime bundled from the class just built, before four test processes at once find it missing
+  tapBundle();
 }
