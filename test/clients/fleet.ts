@@ -326,6 +326,7 @@ export async function startFleet(t: Tap.Test, backends: Backend[]): Promise<Flee
             FACTER_nfv_dir: dir,
             FACTER_nfv_role: ROLES.get(certname) ?? '',
             HOME: dir,
+            RUBYOPT: `-r${path.join(HERE, 'ruby_load.rb')}`,
           },
           timeout: 120_000,
         },
