@@ -1,5 +1,5 @@
 # Loaded first by every Puppet run of test/clients (RUBYOPT=-r this file, fleet.ts): how Debian 12's Ruby 3.1 loads
-# Puppet's files, and nothing of what Puppet does once they are loaded.
+# Puppet's files, two changes, and none to what Puppet does once they are loaded.
 
 # Puppet's autoloader appends each file it loads to $LOADED_FEATURES, about 40 times a run; in Ruby 3.1 the next
 # require then rebuilds the feature index and resolves the real path of every file loaded so far again (Ruby bug
@@ -10,4 +10,20 @@ provide = Fiddle::Function.new(Fiddle::Handle::DEFAULT['rb_provide'], [Fiddle::T
 $LOADED_FEATURES.define_singleton_method(:<<) do |feature|
   provide.call(feature)
   self
+end
+
+# Each run compiled the same 1,150 files again (0.6 s of CPU): the first run keeps each file's instructions in
+# NFV_RUBY_CACHE (the test's folder) and the later runs load them, as bootsnap's compile cache does.
+cache = ENV.fetch('NFV_RUBY_CACHE')
+RubyVM::InstructionSequence.singleton_class.define_method(:load_iseq) do |path|
+  kept = File.join(cache, path.tr('/', '%'))
+  begin
+    RubyVM::InstructionSequence.load_from_binary(File.binread(kept))
+  rescue Errno::ENOENT
+    iseq = RubyVM::InstructionSequence.compile_file(path)
+    # Whole or absent, should two runs compile the same file at once.
+    File.binwrite("#{kept}.#{Process.pid}", iseq.to_binary)
+    File.rename("#{kept}.#{Process.pid}", kept)
+    iseq
+  end
 end
