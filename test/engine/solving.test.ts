@@ -1,0 +1,11 @@
+/**
+ * The light tests of the solving stage (src/engine/solving: our CDCL solver, HiGHS, the hitting-set search), one
+ * test process for them: each module of test/engine/solving/ below is one topic's tests (run one alone with `node
+ * --import ./test/loader/register.mjs test/engine/solving/cdcl.ts`). A process each cost about a CPU second of start
+ * (docs/performance.md, "Cutting the CPU: test/engine and test/bench (30 November, wt-eng12)"). The heavier topics
+ * (allocate, bounds, work) keep a process each so that four run at once, and exact.test.ts asserts that its process
+ * never loaded Z3.
+ */
+import './solving/cdcl.js';
+import './solving/highs.js';
+import './solving/hitting.js';
