@@ -65,51 +65,85 @@ function ports(text: string | undefined): [number, number] {
 }
 
 function restrict(box: Box, at: number, ranges: [number, number][]): Box | undefined {
-  const out = [...box];
-  for (const [k, [lo, hi]] of ranges.entries()) {
-    out[2 * (at + k)] = Math.max(out[2 * (at + k)]!, lo);
-    out[2 * (at + k) + 1] = Math.min(out[2 * (at + k) + 1]!, hi);
-    if (out[2 * (at + k)]! > out[2 * (at + k) + 1]!) return undefined;
+  const out = box.slice();
+  for (let k = 0; k < ranges.length; k++) {
+    const i = 2 * (at + k);
+    const [lo, hi] = ranges[k]!;
+    if (out[i]! < lo) out[i] = lo;
+    if (out[i + 1]! > hi) out[i + 1] = hi;
+    if (out[i]! > out[i + 1]!) return undefined;
   }
   return out;
 }
 
 export function set(box: Box, at: number, ranges: [number, number][]): Box {
-  const out = [...box];
-  for (const [k, [lo, hi]] of ranges.entries()) [out[2 * (at + k)], out[2 * (at + k) + 1]] = [lo, hi];
+  const out = box.slice();
+  for (let k = 0; k < ranges.length; k++) {
+    const i = 2 * (at + k);
+    out[i] = ranges[k]![0];
+    out[i + 1] = ranges[k]![1];
+  }
   return out;
+}
+
+/** Whether two boxes share no packet. */
+function disjoint(a: Box, b: Box): boolean {
+  for (let i = 0; i < a.length; i += 2) if (a[i]! > b[i + 1]! || b[i]! > a[i + 1]!) return true;
+  return false;
 }
 
 export function intersect(a: Box, b: Box): Box | undefined {
-  const out: Box = [];
+  if (disjoint(a, b)) return undefined;
+  const out = a.slice();
   for (let i = 0; i < a.length; i += 2) {
-    const lo = Math.max(a[i]!, b[i]!);
-    const hi = Math.min(a[i + 1]!, b[i + 1]!);
-    if (lo > hi) return undefined;
-    out.push(lo, hi);
+    if (b[i]! > out[i]!) out[i] = b[i]!;
+    if (b[i + 1]! < out[i + 1]!) out[i + 1] = b[i + 1]!;
   }
   return out;
 }
 
-/** a minus b, as disjoint boxes. */
+/**
+ * a minus b, as disjoint boxes: dimension by dimension, the part of what is left below b's range, then above it,
+ * then what is left narrowed to b's range. Called for every box at every rule of every path: copies, no slices.
+ */
 export function subtract(a: Box, b: Box): Box[] {
-  if (!intersect(a, b)) return [a];
+  if (disjoint(a, b)) return [a];
   const out: Box[] = [];
-  let rest = [...a];
+  const rest = a.slice();
   for (let i = 0; i < a.length; i += 2) {
-    if (rest[i]! < b[i]!) out.push([...rest.slice(0, i), rest[i]!, b[i]! - 1, ...rest.slice(i + 2)]);
-    if (rest[i + 1]! > b[i + 1]!) out.push([...rest.slice(0, i), b[i + 1]! + 1, rest[i + 1]!, ...rest.slice(i + 2)]);
-    rest = [...rest.slice(0, i), Math.max(rest[i]!, b[i]!), Math.min(rest[i + 1]!, b[i + 1]!), ...rest.slice(i + 2)];
+    if (rest[i]! < b[i]!) {
+      const below = rest.slice();
+      below[i + 1] = b[i]! - 1;
+      out.push(below);
+      rest[i] = b[i]!;
+    }
+    if (rest[i + 1]! > b[i + 1]!) {
+      const above = rest.slice();
+      above[i] = b[i + 1]! + 1;
+      out.push(above);
+      rest[i + 1] = b[i + 1]!;
+    }
   }
   return out;
 }
 
-export const minus = (region: Box[], b: Box) => region.flatMap((a) => subtract(a, b));
-export const within = (region: Box[], b: Box) =>
-  region.flatMap((a) => {
+export function minus(region: Box[], b: Box): Box[] {
+  const out: Box[] = [];
+  for (const a of region) {
+    if (disjoint(a, b)) out.push(a);
+    else for (const x of subtract(a, b)) out.push(x);
+  }
+  return out;
+}
+
+export function within(region: Box[], b: Box): Box[] {
+  const out: Box[] = [];
+  for (const a of region) {
     const x = intersect(a, b);
-    return x ? [x] : [];
-  });
+    if (x) out.push(x);
+  }
+  return out;
+}
 
 /** The packets addressed to (at = DST) or sent from (at = SRC) an address pattern. */
 export const addressed = (pattern: [number, number][], at: number) => set(everything(), at, pattern);

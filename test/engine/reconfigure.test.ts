@@ -2,6 +2,9 @@
  * Reconfiguration: new requirements on deployed firewalls, answered with the fewest rule changes. VEREFOO's REACT
  * inputs keep the verdicts of engine.md 4.4 with no more changes than its rewrite; hand-made cases, where the
  * minimal change is known by construction, check the counts exactly. Every answer goes through the evaluator.
+ * The one-rule fixes on random networks (reconfigure-one-rule.ts) run in this process too: a process of their own cost
+ * about a CPU second of start (docs/performance.md, "Cutting the CPU: test/engine and test/bench (30 November,
+ * wt-eng12)").
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -10,6 +13,7 @@ import { decodeDocument } from '../../src/model/codec.js';
 import { NfvType } from '../../src/model/resources.js';
 import type { Elements, Property } from '../../src/model/types.js';
 import { firewall, forwarder, isolation, nat, network, place, reachability, webclient, webserver } from './build.js';
+import './reconfigure-one-rule.js';
 import { checkedSimulate } from './evaluator.js';
 
 const REACT = path.resolve('..', 'shared', 'verefoo-testfile', 'REACT');
