@@ -1,10 +1,10 @@
 /**
  * nftables output judged by nft and the kernel, in user and network namespaces (`unshare -rn`): `nft -c` (parser and
  * kernel check) accepts 1,000 seeded random rule lists as text, with and without --sets, stateful (the default) and
- * --stateless in turn. The same lists as JSON: nftables-json*.test.ts; listed back after loading:
- * nftables-list.test.ts; real packets and connections: nftables-packets.test.ts; change scripts:
- * nftables-change.test.ts (one file each, so that none runs past tap's limit on a busy machine). Without nft or
- * unshare the tests are skipped, saying why (under CI=true that fails: .ci/run installs nftables).
+ * --stateless in turn. The same lists as JSON: nftables-json.test.ts and nftables-json-2.part.ts; listed back after
+ * loading: nftables-list.part.ts (run in this process); real packets and connections: nftables-packets.part.ts;
+ * change scripts: nftables-change.test.ts. Without nft or unshare the tests are skipped, saying why (under CI=true
+ * that fails: .ci/run installs nftables).
  */
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -12,6 +12,9 @@ import t from 'tap';
 import { nftables } from '../../src/deploy/nftables.js';
 import { runProcess, scratch } from '../helpers.js';
 import { NAMESPACES, generator, inWorkers, ruleLines, skipNft } from './nft-harness.js';
+// These files' tests run in this process too, before its own (each `.part.ts` runs alone as well): a process
+// per file cost about a CPU second of start each (docs/performance.md, wt-dep12).
+import './nftables-list.part.js';
 
 t.test('nft -c accepts 1,000 random rule lists as text, with and without --sets', { skip: skipNft }, async (t) => {
   const dir = path.join(await scratch(t), 'lists');

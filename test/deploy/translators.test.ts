@@ -17,6 +17,11 @@ import { contains, ruleBox } from '../../src/model/space.js';
 import type { Elements, Node } from '../../src/model/types.js';
 import { cli, scratch } from '../helpers.js';
 import { ok, refused, workspace } from '../ops/call.js';
+// These files' tests run in this process too, before its own (each `.part.ts` runs alone as well): a process
+// per file cost about a CPU second of start each (docs/performance.md, wt-dep12).
+import './change.part.js';
+import './iptables-host.part.js';
+import './nftables-host.part.js';
 
 const firewall = (defaultAction: 'ALLOW' | 'DENY', elements: Elements[], description = 'fw1'): Node => ({
   id: 7,

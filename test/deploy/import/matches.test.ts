@@ -12,6 +12,12 @@ import { Budget, allowsOf } from '../../../src/deploy/analysis/index.js';
 import { importRules, importedList } from '../../../src/deploy/import/index.js';
 import { seeded } from '../../helpers.js';
 import { type ForwardCase, iptablesWhy, kernelForwards, packetsWhy, sampledPacket } from '../nft-harness.js';
+// These files' tests run in this process too, before its own (each `.part.ts` runs alone as well): a process
+// per file cost about a CPU second of start each (docs/performance.md, wt-dep12).
+import './mac.part.js';
+import './explain.part.js';
+import './routes.part.js';
+import './nftables.part.js';
 
 const SOURCES = ['10.1.0.5', '10.1.0.9', '10.2.3.4', '172.20.1.1', '8.8.8.8'];
 const DESTINATIONS = ['198.18.0.1', '198.18.5.9', '198.19.255.1'];

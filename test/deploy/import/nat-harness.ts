@@ -1,6 +1,6 @@
 /**
  * The kernel check of imported routers (docs/SEMANTICS.md, "Port forwards and masquerading"), shared by nat.test.ts
- * and nat-forms.test.ts: the router's own file is loaded by iptables-restore (or `nft -f`) into a namespace that is
+ * and nat-forms.part.ts: the router's own file is loaded by iptables-restore (or `nft -f`) into a namespace that is
  * the router (nat-probe.py, with two sides: wan and lan), real packets are sent through it, and what leaves on the
  * other side (header as translated, or nothing) is compared with what nfv's model makes of the same packet: the imported filter (first
  * match) and the NAT node as the test reads the semantics (its own code, not the engine's).

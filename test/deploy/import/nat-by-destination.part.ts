@@ -2,7 +2,7 @@
  * SNAT by destination (issue 47, item 1; docs/SEMANTICS.md, "Translation by destination"): `-d X -j SNAT
  * --to-source N` (or MASQUERADE) becomes the NAT node's translate list, which only the packets it takes leave with
  * source N. The kernel decides each packet (nat-harness.ts, nat-probe.py) as nfv's model does, on generated routers
- * (the chair's router, whose only nat lines are three such SNATs: nat-chair.test.ts).
+ * (the chair's router, whose only nat lines are three such SNATs: nat-chair.part.ts).
  */
 import t from 'tap';
 import { generator, kernelCheck, kernelWhy, routerFile, type Router, type Sent } from './nat-harness.js';

@@ -1,8 +1,8 @@
 /**
  * nftables output loaded into the kernel, in user and network namespaces (`unshare -rn`), and listed back: exactly as
  * nfv wrote it, from text and from JSON, for 150 seeded random rule lists with and without --sets (stateful and
- * --stateless in turn). Apart from nftables.test.ts (nft -c on 1,000 lists) so that neither file runs past tap's limit
- * on a busy machine. Without nft or unshare the test is skipped, saying why.
+ * --stateless in turn). Run in nftables.test.ts's process (nft -c on 1,000 lists). Without nft or unshare the test is
+ * skipped, saying why.
  */
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
