@@ -13,7 +13,7 @@ import { decodeDocument } from '../../src/model/codec.js';
 import { NfvType } from '../../src/model/resources.js';
 import type { Elements, Property } from '../../src/model/types.js';
 import { firewall, forwarder, isolation, nat, network, place, reachability, webclient, webserver } from './build.js';
-import './reconfigure-one-rule.js';
+import './reconfigure-one-rule.part.js';
 import { checkedSimulate } from './evaluator.js';
 
 const REACT = path.resolve('..', 'shared', 'verefoo-testfile', 'REACT');

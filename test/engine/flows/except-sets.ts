@@ -1,6 +1,6 @@
 /**
  * Seeded iptables-save files with user chains, RETURNs and negations, and hosts their prefixes tell apart: the rule
- * sets whose imports keep except boxes (except.test.ts, test/deploy/rules-except.test.ts).
+ * sets whose imports keep except boxes (except.part.ts, test/deploy/rules-except.part.ts).
  */
 import { random } from '../../../src/model/random.js';
 
