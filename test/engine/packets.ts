@@ -129,10 +129,7 @@ export function subtract(a: Box, b: Box): Box[] {
 
 export function minus(region: Box[], b: Box): Box[] {
   const out: Box[] = [];
-  for (const a of region) {
-    if (disjoint(a, b)) out.push(a);
-    else for (const x of subtract(a, b)) out.push(x);
-  }
+  for (const a of region) for (const x of subtract(a, b)) out.push(x);
   return out;
 }
 
