@@ -53,8 +53,11 @@ export async function resolve(specifier, context, nextResolve) {
 // once by esbuild, and again when any of its input files changes (npm ci, `tap build`). In a node_modules folder:
 // tap leaves the frames of node_modules/@tapjs/ out of a failure's location and stack (@tapjs/stack). processinfo
 // and signal-exit stay outside: their --import already loaded them, and each keeps its state in one instance.
-const BUNDLE = path.join(ROOT, '.tap', 'tap-bundle', 'node_modules', '@tapjs', 'bundle', 'tap.mjs');
-const INPUTS = `${BUNDLE}.inputs.json`;
+// The bundle's folder: NFV_TAP_BUNDLE_DIR when set, else .tap/tap-bundle; tap's packages find their externals and
+// optional packages from there (import.meta.url), so this checkout's node_modules must be found above it.
+// test/loader/hooks.test.ts checks a rebuild in a folder of its own: putting the suite's bundle off made the test
+// processes starting meanwhile rebuild it too.
+export const TAP_BUNDLE_DIR = process.env.NFV_TAP_BUNDLE_DIR || path.join(ROOT, '.tap', 'tap-bundle');
 const BUNDLE_ARGS = [
   '--bundle',
   '--format=esm',
@@ -77,21 +80,28 @@ const stamps = (files) =>
     return [file, size, mtimeMs];
   });
 
-/** The file URL of the bundle, built first when missing or when an input changed (once per thread). */
+/** The file URL of the suite's bundle (tapBundleIn of TAP_BUNDLE_DIR, once per thread). */
 export function tapBundle() {
-  if (bundleUrl !== undefined) return bundleUrl;
+  bundleUrl ??= pathToFileURL(tapBundleIn(TAP_BUNDLE_DIR)).href;
+  return bundleUrl;
+}
+
+/** The bundle's file in `folder`, built first when missing or when an input changed; its inputs file beside it. */
+export function tapBundleIn(folder) {
+  const bundle = path.join(folder, 'node_modules', '@tapjs', 'bundle', 'tap.mjs');
+  const inputsFile = `${bundle}.inputs.json`;
   const key = [require('esbuild/package.json').version, ...BUNDLE_ARGS, BUNDLE_ENTRY].join('\0');
   let fresh = false;
   try {
-    const built = JSON.parse(readFileSync(INPUTS, 'utf8'));
+    const built = JSON.parse(readFileSync(inputsFile, 'utf8'));
     fresh =
       built.key === key && JSON.stringify(stamps(built.inputs.map(([file]) => file))) === JSON.stringify(built.inputs);
   } catch {
     // no bundle yet, or an input gone: built below
   }
   if (!fresh) {
-    mkdirSync(path.dirname(BUNDLE), { recursive: true });
-    const aside = `${BUNDLE}.${process.pid}.${Math.random().toString(36).slice(2)}`;
+    mkdirSync(path.dirname(bundle), { recursive: true });
+    const aside = `${bundle}.${process.pid}.${Math.random().toString(36).slice(2)}`;
     const esbuild = path.join(ROOT, 'node_modules', '.bin', 'esbuild');
     execFileSync(esbuild, [...BUNDLE_ARGS, `--outfile=${aside}`, `--metafile=${aside}.json`], {
       cwd: ROOT,
@@ -102,11 +112,10 @@ export function tapBundle() {
     const files = Object.keys(inputs).filter((f) => f !== '<stdin>');
     writeFileSync(`${aside}.json`, JSON.stringify({ key, inputs: stamps(files.map((f) => path.resolve(ROOT, f))) }));
     // The bundle first: a process that reads the new inputs file then finds the new bundle.
-    renameSync(aside, BUNDLE);
-    renameSync(`${aside}.json`, INPUTS);
+    renameSync(aside, bundle);
+    renameSync(`${aside}.json`, inputsFile);
   }
-  bundleUrl = pathToFileURL(BUNDLE).href;
-  return bundleUrl;
+  return bundle;
 }
 
 let ts;

@@ -5,26 +5,39 @@
  * not written again; as tap starts a test process, a failure names the .ts file and line, and packages' modules
  * come without their source maps; tap is one bundled module, built again when one of its files changes.
  */
-import { mkdir, readFile, readdir, rm, stat, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, readFile, readdir, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import t from 'tap';
 import { ROOT, runProcess, scratch } from '../helpers.js';
+import { TAP_BUNDLE_DIR, tapBundleIn, transpiled } from './hooks.mjs';
 
 const CACHE = path.join(ROOT, '.tap', 'ts-cache');
 const REGISTER = path.join(ROOT, 'test', 'loader', 'register.mjs');
 
 /** node with the loader only (no tap hooks), as `node --import ./test/loader/register.mjs FILE` runs one file. */
-const run = (t: Tap.Test, file: string) =>
+const run = (t: Tap.Test, file: string, env: Record<string, string> = {}) =>
   runProcess(t, '/usr/bin/env', [
     '-u',
     'NODE_OPTIONS',
+    ...Object.entries(env).map(([name, value]) => `${name}=${value}`),
     process.execPath,
     '--enable-source-maps',
     '--import',
     REGISTER,
     file,
   ]);
+
+/**
+ * Writes `files` and transpiles them into the cache here, for the tests where a child's transpiling is not the
+ * point: a child that meets a file not cached loads TypeScript (about 0.7 CPU s); this process loads it once.
+ */
+async function cached(files: Record<string, string>) {
+  for (const [file, text] of Object.entries(files)) {
+    await writeFile(file, text);
+    transpiled(file);
+  }
+}
 
 /** The cache entries (code, and its map beside it) holding `token`, with their modification times. */
 async function entriesWith(token: string) {
@@ -82,7 +95,9 @@ t.test('a stack names the .ts line; a syntax error names the file', async (t) =>
   const token = `loader-test-${path.basename(dir)}`;
   t.teardown(() => removeEntries(token));
   const thrower = path.join(dir, 'throws.ts');
-  await writeFile(thrower, `type N = number;\nconst n: N = 1;\nconst tag = '${token}';\nthrow new Error(tag + n);\n`);
+  await cached({
+    [thrower]: `type N = number;\nconst n: N = 1;\nconst tag = '${token}';\nthrow new Error(tag + n);\n`,
+  });
   const thrown = await run(t, thrower);
   t.not(thrown.code, 0);
   // Line 4 of the .ts file (the transpiled text has it on line 3: the type alias is gone).
@@ -103,15 +118,15 @@ t.test('./x.js is x.js where it exists, else x.ts; ../ and absolute paths alike'
   t.teardown(() => removeEntries(token));
   await writeFile(path.join(dir, 'c.js'), `export const which = 'c.js';\n`);
   await writeFile(path.join(dir, 'c.ts'), `export const which: string = 'c.ts';\n`);
-  await writeFile(path.join(dir, 'd.ts'), `export const which: string = 'd.ts'; // ${token}\n`);
   const sub = path.join(dir, 'sub');
   await mkdir(sub);
   const main = path.join(sub, 'main.ts');
-  await writeFile(
-    main,
-    `import { which as c } from '../c.js';\nimport { which as d } from '${path.join(dir, 'd.js')}';\n` +
+  await cached({
+    [path.join(dir, 'd.ts')]: `export const which: string = 'd.ts'; // ${token}\n`,
+    [main]:
+      `import { which as c } from '../c.js';\nimport { which as d } from '${path.join(dir, 'd.js')}';\n` +
       `console.log(c, d, '${token}');\n`,
-  );
+  });
   const ran = await run(t, main);
   t.equal(ran.code, 0, ran.stderr);
   t.equal(ran.stdout, `c.js d.ts ${token}\n`, 'the .js that exists, and the .ts for the one that does not');
@@ -126,9 +141,8 @@ t.test(
     const file = path.join(dir, 'fails.test.ts');
     // tap by its URL: the scratch folder has no node_modules.
     const tap = import.meta.resolve('tap');
-    await writeFile(
-      file,
-      [
+    await cached({
+      [file]: [
         `import { findSourceMap } from 'node:module';`,
         `import t from '${tap}';`,
         `type N = number;`,
@@ -138,7 +152,7 @@ t.test(
         `console.log('maps:', JSON.stringify(maps));`,
         '',
       ].join('\n'),
-    );
+    });
     // tap's own arguments and processinfo's variables (@tapjs/run's test-argv.js and run.js), coverage off as in
     // `npm test`; processinfo writes its record under the scratch folder, not into this checkout's .tap.
     const processinfo = import.meta.resolve('@tapjs/processinfo/import');
@@ -186,28 +200,57 @@ t.test('a test process resolves through this loader, not through ts-node', async
 });
 
 t.test("tap's runtime is one bundled module, built again when one of its files changes", async (t) => {
-  const bundle = path.join(ROOT, '.tap', 'tap-bundle', 'node_modules', '@tapjs', 'bundle', 'tap.mjs');
-  t.equal(import.meta.resolve('tap'), pathToFileURL(bundle).href, 'this test process imported tap from the bundle');
-  const inputsFile = `${bundle}.inputs.json`;
-  const built = JSON.parse(await readFile(inputsFile, 'utf8')) as { inputs: [string, number, number][] };
-  const core = built.inputs.find(([file]) => file.endsWith('/@tapjs/core/dist/esm/index.js'));
-  t.ok(core, "tap's core is one of its inputs, with its size and time");
-  // The core's recorded size off by one, as if npm had installed another version.
-  const [, size] = core!;
-  core![1] = size + 1;
-  const before = await stat(bundle);
-  await writeFile(inputsFile, JSON.stringify(built));
+  const shared = path.join(TAP_BUNDLE_DIR, 'node_modules', '@tapjs', 'bundle', 'tap.mjs');
+  t.equal(import.meta.resolve('tap'), pathToFileURL(shared).href, 'this test process imported tap from the bundle');
+  const sharedBefore = { stat: await stat(shared), inputs: await readFile(`${shared}.inputs.json`, 'utf8') };
+  // A bundle of its own, in NFV_TAP_BUNDLE_DIR: the suite's bundle put off would be rebuilt by every test process
+  // starting meanwhile. A copy of the suite's, which is fresh: not built again.
   const dir = await scratch(t);
+  const folder = path.join(dir, 'tap-bundle');
+  // tap's packages find their externals and optional packages from the bundle's place, so from this link above it.
+  await symlink(path.join(ROOT, 'node_modules'), path.join(dir, 'node_modules'));
+  const bundle = path.join(folder, 'node_modules', '@tapjs', 'bundle', 'tap.mjs');
+  const inputsFile = `${bundle}.inputs.json`;
+  await mkdir(path.dirname(bundle), { recursive: true });
+  await Promise.all([copyFile(shared, bundle), copyFile(`${shared}.inputs.json`, inputsFile)]);
+  const copied = await stat(bundle);
+  t.equal(tapBundleIn(folder), bundle);
+  t.equal((await stat(bundle)).mtimeMs, copied.mtimeMs, 'a fresh bundle is not built again');
+
+  type Built = { inputs: [string, number, number][] };
+  const built = JSON.parse(await readFile(inputsFile, 'utf8')) as Built;
+  const core = built.inputs.findIndex(([file]) => file.endsWith('/@tapjs/core/dist/esm/index.js'));
+  t.ok(core >= 0, "tap's core is one of its inputs, with its size and time");
+  const [coreFile, size, mtimeMs] = built.inputs[core]!;
+  /** Puts the core's recorded size or time off; the bundle is built again, both recorded as they are. */
+  const putOff = async (what: string, stamp: [string, number, number], rebuild: () => Promise<void>) => {
+    const before = await stat(bundle);
+    const off = structuredClone(built);
+    off.inputs[core] = stamp;
+    await writeFile(inputsFile, JSON.stringify(off));
+    await rebuild();
+    const rebuilt = JSON.parse(await readFile(inputsFile, 'utf8')) as Built;
+    t.same(
+      rebuilt.inputs.find(([f]) => f === coreFile),
+      [coreFile, size, mtimeMs],
+      `${what}: recorded again`,
+    );
+    // Its time, not its inode: a rebuild's file can take the inode the copy freed.
+    t.ok((await stat(bundle)).mtimeMs > before.mtimeMs, `${what}: the bundle written anew`);
+  };
+  await putOff("the core's time", [coreFile, size, mtimeMs - 1000], async () => void tapBundleIn(folder));
+  // As a test process finds it, as if npm had installed another version: the size off by one.
   const token = `loader-test-${path.basename(dir)}`;
   t.teardown(() => removeEntries(token));
   const file = path.join(dir, 'uses-tap.test.ts');
-  await writeFile(file, `import t from 'tap';\nt.pass('${token}');\n`);
-  const ran = await run(t, file);
-  t.equal(ran.code, 0, ran.stderr);
-  t.match(ran.stdout, `ok 1 - ${token}`);
-  const rebuilt = JSON.parse(await readFile(inputsFile, 'utf8')) as typeof built;
-  t.equal(rebuilt.inputs.find(([f]) => f === core![0])?.[1], size, "the core's true size recorded again");
-  // Its time, not its inode: the other test processes of the run may rebuild it too once the inputs are off, and a
-  // second rebuild's file can take the inode the first one freed.
-  t.ok((await stat(bundle)).mtimeMs > before.mtimeMs, 'the bundle written anew');
+  await cached({ [file]: `import t from 'tap';\nt.pass('${token}');\nconsole.log(import.meta.resolve('tap'));\n` });
+  await putOff("the core's size, in a test process", [coreFile, size + 1, mtimeMs], async () => {
+    const ran = await run(t, file, { NFV_TAP_BUNDLE_DIR: folder });
+    t.equal(ran.code, 0, ran.stderr);
+    t.match(ran.stdout, `ok 1 - ${token}`);
+    t.match(ran.stdout, `\n${pathToFileURL(bundle).href}\n`, 'tap imported from the folder NFV_TAP_BUNDLE_DIR names');
+  });
+  const sharedAfter = { stat: await stat(shared), inputs: await readFile(`${shared}.inputs.json`, 'utf8') };
+  t.equal(sharedAfter.stat.mtimeMs, sharedBefore.stat.mtimeMs, "the suite's bundle is left as it was");
+  t.equal(sharedAfter.inputs, sharedBefore.inputs, 'and its inputs file too');
 });
