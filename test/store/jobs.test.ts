@@ -44,9 +44,16 @@ if (havePostgres(t)) {
     return Infinity;
   };
 
+  // One `serve --workers` and one healthy worker on the file's database for the first two tests, which need no more
+  // than some serve and some worker there: each process about half a CPU second to start. Stopped with the file.
+  let serving: Promise<string> | undefined;
+  const served = () =>
+    (serving ??= start(t, ['serve', '--port', '0', '--workers'], /listening on (\S+)/)).then((s) => s.line);
+  let working: Promise<unknown> | undefined;
+  const worker = () => (working ??= start(t, ['worker', '--solvers', '2'], /solving simulations/));
+
   t.test('a worker killed mid-solve is noticed by its heartbeat, and its job is retried at once', async (t) => {
-    const serve = await start(t, ['serve', '--port', '0', '--workers'], /listening on (\S+)/);
-    const url = serve.line;
+    const url = await served();
     // The first worker takes a second and a half over each job, so that it is surely killed in the middle of one.
     const first = await start(t, ['worker', '--solvers', '1'], /solving simulations/, {
       NFV_SOLVER_FAULT: 'delay:1500',
@@ -60,7 +67,7 @@ if (havePostgres(t)) {
     await new Promise((r) => setTimeout(r, 300));
     first.child.kill('SIGKILL');
     const killed = Date.now();
-    await start(t, ['worker', '--solvers', '2'], /solving simulations/);
+    await worker();
     const lost = `SELECT count(*)::int AS n FROM pgboss.job WHERE state = 'retry' OR retry_count > 0`;
     const noticed = await until(lost, killed, 60);
     const done = await Promise.all(answers);
@@ -89,10 +96,10 @@ if (havePostgres(t)) {
   });
 
   t.test('a simulation with a substrate is placed by a worker as in one process', async (t) => {
-    const serve = await start(t, ['serve', '--port', '0', '--workers'], /listening on (\S+)/);
-    await start(t, ['worker', '--solvers', '1'], /solving simulations/);
+    const url = await served();
+    await worker();
     const centre = await readFile(path.join(ROOT, 'samples', 'data-centre.xml'), 'utf8');
-    const answer = await request(serve.line, 'POST', '/adp/simulations?store=false', centre);
+    const answer = await request(url, 'POST', '/adp/simulations?store=false', centre);
     t.equal(answer.status, 200);
     t.equal(answer.headers.get('x-nfv-hosting'), 'placed');
     t.equal(answer.headers.get('x-nfv-active-hosts'), '6');
