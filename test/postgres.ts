@@ -89,30 +89,34 @@ export function havePostgres(t: { fail: (why: string) => void; skip: (why: strin
 const INITDB_ARGS = ['-U', 'nfv', '--auth=trust', '-E', 'UTF8', '--no-sync'];
 
 /**
- * A fresh cluster's data folder, made by initdb once per checkout and PostgreSQL version (in .tap/pg-template) and
- * copied for each file: initdb took about 1.2 CPU s a file, `cp -a` 0.2. Made aside and renamed, as two files may
- * start at once; its owner is the cluster's (`cp -a` keeps it, and the folder's mode PostgreSQL asks for).
+ * Fills `data` with a fresh cluster: a copy of the one initdb made for an earlier file of this checkout and
+ * PostgreSQL version (kept in .tap/pg-template), else initdb's, then kept there. initdb took about 1.2 CPU s a
+ * file, `cp -a` 0.2 (it keeps the owner and the folder's mode PostgreSQL asks for). initdb still writes into the
+ * temporary folder, where the cluster's owner can reach; the copy is made aside and renamed, as two files may start
+ * at once, and a template that cannot be kept (another's came first, .tap not writable) costs nothing more.
  */
-async function template(bin: string, as: (cmd: string, args: string[]) => [string, string[]]): Promise<string> {
+async function initialData(bin: string, as: (cmd: string, args: string[]) => [string, string[]], data: string) {
+  const run = promisify(execFile);
   const key = createHash('sha256')
     .update(`${bin}\0${INITDB_ARGS.join('\0')}`)
     .digest('hex')
     .slice(0, 16);
-  const folder = fileURLToPath(new URL(`../.tap/pg-template/${key}`, import.meta.url));
-  if (existsSync(folder)) return folder;
-  mkdirSync(path.dirname(folder), { recursive: true });
-  const aside = mkdtempSync(`${folder}.${process.pid}-`);
+  const template = fileURLToPath(new URL(`../.tap/pg-template/${key}`, import.meta.url));
+  if (existsSync(template)) {
+    await run('cp', ['-a', template, data]);
+    return;
+  }
+  await run(...as(path.join(bin, 'initdb'), ['-D', data, ...INITDB_ARGS]));
+  const aside = `${template}.${process.pid}.${Math.random().toString(36).slice(2)}`;
   try {
-    if (process.getuid?.() === 0) chownSync(aside, postgresUser('-u'), postgresUser('-g'));
-    await promisify(execFile)(...as(path.join(bin, 'initdb'), ['-D', aside, ...INITDB_ARGS]));
-    renameSync(aside, folder);
-  } catch (e) {
-    // Another file's rename came first (the folder is not empty): that one is used.
-    if (!existsSync(folder)) throw e;
+    mkdirSync(path.dirname(template), { recursive: true });
+    await run('cp', ['-a', data, aside]);
+    renameSync(aside, template);
+  } catch {
+    // kept by another file first, or not at all: the next file copies that one or runs initdb again
   } finally {
     rmSync(aside, { recursive: true, force: true });
   }
-  return folder;
 }
 
 const postgresUser = (flag: '-u' | '-g') => Number(execFileSync('id', [flag, 'postgres']).toString());
@@ -150,7 +154,7 @@ export async function startPostgres(t: { teardown: (fn: () => unknown) => void }
     chmodSync(dir, 0o700);
   }
   const run = promisify(execFile);
-  await run('cp', ['-a', await template(bin, as), data]);
+  await initialData(bin, as, data);
   const log = path.join(dir, 'log');
   for (let attempt = 1; ; attempt++) {
     const port = await freePort();
