@@ -7,9 +7,9 @@
  * every `WORKER_HEARTBEAT_SECONDS`, and a row in `nfv_job_runs` for each job it is solving. The serve process waiting
  * for a job looks every half second: a job whose worker has been silent for `WORKER_SILENT_SECONDS` (killed, its
  * machine gone, cut off from the database) is failed on its behalf, which puts it back at once (pg-boss's retry),
- * and another worker solves it (at most `JOB_ATTEMPTS` times in all). A job that waits while no worker at all is
- * alive is answered 503 after `NO_WORKER_WAIT_SECONDS`. pg-boss's own expiry (the time limit plus a margin) stays
- * as the last resort.
+ * and another worker solves it (at most `JOB_ATTEMPTS` times in all). A job that waits while no worker has been
+ * alive for `NO_WORKER_WAIT_SECONDS` is answered 503 (a worker restarting is waited for, an empty queue is not).
+ * pg-boss's own expiry (the time limit plus a margin) stays as the last resort.
  *
  * Payloads and answers travel as JSON text inside the job: pg-boss stores jobs as jsonb, which would reorder
  * keys, and the same input must give the same bytes whichever process solved it.
@@ -38,8 +38,8 @@ export const WORKER_HEARTBEAT_SECONDS = 2;
 /** A worker whose heartbeat is older than this counts as dead, and the job it was solving is retried at once. */
 export const WORKER_SILENT_SECONDS = 7;
 /**
- * How long a simulation waits for a worker while none is alive before it is answered 503: below the time limit
- * plus `JOB_EXPIRY_MARGIN_SECONDS` for every time limit.
+ * How long a simulation waits while no worker is alive before it is answered 503, counted from the last look that
+ * saw one: below the time limit plus `JOB_EXPIRY_MARGIN_SECONDS` for every time limit.
  */
 export const NO_WORKER_WAIT_SECONDS = 4;
 /** How often serve looks whether the worker of a job it waits for is alive. */
@@ -132,6 +132,9 @@ export class SimulationQueue {
     if (!id) throw new NfvError(503, 'the job queue refused the simulation');
     const deadline = began + (expireInSeconds + QUEUE_MAINTENANCE_SECONDS * 2) * JOB_ATTEMPTS * 1000;
     let looked = began;
+    // Since when no worker has been seen alive: a worker restarting (one killed, the next still starting) is waited
+    // for, as a queue with no worker at all is not.
+    const unattended = { since: began };
     let pause = POLL_MS;
     for (;;) {
       if (signal?.aborted) {
@@ -152,7 +155,7 @@ export class SimulationQueue {
       }
       if (Date.now() - looked >= LIVENESS_MS) {
         looked = Date.now();
-        await this.lookAfter(boss, job, began);
+        await this.lookAfter(boss, job, unattended);
       }
       await new Promise((resolve) => setTimeout(resolve, pause));
       pause = Math.min(pause * 1.5, POLL_MAX_MS);
@@ -160,10 +163,15 @@ export class SimulationQueue {
   }
 
   /**
-   * Puts back a running job whose worker stopped beating, and refuses a waiting job when no worker is alive. A
-   * database that does not answer here changes nothing: the next look tries again, and the deadline still holds.
+   * Puts back a running job whose worker stopped beating, and refuses a waiting job when no worker has been alive
+   * for `NO_WORKER_WAIT_SECONDS` (`unattended.since`, renewed whenever one is). A database that does not answer here
+   * changes nothing: the next look tries again, and the deadline still holds.
    */
-  private async lookAfter(boss: PgBoss, job: PgBoss.JobWithMetadata<Carrier>, began: number): Promise<void> {
+  private async lookAfter(
+    boss: PgBoss,
+    job: PgBoss.JobWithMetadata<Carrier>,
+    unattended: { since: number },
+  ): Promise<void> {
     const running = job.state === 'active';
     let seen: { alive: boolean; lost: boolean };
     try {
@@ -174,6 +182,7 @@ export class SimulationQueue {
     } catch {
       return;
     }
+    if (seen.alive) unattended.since = Date.now();
     if (running && seen.lost) {
       // Its run row goes first, so that the next attempt is judged by its own worker's heartbeat.
       await boss
@@ -183,7 +192,7 @@ export class SimulationQueue {
       await boss
         .fail(QUEUE, job.id, { message: `its worker was silent for ${WORKER_SILENT_SECONDS} s` })
         .catch(() => undefined);
-    } else if (!running && !seen.alive && Date.now() - began >= NO_WORKER_WAIT_SECONDS * 1000) {
+    } else if (!running && !seen.alive && Date.now() - unattended.since >= NO_WORKER_WAIT_SECONDS * 1000) {
       await boss.cancel(QUEUE, job.id).catch(() => undefined);
       throw new NfvError(
         503,
