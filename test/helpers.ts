@@ -46,7 +46,8 @@ const removeMade = () => made.forEach((dir) => rmSync(dir, { recursive: true, fo
 process.once('exit', removeMade);
 tap.on('timeout', removeMade);
 
-const alive = (pid: number) => {
+/** Whether process `pid` exists (signal 0; EPERM: it does, another user's). */
+export const alive = (pid: number) => {
   try {
     process.kill(pid, 0);
     return true;

@@ -329,6 +329,13 @@ export function sampledPacket(g: ReturnType<typeof seeded>, sources: string[], d
   return { src, packet: [proto, src, dst, sport, dport] as unknown[], box, said: `${src} -> ${dst} ${name} ${dport}` };
 }
 
+/**
+ * forward.py's unload of an iptables job: iptables-nft's filter table deleted through libnftables in forward.py's own
+ * process (sh with iptables -P, -F and -X, or an iptables-restore of empty chains, was processes per job); the next
+ * iptables job's load makes it anew.
+ */
+export const UNLOAD_IPTABLES = ['nft', 'delete', 'table', 'ip', 'filter'];
+
 /** One iptables-save rule set for forward.py, the packets to send through it and what nfv says of each. */
 export interface ForwardCase {
   rules: string;
@@ -346,8 +353,7 @@ export async function kernelForwards(t: Tap.Test, cases: ForwardCase[]) {
     cases.map(async ({ rules, packets }, k) => {
       const file = path.join(dir, `${k}.rules`);
       await writeFile(file, rules);
-      const unload = ['sh', '-c', 'iptables -P FORWARD ACCEPT && iptables -F && iptables -X'];
-      return { load: ['iptables-restore', file], unload, packets };
+      return { load: ['iptables-restore', file], unload: UNLOAD_IPTABLES, packets };
     }),
   );
   const script = path.join(ROOT, 'test', 'deploy', 'forward.py');

@@ -15,7 +15,8 @@ import { openVswitch, portMasks } from '../../src/deploy/openvswitch.js';
 import { normalisedRules } from '../../src/deploy/rules.js';
 import { contains, ruleBox } from '../../src/model/space.js';
 import type { Elements, Node } from '../../src/model/types.js';
-import { cli, scratch } from '../helpers.js';
+import { nfvInProcess } from '../cli/in-process.js';
+import { scratch } from '../helpers.js';
 import { ok, refused, workspace } from '../ops/call.js';
 // These files' tests run in this process too, before its own (each `.part.ts` runs alone as well): a process
 // per file cost about a CPU second of start each (docs/performance.md, wt-dep12).
@@ -651,7 +652,8 @@ t.test('?stateless=true on /fwd/deploy/*, nfv deploy --stateless', async (t) => 
     400,
     /^stateless: .*yes.* is not/,
   );
-  const run = (args: string[]) => cli(args, { workspace: ws.dir });
+  // The CLI's own run in this process: the answers and exit codes are the point, a bin/nfv child cost ~0.4 CPU s each.
+  const run = (args: string[]) => nfvInProcess(args, { workspace: ws.dir });
   const stateful = await run(['deploy', 'iptables', id]);
   t.equal(stateful.code, 0, stateful.stderr);
   t.match(stateful.stdout, heads.getIptables, 'nfv deploy: stateful by default');

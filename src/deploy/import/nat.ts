@@ -344,8 +344,12 @@ export function readNat(
     ),
   );
   const insideText = inside.map(([name, list]) => `${name} ${list.join(',')}`).join('; ');
-  /** Every address behind an interface other than the outside is hidden (once every line is read). */
-  const hiddenInside = () => insidePatterns.every((p) => sources.some((q) => patternIn(p, q)));
+  /**
+   * Every address behind an interface other than the outside is hidden. Asked by the notes said once every line is
+   * read, so worked out once then: a home router's 765 inside patterns against its sources took seconds per note.
+   */
+  let hidden: boolean | undefined;
+  const hiddenInside = () => (hidden ??= insidePatterns.every((p) => sources.some((q) => patternIn(p, q))));
   // Notes that depend on what the NAT hides in the end (is -i the outside exactly?), said after every line.
   const later: (() => void)[] = [];
   const taken: Taken[] = [];

@@ -19,7 +19,7 @@ import { NfvError } from '../../../src/model/errors.js';
 import { NfvType } from '../../../src/model/resources.js';
 import type { NFV, Node } from '../../../src/model/types.js';
 import { nfvInProcess } from '../../cli/in-process.js';
-import { ROOT, SHARED, scratch, spawnNfv, until } from '../../helpers.js';
+import { ROOT, SHARED, alive, scratch, spawnNfv, until } from '../../helpers.js';
 import { violations } from '../../engine/evaluator.js';
 import { packetsWhy } from '../nft-harness.js';
 
@@ -413,11 +413,11 @@ async function descendants(root: number): Promise<number[]> {
   }
   return found.slice(1);
 }
-const alive = (pid: number) => spawnSync('kill', ['-0', String(pid)]).status === 0;
+/** The host's namespaces and links, in one sh (a sh per command was two processes more per look). */
 const hostState = () =>
-  ['ip netns list', 'ip -o link show', 'ls -A /run/netns 2>/dev/null; true']
-    .map((c) => spawnSync('sh', ['-c', c], { encoding: 'utf8' }).stdout)
-    .join('---\n');
+  spawnSync('sh', ['-c', 'ip netns list; echo ---; ip -o link show; echo ---; ls -A /run/netns 2>/dev/null; true'], {
+    encoding: 'utf8',
+  }).stdout;
 
 t.test('SIGKILL at several moments leaves no process, namespace or link behind', { skip }, async (t) => {
   const dir = await scratch(t);

@@ -17,8 +17,8 @@ import type { Node } from '../../../src/model/types.js';
 import { ROOT, scratch } from '../../helpers.js';
 import {
   generator,
-  inPattern,
   inPrefix,
+  inSome,
   kernelWhy,
   nfvVerdict,
   octets,
@@ -116,7 +116,7 @@ function packets(seed: number, count: number): SentOn[] {
  */
 function model(may: Node, must: Node, nats: Map<string, NatSide>, p: SentOn): Left | { may: Left; must: Left } {
   const [proto, src, dst, sport, dport, side] = p;
-  const hides = (n: NatSide, a: string) => n.sources.some((s) => inPattern(a, s));
+  const hides = (n: NatSide, a: string) => inSome(a, n.sources);
   let [to, port] = [dst, dport];
   const first = nats.get(side);
   if (first && !hides(first, src)) {

@@ -14,8 +14,8 @@ import type { Node } from '../../../src/model/types.js';
 import { scratch } from '../../helpers.js';
 import {
   generator,
-  inPattern,
   inPrefix,
+  inSome,
   kernelWhy,
   nfvVerdict,
   octets,
@@ -116,7 +116,7 @@ interface NatSide {
  */
 function model(node: Node, nats: Partial<Record<Side, NatSide>>, p: Sent3): Seen3 {
   const [proto, src, dst, sport, dport, side] = p;
-  const hides = (n: NatSide, a: string) => n.sources.some((s) => inPattern(a, s));
+  const hides = (n: NatSide, a: string) => inSome(a, n.sources);
   let [to, port] = [dst, dport];
   const first = nats[side];
   if (first && !hides(first, src)) {
