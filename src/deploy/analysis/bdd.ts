@@ -12,7 +12,8 @@
  * last that difference is one diagram below the ports, shared by every line of the chain, instead of a copy above
  * each line's ports (the generated 20,000-rule set's fold holds 2.7 million nodes, not 6.9; the chair's router's
  * 0.44, not 0.52). Answers do not depend on the order: boxes and first packets are read field by field in the
- * boxes' own order, destination, source, protocol, ports (`toBoxes`, `first`), by cofactors where the order differs.
+ * boxes' own order, destination, source, protocol, ports (`toBoxes`, `first`), the source read off the sets below the
+ * ports where the order differs.
  *
  * Nodes live in one typed array with a unique table (open addressing); apply has a direct-mapped operation cache.
  * Nodes no set still in use reaches are collected between the lines of a fold (`collect`); the work bounds are the
@@ -76,8 +77,6 @@ const enum Op {
   Xor = 3,
   /** a and not b */
   Diff = 4,
-  /** a with variable b >> 1 fixed to b & 1 */
-  Cofactor = 5,
 }
 
 /** The most entries of the operation cache (16 bytes each): it grows with the node array up to this. */
@@ -288,10 +287,8 @@ export class Bdd {
     // Cached operations on or to a freed node are forgotten: its slot may hold another node next.
     const c = this.cache;
     for (let slot = 0; slot < c.length; slot += 4) {
-      const op = c[slot]!;
-      if (op === 0) continue;
-      // A cofactor's second operand is a variable and its value, not a node.
-      if (!marked[c[slot + 1]!] || !marked[c[slot + 3]!] || (op !== Op.Cofactor && !marked[c[slot + 2]!])) c[slot] = 0;
+      if (c[slot] === 0) continue;
+      if (!marked[c[slot + 1]!] || !marked[c[slot + 2]!] || !marked[c[slot + 3]!]) c[slot] = 0;
     }
     // The next when the nodes held have doubled, or gone half way to the bound, whichever comes first.
     this.nextCollection = Math.max(this.collectFrom, Math.min(2 * this.held, (this.held + this.maxNodes) / 2));
@@ -345,27 +342,6 @@ export class Bdd {
     c[slot] = op;
     c[slot + 1] = a;
     c[slot + 2] = b;
-    c[slot + 3] = r;
-    return r;
-  }
-
-  /** The set u with variable v fixed to `bit`: a cofactor below the top, for reading sets in the boxes' order. */
-  private cofactor(u: number, v: number, bit: number): number {
-    const node = this.node;
-    const level = node[3 * u]!;
-    if (level > v) return u;
-    if (level === v) return node[3 * u + 1 + bit]!;
-    // Below the ports, a set that does not depend on v is its own cofactor: no walk of the middle above it.
-    if (v >= SRC_START && !(this.sourceSupport(u) & (1 << (v - SRC_START)))) return u;
-    const key = 2 * v + bit;
-    const c = this.cache;
-    const slot = 4 * ((Math.imul(u, 0x9e3779b1) ^ Math.imul(key, 0x85ebca6b) ^ Op.Cofactor) & this.cacheMask);
-    if (c[slot] === Op.Cofactor && c[slot + 1] === u && c[slot + 2] === key) return c[slot + 3]!;
-    const lo = this.cofactor(node[3 * u + 1]!, v, bit);
-    const r = this.mk(level, lo, this.cofactor(node[3 * u + 2]!, v, bit));
-    c[slot] = Op.Cofactor;
-    c[slot + 1] = u;
-    c[slot + 2] = key;
     c[slot + 3] = r;
     return r;
   }
@@ -606,6 +582,73 @@ export class Bdd {
   }
 
   /**
+   * The values of the source field from `start` (8 bits) in the set n, as segments each leading to the set n has for
+   * them. The source lies below the protocol and ports (the middle): the values are read off the sets the middle
+   * leads to (its leaves), each cofactored on its own, which is one step down since the source is read in its
+   * variables' order; a segment's set, the middle over its leaves' cofactors, is made once at the segment's end,
+   * not the middle made again for each bit of the field. Diagrams are canonical: the same sets as cofactoring n.
+   */
+  private sourceSegments(n: number, start: number, segments: { node: number; lo: number; hi: number }[]): void {
+    const leaves: number[] = [];
+    const index = new Map<number, number>();
+    const seen = new Set<number>();
+    const find = (u: number): void => {
+      if (this.node[3 * u]! >= SRC_START) {
+        if (!index.has(u)) index.set(u, leaves.push(u) - 1);
+      } else if (!seen.has(u)) {
+        seen.add(u);
+        find(this.node[3 * u + 1]!);
+        find(this.node[3 * u + 2]!);
+      }
+    };
+    find(n);
+    // Each leaf is reached by some path of the middle, so n's cofactor is empty exactly when every leaf's is, and
+    // depends on the source variables its leaves' cofactors depend on.
+    const made = new Map<string, number>();
+    const setOf = (values: readonly number[]): number => {
+      if (leaves[0] === n) return values[0]!;
+      const key = values.join();
+      const known = made.get(key);
+      if (known !== undefined) return known;
+      const memo = new Map<number, number>();
+      const rebuild = (u: number): number => {
+        const k = index.get(u);
+        if (k !== undefined) return values[k]!;
+        let r = memo.get(u);
+        if (r === undefined) {
+          const lo = rebuild(this.node[3 * u + 1]!);
+          r = this.mk(this.node[3 * u]!, lo, rebuild(this.node[3 * u + 2]!));
+          memo.set(u, r);
+        }
+        return r;
+      };
+      const out = rebuild(n);
+      made.set(key, out);
+      return out;
+    };
+    const end = start + 8;
+    const walk = (values: readonly number[], v: number, base: number): void => {
+      let support = 0;
+      let empty = true;
+      for (const u of values) {
+        support |= this.sourceSupport(u);
+        if (u !== FALSE) empty = false;
+      }
+      if (empty) return;
+      const field = (support >>> (start - SRC_START)) & 0xff;
+      const width = 2 ** (end - v);
+      if (!field || start + 31 - Math.clz32(field) < v)
+        segments.push({ node: setOf(values), lo: base, hi: base + width - 1 });
+      else {
+        const at = (bit: number) => values.map((u) => (this.node[3 * u] === v ? this.node[3 * u + 1 + bit]! : u));
+        walk(at(0), v + 1, base);
+        walk(at(1), v + 1, base + width / 2);
+      }
+    };
+    walk(leaves, start, 0);
+  }
+
+  /**
    * A set as disjoint boxes, exactly: field by field, the values that lead to each node of the next field, as
    * intervals, times that node's boxes. `most` bounds how many boxes: past it `refuse` is called (by default the
    * refusal of MAX_ANALYSIS_BOXES).
@@ -627,12 +670,6 @@ export class Bdd {
       // The deepest variable of the field that each node's set depends on, or -1: none below it.
       const deepest = deepestOf[f]!;
       const depth = (m: number): number => {
-        // Below the ports, the deepest source variable of the field among the set's support: one walk of the
-        // middle per node for the four source fields and every line, not a map per field and call.
-        if (start >= SRC_START) {
-          const field = (this.sourceSupport(m) >>> (start - SRC_START)) & 0xff;
-          return field ? start + 31 - Math.clz32(field) : -1;
-        }
         const known = deepest.get(m);
         if (known !== undefined) return known;
         const level = this.node[3 * m]!;
@@ -644,16 +681,19 @@ export class Bdd {
         deepest.set(m, d);
         return d;
       };
+      // Above the source, the fields come in the variables' order: m's top is at v or below, its cofactor a child.
       const walk = (m: number, v: number, base: number) => {
         if (m === FALSE) return;
         const width = 2 ** (end - v);
         if (depth(m) < v) segments.push({ node: m, lo: base, hi: base + width - 1 });
         else {
-          walk(this.cofactor(m, v, 0), v + 1, base);
-          walk(this.cofactor(m, v, 1), v + 1, base + width / 2);
+          const at = this.node[3 * m] === v;
+          walk(at ? this.node[3 * m + 1]! : m, v + 1, base);
+          walk(at ? this.node[3 * m + 2]! : m, v + 1, base + width / 2);
         }
       };
-      walk(n, start, 0);
+      if (start >= SRC_START) this.sourceSegments(n, start, segments);
+      else walk(n, start, 0);
       // Neighbouring values that lead to the same node join into one interval.
       segments.sort((x, y) => x.node - y.node || x.lo - y.lo);
       const joined: typeof segments = [];

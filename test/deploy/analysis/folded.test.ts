@@ -26,13 +26,22 @@ import { boxOfClass } from './brute.js';
 type Point = number[];
 const TOPS = [255, 255, 255, 255, 255, 255, 255, 255, 65535, 65535, 2];
 
-/** The boxes holding a packet: looked up by the destination's first octet (answers hold thousands of boxes). */
+/**
+ * The boxes holding a packet, in order: looked up by the address octet whose buckets hold the fewest boxes (answers
+ * hold thousands; the generated list's destinations all begin with 10, its sources do not).
+ */
 function locator(boxes: readonly (readonly number[])[]): (p: Point) => number[] {
+  let [best, least] = [0, Infinity];
+  for (let d = 0; d < 8; d++) {
+    let n = 0;
+    for (const b of boxes) n += b[2 * d + 1]! - b[2 * d]! + 1;
+    if (n < least) [best, least] = [d, n];
+  }
   const buckets = Array.from({ length: 256 }, () => [] as number[]);
   boxes.forEach((b, k) => {
-    for (let v = b[8]!; v <= b[9]!; v++) buckets[v]!.push(k);
+    for (let v = b[2 * best]!; v <= b[2 * best + 1]!; v++) buckets[v]!.push(k);
   });
-  return (p) => buckets[p[4]!]!.filter((k) => inside(boxes[k]!, p));
+  return (p) => buckets[p[best]!]!.filter((k) => inside(boxes[k]!, p));
 }
 
 const allows = (list: RuleList, at: number) => (at < 0 ? list.defaultAllow : list.lines[at]!.allow);

@@ -57,8 +57,9 @@ function expected(
       differentAction: different,
     };
   }
-  // Reachable: redundant when no packet's verdict changes once it is gone.
-  for (let c = 0; c < g.cells; c++) if (verdict(first(c)) !== verdict(lowest(masks[c]! & ~bit))) return undefined;
+  // Reachable: redundant when no packet's verdict changes once it is gone. Only the cells it decides can change
+  // (elsewhere its bit is not the lowest, so the lowest stays), and they are among its own: no scan of the grid.
+  for (const c of mine) if (first(c) === k && verdict(k) !== verdict(lowest(masks[c]! & ~bit))) return undefined;
   const takers = new Set(mine.filter((c) => first(c) === k).map((c) => lowest(masks[c]! & ~bit)));
   return {
     finding: 'redundant',
