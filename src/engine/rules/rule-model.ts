@@ -68,6 +68,13 @@ export interface ClauseSink {
  */
 export interface CandidateBound extends Spend {
   candidates: number;
+  /**
+   * Only a proof is of use (allocate.ts's proof-only solve after a proven coarse answer): candidates are dropped
+   * where one leaving out classes no requirement needs dominates them too (`offered`). Not for an answer that may
+   * stand unproven: its improved model's search, over fewer candidates, took another path (VEREFOO's Geant 30 -> 31
+   * rules).
+   */
+  proofOnly?: boolean;
 }
 
 /** What a synthesised firewall's list is: its default and its rules, in order. */
@@ -522,33 +529,65 @@ export function candidateRules(
 /**
  * The candidates worth offering under one default, given what each entering class does there (`Exceptions`): those
  * covering no class that never takes the other action, and of those covering the same classes that may or may not,
- * the ones no wider candidate as cheap contains (the difference is classes that always or freely take it).
+ * the ones no candidate as cheap dominates: covering every class the first covers that always or freely takes the
+ * other action and, where `wanted` is given, no class the first leaves out that no requirement needs given it (its
+ * drop occurs in their clauses only as the default has it, so leaving it to the default loses nothing). An optimum
+ * using a dominated candidate costs no less with the dominating one instead: the classes gained take the other
+ * action at no loss, those lost go back to the default at none.
  */
-export function offered(candidates: Candidate[], known: ReturnType<Exceptions>[], size: number): Candidate[] {
-  const byOpen = new Map<string, Candidate[]>();
+export function offered(
+  candidates: Candidate[],
+  known: ReturnType<Exceptions>[],
+  size: number,
+  wanted?: (i: number) => boolean,
+): Candidate[] {
+  const up = (i: number) => known[i] === 'free' || known[i] === 'always';
+  const down = (i: number) => wanted !== undefined && !wanted(i);
+  const downOnly = [...Array(size).keys()].filter((i) => down(i) && !up(i));
+  const byOpen = new Map<string, { c: Candidate; bits: Bits; count: number }[]>();
   for (const c of candidates) {
     if (c.covers.some((i) => known[i] === 'never')) continue;
-    const key = c.covers.filter((i) => known[i] === 'maybe').join(',');
-    (byOpen.get(key) ?? byOpen.set(key, []).get(key)!).push(c);
+    const key = c.covers.filter((i) => !up(i) && !down(i)).join(',');
+    // What the dominating candidate must hold too: the classes it covers that may take the other action at no loss,
+    // and the classes it leaves out that may stay with the default at none.
+    const bits = new Uint32Array((size + 31) >> 5);
+    for (const i of c.covers) if (up(i) && !down(i)) bits[i >> 5]! |= 1 << (i & 31);
+    for (const i of downOnly) bits[i >> 5]! |= 1 << (i & 31);
+    for (const i of c.covers) if (down(i) && !up(i)) bits[i >> 5]! &= ~(1 << (i & 31));
+    const count = bits.reduce((sum, word) => sum + popcount(word), 0);
+    (byOpen.get(key) ?? byOpen.set(key, []).get(key)!).push({ c, bits, count });
   }
   const out: Candidate[] = [];
   for (const group of byOpen.values()) {
-    // Widest first: a dominated candidate is contained in a kept one (containment and cost are transitive).
-    group.sort((a, b) => b.covers.length - a.covers.length || a.cost - b.cost);
-    const kept: { c: Candidate; bits: Bits }[] = [];
-    for (const c of group) {
-      const wider = (d: { c: Candidate; bits: Bits }) =>
-        d.c.cost <= c.cost &&
-        d.c.covers.length > c.covers.length &&
-        c.covers.every((i) => (d.bits[i >> 5]! >>> (i & 31)) & 1);
-      if (kept.some(wider)) continue;
-      const bits = new Uint32Array((size + 31) >> 5);
-      for (const i of c.covers) bits[i >> 5]! |= 1 << (i & 31);
-      kept.push({ c, bits });
+    // Most held first, then cheapest: a dominated candidate's dominator comes before it (containment and cost are
+    // transitive); equal ones in the order of their covered sets, so that the order given does not matter.
+    group.sort((a, b) => b.count - a.count || a.c.cost - b.c.cost || compareSets(a.c.covers, b.c.covers));
+    const kept: typeof group = [];
+    // The kept candidates holding each class: a dominator holds every class the candidate does, so only those of
+    // its rarest are looked at (Atmnet plain's refined classes: 65,757 candidates, each against thousands kept).
+    const holding = Array.from({ length: size }, (): typeof group => []);
+    for (const e of group) {
+      const dominates = (d: (typeof group)[number]) =>
+        d.c.cost <= e.c.cost && e.bits.every((word, w) => (word & ~d.bits[w]!) === 0);
+      const held = members(e.bits);
+      const rarest = held.reduce<typeof group | undefined>(
+        (best, i) => (best && best.length <= holding[i]!.length ? best : holding[i]!),
+        undefined,
+      );
+      if ((rarest ?? kept).some(dominates)) continue;
+      kept.push(e);
+      for (const i of held) holding[i]!.push(e);
     }
     out.push(...kept.map((k) => k.c));
   }
   return out;
+}
+
+/** The members of a 32-bit word. */
+function popcount(word: number): number {
+  let n = word - ((word >>> 1) & 0x55555555);
+  n = (n & 0x33333333) + ((n >>> 2) & 0x33333333);
+  return (((n + (n >>> 4)) & 0x0f0f0f0f) * 0x01010101) >>> 24;
 }
 
 /** The order of bit sets as numbers (the highest member decides), so that the candidates' order is fixed. */
@@ -694,7 +733,9 @@ export class RuleModel {
       this.complete &&= complete;
       const kept = new Set<Candidate>();
       candidates.forEach((list, d) => {
-        for (const c of status[d] ? offered(list, status[d], fw.entering.length) : list) kept.add(c);
+        const known = status[d] ?? fw.entering.map(() => 'maybe' as const);
+        for (const c of offered(list, known, fw.entering.length, bound?.proofOnly ? aims[d]!.wanted : undefined))
+          kept.add(c);
       });
       fw.candidates = [...kept].sort((a, b) => compareSets(a.covers, b.covers));
       if (bound && (offeredSoFar += fw.candidates.length) > bound.candidates) return void (this.abandoned = true);

@@ -7,7 +7,8 @@
  * minimal, and none of whole-class rules anywhere. It shares no code with src/engine: it decides
  * the requirements on its own packet atoms (host pair, protocol, port cells). Also: a candidate formula past its
  * bound (rule-model.ts, `CandidateBound`) is given up whole, and a search for candidates with an aim (the classes a
- * default may need, those it must not cover) finds what the whole search finds and the aim allows.
+ * default may need, those it must not cover) finds what the whole search finds and the aim allows; and the
+ * candidates `offered` keeps cost no more at their cheapest than all of them, on random covers, by brute force.
  */
 import t from 'tap';
 import { WorkPool } from '../../../src/engine/solving/work.js';
@@ -18,7 +19,9 @@ import type { NetNode } from '../../../src/engine/flows/network.js';
 import {
   RuleModel,
   candidateRules,
+  offered,
   type Aim,
+  type Candidate,
   type CandidateBound,
   type Term,
 } from '../../../src/engine/rules/rule-model.js';
@@ -384,4 +387,61 @@ t.test('a search with several aims finds for each what a search with that aim al
     }
   });
   t.ok(shared > 0, `${shared} candidates shared between aims`);
+});
+
+t.test('the candidates offered meet any needs as cheaply as all of them (brute force over every list)', async (t) => {
+  const next = random(7);
+  const pick = <T>(list: readonly T[]) => list[Math.floor(next() * list.length)]!;
+  let smaller = 0;
+  let solvable = 0;
+  for (let trial = 0; trial < 300; trial++) {
+    const size = 5 + Math.floor(next() * 4);
+    // What each class may do: 'never' take the other action; 'free' (no need loses by it); 'maybe'. Not wanted: no
+    // need gains by it. The needs are clauses over "class k takes the other action" with those polarities only.
+    const known = Array.from({ length: size }, () => pick(['never', 'free', 'maybe', 'maybe'] as const));
+    const wanted = Array.from({ length: size }, () => next() < 0.6);
+    const needs: number[][] = [];
+    for (let c = 0; c < 2 + Math.floor(next() * 4); c++) {
+      const clause: number[] = [];
+      for (let l = 0; l < 1 + Math.floor(next() * 3); l++) {
+        const k = Math.floor(next() * size);
+        const polarities = [...(wanted[k] ? [k + 1] : []), ...(known[k] === 'maybe' ? [-(k + 1)] : [])];
+        if (polarities.length > 0) clause.push(pick(polarities));
+      }
+      if (clause.length > 0) needs.push(clause);
+    }
+    const bySet = new Map<string, Candidate>();
+    for (let c = 0; c < 12; c++) {
+      const covers = [...Array(size).keys()].filter(() => next() < 0.35);
+      if (covers.length > 0) bySet.set(covers.join(','), { covers, cost: next() < 0.8 ? 1 : 2, rules: () => [] });
+    }
+    const all = [...bySet.values()];
+    const kept = offered(all, known, size, (k) => wanted[k]!);
+    t.ok(
+      kept.every((c) => all.includes(c)),
+      'offered candidates are among those given',
+    );
+    if (kept.length < all.length) smaller++;
+    // The cheapest list: every subset, the classes its candidates cover taking the other action.
+    const cheapest = (list: Candidate[]) => {
+      let best = Infinity;
+      for (let mask = 0; mask < 1 << list.length; mask++) {
+        const taken = new Set<number>();
+        let cost = 0;
+        list.forEach((c, i) => {
+          if (!(mask & (1 << i))) return;
+          cost += c.cost;
+          for (const k of c.covers) taken.add(k);
+        });
+        if (cost >= best || [...taken].some((k) => known[k] === 'never')) continue;
+        if (needs.every((clause) => clause.some((l) => (l > 0 ? taken.has(l - 1) : !taken.has(-l - 1))))) best = cost;
+      }
+      return best;
+    };
+    const optimum = cheapest(all);
+    if (optimum < Infinity) solvable++;
+    t.equal(cheapest(kept), optimum, `trial ${trial}: ${kept.length} of ${all.length} candidates kept`);
+  }
+  t.ok(smaller >= 100, `${smaller} of 300 trials offered fewer candidates`);
+  t.ok(solvable >= 100, `${solvable} of 300 trials have a list`);
 });
