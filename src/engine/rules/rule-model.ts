@@ -543,51 +543,74 @@ export function offered(
 ): Candidate[] {
   const up = (i: number) => known[i] === 'free' || known[i] === 'always';
   const down = (i: number) => wanted !== undefined && !wanted(i);
-  const downOnly = [...Array(size).keys()].filter((i) => down(i) && !up(i));
-  const byOpen = new Map<string, { c: Candidate; bits: Bits; count: number }[]>();
+  // A dominator covers every class the candidate covers that takes the other action at no loss (its `gains`) and no
+  // class it leaves out that stays with the default at none (its `losses` are among the candidate's).
+  interface Weighed {
+    c: Candidate;
+    gains: number[];
+    losses: number[];
+    /** The gains as bits, made once the candidate is kept. */
+    held?: Bits;
+  }
+  const byOpen = new Map<string, Weighed[]>();
   for (const c of candidates) {
     if (c.covers.some((i) => known[i] === 'never')) continue;
     const key = c.covers.filter((i) => !up(i) && !down(i)).join(',');
-    // What the dominating candidate must hold too: the classes it covers that may take the other action at no loss,
-    // and the classes it leaves out that may stay with the default at none.
-    const bits = new Uint32Array((size + 31) >> 5);
-    for (const i of c.covers) if (up(i) && !down(i)) bits[i >> 5]! |= 1 << (i & 31);
-    for (const i of downOnly) bits[i >> 5]! |= 1 << (i & 31);
-    for (const i of c.covers) if (down(i) && !up(i)) bits[i >> 5]! &= ~(1 << (i & 31));
-    const count = bits.reduce((sum, word) => sum + popcount(word), 0);
-    (byOpen.get(key) ?? byOpen.set(key, []).get(key)!).push({ c, bits, count });
+    const gains = c.covers.filter((i) => up(i) && !down(i));
+    const losses = c.covers.filter((i) => down(i) && !up(i));
+    (byOpen.get(key) ?? byOpen.set(key, []).get(key)!).push({ c, gains, losses });
   }
+  const words = (size + 31) >> 5;
+  const has = (bits: Bits, i: number) => ((bits[i >> 5]! >>> (i & 31)) & 1) === 1;
   const out: Candidate[] = [];
   for (const group of byOpen.values()) {
-    // Most held first, then cheapest: a dominated candidate's dominator comes before it (containment and cost are
-    // transitive); equal ones in the order of their covered sets, so that the order given does not matter.
-    group.sort((a, b) => b.count - a.count || a.c.cost - b.c.cost || compareSets(a.c.covers, b.c.covers));
-    const kept: typeof group = [];
-    // The kept candidates holding each class: a dominator holds every class the candidate does, so only those of
-    // its rarest are looked at (Atmnet plain's refined classes: 65,757 candidates, each against thousands kept).
-    const holding = Array.from({ length: size }, (): typeof group => []);
+    // Most gains less losses first, then cheapest: a dominated candidate's dominator comes before it (containment
+    // and cost are transitive); equal ones in the order of their covered sets, so that the order given does not
+    // matter.
+    const score = (e: Weighed) => e.gains.length - e.losses.length;
+    group.sort((a, b) => score(b) - score(a) || a.c.cost - b.c.cost || compareSets(a.c.covers, b.c.covers));
+    const kept: Weighed[] = [];
+    // A dominator holds each of the candidate's gains, and its losses are among the candidate's: the kept ones are
+    // looked up by either, whichever list is shorter (Cudi NAT's refined classes, 34,657 and 36,366 candidates over
+    // 933 classes: 2.2 and 1.9 -> 0.6 and 1.1 CPU s; looking by what a dominator holds, every class a candidate leaves
+    // out that stays with the default at no loss was one almost every kept candidate held).
+    const holding = new Map<number, Weighed[]>();
+    // A kept candidate is listed under the one of its losses fewest candidates have, or apart if it has none.
+    const losing = new Map<number, Weighed[]>();
+    const lossless: Weighed[] = [];
+    const often = new Uint32Array(size);
+    for (const e of group) for (const i of e.losses) often[i]!++;
+    const mine = new Uint32Array(words);
     for (const e of group) {
-      const dominates = (d: (typeof group)[number]) =>
-        d.c.cost <= e.c.cost && e.bits.every((word, w) => (word & ~d.bits[w]!) === 0);
-      const held = members(e.bits);
-      const rarest = held.reduce<typeof group | undefined>(
-        (best, i) => (best && best.length <= holding[i]!.length ? best : holding[i]!),
+      let byGain = kept;
+      for (const i of e.gains) {
+        const list = holding.get(i) ?? [];
+        if (list.length < byGain.length) byGain = list;
+      }
+      const byLoss = [lossless, ...e.losses.map((i) => losing.get(i) ?? [])];
+      for (const i of e.losses) mine[i >> 5]! |= 1 << (i & 31);
+      const dominates = (d: Weighed) =>
+        d.c.cost <= e.c.cost && d.losses.every((i) => has(mine, i)) && e.gains.every((i) => has(d.held!, i));
+      const dominated =
+        byGain.length <= byLoss.reduce((sum, list) => sum + list.length, 0)
+          ? byGain.some(dominates)
+          : byLoss.some((list) => list.some(dominates));
+      for (const i of e.losses) mine[i >> 5] = 0;
+      if (dominated) continue;
+      e.held = bitsOf(size, () => false);
+      for (const i of e.gains) e.held[i >> 5]! |= 1 << (i & 31);
+      kept.push(e);
+      for (const i of e.gains) (holding.get(i) ?? holding.set(i, []).get(i)!).push(e);
+      const rarest = e.losses.reduce<number | undefined>(
+        (r, i) => (r === undefined || often[i]! < often[r]! ? i : r),
         undefined,
       );
-      if ((rarest ?? kept).some(dominates)) continue;
-      kept.push(e);
-      for (const i of held) holding[i]!.push(e);
+      if (rarest === undefined) lossless.push(e);
+      else (losing.get(rarest) ?? losing.set(rarest, []).get(rarest)!).push(e);
     }
     out.push(...kept.map((k) => k.c));
   }
   return out;
-}
-
-/** The members of a 32-bit word. */
-function popcount(word: number): number {
-  let n = word - ((word >>> 1) & 0x55555555);
-  n = (n & 0x33333333) + ((n >>> 2) & 0x33333333);
-  return (((n + (n >>> 4)) & 0x0f0f0f0f) * 0x01010101) >>> 24;
 }
 
 /** The order of bit sets as numbers (the highest member decides), so that the candidates' order is fixed. */
@@ -703,11 +726,8 @@ export class RuleModel {
       return;
     }
     const generalisations = new Map<string, Generalisation[]>();
-    let offeredSoFar = 0;
     const { known } = this;
-    for (const [n, fw] of this.firewalls) {
-      if (bound?.work.spent) return void (this.abandoned = true);
-      if (bound) checkAbort(bound.abortAt);
+    const asked = [...this.firewalls].map(([n, fw]) => {
       const defaults = typeof fw.whitelist === 'boolean' ? [fw.whitelist] : [false, true];
       // Per default, the classes whose other action some requirement's clause may need: the drop occurs negated
       // there under a default DENY (a pass needed), as itself under ALLOW. A candidate covering none of them is in
@@ -721,14 +741,37 @@ export class RuleModel {
           (sink.occurrence(fw.entering[i]!.drop) & (w ? 2 : 1)) !== 0 || (!w && !fw.entering[i]!.open),
         barred: (i: number) => status[d]?.[i] === 'never' || (w && !fw.entering[i]!.open),
       }));
+      // ALLOW rules under least privilege hold nothing more than they must; DENY rules may hold more.
+      const exact = this.net[n]!.leastPrivilege === true && fw.whitelist === true;
+      // Everything the candidates are made from: firewalls alike get the same ones.
+      const aimed = aims.map((aim, d) =>
+        fw.entering.map((_, i) => `${+aim.wanted(i)}${+aim.barred(i)}${status[d]?.[i]?.[0] ?? ''}`).join(''),
+      );
+      const key = `${exact} ${fw.entering.map((e) => e.index).join(',')} ${defaults.join(',')} ${aimed.join(' ')}`;
+      return { n, fw, status, aims, exact, key };
+    });
+    // Places on the links of one chain see the same classes: their candidates are made once (Cudi NAT's refined
+    // classes: five firewalls of 933 classes, 14,410 candidates each), and counted for each at once, so that a
+    // formula past its bound is given up before the others are made.
+    const alike = new Map<string, number>();
+    for (const { key } of asked) alike.set(key, (alike.get(key) ?? 0) + 1);
+    const made = new Map<string, Candidate[]>();
+    let offeredSoFar = 0;
+    for (const { fw, status, aims, exact, key } of asked) {
+      const again = made.get(key);
+      if (again) {
+        fw.candidates = again;
+        continue;
+      }
+      if (bound?.work.spent) return void (this.abandoned = true);
+      if (bound) checkAbort(bound.abortAt);
       // Unordered: which candidates `offered` keeps does not depend on their order, and those kept are ordered below.
       const { candidates, complete } = candidateRules(
         fw.entering.map((e) => e.cls),
         generalisations,
         aims,
         false,
-        // ALLOW rules under least privilege hold nothing more than they must; DENY rules may hold more.
-        this.net[n]!.leastPrivilege === true && fw.whitelist === true,
+        exact,
       );
       this.complete &&= complete;
       const kept = new Set<Candidate>();
@@ -738,7 +781,9 @@ export class RuleModel {
           kept.add(c);
       });
       fw.candidates = [...kept].sort((a, b) => compareSets(a.covers, b.covers));
-      if (bound && (offeredSoFar += fw.candidates.length) > bound.candidates) return void (this.abandoned = true);
+      made.set(key, fw.candidates);
+      if (bound && (offeredSoFar += fw.candidates.length * alike.get(key)!) > bound.candidates)
+        return void (this.abandoned = true);
     }
     for (const fw of this.firewalls.values()) {
       fw.exception = fw.candidates.map((c) => {

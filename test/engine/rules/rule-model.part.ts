@@ -445,3 +445,44 @@ t.test('the candidates offered meet any needs as cheaply as all of them (brute f
   t.ok(smaller >= 100, `${smaller} of 300 trials offered fewer candidates`);
   t.ok(solvable >= 100, `${solvable} of 300 trials have a list`);
 });
+
+t.test('offered keeps exactly the undominated candidates, one of each equal kind, whatever their order', async (t) => {
+  const next = random(11);
+  const pick = <T>(list: readonly T[]) => list[Math.floor(next() * list.length)]!;
+  for (let trial = 0; trial < 40; trial++) {
+    // Past one 32-bit word of classes, and many candidates, so that both ways of finding a dominator are taken.
+    const size = 20 + Math.floor(next() * 80);
+    const known = Array.from({ length: size }, () => pick(['never', 'free', 'always', 'maybe', 'maybe'] as const));
+    const wanted = Array.from({ length: size }, () => next() < 0.5);
+    const density = 0.03 + next() * 0.2;
+    const bySet = new Map<string, Candidate>();
+    for (let c = 0; c < 400; c++) {
+      const covers = [...Array(size).keys()].filter(() => next() < density);
+      if (covers.length > 0) bySet.set(covers.join(','), { covers, cost: next() < 0.7 ? 1 : 2, rules: () => [] });
+    }
+    const all = [...bySet.values()];
+    const kept = offered(all, known, size, (k) => wanted[k]!);
+    // The reference, pair by pair: d dominates e where both cover the same classes that are neither free (or
+    // always) nor unwanted, d covers each free or always class e covers that is wanted, e covers each unwanted class
+    // d covers that is not free or always, and d costs no more.
+    const up = (k: number) => known[k] === 'free' || known[k] === 'always';
+    const open = (c: Candidate) => c.covers.filter((k) => !up(k) && wanted[k]).join(',');
+    const dominates = (d: Candidate, e: Candidate) =>
+      d !== e &&
+      d.cost <= e.cost &&
+      open(d) === open(e) &&
+      e.covers.every((k) => !(up(k) && wanted[k]) || d.covers.includes(k)) &&
+      d.covers.every((k) => up(k) || wanted[k] || e.covers.includes(k));
+    const usable = all.filter((c) => c.covers.every((k) => known[k] !== 'never'));
+    t.ok(
+      usable.every((e) => kept.includes(e) || kept.some((d) => dominates(d, e))),
+      `trial ${trial}: every candidate left out has a kept one dominating it`,
+    );
+    t.ok(
+      kept.every((e) => usable.includes(e) && !kept.some((d) => dominates(d, e))),
+      `trial ${trial}: no kept candidate is dominated by another kept one (${kept.length} of ${usable.length})`,
+    );
+    const shuffled = [...all].sort(() => next() - 0.5);
+    t.same(new Set(offered(shuffled, known, size, (k) => wanted[k]!)), new Set(kept), `trial ${trial}: any order`);
+  }
+});
