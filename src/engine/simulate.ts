@@ -22,6 +22,7 @@ import {
   BOUND_WORK,
   OBJECTIVES,
   PROOF_WORK,
+  REFINED_WORK,
   SIMULATION_DEFAULTS,
   type Algorithm,
   type Objective,
@@ -617,7 +618,11 @@ export async function simulate(input: NFV, options: SimulateOptions = {}): Promi
     phase('flows');
     const model = w.model.refined();
     phase('solving');
-    const proven = await provenPlaces(w.net, w.reqs, model, limits, options.tuning, maxVariables).catch(timedOut);
+    // After a proven coarse answer (maxVariables given), a pool of its own within what is left, charged back after.
+    const given = maxVariables === undefined ? undefined : Math.min(limits.proof.left, REFINED_WORK);
+    const own = given === undefined ? limits : { ...limits, proof: new WorkPool(given) };
+    const proven = await provenPlaces(w.net, w.reqs, model, own, options.tuning, maxVariables).catch(timedOut);
+    if (given !== undefined) limits.proof.spend(given - own.proof.left);
     timings.components.push(...(proven?.components ?? []));
     if (proven) works[k] = graphWork(w.graph, w.net, w.reqs, model);
     return proven;

@@ -1142,8 +1142,12 @@ async function allocate(
       solve: (problem: MaxSatProblem) => Promise<MaxSatAnswer | undefined>,
       known: Known | undefined,
     ) => {
-      // Our own solver takes at most maxVariables: a proof-only allocation stops building past that.
-      const bound: CandidateBound = { candidates: proofOnly ? maxVariables : Infinity, ...spend };
+      // Our own solver takes at most maxVariables: a proof-only allocation stops building past that. Only the one
+      // after a proven coarse answer (given more than EXACT_MAX_VARIABLES) drops candidates that leave out unneeded
+      // classes: the refined-first attempt would then try formulas it used to give up at once, and its spent work was
+      // missing from the coarse search (Zoo Carnet plain 22 rules proven -> 26 not).
+      const dominated = proofOnly && maxVariables > EXACT_MAX_VARIABLES;
+      const bound: CandidateBound = { candidates: proofOnly ? maxVariables : Infinity, proofOnly: dominated, ...spend };
       // Firewalls narrowed to one default first: that answer stands when it is optimal in the groups before the rules
       // and the other defaults' lower bounds reach its rules (a list under one of them cannot be shorter). Not for an
       // UNSAT answer: which of equally many requirements hold would then be chosen by another formula.

@@ -7,7 +7,8 @@
  * minimal, and none of whole-class rules anywhere. It shares no code with src/engine: it decides
  * the requirements on its own packet atoms (host pair, protocol, port cells). Also: a candidate formula past its
  * bound (rule-model.ts, `CandidateBound`) is given up whole, and a search for candidates with an aim (the classes a
- * default may need, those it must not cover) finds what the whole search finds and the aim allows.
+ * default may need, those it must not cover) finds what the whole search finds and the aim allows; and the
+ * candidates `offered` keeps cost no more at their cheapest than all of them, on random covers, by brute force.
  */
 import t from 'tap';
 import { WorkPool } from '../../../src/engine/solving/work.js';
@@ -18,7 +19,9 @@ import type { NetNode } from '../../../src/engine/flows/network.js';
 import {
   RuleModel,
   candidateRules,
+  offered,
   type Aim,
+  type Candidate,
   type CandidateBound,
   type Term,
 } from '../../../src/engine/rules/rule-model.js';
@@ -384,4 +387,102 @@ t.test('a search with several aims finds for each what a search with that aim al
     }
   });
   t.ok(shared > 0, `${shared} candidates shared between aims`);
+});
+
+t.test('the candidates offered meet any needs as cheaply as all of them (brute force over every list)', async (t) => {
+  const next = random(7);
+  const pick = <T>(list: readonly T[]) => list[Math.floor(next() * list.length)]!;
+  let smaller = 0;
+  let solvable = 0;
+  for (let trial = 0; trial < 300; trial++) {
+    const size = 5 + Math.floor(next() * 4);
+    // What each class may do: 'never' take the other action; 'free' (no need loses by it); 'maybe'. Not wanted: no
+    // need gains by it. The needs are clauses over "class k takes the other action" with those polarities only.
+    const known = Array.from({ length: size }, () => pick(['never', 'free', 'maybe', 'maybe'] as const));
+    const wanted = Array.from({ length: size }, () => next() < 0.6);
+    const needs: number[][] = [];
+    for (let c = 0; c < 2 + Math.floor(next() * 4); c++) {
+      const clause: number[] = [];
+      for (let l = 0; l < 1 + Math.floor(next() * 3); l++) {
+        const k = Math.floor(next() * size);
+        const polarities = [...(wanted[k] ? [k + 1] : []), ...(known[k] === 'maybe' ? [-(k + 1)] : [])];
+        if (polarities.length > 0) clause.push(pick(polarities));
+      }
+      if (clause.length > 0) needs.push(clause);
+    }
+    const bySet = new Map<string, Candidate>();
+    for (let c = 0; c < 12; c++) {
+      const covers = [...Array(size).keys()].filter(() => next() < 0.35);
+      if (covers.length > 0) bySet.set(covers.join(','), { covers, cost: next() < 0.8 ? 1 : 2, rules: () => [] });
+    }
+    const all = [...bySet.values()];
+    const kept = offered(all, known, size, (k) => wanted[k]!);
+    t.ok(
+      kept.every((c) => all.includes(c)),
+      'offered candidates are among those given',
+    );
+    if (kept.length < all.length) smaller++;
+    // The cheapest list: every subset, the classes its candidates cover taking the other action.
+    const cheapest = (list: Candidate[]) => {
+      let best = Infinity;
+      for (let mask = 0; mask < 1 << list.length; mask++) {
+        const taken = new Set<number>();
+        let cost = 0;
+        list.forEach((c, i) => {
+          if (!(mask & (1 << i))) return;
+          cost += c.cost;
+          for (const k of c.covers) taken.add(k);
+        });
+        if (cost >= best || [...taken].some((k) => known[k] === 'never')) continue;
+        if (needs.every((clause) => clause.some((l) => (l > 0 ? taken.has(l - 1) : !taken.has(-l - 1))))) best = cost;
+      }
+      return best;
+    };
+    const optimum = cheapest(all);
+    if (optimum < Infinity) solvable++;
+    t.equal(cheapest(kept), optimum, `trial ${trial}: ${kept.length} of ${all.length} candidates kept`);
+  }
+  t.ok(smaller >= 100, `${smaller} of 300 trials offered fewer candidates`);
+  t.ok(solvable >= 100, `${solvable} of 300 trials have a list`);
+});
+
+t.test('offered keeps exactly the undominated candidates, one of each equal kind, whatever their order', async (t) => {
+  const next = random(11);
+  const pick = <T>(list: readonly T[]) => list[Math.floor(next() * list.length)]!;
+  for (let trial = 0; trial < 40; trial++) {
+    // Past one 32-bit word of classes, and many candidates, so that both ways of finding a dominator are taken.
+    const size = 20 + Math.floor(next() * 80);
+    const known = Array.from({ length: size }, () => pick(['never', 'free', 'always', 'maybe', 'maybe'] as const));
+    const wanted = Array.from({ length: size }, () => next() < 0.5);
+    const density = 0.03 + next() * 0.2;
+    const bySet = new Map<string, Candidate>();
+    for (let c = 0; c < 400; c++) {
+      const covers = [...Array(size).keys()].filter(() => next() < density);
+      if (covers.length > 0) bySet.set(covers.join(','), { covers, cost: next() < 0.7 ? 1 : 2, rules: () => [] });
+    }
+    const all = [...bySet.values()];
+    const kept = offered(all, known, size, (k) => wanted[k]!);
+    // The reference, pair by pair: d dominates e where both cover the same classes that are neither free (or
+    // always) nor unwanted, d covers each free or always class e covers that is wanted, e covers each unwanted class
+    // d covers that is not free or always, and d costs no more.
+    const up = (k: number) => known[k] === 'free' || known[k] === 'always';
+    const open = (c: Candidate) => c.covers.filter((k) => !up(k) && wanted[k]).join(',');
+    const dominates = (d: Candidate, e: Candidate) =>
+      d !== e &&
+      d.cost <= e.cost &&
+      open(d) === open(e) &&
+      e.covers.every((k) => !(up(k) && wanted[k]) || d.covers.includes(k)) &&
+      d.covers.every((k) => up(k) || wanted[k] || e.covers.includes(k));
+    const usable = all.filter((c) => c.covers.every((k) => known[k] !== 'never'));
+    t.ok(
+      usable.every((e) => kept.includes(e) || kept.some((d) => dominates(d, e))),
+      `trial ${trial}: every candidate left out has a kept one dominating it`,
+    );
+    t.ok(
+      kept.every((e) => usable.includes(e) && !kept.some((d) => dominates(d, e))),
+      `trial ${trial}: no kept candidate is dominated by another kept one (${kept.length} of ${usable.length})`,
+    );
+    const shuffled = [...all].sort(() => next() - 0.5);
+    t.same(new Set(offered(shuffled, known, size, (k) => wanted[k]!)), new Set(kept), `trial ${trial}: any order`);
+  }
 });
