@@ -54,7 +54,11 @@ function totalizer(sat: SatSolver, inputs: Lit[], cap: number): Lit[] {
   return out;
 }
 
-const holds = (model: boolean[], l: Lit) => (l > 0 ? model[l]! : !model[-l]);
+/** A solver's model (1 true, 0 false per variable) as answers carry it: over the problem's own variables. */
+const answerValue = (model: Uint8Array, variables: number) =>
+  Array.from(model.subarray(0, variables + 1), (x) => x === 1);
+
+const holds = (model: Uint8Array, l: Lit) => (l > 0 ? model[l] === 1 : model[-l] !== 1);
 
 /**
  * One group by its cores (OLL), the `fixed` literals assumed as well: while the soft literals cannot all hold, a core
@@ -69,7 +73,7 @@ function coreGuided(
   group: Lit[],
   upper: number,
   budget: SatBudget,
-): { model: boolean[]; assumed: Lit[] } | { lower: number } {
+): { model: Uint8Array; assumed: Lit[] } | { lower: number } {
   let lower = 0;
   const weight = new Map<Lit, number>();
   const add = (l: Lit, w: number) => weight.set(l, (weight.get(l) ?? 0) + w);
@@ -109,7 +113,7 @@ function coreGuided(
   }
 }
 
-const unmet = (model: boolean[], group: Lit[]) => group.filter((l) => !holds(model, l)).length;
+const unmet = (model: Uint8Array, group: Lit[]) => group.filter((l) => !holds(model, l)).length;
 
 /**
  * A group's model improved where its optimum could not be proven (large neighbourhood search): each neighbourhood's
@@ -122,7 +126,7 @@ const unmet = (model: boolean[], group: Lit[]) => group.filter((l) => !holds(mod
 function improved(
   solver: () => SatSolver,
   group: Lit[],
-  model: boolean[],
+  model: Uint8Array,
   neighbourhoods: Iterable<Neighbourhood>,
   budget: SatBudget,
 ) {
@@ -172,7 +176,7 @@ function optimise(
   sat: SatSolver,
   groups: Lit[][],
   budget: SatBudget,
-): { model: boolean[]; unproven?: number } | 'unsat' | undefined {
+): { model: Uint8Array; unproven?: number } | 'unsat' | undefined {
   // Soft variables are decided first, each the way that satisfies it, so that the first model is a greedy one: a
   // group it already satisfies needs no core.
   groups.forEach((group, g) => group.forEach((l) => sat.prefer(l, groups.length - g)));
@@ -196,7 +200,7 @@ function optimise(
 function answerOf(found: ReturnType<typeof optimise>, p: MaxSatProblem): MaxSatAnswer | undefined {
   if (found === 'unsat') return { status: 'unsat', value: [] };
   if (!found || found.unproven !== undefined) return undefined;
-  return { status: 'sat', value: found.model.slice(0, p.variables + 1) };
+  return { status: 'sat', value: answerValue(found.model, p.variables) };
 }
 
 /**
@@ -225,7 +229,7 @@ export function exactMaxSat(
   };
   const own = { conflicts, work: new WorkPool(IMPROVE_WORK), abortAt: spend.abortAt };
   const better = improved(fresh, p.soft[unproven]!, model, p.neighbourhoods, own);
-  return { status: 'sat', value: better.slice(0, p.variables + 1), optimal: false };
+  return { status: 'sat', value: answerValue(better, p.variables), optimal: false };
 }
 
 /**
@@ -253,7 +257,7 @@ export class OptimaProbe {
     const first = sat && optimise(sat, p.soft.slice(0, groups), budget);
     if (!first || first === 'unsat' || first.unproven !== undefined) return undefined;
     const costs = p.soft.slice(0, groups).map((group) => unmet(first.model, group));
-    return new OptimaProbe(sat!, p, groups, budget, costs, first.model.slice(0, p.variables + 1));
+    return new OptimaProbe(sat!, p, groups, budget, costs, answerValue(first.model, p.variables));
   }
 
   /** False when no optimum makes all of `lits` true; true when that is not refuted. */
@@ -320,7 +324,7 @@ export function lazyOptimum(
   for (const l of free) sat.prefer(-l);
   for (const clause of hard) if (!sat.addClause(clause)) return { bound: 0 };
   const budget: SatBudget = { conflicts: EXACT_MAX_CONFLICTS, ...spend };
-  let model: boolean[] = [];
+  let model: Uint8Array = new Uint8Array(0);
   let bound = 0;
   for (let round = 0; round < LAZY_ROUNDS; round++) {
     const current = model;
