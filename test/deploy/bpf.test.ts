@@ -22,8 +22,7 @@ import { NfvError } from '../../src/model/errors.js';
 import type { Elements, Node } from '../../src/model/types.js';
 import { behave, everything, octets, type Box } from '../engine/packets.js';
 import { scratch } from '../helpers.js';
-// These files' tests run in this process too, before its own (each `.part.ts` runs alone as well): a process
-// per file cost about a CPU second of start each (docs/performance.md, wt-dep12).
+// Topics sharing this process: `.part.ts` files (docs/development.md, "Tests").
 import './rules-except.part.js';
 
 // Not an address: packets.ts would take it for the firewall's own and keep packets to it.

@@ -5,8 +5,7 @@
  */
 import t from 'tap';
 import { checkJsonLists, skipLibnft } from './nft-harness.js';
-// These files' tests run in this process too, before its own (each `.part.ts` runs alone as well): a process
-// per file cost about a CPU second of start each (docs/performance.md, wt-dep12).
+// Topics sharing this process: `.part.ts` files (docs/development.md, "Tests").
 import './nftables-json-2.part.js';
 import './nftables-packets.part.js';
 

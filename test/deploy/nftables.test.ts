@@ -12,8 +12,7 @@ import t from 'tap';
 import { nftables } from '../../src/deploy/nftables.js';
 import { runProcess, scratch } from '../helpers.js';
 import { NAMESPACES, generator, inWorkers, ruleLines, skipNft } from './nft-harness.js';
-// These files' tests run in this process too, before its own (each `.part.ts` runs alone as well): a process
-// per file cost about a CPU second of start each (docs/performance.md, wt-dep12).
+// Topics sharing this process: `.part.ts` files (docs/development.md, "Tests").
 import './nftables-list.part.js';
 
 t.test('nft -c accepts 1,000 random rule lists as text, with and without --sets', { skip: skipNft }, async (t) => {

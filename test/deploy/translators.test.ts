@@ -18,8 +18,7 @@ import type { Elements, Node } from '../../src/model/types.js';
 import { nfvInProcess } from '../cli/in-process.js';
 import { scratch } from '../helpers.js';
 import { ok, refused, workspace } from '../ops/call.js';
-// These files' tests run in this process too, before its own (each `.part.ts` runs alone as well): a process
-// per file cost about a CPU second of start each (docs/performance.md, wt-dep12).
+// Topics sharing this process: `.part.ts` files (docs/development.md, "Tests").
 import './change.part.js';
 import './iptables-host.part.js';
 import './nftables-host.part.js';

@@ -9,8 +9,7 @@ import { Bdd, FALSE } from '../../../src/deploy/analysis/bdd.js';
 import { random } from '../../../src/bench/topology.js';
 import { NfvError } from '../../../src/model/errors.js';
 import { inside } from '../first-match.js';
-// These files' tests run in this process too, before its own (each `.part.ts` runs alone as well): a process
-// per file cost about a CPU second of start each (docs/performance.md, wt-dep12).
+// Topics sharing this process: `.part.ts` files (docs/development.md, "Tests").
 import './examples.part.js';
 import './batfish.part.js';
 

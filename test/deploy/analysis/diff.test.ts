@@ -19,8 +19,7 @@ import {
   randomFirewall,
   rulesBoxes,
 } from './brute.js';
-// These files' tests run in this process too, before its own (each `.part.ts` runs alone as well): a process
-// per file cost about a CPU second of start each (docs/performance.md, wt-dep12).
+// Topics sharing this process: `.part.ts` files (docs/development.md, "Tests").
 import './allows.part.js';
 import './allows-lines.part.js';
 import './lint.part.js';

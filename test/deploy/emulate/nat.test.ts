@@ -14,8 +14,7 @@ import { nfvInProcess } from '../../cli/in-process.js';
 import { ROOT, scratch } from '../../helpers.js';
 import { claimed } from '../../engine/evaluator.js';
 import { packetsWhy } from '../nft-harness.js';
-// These files' tests run in this process too, before its own (each `.part.ts` runs alone as well): a process
-// per file cost about a CPU second of start each (docs/performance.md, wt-dep12).
+// Topics sharing this process: `.part.ts` files (docs/development.md, "Tests").
 import './iptables.part.js';
 import './witness.part.js';
 

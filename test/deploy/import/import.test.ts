@@ -27,8 +27,7 @@ import type { Elements, Node } from '../../../src/model/types.js';
 import { PYTHON, ROOT, runProcess, scratch } from '../../helpers.js';
 import { allowsPacket } from '../first-match.js';
 import { libnft } from '../nft-harness.js';
-// These files' tests run in this process too, before its own (each `.part.ts` runs alone as well): a process
-// per file cost about a CPU second of start each (docs/performance.md, wt-dep12).
+// Topics sharing this process: `.part.ts` files (docs/development.md, "Tests").
 import './acceptance.part.js';
 
 const DIR = path.join(ROOT, 'test', 'fixtures', 'iptables');

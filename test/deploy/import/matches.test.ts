@@ -12,8 +12,7 @@ import { Budget, allowsOf } from '../../../src/deploy/analysis/index.js';
 import { importRules, importedList } from '../../../src/deploy/import/index.js';
 import { seeded } from '../../helpers.js';
 import { type ForwardCase, iptablesWhy, kernelForwards, packetsWhy, sampledPacket } from '../nft-harness.js';
-// These files' tests run in this process too, before its own (each `.part.ts` runs alone as well): a process
-// per file cost about a CPU second of start each (docs/performance.md, wt-dep12).
+// Topics sharing this process: `.part.ts` files (docs/development.md, "Tests").
 import './mac.part.js';
 import './explain.part.js';
 import './routes.part.js';

@@ -25,8 +25,7 @@ import {
   type Router,
   type Sent,
 } from './nat-harness.js';
-// These files' tests run in this process too, before its own (each `.part.ts` runs alone as well): a process
-// per file cost about a CPU second of start each (docs/performance.md, wt-dep12).
+// Topics sharing this process: `.part.ts` files (docs/development.md, "Tests").
 import './nat-forms.part.js';
 import './nat-by-destination.part.js';
 import './nat-chair.part.js';

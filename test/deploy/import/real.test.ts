@@ -23,8 +23,7 @@ import { random } from '../../../src/bench/topology.js';
 import type { RuleList } from '../../../src/deploy/analysis/index.js';
 import { importRules, importedList } from '../../../src/deploy/import/index.js';
 import { allowsPacket } from '../first-match.js';
-// These files' tests run in this process too, before its own (each `.part.ts` runs alone as well): a process
-// per file cost about a CPU second of start each (docs/performance.md, wt-dep12).
+// Topics sharing this process: `.part.ts` files (docs/development.md, "Tests").
 import './unfold.part.js';
 import './nat-interfaces.part.js';
 import './conntrack-orig.part.js';
