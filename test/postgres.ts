@@ -86,6 +86,8 @@ export function havePostgres(t: { fail: (why: string) => void; skip: (why: strin
   return missing === undefined;
 }
 
+const run = promisify(execFile);
+
 const INITDB_ARGS = ['-U', 'nfv', '--auth=trust', '-E', 'UTF8', '--no-sync'];
 
 /**
@@ -96,7 +98,6 @@ const INITDB_ARGS = ['-U', 'nfv', '--auth=trust', '-E', 'UTF8', '--no-sync'];
  * at once, and a template that cannot be kept (another's came first, .tap not writable) costs nothing more.
  */
 async function initialData(bin: string, as: (cmd: string, args: string[]) => [string, string[]], data: string) {
-  const run = promisify(execFile);
   const key = createHash('sha256')
     .update(`${bin}\0${INITDB_ARGS.join('\0')}`)
     .digest('hex')
@@ -153,7 +154,6 @@ export async function startPostgres(t: { teardown: (fn: () => unknown) => void }
     chownSync(dir, postgresUser('-u'), postgresUser('-g'));
     chmodSync(dir, 0o700);
   }
-  const run = promisify(execFile);
   await initialData(bin, as, data);
   const log = path.join(dir, 'log');
   for (let attempt = 1; ; attempt++) {
