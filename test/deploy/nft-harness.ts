@@ -56,10 +56,11 @@ export interface Done {
  * hook point's static key on when a first hook anywhere registers there and off when the last goes, patching its code
  * and interrupting every CPU each time: a check or load in an otherwise empty namespace did that a few times, most of
  * an `nft -j -c`'s CPU on this machine (300 checks: 2.0 -> 0.5 CPU s). Hooks are per namespace: nothing a test loads,
- * lists or sends sees these. Once per process; the harness's kernel runs call it.
+ * lists or sends sees these. Once per process; the harness's kernel runs call it (without nft, a no-op: they skip).
  */
 let hooksHeld: Promise<void> | undefined;
 export function holdHooks(): Promise<void> {
+  if (probe.status !== 0) return Promise.resolve();
   hooksHeld ??= new Promise<void>((resolve, reject) => {
     const keeper = spawn('unshare', ['-rn', 'nft', '-i'], { stdio: ['pipe', 'pipe', 'pipe'] });
     let said = '';
