@@ -73,7 +73,12 @@ export function holdHooks(): Promise<void> {
       resolve();
     };
     keeper.stdout.setEncoding('utf8').on('data', listed);
-    keeper.stderr.setEncoding('utf8').on('data', (d: string) => (said += d));
+    // nft -i says nothing on stderr unless a command failed; it would then wait for more input, and the listing
+    // never comes.
+    keeper.stderr.setEncoding('utf8').on('data', (d: string) => {
+      keeper.kill('SIGKILL');
+      reject(new Error(`nft -i holding the hooks: ${d.trim()}`));
+    });
     keeper.on('error', reject);
     keeper.on('close', (code) => reject(new Error(`nft -i holding the hooks exited ${code}: ${said.trim()}`)));
     keeper.stdin.on('error', () => {});
