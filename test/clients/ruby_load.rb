@@ -12,11 +12,18 @@ $LOADED_FEATURES.define_singleton_method(:<<) do |feature|
   self
 end
 
-# Each run compiled the same 1,150 files again (0.6 s of CPU): the first run keeps each file's instructions in
-# NFV_RUBY_CACHE (the test's folder) and the later runs load them, as bootsnap's compile cache does.
-cache = ENV.fetch('NFV_RUBY_CACHE')
+# Each run compiled the same 1,150 files again (0.6 s of CPU): a run keeps each file's instructions in NFV_RUBY_CACHE
+# (the checkout's .tap/ruby-iseq, one folder per Ruby build) under the file's path, time and size, and the later runs,
+# of this test file or the next suite's, load them, as bootsnap's compile cache does.
+cache = File.join(ENV.fetch('NFV_RUBY_CACHE'), "#{RUBY_VERSION}-#{RUBY_REVISION}-#{RUBY_PLATFORM}")
+begin
+  Dir.mkdir(cache)
+rescue Errno::EEXIST
+  nil
+end
 RubyVM::InstructionSequence.singleton_class.define_method(:load_iseq) do |path|
-  kept = File.join(cache, path.tr('/', '%'))
+  stat = File.stat(path)
+  kept = File.join(cache, "#{path.tr('/', '%')}@#{stat.mtime.to_i}.#{stat.mtime.nsec}-#{stat.size}")
   begin
     RubyVM::InstructionSequence.load_from_binary(File.binread(kept))
   rescue Errno::ENOENT

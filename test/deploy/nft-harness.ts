@@ -1,5 +1,5 @@
 /** The namespaces, rule-list generator and first-match evaluator the nftables tests share (see their headers). */
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -51,11 +51,58 @@ export interface Done {
 }
 
 /**
+ * A base chain at each IPv4 hook and a conntrack rule, held in a network namespace of their own while this process
+ * runs (one `nft -i`, ended by the end of its input: at this process's exit, whatever the exit). The kernel turns a
+ * hook point's static key on when a first hook anywhere registers there and off when the last goes, patching its code
+ * and interrupting every CPU each time: a check or load in an otherwise empty namespace did that a few times, most of
+ * an `nft -j -c`'s CPU on this machine (300 checks: 2.0 -> 0.5 CPU s). Hooks are per namespace: nothing a test loads,
+ * lists or sends sees these. Once per process; the harness's kernel runs call it (without nft, a no-op: they skip).
+ */
+let hooksHeld: Promise<void> | undefined;
+export function holdHooks(): Promise<void> {
+  if (probe.status !== 0) return Promise.resolve();
+  hooksHeld ??= new Promise<void>((resolve, reject) => {
+    const keeper = spawn('unshare', ['-rn', 'nft', '-i'], { stdio: ['pipe', 'pipe', 'pipe'] });
+    let said = '';
+    const listed = (d: string) => {
+      said += d;
+      if (!/^}$/m.test(said)) return;
+      keeper.stdout.off('data', listed);
+      // Not a reason for this process to stay: its input closes with it.
+      for (const handle of [keeper, keeper.stdin, keeper.stdout, keeper.stderr]) handle.unref();
+      resolve();
+    };
+    keeper.stdout.setEncoding('utf8').on('data', listed);
+    // nft -i says nothing on stderr unless a command failed; it would then wait for more input, and the listing
+    // never comes.
+    keeper.stderr.setEncoding('utf8').on('data', (d: string) => {
+      keeper.kill('SIGKILL');
+      reject(new Error(`nft -i holding the hooks: ${d.trim()}`));
+    });
+    keeper.on('error', reject);
+    keeper.on('close', (code) => reject(new Error(`nft -i holding the hooks exited ${code}: ${said.trim()}`)));
+    keeper.stdin.on('error', () => {});
+    const hooks = ['prerouting', 'input', 'forward', 'output', 'postrouting'];
+    keeper.stdin.write(
+      [
+        'add table ip nfv_hooks',
+        ...hooks.map((h) => `add chain ip nfv_hooks ${h} { type filter hook ${h} priority 0; policy accept; }`),
+        'add rule ip nfv_hooks forward ct state established,related accept',
+        'list table ip nfv_hooks',
+        '',
+      ].join('\n'),
+    );
+  });
+  return hooksHeld;
+}
+
+/**
  * Runs `steps` in one new namespace (libnft.py: each step's commands in turn until one fails, as `&&` in sh): a
  * Python process calling libnftables as nft's main() does, where a process per nft command cost more CPU than its
  * work. No limit of its own: tap's per file is the bound (a namespace cut on a loaded machine said nothing).
  */
 export async function libnft(t: Tap.Test, steps: Step[]): Promise<Done[]> {
+  await holdHooks();
   const script = path.join(ROOT, 'test', 'deploy', 'libnft.py');
   const r = await runProcess(t, 'unshare', [...NAMESPACES, PYTHON, script], JSON.stringify(steps));
   if (r.code !== 0) throw new Error(`libnft.py exited ${r.code}: ${r.stderr.trim()}`);
@@ -356,6 +403,7 @@ export async function kernelForwards(t: Tap.Test, cases: ForwardCase[]) {
       return { load: ['iptables-restore', file], unload: UNLOAD_IPTABLES, packets };
     }),
   );
+  await holdHooks();
   const script = path.join(ROOT, 'test', 'deploy', 'forward.py');
   const r = await runProcess(t, 'unshare', [...NAMESPACES, PYTHON, script], JSON.stringify(jobs));
   if (r.code !== 0) throw new Error(`forward.py exited ${r.code}: ${r.stderr.trim()}`);

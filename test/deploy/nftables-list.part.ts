@@ -9,7 +9,7 @@ import path from 'node:path';
 import t from 'tap';
 import { nftables, nftablesJson } from '../../src/deploy/nftables.js';
 import { runProcess, scratch } from '../helpers.js';
-import { NAMESPACES, body, generator, inWorkers, libnft, skipLibnft, sortedSets } from './nft-harness.js';
+import { NAMESPACES, body, generator, holdHooks, inWorkers, libnft, skipLibnft, sortedSets } from './nft-harness.js';
 
 interface Case {
   file: string;
@@ -19,6 +19,7 @@ interface Case {
 
 /** The listings of `cases` (text files), each loaded then listed by one `nft -i` per namespace. */
 async function listedText(t: Tap.Test, cases: Case[]): Promise<string[]> {
+  await holdHooks();
   const listed = await inWorkers(cases, 8, async (slice) => {
     // One process, one transaction per line (as `nft -f` per file, at a tenth of the processes' wall time when
     // the machine is loaded); each listing starts at its one table, which splits them apart.

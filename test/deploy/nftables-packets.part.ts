@@ -22,6 +22,7 @@ import {
   Packet,
   UNLOAD_IPTABLES,
   generator,
+  holdHooks,
   iptablesWhy,
   nfvVerdict,
   packetsFor,
@@ -79,6 +80,7 @@ t.test(
     }
     const started = Date.now();
     const script = path.join(ROOT, 'test', 'deploy', 'forward.py');
+    await holdHooks();
     const r = await runProcess(t, 'unshare', [...NAMESPACES, PYTHON, script], JSON.stringify(jobs));
     const seconds = (Date.now() - started) / 1000;
     if (r.code !== 0) return t.fail(`forward.py exited ${r.code}: ${r.stderr.trim()}`);
@@ -238,6 +240,7 @@ t.test(
     const data = wire[3]!;
     jobs.push({ ...jobs[1]!, variant: 'later', packets: [data] });
     const script = path.join(ROOT, 'test', 'deploy', 'forward.py');
+    await holdHooks();
     const r = await runProcess(t, 'unshare', [...NAMESPACES, PYTHON, script], JSON.stringify(jobs));
     if (r.code !== 0) return t.fail(`forward.py exited ${r.code}: ${r.stderr.trim()}`);
     const results = JSON.parse(r.stdout) as boolean[][];

@@ -11,7 +11,7 @@ import path from 'node:path';
 import t from 'tap';
 import { nftables } from '../../src/deploy/nftables.js';
 import { runProcess, scratch } from '../helpers.js';
-import { NAMESPACES, generator, inWorkers, ruleLines, skipNft } from './nft-harness.js';
+import { NAMESPACES, generator, holdHooks, inWorkers, ruleLines, skipNft } from './nft-harness.js';
 // Topics sharing this process: `.part.ts` files (docs/development.md, "Tests").
 import './nftables-list.part.js';
 
@@ -40,6 +40,7 @@ t.test('nft -c accepts 1,000 random rule lists as text, with and without --sets'
   // A control: the check must see a file nft refuses (a range upside down).
   const bad = path.join(dir, 'bad.nft');
   await writeFile(bad, nftables(g.firewall(0), 0).replace(/policy (\w+);/, 'policy $1;\n\t\ttcp dport 80-70 drop'));
+  await holdHooks();
   const started = Date.now();
   // One `nft -c -i` per namespace, one `include` per file: each is its own checked (never committed) transaction,
   // and an error names the file and line.
