@@ -18,6 +18,12 @@ export const MAX_TIMEOUT_SECONDS = 600;
 /** How long a writer waits for another process's workspace lock before giving up (503 / exit 4). */
 export const DEFAULT_LOCK_TIMEOUT_MS = 5_000;
 
+/**
+ * How long nfv waits for a PostgreSQL connection, a new one or a free one of its pool, before 503. Not the lock
+ * timeout: a short `--lock-timeout` asks to give up on a held lock soon, not on a server slow to fork a backend.
+ */
+export const DATABASE_CONNECT_TIMEOUT_MS = 10_000;
+
 /** Serve mode: simulations waiting for a solver beyond those being solved; more are refused with 503. */
 export const MAX_QUEUED_SOLVES = 8;
 

@@ -13,6 +13,7 @@
  */
 import type pg from 'pg';
 import { NfvError } from '../model/errors.js';
+import { DATABASE_CONNECT_TIMEOUT_MS } from '../model/limits.js';
 import { Unchanged, countersOf, raiseCounter, type AreaSpec, type Change, type IdSource } from './area.js';
 
 /** Versioned migrations, applied in order by `nfv db migrate`; never edit one that was released. */
@@ -275,6 +276,16 @@ function databaseError(e: unknown, where: string): unknown {
     return new NfvError(503, `the database ${where} refused nfv: ${(e as Error).message}`);
   if (code === 'ECONNREFUSED' || code === 'ENOTFOUND' || code === 'ETIMEDOUT' || code === 'EAI_AGAIN')
     return new NfvError(503, `the database ${where} cannot be reached (${code})`);
+  // pg's own timeouts carry no code: a new connection not made in time, or no client of the pool freed in time.
+  const message = (e as Error | undefined)?.message;
+  if (
+    message === 'Connection terminated due to connection timeout' ||
+    message === 'timeout exceeded when trying to connect'
+  )
+    return new NfvError(
+      503,
+      `the database ${where} gave nfv no connection within ${DATABASE_CONNECT_TIMEOUT_MS / 1000} s`,
+    );
   return e;
 }
 
@@ -362,7 +373,11 @@ export class PostgresAreas {
   /** The connection pool, made on first use: pg is loaded only by commands that touch the database. */
   private pool(): Promise<pg.Pool> {
     this.connected ??= import('pg').then(({ default: driver }) => {
-      const pool = new driver.Pool({ connectionString: this.url, max: 4, connectionTimeoutMillis: this.lockTimeoutMs });
+      const pool = new driver.Pool({
+        connectionString: this.url,
+        max: 4,
+        connectionTimeoutMillis: DATABASE_CONNECT_TIMEOUT_MS,
+      });
       // An idle client that loses its connection must not crash the process; the next query reconnects.
       pool.on('error', () => undefined);
       return pool;

@@ -3,7 +3,9 @@
  * whole-or-absent changes, ids from sequences, and two `nfv serve` processes on one database whose clients create
  * and delete concurrently without losing anything or giving an id twice.
  */
+import { createServer, type AddressInfo, type Socket } from 'node:net';
 import t from 'tap';
+import { DATABASE_CONNECT_TIMEOUT_MS } from '../../src/model/limits.js';
 import { NfvError } from '../../src/model/errors.js';
 import { ADP_AREA } from '../../src/store/network.js';
 import { MIGRATIONS, PostgresAreas, SCHEMA_VERSION } from '../../src/store/postgres.js';
@@ -245,3 +247,25 @@ if (havePostgres(t)) {
     t.equal((await request(url, 'DELETE', '/fwd/nodes')).status, 404, 'nothing left to delete');
   });
 }
+
+t.test('a server that never answers: 503 after the connection bound, not after the lock timeout', async (t) => {
+  // A listener that takes connections and says nothing, as a PostgreSQL too loaded to fork a backend in time.
+  const held = new Set<Socket>();
+  const server = createServer((socket) => held.add(socket));
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.teardown(() => {
+    for (const socket of held) socket.destroy();
+    server.close();
+  });
+  const { port } = server.address() as AddressInfo;
+  const areas = new PostgresAreas(`postgres://nfv@127.0.0.1:${port}/nfv`, 300);
+  t.teardown(() => areas.close());
+  const started = Date.now();
+  const within = `${DATABASE_CONNECT_TIMEOUT_MS / 1000} s`;
+  await t.rejects(areas.read(ADP_AREA), {
+    status: 503,
+    message: `the database postgres://nfv@127.0.0.1:${port}/nfv gave nfv no connection within ${within}`,
+  });
+  // A timer never fires early: the 300 ms lock timeout did not bound the connection.
+  t.ok(Date.now() - started >= DATABASE_CONNECT_TIMEOUT_MS - 50, 'waited for the connection bound');
+});
