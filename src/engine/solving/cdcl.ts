@@ -193,6 +193,33 @@ export class SatSolver {
     this.reserve(2 * clauses + literals);
   }
 
+  /**
+   * Room in the watch lists for the clauses lits[ends[k - 1] .. ends[k]), k < count, before they are added: each
+   * list's block laid out once at its length. Grown by doubling as the clauses came, the binary lists' memory was
+   * copied again and again (most of test/engine/solving/work's loading). The lists hold the same entries in the same
+   * order, so the search is the same; a list past its room (a clause added changed, a learnt one) moves as before.
+   */
+  reserveLists(lits: ArrayLike<number>, ends: ArrayLike<number>, count: number): void {
+    const lists = this.watches.size.length;
+    const binary = new Int32Array(lists);
+    const long = new Int32Array(lists);
+    let from = 0;
+    for (let k = 0; k < count; k++) {
+      const to = ends[k]!;
+      const counts = to - from === 2 ? binary : to - from > 2 ? long : undefined;
+      if (counts) {
+        const [a, b] = [code(lits[from]!), code(lits[from + 1]!)];
+        if (a < lists && b < lists) {
+          counts[a]!++;
+          counts[b]!++;
+        }
+      }
+      from = to;
+    }
+    this.binaries.reserve(binary);
+    this.watches.reserve(long);
+  }
+
   private reserve(more: number): void {
     if (this.arenaUsed + more > this.arena.length)
       this.arena = grown(this.arena, Math.max(2 * this.arena.length, this.arenaUsed + more));
@@ -533,6 +560,19 @@ class Blocks {
     this.at = grown(this.at, literals);
     this.size = grown(this.size, literals);
     this.room = grown(this.room, literals);
+  }
+
+  /** Room for counts[lit] entries in each list still empty, laid out at once. */
+  reserve(counts: Int32Array): void {
+    let used = this.used;
+    for (let lit = 0; lit < counts.length; lit++) {
+      if (this.size[lit] !== 0 || counts[lit]! <= this.room[lit]!) continue;
+      this.at[lit] = used;
+      this.room[lit] = counts[lit]!;
+      used += counts[lit]! * this.width;
+    }
+    if (used > this.memory.length) this.memory = grown(this.memory, used);
+    this.used = used;
   }
 
   /** Where lit's next entry goes, its list one longer. */

@@ -31,6 +31,7 @@ function loaded(p: MaxSatProblem): SatSolver | undefined {
   const sat = new SatSolver(p.variables);
   const { hard } = p;
   sat.reserveClauses(hard.length, hard.size);
+  sat.reserveLists(hard.literals, hard.ends, hard.length);
   for (let k = 0; k < hard.length; k++) if (!sat.addClause(hard.literals, hard.from(k), hard.ends[k])) return undefined;
   return sat;
 }
