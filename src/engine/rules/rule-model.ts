@@ -789,6 +789,9 @@ export class RuleModel {
       fw.exception = fw.candidates.map((c) => {
         const x = sink.fresh();
         sink.ruleCost(-x, c.cost);
+        // An unused firewall selects nothing: with its place decided, its candidates are decided too and stay out of
+        // the cores (Belnet2009 plain's firewall sets fixed in turn, exact.ts splitOptimum).
+        if (fw.used !== true) sink.clause([-x, ...(fw.used === false ? [] : [fw.used])]);
         return x;
       });
       const exceptions = fw.entering.map(() => [] as Lit[]);

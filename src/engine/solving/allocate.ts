@@ -770,6 +770,15 @@ export interface AllocationTuning {
   candidates?: (problem: MaxSatProblem, members: readonly number[], proofOnly: boolean) => void;
 }
 
+/**
+ * A candidates' formula's rules solved apart for each set of new firewalls at their optimum (exact.ts, splitOptimum),
+ * not for an UNSAT answer's, whose first group is the requirements held.
+ */
+function splitOnFirewalls(problem: MaxSatProblem, selectors: boolean): MaxSatProblem {
+  if (!selectors) problem.split = NEW_FIREWALLS - 1;
+  return problem;
+}
+
 /** Soft literals of the groups after the requirements that the values leave false: what the answer costs. */
 function costOf(b: Builder, value: (lit: Lit) => boolean): [number, number, number] {
   const unmet = (group: number) => b.soft[group]!.filter((lit) => !value(lit)).length;
@@ -1154,7 +1163,7 @@ async function allocate(
       if (known && known.bounds.size > 0 && !selectors) {
         const narrowed = new Map([...known.bounds].map(([n, b]) => [n, b.narrower]));
         const part = encode(net, model, reqs, members, selectors, collapse, cuts, false, known, bound, narrowed);
-        const problem = part.builder.problem(selectors);
+        const problem = splitOnFirewalls(part.builder.problem(selectors), selectors);
         const found = part.rules.abandoned ? undefined : await solve(problem);
         if (found?.status === 'sat' && narrowProven(known, problem, found)) return void ([enc, answer] = [part, found]);
       }
@@ -1163,7 +1172,7 @@ async function allocate(
       // Where its optimum cannot be proven, our solver improves a model of it (not for an UNSAT answer, whose
       // requirements held are chosen on the per-class formula, nor where only a proof is of use). That model stands
       // only where it costs less than the answer so far.
-      const problem = full.builder.problem(selectors);
+      const problem = splitOnFirewalls(full.builder.problem(selectors), selectors);
       if (!selectors) tuning.candidates?.(problem, members, proofOnly);
       if (!selectors && !proofOnly) problem.neighbourhoods = full.rules.neighbourhoods();
       const better = await solve(problem);
@@ -1171,7 +1180,7 @@ async function allocate(
       if (better.optimal === false && answer && !cheaper(decide(full, better).cost, decide(enc, answer).cost)) return;
       [enc, answer] = [full, better];
     };
-    const problem = enc.builder.problem(false);
+    const problem = splitOnFirewalls(enc.builder.problem(false), false);
     // With candidates to weigh, what the optima before the rules allow is asked first (it prunes the candidates), on
     // a solver that then goes on to the per-class count's later groups, within the same budget: the answer that
     // stands when the candidates' formula is not proven. Where that cannot be (no rest), the per-class problem is

@@ -92,6 +92,11 @@ export interface MaxSatProblem {
    * firewall's candidate rules, two or three firewalls' together): our own solver then answers that model (exact.ts).
    */
   neighbourhoods?: Iterable<Neighbourhood>;
+  /**
+   * A group whose assignments at the optima of the groups up to it are few (a candidates' formula's new firewalls):
+   * our own solver may solve the last group apart for each (exact.ts, splitOptimum).
+   */
+  split?: number;
 }
 
 /** Soft literals to free together, worth freeing only where the model has every `needs` literal (firewalls used). */

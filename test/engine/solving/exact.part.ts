@@ -99,6 +99,40 @@ t.test('random problems: the optimum of every objective equals brute force', asy
   t.ok(unsat > 10 && unsat < 200, `both kinds occur (${unsat} of 300 unsatisfiable)`);
 });
 
+t.test(
+  'the last group solved apart per assignment of the first group (split): the optimum equals brute force',
+  async (t) => {
+    // exact.ts's splitOptimum: each assignment of the first group's literals at its optima solved alone. The brute
+    // force knows nothing of it; `split` counts the problems with 2 or more such assignments, where it is taken.
+    const rnd = random(11);
+    let split = 0;
+    for (let k = 0; k < 300; k++) {
+      const p: MaxSatProblem = { ...randomProblem(rnd, 4 + Math.floor(rnd() * 9), 2, 1, 2), split: 0 };
+      p.soft.push(Array.from({ length: 2 + Math.floor(rnd() * p.variables) }, () => lit(rnd, p.variables)));
+      const first = bruteOptima({ ...p, soft: p.soft.slice(0, 1) });
+      const expected = bruteOptimum(p);
+      if (!first || !expected) continue;
+      const assignments = new Set(first.models.map((value) => p.soft[0]!.map((l) => +holds(l, value)).join('')));
+      if (assignments.size >= 2) split++;
+      for (const [how, answer] of [
+        ['whole', exactMaxSat(p, later())],
+        ['probe', OptimaProbe.open(p, 1, later())?.rest()],
+      ] as const) {
+        if (answer?.status !== 'sat') {
+          t.fail(`problem ${k} (${how}): ${answer?.status ?? 'no answer'}, but a model exists`);
+          continue;
+        }
+        const value = (v: number) => answer.value[v]!;
+        if (!p.hard.list().every((c) => c.some((l) => holds(l, value))))
+          t.fail(`problem ${k} (${how}): the answer breaks a hard clause`);
+        else if (costs(p, value).join() !== expected.join())
+          t.fail(`problem ${k} (${how}): costs ${costs(p, value)}, optimum ${expected}`);
+      }
+    }
+    t.ok(split > 50, `the split is taken (${split} of 300 problems have 2 or more optimal first assignments)`);
+  },
+);
+
 t.test('the optima probe refutes only what no optimum of the first groups holds', async (t) => {
   const rnd = random(5);
   let refuted = 0;
