@@ -96,15 +96,20 @@ export function holdHooks(): Promise<void> {
   return hooksHeld;
 }
 
+/** `command` in new user, network and pid namespaces (`unshare`), the kernel's hooks held first (`holdHooks`). */
+export async function unshared(t: Tap.Test, command: string[], input?: string, timeoutMs?: number) {
+  await holdHooks();
+  return runProcess(t, 'unshare', [...NAMESPACES, ...command], input, timeoutMs);
+}
+
 /**
  * Runs `steps` in one new namespace (libnft.py: each step's commands in turn until one fails, as `&&` in sh): a
  * Python process calling libnftables as nft's main() does, where a process per nft command cost more CPU than its
  * work. No limit of its own: tap's per file is the bound (a namespace cut on a loaded machine said nothing).
  */
 export async function libnft(t: Tap.Test, steps: Step[]): Promise<Done[]> {
-  await holdHooks();
   const script = path.join(ROOT, 'test', 'deploy', 'libnft.py');
-  const r = await runProcess(t, 'unshare', [...NAMESPACES, PYTHON, script], JSON.stringify(steps));
+  const r = await unshared(t, [PYTHON, script], JSON.stringify(steps));
   if (r.code !== 0) throw new Error(`libnft.py exited ${r.code}: ${r.stderr.trim()}`);
   const done = JSON.parse(r.stdout) as Done[];
   if (done.length !== steps.length) throw new Error(`libnft.py answered ${done.length} of ${steps.length} steps`);
@@ -403,9 +408,8 @@ export async function kernelForwards(t: Tap.Test, cases: ForwardCase[]) {
       return { load: ['iptables-restore', file], unload: UNLOAD_IPTABLES, packets };
     }),
   );
-  await holdHooks();
   const script = path.join(ROOT, 'test', 'deploy', 'forward.py');
-  const r = await runProcess(t, 'unshare', [...NAMESPACES, PYTHON, script], JSON.stringify(jobs));
+  const r = await unshared(t, [PYTHON, script], JSON.stringify(jobs));
   if (r.code !== 0) throw new Error(`forward.py exited ${r.code}: ${r.stderr.trim()}`);
   const kernel = JSON.parse(r.stdout) as boolean[][];
   const differ: string[] = [];

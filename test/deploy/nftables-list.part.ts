@@ -8,8 +8,8 @@ import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import t from 'tap';
 import { nftables, nftablesJson } from '../../src/deploy/nftables.js';
-import { runProcess, scratch } from '../helpers.js';
-import { NAMESPACES, body, generator, holdHooks, inWorkers, libnft, skipLibnft, sortedSets } from './nft-harness.js';
+import { scratch } from '../helpers.js';
+import { body, generator, inWorkers, libnft, skipLibnft, sortedSets, unshared } from './nft-harness.js';
 
 interface Case {
   file: string;
@@ -19,12 +19,11 @@ interface Case {
 
 /** The listings of `cases` (text files), each loaded then listed by one `nft -i` per namespace. */
 async function listedText(t: Tap.Test, cases: Case[]): Promise<string[]> {
-  await holdHooks();
   const listed = await inWorkers(cases, 8, async (slice) => {
     // One process, one transaction per line (as `nft -f` per file, at a tenth of the processes' wall time when
     // the machine is loaded); each listing starts at its one table, which splits them apart.
     const input = slice.map((c) => `include "${c.file}"\nlist ruleset\n`).join('');
-    const r = await runProcess(t, 'unshare', [...NAMESPACES, 'nft', '-i'], input);
+    const r = await unshared(t, ['nft', '-i'], input);
     const listings = r.stdout.split(/(?=^table ip nfv \{$)/m);
     // A load refused or a listing without the table: the count is off, and the listings are all reported.
     return listings.length === slice.length ? listings : slice.map(() => r.stdout + r.stderr);

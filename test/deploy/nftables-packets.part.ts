@@ -15,18 +15,17 @@ import t from 'tap';
 import { iptables } from '../../src/deploy/iptables.js';
 import { nftables, nftablesJson } from '../../src/deploy/nftables.js';
 import type { Node } from '../../src/model/types.js';
-import { ROOT, runProcess, scratch } from '../helpers.js';
+import { ROOT, scratch } from '../helpers.js';
 import {
-  NAMESPACES,
   PYTHON,
   Packet,
   UNLOAD_IPTABLES,
   generator,
-  holdHooks,
   iptablesWhy,
   nfvVerdict,
   packetsFor,
   packetsWhy,
+  unshared,
   verdict,
 } from './nft-harness.js';
 
@@ -80,8 +79,7 @@ t.test(
     }
     const started = Date.now();
     const script = path.join(ROOT, 'test', 'deploy', 'forward.py');
-    await holdHooks();
-    const r = await runProcess(t, 'unshare', [...NAMESPACES, PYTHON, script], JSON.stringify(jobs));
+    const r = await unshared(t, [PYTHON, script], JSON.stringify(jobs));
     const seconds = (Date.now() - started) / 1000;
     if (r.code !== 0) return t.fail(`forward.py exited ${r.code}: ${r.stderr.trim()}`);
     const results = JSON.parse(r.stdout) as boolean[][];
@@ -240,8 +238,7 @@ t.test(
     const data = wire[3]!;
     jobs.push({ ...jobs[1]!, variant: 'later', packets: [data] });
     const script = path.join(ROOT, 'test', 'deploy', 'forward.py');
-    await holdHooks();
-    const r = await runProcess(t, 'unshare', [...NAMESPACES, PYTHON, script], JSON.stringify(jobs));
+    const r = await unshared(t, [PYTHON, script], JSON.stringify(jobs));
     if (r.code !== 0) return t.fail(`forward.py exited ${r.code}: ${r.stderr.trim()}`);
     const results = JSON.parse(r.stdout) as boolean[][];
     const told = (verdicts: boolean[]) => steps.map(([what], i) => `${what}: ${verdicts[i] ? 'passes' : 'dropped'}`);

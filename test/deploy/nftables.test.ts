@@ -10,8 +10,8 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import t from 'tap';
 import { nftables } from '../../src/deploy/nftables.js';
-import { runProcess, scratch } from '../helpers.js';
-import { NAMESPACES, generator, holdHooks, inWorkers, ruleLines, skipNft } from './nft-harness.js';
+import { scratch } from '../helpers.js';
+import { generator, inWorkers, ruleLines, skipNft, unshared } from './nft-harness.js';
 // Topics sharing this process: `.part.ts` files (docs/development.md, "Tests").
 import './nftables-list.part.js';
 
@@ -40,20 +40,13 @@ t.test('nft -c accepts 1,000 random rule lists as text, with and without --sets'
   // A control: the check must see a file nft refuses (a range upside down).
   const bad = path.join(dir, 'bad.nft');
   await writeFile(bad, nftables(g.firewall(0), 0).replace(/policy (\w+);/, 'policy $1;\n\t\ttcp dport 80-70 drop'));
-  await holdHooks();
   const started = Date.now();
   // One `nft -c -i` per namespace, one `include` per file: each is its own checked (never committed) transaction,
   // and an error names the file and line.
   const text = await inWorkers([bad, ...files.text], 8, (slice) =>
     // No limit of its own: tap's per file is the bound (a namespace cut at runProcess's default minute, as on a
     // loaded machine, left its files unchecked and said nothing).
-    runProcess(
-      t,
-      'unshare',
-      [...NAMESPACES, 'nft', '-c', '-i'],
-      slice.map((f) => `include "${f}"\n`).join(''),
-      600_000,
-    ),
+    unshared(t, ['nft', '-c', '-i'], slice.map((f) => `include "${f}"\n`).join(''), 600_000),
   );
   t.same(
     text.map((r) => r.code),
