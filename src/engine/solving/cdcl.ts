@@ -188,18 +188,15 @@ export class SatSolver {
     return k;
   }
 
-  /** Room for `clauses` more clauses of `literals` literals in all (when known, before adding them). */
-  reserveClauses(clauses: number, literals: number): void {
-    this.reserve(2 * clauses + literals);
-  }
-
   /**
-   * Room in the watch lists for the clauses lits[ends[k - 1] .. ends[k]), k < count, before they are added: each
-   * list's block laid out once at its length. Grown by doubling as the clauses came, the binary lists' memory was
-   * copied again and again (most of test/engine/solving/work's loading). The lists hold the same entries in the same
-   * order, so the search is the same; a list past its room (a clause added changed, a learnt one) moves as before.
+   * Room for the clauses lits[ends[k - 1] .. ends[k]), k < count, before they are added: in the arena, and in the
+   * watch lists, each list's block laid out once at its length. Grown by doubling as the clauses came, the binary
+   * lists' memory was copied again and again (most of test/engine/solving/work's loading). The lists hold the same
+   * entries in the same order, so the search is the same; a list past its room (a clause added changed, a learnt one)
+   * moves as before.
    */
-  reserveLists(lits: ArrayLike<number>, ends: ArrayLike<number>, count: number): void {
+  reserveClauses(lits: ArrayLike<number>, ends: ArrayLike<number>, count: number): void {
+    this.reserve(2 * count + (count > 0 ? ends[count - 1]! : 0));
     const lists = this.watches.size.length;
     const binary = new Int32Array(lists);
     const long = new Int32Array(lists);

@@ -30,8 +30,7 @@ export const PROOF_MAX_VARIABLES = 60_000;
 function loaded(p: MaxSatProblem): SatSolver | undefined {
   const sat = new SatSolver(p.variables);
   const { hard } = p;
-  sat.reserveClauses(hard.length, hard.size);
-  sat.reserveLists(hard.literals, hard.ends, hard.length);
+  sat.reserveClauses(hard.literals, hard.ends, hard.length);
   for (let k = 0; k < hard.length; k++) if (!sat.addClause(hard.literals, hard.from(k), hard.ends[k])) return undefined;
   return sat;
 }
