@@ -84,13 +84,12 @@ function coreGuided(
   /** For a soft literal standing for "fewer than k + 1 of a core violated": that totalizer's outputs, and k. */
   const sums = new Map<Lit, { outputs: Lit[]; k: number }>();
   const isFixed = new Set(fixed);
+  // A core found before (another run's) is a core again where the fixed literals it rests on are fixed here and its
+  // soft literals are all still assumed (a totalizer's output too: its clauses are in the solver): no solve.
+  const reusable = cores?.known.filter((k) => k.on.every((l) => isFixed.has(l))) ?? [];
   for (;;) {
     const assumed = [...weight].flatMap(([l, w]) => (w > 0 ? [l] : []));
-    // A core found before (another run's) is a core again where the fixed literals it rests on are fixed here and
-    // its soft literals are all still assumed (a totalizer's output too: its clauses are in the solver): no solve.
-    const step = cores?.known.find(
-      (k) => k.on.every((l) => isFixed.has(l)) && k.core.every((l) => (weight.get(l) ?? 0) > 0),
-    );
+    const step = reusable.find((k) => k.core.every((l) => (weight.get(l) ?? 0) > 0));
     const status = step ? 'unsat' : sat.solve([...fixed, ...assumed], budget);
     if (status === 'unknown') return { lower };
     if (status === 'sat') return { model: sat.model, assumed };
