@@ -19,7 +19,7 @@ interface Case {
 
 /** The listings of `cases` (text files), each loaded then listed by one `nft -i` per namespace. */
 async function listedText(t: Tap.Test, cases: Case[]): Promise<string[]> {
-  const listed = await inWorkers(cases, 8, async (slice) => {
+  const listed = await inWorkers(cases, 2, async (slice) => {
     // One process, one transaction per line (as `nft -f` per file, at a tenth of the processes' wall time when
     // the machine is loaded); each listing starts at its one table, which splits them apart.
     const input = slice.map((c) => `include "${c.file}"\nlist ruleset\n`).join('');

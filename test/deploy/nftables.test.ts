@@ -43,7 +43,7 @@ t.test('nft -c accepts 1,000 random rule lists as text, with and without --sets'
   const started = Date.now();
   // One `nft -c -i` per namespace, one `include` per file: each is its own checked (never committed) transaction,
   // and an error names the file and line.
-  const text = await inWorkers([bad, ...files.text], 8, (slice) =>
+  const text = await inWorkers([bad, ...files.text], 2, (slice) =>
     // No limit of its own: tap's per file is the bound (a namespace cut at runProcess's default minute, as on a
     // loaded machine, left its files unchecked and said nothing).
     unshared(t, ['nft', '-c', '-i'], slice.map((f) => `include "${f}"\n`).join(''), 600_000),
