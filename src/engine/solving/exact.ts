@@ -191,22 +191,12 @@ function splitOptimum(
   model: Uint8Array,
   budget: SatBudget,
 ): { best: Uint8Array; proven: boolean } | 'whole' {
-  // Assignments are enumerated under an activation literal, each blocked once found; made false after.
-  const enumerating = sat.newVariable();
-  const assignments: Lit[][] = [];
   let best = model;
   let cost = unmet(model, group);
-  while (assignments.length <= SPLIT_ASSIGNMENTS) {
-    const status = sat.solve([enumerating], budget);
-    if (status === 'unknown') return { best, proven: false };
-    if (status === 'unsat') break;
-    const found = sat.model;
-    const fixed = on.map((l) => (holds(found, l) ? l : -l));
-    assignments.push(fixed);
+  const assignments = assignmentsOf(sat, on, budget, (found) => {
     if (unmet(found, group) < cost) [best, cost] = [found, unmet(found, group)];
-    sat.addClause([-enumerating, ...fixed.map((l) => -l)]);
-  }
-  sat.addClause([-enumerating]);
+  });
+  if (assignments === undefined) return { best, proven: false };
   if (assignments.length < 2 || assignments.length > SPLIT_ASSIGNMENTS) return 'whole';
   for (const fixed of assignments) {
     // Each assignment its own conflicts (a hard one takes 12,000 of Belnet2009's); the work is the budget's.
@@ -215,6 +205,33 @@ function splitOptimum(
     else if (found.lower < cost) return { best, proven: false };
   }
   return { best, proven: true };
+}
+
+/**
+ * The assignments of `on` the solver's clauses allow, up to one past SPLIT_ASSIGNMENTS (the caller then knows there
+ * are more), each blocked once found under an activation literal made false after, so the clauses allow what they
+ * did; undefined when the budget ran out. `seen` is given each model found.
+ */
+function assignmentsOf(
+  sat: SatSolver,
+  on: Lit[],
+  budget: SatBudget,
+  seen: (model: Uint8Array) => void = () => {},
+): Lit[][] | undefined {
+  const enumerating = sat.newVariable();
+  const assignments: Lit[][] = [];
+  let status: ReturnType<SatSolver['solve']> = 'sat';
+  while (assignments.length <= SPLIT_ASSIGNMENTS) {
+    status = sat.solve([enumerating], budget);
+    if (status !== 'sat') break;
+    const found = sat.model;
+    const fixed = on.map((l) => (holds(found, l) ? l : -l));
+    assignments.push(fixed);
+    seen(found);
+    sat.addClause([-enumerating, ...fixed.map((l) => -l)]);
+  }
+  sat.addClause([-enumerating]);
+  return status === 'unknown' ? undefined : assignments;
 }
 
 const splitOn = (p: MaxSatProblem) => (p.split === undefined ? undefined : p.soft[p.split]);
@@ -308,15 +325,38 @@ export class OptimaProbe {
     readonly model: boolean[],
   ) {}
 
-  /** Undefined when the problem is too large, cannot hold, or the budget ran out. */
-  static open(p: MaxSatProblem, groups: number, spend: Spend): OptimaProbe | undefined {
-    if (p.variables > EXACT_MAX_VARIABLES) return undefined;
+  /** Undefined when the problem is too large (`maxVariables`), cannot hold, or the budget ran out. */
+  static open(
+    p: MaxSatProblem,
+    groups: number,
+    spend: Spend,
+    maxVariables = EXACT_MAX_VARIABLES,
+  ): OptimaProbe | undefined {
+    if (p.variables > maxVariables) return undefined;
     const budget: SatBudget = { conflicts: EXACT_MAX_CONFLICTS, ...spend };
     const sat = loaded(p);
     const first = sat && optimise(sat, p.soft.slice(0, groups), budget);
     if (!first || first === 'unsat' || first.unproven !== undefined) return undefined;
     const costs = p.soft.slice(0, groups).map((group) => unmet(first.model, group));
     return new OptimaProbe(sat!, p, groups, budget, costs, answerValue(first.model, p.variables));
+  }
+
+  /**
+   * Every assignment of the first group's literals at those optima, or undefined when they are more than
+   * SPLIT_ASSIGNMENTS or the budget ran out: a literal true in none is in no optimum, which propagation alone may
+   * not show (Zoo Aarnet plain's refined classes: 5 sets of 5 firewalls over 9 places, where 19 were not refuted).
+   */
+  firstAssignments(): Lit[][] | undefined {
+    const found = assignmentsOf(this.sat, this.p.soft[0]!, this.budget);
+    if (!found || found.length > SPLIT_ASSIGNMENTS) return undefined;
+    // One of them holds (a selector per assignment implying its literals): propagation then knows it too.
+    const selectors = found.map((fixed) => {
+      const s = this.sat.newVariable();
+      for (const l of fixed) this.sat.addClause([-s, l]);
+      return s;
+    });
+    this.sat.addClause(selectors);
+    return found;
   }
 
   /** False when no optimum makes all of `lits` true; true when that is not refuted. */
