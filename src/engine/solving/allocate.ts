@@ -226,8 +226,9 @@ function knownOptima(perClass: Encoding, probe: OptimaProbe, classes: PacketClas
     let k = 0;
     return each.map((t) => (typeof t === 'number' ? answers[k++]! : t && possible(prefix)));
   };
-  // In a proof-only solve (`sets`: no answer of the probe's solver follows, so its search may change) every set of
-  // new firewalls the optima use is asked: a firewall in none gets no candidates, where propagation refutes few.
+  // Where asked (`sets`: a proof-only solve, so no answer of the probe's solver follows and its search may change),
+  // every set of new firewalls the optima use is listed: a firewall in none gets no candidates (propagation refutes
+  // few: Zoo Aarnet plain's refined probe left 19 places, its optima's 5 sets use 9).
   const optima = sets ? probe.firstAssignments()?.map((fixed) => new Set(fixed)) : undefined;
   const first = optima?.[0];
   // An assignment holds each new firewall's `used` or its negation (its soft literal).
@@ -1148,12 +1149,15 @@ async function allocate(
     // lists the fewest for its drops but not proven the fewest of all. Only the candidates some optimum so far could
     // use are offered (knownOptima).
     // A proof-only solve's probe takes what its solver takes (Zoo Ans plain's refined classes: 25,695 variables,
-    // where no probe meant no pruning and 313,315 candidates, given up).
-    const opened = (problem: MaxSatProblem, groups: number, spend: Spend, sets = false): Known | undefined => {
+    // where no probe meant no pruning and 313,315 candidates, given up), and past EXACT_MAX_VARIABLES, where there
+    // was no probe before, it also enumerates the optima's sets of new firewalls (knownOptima's `sets`). Not on the
+    // smaller ones, whose searches that changes: Zoo Aarnet plain 8 rules -> 7 proven, but Belnet2008 plain 8 proven
+    // -> 10 not (its pruned formula's last model took 35 M ticks, the whole one's 0.25 M).
+    const opened = (problem: MaxSatProblem, groups: number, spend: Spend, proof = false): Known | undefined => {
       const probe = tuning.prune
-        ? OptimaProbe.open(problem, groups, spend, sets ? maxVariables : undefined)
+        ? OptimaProbe.open(problem, groups, spend, proof ? maxVariables : undefined)
         : undefined;
-      return probe && knownOptima(enc, probe, model.classes, sets);
+      return probe && knownOptima(enc, probe, model.classes, proof && problem.variables > EXACT_MAX_VARIABLES);
     };
     /** What an answer decides and costs, worked out once (the per-class answer's lists are a set cover each). */
     const decided = new Map<MaxSatAnswer, ReturnType<typeof decidedBy>>();
