@@ -195,6 +195,12 @@ export const IMPROVE_WORK = 200_000_000;
 export const SPLIT_ASSIGNMENTS = 512;
 
 /**
+ * The most sets of new firewalls a proof-only probe lists to prune places (OptimaProbe.firstAssignments): wt-ref15
+ * measured its answers at 64, before the split's limit rose to 512; Carnet plain's refined probe has 65.
+ */
+export const PROBE_ASSIGNMENTS = 64;
+
+/**
  * The last group's optimum as the least of its optima with the `on` group's literals fixed to each of their
  * assignments the groups before allow (they are hard at their optima), each proven by its own cores and given up once
  * they reach the best model so far: cores over every assignment at once are the union of each one's (Belnet2009
@@ -209,22 +215,12 @@ function splitOptimum(
   model: Uint8Array,
   budget: SatBudget,
 ): { best: Uint8Array; proven: boolean } | 'whole' {
-  // Assignments are enumerated under an activation literal, each blocked once found; made false after.
-  const enumerating = sat.newVariable();
-  const assignments: Lit[][] = [];
   let best = model;
   let cost = unmet(model, group);
-  while (assignments.length <= SPLIT_ASSIGNMENTS) {
-    const status = sat.solve([enumerating], budget);
-    if (status === 'unknown') return { best, proven: false };
-    if (status === 'unsat') break;
-    const found = sat.model;
-    const fixed = on.map((l) => (holds(found, l) ? l : -l));
-    assignments.push(fixed);
+  const assignments = assignmentsOf(sat, on, SPLIT_ASSIGNMENTS, budget, (found) => {
     if (unmet(found, group) < cost) [best, cost] = [found, unmet(found, group)];
-    sat.addClause([-enumerating, ...fixed.map((l) => -l)]);
-  }
-  sat.addClause([-enumerating]);
+  });
+  if (assignments === undefined) return { best, proven: false };
   if (assignments.length < 2 || assignments.length > SPLIT_ASSIGNMENTS) return 'whole';
   // The assignments differ in a few places, so most cores of one hold for the others, found again without a solve
   // (Zoo Cudi plain's per-class rules: 320 sets, proven at 31 in 5.8 M ticks; each solved afresh, 69 sets in 28.7 M).
@@ -238,6 +234,34 @@ function splitOptimum(
     else if (found.lower < cost) return { best, proven: false };
   }
   return { best, proven: true };
+}
+
+/**
+ * The assignments of `on` the solver's clauses allow, up to one past `most` (the caller then knows there are more),
+ * each blocked once found under an activation literal made false after, so the clauses allow what they did; undefined
+ * when the budget ran out. `seen` is given each model found.
+ */
+function assignmentsOf(
+  sat: SatSolver,
+  on: Lit[],
+  most: number,
+  budget: SatBudget,
+  seen: (model: Uint8Array) => void = () => {},
+): Lit[][] | undefined {
+  const enumerating = sat.newVariable();
+  const assignments: Lit[][] = [];
+  let status: ReturnType<SatSolver['solve']> = 'sat';
+  while (assignments.length <= most) {
+    status = sat.solve([enumerating], budget);
+    if (status !== 'sat') break;
+    const found = sat.model;
+    const fixed = on.map((l) => (holds(found, l) ? l : -l));
+    assignments.push(fixed);
+    seen(found);
+    sat.addClause([-enumerating, ...fixed.map((l) => -l)]);
+  }
+  sat.addClause([-enumerating]);
+  return status === 'unknown' ? undefined : assignments;
 }
 
 const splitOn = (p: MaxSatProblem) => (p.split === undefined ? undefined : p.soft[p.split]);
@@ -331,15 +355,38 @@ export class OptimaProbe {
     readonly model: boolean[],
   ) {}
 
-  /** Undefined when the problem is too large, cannot hold, or the budget ran out. */
-  static open(p: MaxSatProblem, groups: number, spend: Spend): OptimaProbe | undefined {
-    if (p.variables > EXACT_MAX_VARIABLES) return undefined;
+  /** Undefined when the problem is too large (`maxVariables`), cannot hold, or the budget ran out. */
+  static open(
+    p: MaxSatProblem,
+    groups: number,
+    spend: Spend,
+    maxVariables = EXACT_MAX_VARIABLES,
+  ): OptimaProbe | undefined {
+    if (p.variables > maxVariables) return undefined;
     const budget: SatBudget = { conflicts: EXACT_MAX_CONFLICTS, ...spend };
     const sat = loaded(p);
     const first = sat && optimise(sat, p.soft.slice(0, groups), budget);
     if (!first || first === 'unsat' || first.unproven !== undefined) return undefined;
     const costs = p.soft.slice(0, groups).map((group) => unmet(first.model, group));
     return new OptimaProbe(sat!, p, groups, budget, costs, answerValue(first.model, p.variables));
+  }
+
+  /**
+   * Every assignment of the first group's literals at those optima, or undefined when they are more than
+   * PROBE_ASSIGNMENTS or the budget ran out: a literal true in none is in no optimum, which propagation alone may
+   * not show (Zoo Aarnet plain's refined classes: 5 sets of 5 firewalls over 9 places, where 19 were not refuted).
+   */
+  firstAssignments(): Lit[][] | undefined {
+    const found = assignmentsOf(this.sat, this.p.soft[0]!, PROBE_ASSIGNMENTS, this.budget);
+    if (!found || found.length > PROBE_ASSIGNMENTS) return undefined;
+    // One of them holds (a selector per assignment implying its literals): propagation then knows it too.
+    const selectors = found.map((fixed) => {
+      const s = this.sat.newVariable();
+      for (const l of fixed) this.sat.addClause([-s, l]);
+      return s;
+    });
+    this.sat.addClause(selectors);
+    return found;
   }
 
   /** False when no optimum makes all of `lits` true; true when that is not refuted. */

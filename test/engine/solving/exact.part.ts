@@ -12,6 +12,7 @@ import {
   IMPROVE_NEIGHBOURHOODS,
   OptimaProbe,
   PROOF_MAX_VARIABLES,
+  PROBE_ASSIGNMENTS,
   exactCore,
   exactMaxSat,
 } from '../../../src/engine/solving/exact.js';
@@ -209,6 +210,34 @@ t.test('the optima probe refutes only what no optimum of the first groups holds'
     }
   }
   t.ok(refuted > asked / 10, `it refutes (${refuted} of ${asked} questions)`);
+});
+
+t.test("the optima probe lists the first group's assignments at the optima, as brute force finds them", async (t) => {
+  const rnd = random(7);
+  let listed = 0;
+  for (let k = 0; k < 300; k++) {
+    const p = randomProblem(rnd, 3 + Math.floor(rnd() * 8), 2, 2, 1);
+    const groups = 1 + Math.floor(rnd() * p.soft.length);
+    const optima = bruteOptima({ ...p, soft: p.soft.slice(0, groups) });
+    const probe = optima && OptimaProbe.open(p, groups, later());
+    if (!probe) continue;
+    const assignment = (value: Assignment) => p.soft[0]!.map((l) => (holds(l, value) ? l : -l)).join(' ');
+    const expected = [...new Set(optima.models.map(assignment))].sort();
+    const found = probe.firstAssignments();
+    if (expected.length > PROBE_ASSIGNMENTS) {
+      t.equal(found, undefined, `problem ${k}: more than PROBE_ASSIGNMENTS, none listed`);
+      continue;
+    }
+    listed++;
+    t.same(found?.map((fixed) => fixed.join(' ')).sort(), expected, `problem ${k}: every assignment, once`);
+    // Its answers after: still only what no optimum holds (one of the assignments is added as a clause).
+    for (let q = 0; q < 4; q++) {
+      const lits = Array.from({ length: 1 + Math.floor(rnd() * 2) }, () => lit(rnd, p.variables));
+      if (!probe.possible(lits) && optima.models.some((value) => lits.every((l) => holds(l, value))))
+        t.fail(`problem ${k}: ${lits} refuted after listing, but an optimum holds them`);
+    }
+  }
+  t.ok(listed > 100, `${listed} problems listed`);
 });
 
 t.test('cores are unsatisfiable and minimal', async (t) => {
