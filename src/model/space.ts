@@ -319,8 +319,9 @@ function alikeBut(a: Box, b: Box, d: number): boolean {
 const COALESCE_ROUNDS = 4;
 
 /**
- * `coalesce` for boxes that carry something: when two boxes become one, `merge` joins what they carry. `work` is
- * told how many boxes each step looks at (a caller bounding its work counts them).
+ * `coalesce` for boxes that carry something: when two boxes become one, `merge` joins what they carry, in no fixed
+ * order (allows' lines are a set). `work` is told how many boxes each step looks at (a caller bounding its work
+ * counts them).
  */
 export function coalesceWith<T>(
   items: readonly { box: Box; tag: T }[],
@@ -334,28 +335,30 @@ export function coalesceWith<T>(
       work(out.length);
       const lo = 2 * d;
       const hi = lo + 1;
-      // Boxes alike but in dimension d, grouped by a hash of their other bounds (equal bounds are checked).
+      // Boxes alike but in dimension d, grouped by a hash of their other bounds (equal bounds are checked). 30 bits:
+      // a small integer, which maps and sets key without making a number object per look-up.
       const hashes = new Uint32Array(out.length);
       out.forEach((x, k) => {
         let h = 0;
-        for (let i = 0; i < 2 * DIMS; i++) if (i >> 1 !== d) h = (Math.imul(h, 0x01000193) ^ x.box[i]!) >>> 0;
-        hashes[k] = h;
+        for (let i = 0; i < 2 * DIMS; i++) if (i >> 1 !== d) h = Math.imul(h, 0x01000193) ^ x.box[i]!;
+        hashes[k] = h & 0x3fffffff;
       });
-      // Most steps join nothing: no two hashes alike, found by sorting numbers, not by a group per box.
+      // Most steps join nothing: no two hashes alike, found by sorting numbers, not by a group per box. Where some
+      // are, only the boxes of a shared hash are grouped; a box joins the one it touches in place, and the boxes
+      // joined into others are left out after the step. Which boxes a step makes does not depend on their order.
       const sorted = hashes.slice().sort();
-      if (sorted.every((h, k) => k === 0 || h !== sorted[k - 1])) continue;
+      const shared = new Set<number>();
+      for (let k = 1; k < sorted.length; k++) if (sorted[k] === sorted[k - 1]) shared.add(sorted[k]!);
+      if (shared.size === 0) continue;
       const groups = new Map<number, { box: number[]; tag: T }[]>();
       out.forEach((x, k) => {
+        if (!shared.has(hashes[k]!)) return;
         const group = groups.get(hashes[k]!);
         if (group) group.push(x);
         else groups.set(hashes[k]!, [x]);
       });
-      out = [];
+      const joined = new Set<{ box: number[]; tag: T }>();
       for (const group of groups.values()) {
-        if (group.length === 1) {
-          out.push(group[0]!);
-          continue;
-        }
         group.sort((x, y) => x.box[lo]! - y.box[lo]!);
         const open: { box: number[]; tag: T }[] = [];
         for (const x of group) {
@@ -370,11 +373,13 @@ export function coalesceWith<T>(
           if (current) {
             if (x.box[hi]! > current.box[hi]!) current.box[hi] = x.box[hi]!;
             current.tag = merge(current.tag, x.tag);
-            merged = true;
+            joined.add(x);
           } else open.push(x);
         }
-        out.push(...open);
       }
+      if (joined.size === 0) continue;
+      merged = true;
+      out = out.filter((x) => !joined.has(x));
     }
   }
   return out.sort((x, y) => compareBoxes(x.box, y.box));
