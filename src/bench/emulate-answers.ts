@@ -3,7 +3,8 @@
  * every claim: 35 of the VEREFOO conformance inputs (`../shared/verefoo-testfile`) of one graph and at most 30 nodes
  * named by addresses, drawn by a seeded shuffle, and 15 of the redundant-network generator (`fabric.ts`: leaf-spine,
  * rings and mesh, with and without NAT, seeds 1-3, at most 30 nodes). Prints one line per answer and a summary, and
- * writes bench-results/emulate-answers.md. `test/deploy/emulate/answers.test.ts` runs every fifth of the same list.
+ * writes bench-results/emulate-answers.md. `test/deploy/emulate/answers.part.ts` (in `nat.test.ts`'s process) runs
+ * every fifth of the same list.
  */
 import { readFileSync, writeFileSync, mkdirSync } from 'node:fs';
 import path from 'node:path';

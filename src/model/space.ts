@@ -319,65 +319,112 @@ function alikeBut(a: Box, b: Box, d: number): boolean {
 const COALESCE_ROUNDS = 4;
 
 /**
- * `coalesce` for boxes that carry something: when two boxes become one, `merge` joins what they carry. `work` is
- * told how many boxes each step looks at (a caller bounding its work counts them).
+ * `coalesce` for boxes that carry something: when two boxes become one, `merge` joins what they carry, in no fixed
+ * order (allows' lines are a set). `work` is told how many boxes each step looks at (a caller bounding its work
+ * counts them).
  */
 export function coalesceWith<T>(
   items: readonly { box: Box; tag: T }[],
   merge: (a: T, b: T) => T,
   work: (boxes: number) => void = () => {},
 ): { box: Box; tag: T }[] {
-  let out = items.map((x) => ({ box: [...x.box], tag: x.tag }));
+  const out = items.map((x) => ({ box: [...x.box], tag: x.tag }));
+  // Typed arrays made once per call: most calls coalesce a handful of boxes, where a map, a set and a sort per step
+  // were most of the cost. Per box: a hash of each dimension's bounds and their sum, so that the hash of the other
+  // bounds is one subtraction per step; per step an open-addressing table of those hashes (slot -> first box + 1),
+  // per box the next box of the same hash (0: none; -1 once joined into another), and per first box the last.
+  const n = out.length;
+  const [parts, sums] = [new Int32Array(n * DIMS), new Int32Array(n)];
+  const [hashes, next, tail] = [new Int32Array(n), new Int32Array(n), new Int32Array(n)];
+  const table = new Int32Array(n < 2 ? 1 : 2 ** Math.ceil(Math.log2(2 * n)));
+  const mask = table.length - 1;
+  const part = (box: Box, d: number) =>
+    (mix((box[2 * d]! << 5) | (2 * d)) + mix((box[2 * d + 1]! << 5) | (2 * d + 1))) | 0;
+  out.forEach(({ box }, k) => {
+    let sum = 0;
+    for (let d = 0; d < DIMS; d++) sum = (sum + (parts[k * DIMS + d] = part(box, d))) | 0;
+    sums[k] = sum;
+  });
   for (let merged = true, round = 0; merged && round < COALESCE_ROUNDS; round++) {
     merged = false;
     for (let d = 0; d < DIMS; d++) {
       work(out.length);
+      if (out.length < 2) continue;
       const lo = 2 * d;
       const hi = lo + 1;
-      // Boxes alike but in dimension d, grouped by a hash of their other bounds (equal bounds are checked).
-      const hashes = new Uint32Array(out.length);
-      out.forEach((x, k) => {
-        let h = 0;
-        for (let i = 0; i < 2 * DIMS; i++) if (i >> 1 !== d) h = (Math.imul(h, 0x01000193) ^ x.box[i]!) >>> 0;
+      // Boxes alike but in dimension d have the same hash of their other bounds (equal bounds are checked).
+      table.fill(0);
+      const heads: number[] = [];
+      for (let k = 0; k < out.length; k++) {
+        const h = (sums[k]! - parts[k * DIMS + d]!) | 0;
         hashes[k] = h;
-      });
-      // Most steps join nothing: no two hashes alike, found by sorting numbers, not by a group per box.
-      const sorted = hashes.slice().sort();
-      if (sorted.every((h, k) => k === 0 || h !== sorted[k - 1])) continue;
-      const groups = new Map<number, { box: number[]; tag: T }[]>();
-      out.forEach((x, k) => {
-        const group = groups.get(hashes[k]!);
-        if (group) group.push(x);
-        else groups.set(hashes[k]!, [x]);
-      });
-      out = [];
-      for (const group of groups.values()) {
-        if (group.length === 1) {
-          out.push(group[0]!);
-          continue;
+        next[k] = 0;
+        let slot = h & mask;
+        while (table[slot] !== 0 && hashes[table[slot]! - 1] !== h) slot = (slot + 1) & mask;
+        if (table[slot] === 0) table[slot] = tail[k] = k + 1;
+        else {
+          // After the last box of its hash so far: a chain of boxes in their order, from the first.
+          const first = table[slot]! - 1;
+          if (tail[first] === first + 1) heads.push(first);
+          next[tail[first]! - 1] = tail[first] = k + 1;
         }
-        group.sort((x, y) => x.box[lo]! - y.box[lo]!);
-        const open: { box: number[]; tag: T }[] = [];
-        for (const x of group) {
-          // Sorted by lower bound, a box can only join the last box alike (a hash collision is searched for).
-          const last = open[open.length - 1];
-          const current =
-            last && alikeBut(last.box, x.box, d)
-              ? x.box[lo]! <= last.box[hi]! + 1
-                ? last
-                : undefined
-              : open.find((c) => alikeBut(c.box, x.box, d) && x.box[lo]! <= c.box[hi]! + 1);
-          if (current) {
-            if (x.box[hi]! > current.box[hi]!) current.box[hi] = x.box[hi]!;
-            current.tag = merge(current.tag, x.tag);
-            merged = true;
-          } else open.push(x);
-        }
-        out.push(...open);
       }
+      // Most steps have no group: no two hashes alike.
+      let joined = false;
+      for (const k of heads) {
+        // The group's boxes by index, sorted by lower bound (stable: in their order where equal).
+        const group: number[] = [];
+        for (let j = k; j >= 0; j = next[j]! - 1) group.push(j);
+        group.sort((x, y) => out[x]!.box[lo]! - out[y]!.box[lo]!);
+        const open: number[] = [];
+        for (const j of group) {
+          const x = out[j]!;
+          // Sorted by lower bound, a box can only join the last box alike (a hash collision is searched for).
+          const last = open.length ? open[open.length - 1]! : -1;
+          const at =
+            last >= 0 && alikeBut(out[last]!.box, x.box, d)
+              ? x.box[lo]! <= out[last]!.box[hi]! + 1
+                ? last
+                : -1
+              : (open.find((c) => alikeBut(out[c]!.box, x.box, d) && x.box[lo]! <= out[c]!.box[hi]! + 1) ?? -1);
+          if (at < 0) {
+            open.push(j);
+            continue;
+          }
+          const current = out[at]!;
+          if (x.box[hi]! > current.box[hi]!) {
+            current.box[hi] = x.box[hi]!;
+            const was = parts[at * DIMS + d]!;
+            parts[at * DIMS + d] = part(current.box, d);
+            sums[at] = (sums[at]! + parts[at * DIMS + d]! - was) | 0;
+          }
+          current.tag = merge(current.tag, x.tag);
+          // Left out below (the chain was read into the group).
+          next[j] = -1;
+          joined = true;
+        }
+      }
+      if (!joined) continue;
+      merged = true;
+      let kept = 0;
+      for (let k = 0; k < out.length; k++) {
+        if (next[k] === -1) continue;
+        out[kept] = out[k]!;
+        sums[kept] = sums[k]!;
+        parts.copyWithin(kept * DIMS, k * DIMS, (k + 1) * DIMS);
+        kept++;
+      }
+      out.length = kept;
     }
   }
   return out.sort((x, y) => compareBoxes(x.box, y.box));
+}
+
+/** A 32-bit mix of a number (murmur3's finaliser), for the hashes of `coalesceWith`. */
+function mix(x: number): number {
+  x = Math.imul(x ^ (x >>> 16), 0x85ebca6b);
+  x = Math.imul(x ^ (x >>> 13), 0xc2b2ae35);
+  return x ^ (x >>> 16);
 }
 
 /** Boxes in the order of their bounds, dimension by dimension. */

@@ -284,6 +284,18 @@ const patternIn = (p: string, q: string) => {
   return b.every((o, k) => o === '-1' || o === a[k]);
 };
 
+/**
+ * Whether every pattern of `ps` is within some pattern of `qs`, as patternIn says, each pattern split once: a home
+ * router's 765 inside patterns against as many sources split two strings per pair, seconds per import.
+ */
+function everyWithin(ps: readonly string[], qs: readonly string[]): boolean {
+  const wide = qs.map((q) => q.split('.'));
+  return ps.every((p) => {
+    const a = p.split('.');
+    return wide.some((b) => b.every((o, k) => o === '-1' || o === a[k]));
+  });
+}
+
 /** The interface of the map whose addresses hold `address` (the longest prefix), if one. */
 function interfaceOf(iface: InterfaceMap, address: number[]): string | undefined {
   let best: [string, number] | undefined;
@@ -349,7 +361,7 @@ export function readNat(
    * read, so worked out once then: a home router's 765 inside patterns against its sources took seconds per note.
    */
   let hidden: boolean | undefined;
-  const hiddenInside = () => (hidden ??= insidePatterns.every((p) => sources.some((q) => patternIn(p, q))));
+  const hiddenInside = () => (hidden ??= everyWithin(insidePatterns, sources));
   // Notes that depend on what the NAT hides in the end (is -i the outside exactly?), said after every line.
   const later: (() => void)[] = [];
   const taken: Taken[] = [];

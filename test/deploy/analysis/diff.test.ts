@@ -22,6 +22,7 @@ import {
 // Topics sharing this process: `.part.ts` files (docs/development.md, "Tests").
 import './allows.part.js';
 import './allows-lines.part.js';
+import './folded.part.js';
 import './lint.part.js';
 
 const PAIRS = 400;

@@ -15,6 +15,7 @@ import { ROOT, scratch } from '../../helpers.js';
 import { claimed } from '../../engine/evaluator.js';
 import { packetsWhy } from '../nft-harness.js';
 // Topics sharing this process: `.part.ts` files (docs/development.md, "Tests").
+import './answers.part.js';
 import './iptables.part.js';
 import './witness.part.js';
 

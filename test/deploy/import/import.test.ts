@@ -29,6 +29,10 @@ import { allowsPacket } from '../first-match.js';
 import { libnft } from '../nft-harness.js';
 // Topics sharing this process: `.part.ts` files (docs/development.md, "Tests").
 import './acceptance.part.js';
+import './real.part.js';
+import './unfold.part.js';
+import './nat-interfaces.part.js';
+import './conntrack-orig.part.js';
 
 const DIR = path.join(ROOT, 'test', 'fixtures', 'iptables');
 const dump = (name: string) => readFile(path.join(DIR, name), 'utf8');

@@ -29,6 +29,8 @@ import {
 import './nat-forms.part.js';
 import './nat-by-destination.part.js';
 import './nat-chair.part.js';
+import './nat-interfaces-kernel.part.js';
+import './nat-home-kernel.part.js';
 
 if (process.env.CI === 'true' && kernelWhy) t.fail(`${kernelWhy}; .ci/run must provide it`);
 

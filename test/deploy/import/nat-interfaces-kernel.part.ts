@@ -25,8 +25,6 @@ import {
   type Forward,
   type Sent,
 } from './nat-harness.js';
-// Topics sharing this process: `.part.ts` files (docs/development.md, "Tests").
-import './nat-home-kernel.part.js';
 
 if (process.env.CI === 'true' && kernelWhy) t.fail(`${kernelWhy}; .ci/run must provide it`);
 

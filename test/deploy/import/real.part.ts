@@ -23,10 +23,6 @@ import { random } from '../../../src/bench/topology.js';
 import type { RuleList } from '../../../src/deploy/analysis/index.js';
 import { importRules, importedList } from '../../../src/deploy/import/index.js';
 import { allowsPacket } from '../first-match.js';
-// Topics sharing this process: `.part.ts` files (docs/development.md, "Tests").
-import './unfold.part.js';
-import './nat-interfaces.part.js';
-import './conntrack-orig.part.js';
 
 const DIR = path.join(REPO, 'test', 'fixtures', 'iptables', 'real');
 
