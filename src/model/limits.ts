@@ -83,7 +83,7 @@ export const PROOF_WORK = 30_000_000;
  * What the refined classes' proof after a proven coarse answer may spend of what PROOF_WORK leaves (simulate.ts):
  * the coarse answer stands, proven over whole classes, if it fails, so a failure costs at most this. The Zoo's
  * refined proofs take 4.0 M (Fatman NAT) and 13.5 M ticks (Belnet2008 plain); Aarnet plain's and Carnet's ran out
- * of the 29.7 M left them (docs/performance.md, wt-ref13).
+ * of the 29.7 M left them (docs/performance-log.md, wt-ref13).
  */
 export const REFINED_WORK = 15_000_000;
 

@@ -3,7 +3,7 @@
  * inputs keep the verdicts of engine.md 4.4 with no more changes than its rewrite; hand-made cases, where the
  * minimal change is known by construction, check the counts exactly. Every answer goes through the evaluator.
  * The one-rule fixes on random networks (reconfigure-one-rule.ts) run in this process too: a process of their own cost
- * about a CPU second of start (docs/performance.md, "Cutting the CPU: test/engine and test/bench (30 November,
+ * about a CPU second of start (docs/performance-log.md, "Cutting the CPU: test/engine and test/bench (30 November,
  * wt-eng12)").
  */
 import { readFileSync } from 'node:fs';

@@ -21,9 +21,9 @@ export const EXACT_MAX_VARIABLES = 20_000;
 export const EXACT_MAX_CONFLICTS = 20_000;
 /**
  * The variables of a proof-only solve (allocate.ts: the refined classes after a proven coarse answer), where no Z3
- * takes over and only a proof is of use. Measured (docs/performance.md, wt-ref11, wt-ref12): Garr199901 NAT's refined
- * formula, 34,327 variables, is proven in 6.1 M of PROOF_WORK's 30 M ticks; Belnet2008's, 74,119 before dominated
- * candidates were dropped (rule-model.ts, `offered`), was not; its 45,055 since are, in 13.5 M.
+ * takes over and only a proof is of use. Measured (docs/performance-log.md, wt-ref11, wt-ref12): Garr199901 NAT's
+ * refined formula, 34,327 variables, is proven in 6.1 M of PROOF_WORK's 30 M ticks; Belnet2008's, 74,119 before
+ * dominated candidates were dropped (rule-model.ts, `offered`), was not; its 45,055 since are, in 13.5 M.
  */
 export const PROOF_MAX_VARIABLES = 60_000;
 
