@@ -278,11 +278,11 @@ interface Taken {
 const overlap = (a: [number, number][], b: [number, number][]) =>
   a.some(([lo, hi]) => b.some(([x, y]) => lo <= y && x <= hi));
 
-/** Octet pattern `p` within pattern `q` (-1: any octet). */
-const patternIn = (p: string, q: string) => {
-  const [a, b] = [p.split('.'), q.split('.')];
-  return b.every((o, k) => o === '-1' || o === a[k]);
-};
+/** Octets `a` of a pattern within the octets `b` of another (-1: any octet). */
+const octetsIn = (a: readonly string[], b: readonly string[]) => b.every((o, k) => o === '-1' || o === a[k]);
+
+/** Octet pattern `p` within pattern `q`. */
+const patternIn = (p: string, q: string) => octetsIn(p.split('.'), q.split('.'));
 
 /**
  * Whether every pattern of `ps` is within some pattern of `qs`, as patternIn says, each pattern split once: a home
@@ -292,7 +292,7 @@ function everyWithin(ps: readonly string[], qs: readonly string[]): boolean {
   const wide = qs.map((q) => q.split('.'));
   return ps.every((p) => {
     const a = p.split('.');
-    return wide.some((b) => b.every((o, k) => o === '-1' || o === a[k]));
+    return wide.some((b) => octetsIn(a, b));
   });
 }
 
