@@ -65,8 +65,8 @@ const holds = (model: Uint8Array, l: Lit) => (l > 0 ? model[l] === 1 : model[-l]
  * (its fixed literals aside) raises the lower bound by its least weight, and a totalizer over the core's violations
  * offers "at most one more" as a new soft literal. The model found once the remaining soft literals hold costs
  * exactly the bound; it comes with those literals, which keep that optimum when made hard. When the budget runs out,
- * or once the bound reaches `enough`, the bound the cores proved so far (`lower`), and no model. `cores`: cores of
- * earlier runs on the same solver and group (`known`), taken before any solve where they hold, and this run's (`log`).
+ * or once the bound reaches `enough`, the bound the cores proved so far (`lower`), and no model. `cores`: those of
+ * earlier runs on the same solver and group, taken before any solve where they hold; this run's new ones are added.
  */
 function coreGuided(
   sat: SatSolver,
@@ -75,7 +75,7 @@ function coreGuided(
   upper: number,
   budget: SatBudget,
   enough = Infinity,
-  cores?: { known: CoreStep[]; log: CoreStep[] },
+  cores?: CoreStep[],
 ): { model: Uint8Array; assumed: Lit[] } | { lower: number } {
   let lower = 0;
   const weight = new Map<Lit, number>();
@@ -86,7 +86,7 @@ function coreGuided(
   const isFixed = new Set(fixed);
   // A core found before (another run's) is a core again where the fixed literals it rests on are fixed here and its
   // soft literals are all still assumed (a totalizer's output too: its clauses are in the solver): no solve.
-  const reusable = cores?.known.filter((k) => k.on.every((l) => isFixed.has(l))) ?? [];
+  const reusable = cores?.filter((k) => k.on.every((l) => isFixed.has(l))) ?? [];
   for (;;) {
     const assumed = [...weight].flatMap(([l, w]) => (w > 0 ? [l] : []));
     const step = reusable.find((k) => k.core.every((l) => (weight.get(l) ?? 0) > 0));
@@ -100,7 +100,7 @@ function coreGuided(
     const least = Math.min(...core.map((l) => weight.get(l)!));
     lower += least;
     const made: CoreStep = step ?? { on: sat.core.filter((l) => isFixed.has(l)), core };
-    cores?.log.push(made);
+    if (!step) cores?.push(made);
     if (lower >= enough) return { lower };
     for (const l of core) {
       weight.set(l, weight.get(l)! - least);
@@ -226,10 +226,8 @@ function splitOptimum(
   // (Zoo Cudi plain's per-class rules: 320 sets, proven at 31 in 5.8 M ticks; each solved afresh, 69 sets in 28.7 M).
   const known: CoreStep[] = [];
   for (const fixed of assignments) {
-    const cores = { known: [...known], log: [] as CoreStep[] };
     // Each assignment its own conflicts (a hard one takes 12,000 of Belnet2009's); the work is the budget's.
-    const found = coreGuided(sat, fixed, group, cost, { ...budget, conflicts: EXACT_MAX_CONFLICTS }, cost, cores);
-    known.push(...cores.log.filter((step) => !cores.known.includes(step)));
+    const found = coreGuided(sat, fixed, group, cost, { ...budget, conflicts: EXACT_MAX_CONFLICTS }, cost, known);
     if ('model' in found) [best, cost] = [found.model, unmet(found.model, group)];
     else if (found.lower < cost) return { best, proven: false };
   }
