@@ -224,6 +224,9 @@ function splitOptimum(
   if (assignments.length < 2 || assignments.length > SPLIT_ASSIGNMENTS) return 'whole';
   // The assignments differ in a few places, so most cores of one hold for the others, found again without a solve
   // (Zoo Cudi plain's per-class rules: 320 sets, proven at 31 in 5.8 M ticks; each solved afresh, 69 sets in 28.7 M).
+  // Sorted by place, sets sharing their first places come one after another, and so do the cores resting on those
+  // (Digex plain's per-class rules: 74 of 504 sets refuted in the work, 51 in the order found).
+  assignments.sort(byPlaces);
   const known: CoreStep[] = [];
   for (const fixed of assignments) {
     // Each assignment its own conflicts (a hard one takes 12,000 of Belnet2009's); the work is the budget's.
@@ -232,6 +235,12 @@ function splitOptimum(
     else if (found.lower < cost) return { best, proven: false };
   }
   return { best, proven: true };
+}
+
+/** Assignments in the order of their literals, each place's negative literal first. */
+function byPlaces(a: Lit[], b: Lit[]): number {
+  const k = a.findIndex((l, i) => l !== b[i]);
+  return k < 0 ? 0 : a[k]! - b[k]!;
 }
 
 /**
