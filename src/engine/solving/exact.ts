@@ -225,7 +225,8 @@ function splitOptimum(
   // The assignments differ in a few places, so most cores of one hold for the others, found again without a solve
   // (Zoo Cudi plain's per-class rules: 320 sets, proven at 31 in 5.8 M ticks; each solved afresh, 69 sets in 28.7 M).
   // Sorted by place, sets sharing their first places come one after another, and so do the cores resting on those
-  // (Digex plain's per-class rules: 74 of 504 sets refuted in the work, 51 in the order found).
+  // (Digex plain's per-class rules: 74 of 504 sets refuted in the work, 51 in the order found; each place unused
+  // before used, as byPlaces puts the engine's negative firewall literals first: the other way round, 41).
   assignments.sort(byPlaces);
   const known: CoreStep[] = [];
   for (const fixed of assignments) {
