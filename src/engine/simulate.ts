@@ -9,10 +9,12 @@ import {
   allocatePlaces,
   provenPlaces,
   refinedFirst,
+  settleBounds,
   type AllocationCut,
   type AllocationTuning,
   type ComponentReport,
   type Decisions,
+  type Pending,
   type Revision,
 } from './solving/allocate.js';
 import { PROOF_MAX_VARIABLES } from './solving/exact.js';
@@ -572,6 +574,8 @@ export async function simulate(input: NFV, options: SimulateOptions = {}): Promi
     proof: new WorkPool(options.proofWork ?? PROOF_WORK),
     bounds: new WorkPool(BOUND_WORK),
     abortAt: deadline,
+    // A proven coarse answer's rules bound waits for its refined classes (allocate.ts, `Pending`).
+    pending: [] as Pending[],
   };
 
   const hosted = (nfv.hosts?.host?.length ?? 0) > 0;
@@ -671,6 +675,12 @@ export async function simulate(input: NFV, options: SimulateOptions = {}): Promi
     chosen = joint.decisions;
     hosting = joint.hosting;
     if (joint.placement) writeHosts(nfv, joint.placement);
+  }
+  // The bounds put off that an answer written still needs (its refined classes not proven), before the writing.
+  try {
+    settleBounds(limits.pending, new Set(chosen));
+  } catch (e) {
+    timedOut(e);
   }
   works.forEach((w, k) => {
     const { graph, net, reqs, model } = w;
