@@ -9,6 +9,7 @@ import { nfvInProcess } from './in-process.js';
 // Topics sharing this process: `.part.ts` files (docs/development.md, "Tests").
 import './completion.part.js';
 import './draw.part.js';
+import './help.part.js';
 import './man.part.js';
 import './tables.part.js';
 
