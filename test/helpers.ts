@@ -7,8 +7,6 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import tap from 'tap';
-import { listen } from '../src/http/server.js';
-import { Workspace } from '../src/store/workspace.js';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 export const BIN = path.join(ROOT, 'bin', 'nfv');
@@ -74,6 +72,12 @@ export interface Server {
 
 /** serve on 127.0.0.1 over `dir`, or over a temporary workspace that `close` removes. */
 export async function startServer(dir?: string): Promise<Server> {
+  // Imported here, not at load: the listener's module graph is some 40 modules, each a round trip through the
+  // module hooks thread, which every test process importing these helpers paid, most of them never serving.
+  const [{ listen }, { Workspace }] = await Promise.all([
+    import('../src/http/server.js'),
+    import('../src/store/workspace.js'),
+  ]);
   const workspaceDir = dir ?? (await tempDir());
   const { server, url } = await listen(new Workspace(workspaceDir), '127.0.0.1', 0);
   const close = async () => {

@@ -6,6 +6,12 @@ import path from 'node:path';
 import t from 'tap';
 import { cli, fixture, scratch } from '../helpers.js';
 import { nfvInProcess } from './in-process.js';
+// Topics sharing this process: `.part.ts` files (docs/development.md, "Tests").
+import './completion.part.js';
+import './draw.part.js';
+import './help.part.js';
+import './man.part.js';
+import './tables.part.js';
 
 type Run = (args: string[], input?: string) => ReturnType<typeof cli>;
 

@@ -5,6 +5,9 @@ import path from 'node:path';
 import t from 'tap';
 import { ROOT, SHARED, scratch } from '../helpers.js';
 import { nfv } from './in-process.js';
+// Topics sharing this process: `.part.ts` files (docs/development.md, "Tests").
+import './import-plain.part.js';
+import './init.part.js';
 
 const SAMPLE = path.join(ROOT, 'samples', 'office-nat.xml');
 

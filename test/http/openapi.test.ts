@@ -14,6 +14,8 @@ import path from 'node:path';
 import { Ajv, type ValidateFunction } from 'ajv';
 import t from 'tap';
 import { ROOT, SHARED, fixture, request, startServer, type HttpAnswer } from '../helpers.js';
+// Topics sharing this process: `.part.ts` files (docs/development.md, "Tests").
+import './pdb-cmd.part.js';
 
 const SPEC = path.join(SHARED, 'spec', 'verefoo-openapi.json');
 const XSD_DIR = path.join(SHARED, 'spec', 'xsd');

@@ -10,6 +10,8 @@ import { JournalInventoryStore } from '../../src/inventory/store.js';
 import { Workspace } from '../../src/store/workspace.js';
 import { BIN, scratch } from '../helpers.js';
 import { catalog, changed, report, user, web } from './data.js';
+// Topics sharing this process: `.part.ts` files (docs/development.md, "Tests").
+import './ingest.part.js';
 
 const cmd = (command: string, version: number, payload: unknown) => ({ command, version, payload });
 const catalogAt = (certname: string, at: string, resources = [web, user]) =>

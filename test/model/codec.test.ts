@@ -18,6 +18,10 @@ import {
 import type { ObjectType } from '../../src/model/schema.js';
 import type { Graphs, NFV } from '../../src/model/types.js';
 import { fixture } from '../helpers.js';
+// Topics sharing this process: `.part.ts` files (docs/development.md, "Tests").
+import './address.part.js';
+import './space.part.js';
+import './target.part.js';
 
 /** XML -> model -> XML is stable, and the model survives the JSON form too. */
 function roundTrips(t: Tap.Test, type: ObjectType, text: string) {

@@ -12,6 +12,14 @@ import { invoke, pathOf, route } from '../../src/ops/operation.js';
 import { render } from '../../src/ops/render.js';
 import { OPERATIONS } from '../../src/ops/table.js';
 import { call, refused, workspace } from './call.js';
+// Topics sharing this process: `.part.ts` files (docs/development.md, "Tests").
+import './analysis.part.js';
+import './analysis-approx.part.js';
+import './firewalls.part.js';
+import './imports.part.js';
+import './imports-nat.part.js';
+import './inventory.part.js';
+import './real-routes.part.js';
 
 t.test('execute routes by method and path; what it cannot route is an outcome, not a throw', async (t) => {
   const ws = await workspace(t);

@@ -10,6 +10,9 @@ import { queryEntity, rootQuery } from '../../../src/inventory/service.js';
 import { NfvError } from '../../../src/model/errors.js';
 import { MAX_PQL_LENGTH } from '../../../src/model/limits.js';
 import { sample } from '../data.js';
+// Topics sharing this process: `.part.ts` files (docs/development.md, "Tests").
+import './ast.part.js';
+import './from.part.js';
 
 const fails = (t: Tap.Test, text: string, message: RegExp) => {
   try {

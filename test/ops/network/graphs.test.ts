@@ -9,6 +9,13 @@ import { render } from '../../../src/ops/render.js';
 import { ADP_AREA } from '../../../src/store/network.js';
 import { fixture, snapshot } from '../../helpers.js';
 import { ok, refused, workspace } from '../call.js';
+// Topics sharing this process: `.part.ts` files (docs/development.md, "Tests").
+import './draw.part.js';
+import './generate.part.js';
+import './lookups.part.js';
+import './requirements.part.js';
+import './simulations.part.js';
+import './substrates.part.js';
 
 /** Client, middlebox, server; the ids the client sends are ignored. */
 const chain = () => ({

@@ -20,8 +20,11 @@ t.test("every command's help ends with examples of existing commands", async (t)
   let checked = 0;
   for (const cmd of all(program)) {
     let text = '';
+    // Put back after: the subcommands are the CLI's module-level objects, which later in-process runs write through.
+    const output = cmd.configureOutput();
     cmd.configureOutput({ writeOut: (s) => (text += s), writeErr: (s) => (text += s) });
     cmd.outputHelp();
+    cmd.configureOutput(output);
     const examples = /\nExamples:\n((?: {2}\$ .+\n)+)\n*$/.exec(text);
     if (!examples) {
       t.fail(`${cmd.name()}: no examples at the end of its help`);
