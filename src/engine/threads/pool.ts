@@ -25,6 +25,8 @@ interface Job {
   attempts: number;
   worker?: Worker;
   settled?: boolean;
+  /** Takes its listener off the caller's signal, which may outlive it (one per process for the CLI). */
+  detach?: () => void;
 }
 
 type WorkerMessage =
@@ -60,7 +62,11 @@ class SolverPool {
         );
       }
       const job: Job = { id: this.nextId++, nfv, options: portable, onPhase, resolve, reject, attempts: 0 };
-      signal?.addEventListener('abort', () => this.cancel(job), { once: true });
+      if (signal) {
+        const abort = () => this.cancel(job);
+        signal.addEventListener('abort', abort, { once: true });
+        job.detach = () => signal.removeEventListener('abort', abort);
+      }
       this.queue.push(job);
       this.dispatch();
     });
@@ -77,6 +83,7 @@ class SolverPool {
   private settle(job: Job, outcome: { result?: SimulationResult; error?: Error }): void {
     if (job.settled) return;
     job.settled = true;
+    job.detach?.();
     if (outcome.error) job.reject(outcome.error);
     else job.resolve(outcome.result!);
   }

@@ -1,11 +1,13 @@
 /** The early job of `nfv simulate FILE` (src/engine/threads/early.ts): which commands send one, and how it is used. */
 import { execFileSync } from 'node:child_process';
+import { getEventListeners } from 'node:events';
 import { readFileSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import t from 'tap';
 import { plainSimulation } from '../../../src/engine/threads/early.js';
+import { runSimulation, stopSolverWorkers } from '../../../src/engine/threads/pool.js';
 import { SIMULATION_DEFAULTS } from '../../../src/model/limits.js';
 import { simulate, type SimulationResult } from '../../../src/engine/simulate.js';
 import { decodeDocument } from '../../../src/model/codec.js';
@@ -135,4 +137,15 @@ t.test('a document from a pipe is read by the CLI, not early', async (t) => {
   await writeFile(fifo, readFileSync(office));
   t.equal(await code, 0, stderr);
   t.equal(stdout, fromFile.stdout);
+});
+
+t.test('a signal that outlives its simulations keeps none of their listeners', async (t) => {
+  // The CLI's interrupt signal is one per process: a listener left per simulation passes Node's warning at 11.
+  t.teardown(stopSolverWorkers);
+  const signal = new AbortController().signal;
+  const office = load('office-nat.xml');
+  for (let k = 0; k < 3; k++) {
+    t.equal((await runSimulation(office, {}, signal)).report.verdict, 'SAT');
+    t.equal(getEventListeners(signal, 'abort').length, 0, `after simulation ${k + 1}`);
+  }
 });
