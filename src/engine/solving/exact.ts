@@ -76,6 +76,7 @@ function coreGuided(
   budget: SatBudget,
   enough = Infinity,
   cores?: CoreStep[],
+  greedy = false,
 ): { model: Uint8Array; assumed: Lit[] } | { lower: number } {
   let lower = 0;
   const weight = new Map<Lit, number>();
@@ -90,6 +91,8 @@ function coreGuided(
   for (;;) {
     const assumed = [...weight].flatMap(([l, w]) => (w > 0 ? [l] : []));
     const step = reusable.find((k) => k.core.every((l) => (weight.get(l) ?? 0) > 0));
+    // Greedy (MaxSatProblem.greedy): the soft literals a core freed are decided as the first model decided them.
+    if (greedy && !step) for (const l of group) sat.prefer(l);
     const status = step ? 'unsat' : sat.solve([...fixed, ...assumed], budget);
     if (status === 'unknown') return { lower };
     if (status === 'sat') return { model: sat.model, assumed };
@@ -275,6 +278,7 @@ function optimise(
   groups: Lit[][],
   budget: SatBudget,
   split?: Lit[],
+  greedy = false,
 ): { model: Uint8Array; unproven?: number } | 'unsat' | undefined {
   // Soft variables are decided first, each the way that satisfies it, so that the first model is a greedy one: a
   // group it already satisfies needs no core.
@@ -292,7 +296,7 @@ function optimise(
       const found = splitOptimum(sat, split, group, model, budget);
       if (found !== 'whole') return found.proven ? { model: found.best } : { model: found.best, unproven: g };
     }
-    const optimum = coreGuided(sat, [], group, unmet(model, group), budget);
+    const optimum = coreGuided(sat, [], group, unmet(model, group), budget, Infinity, undefined, greedy);
     if (!('model' in optimum)) return { model, unproven: g };
     for (const l of optimum.assumed) sat.addClause([l]);
     model = optimum.model;
@@ -321,7 +325,7 @@ export function exactMaxSat(
   if (p.variables > maxVariables) return undefined;
   const budget: SatBudget = { conflicts, ...spend };
   const sat = loaded(p);
-  const found = sat ? optimise(sat, p.soft, budget, splitOn(p)) : 'unsat';
+  const found = sat ? optimise(sat, p.soft, budget, splitOn(p), p.greedy) : 'unsat';
   if (typeof found !== 'object' || found.unproven === undefined || !p.neighbourhoods) return answerOf(found, p);
   const { model, unproven } = found;
   // A fresh solver, without the totalizers and learnt clauses of the search that ran out: the groups before keep

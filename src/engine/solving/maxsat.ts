@@ -97,6 +97,11 @@ export interface MaxSatProblem {
    * our own solver may solve the last group apart for each (exact.ts, splitOptimum).
    */
   split?: number;
+  /**
+   * Each solve of a group starts from the phases that satisfy its soft literals (exact.ts, coreGuided), not those
+   * the search saved: a proof-only formula pruned to the optima's sets of new firewalls (allocate.ts).
+   */
+  greedy?: boolean;
 }
 
 /** Soft literals to free together, worth freeing only where the model has every `needs` literal (firewalls used). */
