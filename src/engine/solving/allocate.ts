@@ -794,22 +794,15 @@ function splitOnFirewalls(problem: MaxSatProblem, unsplit: boolean): MaxSatProbl
 }
 
 /**
- * That one of the probe's sets of new firewalls holds, as hard clauses of an encoding (a selector per set implying
- * its places' `used` literals): every optimum has one of them, and without it the search also weighs sets of the
- * places kept that are no optimum's (Zoo Aarnet plain's refined formula: 14.3 -> 10.5 M ticks, wt-ref15).
+ * The probe's sets of new firewalls as assignments of an encoding's `used` literals (the places it decides): the
+ * candidates' formula's last group solved over them (exact.ts, roundsOptimum).
  */
-function oneOfSets(e: Encoding, sets: NonNullable<Known['sets']>): void {
-  const b = e.builder;
+function cubesOf(e: Encoding, sets: NonNullable<Known['sets']>): Lit[][] {
   const decided = sets.places.flatMap((n) => {
     const t = e.used.get(n);
     return typeof t === 'number' ? [[n, t] as const] : [];
   });
-  const selectors = sets.used.map((set) => {
-    const s = b.fresh();
-    for (const [n, t] of decided) b.clause([-s, set.has(n) ? t : -t]);
-    return s;
-  });
-  b.clause(selectors);
+  return sets.used.map((set) => decided.map(([n, t]) => (set.has(n) ? t : -t)));
 }
 
 /** Soft literals of the groups after the requirements that the values leave false: what the answer costs. */
@@ -1172,10 +1165,9 @@ async function allocate(
     // use are offered (knownOptima).
     // A proof-only solve's probe takes what its solver takes (Zoo Ans plain's refined classes: 25,695 variables,
     // where no probe meant no pruning and 313,315 candidates, given up), and after a proven coarse answer (given more
-    // than EXACT_MAX_VARIABLES) it also enumerates the optima's sets of new firewalls (knownOptima's `sets`): the
-    // candidates' formula then says one of them holds and its solves start greedy (oneOfSets). Pruning alone lost
-    // Zoo Belnet2008 plain's proof (its last model took 35 M ticks, the whole formula's 0.25 M); with both it keeps
-    // it (8 rules, 0.9 M ticks to spare), but Aarnet plain's last call then runs out at its bound of 7 (wt-ref16).
+    // than EXACT_MAX_VARIABLES) it also enumerates the optima's sets of new firewalls (knownOptima's `sets`), whose
+    // rules are then solved per set in rounds of one bound (cubesOf). Pruning alone, the rules solved whole, lost Zoo
+    // Belnet2008 plain's proof (its last model took 35 M ticks, the whole formula's 0.25 M; wt-ref15).
     const opened = (problem: MaxSatProblem, groups: number, spend: Spend, proof = false): Known | undefined => {
       const probe = tuning.prune
         ? OptimaProbe.open(problem, groups, spend, proof ? maxVariables : undefined)
@@ -1213,11 +1205,9 @@ async function allocate(
       // Where its optimum cannot be proven, our solver improves a model of it (not for an UNSAT answer, whose
       // requirements held are chosen on the per-class formula, nor where only a proof is of use). That model stands
       // only where it costs less than the answer so far.
-      if (known?.sets) oneOfSets(full, known.sets);
-      const problem = splitOnFirewalls(full.builder.problem(selectors), selectors || proofOnly);
-      // The sets' clause took Zoo Belnet2008 plain's cores elsewhere; its last call's model then took as long as
-      // with pruning alone unless each call starts from the phases that leave candidates out (greedy).
-      if (known?.sets) problem.greedy = true;
+      // A proof-only solve splits only over the probe's sets (cubes): enumerating them again spent its work.
+      const problem = splitOnFirewalls(full.builder.problem(selectors), selectors || (proofOnly && !known?.sets));
+      if (known?.sets) problem.cubes = cubesOf(full, known.sets);
       if (!selectors) tuning.candidates?.(problem, members, proofOnly);
       if (!selectors && !proofOnly) problem.neighbourhoods = full.rules.neighbourhoods();
       const better = await solve(problem);

@@ -97,11 +97,8 @@ export interface MaxSatProblem {
    * our own solver may solve the last group apart for each (exact.ts, splitOptimum).
    */
   split?: number;
-  /**
-   * Each solve of a group starts from the phases that satisfy its soft literals (exact.ts, coreGuided), not those
-   * the search saved: a proof-only formula pruned to the optima's sets of new firewalls (allocate.ts).
-   */
-  greedy?: boolean;
+  /** Assignments of the split group one of which every optimum has (a proof-only probe's sets; exact.ts, roundsOptimum). */
+  cubes?: Lit[][];
 }
 
 /** Soft literals to free together, worth freeing only where the model has every `needs` literal (firewalls used). */

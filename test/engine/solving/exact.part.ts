@@ -134,6 +134,41 @@ t.test(
   },
 );
 
+t.test(
+  'the last group solved in rounds over given assignments of the first (cubes): the optimum equals brute force',
+  async (t) => {
+    // exact.ts's roundsOptimum: the cubes are brute force's assignments of the first group at its optima (what a
+    // proof-only probe lists); 100 conflicts leave its cores over every cube one, so the rounds take the rest.
+    const rnd = random(17);
+    let cubed = 0;
+    for (let k = 0; k < 300; k++) {
+      const p: MaxSatProblem = { ...randomProblem(rnd, 4 + Math.floor(rnd() * 9), 2, 1, 2), split: 0 };
+      p.soft.push(Array.from({ length: 2 + Math.floor(rnd() * p.variables) }, () => lit(rnd, p.variables)));
+      const first = bruteOptima({ ...p, soft: p.soft.slice(0, 1) });
+      const expected = bruteOptimum(p);
+      if (!first || !expected) continue;
+      const cubes = new Map(
+        first.models.map((value) => {
+          const cube = p.soft[0]!.map((l) => (holds(l, value) ? l : -l));
+          return [cube.join(' '), cube];
+        }),
+      );
+      if (cubes.size >= 2) cubed++;
+      const answer = exactMaxSat({ ...p, cubes: [...cubes.values()] }, later(), 100);
+      if (answer?.status !== 'sat') {
+        t.fail(`problem ${k}: ${answer?.status ?? 'no answer'}, but a model exists`);
+        continue;
+      }
+      const value = (v: number) => answer.value[v]!;
+      if (!p.hard.list().every((c) => c.some((l) => holds(l, value))))
+        t.fail(`problem ${k}: the answer breaks a hard clause`);
+      else if (costs(p, value).join() !== expected.join())
+        t.fail(`problem ${k}: costs ${costs(p, value)}, optimum ${expected}`);
+    }
+    t.ok(cubed > 50, `2 or more cubes in ${cubed} of 300 problems`);
+  },
+);
+
 t.test('the split replays the cores of one assignment for the others: the same optimum, for less work', async (t) => {
   // exact.ts's splitOptimum: assignments of 3 places out of 3 pairs (8 of them); the rules' cores rest on no place
   // but one, so after the first assignment most of them are found again without a solve. Its work is compared
