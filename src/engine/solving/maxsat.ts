@@ -97,7 +97,7 @@ export interface MaxSatProblem {
    * our own solver may solve the last group apart for each (exact.ts, splitOptimum).
    */
   split?: number;
-  /** Assignments of the split group one of which every optimum has (a proof-only probe's sets; exact.ts, roundsOptimum). */
+  /** Assignments of the split group, one of which every optimum has (a proof-only probe's sets): roundsOptimum. */
   cubes?: Lit[][];
 }
 
