@@ -21,7 +21,7 @@ import {
   type Requirement,
   type StateGraph,
 } from '../flows/flows.js';
-import { EXACT_MAX_CONFLICTS, EXACT_MAX_VARIABLES, OptimaProbe, exactCore, exactMaxSat } from './exact.js';
+import { EXACT_MAX_CONFLICTS, EXACT_MAX_VARIABLES, OptimaProbe, ROUND_CUBES, exactCore, exactMaxSat } from './exact.js';
 import { greedyDecisions, leastPrivileged, type GreedyDecisions } from './greedy.js';
 import { Clauses, conflictCore, solveMaxSat, type Lit, type MaxSatAnswer, type MaxSatProblem } from './maxsat.js';
 import { firstMatchDrops, type NetNode } from '../flows/network.js';
@@ -1206,8 +1206,9 @@ async function allocate(
       // requirements held are chosen on the per-class formula, nor where only a proof is of use). That model stands
       // only where it costs less than the answer so far.
       // A proof-only solve splits only over the probe's sets (cubes): enumerating them again spent its work.
-      const problem = splitOnFirewalls(full.builder.problem(selectors), selectors || (proofOnly && !known?.sets));
-      if (known?.sets) problem.cubes = cubesOf(full, known.sets);
+      const sets = known?.sets && known.sets.used.length <= ROUND_CUBES ? known.sets : undefined;
+      const problem = splitOnFirewalls(full.builder.problem(selectors), selectors || (proofOnly && !sets));
+      if (sets) problem.cubes = cubesOf(full, sets);
       if (!selectors) tuning.candidates?.(problem, members, proofOnly);
       if (!selectors && !proofOnly) problem.neighbourhoods = full.rules.neighbourhoods();
       const better = await solve(problem);

@@ -88,8 +88,9 @@ function coreGuided(
   // soft literals are all still assumed (a totalizer's output too: its clauses are in the solver): no solve.
   const reusable = cores?.filter((k) => k.on.every((l) => isFixed.has(l))) ?? [];
   for (;;) {
-    const assumed = [...weight].flatMap(([l, w]) => (w > 0 ? [l] : []));
     const step = reusable.find((k) => k.core.every((l) => (weight.get(l) ?? 0) > 0));
+    // Listed only for a solve: a replayed core needs none (roundsOptimum replays many, over thousands of literals).
+    const assumed = step ? [] : [...weight].flatMap(([l, w]) => (w > 0 ? [l] : []));
     const status = step ? 'unsat' : sat.solve([...fixed, ...assumed], budget);
     if (status === 'unknown') return { lower, unknown: true };
     if (status === 'sat') return { model: sat.model, assumed };
@@ -267,6 +268,8 @@ function roundsOptimum(
       for (const fixed of pending) {
         const found = coreGuided(sat, fixed, group, cost, { ...budget, conflicts }, floor + 1, known);
         if ('model' in found) return { best: found.model, proven: true };
+        // Not past the bound yet without running out: no model at all with this cube (an empty core).
+        if (!found.unknown && found.lower <= floor) continue;
         if (!found.unknown) {
           if (found.lower < cost) next.push(fixed);
           least = Math.min(least, found.lower);
@@ -294,6 +297,11 @@ interface Rounds {
  */
 export const ROUND_WHOLE_CONFLICTS = 200;
 export const ROUND_TURN_CONFLICTS = 64;
+/**
+ * The most cubes solved in rounds (allocate.ts; else the group is solved whole): each cube's turn rebuilds its weights
+ * and replays the cores known, CPU the ticks do not count (Zoo Cudi NAT's refined formula: past its 300 s limit).
+ */
+export const ROUND_CUBES = 8;
 
 /**
  * The assignments of `on` the solver's clauses allow, up to one past `most` (the caller then knows there are more),
