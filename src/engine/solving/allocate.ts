@@ -21,7 +21,7 @@ import {
   type Requirement,
   type StateGraph,
 } from '../flows/flows.js';
-import { EXACT_MAX_CONFLICTS, EXACT_MAX_VARIABLES, OptimaProbe, exactCore, exactMaxSat } from './exact.js';
+import { EXACT_MAX_CONFLICTS, EXACT_MAX_VARIABLES, OptimaProbe, ROUND_CUBES, exactCore, exactMaxSat } from './exact.js';
 import { greedyDecisions, leastPrivileged, type GreedyDecisions } from './greedy.js';
 import { Clauses, conflictCore, solveMaxSat, type Lit, type MaxSatAnswer, type MaxSatProblem } from './maxsat.js';
 import { firstMatchDrops, type NetNode } from '../flows/network.js';
@@ -207,6 +207,8 @@ interface Known {
    * it; and the narrower default, whose list may hold fewer classes.
    */
   bounds: Map<number, { lower: [number, number]; needed: boolean; narrower: boolean }>;
+  /** A proof-only probe's sets of new firewalls at the optima (knownOptima's `sets`), each the places it uses. */
+  sets?: { places: number[]; used: Set<number>[] };
 }
 
 /**
@@ -272,11 +274,12 @@ function knownOptima(perClass: Encoding, probe: OptimaProbe, classes: PacketClas
   const questions = firewalls.reduce((sum, [n, w]) => sum + perClass.rules.entering(n).length * defaults(w).length, 0);
   const eager = questions <= EAGER_QUESTIONS;
   const exceptions: Exceptions = (n, cls, deny) => (never.has(n) ? 'maybe' : ask(n, cls, deny));
-  if (!eager) return { never, exceptions, costs: probe.costs, model: probe.model, bounds: new Map() };
+  const listed = used && { places: grouped.map(([n]) => n), used };
+  if (!eager) return { never, exceptions, costs: probe.costs, model: probe.model, bounds: new Map(), sets: listed };
   for (const [n, w] of firewalls) for (const d of defaults(w)) askAll(n, perClass.rules.entering(n), d);
   const needed = (n: number) => !possible([not(perClass.used.get(n)!)]);
   const bounds = defaultBounds(perClass.rules, never, exceptions, needed, classes);
-  return { never, exceptions, rest: () => probe.rest(), costs: probe.costs, model: probe.model, bounds };
+  return { never, exceptions, rest: () => probe.rest(), costs: probe.costs, model: probe.model, bounds, sets: listed };
 }
 
 /**
@@ -790,6 +793,18 @@ function splitOnFirewalls(problem: MaxSatProblem, unsplit: boolean): MaxSatProbl
   return problem;
 }
 
+/**
+ * The probe's sets of new firewalls as assignments of an encoding's `used` literals (the places it decides): the
+ * candidates' formula's last group solved over them (exact.ts, roundsOptimum).
+ */
+function cubesOf(e: Encoding, sets: NonNullable<Known['sets']>): Lit[][] {
+  const decided = sets.places.flatMap((n) => {
+    const t = e.used.get(n);
+    return typeof t === 'number' ? [[n, t] as const] : [];
+  });
+  return sets.used.map((set) => decided.map(([n, t]) => (set.has(n) ? t : -t)));
+}
+
 /** Soft literals of the groups after the requirements that the values leave false: what the answer costs. */
 function costOf(b: Builder, value: (lit: Lit) => boolean): [number, number, number] {
   const unmet = (group: number) => b.soft[group]!.filter((lit) => !value(lit)).length;
@@ -1183,15 +1198,15 @@ async function allocate(
     // lists the fewest for its drops but not proven the fewest of all. Only the candidates some optimum so far could
     // use are offered (knownOptima).
     // A proof-only solve's probe takes what its solver takes (Zoo Ans plain's refined classes: 25,695 variables,
-    // where no probe meant no pruning and 313,315 candidates, given up), and past EXACT_MAX_VARIABLES, where there
-    // was no probe before, it also enumerates the optima's sets of new firewalls (knownOptima's `sets`). Not on the
-    // smaller ones, whose searches that changes: Zoo Aarnet plain 8 rules -> 7 proven, but Belnet2008 plain 8 proven
-    // -> 10 not (its pruned formula's last model took 35 M ticks, the whole one's 0.25 M).
+    // where no probe meant no pruning and 313,315 candidates, given up), and after a proven coarse answer (given more
+    // than EXACT_MAX_VARIABLES) it also enumerates the optima's sets of new firewalls (knownOptima's `sets`), whose
+    // rules are then solved per set in rounds of one bound (cubesOf). Pruning alone, the rules solved whole, lost Zoo
+    // Belnet2008 plain's proof (its last model took 35 M ticks, the whole formula's 0.25 M; wt-ref15).
     const opened = (problem: MaxSatProblem, groups: number, spend: Spend, proof = false): Known | undefined => {
       const probe = tuning.prune
         ? OptimaProbe.open(problem, groups, spend, proof ? maxVariables : undefined)
         : undefined;
-      return probe && knownOptima(enc, probe, model.classes, proof && problem.variables > EXACT_MAX_VARIABLES);
+      return probe && knownOptima(enc, probe, model.classes, proof && maxVariables > EXACT_MAX_VARIABLES);
     };
     /** What an answer decides and costs, worked out once (the per-class answer's lists are a set cover each). */
     const decided = new Map<MaxSatAnswer, ReturnType<typeof decidedBy>>();
@@ -1224,7 +1239,10 @@ async function allocate(
       // Where its optimum cannot be proven, our solver improves a model of it (not for an UNSAT answer, whose
       // requirements held are chosen on the per-class formula, nor where only a proof is of use). That model stands
       // only where it costs less than the answer so far.
-      const problem = splitOnFirewalls(full.builder.problem(selectors), selectors || proofOnly);
+      // A proof-only solve splits only over the probe's sets (cubes): enumerating them again spent its work.
+      const sets = known?.sets && known.sets.used.length <= ROUND_CUBES ? known.sets : undefined;
+      const problem = splitOnFirewalls(full.builder.problem(selectors), selectors || (proofOnly && !sets));
+      if (sets) problem.cubes = cubesOf(full, sets);
       if (!selectors) tuning.candidates?.(problem, members, proofOnly);
       if (!selectors && !proofOnly) problem.neighbourhoods = full.rules.neighbourhoods();
       const better = await solve(problem);

@@ -76,7 +76,7 @@ function coreGuided(
   budget: SatBudget,
   enough = Infinity,
   cores?: CoreStep[],
-): { model: Uint8Array; assumed: Lit[] } | { lower: number } {
+): { model: Uint8Array; assumed: Lit[] } | { lower: number; unknown?: true } {
   let lower = 0;
   const weight = new Map<Lit, number>();
   const add = (l: Lit, w: number) => weight.set(l, (weight.get(l) ?? 0) + w);
@@ -88,10 +88,11 @@ function coreGuided(
   // soft literals are all still assumed (a totalizer's output too: its clauses are in the solver): no solve.
   const reusable = cores?.filter((k) => k.on.every((l) => isFixed.has(l))) ?? [];
   for (;;) {
-    const assumed = [...weight].flatMap(([l, w]) => (w > 0 ? [l] : []));
     const step = reusable.find((k) => k.core.every((l) => (weight.get(l) ?? 0) > 0));
+    // Listed only for a solve: a replayed core needs none (roundsOptimum replays many, over thousands of literals).
+    const assumed = step ? [] : [...weight].flatMap(([l, w]) => (w > 0 ? [l] : []));
     const status = step ? 'unsat' : sat.solve([...fixed, ...assumed], budget);
-    if (status === 'unknown') return { lower };
+    if (status === 'unknown') return { lower, unknown: true };
     if (status === 'sat') return { model: sat.model, assumed };
     // A fixed literal may be a soft one too (splitOptimum's): once its weight is spent it is no part of a core.
     const core = step?.core ?? sat.core.filter((l) => (weight.get(l) ?? 0) > 0);
@@ -245,6 +246,74 @@ function byPlaces(a: Lit[], b: Lit[]): number {
 }
 
 /**
+ * The last group's optimum over `cubes`, assignments of the split group one of which every optimum has (a proof-only
+ * probe's sets of new firewalls), raised one bound at a time: first the cores over every cube at once while they are
+ * cheap (ROUND_WHOLE_CONFLICTS, or a hundredth of the solver's conflicts where fewer: tests reach the rounds so; each
+ * core, with its totalizer, is then taken by every cube without a solve), then
+ * each cube's own cores up to the bound, in turns of conflicts doubled from ROUND_TURN_CONFLICTS, so that a cube with
+ * a model at the bound ends the proof before the others are refuted at it. Over the whole formula the model at the
+ * bound is one call that the phases the cores left decide: Zoo Belnet2008 plain's took 0.25 M ticks unpruned, 35 M
+ * pruned to its 5 sets; here 2-3 M (docs/performance-log.md, wt-ref16).
+ */
+function roundsOptimum(
+  sat: SatSolver,
+  rounds: Rounds,
+  group: Lit[],
+  model: Uint8Array,
+  budget: SatBudget,
+): { best: Uint8Array; proven: boolean } {
+  const cost = unmet(model, group);
+  const known: CoreStep[] = [];
+  const whole = coreGuided(sat, [], group, cost, { ...budget, conflicts: rounds.whole }, Infinity, known);
+  if ('model' in whole) return { best: whole.model, proven: true };
+  // Every optimum has a cube, so the least bound over the cubes not refuted is the group's.
+  let floor = whole.lower;
+  let open = rounds.cubes;
+  while (floor < cost && open.length > 0) {
+    const next: Lit[][] = [];
+    let least = Infinity;
+    let pending = open;
+    for (let conflicts = ROUND_TURN_CONFLICTS; pending.length > 0; conflicts *= 2) {
+      const still: Lit[][] = [];
+      for (const fixed of pending) {
+        const found = coreGuided(sat, fixed, group, cost, { ...budget, conflicts }, floor + 1, known);
+        if ('model' in found) return { best: found.model, proven: true };
+        // Not past the bound yet without running out: no model at all with this cube (an empty core).
+        if (!found.unknown && found.lower <= floor) continue;
+        if (!found.unknown) {
+          if (found.lower < cost) next.push(fixed);
+          least = Math.min(least, found.lower);
+        } else if (budget.work.spent) return { best: model, proven: false };
+        else still.push(fixed);
+      }
+      pending = still;
+    }
+    open = next;
+    floor = least;
+  }
+  return { best: model, proven: true };
+}
+
+/** roundsOptimum's cubes, and the conflicts of its cores over all of them at once. */
+interface Rounds {
+  cubes: Lit[][];
+  whole: number;
+}
+
+/**
+ * The conflicts of roundsOptimum's cores over every cube at once, and of each cube's first turn. Zoo Belnet2008 and
+ * Aarnet plain's refined formulas are proven with 200 and 64 (1.9 and 6.3 M of 15 M ticks to spare), not with 500
+ * and 64, nor 200 and 32: which cube's turn comes when decides how soon the model is found.
+ */
+export const ROUND_WHOLE_CONFLICTS = 200;
+export const ROUND_TURN_CONFLICTS = 64;
+/**
+ * The most cubes solved in rounds (allocate.ts; else the group is solved whole): each cube's turn rebuilds its weights
+ * and replays the cores known, CPU the ticks do not count (Zoo Cudi NAT's refined formula: past its 300 s limit).
+ */
+export const ROUND_CUBES = 8;
+
+/**
  * The assignments of `on` the solver's clauses allow, up to one past `most` (the caller then knows there are more),
  * each blocked once found under an activation literal made false after, so the clauses allow what they did; undefined
  * when the budget ran out. `seen` is given each model found.
@@ -285,6 +354,7 @@ function optimise(
   groups: Lit[][],
   budget: SatBudget,
   split?: Lit[],
+  rounds?: Rounds,
 ): { model: Uint8Array; unproven?: number } | 'unsat' | undefined {
   // Soft variables are decided first, each the way that satisfies it, so that the first model is a greedy one: a
   // group it already satisfies needs no core.
@@ -298,6 +368,10 @@ function optimise(
       continue;
     }
     const last = groups.slice(g + 1).every((later) => later.length === 0);
+    if (rounds && split && split !== group && last) {
+      const found = roundsOptimum(sat, rounds, group, model, budget);
+      return found.proven ? { model: found.best } : { model: found.best, unproven: g };
+    }
     if (split && split !== group && last) {
       const found = splitOptimum(sat, split, group, model, budget);
       if (found !== 'whole') return found.proven ? { model: found.best } : { model: found.best, unproven: g };
@@ -330,8 +404,9 @@ export function exactMaxSat(
 ): MaxSatAnswer | undefined {
   if (p.variables > maxVariables) return undefined;
   const budget: SatBudget = { conflicts, ...spend };
+  const rounds = p.cubes && { cubes: p.cubes, whole: Math.min(ROUND_WHOLE_CONFLICTS, Math.floor(conflicts / 100)) };
   const sat = loaded(p);
-  const found = sat ? optimise(sat, p.soft, budget, splitOn(p)) : 'unsat';
+  const found = sat ? optimise(sat, p.soft, budget, splitOn(p), rounds) : 'unsat';
   if (typeof found !== 'object' || found.unproven === undefined || !p.neighbourhoods) return answerOf(found, p);
   const { model, unproven } = found;
   // A fresh solver, without the totalizers and learnt clauses of the search that ran out: the groups before keep

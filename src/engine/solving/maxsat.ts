@@ -97,6 +97,8 @@ export interface MaxSatProblem {
    * our own solver may solve the last group apart for each (exact.ts, splitOptimum).
    */
   split?: number;
+  /** Assignments of the split group, one of which every optimum has (a proof-only probe's sets): roundsOptimum. */
+  cubes?: Lit[][];
 }
 
 /** Soft literals to free together, worth freeing only where the model has every `needs` literal (firewalls used). */
