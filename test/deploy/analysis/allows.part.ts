@@ -39,8 +39,7 @@ t.test(`allows agrees with brute force on ${LISTS} random lists`, async (t) => {
     const allows = Uint8Array.from({ length: elements.length + 1 }, (_, k) =>
       (k === 0 ? defaultAllows(node) : elements[k - 1]!.action === 'ALLOW') ? 1 : 0,
     );
-    const inFilter = new Uint8Array(g.cells);
-    for (const c of g.cellsIn(filter)) inFilter[c] = 1;
+    const inFilter = g.masks([filter]);
     const owner = new Int32Array(g.cells).fill(-1);
     const problem = (): string | undefined => {
       for (const [k, b] of boxes.entries()) {

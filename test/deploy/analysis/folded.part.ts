@@ -27,21 +27,29 @@ type Point = number[];
 const TOPS = [255, 255, 255, 255, 255, 255, 255, 255, 65535, 65535, 2];
 
 /**
- * The boxes holding a packet, in order: looked up by the address octet whose buckets hold the fewest boxes (answers
- * hold thousands; the generated list's destinations all begin with 10, its sources do not).
+ * The boxes holding a packet, in order: per address octet and value, a bit for each box reaching it; a packet's
+ * candidates are the boxes whose bits are set for all 8 of its octets, each then checked whole (answers hold
+ * thousands of boxes; buckets by one octet left hundreds to check per packet).
  */
 function locator(boxes: readonly (readonly number[])[]): (p: Point) => number[] {
-  let [best, least] = [0, Infinity];
-  for (let d = 0; d < 8; d++) {
-    let n = 0;
-    for (const b of boxes) n += b[2 * d + 1]! - b[2 * d]! + 1;
-    if (n < least) [best, least] = [d, n];
-  }
-  const buckets = Array.from({ length: 256 }, () => [] as number[]);
+  const words = (boxes.length + 31) >>> 5;
+  const rows = Array.from({ length: 8 * 256 }, () => new Int32Array(words));
   boxes.forEach((b, k) => {
-    for (let v = b[2 * best]!; v <= b[2 * best + 1]!; v++) buckets[v]!.push(k);
+    for (let d = 0; d < 8; d++)
+      for (let v = b[2 * d]!; v <= b[2 * d + 1]!; v++) rows[256 * d + v]![k >>> 5]! |= 1 << (k & 31);
   });
-  return (p) => buckets[p[best]!]!.filter((k) => inside(boxes[k]!, p));
+  return (p) => {
+    const out: number[] = [];
+    for (let w = 0; w < words; w++) {
+      let bits = -1;
+      for (let d = 0; d < 8 && bits; d++) bits &= rows[256 * d + p[d]!]![w]!;
+      for (; bits; bits &= bits - 1) {
+        const k = 32 * w + 31 - Math.clz32(bits & -bits);
+        if (inside(boxes[k]!, p)) out.push(k);
+      }
+    }
+    return out;
+  };
 }
 
 const allows = (list: RuleList, at: number) => (at < 0 ? list.defaultAllow : list.lines[at]!.allow);

@@ -155,17 +155,19 @@ type Effect = 'all' | 'part' | 'none';
  */
 function fewerRules(c: Case, limit: number, most = Infinity): boolean {
   const index = new Map(c.hosts.map((h, i) => [h, i]));
-  // Each requirement's hosts and paths, found once (not at each of the many answers tried).
+  // A place as its bit (of `blocks`, below), so that the many answers tried test bits, not names in a map.
+  const bit = new Map(c.places.map((p, k) => [p, 1 << k]));
+  // Each requirement's hosts and paths (as their places' bits), found once (not at each of the answers tried).
   const required = c.properties.map((p) => ({
     s: index.get(p.src)!,
     d: index.get(p.dst)!,
-    on: placesOnPaths(c, p.src, p.dst),
+    on: placesOnPaths(c, p.src, p.dst).map((path) => path.map((n) => bit.get(n)!)),
     isolation: p.name === 'ISOLATION_PROPERTY',
   }));
-  const holds = (effect: (place: string, s: number, d: number) => Effect) =>
+  const holds = (effect: (place: number, s: number, d: number) => Effect) =>
     required.every(({ s, d, on, isolation }) => {
       // A path passes when no place on it blocks all of the traffic and at most one blocks part of it.
-      const passes = (path: string[]) => {
+      const passes = (path: number[]) => {
         let part = 0;
         for (const n of path) {
           const e = effect(n, s, d);
@@ -178,18 +180,17 @@ function fewerRules(c: Case, limit: number, most = Infinity): boolean {
   const sets = addressSets(c.hosts);
   const count = c.places.length;
   const size = (set: number) => c.places.filter((_, k) => set & (1 << k)).length;
-  const bit = new Map(c.places.map((p, k) => [p, 1 << k]));
   for (let blocks = 0; blocks < 2 ** count; blocks++) {
-    const blocked = (place: string) => (blocks & bit.get(place)!) !== 0;
+    const blocked = (place: number) => (blocks & place) !== 0;
     if (size(blocks) <= most && holds((n) => (blocked(n) ? 'all' : 'none'))) return true;
     if (limit < 2) continue;
     // One rule at one place: under default DENY it lets its match through, under ALLOW it drops it.
-    for (const at of c.places) {
-      if (size(blocks | bit.get(at)!) > most) continue;
+    for (const at of bit.values()) {
+      if (size(blocks | at) > most) continue;
       for (const src of sets) {
         for (const dst of sets) {
           for (const whole of [true, false]) {
-            const effect = (n: string, s: number, d: number): Effect => {
+            const effect = (n: number, s: number, d: number): Effect => {
               if (n !== at) return blocked(n) ? 'all' : 'none';
               const matched = (src & (1 << s)) !== 0 && (dst & (1 << d)) !== 0;
               const deny = blocked(n);
