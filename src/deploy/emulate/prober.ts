@@ -9,7 +9,7 @@
  * which probes to send again alone and which rule counters to watch, and writes the rules whose counters rose;
  * last, what it used (peak memory, CPU seconds).
  * Failures: one line on stderr, exit 3 for a missing kernel feature
- * (the sandbox's caller turns it into exit 2), exit 1 otherwise.
+ * (the sandbox's caller turns it into exit 2), exit 4 for probes still undecided at the limit, exit 1 otherwise.
  */
 export const PROBER = String.raw`
 import ctypes, errno, json, os, queue, resource, select, socket, struct, subprocess, sys, threading, time
@@ -31,6 +31,10 @@ plan = json.loads(lines.get())
 
 
 class Missing(Exception):
+    pass
+
+
+class Undecided(Exception):
     pass
 
 
@@ -242,8 +246,16 @@ def checksum(data):
     return ~total & 0xFFFF
 
 
+def drops():
+    """The packets every firewall's drop rules and dropping policy counted, summed."""
+    return sum(sum(c[i] for i in f["drops"]) for f in plan["firewalls"] for c in [counters(f["ns"])])
+
+
 class Probes:
-    """Every probe at once: sockets made in their namespaces, one select loop, one deadline."""
+    """Every probe at once: sockets made in their namespaces, one select loop. A probe answered arrived; one refused
+    or unreachable says so; one not answered is dropped only once the firewalls' drop counters account for it (each
+    such probe adds one: its packet or its answer's, and each SYN sent again): on a busy machine an answer may come
+    after any deadline, and a verdict read from the clock would turn it into a drop."""
 
     def __init__(self, probes, timeout):
         self.probes = probes
@@ -320,20 +332,39 @@ class Probes:
         if self.result[k] is None:
             self.result[k] = arrived
 
+    def accounted(self, indices, before):
+        left = [k for k in indices if self.result[k] is None]
+        sent_again = sum(
+            struct.unpack_from("=I", w[2].getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, 104), 100)[0]
+            for w in self.waiting.values()
+            if w[0] == "tcp"
+        )
+        return drops() - before == len(left) + sent_again
+
     def run(self, indices):
+        before = drops()
         for k in indices:
             self.start(k)
         deadline = time.monotonic() + self.timeout
+        undecided = time.monotonic() + plan["undecidedSeconds"]
         pending = lambda: any(self.result[k] is None for k in indices)
         sweeps = 0
         while pending():
             left = deadline - time.monotonic()
             if left <= 0:
-                # Past the deadline, two more looks without waiting: on a busy machine this process may wake after
-                # the deadline with answers already queued (one look answers the echo requests, the next reads
-                # their echoes); dropping them unread turned arrived probes into drops.
+                # Past the deadline, two more looks without waiting (one answers the echo requests queued, the next
+                # reads their echoes), then the drop counters: every probe not answered dropped ends the batch;
+                # otherwise some are still on their way, and the wait goes on.
                 if sweeps == 2:
-                    break
+                    if self.accounted(indices, before):
+                        break
+                    if time.monotonic() > undecided:
+                        raise Undecided(
+                            "%d probes neither answered nor dropped by a firewall in %d s"
+                            % (sum(self.result[k] is None for k in indices), plan["undecidedSeconds"])
+                        )
+                    deadline, sweeps = time.monotonic() + self.timeout, 0
+                    continue
                 sweeps += 1
                 left = 0
             poll = select.poll()
@@ -351,10 +382,11 @@ class Probes:
                 # counts only if connected: the NAT's own reset is where the model says it goes.
                 if code == 0 or (code == errno.ECONNREFUSED and not self.probes[k].get("connect")):
                     self.finish(k, True)
-                elif code == errno.ECONNREFUSED:
-                    self.finish(k, False)
                 elif code in (errno.EHOSTUNREACH, errno.ENETUNREACH):
                     self.finish(k, "unreachable")
+                else:
+                    # Refused by a NAT's own reset, or another error the kernel answered: not arrived.
+                    self.finish(k, False)
                 s.close()
             for fd in r:
                 if fd in self.servers:
@@ -366,7 +398,8 @@ class Probes:
                         s.recv(2048)
                         self.finish(key, True)
                     except OSError:
-                        pass
+                        # An ICMP error the kernel answered (port unreachable): not arrived.
+                        self.finish(key, False)
                     del self.waiting[fd]
                     s.close()
                 else:
@@ -408,6 +441,12 @@ class Probes:
             kind, _, _, ident, _ = struct.unpack("!BBHHH", data[head : head + 8])
             if kind == 0 and (ns, ident) in self.icmp_waiting:
                 self.finish(self.icmp_waiting[(ns, ident)], True)
+            elif kind in (3, 11) and len(data) >= head + 36:
+                # Unreachable or time exceeded, quoting the echo request: the kernel answered, not arrived.
+                inner = head + 8 + (data[head + 8] & 15) * 4
+                quoted = struct.unpack("!BBHHH", data[inner : inner + 8]) if len(data) >= inner + 8 else None
+                if quoted and quoted[0] == 8 and (ns, quoted[3]) in self.icmp_waiting:
+                    self.finish(self.icmp_waiting[(ns, quoted[3])], False)
 
 
 def blame(runner, item):
@@ -465,6 +504,9 @@ try:
 except Missing as e:
     print(str(e), file=sys.stderr)
     sys.exit(3)
+except Undecided as e:
+    print(str(e), file=sys.stderr)
+    sys.exit(4)
 except Exception as e:
     print("%s: %s" % (type(e).__name__, e), file=sys.stderr)
     sys.exit(1)
