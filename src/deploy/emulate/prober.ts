@@ -246,9 +246,13 @@ def checksum(data):
     return ~total & 0xFFFF
 
 
-def drops():
-    """The packets every firewall's drop rules and dropping policy counted, summed."""
-    return sum(sum(c[i] for i in f["drops"]) for f in plan["firewalls"] for c in [counters(f["ns"])])
+def dropped(ns, listed=None):
+    """The packets a firewall's drop rules and dropping policy counted (from its counters, read unless given)."""
+    c = counters(ns) if listed is None else listed
+    return sum(c[i] for i in DROPS[ns])
+
+
+DROPS = {f["ns"]: f["drops"] for f in plan["firewalls"]}
 
 
 class Probes:
@@ -266,6 +270,8 @@ class Probes:
         self.icmp_waiting = {}  # (ns, ident) -> probe index
         self.servers = {}
         self.sockets = []
+        # Per firewall, its drops when every probe sent was last accounted for (none before the first).
+        self.dropped = {}
 
     def serve(self, listeners):
         for item in listeners:
@@ -332,17 +338,21 @@ class Probes:
         if self.result[k] is None:
             self.result[k] = arrived
 
-    def accounted(self, indices, before):
+    def accounted(self, indices):
         left = [k for k in indices if self.result[k] is None]
         sent_again = sum(
             struct.unpack_from("=I", w[2].getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, 104), 100)[0]
             for w in self.waiting.values()
             if w[0] == "tcp"
         )
-        return drops() - before == len(left) + sent_again
+        # Read only here: a batch whose probes all arrived dropped nothing.
+        now = {ns: dropped(ns) for ns in DROPS}
+        if sum(n - self.dropped.get(ns, 0) for ns, n in now.items()) != len(left) + sent_again:
+            return False
+        self.dropped = now
+        return True
 
     def run(self, indices):
-        before = drops()
         for k in indices:
             self.start(k)
         deadline = time.monotonic() + self.timeout
@@ -356,7 +366,7 @@ class Probes:
                 # reads their echoes), then the drop counters: every probe not answered dropped ends the batch;
                 # otherwise some are still on their way, and the wait goes on.
                 if sweeps == 2:
-                    if self.accounted(indices, before):
+                    if self.accounted(indices):
                         break
                     if time.monotonic() > undecided:
                         raise Undecided(
@@ -465,11 +475,15 @@ def blame(runner, item):
     deadline = time.monotonic() + runner.timeout
     while True:
         rose = []
+        last = {}
         for ns, watched in item["watch"].items():
-            after = counters(ns)
+            after = last[ns] = counters(ns)
             rose += [[ns, i] for i, (a, b) in enumerate(zip(before[ns], after)) if b > a and i in watched]
         # Dropped: the first drop rule that counted it is the answer; arrived: every rule that let it through.
         if rose or item["arrived"] or time.monotonic() > deadline:
+            if not item["arrived"]:
+                # Its drop is not a batch's: the next batch's accounts start from here.
+                runner.dropped.update({ns: dropped(ns, listed) for ns, listed in last.items()})
             return rose
         time.sleep(0.01)
 
