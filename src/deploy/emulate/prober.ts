@@ -272,6 +272,8 @@ class Probes:
         self.sockets = []
         # Per firewall, its drops when every probe sent was last accounted for (none before the first).
         self.dropped = {}
+        # Probes the kernel answered with an error: not arrived, and no rule dropped them.
+        self.refused = set()
 
     def serve(self, listeners):
         for item in listeners:
@@ -338,6 +340,11 @@ class Probes:
         if self.result[k] is None:
             self.result[k] = arrived
 
+    def refuse(self, k):
+        if self.result[k] is None:
+            self.refused.add(k)
+        self.finish(k, False)
+
     def accounted(self, indices):
         left = [k for k in indices if self.result[k] is None]
         sent_again = sum(
@@ -396,7 +403,7 @@ class Probes:
                     self.finish(k, "unreachable")
                 else:
                     # Refused by a NAT's own reset, or another error the kernel answered: not arrived.
-                    self.finish(k, False)
+                    self.refuse(k)
                 s.close()
             for fd in r:
                 if fd in self.servers:
@@ -409,7 +416,7 @@ class Probes:
                         self.finish(key, True)
                     except OSError:
                         # An ICMP error the kernel answered (port unreachable): not arrived.
-                        self.finish(key, False)
+                        self.refuse(key)
                     del self.waiting[fd]
                     s.close()
                 else:
@@ -456,7 +463,7 @@ class Probes:
                 inner = head + 8 + (data[head + 8] & 15) * 4
                 quoted = struct.unpack("!BBHHH", data[inner : inner + 8]) if len(data) >= inner + 8 else None
                 if quoted and quoted[0] == 8 and (ns, quoted[3]) in self.icmp_waiting:
-                    self.finish(self.icmp_waiting[(ns, quoted[3])], False)
+                    self.refuse(self.icmp_waiting[(ns, quoted[3])])
 
 
 def blame(runner, item):
@@ -472,19 +479,23 @@ def blame(runner, item):
         runner.run([k])
     else:
         runner.start(k)
-    deadline = time.monotonic() + runner.timeout
+    undecided = time.monotonic() + plan["undecidedSeconds"]
     while True:
         rose = []
         last = {}
         for ns, watched in item["watch"].items():
             after = last[ns] = counters(ns)
             rose += [[ns, i] for i, (a, b) in enumerate(zip(before[ns], after)) if b > a and i in watched]
-        # Dropped: the first drop rule that counted it is the answer; arrived: every rule that let it through.
-        if rose or item["arrived"] or time.monotonic() > deadline:
+        # Dropped: the first drop rule that counted it is the answer, however late it counts (a probe the counters
+        # accounted for); arrived: every rule that let it through; refused by the kernel: none.
+        if rose or item["arrived"] or item["probe"] in runner.refused:
             if not item["arrived"]:
                 # Its drop is not a batch's: the next batch's accounts start from here.
                 runner.dropped.update({ns: dropped(ns, listed) for ns, listed in last.items()})
             return rose
+        if time.monotonic() > undecided:
+            said = (item["probe"], plan["undecidedSeconds"])
+            raise Undecided("probe %d sent again: no drop rule counted it in %d s" % said)
         time.sleep(0.01)
 
 
