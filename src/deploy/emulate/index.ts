@@ -5,7 +5,7 @@
  */
 import type { NFV } from '../../model/types.js';
 import type { EmulatedRequirement, EmulationReport, KernelVerdict } from './report.js';
-import { PINNED_PATHS, planEmulation, type Plan, type RequirementPlan } from './plan.js';
+import { PINNED_PATHS, deciding, planEmulation, type Plan, type RequirementPlan } from './plan.js';
 import { runPlan, type Arrived, type BlameRequest, type Blamed } from './run.js';
 
 export const NOT_COVERED = [
@@ -67,11 +67,7 @@ function blameRequest(r: RequirementPlan, at: number, arrived: Arrived, plan: Pl
   const watch: Record<string, number[]> = {};
   for (const ns of path.firewalls) {
     const f = plan.firewalls.find((x) => x.ns === ns)!;
-    // A rule that decides (nft `accept`/`drop`, iptables `-j ACCEPT`/`-j DROP`), not the conntrack rule.
-    const decides = allow ? /(^|\s)(-j )?accept$/i : /(^|\s)(-j )?drop$/i;
-    const rules = f.rules.flatMap((text, i) => (decides.test(text) && !/ct ?state/.test(text) ? [i + 1] : []));
-    if (f.policy === (allow ? 'accept' : 'drop')) rules.push(f.rules.length + 1);
-    watch[ns] = rules;
+    watch[ns] = allow ? deciding(f, true) : f.drops;
   }
   return { probe, arrived: allow, watch };
 }

@@ -119,6 +119,23 @@ export interface FirewallPlan {
    */
   rules: string[];
   policy: 'accept' | 'drop';
+  /**
+   * The counters (`deciding`) of the rules that drop, and of a dropping policy: a probe not answered is read as
+   * dropped only once these account for it (prober.ts), never because its time ran out.
+   */
+  drops: number[];
+}
+
+/**
+ * The positions, in the loaded chain's counters (the control rule 0, the deployed rules from 1, then the policy's),
+ * of the rules that accept or drop a packet (nft `accept`/`drop`, iptables `-j ACCEPT`/`-j DROP`; not the
+ * conntrack rule), and of the policy where it does the same.
+ */
+export function deciding(f: { rules: string[]; policy: 'accept' | 'drop' }, allow: boolean): number[] {
+  const decides = allow ? /(^|\s)(-j )?accept$/i : /(^|\s)(-j )?drop$/i;
+  const rules = f.rules.flatMap((text, i) => (decides.test(text) && !/ct ?state/.test(text) ? [i + 1] : []));
+  if (f.policy === (allow ? 'accept' : 'drop')) rules.push(f.rules.length + 1);
+  return rules;
 }
 
 export interface Plan {
@@ -140,11 +157,17 @@ export interface Plan {
   rounds: number[][];
   requirements: RequirementPlan[];
   firewalls: FirewallPlan[];
+  /** Seconds to wait for an answer before the drop counters are read (a probe's fate is never read from it). */
   timeout: number;
+  /** Seconds after which probes neither answered nor counted by a firewall's drop make the emulation fail. */
+  undecidedSeconds: number;
   parallel: number;
   /** The TOS bits of a probe sent again to read counters. */
   resendTos: number;
 }
+
+/** A net against a hang, not a verdict: probes still undecided then end the emulation with an error. */
+const UNDECIDED_SECONDS = 120;
 
 const refuse = (message: string) => beyondBound(`emulate: ${message}`);
 const IPV4 = /^(25[0-5]|2[0-4]\d|1?\d?\d)(\.(25[0-5]|2[0-4]\d|1?\d?\d)){3}$/;
@@ -493,7 +516,7 @@ export function planEmulation(
   const firewallAt = new Map<number, FirewallPlan>();
   nodes.forEach((n, k) => {
     if (n.functionalType !== 'FIREWALL') return;
-    let f: FirewallPlan;
+    let f: Omit<FirewallPlan, 'drops'>;
     if (options.iptables) {
       // `nfv deploy iptables` unchanged (iptables counts every rule and the policy); the control rule is inserted
       // first by the prober, and the conntrack zones are the same nft table.
@@ -510,8 +533,9 @@ export function planEmulation(
       f = { node: n.name, ns: ns(k), rules: chain.rules.map((r) => r.text), policy: chain.policy };
       nft[ns(k)] = `${loadedFile(n, n.id ?? k)}${ZONES}`;
     }
-    firewalls.push(f);
-    firewallAt.set(k, f);
+    const planned = { ...f, drops: deciding(f, false) };
+    firewalls.push(planned);
+    firewallAt.set(k, planned);
   });
 
   // Paths per source and destination, each pinned in a table of its own on every node it crosses. The TOS values
@@ -899,6 +923,7 @@ export function planEmulation(
     requirements,
     firewalls,
     timeout: options.timeoutSeconds ?? 0.3,
+    undecidedSeconds: UNDECIDED_SECONDS,
     parallel: options.parallel ?? 1000,
     resendTos: RESEND_DSCP << 2,
   };

@@ -9,7 +9,7 @@
  * which probes to send again alone and which rule counters to watch, and writes the rules whose counters rose;
  * last, what it used (peak memory, CPU seconds).
  * Failures: one line on stderr, exit 3 for a missing kernel feature
- * (the sandbox's caller turns it into exit 2), exit 1 otherwise.
+ * (the sandbox's caller turns it into exit 2), exit 4 for probes still undecided at the limit, exit 1 otherwise.
  */
 export const PROBER = String.raw`
 import ctypes, errno, json, os, queue, resource, select, socket, struct, subprocess, sys, threading, time
@@ -31,6 +31,10 @@ plan = json.loads(lines.get())
 
 
 class Missing(Exception):
+    pass
+
+
+class Undecided(Exception):
     pass
 
 
@@ -242,8 +246,20 @@ def checksum(data):
     return ~total & 0xFFFF
 
 
+def dropped(ns, listed=None):
+    """The packets a firewall's drop rules and dropping policy counted (from its counters, read unless given)."""
+    c = counters(ns) if listed is None else listed
+    return sum(c[i] for i in DROPS[ns])
+
+
+DROPS = {f["ns"]: f["drops"] for f in plan["firewalls"]}
+
+
 class Probes:
-    """Every probe at once: sockets made in their namespaces, one select loop, one deadline."""
+    """Every probe at once: sockets made in their namespaces, one select loop. A probe answered arrived; one refused
+    or unreachable says so; one not answered is dropped only once the firewalls' drop counters account for it (each
+    such probe adds one: its packet or its answer's, and each SYN sent again): on a busy machine an answer may come
+    after any deadline, and a verdict read from the clock would turn it into a drop."""
 
     def __init__(self, probes, timeout):
         self.probes = probes
@@ -254,6 +270,10 @@ class Probes:
         self.icmp_waiting = {}  # (ns, ident) -> probe index
         self.servers = {}
         self.sockets = []
+        # Per firewall, its drops when every probe sent was last accounted for (none before the first).
+        self.dropped = {}
+        # Probes the kernel answered with an error: not arrived, and no rule dropped them.
+        self.refused = set()
 
     def serve(self, listeners):
         for item in listeners:
@@ -320,20 +340,48 @@ class Probes:
         if self.result[k] is None:
             self.result[k] = arrived
 
+    def refuse(self, k):
+        if self.result[k] is None:
+            self.refused.add(k)
+        self.finish(k, False)
+
+    def accounted(self, indices):
+        left = [k for k in indices if self.result[k] is None]
+        sent_again = sum(
+            struct.unpack_from("=I", w[2].getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, 104), 100)[0]
+            for w in self.waiting.values()
+            if w[0] == "tcp"
+        )
+        # Read only here: a batch whose probes all arrived dropped nothing.
+        now = {ns: dropped(ns) for ns in DROPS}
+        if sum(n - self.dropped.get(ns, 0) for ns, n in now.items()) != len(left) + sent_again:
+            return False
+        self.dropped = now
+        return True
+
     def run(self, indices):
         for k in indices:
             self.start(k)
         deadline = time.monotonic() + self.timeout
+        undecided = time.monotonic() + plan["undecidedSeconds"]
         pending = lambda: any(self.result[k] is None for k in indices)
         sweeps = 0
         while pending():
             left = deadline - time.monotonic()
             if left <= 0:
-                # Past the deadline, two more looks without waiting: on a busy machine this process may wake after
-                # the deadline with answers already queued (one look answers the echo requests, the next reads
-                # their echoes); dropping them unread turned arrived probes into drops.
+                # Past the deadline, two more looks without waiting (one answers the echo requests queued, the next
+                # reads their echoes), then the drop counters: every probe not answered dropped ends the batch;
+                # otherwise some are still on their way, and the wait goes on.
                 if sweeps == 2:
-                    break
+                    if self.accounted(indices):
+                        break
+                    if time.monotonic() > undecided:
+                        raise Undecided(
+                            "%d probes neither answered nor dropped by a firewall in %d s"
+                            % (sum(self.result[k] is None for k in indices), plan["undecidedSeconds"])
+                        )
+                    deadline, sweeps = time.monotonic() + self.timeout, 0
+                    continue
                 sweeps += 1
                 left = 0
             poll = select.poll()
@@ -351,10 +399,11 @@ class Probes:
                 # counts only if connected: the NAT's own reset is where the model says it goes.
                 if code == 0 or (code == errno.ECONNREFUSED and not self.probes[k].get("connect")):
                     self.finish(k, True)
-                elif code == errno.ECONNREFUSED:
-                    self.finish(k, False)
                 elif code in (errno.EHOSTUNREACH, errno.ENETUNREACH):
                     self.finish(k, "unreachable")
+                else:
+                    # Refused by a NAT's own reset, or another error the kernel answered: not arrived.
+                    self.refuse(k)
                 s.close()
             for fd in r:
                 if fd in self.servers:
@@ -366,7 +415,8 @@ class Probes:
                         s.recv(2048)
                         self.finish(key, True)
                     except OSError:
-                        pass
+                        # An ICMP error the kernel answered (port unreachable): not arrived.
+                        self.refuse(key)
                     del self.waiting[fd]
                     s.close()
                 else:
@@ -408,6 +458,12 @@ class Probes:
             kind, _, _, ident, _ = struct.unpack("!BBHHH", data[head : head + 8])
             if kind == 0 and (ns, ident) in self.icmp_waiting:
                 self.finish(self.icmp_waiting[(ns, ident)], True)
+            elif kind in (3, 11) and len(data) >= head + 36:
+                # Unreachable or time exceeded, quoting the echo request: the kernel answered, not arrived.
+                inner = head + 8 + (data[head + 8] & 15) * 4
+                quoted = struct.unpack("!BBHHH", data[inner : inner + 8]) if len(data) >= inner + 8 else None
+                if quoted and quoted[0] == 8 and (ns, quoted[3]) in self.icmp_waiting:
+                    self.refuse(self.icmp_waiting[(ns, quoted[3])])
 
 
 def blame(runner, item):
@@ -423,15 +479,23 @@ def blame(runner, item):
         runner.run([k])
     else:
         runner.start(k)
-    deadline = time.monotonic() + runner.timeout
+    undecided = time.monotonic() + plan["undecidedSeconds"]
     while True:
         rose = []
+        last = {}
         for ns, watched in item["watch"].items():
-            after = counters(ns)
+            after = last[ns] = counters(ns)
             rose += [[ns, i] for i, (a, b) in enumerate(zip(before[ns], after)) if b > a and i in watched]
-        # Dropped: the first drop rule that counted it is the answer; arrived: every rule that let it through.
-        if rose or item["arrived"] or time.monotonic() > deadline:
+        # Dropped: the first drop rule that counted it is the answer, however late it counts (a probe the counters
+        # accounted for); arrived: every rule that let it through; refused by the kernel: none.
+        if rose or item["arrived"] or item["probe"] in runner.refused:
+            if not item["arrived"]:
+                # Its drop is not a batch's: the next batch's accounts start from here.
+                runner.dropped.update({ns: dropped(ns, listed) for ns, listed in last.items()})
             return rose
+        if time.monotonic() > undecided:
+            said = (item["probe"], plan["undecidedSeconds"])
+            raise Undecided("probe %d sent again: no drop rule counted it in %d s" % said)
         time.sleep(0.01)
 
 
@@ -465,6 +529,9 @@ try:
 except Missing as e:
     print(str(e), file=sys.stderr)
     sys.exit(3)
+except Undecided as e:
+    print(str(e), file=sys.stderr)
+    sys.exit(4)
 except Exception as e:
     print("%s: %s" % (type(e).__name__, e), file=sys.stderr)
     sys.exit(1)

@@ -100,6 +100,7 @@ export async function runPlan(
     if (options.signal?.aborted) throw interrupted();
     const last = err.at(-1) ?? `exit ${code}`;
     if (code === 3) throw missing(last);
+    if (code === 4) throw beyondBound(`emulate: ${last}`);
     if (code !== 0 && /^unshare: /.test(last)) throw missing(last);
     if (code !== 0 || !arrived || answers.length < 2) throw new NfvError(500, `emulate: the prober failed: ${last}`);
     const usage = answers[2] ? (JSON.parse(answers[2]) as ProberUsage) : undefined;
