@@ -1008,14 +1008,15 @@ async function allocate(
   const relaxations = new Map<number[], FirewallRelaxation>();
   /** The bounds put off so far (`Pending`), run before this allocation spends the bounds' pool. */
   const settle = () => pending && settleBounds(pending, new Set(pending.map((p) => p.decisions)));
-  const structuralHere = (members: number[]) =>
-    structurals.get(members) ??
-    structurals
-      .set(members, structuralBound(net, reqs, model, members, { work: bounds, abortAt }, relaxations.get(members)))
-      .get(members)!;
+  // Inside a bound put off, `settle` finds the list empty (settleBounds takes it whole before running any).
   const structuralOf = (members: number[]) => {
     settle();
-    return structuralHere(members);
+    return (
+      structurals.get(members) ??
+      structurals
+        .set(members, structuralBound(net, reqs, model, members, { work: bounds, abortAt }, relaxations.get(members)))
+        .get(members)!
+    );
   };
   /**
    * A component's lower bounds, each at most what its answer costs: proven costs where `proven` (the rules only where
@@ -1027,8 +1028,8 @@ async function allocate(
     const lower = proven ? [...cost] : met ? [known?.[0] ?? 0, known?.[1] ?? 0, 0] : [0, 0, 0];
     const add = () => lower.forEach((l, k) => (decisions.lower[k] += l));
     if (proven && model.cutFree) return void add();
-    const structurally = (structural: (members: number[]) => StructuralBound): LowerBound => {
-      const found = met ? structural(members) : undefined;
+    const structurally = (): LowerBound => {
+      const found = met ? structuralOf(members) : undefined;
       lower[0] = Math.max(lower[0]!, found?.firewalls ?? 0);
       // The optimum has no more new firewalls than this answer: the rules' relaxation counts only such answers.
       // Where reachabilities chain isolations' ends, a rule per firewall parting them (blockConflict), at any size.
@@ -1038,10 +1039,10 @@ async function allocate(
       add();
       return { firewalls: lower[0]!, rules: lower[2]! };
     };
-    if (!proven || !pending) return structurally(structuralOf);
+    if (!proven || !pending) return structurally();
     // Its component's report is the next one pushed (done); it gets the bound if the bound is worked out.
     const at = decisions.components.length;
-    pending.push({ decisions, run: () => (decisions.components[at]!.bound = structurally(structuralHere)) });
+    pending.push({ decisions, run: () => (decisions.components[at]!.bound = structurally()) });
     return undefined;
   };
   const collapse = tuning.collapse && cuts.length === 0;

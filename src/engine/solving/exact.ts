@@ -278,13 +278,14 @@ function roundsOptimum(
       for (const fixed of pending) {
         const found = coreGuided(sat, fixed, group, cost, { ...budget, conflicts }, floor + 1, known);
         if ('model' in found) return { best: found.model, proven: true };
-        // Not past the bound yet without running out: no model at all with this cube (an empty core).
-        if (!found.unknown && found.lower <= floor) continue;
-        if (!found.unknown) {
+        if (found.unknown) {
+          if (budget.work.spent) return { best: model, proven: false };
+          still.push(fixed);
+        } else if (found.lower > floor) {
           if (found.lower < cost) next.push(fixed);
           least = Math.min(least, found.lower);
-        } else if (budget.work.spent) return { best: model, proven: false };
-        else still.push(fixed);
+        }
+        // Else not past the bound without running out: no model at all with this cube (an empty core).
       }
       pending = still;
     }
