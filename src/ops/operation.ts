@@ -219,6 +219,8 @@ export interface Call {
   params?: Record<string, string | number>;
   query?: URLSearchParams;
   body?: string;
+  /** The body as the operation's schema decodes it, when that was done already (`nfv simulate FILE`'s early job). */
+  decoded?: unknown;
   format?: Format;
   contentType?: string;
   progress?: (phase: string) => void;
@@ -351,6 +353,7 @@ function decodeBody(op: Operation<unknown>, call: Call): { body: unknown; format
   if (op.bodyFormats && format && !op.bodyFormats.includes(format)) {
     throw badRequest(`the body must be ${op.bodyFormats.join(' or ').toUpperCase()}`);
   }
+  if (call.decoded !== undefined) return { body: call.decoded, format };
   return { body: schema === 'json' ? parseJson(call.body) : decodeDocument(schema, call.body, format), format };
 }
 

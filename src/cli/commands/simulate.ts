@@ -23,6 +23,7 @@ import type { Format } from '../../model/schema.js';
 import type { NFV } from '../../model/types.js';
 import type { Outcome } from '../../ops/operation.js';
 import type { Report } from '../../engine/simulate.js';
+import { takeEarlyDocument } from '../../engine/threads/early.js';
 import { ALGORITHMS, MAX_TIMEOUT_SECONDS, OBJECTIVES, SIMULATION_DEFAULTS } from '../../model/limits.js';
 
 import { parseParam } from '../../model/ids.js';
@@ -131,8 +132,9 @@ export const simulateCommand = new Command('simulate')
     const inputFormat = globals(self).in ?? detectFormat(body);
     query.set('store', opts.store ? 'true' : 'false');
     if (file && file !== '-') query.set('origin', path.basename(file).slice(0, 200));
+    const decoded = takeEarlyDocument(body, inputFormat);
     const outcome = await spinning(started, (progress) =>
-      runOperation(self, simulationsRun, { query, body, format: inputFormat, progress }),
+      runOperation(self, simulationsRun, { query, body, decoded, format: inputFormat, progress }),
     );
     await showResult(self, outcome, inputFormat, opts.output, seconds);
   });

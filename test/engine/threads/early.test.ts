@@ -6,7 +6,12 @@ import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import t from 'tap';
-import { plainSimulation } from '../../../src/engine/threads/early.js';
+import {
+  plainSimulation,
+  startSolverThread,
+  takeEarlyDocument,
+  takeSolverThread,
+} from '../../../src/engine/threads/early.js';
 import { runSimulation, stopSolverWorkers } from '../../../src/engine/threads/pool.js';
 import { SIMULATION_DEFAULTS } from '../../../src/model/limits.js';
 import { simulate, type SimulationResult } from '../../../src/engine/simulate.js';
@@ -148,4 +153,28 @@ t.test('a signal that outlives its simulations keeps none of their listeners', a
     t.equal((await runSimulation(office, {}, signal)).report.verdict, 'SAT');
     t.equal(getEventListeners(signal, 'abort').length, 0, `after simulation ${k + 1}`);
   }
+});
+
+t.test('the CLI takes the early decoded document once, and only for the same text and format', async (t) => {
+  const file = sample('office-nat.xml');
+  const text = readFileSync(file, 'utf8');
+  // Each round starts the thread ahead with the document, as bin/nfv does; the thread is stopped after each.
+  const sentEarly = async () => {
+    await startSolverThread(['simulate', file]);
+    const worker = takeSolverThread();
+    t.teardown(() => worker.terminate());
+  };
+  await sentEarly();
+  t.same(takeEarlyDocument(text, 'xml'), load('office-nat.xml'));
+  t.equal(takeEarlyDocument(text, 'xml'), undefined, 'taken once');
+  await sentEarly();
+  t.equal(takeEarlyDocument(`${text} `, 'xml'), undefined, 'another text');
+  t.equal(takeEarlyDocument(text, 'xml'), undefined, 'dropped after a miss');
+  await sentEarly();
+  t.equal(takeEarlyDocument(text, 'json'), undefined, 'another format');
+  t.equal(takeEarlyDocument(text, undefined), undefined, 'no format');
+  await startSolverThread(['simulate', '--timeout', '5', file]);
+  const worker = takeSolverThread();
+  t.teardown(() => worker.terminate());
+  t.equal(takeEarlyDocument(text, 'xml'), undefined, 'not a plain simulation: nothing decoded');
 });
