@@ -205,7 +205,9 @@ export class SatSolver {
       const to = ends[k]!;
       const counts = to - from === 2 ? binary : to - from > 2 ? long : undefined;
       if (counts) {
-        const [a, b] = [code(lits[from]!), code(lits[from + 1]!)];
+        // Not a destructured pair: run once per clause before V8 optimises it, that made an array and its iterator.
+        const a = code(lits[from]!);
+        const b = code(lits[from + 1]!);
         if (a < lists && b < lists) {
           counts[a]!++;
           counts[b]!++;
