@@ -5,7 +5,7 @@ import { buildProgram } from '../cli/main.js';
 import { manPages } from '../cli/manpages.js';
 import { REPO } from './reference.js';
 
-const program = buildProgram();
+const program = await buildProgram();
 for (const [file, text] of manPages(program, program.version() ?? ''))
   writeFileSync(path.join(REPO, 'man', file), text);
 process.stdout.write(`wrote ${manPages(program, program.version() ?? '').size} pages to man/\n`);

@@ -4,27 +4,8 @@
 import { readFileSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
 import { NfvError, EXIT, exitCodeFor } from '../model/errors.js';
-import {
-  configurationCommand,
-  constraintsCommand,
-  graphsCommand,
-  neighboursCommand,
-  nodesCommand,
-} from './commands/graphs.js';
-import { deployCommand, fwdCommand, generateFilesCommand } from './commands/fwd.js';
-import { emulateCommand } from './commands/emulate.js';
 import { completionCommand } from './commands/completion.js';
-import { firewallCommand } from './commands/firewall.js';
-import { importCommandGroup } from './commands/import.js';
 import { addExamples } from './examples.js';
-import { dbCommand } from './commands/db.js';
-import { initCommand } from './commands/init.js';
-import { inventoryCommand } from './commands/inventory.js';
-import { requestCommand } from './commands/request.js';
-import { propertiesCommand, requirementsCommand } from './commands/requirements.js';
-import { serveCommand, workerCommand } from './commands/serve.js';
-import { simulateCommand, simulationsCommand } from './commands/simulate.js';
-import { substratesCommand } from './commands/substrates.js';
 import { dropEarlyInterrupt, interruptSignal } from './interrupt.js';
 import { addGlobalOptions, state } from './options.js';
 import { badRequest } from '../model/errors.js';
@@ -33,37 +14,63 @@ import { shippedPath } from './files.js';
 
 const VERSION = (JSON.parse(readFileSync(shippedPath('package.json'), 'utf8')) as { version: string }).version;
 
-export function buildProgram(): Command {
+/**
+ * The commands in their help's order, each with its module, imported only when needed: a command line that names one
+ * loads that one alone (the CLI's start: `nfv --version` loaded every command's module and what it imports).
+ */
+const COMMANDS: [name: string, load: () => Promise<Command>][] = [
+  ['init', async () => (await import('./commands/init.js')).initCommand],
+  ['db', async () => (await import('./commands/db.js')).dbCommand],
+  ['simulate', async () => (await import('./commands/simulate.js')).simulateCommand],
+  ['simulations', async () => (await import('./commands/simulate.js')).simulationsCommand],
+  ['emulate', async () => (await import('./commands/emulate.js')).emulateCommand],
+  ['graphs', async () => (await import('./commands/graphs.js')).graphsCommand],
+  ['nodes', async () => (await import('./commands/graphs.js')).nodesCommand],
+  ['neighbours', async () => (await import('./commands/graphs.js')).neighboursCommand],
+  ['configuration', async () => (await import('./commands/graphs.js')).configurationCommand],
+  ['constraints', async () => (await import('./commands/graphs.js')).constraintsCommand],
+  ['requirements', async () => (await import('./commands/requirements.js')).requirementsCommand],
+  ['properties', async () => (await import('./commands/requirements.js')).propertiesCommand],
+  ['substrates', async () => (await import('./commands/substrates.js')).substratesCommand],
+  ['fwd', async () => (await import('./commands/fwd.js')).fwdCommand],
+  ['deploy', async () => (await import('./commands/fwd.js')).deployCommand],
+  ['firewall', async () => (await import('./commands/firewall.js')).firewallCommand],
+  ['import', async () => (await import('./commands/import.js')).importCommandGroup],
+  ['generate-files', async () => (await import('./commands/fwd.js')).generateFilesCommand],
+  ['inventory', async () => (await import('./commands/inventory.js')).inventoryCommand],
+  ['request', async () => (await import('./commands/request.js')).requestCommand],
+  ['serve', async () => (await import('./commands/serve.js')).serveCommand],
+  ['worker', async () => (await import('./commands/serve.js')).workerCommand],
+];
+
+/**
+ * The commands a command line needs: the one it names after global options only, or none for `--version` (which
+ * commander answers before any command); else (help, completion, a word that is no command, an option this cannot
+ * read) all of them.
+ */
+function neededBy(program: Command, argv: string[]): typeof COMMANDS {
+  for (let k = 2; k < argv.length; k++) {
+    const word = argv[k]!;
+    if (!word.startsWith('-')) {
+      const named = COMMANDS.filter(([name]) => name === word);
+      return named.length ? named : COMMANDS;
+    }
+    const option = program.options.find((o) => o.long === word || o.short === word);
+    if (!option) return COMMANDS;
+    if (option.long === '--version') return [];
+    if (option.required || option.optional) k++;
+  }
+  return COMMANDS;
+}
+
+/** The program for a command line (argv as process.argv: node, script, words); without one, every command. */
+export async function buildProgram(argv: string[] = []): Promise<Command> {
   const program = addGlobalOptions(new Command('nfv'))
     .description('Network workspace, firewall allocation and verification, inventory queries')
     .version(VERSION)
     .showHelpAfterError('(run with --help for usage)');
-  for (const cmd of [
-    initCommand,
-    dbCommand,
-    simulateCommand,
-    simulationsCommand,
-    emulateCommand,
-    graphsCommand,
-    nodesCommand,
-    neighboursCommand,
-    configurationCommand,
-    constraintsCommand,
-    requirementsCommand,
-    propertiesCommand,
-    substratesCommand,
-    fwdCommand,
-    deployCommand,
-    firewallCommand,
-    importCommandGroup,
-    generateFilesCommand,
-    inventoryCommand,
-    requestCommand,
-    serveCommand,
-    workerCommand,
-  ]) {
-    program.addCommand(cmd);
-  }
+  const needed = argv.length ? neededBy(program, argv) : COMMANDS;
+  for (const cmd of await Promise.all(needed.map(([, load]) => load()))) program.addCommand(cmd);
   program
     .helpCommand(false)
     .addCommand(helpCommand(program))
@@ -130,7 +137,7 @@ export async function main(argv: string[]): Promise<never> {
 export async function run(argv: string[]): Promise<number> {
   state.exitCode = EXIT.ok;
   try {
-    await buildProgram().parseAsync(argv);
+    await (await buildProgram(argv)).parseAsync(argv);
     return state.exitCode;
   } catch (e) {
     if (e instanceof CommanderError) {

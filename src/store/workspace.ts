@@ -16,11 +16,16 @@ import { mkdir, open, readFile, readdir, rename, stat, unlink } from 'node:fs/pr
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Low, type Adapter } from 'lowdb';
-import lockfile from 'proper-lockfile';
 import { NfvError } from '../model/errors.js';
 import { DEFAULT_LOCK_TIMEOUT_MS } from '../model/limits.js';
 import type { PostgresAreas } from './postgres.js';
 import { countersOf, raiseCounter, Unchanged, type AreaSpec, type Change, type IdSource } from './area.js';
+
+/**
+ * proper-lockfile, loaded by the first lock: it loads graceful-fs, which patches fs and loads Node's streams, a tenth
+ * of the CLI's start that `nfv --version`, the help and a plain `nfv simulate FILE` never use.
+ */
+const lockfile = async () => (await import('proper-lockfile')).default;
 
 /** Resolves the workspace folder: `--workspace DIR`, else `NFV_WORKSPACE`, else `./workspaces/default`. */
 export function resolveWorkspaceDir(option?: string): string {
@@ -297,7 +302,9 @@ export class Workspace {
 
   /** Whether a process (this one included) holds the cross-process lock of `file` now; a stale lock does not count. */
   async locked(file: string): Promise<boolean> {
-    return lockfile.check(file, { realpath: false, stale: STALE_MS, lockfilePath: `${file}.lock` }).catch(() => false);
+    return (await lockfile())
+      .check(file, { realpath: false, stale: STALE_MS, lockfilePath: `${file}.lock` })
+      .catch(() => false);
   }
 
   /** Takes the cross-process lock of a file, waiting at most `lockTimeoutMs` for another holder. */
@@ -306,7 +313,9 @@ export class Workspace {
     let pause = 5;
     for (;;) {
       try {
-        return await lockfile.lock(file, {
+        return await (
+          await lockfile()
+        ).lock(file, {
           realpath: false,
           stale: STALE_MS,
           retries: 0,

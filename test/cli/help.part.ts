@@ -9,7 +9,7 @@ function all(cmd: Command): Command[] {
 }
 
 t.test("every command's help ends with examples of existing commands", async (t) => {
-  const program = buildProgram();
+  const program = await buildProgram();
   const names = new Set(
     all(program).map((c) => {
       const path: string[] = [];
@@ -52,4 +52,29 @@ t.test('--help through the binary ends with the examples', async (t) => {
   const r = await cli(['graphs', 'create', '--help']);
   t.equal(r.code, 0);
   t.match(r.stdout, /\nExamples:\n {2}\$ nfv graphs create -f graphs\.xml\n+$/);
+});
+
+t.test('a command line naming a command loads that command alone, the same as in the whole table', async (t) => {
+  const whole = await buildProgram();
+  const names = whole.commands.map((c) => c.name()).filter((n) => n !== 'help' && n !== 'completion');
+  t.ok(names.includes('simulate') && names.includes('inventory'), 'the whole table has the commands');
+  for (const name of names) {
+    const program = await buildProgram(['node', 'nfv', '--workspace', 'w', '-q', name, '--help']);
+    t.same(
+      program.commands.map((c) => c.name()),
+      [name, 'help', 'completion'],
+      `${name}: its own command, then help and completion`,
+    );
+    t.equal(
+      program.commands[0],
+      whole.commands.find((c) => c.name() === name),
+      `${name}: the same command object`,
+    );
+  }
+  t.same(
+    (await buildProgram(['node', 'nfv', '--version'])).commands.map((c) => c.name()),
+    ['help', 'completion'],
+  );
+  for (const words of [['help', 'simulate'], ['-x', 'simulate'], ['simulat'], []])
+    t.equal((await buildProgram(['node', 'nfv', ...words])).commands.length, names.length + 2, words.join(' '));
 });

@@ -7,7 +7,7 @@ import { manPages } from '../../src/cli/manpages.js';
 import { ROOT } from '../helpers.js';
 
 t.test('the committed group pages are what the command table generates (npm run man)', async (t) => {
-  const program = buildProgram();
+  const program = await buildProgram();
   const pages = manPages(program, program.version() ?? '');
   const committed = (await readdir(path.join(ROOT, 'man'))).filter((f) => f.endsWith('.1')).sort();
   t.same(committed, [...pages.keys()].sort(), 'nfv.1 and a page per group, no stale page');
