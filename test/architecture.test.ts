@@ -66,3 +66,34 @@ t.test('each layer imports only the layers before it (the benches aside)', async
   }
   t.same(upward, [], 'no import goes up, nor across the domain layers');
 });
+
+/** Each file's static imports of values (`import type` and `import()` aside): what loading the file loads with it. */
+const loads = new Map<string, string[]>(
+  files.map((f) => {
+    const text = readFileSync(path.join(SRC, f), 'utf8');
+    const statements = text.matchAll(/^(?:import|export)\s+(type\s+)?(?:[^;']*?from\s*)?'(\.{1,2}\/[^']+)\.js'/gm);
+    const targets = [...statements]
+      .filter((m) => !m[1])
+      .map((m) => path.posix.normalize(path.posix.join(path.posix.dirname(f), `${m[2]}.ts`)));
+    return [f, targets.filter((x) => files.includes(x))];
+  }),
+);
+
+function loaded(f: string, seen = new Set<string>()): Set<string> {
+  if (seen.has(f)) return seen;
+  seen.add(f);
+  for (const g of loads.get(f)!) loaded(g, seen);
+  return seen;
+}
+
+t.test("a command loads its own operations, not the operation table's every handler", async (t) => {
+  const commands = files.filter((f) => f.startsWith('cli/commands/'));
+  t.ok(commands.length > 10, `${commands.length} command modules`);
+  for (const f of ['cli/main.ts', ...commands]) t.notOk(loaded(f).has('ops/table.ts'), `${f} loads no ops/table.ts`);
+  // A simulation's main thread: the simulations' operations, what they draw and look up with, running and rendering.
+  const own = ['operation', 'render', 'network/simulations', 'network/draw', 'network/lookups'].map(
+    (m) => `ops/${m}.ts`,
+  );
+  const others = [...loaded('cli/commands/simulate.ts')].filter((f) => f.startsWith('ops/') && !own.includes(f));
+  t.same(others, [], 'simulate loads no other operations');
+});

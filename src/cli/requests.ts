@@ -20,7 +20,6 @@ import {
 } from '../ops/operation.js';
 import { simulationsDiff, simulationsReport } from '../ops/network/simulations.js';
 import { render } from '../ops/render.js';
-import { OPERATIONS } from '../ops/table.js';
 import { interruptSignal } from './interrupt.js';
 import { globals, outputFormat, workspaceOf } from './options.js';
 import { say, sayError, tableOfOutcome, writeData } from './output.js';
@@ -71,8 +70,12 @@ export async function runOperation<B, R extends Reply>(
   return outcome;
 }
 
-/** Runs an HTTP-style request (`nfv request`) on the operation table, as serve mode would. */
+/**
+ * Runs an HTTP-style request (`nfv request`) on the operation table, as serve mode would. The table is imported here
+ * alone: every other command runs its own operations, and loading the table would load every operation's handler.
+ */
 export async function runRequest(cmd: Command, request: Request): Promise<Outcome> {
+  const { OPERATIONS } = await import('../ops/table.js');
   let found: Resolved;
   try {
     found = resolve(OPERATIONS, request.method, request.target);

@@ -2,7 +2,6 @@
  * `/adp/simulations`: run the engine on an NFV (all-in-one) or on stored resources (byParams), store the results,
  * read and delete them. Reads never solve.
  */
-import { parseImportRequest } from '../imports.js';
 import { approximatedLines, approximatedNodes, withList } from '../../model/approximation.js';
 import { boxOf, meet, ruleBoxes } from '../../model/space.js';
 import { EmptyCollection, badRequest, clip, interrupted, notFound, quote } from '../../model/errors.js';
@@ -643,6 +642,8 @@ export const simulationsLiveChange = operation({
   status: 200,
   errors: 'json',
   handler: async (i) => {
+    // Imported here: the import's module (and the firewalls' operations it adds nodes with) is no simulation's.
+    const { parseImportRequest } = await import('../imports.js');
     const r = await parseImportRequest(i.body);
     if (r.format !== 'iptables') throw badRequest('format: changes against live lines are written for iptables only');
     const data = await i.ws.read(ADP_AREA);
