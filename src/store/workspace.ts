@@ -302,20 +302,18 @@ export class Workspace {
 
   /** Whether a process (this one included) holds the cross-process lock of `file` now; a stale lock does not count. */
   async locked(file: string): Promise<boolean> {
-    return (await lockfile())
-      .check(file, { realpath: false, stale: STALE_MS, lockfilePath: `${file}.lock` })
-      .catch(() => false);
+    const { check } = await lockfile();
+    return check(file, { realpath: false, stale: STALE_MS, lockfilePath: `${file}.lock` }).catch(() => false);
   }
 
   /** Takes the cross-process lock of a file, waiting at most `lockTimeoutMs` for another holder. */
   private async lock(file: string, onCompromised: (e: Error) => void): Promise<() => Promise<void>> {
+    const { lock } = await lockfile();
     const deadline = Date.now() + this.lockTimeoutMs;
     let pause = 5;
     for (;;) {
       try {
-        return await (
-          await lockfile()
-        ).lock(file, {
+        return await lock(file, {
           realpath: false,
           stale: STALE_MS,
           retries: 0,

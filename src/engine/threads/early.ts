@@ -17,7 +17,7 @@ import type { NFV } from '../../model/types.js';
 let early: { worker: Worker; exited: boolean; noted: () => void } | undefined;
 
 /** The early job's document as read and decoded here, until the CLI takes it (`takeEarlyDocument`). */
-let decoded: { text: string; format: Format; nfv: NFV } | undefined;
+let decoded: { text: string; format: Format | undefined; nfv: NFV } | undefined;
 
 const start = () => new Worker(new URL('./solve-worker.js', import.meta.url));
 
@@ -74,7 +74,7 @@ async function sendEarlyJob(worker: Worker, file: string): Promise<void> {
     ]);
     const text = decodeUtf8(readFileSync(file), file);
     const nfv = decodeDocument(NfvType, text);
-    decoded = { text, format: detectFormat(text)!, nfv };
+    decoded = { text, format: detectFormat(text), nfv };
     // Approximated firewalls are solved once per list (ops): not one job.
     if (approximatedNodes(nfv).length === 0) worker.postMessage({ early: true, nfv, options: SIMULATION_DEFAULTS });
   } catch {
