@@ -3,7 +3,8 @@
  * them. Skipped, saying so, where tmux is not installed (CI installs it).
  */
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, rmSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import t from 'tap';
 import { BIN, PYTHON, ROOT, scratch } from '../helpers.js';
@@ -17,13 +18,18 @@ const GRAPHS = path.join(ROOT, 'test', 'fixtures', 'graphs.json');
  * without CI, which CI runners set and which turns the spinner and the prompts off (as it should for them).
  */
 function terminal(t: Tap.Test, env: Record<string, string>) {
-  const socket = `nfv-test-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
-  const tmux = (...args: string[]) => execFileSync('tmux', ['-L', socket, ...args], { encoding: 'utf8' });
+  // A socket path of our own, removed after the server: tmux's kill-server leaves its socket file (-L's, in
+  // /tmp/tmux-UID, three per run before).
+  const socket = path.join(os.tmpdir(), `nfv-test-tmux-${process.pid}-${Math.random().toString(36).slice(2, 8)}`);
+  const tmux = (...args: string[]) => execFileSync('tmux', ['-S', socket, ...args], { encoding: 'utf8' });
   const exports = Object.entries({ NO_COLOR: '1', ...env })
     .map(([k, v]) => `${k}=${v}`)
     .join(' ');
   tmux('new-session', '-d', '-x', '160', '-y', '50', `env -u NODE_OPTIONS -u CI ${exports} PS1='$ ' sh`);
-  t.teardown(() => void spawnSync('tmux', ['-L', socket, 'kill-server']));
+  t.teardown(() => {
+    spawnSync('tmux', ['-S', socket, 'kill-server']);
+    rmSync(socket, { force: true });
+  });
   const screen = () => tmux('capture-pane', '-p', '-J');
   return {
     screen,
