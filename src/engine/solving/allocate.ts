@@ -464,7 +464,6 @@ function encode(
   );
   const selector = new Map<number, Lit>();
   const deployed = new Map<number, DeployedTerms>();
-  const flowsOf = (r: number) => model.flows[r]!.flat();
 
   const collapsed = collapse ? interchangeable(net, model, reqs, members) : new Set<number>();
 
