@@ -209,10 +209,12 @@ const inner = new WeakMap<object, readonly number[]>();
  * array, not sorted by a comparator nor gathered in a set (wan-750: 800 corridors of 1,250 nodes, 1 M states).
  */
 function sortedUnique(lists: readonly (readonly number[])[], ...left: number[]): number[] {
+  // By index: each step of a for-of, before V8 optimises this, allocated its iterator's result.
   let most = -1;
-  for (const list of lists) for (const k of list) if (k > most) most = k;
+  for (let i = 0; i < lists.length; i++)
+    for (let j = 0; j < lists[i]!.length; j++) most = Math.max(most, lists[i]![j]!);
   const mark = new Uint8Array(most + 1);
-  for (const list of lists) for (const k of list) mark[k] = 1;
+  for (let i = 0; i < lists.length; i++) for (let j = 0; j < lists[i]!.length; j++) mark[lists[i]![j]!] = 1;
   for (const k of left) if (k >= 0 && k <= most) mark[k] = 0;
   const out: number[] = [];
   for (let k = 0; k <= most; k++) if (mark[k]) out.push(k);
@@ -600,12 +602,29 @@ function flowsOn(
       if (path.every((k) => net[k]!.role !== 'nat')) {
         // Without a NAT a class's packets keep their class all the way, and each hop's region is a union of
         // predicates: a class starting out arrives, as a whole, iff every hop's region holds it.
+        // Each class's hops are its own (their class is its id), so no text is needed to tell them apart: only
+        // without a decision hop is every class's flow the same, empty one, kept once. By index: this runs once per
+        // class and path, mostly before V8 optimises it.
         const decisions = path.slice(1, -1).filter((k) => isDecision(net[k]!));
-        for (const c of classesOf(preds[0]!)) {
-          if (preds.every((p) => p.some((id) => c.members.has(id))))
-            add(decisions.map((k) => ({ node: net[k]!.index, cls: c.id })));
+        const starting = classesOf(preds[0]!);
+        const arriving: AtomicFlow[] = [];
+        for (let j = 0; j < starting.length && (decisions.length > 0 || arriving.length === 0); j++) {
+          const c = starting[j]!;
+          let all = true;
+          for (let h = 0; h < preds.length && all; h++) {
+            const p = preds[h]!;
+            let some = false;
+            for (let i = 0; i < p.length && !some; i++) some = c.members.has(p[i]!);
+            all = some;
+          }
+          if (all)
+            arriving.push({
+              requirement: ri,
+              path: pi,
+              hops: decisions.map((k) => ({ node: net[k]!.index, cls: c.id })),
+            });
         }
-        return [...found.values()];
+        return arriving;
       }
       // Through a NAT, regions are followed: each decision hop splits them by the classes they meet.
       const hopClasses: PacketClass[][] = [];

@@ -144,6 +144,14 @@ class Builder {
     }
     this.hard.close();
   }
+  /** clause([a, c]) of two literals, without the array (once per flow and hop). */
+  pair(a: Lit, c: Lit): void {
+    this.hard.push(a);
+    this.hard.push(c);
+    this.hard.close();
+    this.polarity[Math.abs(a)] = (this.polarity[Math.abs(a)] ?? 0) | (a > 0 ? 1 : 2);
+    this.polarity[Math.abs(c)] = (this.polarity[Math.abs(c)] ?? 0) | (c > 0 ? 1 : 2);
+  }
   /** A soft literal of a group costing `weight` when false (the same literal repeated). */
   cost(group: number, lit: Lit, weight = 1): void {
     for (let k = 0; k < weight; k++) this.soft[group]!.push(lit);
@@ -153,12 +161,16 @@ class Builder {
   }
 }
 
+/** A (node, class) pair as one number: a text per hop was most of what an encoding's flows allocated. */
+const dropKey = (n: number, cls: number, classes: number) => n * classes + cls;
+
 const not = (t: Term): Term => (typeof t === 'boolean' ? !t : -t);
 
 interface Encoding {
   builder: Builder;
   used: Map<number, Term>;
-  drop: Map<string, Term>;
+  /** The drop of class c at node n, by dropKey. */
+  drop: Map<number, Term>;
   rules: RuleModel;
   selector: Map<number, Lit>;
   deployed: Map<number, DeployedTerms>;
@@ -219,6 +231,7 @@ interface Known {
 const NARROWER = 2;
 
 function knownOptima(perClass: Encoding, probe: OptimaProbe, classes: PacketClass[], sets: boolean): Known {
+  const classCount = classes.length;
   const lits = (terms: Term[]) => terms.filter((t): t is Lit => typeof t === 'number');
   const possible = (terms: Term[]) => !terms.includes(false) && probe.possible(lits(terms));
   /** possible([...prefix, t]) for each term t, the prefix propagated once. */
@@ -250,7 +263,7 @@ function knownOptima(perClass: Encoding, probe: OptimaProbe, classes: PacketClas
     const prefix = [perClass.used.get(n)!, deny ? whitelist : not(whitelist)];
     // The other action: a default DENY list lets the class pass, a default ALLOW one drops it. It is free where no
     // requirement's clause can lose by it: the drop occurs in them only as the other action has it (a pure literal).
-    const drops = classes.map((cls) => perClass.drop.get(`${n}:${cls}`)!);
+    const drops = classes.map((cls) => perClass.drop.get(dropKey(n, cls, classCount))!);
     const others = drops.map((drop) => (deny ? not(drop) : drop));
     const taken = possibleEach(prefix, others);
     const open = others.filter((_, k) => taken[k]);
@@ -334,6 +347,76 @@ function defaultBounds(
 }
 
 /**
+ * Allocation places that see exactly the same flows are interchangeable: all but the first (by number) of each kind.
+ * Without paths, a place is comparable only where every walk passes it (a cut vertex of each corridor) and no NAT
+ * changes classes. A place's flows are its texts (a state's requirement and classes, or a hop's requirement, path,
+ * flow and class), compared as sorted lists; each place's texts are hashed first, apart from their order, and made
+ * and sorted only where another place has the same hash: made for every place, they were a fifth of an encoding's
+ * CPU (Zoo Ans plain's refined classes) for a handful of places alike.
+ */
+function interchangeable(net: NetNode[], model: FlowModel, reqs: Requirement[], members: number[]): Set<number> {
+  const incomparable = new Set<number>();
+  const flat = new Map(members.map((r) => [r, model.graphs[r] ? [] : model.flows[r]!.flat()]));
+  // Kept within 30 bits: V8's small integers, where a larger one is a heap number allocated per step.
+  const mix = (h: number, x: number) => (Math.imul(h ^ x, 0x9e3779b1) ^ (h >>> 15)) & 0x3fffffff;
+  /** A place's text: a state's (requirement r, state k) or a hop's (requirement r, flow k, hop i), and its hash. */
+  const text = (r: number, k: number, i: number) => {
+    const graph = model.graphs[r];
+    if (graph) return `${r}:${graph.classes[k]!.join(',')}`;
+    const f = flat.get(r)![k]!;
+    return `${r}/${f.path}/${k}:${f.hops[i]!.cls}`;
+  };
+  const hash = (r: number, k: number, i: number) => {
+    const graph = model.graphs[r];
+    if (graph) return graph.classes[k]!.reduce(mix, mix(1, r));
+    const f = flat.get(r)![k]!;
+    return mix(mix(mix(mix(2, r), f.path), k), f.hops[i]!.cls);
+  };
+  /** Each place's texts, by seen(node, r, k, i). */
+  const visit = (seen: (node: number, r: number, k: number, i: number) => void) => {
+    for (const r of members) {
+      const graph = model.graphs[r];
+      if (graph) {
+        const req = reqs[r]!;
+        const plain = !req.corridor.joints.some((k) => net[k]!.role === 'nat');
+        graph.node.forEach((n, k) => {
+          if (!plain || !req.corridor.joints.includes(n)) incomparable.add(n);
+          else if (net[n]!.role === 'place') seen(n, r, k, -1);
+        });
+        continue;
+      }
+      const flows = flat.get(r)!;
+      for (let k = 0; k < flows.length; k++) {
+        const { hops } = flows[k]!;
+        for (let i = 0; i < hops.length; i++) if (net[hops[i]!.node]!.role === 'place') seen(hops[i]!.node, r, k, i);
+      }
+    }
+  };
+  // Their number and the sum of their hashes: the same texts give the same.
+  const kinds = new Map<number, [number, number]>();
+  visit((node, r, k, i) => {
+    const kind = kinds.get(node) ?? kinds.set(node, [0, 0]).get(node)!;
+    kind[0]++;
+    kind[1] = (kind[1] + hash(r, k, i)) & 0x3fffffff;
+  });
+  const comparable = [...kinds.keys()].filter((n) => !incomparable.has(n)).sort((x, y) => x - y);
+  const kindOf = (n: number) => kinds.get(n)!.join(':');
+  const alike = new Map<string, number>();
+  for (const n of comparable) alike.set(kindOf(n), (alike.get(kindOf(n)) ?? 0) + 1);
+  // Texts only for places whose kind another place has.
+  const texts = new Map(comparable.filter((n) => alike.get(kindOf(n))! > 1).map((n) => [n, [] as string[]]));
+  if (texts.size > 0) visit((node, r, k, i) => texts.get(node)?.push(text(r, k, i)));
+  const representative = new Map<string, number>();
+  const collapsed = new Set<number>();
+  for (const [n, sig] of texts) {
+    const key = sig.sort().join(' ');
+    if (representative.has(key)) collapsed.add(n);
+    else representative.set(key, n);
+  }
+  return collapsed;
+}
+
+/**
  * Whether the answer of a formula whose firewalls were narrowed to one default (Known.bounds) is an optimum of the
  * whole: it costs what the optima cost in the groups before the rules, and an answer using a narrowed firewall
  * under its other default would need at least as many rules (its lower bound there, and those of the others every
@@ -364,7 +447,7 @@ function encode(
 ): Encoding {
   const b = new Builder();
   const used = new Map<number, Term>();
-  const drop = new Map<string, Term>();
+  const drop = new Map<number, Term>();
   const rules = new RuleModel(
     net,
     model.classes,
@@ -381,34 +464,8 @@ function encode(
   );
   const selector = new Map<number, Lit>();
   const deployed = new Map<number, DeployedTerms>();
-  const flowsOf = (r: number) => model.flows[r]!.flat();
 
-  // Allocation places that see exactly the same flows are interchangeable: keep the first. Without paths, a place
-  // is comparable only where every walk passes it (a cut vertex of each corridor) and no NAT changes classes.
-  const signature = new Map<number, string[]>();
-  const incomparable = new Set<number>();
-  const sign = (node: number, text: string) => (signature.get(node) ?? signature.set(node, []).get(node)!).push(text);
-  for (const r of members) {
-    const graph = model.graphs[r];
-    if (graph) {
-      const req = reqs[r]!;
-      const plain = !req.corridor.joints.some((k) => net[k]!.role === 'nat');
-      graph.node.forEach((n, k) => {
-        if (!plain || !req.corridor.joints.includes(n)) incomparable.add(n);
-        else sign(n, `${r}:${graph.classes[k]!.join(',')}`);
-      });
-      continue;
-    }
-    flowsOf(r).forEach((f, k) => f.hops.forEach((h) => sign(h.node, `${r}/${f.path}/${k}:${h.cls}`)));
-  }
-  const representative = new Map<string, number>();
-  const collapsed = new Set<number>();
-  for (const [node, sig] of [...signature].sort((x, y) => x[0] - y[0])) {
-    if (!collapse || net[node]!.role !== 'place' || incomparable.has(node)) continue;
-    const key = sig.sort().join(' ');
-    if (representative.has(key)) collapsed.add(node);
-    else representative.set(key, node);
-  }
+  const collapsed = collapse ? interchangeable(net, model, reqs, members) : new Set<number>();
 
   const usedTerm = (n: number): Term => {
     let t = used.get(n);
@@ -534,7 +591,7 @@ function encode(
   const hopTerm = (n: number, cls: number): Term => {
     const node = net[n]!;
     if (!node.configurable && !node.deployed) return firstMatchDrops(node, model.classes[cls]!) ? usedTerm(n) : false;
-    const key = `${n}:${cls}`;
+    const key = dropKey(n, cls, model.classes.length);
     let t = drop.get(key);
     if (t === undefined) {
       t = node.deployed ? deployedTerm(n, cls, usedTerm(n)) : rules.term(n, cls, usedTerm(n));
@@ -543,12 +600,18 @@ function encode(
     return t;
   };
   const passes = (f: AtomicFlow): Term => {
-    const terms = f.hops.map((h) => hopTerm(h.node, h.cls));
-    if (terms.some((t) => t === true)) return false;
-    const live = terms.filter((t): t is Lit => typeof t === 'number');
+    // By index, every hop's term made (in order) before any is read: this runs once per flow, mostly cold.
+    const live: Lit[] = [];
+    let dropped = false;
+    for (let i = 0; i < f.hops.length; i++) {
+      const t = hopTerm(f.hops[i]!.node, f.hops[i]!.cls);
+      if (t === true) dropped = true;
+      else if (typeof t === 'number') live.push(t);
+    }
+    if (dropped) return false;
     if (live.length === 0) return true;
     const p = b.fresh();
-    for (const t of live) b.clause([-p, -t]);
+    for (let i = 0; i < live.length; i++) b.pair(-p, -live[i]!);
     return p;
   };
 
@@ -871,7 +934,7 @@ function decidedBy(
   const mine: GreedyDecisions = { used: new Set(), drops: new Map(), whitelist: new Map() };
   for (const [n, t] of enc.used) if (value(t, v)) mine.used.add(n);
   for (const [key, t] of enc.drop) {
-    const [n, c] = key.split(':').map(Number) as [number, number];
+    const [n, c] = [Math.floor(key / model.classes.length), key % model.classes.length];
     (mine.drops.get(n) ?? mine.drops.set(n, new Map()).get(n)!).set(c, value(t, v));
   }
   for (const [n, t] of enc.rules.whitelists()) mine.whitelist.set(n, value(t, v));

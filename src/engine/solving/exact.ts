@@ -37,21 +37,28 @@ function loaded(p: MaxSatProblem): SatSolver | undefined {
 
 /** Outputs o[k-1] that must hold when at least k of the inputs hold, for k up to `cap`. */
 function totalizer(sat: SatSolver, inputs: Lit[], cap: number): Lit[] {
-  if (inputs.length === 1) return inputs;
-  const mid = inputs.length >> 1;
-  const a = totalizer(sat, inputs.slice(0, mid), cap);
-  const b = totalizer(sat, inputs.slice(mid), cap);
-  const out = Array.from({ length: Math.min(cap, a.length + b.length) }, () => sat.newVariable());
-  for (let i = 0; i <= a.length; i++) {
-    for (let j = 0; j <= b.length && i + j <= out.length; j++) {
-      if (i + j === 0) continue;
-      const clause = [out[i + j - 1]!];
-      if (i > 0) clause.push(-a[i - 1]!);
-      if (j > 0) clause.push(-b[j - 1]!);
-      sat.addClause(clause);
+  // Each clause written into one buffer, not an array of its own: a core's totalizer is thousands of them, made
+  // mostly before V8 optimises this (the same clauses, variables and order as before).
+  const clause = new Int32Array(3);
+  const sum = (from: number, to: number): Lit[] => {
+    if (to - from === 1) return [inputs[from]!];
+    const mid = from + ((to - from) >> 1);
+    const a = sum(from, mid);
+    const b = sum(mid, to);
+    const out = Array.from({ length: Math.min(cap, a.length + b.length) }, () => sat.newVariable());
+    for (let i = 0; i <= a.length; i++) {
+      for (let j = 0; j <= b.length && i + j <= out.length; j++) {
+        if (i + j === 0) continue;
+        let n = 0;
+        clause[n++] = out[i + j - 1]!;
+        if (i > 0) clause[n++] = -a[i - 1]!;
+        if (j > 0) clause[n++] = -b[j - 1]!;
+        sat.addClause(clause, 0, n);
+      }
     }
-  }
-  return out;
+    return out;
+  };
+  return inputs.length === 1 ? inputs : sum(0, inputs.length);
 }
 
 /** A solver's model (1 true, 0 false per variable) as answers carry it: over the problem's own variables. */
@@ -80,7 +87,9 @@ function coreGuided(
   let lower = 0;
   const weight = new Map<Lit, number>();
   const add = (l: Lit, w: number) => weight.set(l, (weight.get(l) ?? 0) + w);
-  for (const l of group) add(l, 1);
+  // By index, and the assumptions below by forEach: roundsOptimum runs this once per cube and turn, over thousands
+  // of literals, mostly before V8 optimises it, where each step of a for-of allocated its iterator's result.
+  for (let i = 0; i < group.length; i++) add(group[i]!, 1);
   /** For a soft literal standing for "fewer than k + 1 of a core violated": that totalizer's outputs, and k. */
   const sums = new Map<Lit, { outputs: Lit[]; k: number }>();
   const isFixed = new Set(fixed);
@@ -90,10 +99,11 @@ function coreGuided(
   for (;;) {
     const step = reusable.find((k) => k.core.every((l) => (weight.get(l) ?? 0) > 0));
     // Listed only for a solve: a replayed core needs none (roundsOptimum replays many, over thousands of literals).
-    const assumed = step ? [] : [...weight].flatMap(([l, w]) => (w > 0 ? [l] : []));
-    const status = step ? 'unsat' : sat.solve([...fixed, ...assumed], budget);
+    const assumptions = step ? [] : fixed.slice();
+    if (!step) weight.forEach((w, l) => w > 0 && assumptions.push(l));
+    const status = step ? 'unsat' : sat.solve(assumptions, budget);
     if (status === 'unknown') return { lower, unknown: true };
-    if (status === 'sat') return { model: sat.model, assumed };
+    if (status === 'sat') return { model: sat.model, assumed: assumptions.slice(fixed.length) };
     // A fixed literal may be a soft one too (splitOptimum's): once its weight is spent it is no part of a core.
     const core = step?.core ?? sat.core.filter((l) => (weight.get(l) ?? 0) > 0);
     // Unsatisfiable without any soft literal: cannot happen once a model with the fixed literals exists.
