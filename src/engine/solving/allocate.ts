@@ -140,7 +140,7 @@ class Builder {
       if (t === false) continue;
       const l = t as Lit;
       this.hard.push(l);
-      if (!ofRules) this.polarity[Math.abs(l)] = (this.polarity[Math.abs(l)] ?? 0) | (l > 0 ? 1 : 2);
+      if (!ofRules) this.occurs(l);
     }
     this.hard.close();
   }
@@ -149,8 +149,11 @@ class Builder {
     this.hard.push(a);
     this.hard.push(c);
     this.hard.close();
-    this.polarity[Math.abs(a)] = (this.polarity[Math.abs(a)] ?? 0) | (a > 0 ? 1 : 2);
-    this.polarity[Math.abs(c)] = (this.polarity[Math.abs(c)] ?? 0) | (c > 0 ? 1 : 2);
+    this.occurs(a);
+    this.occurs(c);
+  }
+  private occurs(l: Lit): void {
+    this.polarity[Math.abs(l)] = (this.polarity[Math.abs(l)] ?? 0) | (l > 0 ? 1 : 2);
   }
   /** A soft literal of a group costing `weight` when false (the same literal repeated). */
   cost(group: number, lit: Lit, weight = 1): void {
