@@ -642,9 +642,12 @@ export function offered(
       let byLoss = lossless.length;
       for (let j = 0; j < losses.length; j++) byLoss += losing[losses[j]!]?.length ?? 0;
       for (let j = 0; j < losses.length; j++) mine[losses[j]! >> 5]! |= 1 << (losses[j]! & 31);
-      let dominated = byGain.length <= byLoss ? someDominates(byGain, e) : someDominates(lossless, e);
-      for (let j = 0; byGain.length > byLoss && !dominated && j < losses.length; j++)
-        dominated = someDominates(losing[losses[j]!] ?? none, e);
+      let dominated: boolean;
+      if (byGain.length <= byLoss) dominated = someDominates(byGain, e);
+      else {
+        dominated = someDominates(lossless, e);
+        for (let j = 0; !dominated && j < losses.length; j++) dominated = someDominates(losing[losses[j]!] ?? none, e);
+      }
       for (let j = 0; j < losses.length; j++) mine[losses[j]! >> 5] = 0;
       if (dominated) continue;
       const held = (e.held = new Uint32Array(words));
