@@ -594,10 +594,11 @@ function flowsOn(
   const flows = requirements.map((r, ri) =>
     (r.paths ?? []).map((path, pi) => {
       const preds = hopPredicates[ri]![pi]!;
+      const flow = (hops: Hop[]): AtomicFlow => ({ requirement: ri, path: pi, hops });
       const found = new Map<string, AtomicFlow>();
       const add = (hops: Hop[]) => {
         const key = hops.map((h) => `${h.node}:${h.cls}`).join(' ');
-        if (!found.has(key)) found.set(key, { requirement: ri, path: pi, hops });
+        if (!found.has(key)) found.set(key, flow(hops));
       };
       if (path.every((k) => net[k]!.role !== 'nat')) {
         // Without a NAT a class's packets keep their class all the way, and each hop's region is a union of
@@ -617,12 +618,7 @@ function flowsOn(
             for (let i = 0; i < p.length && !some; i++) some = c.members.has(p[i]!);
             all = some;
           }
-          if (all)
-            arriving.push({
-              requirement: ri,
-              path: pi,
-              hops: decisions.map((k) => ({ node: net[k]!.index, cls: c.id })),
-            });
+          if (all) arriving.push(flow(decisions.map((k) => ({ node: net[k]!.index, cls: c.id }))));
         }
         return arriving;
       }
