@@ -21,6 +21,7 @@ import {
   type Requirement,
   type StateGraph,
 } from '../flows/flows.js';
+import { cadicalOracle } from './cadical.js';
 import { EXACT_MAX_CONFLICTS, EXACT_MAX_VARIABLES, OptimaProbe, ROUND_CUBES, exactCore, exactMaxSat } from './exact.js';
 import { greedyDecisions, leastPrivileged, type GreedyDecisions } from './greedy.js';
 import { Clauses, conflictCore, solveMaxSat, type Lit, type MaxSatAnswer, type MaxSatProblem } from './maxsat.js';
@@ -846,6 +847,8 @@ export interface AllocationTuning {
    * refined classes' solve (provenPlaces), whose answer replaces the coarse one only where it is proven.
    */
   candidates?: (problem: MaxSatProblem, members: readonly number[], proofOnly: boolean) => void;
+  /** exactMaxSat's SAT calls answered by CaDiCaL (cadical.ts), not our solver: measured, not chosen (wt-cad19). */
+  cadical?: boolean;
 }
 
 /**
@@ -1233,7 +1236,8 @@ async function allocate(
     let z3Used = false;
     /** Our solver, then Z3; `tried`: ours already ran out on this problem (OptimaProbe.rest). */
     const optimum = async (problem: MaxSatProblem, spend: Spend, tried = false) => {
-      const exact = tried ? undefined : exactMaxSat(problem, spend, EXACT_MAX_CONFLICTS, maxVariables);
+      const oracle = tuning.cadical ? await cadicalOracle() : undefined;
+      const exact = tried ? undefined : exactMaxSat(problem, spend, EXACT_MAX_CONFLICTS, maxVariables, oracle);
       if (exact && exact.optimal !== false) return exact;
       if (proofOnly) throw new WorkSpent();
       // Z3 reads a large problem for seconds even with a small limit: no call once the work is spent, nor where
