@@ -794,7 +794,7 @@ export const ENCODING_LIMIT = 30_000;
 /**
  * The largest encoding the wide path takes, whatever the effort (simulate.ts, effortTuning): CaDiCaL's WebAssembly
  * heap is at most 2 GB, and a refined formula of 593,892 aborted the process there (Zoo BtEurope NAT, 2.4 GB); the
- * census's widest coarse one, 141,636, loads in 0.3 GB.
+ * census's widest coarse one, 141,636 (Garr NAT), runs its 300 M ticks in 0.36 GB, the whole process.
  */
 export const WIDE_ENCODING_MAX = 300_000;
 
@@ -1262,6 +1262,7 @@ async function allocate(
         candidates: Infinity,
         ...proving,
       });
+      const encoding = Math.round(performance.now() - started) / 1000;
       if (e.rules.abandoned) return undefined;
       const problem = e.builder.problem(false);
       // No neighbourhood search after a model that ran out (its own IMPROVE_WORK would double the effort's): the
@@ -1270,7 +1271,7 @@ async function allocate(
       const found = exactMaxSat(problem, proving, Infinity, Infinity, await cadicalOracle());
       if (found?.status !== 'sat') return undefined;
       if (found.optimal === false && !cheaper(decide(e, found).cost, fast.written.cost)) return undefined;
-      return { e, found };
+      return { e, found, encoding };
     };
     // A formula past ENCODING_LIMIT could not be proven in the proof budget: the fast answer comes first (a proof
     // is all a proof-only allocation is for), unless the effort asks for the wide path.
@@ -1285,9 +1286,8 @@ async function allocate(
       const fast = leastFast();
       const wide = fast && size <= (tuning.wideLimit ?? 0) ? await wideAnswer(fast) : undefined;
       if (wide) {
-        const encoding = Math.round(performance.now() - started) / 1000;
         takeSolved(wide.e, wide.found);
-        report('exact', wide.e.builder.variables, wide.e.builder.hard.length, encoding);
+        report('exact', wide.e.builder.variables, wide.e.builder.hard.length, wide.encoding);
         continue;
       }
       if (takeFast(fast)) {
