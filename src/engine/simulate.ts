@@ -6,6 +6,9 @@ import { parseAddress } from '../model/address.js';
 import { badRequest, quote } from '../model/errors.js';
 import type { Elements, Graph, NFV, Property } from '../model/types.js';
 import {
+  DEFAULT_TUNING,
+  ENCODING_LIMIT,
+  WIDE_ENCODING_MAX,
   allocatePlaces,
   provenPlaces,
   refinedFirst,
@@ -69,6 +72,8 @@ export interface SimulateOptions {
   tuning?: AllocationTuning;
   /** The work the solver may spend proving answers minimal (default PROOF_WORK ticks, work.ts). */
   proofWork?: number;
+  /** How hard to try to prove the answer minimal, 1 (default) to MAX_EFFORT: what it buys is effortTuning's. */
+  effort?: number;
   /** Configured firewalls are deployed and may change, at the fewest rule changes (issue 14). */
   reconfigure?: boolean;
   /** VEREFOO's fewest rules (default), or least privilege first (docs/SEMANTICS.md). */
@@ -151,6 +156,8 @@ export interface Report {
   verdict: 'SAT' | 'UNSAT';
   /** What the synthesised firewalls minimise (SimulateOptions.objective). */
   objective: Objective;
+  /** How hard the proof was tried (SimulateOptions.effort). */
+  effort: number;
   /** Proven minimal (fewest new firewalls, then fewest rules); false when a fast answer stood in (engine.md A.2). */
   optimal: boolean;
   properties: number;
@@ -531,6 +538,21 @@ function reasonFor(r: Requirement, d: Decisions): string | undefined {
   return `conflicts with ${others.length === 1 ? 'requirement' : 'requirements'} ${others.join(', ')}`;
 }
 
+/**
+ * What effort N buys (issue 48): N times the proof's work (and the refined classes' share), and a component past
+ * ENCODING_LIMIT whose encoding is at most N times it (and WIDE_ENCODING_MAX) is no longer given the fast answer at
+ * once but solved whole (allocate.ts, `wideLimit`). All counted in work, so an effort gives the same answer on any
+ * machine; effort 1 is the engine without it.
+ */
+function effortTuning(options: SimulateOptions) {
+  const effort = options.effort ?? SIMULATION_DEFAULTS.effort;
+  const work = { proofWork: (options.proofWork ?? PROOF_WORK) * effort, refinedWork: REFINED_WORK * effort };
+  if (effort === 1) return { ...work, tuning: options.tuning };
+  const tuning = options.tuning ?? DEFAULT_TUNING;
+  const wideLimit = Math.min(effort * (tuning.encodingLimit ?? ENCODING_LIMIT), WIDE_ENCODING_MAX);
+  return { ...work, tuning: { ...tuning, wideLimit } };
+}
+
 export async function simulate(input: NFV, options: SimulateOptions = {}): Promise<SimulationResult> {
   const algorithm = options.algorithm ?? SIMULATION_DEFAULTS.algorithm;
   if (!ALGORITHMS.includes(algorithm)) throw badRequest(`algorithm: ${quote(algorithm)} is not AP or MF`);
@@ -568,10 +590,11 @@ export async function simulate(input: NFV, options: SimulateOptions = {}): Promi
   const requirements: RequirementReport[] = [];
   const placements: FirewallReport[] = [];
   const deadline = Date.now() + timeoutMs;
+  const { proofWork, refinedWork, tuning } = effortTuning(options);
   // Shared by every component of every graph, the refined classes and the placement's allocations, in that order:
   // what is left for each depends only on the work done before it, never on the machine (issue 48).
   const limits = {
-    proof: new WorkPool(options.proofWork ?? PROOF_WORK),
+    proof: new WorkPool(proofWork),
     bounds: new WorkPool(BOUND_WORK),
     abortAt: deadline,
     // A proven coarse answer's rules bound waits for its refined classes (allocate.ts, `Pending`).
@@ -607,7 +630,7 @@ export async function simulate(input: NFV, options: SimulateOptions = {}): Promi
   const allocate = async (w: GraphWork, cuts: readonly AllocationCut[] = []) => {
     const before = current;
     phase('solving');
-    const decisions = await allocatePlaces(w.net, w.reqs, w.model, limits, options.tuning, cuts).catch(timedOut);
+    const decisions = await allocatePlaces(w.net, w.reqs, w.model, limits, tuning, cuts).catch(timedOut);
     timings.components.push(...decisions.components);
     if (before === 'placing') phase('placing');
     return decisions;
@@ -623,9 +646,9 @@ export async function simulate(input: NFV, options: SimulateOptions = {}): Promi
     const model = w.model.refined();
     phase('solving');
     // After a proven coarse answer (maxVariables given), a pool of its own within what is left, charged back after.
-    const given = maxVariables === undefined ? undefined : Math.min(limits.proof.left, REFINED_WORK);
+    const given = maxVariables === undefined ? undefined : Math.min(limits.proof.left, refinedWork);
     const own = given === undefined ? limits : { ...limits, proof: new WorkPool(given) };
-    const proven = await provenPlaces(w.net, w.reqs, model, own, options.tuning, maxVariables).catch(timedOut);
+    const proven = await provenPlaces(w.net, w.reqs, model, own, tuning, maxVariables).catch(timedOut);
     if (given !== undefined) limits.proof.spend(given - own.proof.left);
     timings.components.push(...(proven?.components ?? []));
     if (proven) works[k] = graphWork(w.graph, w.net, w.reqs, model);
@@ -738,6 +761,7 @@ export async function simulate(input: NFV, options: SimulateOptions = {}): Promi
     report: {
       verdict: satisfied === requirements.length ? 'SAT' : 'UNSAT',
       objective,
+      effort: options.effort ?? SIMULATION_DEFAULTS.effort,
       optimal,
       properties: requirements.length,
       satisfied,

@@ -63,12 +63,20 @@ export const SIMULATION_DEFAULTS: {
   timeoutSeconds: number;
   reconfigure: boolean;
   objective: Objective;
+  effort: number;
 } = {
   algorithm: 'AP',
   timeoutSeconds: 60,
   reconfigure: false,
   objective: 'fewest-rules',
+  effort: 1,
 };
+
+/**
+ * The largest proof effort accepted (`--effort`, `effort`): effort N gives the proof N times PROOF_WORK and solves
+ * components up to N times the encoding limit whole (engine/simulate.ts, effortTuning).
+ */
+export const MAX_EFFORT = 100;
 
 /**
  * The work the solver may spend proving a simulation's answer minimal (fewest new firewalls, then fewest rules), in

@@ -69,6 +69,29 @@ t.test(
   },
 );
 
+t.test(
+  '--effort reaches the engine (the stored report says it); a bad value exits 2 in one line naming it',
+  async (t) => {
+    const stored = await run(['simulate', office, '--effort', '7', '--store']);
+    t.equal(stored.code, 0, stored.stderr);
+    const smid = /stored as \/adp\/simulations\/(\d+)/.exec(stored.stderr)![1]!;
+    t.equal(JSON.parse((await run(['simulations', 'report', smid])).stdout).effort, 7);
+    const plain = await run(['simulate', office, '--format', 'json']);
+    t.equal(
+      (await run(['simulate', office, '--effort', '1', '--format', 'json'])).stdout,
+      plain.stdout,
+      'effort 1 is the default',
+    );
+    const before = (await run(['simulations', 'list'])).stdout;
+    for (const bad of ['0', '101', '2.5', 'x', '-1']) {
+      const r = await run(['simulate', office, '--store', `--effort=${bad}`]);
+      t.equal(r.code, 2, `--effort ${bad}`);
+      t.match(r.stderr, /^nfv: effort: "[^"]*" is not a whole number from 1 to 100\n$/, `--effort ${bad}: one line`);
+    }
+    t.equal((await run(['simulations', 'list'])).stdout, before, 'nothing stored');
+  },
+);
+
 t.test('bad input: exit 2 and one line', async (t) => {
   const r = await run(['simulate', '-'], await fixture('graphs.xml'));
   t.equal(r.code, 2);

@@ -182,6 +182,26 @@ t.test('a substrate in the NFV: placed, with X-Nfv-Hosting; byParams?sid places 
 });
 
 t.test(
+  'effort reaches the engine (the stored report says it); a bad value is 400 naming it, nothing stored',
+  async (t) => {
+    const r = await call('POST', '/adp/simulations?effort=7', office);
+    t.equal(r.status, 200);
+    const stored = r.json.links.find((l: { rel: string }) => l.rel === 'simulation').href;
+    t.equal((await call('GET', `${stored}/report`)).json.effort, 7);
+    const plain = await call('POST', '/adp/simulations', office);
+    const plainStored = plain.json.links.find((l: { rel: string }) => l.rel === 'simulation').href;
+    t.equal((await call('GET', `${plainStored}/report`)).json.effort, 1, 'effort 1 unless given');
+    const before = (await call('GET', '/adp/simulations')).json;
+    for (const bad of ['0', '101', '1.5', 'much', '']) {
+      const b = await call('POST', `/adp/simulations?effort=${bad}`, office);
+      t.equal(b.status, 400, `effort=${bad}`);
+      t.match(b.json.error.message, /^effort: "[^"]*" is not a whole number from 1 to 100$/);
+    }
+    t.same((await call('GET', '/adp/simulations')).json, before, 'nothing stored');
+  },
+);
+
+t.test(
   'objective=least-privilege: said in a header, the summary and the stored report; a bad value is 400',
   async (t) => {
     const r = await call('POST', '/adp/simulations?objective=least-privilege', office);

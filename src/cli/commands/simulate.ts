@@ -24,7 +24,7 @@ import type { NFV } from '../../model/types.js';
 import type { Outcome } from '../../ops/operation.js';
 import type { Report } from '../../engine/simulate.js';
 import { takeEarlyDocument } from '../../engine/threads/early.js';
-import { ALGORITHMS, MAX_TIMEOUT_SECONDS, OBJECTIVES, SIMULATION_DEFAULTS } from '../../model/limits.js';
+import { ALGORITHMS, MAX_EFFORT, MAX_TIMEOUT_SECONDS, OBJECTIVES, SIMULATION_DEFAULTS } from '../../model/limits.js';
 
 import { parseParam } from '../../model/ids.js';
 
@@ -49,6 +49,7 @@ interface SimulateOptions {
   store?: boolean;
   reconfigure?: boolean;
   objective: string;
+  effort: string;
   output?: string;
 }
 
@@ -102,6 +103,12 @@ export const simulateCommand = new Command('simulate')
       .choices(OBJECTIVES)
       .default(SIMULATION_DEFAULTS.objective),
   )
+  .option(
+    '--effort <n>',
+    `how hard to try to prove the answer minimal, 1 to ${MAX_EFFORT}: N times the proof's work, and larger ` +
+      'networks solved whole (the same answer on any machine; slower)',
+    String(SIMULATION_DEFAULTS.effort),
+  )
   .option('-o, --output <file>', 'write the result document to FILE (in the input format unless --format says)')
   .action(async (file: string | undefined, opts: SimulateOptions, self: Command) => {
     // The solver thread starts while the input is read and checked.
@@ -114,6 +121,8 @@ export const simulateCommand = new Command('simulate')
     for (const f of opts.fid) query.append('fid', f);
     if (opts.reconfigure) query.set('reconfigure', 'true');
     if (opts.objective !== SIMULATION_DEFAULTS.objective) query.set('objective', opts.objective);
+    // Checked where the query is (ops): a bad value is the same one-line error from the CLI and over HTTP.
+    if (opts.effort !== String(SIMULATION_DEFAULTS.effort)) query.set('effort', opts.effort);
     const started = performance.now();
     const seconds = () => (performance.now() - started) / 1000;
     if (opts.gid !== undefined) {

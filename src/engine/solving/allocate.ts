@@ -21,6 +21,7 @@ import {
   type Requirement,
   type StateGraph,
 } from '../flows/flows.js';
+import { cadicalOracle } from './cadical.js';
 import { EXACT_MAX_CONFLICTS, EXACT_MAX_VARIABLES, OptimaProbe, ROUND_CUBES, exactCore, exactMaxSat } from './exact.js';
 import { greedyDecisions, leastPrivileged, type GreedyDecisions } from './greedy.js';
 import { Clauses, conflictCore, solveMaxSat, type Lit, type MaxSatAnswer, type MaxSatProblem } from './maxsat.js';
@@ -791,6 +792,13 @@ function components(net: NetNode[], model: FlowModel, count: number, cuts: reado
 export const ENCODING_LIMIT = 30_000;
 
 /**
+ * The largest encoding the wide path takes, whatever the effort (simulate.ts, effortTuning): CaDiCaL's WebAssembly
+ * heap is at most 2 GB, and a refined formula of 593,892 aborted the process there (Zoo BtEurope NAT, 2.4 GB); the
+ * census's widest coarse one, 141,636 (Garr NAT), runs its 300 M ticks in 0.36 GB, the whole process.
+ */
+export const WIDE_ENCODING_MAX = 300_000;
+
+/**
  * About how many clauses encode() writes for a component: one per link of each isolation state graph, a witness's
  * support and, inside cycles, 3 per rank bit per link; a flow per clause for listed paths.
  */
@@ -846,7 +854,17 @@ export interface AllocationTuning {
    * refined classes' solve (provenPlaces), whose answer replaces the coarse one only where it is proven.
    */
   candidates?: (problem: MaxSatProblem, members: readonly number[], proofOnly: boolean) => void;
+  /** exactMaxSat's SAT calls answered by CaDiCaL (cadical.ts), not our solver: measured, not chosen (wt-cad19). */
+  cadical?: boolean;
+  /**
+   * Clauses up to which a component past encodingLimit is still solved, whole (the wide path): set by the user's
+   * effort (simulate.ts, effortTuning), none unless given.
+   */
+  wideLimit?: number;
 }
+
+/** The engine's tuning (the benchmark's baseline switches these off). */
+export const DEFAULT_TUNING: AllocationTuning = { decompose: true, collapse: true, prune: true };
 
 /**
  * A candidates' formula's rules solved apart for each set of new firewalls at their optimum (exact.ts, splitOptimum),
@@ -1018,7 +1036,7 @@ export async function allocatePlaces(
   reqs: Requirement[],
   model: FlowModel,
   limits: AllocationLimits,
-  tuning: AllocationTuning = { decompose: true, collapse: true, prune: true },
+  tuning: AllocationTuning = DEFAULT_TUNING,
   cuts: readonly AllocationCut[] = [],
 ): Promise<Decisions> {
   // Only a proof-only allocation answers undefined.
@@ -1048,7 +1066,7 @@ async function allocate(
   reqs: Requirement[],
   model: FlowModel,
   { proof, bounds, abortAt, pending }: AllocationLimits,
-  tuning: AllocationTuning = { decompose: true, collapse: true, prune: true },
+  tuning: AllocationTuning = DEFAULT_TUNING,
   cuts: readonly AllocationCut[],
   proofOnly: boolean,
   /** Our solver's limit (only a proof-only allocation, which no Z3 follows, is given more). */
@@ -1204,16 +1222,75 @@ async function allocate(
       if (!reached || written.cost[1] !== 0) decisions.optimal = false;
       return true;
     };
+    /** What an answer decides and costs, worked out once (the per-class answer's lists are a set cover each). */
+    const decided = new Map<MaxSatAnswer, ReturnType<typeof decidedBy>>();
+    const decide = (e: Encoding, a: MaxSatAnswer) =>
+      decided.get(a) ?? decided.set(a, decidedBy(net, model, e, a.value)).get(a)!;
+    /** A solver's answer taken; `known`: the proven optima of the groups before the rules, where asked. */
+    const takeSolved = (e: Encoding, a: MaxSatAnswer, known?: Known) => {
+      const { mine, written, cost } = decide(e, a);
+      const v = a.value;
+      for (const n of mine.used) decisions.used.add(n);
+      for (const [n, d] of mine.drops) decisions.drops.set(n, d);
+      for (const [n, w] of mine.whitelist) decisions.whitelist.set(n, w);
+      for (const [n, r] of written) decisions.rules.set(n, r);
+      addCost(cost);
+      for (const [n, chosen] of e.rules.chosen((t) => value(t, v)))
+        if (decisions.used.has(n)) decisions.rules.set(n, chosen);
+      // A firewall offered too many candidate rules to weigh them all is not proven to have the fewest; nor is a model
+      // whose optimum ran out of budget.
+      const proven = e.rules.complete && e.insertionsComplete && a.optimal !== false;
+      if (!proven) decisions.optimal = false;
+      if (!proofOnly) bound = addLower(members, cost, proven, known?.costs);
+      for (const [n, terms] of e.deployed) {
+        decisions.revisions.set(n, {
+          keep: terms.keep.map((k) => value(k, v)),
+          flip: value(terms.flip, v),
+          inserted: insertedRules(model, terms, v),
+        });
+      }
+    };
+    /**
+     * The wide path (the user's effort, `wideLimit`): the candidates' formula of a component past the encoding limit,
+     * built unpruned (the probe takes no formula this large) and solved whole by CaDiCaL, which is 3.5-4x faster than
+     * ours on these long refutations (docs/performance-log.md, wt-cad19): no split over sets of firewalls (whose
+     * enumeration and cores spend what the proof needs), no conflict limit and no variable cap, only the proof's work.
+     * Its optimum; or its model where the work ran out, if that costs less than `fast`; else undefined.
+     */
+    const wideAnswer = async (fast: NonNullable<ReturnType<typeof fastAnswer>>) => {
+      const e = encode(net, model, reqs, members, false, collapse, cuts, false, undefined, {
+        candidates: Infinity,
+        ...proving,
+      });
+      const encoding = Math.round(performance.now() - started) / 1000;
+      if (e.rules.abandoned) return undefined;
+      const problem = e.builder.problem(false);
+      // No neighbourhood search after a model that ran out (its own IMPROVE_WORK would double the effort's): the
+      // model stands as found.
+      problem.neighbourhoods = [];
+      const found = exactMaxSat(problem, proving, Infinity, Infinity, await cadicalOracle());
+      if (found?.status !== 'sat') return undefined;
+      if (found.optimal === false && !cheaper(decide(e, found).cost, fast.written.cost)) return undefined;
+      return { e, found, encoding };
+    };
     // A formula past ENCODING_LIMIT could not be proven in the proof budget: the fast answer comes first (a proof
-    // is all a proof-only allocation is for).
-    if (tuning.decompose && encodingSize(model, reqs, members) > (tuning.encodingLimit ?? ENCODING_LIMIT)) {
+    // is all a proof-only allocation is for), unless the effort asks for the wide path.
+    const size = tuning.decompose ? encodingSize(model, reqs, members) : 0;
+    if (tuning.decompose && size > (tuning.encodingLimit ?? ENCODING_LIMIT)) {
       if (proofOnly) return undefined;
       // Its firewalls' relaxation by LP where our cores do not solve it soon (they spent the bounds' whole work on
       // wan-750's first round of walks); else as for any other component.
       settle();
       const relaxation = await firewallRelaxation(net, reqs, model, members, { work: bounds, abortAt }, tuning.forceLp);
       if (relaxation) relaxations.set(members, relaxation);
-      if (takeFast(leastFast())) {
+      const fast = leastFast();
+      const wide = fast && size <= (tuning.wideLimit ?? 0) ? await wideAnswer(fast) : undefined;
+      if (wide) {
+        takeSolved(wide.e, wide.found);
+        report('exact', wide.e.builder.variables, wide.e.builder.hard.length, wide.encoding);
+        continue;
+      }
+      if (takeFast(fast)) {
         report('fast', 0, 0, 0);
         continue;
       }
@@ -1233,7 +1310,8 @@ async function allocate(
     let z3Used = false;
     /** Our solver, then Z3; `tried`: ours already ran out on this problem (OptimaProbe.rest). */
     const optimum = async (problem: MaxSatProblem, spend: Spend, tried = false) => {
-      const exact = tried ? undefined : exactMaxSat(problem, spend, EXACT_MAX_CONFLICTS, maxVariables);
+      const oracle = tuning.cadical ? await cadicalOracle() : undefined;
+      const exact = tried ? undefined : exactMaxSat(problem, spend, EXACT_MAX_CONFLICTS, maxVariables, oracle);
       if (exact && exact.optimal !== false) return exact;
       if (proofOnly) throw new WorkSpent();
       // Z3 reads a large problem for seconds even with a small limit: no call once the work is spent, nor where
@@ -1275,10 +1353,6 @@ async function allocate(
         : undefined;
       return probe && knownOptima(enc, probe, model.classes, proof && maxVariables > EXACT_MAX_VARIABLES);
     };
-    /** What an answer decides and costs, worked out once (the per-class answer's lists are a set cover each). */
-    const decided = new Map<MaxSatAnswer, ReturnType<typeof decidedBy>>();
-    const decide = (e: Encoding, a: MaxSatAnswer) =>
-      decided.get(a) ?? decided.set(a, decidedBy(net, model, e, a.value)).get(a)!;
     const fewerRules = async (
       selectors: boolean,
       spend: Spend,
@@ -1383,27 +1457,7 @@ async function allocate(
         );
       }
     }
-    const { mine, written, cost } = decide(enc, answer);
-    const v = answer.value;
-    for (const n of mine.used) decisions.used.add(n);
-    for (const [n, d] of mine.drops) decisions.drops.set(n, d);
-    for (const [n, w] of mine.whitelist) decisions.whitelist.set(n, w);
-    for (const [n, r] of written) decisions.rules.set(n, r);
-    addCost(cost);
-    for (const [n, chosen] of enc.rules.chosen((t) => value(t, v)))
-      if (decisions.used.has(n)) decisions.rules.set(n, chosen);
-    // A firewall offered too many candidate rules to weigh them all is not proven to have the fewest; nor is a model
-    // whose optimum ran out of budget.
-    const proven = enc.rules.complete && enc.insertionsComplete && answer.optimal !== false;
-    if (!proven) decisions.optimal = false;
-    if (!proofOnly) bound = addLower(members, cost, proven, known?.costs);
-    for (const [n, terms] of enc.deployed) {
-      decisions.revisions.set(n, {
-        keep: terms.keep.map((k) => value(k, v)),
-        flip: value(terms.flip, v),
-        inserted: insertedRules(model, terms, v),
-      });
-    }
+    takeSolved(enc, answer, known);
     done(z3Used ? 'solver' : 'exact');
   }
   return proofOnly && !decisions.optimal ? undefined : decisions;

@@ -10,6 +10,7 @@
  * conflicts with. Whatever runs out of budget answers undefined, and the caller falls back to Z3.
  */
 import { SatSolver, type SatBudget } from './cdcl.js';
+import type { OracleMaker, SatOracle } from './oracle.js';
 import { WorkPool, type Spend } from './work.js';
 import type { Lit, MaxSatAnswer, MaxSatProblem, Neighbourhood } from './maxsat.js';
 
@@ -27,8 +28,11 @@ export const EXACT_MAX_CONFLICTS = 20_000;
  */
 export const PROOF_MAX_VARIABLES = 60_000;
 
-function loaded(p: MaxSatProblem): SatSolver | undefined {
-  const sat = new SatSolver(p.variables);
+/** Our solver: every call of the engine's (CaDiCaL's adapter, cadical.ts, was measured and not chosen). */
+const ours: OracleMaker = (variables) => new SatSolver(variables);
+
+function loaded(p: MaxSatProblem, make = ours): SatOracle | undefined {
+  const sat = make(p.variables);
   const { hard } = p;
   sat.reserveClauses(hard.literals, hard.ends, hard.length);
   for (let k = 0; k < hard.length; k++) if (!sat.addClause(hard.literals, hard.from(k), hard.ends[k])) return undefined;
@@ -36,7 +40,7 @@ function loaded(p: MaxSatProblem): SatSolver | undefined {
 }
 
 /** Outputs o[k-1] that must hold when at least k of the inputs hold, for k up to `cap`. */
-function totalizer(sat: SatSolver, inputs: Lit[], cap: number): Lit[] {
+function totalizer(sat: SatOracle, inputs: Lit[], cap: number): Lit[] {
   // Each clause written into one buffer, not an array of its own: a core's totalizer is thousands of them, made
   // mostly before V8 optimises this (the same clauses, variables and order as before).
   const clause = new Int32Array(3);
@@ -76,7 +80,7 @@ const holds = (model: Uint8Array, l: Lit) => (l > 0 ? model[l] === 1 : model[-l]
  * earlier runs on the same solver and group, taken before any solve where they hold; this run's new ones are added.
  */
 function coreGuided(
-  sat: SatSolver,
+  sat: SatOracle,
   fixed: Lit[],
   group: Lit[],
   upper: number,
@@ -155,7 +159,7 @@ const unmet = (model: Uint8Array, group: Lit[]) => group.filter((l) => !holds(mo
  * time, then two at a time, find 33 in a second; then three at a time, 30 in about 3 s more.
  */
 function improved(
-  solver: () => SatSolver,
+  solver: () => SatOracle,
   group: Lit[],
   model: Uint8Array,
   neighbourhoods: Iterable<Neighbourhood>,
@@ -163,7 +167,7 @@ function improved(
 ) {
   let best = model;
   // Loaded once some neighbourhood leaves a literal unmet: where none does, the model cannot be improved.
-  let sat: SatSolver | undefined;
+  let sat: SatOracle | undefined;
   let solved = 0;
   // How often each literal stands in the group (a candidate of several rules is repeated): a neighbourhood's cost
   // without scanning the whole group, which those left out (nothing unmet) would otherwise each do, beyond the bound.
@@ -220,7 +224,7 @@ export const PROBE_ASSIGNMENTS = 64;
  * 'whole' when the assignments are fewer than two (nothing to split) or more than SPLIT_ASSIGNMENTS.
  */
 function splitOptimum(
-  sat: SatSolver,
+  sat: SatOracle,
   on: Lit[],
   group: Lit[],
   model: Uint8Array,
@@ -266,7 +270,7 @@ function byPlaces(a: Lit[], b: Lit[]): number {
  * pruned to its 5 sets; here 2-3 M (docs/performance-log.md, wt-ref16).
  */
 function roundsOptimum(
-  sat: SatSolver,
+  sat: SatOracle,
   rounds: Rounds,
   group: Lit[],
   model: Uint8Array,
@@ -330,7 +334,7 @@ export const ROUND_CUBES = 8;
  * when the budget ran out. `seen` is given each model found.
  */
 function assignmentsOf(
-  sat: SatSolver,
+  sat: SatOracle,
   on: Lit[],
   most: number,
   budget: SatBudget,
@@ -338,7 +342,7 @@ function assignmentsOf(
 ): Lit[][] | undefined {
   const enumerating = sat.newVariable();
   const assignments: Lit[][] = [];
-  let status: ReturnType<SatSolver['solve']> = 'sat';
+  let status: ReturnType<SatOracle['solve']> = 'sat';
   while (assignments.length <= most) {
     status = sat.solve([enumerating], budget);
     if (status !== 'sat') break;
@@ -361,7 +365,7 @@ const splitOn = (p: MaxSatProblem) => (p.split === undefined ? undefined : p.sof
  * last group is solved apart for (splitOptimum).
  */
 function optimise(
-  sat: SatSolver,
+  sat: SatOracle,
   groups: Lit[][],
   budget: SatBudget,
   split?: Lit[],
@@ -405,25 +409,27 @@ function answerOf(found: ReturnType<typeof optimise>, p: MaxSatProblem): MaxSatA
 /**
  * The optimum of the lexicographic objectives, or undefined when the problem is too large (`maxVariables`) or the
  * budget (`conflicts`, the work of `spend`) ran out; for a problem with neighbourhoods, when it ran out after a first
- * model, that model improved (`optimal: false`) with as many conflicts again and IMPROVE_WORK of its own.
+ * model, that model improved (`optimal: false`) with as many conflicts again and IMPROVE_WORK of its own. `oracle`
+ * makes the SAT solvers it asks (ours unless given).
  */
 export function exactMaxSat(
   p: MaxSatProblem,
   spend: Spend,
   conflicts = EXACT_MAX_CONFLICTS,
   maxVariables = EXACT_MAX_VARIABLES,
+  oracle = ours,
 ): MaxSatAnswer | undefined {
   if (p.variables > maxVariables) return undefined;
   const budget: SatBudget = { conflicts, ...spend };
   const rounds = p.cubes && { cubes: p.cubes, whole: Math.min(ROUND_WHOLE_CONFLICTS, Math.floor(conflicts / 100)) };
-  const sat = loaded(p);
+  const sat = loaded(p, oracle);
   const found = sat ? optimise(sat, p.soft, budget, splitOn(p), rounds) : 'unsat';
   if (typeof found !== 'object' || found.unproven === undefined || !p.neighbourhoods) return answerOf(found, p);
   const { model, unproven } = found;
   // A fresh solver, without the totalizers and learnt clauses of the search that ran out: the groups before keep
   // the values of their optima.
   const fresh = () => {
-    const sat = loaded(p)!;
+    const sat = loaded(p, oracle)!;
     for (const group of p.soft.slice(0, unproven)) for (const l of group) if (holds(model, l)) sat.addClause([l]);
     return sat;
   };
@@ -439,7 +445,7 @@ export function exactMaxSat(
  */
 export class OptimaProbe {
   private constructor(
-    private readonly sat: SatSolver,
+    private readonly sat: SatOracle,
     private readonly p: MaxSatProblem,
     private readonly groups: number,
     private readonly budget: SatBudget,

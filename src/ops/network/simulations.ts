@@ -19,6 +19,7 @@ import type {
 import type { HostingReport } from '../../engine/placement/hosting.js';
 import {
   ALGORITHMS,
+  MAX_EFFORT,
   MAX_TIMEOUT_SECONDS,
   OBJECTIVES,
   SIMULATION_DEFAULTS,
@@ -46,6 +47,8 @@ interface SimulationQuery {
   reconfigure: boolean;
   /** What the synthesised firewalls minimise: VEREFOO's fewest rules, or least privilege first. */
   objective: Objective;
+  /** How hard to try to prove the answer minimal, 1 to MAX_EFFORT: N times the proof's work (engine/simulate.ts). */
+  effort: number;
   /** What the client calls its input (the CLI sends the file name), kept with a stored result. */
   origin?: string;
 }
@@ -54,7 +57,7 @@ const MAX_ORIGIN = 200;
 
 /**
  * Checks the query of a simulation: fid values are functional types, algorithm AP or MF, timeout in seconds,
- * objective one of OBJECTIVES.
+ * objective one of OBJECTIVES, effort a whole number from 1 to MAX_EFFORT.
  */
 function simulationQuery(query: URLSearchParams): SimulationQuery {
   for (const fid of query.getAll('fid')) {
@@ -82,6 +85,10 @@ function simulationQuery(query: URLSearchParams): SimulationQuery {
     throw badRequest(`objective: ${quote(clip(objective))} is not ${OBJECTIVES.join(' or ')}`);
   if (objective === 'least-privilege' && reconfigure)
     throw badRequest('objective: least-privilege does not apply to a reconfiguration (its kept rules are not chosen)');
+  const effortText = query.get('effort') ?? String(SIMULATION_DEFAULTS.effort);
+  const effort = Number(effortText);
+  if (!/^\d{1,3}$/.test(effortText) || effort < 1 || effort > MAX_EFFORT)
+    throw badRequest(`effort: ${quote(clip(effortText))} is not a whole number from 1 to ${MAX_EFFORT}`);
   const origin = query.get('origin') ?? undefined;
   if (origin !== undefined && (origin.length === 0 || origin.length > MAX_ORIGIN))
     throw badRequest(`origin: give 1 to ${MAX_ORIGIN} characters`);
@@ -91,6 +98,7 @@ function simulationQuery(query: URLSearchParams): SimulationQuery {
     store,
     reconfigure,
     objective: objective as Objective,
+    effort,
     origin,
   };
 }
@@ -259,6 +267,7 @@ async function solve(
       timeoutSeconds: q.timeoutSeconds,
       reconfigure: q.reconfigure,
       objective: q.objective,
+      effort: q.effort,
     };
     const r = await runSimulation(input, { ...options, onPhase: i.progress }, i.signal);
     if (i.signal?.aborted) throw interrupted();

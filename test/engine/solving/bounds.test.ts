@@ -534,3 +534,32 @@ t.test('isolations whose places are disjoint need a rule each', async (t) => {
   });
   t.equal(chainBound(network([...natted, nat(n, [hc], pc, r2)], properties)), 1);
 });
+
+t.test(
+  'past the encoding limit, a higher effort solves the component whole: no worse, checked, the same bytes',
+  async (t) => {
+    // A WAN small enough for brute force, its one component past a lowered encoding limit: at effort 1 the fast answer
+    // (allocate.ts), at effort 10 the wide path (its candidates' formula solved whole by CaDiCaL) within 10 times it.
+    const nfv = generateWan({ shape: { kind: 'wan', pops: 14 }, nat: false, seed: 1 });
+    const tuning = { decompose: true, collapse: true, prune: true, encodingLimit: 100 };
+    const fast = await checkedSimulate(nfv, { tuning });
+    t.same(
+      fast.report.timings.components.map((c) => c.method),
+      ['fast'],
+      'effort 1: past the limit, the fast answer',
+    );
+    const runs = await Promise.all([1, 2].map(() => checkedSimulate(nfv, { tuning, effort: 10 })));
+    const [a, b] = runs.map(({ nfv: out, report }) => JSON.stringify({ out, report: { ...report, timings: 0 } }));
+    t.equal(a, b, 'effort 10: the same answer and report each run');
+    const { report } = runs[0]!;
+    t.same(
+      report.timings.components.map((c) => c.method),
+      ['exact'],
+      'effort 10: solved',
+    );
+    t.equal(report.firewalls, fewestFirewalls(caseOf(nfv)), 'the fewest firewalls brute force finds');
+    t.ok(report.rules <= fast.report.rules, `${report.rules} rules, at effort 1 ${fast.report.rules}`);
+    const bound = report.lowerBound ?? { firewalls: report.firewalls, rules: report.rules };
+    t.ok(bound.rules <= report.rules && bound.firewalls <= report.firewalls, 'its bound at most its counts');
+  },
+);

@@ -1,0 +1,122 @@
+/**
+ * CaDiCaL (the `cadical-wasm` package: CaDiCaL 3.0.1 compiled to WebAssembly) behind the SatOracle surface exact.ts
+ * uses. Measured under our core-guided MaxSAT and not chosen by the engine (docs/performance-log.md, wt-cad19): 3.5-4x
+ * faster than ours on long refutations, 2-4x slower on the census's proofs, whose many calls under thousands of
+ * assumptions over formulas of 200,000-600,000 clauses cost it 100-260 ms each.
+ * Its work is counted, never timed: each poll of its terminate callback (CaDiCaL polls every `terminateint`, 10, turns
+ * of its search loop) is CADICAL_TICKS_PER_POLL ticks of the pool, and each clause it learns (its learn callback) one
+ * conflict of the budget, so the same formula stops at the same place on any machine. The job's time limit only stops
+ * the job: checked in the callback, which ends the call, and thrown once CaDiCaL has returned (a throw inside the
+ * WebAssembly call would leave the solver unusable). Loaded once per process, and only when asked (cadicalOracle).
+ */
+import type { Cadical, CadicalModule } from 'cadical-wasm';
+import type { SatBudget, SatStatus } from './cdcl.js';
+import type { Lit } from './maxsat.js';
+import type { OracleMaker, SatOracle } from './oracle.js';
+import { SolverTimeout } from './work.js';
+
+/**
+ * Ticks (work.ts) per poll: the same CPU as our solver's ticks on the census's candidates' formulas (wt-cad19: ours
+ * 4.9-9.3 M ticks a CPU second, CaDiCaL 70-185 k polls, in exactMaxSat on the same 14 formulas).
+ */
+export const CADICAL_TICKS_PER_POLL = 60;
+
+/** How many polls pass between two looks at the clock for the job's time limit. */
+const POLLS_PER_CLOCK = 256;
+
+let loading: Promise<void> | undefined;
+let loaded: { Solver: typeof Cadical; mod: CadicalModule } | undefined;
+
+/** CaDiCaL's solvers, once its WebAssembly module is loaded (once per process). */
+export async function cadicalOracle(): Promise<OracleMaker> {
+  await (loading ??= import('cadical-wasm').then(async (m) => {
+    loaded = { Solver: m.Cadical, mod: await m.loadCadical() };
+  }));
+  return (variables) => new CadicalOracle(variables);
+}
+
+export class CadicalOracle implements SatOracle {
+  private readonly solver: Cadical;
+  private variableCount: number;
+  /** Variables CaDiCaL was told of (it reports a model over those only). */
+  private declared = 0;
+  core: number[] = [];
+  model: Uint8Array = new Uint8Array(1);
+  /** The current call's polls and learnt clauses, the polls it may take, and whether the job's time ran out. */
+  private polls = 0;
+  private learnt = 0;
+  private pollLimit = Infinity;
+  private abortAt = Infinity;
+  private timedOut = false;
+
+  constructor(variables = 0) {
+    if (!loaded) throw new Error('CaDiCaL is not loaded: await cadicalOracle() first');
+    this.solver = new loaded.Solver(loaded.mod, { quiet: true });
+    this.variableCount = variables;
+    this.solver.setTerminate(() => {
+      if (++this.polls > this.pollLimit) return true;
+      if (this.polls % POLLS_PER_CLOCK === 0 && Date.now() > this.abortAt) this.timedOut = true;
+      return this.timedOut;
+    });
+    // Only counted: the clause itself is not wanted, and CaDiCaL copies out those up to this length.
+    this.solver.setLearn(Number.MAX_SAFE_INTEGER, () => void this.learnt++);
+  }
+
+  newVariable(): number {
+    return ++this.variableCount;
+  }
+
+  /** CaDiCaL takes a phase, not an order of decisions. */
+  prefer(l: Lit): void {
+    this.solver.phase(l);
+  }
+
+  /** CaDiCaL keeps its own room. */
+  reserveClauses(): void {}
+
+  /** Always true: CaDiCaL tells an empty clause only when solving. */
+  addClause(lits: ArrayLike<number>, from = 0, to = lits.length): boolean {
+    this.solver.addClause(Array.prototype.slice.call(lits, from, to) as number[]);
+    return true;
+  }
+
+  solve(assumptions: number[], budget: SatBudget): SatStatus {
+    this.core = [];
+    if (budget.work.spent || budget.conflicts < 0) return 'unknown';
+    if (Date.now() > budget.abortAt) throw new SolverTimeout();
+    if (this.declared < this.variableCount) this.declared = this.solver.ensureVars(this.variableCount);
+    this.polls = 0;
+    this.learnt = 0;
+    this.pollLimit = Math.ceil(budget.work.left / CADICAL_TICKS_PER_POLL);
+    this.abortAt = budget.abortAt;
+    const { conflicts } = budget;
+    const status = this.solver.solve(Number.isFinite(conflicts) ? { assumptions, conflicts } : { assumptions });
+    // As ours: a call also spends its variables (the model read or the state reset).
+    budget.work.spend(this.polls * CADICAL_TICKS_PER_POLL + this.variableCount);
+    budget.conflicts -= this.learnt;
+    if (this.timedOut) throw new SolverTimeout();
+    if (status === 'satisfiable') {
+      const n = this.variableCount;
+      const model = new Uint8Array(n + 1);
+      for (let v = 1; v <= n; v++) model[v] = this.solver.value(v) ? 1 : 0;
+      this.model = model;
+      return 'sat';
+    }
+    if (status === 'unsatisfiable') {
+      this.core = this.solver.failedAssumptions();
+      return 'unsat';
+    }
+    // Stopped by its conflicts: none are left.
+    if (this.polls <= this.pollLimit) budget.conflicts = Math.min(budget.conflicts, -1);
+    return 'unknown';
+  }
+
+  /** A call allowed no decision of its own: 'unsat' refutes the assumptions, anything else proves nothing. */
+  propagates(assumptions: number[]): boolean {
+    return this.solver.solve({ assumptions, decisions: 0 }) !== 'unsatisfiable';
+  }
+
+  propagatesEach(prefix: number[], each: number[]): boolean[] {
+    return each.map((l) => this.propagates([...prefix, l]));
+  }
+}
