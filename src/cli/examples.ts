@@ -13,7 +13,7 @@ const WRITTEN: Record<string, string[]> = {
     'nfv simulate --gid 1 --rid 1 --timeout 120',
     'nfv simulate --reconfigure deployed.xml             # change configured firewalls as little as possible',
     'nfv simulate --objective least-privilege samples/office-nat.xml   # only what reachability needs passes',
-    'nfv simulate --effort 10 --timeout 300 wan.xml      # more work to prove a large answer minimal',
+    'nfv simulate --effort 10 wan.xml                    # more work to prove a large answer minimal',
   ],
   'nfv emulate': [
     'nfv simulate network.xml > answer.xml && nfv emulate answer.xml   # the kernel beside every claim',

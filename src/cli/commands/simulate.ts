@@ -44,7 +44,7 @@ interface SimulateOptions {
   rid?: string;
   sid?: string;
   algorithm: string;
-  timeout: string;
+  timeout?: string;
   fid: string[];
   store?: boolean;
   reconfigure?: boolean;
@@ -88,8 +88,7 @@ export const simulateCommand = new Command('simulate')
   .addOption(new Option('--algorithm <name>', 'algorithm').choices(ALGORITHMS).default(SIMULATION_DEFAULTS.algorithm))
   .option(
     '--timeout <seconds>',
-    `solver time limit, at most ${MAX_TIMEOUT_SECONDS}`,
-    String(SIMULATION_DEFAULTS.timeoutSeconds),
+    `solver time limit, at most ${MAX_TIMEOUT_SECONDS} (default: ${SIMULATION_DEFAULTS.timeoutSeconds} times the effort)`,
   )
   .option('--fid <type...>', 'functional types of interest (checked, informative)', [])
   .option('--store', 'also store the inputs and the result in the workspace')
@@ -117,7 +116,8 @@ export const simulateCommand = new Command('simulate')
     if (opts.gid === undefined && (opts.rid !== undefined || opts.sid !== undefined)) {
       throw badRequest(`${opts.rid !== undefined ? '--rid' : '--sid'} goes with --gid (the stored graph to simulate)`);
     }
-    const query = new URLSearchParams({ algorithm: opts.algorithm, timeout: opts.timeout });
+    const query = new URLSearchParams({ algorithm: opts.algorithm });
+    if (opts.timeout !== undefined) query.set('timeout', opts.timeout);
     for (const f of opts.fid) query.append('fid', f);
     if (opts.reconfigure) query.set('reconfigure', 'true');
     if (opts.objective !== SIMULATION_DEFAULTS.objective) query.set('objective', opts.objective);

@@ -59,14 +59,21 @@ const MAX_ORIGIN = 200;
  * Checks the query of a simulation: fid values are functional types, algorithm AP or MF, timeout in seconds,
  * objective one of OBJECTIVES, effort a whole number from 1 to MAX_EFFORT.
  */
-function simulationQuery(query: URLSearchParams): SimulationQuery {
+export function simulationQuery(query: URLSearchParams): SimulationQuery {
   for (const fid of query.getAll('fid')) {
     if (!(FUNCTIONAL_TYPES as readonly string[]).includes(fid))
       throw badRequest(`fid: ${quote(fid)} is not a functional type`);
   }
   const algorithm = (query.get('algorithm') ?? query.get('Algorithm') ?? SIMULATION_DEFAULTS.algorithm).toUpperCase();
   if (!ALGORITHMS.includes(algorithm as Algorithm)) throw badRequest(`algorithm: ${quote(algorithm)} is not AP or MF`);
-  const timeoutText = query.get('timeout') ?? String(SIMULATION_DEFAULTS.timeoutSeconds);
+  const effortText = query.get('effort') ?? String(SIMULATION_DEFAULTS.effort);
+  const effort = Number(effortText);
+  if (!/^\d{1,3}$/.test(effortText) || effort < 1 || effort > MAX_EFFORT)
+    throw badRequest(`effort: ${quote(clip(effortText))} is not a whole number from 1 to ${MAX_EFFORT}`);
+  // More effort is more work to wait for: the default time limit grows with it, so that the limit set for effort 1
+  // does not stop a job the user asked to try harder on.
+  const timeoutText =
+    query.get('timeout') ?? String(Math.min(SIMULATION_DEFAULTS.timeoutSeconds * effort, MAX_TIMEOUT_SECONDS));
   const timeoutSeconds = Number(timeoutText);
   if (!/^\d{1,6}(\.\d{1,3})?$/.test(timeoutText) || timeoutSeconds <= 0 || timeoutSeconds > MAX_TIMEOUT_SECONDS) {
     throw badRequest(
@@ -85,10 +92,6 @@ function simulationQuery(query: URLSearchParams): SimulationQuery {
     throw badRequest(`objective: ${quote(clip(objective))} is not ${OBJECTIVES.join(' or ')}`);
   if (objective === 'least-privilege' && reconfigure)
     throw badRequest('objective: least-privilege does not apply to a reconfiguration (its kept rules are not chosen)');
-  const effortText = query.get('effort') ?? String(SIMULATION_DEFAULTS.effort);
-  const effort = Number(effortText);
-  if (!/^\d{1,3}$/.test(effortText) || effort < 1 || effort > MAX_EFFORT)
-    throw badRequest(`effort: ${quote(clip(effortText))} is not a whole number from 1 to ${MAX_EFFORT}`);
   const origin = query.get('origin') ?? undefined;
   if (origin !== undefined && (origin.length === 0 || origin.length > MAX_ORIGIN))
     throw badRequest(`origin: give 1 to ${MAX_ORIGIN} characters`);

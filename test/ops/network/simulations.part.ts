@@ -9,6 +9,7 @@ import t from 'tap';
 import {
   simulationsByParams,
   simulationsDeleteAll,
+  simulationQuery,
   simulationsRun,
   type SimulationLine,
 } from '../../../src/ops/network/simulations.js';
@@ -107,6 +108,16 @@ t.test('a stored run keeps its inputs and result: list, summary, get, report, dr
 
   for (const target of ['/adp/simulations/2', '/adp/simulations/2/report', '/adp/simulations/2/draw'])
     await refused(t, ws, 'GET', target, undefined, 404, /^simulation 2 does not exist$/);
+});
+
+t.test('the time limit is 60 s times the effort unless given, at most 600', async (t) => {
+  const seconds = (query: string) => simulationQuery(new URLSearchParams(query)).timeoutSeconds;
+  t.equal(seconds(''), 60, 'effort 1');
+  t.equal(seconds('effort=3'), 180);
+  t.equal(seconds('effort=10'), 600);
+  t.equal(seconds('effort=100'), 600, 'never past the largest accepted');
+  t.equal(seconds('effort=3&timeout=5'), 5, 'a given limit stands');
+  t.throws(() => seconds('effort=0&timeout=5'), /^effort: "0" is not a whole number from 1 to 100$/);
 });
 
 t.test('refused simulation queries and bodies store nothing', async (t) => {
