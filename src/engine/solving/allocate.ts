@@ -854,7 +854,7 @@ export interface AllocationTuning {
    * refined classes' solve (provenPlaces), whose answer replaces the coarse one only where it is proven.
    */
   candidates?: (problem: MaxSatProblem, members: readonly number[], proofOnly: boolean) => void;
-  /** exactMaxSat's SAT calls answered by CaDiCaL (cadical.ts), not our solver: measured, not chosen (wt-cad19). */
+  /** Every exactMaxSat call answered by CaDiCaL (cadical.ts), not ours: benches only (it loses there, wt-cad19). */
   cadical?: boolean;
   /**
    * Clauses up to which a component past encodingLimit is still solved, whole (the wide path): set by the user's

@@ -1,8 +1,8 @@
 /**
  * CaDiCaL (the `cadical-wasm` package: CaDiCaL 3.0.1 compiled to WebAssembly) behind the SatOracle surface exact.ts
- * uses. Measured under our core-guided MaxSAT and not chosen by the engine (docs/performance-log.md, wt-cad19): 3.5-4x
- * faster than ours on long refutations, 2-4x slower on the census's proofs, whose many calls under thousands of
- * assumptions over formulas of 200,000-600,000 clauses cost it 100-260 ms each.
+ * uses, for the wide path only (allocate.ts, at an effort above 1; docs/performance-log.md, wt-cad19 and wt-eff19):
+ * 3.5-4x faster than ours on long refutations, 2-4x slower on the census's proofs, whose many calls under thousands
+ * of assumptions over formulas of 200,000-600,000 clauses cost it 100-260 ms each.
  * Its work is counted, never timed: each poll of its terminate callback (CaDiCaL polls every `terminateint`, 10, turns
  * of its search loop) is CADICAL_TICKS_PER_POLL ticks of the pool, and each clause it learns (its learn callback) one
  * conflict of the budget, so the same formula stops at the same place on any machine. The job's time limit only stops

@@ -28,7 +28,7 @@ export const EXACT_MAX_CONFLICTS = 20_000;
  */
 export const PROOF_MAX_VARIABLES = 60_000;
 
-/** Our solver: every call of the engine's (CaDiCaL's adapter, cadical.ts, was measured and not chosen). */
+/** Our solver: every call of the engine's but the wide path's (CaDiCaL's, cadical.ts). */
 const ours: OracleMaker = (variables) => new SatSolver(variables);
 
 function loaded(p: MaxSatProblem, make = ours): SatOracle | undefined {

@@ -1,6 +1,6 @@
 /**
  * What the exact MaxSAT search (exact.ts) asks of a SAT solver, so that it does not know which one answers: ours
- * (cdcl.ts, the default) or CaDiCaL's (cadical.ts, measured and not chosen: docs/performance-log.md, wt-cad19).
+ * (cdcl.ts, the default) or CaDiCaL's (cadical.ts: the wide path's, docs/ARCHITECTURE.md).
  */
 import type { SatBudget, SatStatus } from './cdcl.js';
 import type { Lit } from './maxsat.js';
