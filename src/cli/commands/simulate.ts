@@ -88,7 +88,8 @@ export const simulateCommand = new Command('simulate')
   .addOption(new Option('--algorithm <name>', 'algorithm').choices(ALGORITHMS).default(SIMULATION_DEFAULTS.algorithm))
   .option(
     '--timeout <seconds>',
-    `solver time limit, at most ${MAX_TIMEOUT_SECONDS} (default: ${SIMULATION_DEFAULTS.timeoutSeconds} times the effort)`,
+    `solver time limit, at most ${MAX_TIMEOUT_SECONDS} ` +
+      `(default: ${SIMULATION_DEFAULTS.timeoutSeconds} times the effort)`,
   )
   .option('--fid <type...>', 'functional types of interest (checked, informative)', [])
   .option('--store', 'also store the inputs and the result in the workspace')
