@@ -4,10 +4,11 @@
  * 3.5-4x faster than ours on long refutations, 2-4x slower on the census's proofs, whose many calls under thousands
  * of assumptions over formulas of 200,000-600,000 clauses cost it 100-260 ms each.
  * Its work is counted, never timed: each poll of its terminate callback (CaDiCaL polls every `terminateint`, 10, turns
- * of its search loop) is CADICAL_TICKS_PER_POLL ticks of the pool, and each clause it learns (its learn callback) one
- * conflict of the budget, so the same formula stops at the same place on any machine. The job's time limit only stops
- * the job: checked in the callback, which ends the call, and thrown once CaDiCaL has returned (a throw inside the
- * WebAssembly call would leave the solver unusable). Loaded once per process, and only when asked (cadicalOracle).
+ * of its search loop) is CADICAL_TICKS_PER_POLL ticks of the pool, and where the budget's conflicts are limited each
+ * clause it learns (its learn callback) one of them, so the same formula stops at the same place on any machine. The
+ * job's time limit only stops the job: checked in the callback, which ends the call, and thrown once CaDiCaL has
+ * returned (a throw inside the WebAssembly call would leave the solver unusable). Loaded once per process, and only
+ * when asked (cadicalOracle).
  */
 import type { Cadical, CadicalModule } from 'cadical-wasm';
 import type { SatBudget, SatStatus } from './cdcl.js';
@@ -23,6 +24,12 @@ export const CADICAL_TICKS_PER_POLL = 60;
 
 /** How many polls pass between two looks at the clock for the job's time limit. */
 const POLLS_PER_CLOCK = 256;
+
+/**
+ * The longest learnt clause CaDiCaL passes to the learn callback: its C int's largest, so every one is counted
+ * (Number.MAX_SAFE_INTEGER becomes -1 there, and then none is).
+ */
+const ANY_LENGTH = 2 ** 31 - 1;
 
 let loading: Promise<void> | undefined;
 let loaded: { Solver: typeof Cadical; mod: CadicalModule } | undefined;
@@ -48,6 +55,8 @@ export class CadicalOracle implements SatOracle {
   private pollLimit = Infinity;
   private abortAt = Infinity;
   private timedOut = false;
+  /** Whether learnt clauses are counted: from the first call whose conflicts are limited (the wide path's are not). */
+  private counting = false;
 
   constructor(variables = 0) {
     if (!loaded) throw new Error('CaDiCaL is not loaded: await cadicalOracle() first');
@@ -58,8 +67,6 @@ export class CadicalOracle implements SatOracle {
       if (this.polls % POLLS_PER_CLOCK === 0 && Date.now() > this.abortAt) this.timedOut = true;
       return this.timedOut;
     });
-    // Only counted: the clause itself is not wanted, and CaDiCaL copies out those up to this length.
-    this.solver.setLearn(Number.MAX_SAFE_INTEGER, () => void this.learnt++);
   }
 
   newVariable(): number {
@@ -90,6 +97,11 @@ export class CadicalOracle implements SatOracle {
     this.pollLimit = Math.ceil(budget.work.left / CADICAL_TICKS_PER_POLL);
     this.abortAt = budget.abortAt;
     const { conflicts } = budget;
+    if (Number.isFinite(conflicts) && !this.counting) {
+      this.counting = true;
+      // Only counted, but each clause is copied into JavaScript to be: not where no conflict limit needs the count.
+      this.solver.setLearn(ANY_LENGTH, () => void this.learnt++);
+    }
     const status = this.solver.solve(Number.isFinite(conflicts) ? { assumptions, conflicts } : { assumptions });
     // As ours: a call also spends its variables (the model read or the state reset).
     budget.work.spend(this.polls * CADICAL_TICKS_PER_POLL + this.variableCount);

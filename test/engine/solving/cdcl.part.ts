@@ -121,6 +121,19 @@ for (const [name, make] of solvers) {
     t.equal(solver.solve([p(0, 0), p(1, 0)], budget()), 'unsat', 'two pigeons in one hole');
     t.same(solver.core.sort(), [p(0, 0), p(1, 0)].sort(), 'the core names both');
   });
+
+  t.test(`a call's conflicts leave the budget, as its work does (${name})`, async (t) => {
+    // Pigeonhole, 7 pigeons in 6 holes: refuted in hundreds of conflicts, each of which a later call cannot spend.
+    const p = (i: number, h: number) => i * 6 + h + 1;
+    const solver = make(42);
+    for (let i = 0; i < 7; i++) solver.addClause(Array.from({ length: 6 }, (_, h) => p(i, h)));
+    for (let h = 0; h < 6; h++)
+      for (let i = 0; i < 7; i++) for (let j = i + 1; j < 7; j++) solver.addClause([-p(i, h), -p(j, h)]);
+    const b = budget();
+    t.equal(solver.solve([], b), 'unsat');
+    const used = 1e6 - b.conflicts;
+    t.ok(used > 50 && used < 1e6, `${used} conflicts spent`);
+  });
 }
 
 /** Whether unit propagation over the clauses from the literals ends without a conflict, computed naively. */
