@@ -34,6 +34,14 @@ const ANY_LENGTH = 2 ** 31 - 1;
 let loading: Promise<void> | undefined;
 let loaded: { Solver: typeof Cadical; mod: CadicalModule } | undefined;
 
+/**
+ * Whether this thread loaded CaDiCaL: its WebAssembly memory never shrinks (a wide solve leaves it at up to 2 GB), so
+ * a solver thread that did is retired after its job (threads/pool.ts), as one that loaded Z3.
+ */
+export function cadicalLoaded(): boolean {
+  return loading !== undefined;
+}
+
 /** CaDiCaL's solvers, once its WebAssembly module is loaded (once per process). */
 export async function cadicalOracle(): Promise<OracleMaker> {
   await (loading ??= import('cadical-wasm').then(async (m) => {
