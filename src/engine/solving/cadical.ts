@@ -11,6 +11,7 @@
  * when asked (cadicalOracle).
  */
 import type { Cadical, CadicalModule } from 'cadical-wasm';
+import { beyondBound } from '../../model/errors.js';
 import type { SatBudget, SatStatus } from './cdcl.js';
 import type { Lit } from './maxsat.js';
 import type { OracleMaker, SatOracle } from './oracle.js';
@@ -42,10 +43,28 @@ export function cadicalLoaded(): boolean {
   return loading !== undefined;
 }
 
+/**
+ * What an abort inside CaDiCaL's WebAssembly (a trap: above all its heap's 2 GB running out, WIDE_ENCODING_MAX's
+ * reason) becomes: the user's one line, 422 (exit 2), instead of Emscripten's `Aborted()` text.
+ */
+function aborted<T>(call: () => T): T {
+  try {
+    return call();
+  } catch (e) {
+    if (!(e instanceof WebAssembly.RuntimeError)) throw e;
+    throw beyondBound(
+      "the wide path's SAT solver (CaDiCaL) aborted, most likely out of its 2 GB of WebAssembly memory: " +
+        'a lower effort keeps this network off the wide path',
+    );
+  }
+}
+
 /** CaDiCaL's solvers, once its WebAssembly module is loaded (once per process). */
 export async function cadicalOracle(): Promise<OracleMaker> {
   await (loading ??= import('cadical-wasm').then(async (m) => {
-    loaded = { Solver: m.Cadical, mod: await m.loadCadical() };
+    // Its own prints silenced: an abort reaches the user as `aborted`'s one line, not as its stderr's.
+    const quiet = () => {};
+    loaded = { Solver: m.Cadical, mod: await m.createModule({ print: quiet, printErr: quiet }) };
   }));
   return (variables) => new CadicalOracle(variables);
 }
@@ -91,7 +110,7 @@ export class CadicalOracle implements SatOracle {
 
   /** Always true: CaDiCaL tells an empty clause only when solving. */
   addClause(lits: ArrayLike<number>, from = 0, to = lits.length): boolean {
-    this.solver.addClause(Array.prototype.slice.call(lits, from, to) as number[]);
+    aborted(() => this.solver.addClause(Array.prototype.slice.call(lits, from, to) as number[]));
     return true;
   }
 
@@ -99,7 +118,7 @@ export class CadicalOracle implements SatOracle {
     this.core = [];
     if (budget.work.spent || budget.conflicts < 0) return 'unknown';
     if (Date.now() > budget.abortAt) throw new SolverTimeout();
-    if (this.declared < this.variableCount) this.declared = this.solver.ensureVars(this.variableCount);
+    if (this.declared < this.variableCount) this.declared = aborted(() => this.solver.ensureVars(this.variableCount));
     this.polls = 0;
     this.learnt = 0;
     this.pollLimit = Math.ceil(budget.work.left / CADICAL_TICKS_PER_POLL);
@@ -110,7 +129,9 @@ export class CadicalOracle implements SatOracle {
       // Only counted, but each clause is copied into JavaScript to be: not where no conflict limit needs the count.
       this.solver.setLearn(ANY_LENGTH, () => void this.learnt++);
     }
-    const status = this.solver.solve(Number.isFinite(conflicts) ? { assumptions, conflicts } : { assumptions });
+    const status = aborted(() =>
+      this.solver.solve(Number.isFinite(conflicts) ? { assumptions, conflicts } : { assumptions }),
+    );
     // As ours: a call also spends its variables (the model read or the state reset).
     budget.work.spend(this.polls * CADICAL_TICKS_PER_POLL + this.variableCount);
     budget.conflicts -= this.learnt;
@@ -133,7 +154,7 @@ export class CadicalOracle implements SatOracle {
 
   /** A call allowed no decision of its own: 'unsat' refutes the assumptions, anything else proves nothing. */
   propagates(assumptions: number[]): boolean {
-    return this.solver.solve({ assumptions, decisions: 0 }) !== 'unsatisfiable';
+    return aborted(() => this.solver.solve({ assumptions, decisions: 0 })) !== 'unsatisfiable';
   }
 
   propagatesEach(prefix: number[], each: number[]): boolean[] {

@@ -136,6 +136,15 @@ for (const [name, make] of solvers) {
   });
 }
 
+t.test("an abort inside CaDiCaL's WebAssembly is the user's one line (422), not Emscripten's trap", async (t) => {
+  // The same trap as its heap running out (Emscripten's abort), here from its fatal error on a literal past its int.
+  const solver = solvers[1]![1](1);
+  t.throws(() => solver.addClause([2 ** 31]), {
+    status: 422,
+    message: /^the wide path's SAT solver \(CaDiCaL\) aborted, most likely out of its 2 GB of WebAssembly memory: /,
+  });
+});
+
 /** Whether unit propagation over the clauses from the literals ends without a conflict, computed naively. */
 function propagationHolds(clauses: number[][], literals: number[]): boolean {
   const value = new Map<number, boolean>();
