@@ -21,9 +21,10 @@ import {
   type Requirement,
   type StateGraph,
 } from '../flows/flows.js';
-import { cadicalOracle } from './cadical.js';
+import { withCadical } from './cadical.js';
 import { EXACT_MAX_CONFLICTS, EXACT_MAX_VARIABLES, OptimaProbe, ROUND_CUBES, exactCore, exactMaxSat } from './exact.js';
 import { greedyDecisions, leastPrivileged, type GreedyDecisions } from './greedy.js';
+import type { OracleMaker } from './oracle.js';
 import { Clauses, conflictCore, solveMaxSat, type Lit, type MaxSatAnswer, type MaxSatProblem } from './maxsat.js';
 import { firstMatchDrops, type NetNode } from '../flows/network.js';
 import { WorkPool, WorkSpent, unbounded, z3Fits, type Spend } from './work.js';
@@ -1268,7 +1269,7 @@ async function allocate(
       // No neighbourhood search after a model that ran out (its own IMPROVE_WORK would double the effort's): the
       // model stands as found.
       problem.neighbourhoods = [];
-      const found = exactMaxSat(problem, proving, Infinity, Infinity, await cadicalOracle());
+      const found = await withCadical((make) => exactMaxSat(problem, proving, Infinity, Infinity, make));
       if (found?.status !== 'sat') return undefined;
       if (found.optimal === false && !cheaper(decide(e, found).cost, fast.written.cost)) return undefined;
       return { e, found, encoding };
@@ -1310,8 +1311,8 @@ async function allocate(
     let z3Used = false;
     /** Our solver, then Z3; `tried`: ours already ran out on this problem (OptimaProbe.rest). */
     const optimum = async (problem: MaxSatProblem, spend: Spend, tried = false) => {
-      const oracle = tuning.cadical ? await cadicalOracle() : undefined;
-      const exact = tried ? undefined : exactMaxSat(problem, spend, EXACT_MAX_CONFLICTS, maxVariables, oracle);
+      const solve = (make?: OracleMaker) => exactMaxSat(problem, spend, EXACT_MAX_CONFLICTS, maxVariables, make);
+      const exact = tried ? undefined : tuning.cadical ? await withCadical(solve) : solve();
       if (exact && exact.optimal !== false) return exact;
       if (proofOnly) throw new WorkSpent();
       // Z3 reads a large problem for seconds even with a small limit: no call once the work is spent, nor where

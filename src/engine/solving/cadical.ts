@@ -69,6 +69,21 @@ export async function cadicalOracle(): Promise<OracleMaker> {
   return (variables) => new CadicalOracle(variables);
 }
 
+/**
+ * Runs `use` with CaDiCaL's solvers, and frees each one it made once it returns: otherwise a solver's memory, the
+ * module's heap and not V8's, came back only when a finalizer ran after some garbage collection, which nothing
+ * hurries, and each further wide solve of a job grew the heap by as much again.
+ */
+export async function withCadical<T>(use: (make: OracleMaker) => T): Promise<T> {
+  await cadicalOracle();
+  const made: CadicalOracle[] = [];
+  try {
+    return use((variables) => made[made.push(new CadicalOracle(variables)) - 1]!);
+  } finally {
+    for (const solver of made) solver.dispose();
+  }
+}
+
 export class CadicalOracle implements SatOracle {
   private readonly solver: Cadical;
   private variableCount: number;
@@ -159,5 +174,10 @@ export class CadicalOracle implements SatOracle {
 
   propagatesEach(prefix: number[], each: number[]): boolean[] {
     return each.map((l) => this.propagates([...prefix, l]));
+  }
+
+  /** Frees the solver's memory in the module at once (withCadical); ask nothing after. */
+  dispose(): void {
+    aborted(() => this.solver.dispose());
   }
 }
