@@ -794,8 +794,9 @@ export const ENCODING_LIMIT = 30_000;
 
 /**
  * The largest encoding the wide path takes, whatever the effort (simulate.ts, effortTuning): CaDiCaL's WebAssembly
- * heap is at most 2 GB, and a refined formula of 593,892 aborted the process there (Zoo BtEurope NAT, 2.4 GB); the
- * census's widest coarse one, 141,636 (Garr NAT), runs its 300 M ticks in 0.36 GB, the whole process.
+ * heap is at most 2 GB, and a refined formula of 593,892 aborted there (Zoo BtEurope NAT, 2.4 GB); the census's
+ * widest coarse one, 141,636 (Garr NAT), runs its 300 M ticks in 0.36 GB, the whole process. It bounds the estimate
+ * (encodingSize), not the heap: an abort past it is cadical.ts's 422.
  */
 export const WIDE_ENCODING_MAX = 300_000;
 

@@ -7,8 +7,8 @@
  * of its search loop) is CADICAL_TICKS_PER_POLL ticks of the pool, and where the budget's conflicts are limited each
  * clause it learns (its learn callback) one of them, so the same formula stops at the same place on any machine. The
  * job's time limit only stops the job: checked in the callback, which ends the call, and thrown once CaDiCaL has
- * returned (a throw inside the WebAssembly call would leave the solver unusable). Loaded once per process, and only
- * when asked (cadicalOracle).
+ * returned (a throw inside the WebAssembly call would leave the solver unusable). Loaded once per thread (a module's
+ * state is its thread's), and only when asked (cadicalOracle).
  */
 import type { Cadical, CadicalModule } from 'cadical-wasm';
 import { beyondBound } from '../../model/errors.js';
@@ -59,7 +59,7 @@ function aborted<T>(call: () => T): T {
   }
 }
 
-/** CaDiCaL's solvers, once its WebAssembly module is loaded (once per process). */
+/** CaDiCaL's solvers, once its WebAssembly module is loaded (once per thread). */
 export async function cadicalOracle(): Promise<OracleMaker> {
   await (loading ??= import('cadical-wasm').then(async (m) => {
     // Its own prints silenced: an abort reaches the user as `aborted`'s one line, not as its stderr's.
