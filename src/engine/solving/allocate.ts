@@ -21,9 +21,10 @@ import {
   type Requirement,
   type StateGraph,
 } from '../flows/flows.js';
-import { cadicalOracle } from './cadical.js';
+import { withCadical } from './cadical.js';
 import { EXACT_MAX_CONFLICTS, EXACT_MAX_VARIABLES, OptimaProbe, ROUND_CUBES, exactCore, exactMaxSat } from './exact.js';
 import { greedyDecisions, leastPrivileged, type GreedyDecisions } from './greedy.js';
+import type { OracleMaker } from './oracle.js';
 import { Clauses, conflictCore, solveMaxSat, type Lit, type MaxSatAnswer, type MaxSatProblem } from './maxsat.js';
 import { firstMatchDrops, type NetNode } from '../flows/network.js';
 import { WorkPool, WorkSpent, unbounded, z3Fits, type Spend } from './work.js';
@@ -793,8 +794,9 @@ export const ENCODING_LIMIT = 30_000;
 
 /**
  * The largest encoding the wide path takes, whatever the effort (simulate.ts, effortTuning): CaDiCaL's WebAssembly
- * heap is at most 2 GB, and a refined formula of 593,892 aborted the process there (Zoo BtEurope NAT, 2.4 GB); the
- * census's widest coarse one, 141,636 (Garr NAT), runs its 300 M ticks in 0.36 GB, the whole process.
+ * heap is at most 2 GB, and a refined formula of 593,892 aborted there (Zoo BtEurope NAT, 2.4 GB); the census's
+ * widest coarse one, 141,636 (Garr NAT), runs its 300 M ticks in 0.36 GB, the whole process. It bounds the estimate
+ * (encodingSize), not the heap: an abort past it is cadical.ts's 422.
  */
 export const WIDE_ENCODING_MAX = 300_000;
 
@@ -1268,7 +1270,7 @@ async function allocate(
       // No neighbourhood search after a model that ran out (its own IMPROVE_WORK would double the effort's): the
       // model stands as found.
       problem.neighbourhoods = [];
-      const found = exactMaxSat(problem, proving, Infinity, Infinity, await cadicalOracle());
+      const found = await withCadical((make) => exactMaxSat(problem, proving, Infinity, Infinity, make));
       if (found?.status !== 'sat') return undefined;
       if (found.optimal === false && !cheaper(decide(e, found).cost, fast.written.cost)) return undefined;
       return { e, found, encoding };
@@ -1310,8 +1312,8 @@ async function allocate(
     let z3Used = false;
     /** Our solver, then Z3; `tried`: ours already ran out on this problem (OptimaProbe.rest). */
     const optimum = async (problem: MaxSatProblem, spend: Spend, tried = false) => {
-      const oracle = tuning.cadical ? await cadicalOracle() : undefined;
-      const exact = tried ? undefined : exactMaxSat(problem, spend, EXACT_MAX_CONFLICTS, maxVariables, oracle);
+      const solve = (make?: OracleMaker) => exactMaxSat(problem, spend, EXACT_MAX_CONFLICTS, maxVariables, make);
+      const exact = tried ? undefined : tuning.cadical ? await withCadical(solve) : solve();
       if (exact && exact.optimal !== false) return exact;
       if (proofOnly) throw new WorkSpent();
       // Z3 reads a large problem for seconds even with a small limit: no call once the work is spent, nor where

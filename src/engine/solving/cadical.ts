@@ -4,12 +4,14 @@
  * 3.5-4x faster than ours on long refutations, 2-4x slower on the census's proofs, whose many calls under thousands
  * of assumptions over formulas of 200,000-600,000 clauses cost it 100-260 ms each.
  * Its work is counted, never timed: each poll of its terminate callback (CaDiCaL polls every `terminateint`, 10, turns
- * of its search loop) is CADICAL_TICKS_PER_POLL ticks of the pool, and each clause it learns (its learn callback) one
- * conflict of the budget, so the same formula stops at the same place on any machine. The job's time limit only stops
- * the job: checked in the callback, which ends the call, and thrown once CaDiCaL has returned (a throw inside the
- * WebAssembly call would leave the solver unusable). Loaded once per process, and only when asked (cadicalOracle).
+ * of its search loop) is CADICAL_TICKS_PER_POLL ticks of the pool, and where the budget's conflicts are limited each
+ * clause it learns (its learn callback) one of them, so the same formula stops at the same place on any machine. The
+ * job's time limit only stops the job: checked in the callback, which ends the call, and thrown once CaDiCaL has
+ * returned (a throw inside the WebAssembly call would leave the solver unusable). Loaded once per thread (a module's
+ * state is its thread's), and only when asked (cadicalOracle).
  */
 import type { Cadical, CadicalModule } from 'cadical-wasm';
+import { beyondBound } from '../../model/errors.js';
 import type { SatBudget, SatStatus } from './cdcl.js';
 import type { Lit } from './maxsat.js';
 import type { OracleMaker, SatOracle } from './oracle.js';
@@ -24,15 +26,62 @@ export const CADICAL_TICKS_PER_POLL = 60;
 /** How many polls pass between two looks at the clock for the job's time limit. */
 const POLLS_PER_CLOCK = 256;
 
+/**
+ * The longest learnt clause CaDiCaL passes to the learn callback: its C int's largest, so every one is counted
+ * (Number.MAX_SAFE_INTEGER becomes -1 there, and then none is).
+ */
+const ANY_LENGTH = 2 ** 31 - 1;
+
 let loading: Promise<void> | undefined;
 let loaded: { Solver: typeof Cadical; mod: CadicalModule } | undefined;
 
-/** CaDiCaL's solvers, once its WebAssembly module is loaded (once per process). */
+/**
+ * Whether this thread loaded CaDiCaL: its WebAssembly memory never shrinks (a wide solve leaves it at up to 2 GB), so
+ * a solver thread that did is retired after its job (threads/pool.ts), as one that loaded Z3.
+ */
+export function cadicalLoaded(): boolean {
+  return loading !== undefined;
+}
+
+/**
+ * What an abort inside CaDiCaL's WebAssembly (a trap: above all its heap's 2 GB running out, WIDE_ENCODING_MAX's
+ * reason) becomes: the user's one line, 422 (exit 2), instead of Emscripten's `Aborted()` text.
+ */
+function aborted<T>(call: () => T): T {
+  try {
+    return call();
+  } catch (e) {
+    if (!(e instanceof WebAssembly.RuntimeError)) throw e;
+    throw beyondBound(
+      "the wide path's SAT solver (CaDiCaL) aborted, most likely out of its 2 GB of WebAssembly memory: " +
+        'a lower effort keeps this network off the wide path',
+    );
+  }
+}
+
+/** CaDiCaL's solvers, once its WebAssembly module is loaded (once per thread). */
 export async function cadicalOracle(): Promise<OracleMaker> {
   await (loading ??= import('cadical-wasm').then(async (m) => {
-    loaded = { Solver: m.Cadical, mod: await m.loadCadical() };
+    // Its own prints silenced: an abort reaches the user as `aborted`'s one line, not as its stderr's.
+    const quiet = () => {};
+    loaded = { Solver: m.Cadical, mod: await m.createModule({ print: quiet, printErr: quiet }) };
   }));
   return (variables) => new CadicalOracle(variables);
+}
+
+/**
+ * Runs `use` with CaDiCaL's solvers, and frees each one it made once it returns: otherwise a solver's memory, the
+ * module's heap and not V8's, came back only when a finalizer ran after some garbage collection, which nothing
+ * hurries, and each further wide solve of a job grew the heap by as much again.
+ */
+export async function withCadical<T>(use: (make: OracleMaker) => T): Promise<T> {
+  await cadicalOracle();
+  const made: CadicalOracle[] = [];
+  try {
+    return use((variables) => made[made.push(new CadicalOracle(variables)) - 1]!);
+  } finally {
+    for (const solver of made) solver.dispose();
+  }
 }
 
 export class CadicalOracle implements SatOracle {
@@ -48,6 +97,8 @@ export class CadicalOracle implements SatOracle {
   private pollLimit = Infinity;
   private abortAt = Infinity;
   private timedOut = false;
+  /** Whether learnt clauses are counted: from the first call whose conflicts are limited (the wide path's are not). */
+  private counting = false;
 
   constructor(variables = 0) {
     if (!loaded) throw new Error('CaDiCaL is not loaded: await cadicalOracle() first');
@@ -58,8 +109,6 @@ export class CadicalOracle implements SatOracle {
       if (this.polls % POLLS_PER_CLOCK === 0 && Date.now() > this.abortAt) this.timedOut = true;
       return this.timedOut;
     });
-    // Only counted: the clause itself is not wanted, and CaDiCaL copies out those up to this length.
-    this.solver.setLearn(Number.MAX_SAFE_INTEGER, () => void this.learnt++);
   }
 
   newVariable(): number {
@@ -76,7 +125,7 @@ export class CadicalOracle implements SatOracle {
 
   /** Always true: CaDiCaL tells an empty clause only when solving. */
   addClause(lits: ArrayLike<number>, from = 0, to = lits.length): boolean {
-    this.solver.addClause(Array.prototype.slice.call(lits, from, to) as number[]);
+    aborted(() => this.solver.addClause(Array.prototype.slice.call(lits, from, to) as number[]));
     return true;
   }
 
@@ -84,13 +133,20 @@ export class CadicalOracle implements SatOracle {
     this.core = [];
     if (budget.work.spent || budget.conflicts < 0) return 'unknown';
     if (Date.now() > budget.abortAt) throw new SolverTimeout();
-    if (this.declared < this.variableCount) this.declared = this.solver.ensureVars(this.variableCount);
+    if (this.declared < this.variableCount) this.declared = aborted(() => this.solver.ensureVars(this.variableCount));
     this.polls = 0;
     this.learnt = 0;
     this.pollLimit = Math.ceil(budget.work.left / CADICAL_TICKS_PER_POLL);
     this.abortAt = budget.abortAt;
     const { conflicts } = budget;
-    const status = this.solver.solve(Number.isFinite(conflicts) ? { assumptions, conflicts } : { assumptions });
+    if (Number.isFinite(conflicts) && !this.counting) {
+      this.counting = true;
+      // Only counted, but each clause is copied into JavaScript to be: not where no conflict limit needs the count.
+      this.solver.setLearn(ANY_LENGTH, () => void this.learnt++);
+    }
+    const status = aborted(() =>
+      this.solver.solve(Number.isFinite(conflicts) ? { assumptions, conflicts } : { assumptions }),
+    );
     // As ours: a call also spends its variables (the model read or the state reset).
     budget.work.spend(this.polls * CADICAL_TICKS_PER_POLL + this.variableCount);
     budget.conflicts -= this.learnt;
@@ -113,10 +169,15 @@ export class CadicalOracle implements SatOracle {
 
   /** A call allowed no decision of its own: 'unsat' refutes the assumptions, anything else proves nothing. */
   propagates(assumptions: number[]): boolean {
-    return this.solver.solve({ assumptions, decisions: 0 }) !== 'unsatisfiable';
+    return aborted(() => this.solver.solve({ assumptions, decisions: 0 })) !== 'unsatisfiable';
   }
 
   propagatesEach(prefix: number[], each: number[]): boolean[] {
     return each.map((l) => this.propagates([...prefix, l]));
+  }
+
+  /** Frees the solver's memory in the module at once (withCadical); ask nothing after. */
+  dispose(): void {
+    aborted(() => this.solver.dispose());
   }
 }

@@ -31,8 +31,8 @@ interface Job {
 
 type WorkerMessage =
   | { id: number; phase: string }
-  | { id: number; result: SimulationResult; early: boolean; z3: boolean }
-  | { id: number; error: { status: number; message: string }; z3: boolean };
+  | { id: number; result: SimulationResult; early: boolean; retire: boolean }
+  | { id: number; error: { status: number; message: string }; retire: boolean };
 
 const MAX_ATTEMPTS = 2;
 
@@ -127,8 +127,9 @@ class SolverPool {
       if (!job || job.id !== msg.id) return;
       if ('phase' in msg) return job.onPhase?.(msg.phase);
       job.worker = undefined;
-      // A thread whose Z3 has solved a job would solve the next one differently: a fresh thread takes it.
-      if (msg.z3) this.retire(worker);
+      // A thread whose Z3 has solved a job would solve the next one differently, and one that loaded CaDiCaL holds its
+      // memory: a fresh thread takes the next job (solve-worker.ts).
+      if (msg.retire) this.retire(worker);
       else {
         this.busy.delete(worker);
         this.idle.push(worker);

@@ -1,7 +1,8 @@
 /**
- * A solver worker thread: runs simulations sent by the pool in `pool.ts`. A thread that loaded Z3 says so with its
- * answer, and the pool retires it: Z3's search depends on what its context solved before, so each job that needs Z3
- * gets a fresh one (the same input, the same answer, whatever the server solved earlier).
+ * A solver worker thread: runs simulations sent by the pool in `pool.ts`. A thread that loaded Z3 or CaDiCaL says so
+ * with its answer, and the pool retires it: Z3's search depends on what its context solved before, so each job that
+ * needs Z3 gets a fresh one (the same input, the same answer, whatever the server solved earlier), and CaDiCaL's
+ * WebAssembly memory, hundreds of MB after a wide solve, is never given back while the thread lives.
  *
  * For the tests of the pool's recovery and of cancellation, `NFV_SOLVER_FAULT` injects a fault into every job:
  * `throw[:ONCE_FILE]` and `exit[:ONCE_FILE]` crash the way a wasm trap or an abort inside Z3 does (an uncaught error,
@@ -14,6 +15,7 @@ import { isDeepStrictEqual } from 'node:util';
 import { parentPort } from 'node:worker_threads';
 import { NfvError } from '../../model/errors.js';
 import type { NFV } from '../../model/types.js';
+import { cadicalLoaded } from '../solving/cadical.js';
 import { z3Started } from '../solving/maxsat.js';
 import { simulate, type SimulateOptions, type SimulationResult } from '../simulate.js';
 
@@ -87,15 +89,17 @@ parentPort!.on('message', async (message: Job | { early: true; nfv: NFV; options
     return;
   }
   const job = message;
+  // A thread that loaded Z3 or CaDiCaL is retired after its answer (pool.ts).
+  const retire = () => z3Started() || cadicalLoaded();
   try {
     await injectedFault();
     const onPhase = job.progress ? (phase: string) => parentPort!.postMessage({ id: job.id, phase }) : undefined;
     const answer = earlyAnswer(job, onPhase);
     const result = await (answer ?? simulate(job.nfv, { ...job.options, onPhase }));
-    parentPort!.postMessage({ id: job.id, result, early: answer !== undefined, z3: z3Started() });
+    parentPort!.postMessage({ id: job.id, result, early: answer !== undefined, retire: retire() });
   } catch (e) {
     const status = e instanceof NfvError ? e.status : 500;
     const error = { status, message: (e as Error)?.message ?? String(e) };
-    parentPort!.postMessage({ id: job.id, error, z3: z3Started() });
+    parentPort!.postMessage({ id: job.id, error, retire: retire() });
   }
 });

@@ -16,6 +16,7 @@ import { generateWan, type WanShape } from '../../../src/bench/wan.js';
 import type { NFV, Property } from '../../../src/model/types.js';
 import type { Requirement } from '../../../src/engine/flows/flows.js';
 import { buildNetwork, corridors } from '../../../src/engine/flows/network.js';
+import { DEFAULT_TUNING } from '../../../src/engine/solving/allocate.js';
 import { blockConflict } from '../../../src/engine/solving/bounds.js';
 import type { SimulateOptions } from '../../../src/engine/simulate.js';
 import { checkedSimulate } from '../evaluator.js';
@@ -561,5 +562,20 @@ t.test(
     t.ok(report.rules <= fast.report.rules, `${report.rules} rules, at effort 1 ${fast.report.rules}`);
     const bound = report.lowerBound ?? { firewalls: report.firewalls, rules: report.rules };
     t.ok(bound.rules <= report.rules && bound.firewalls <= report.firewalls, 'its bound at most its counts');
+  },
+);
+
+t.test(
+  "the benches' tuning.cadical: every exact solve by CaDiCaL, proven the same counts as ours, checked",
+  async (t) => {
+    const nfv = generateWan({ shape: { kind: 'wan', pops: 14 }, nat: false, seed: 1 });
+    const counts = async (options: SimulateOptions) => {
+      const { report } = await checkedSimulate(nfv, options);
+      const methods = report.timings.components.map((c) => c.method).join(' ');
+      return `${report.optimal} ${report.firewalls} / ${report.rules} ${methods}`;
+    };
+    const ours = await counts({});
+    t.match(ours, /^true \d+ \/ \d+ exact/, 'ours proves it');
+    t.equal(await counts({ tuning: { ...DEFAULT_TUNING, cadical: true } }), ours);
   },
 );

@@ -5,9 +5,9 @@
  */
 import t from 'tap';
 import { random } from '../../../src/bench/topology.js';
-import { cadicalOracle } from '../../../src/engine/solving/cadical.js';
+import { cadicalOracle, withCadical } from '../../../src/engine/solving/cadical.js';
 import { SatSolver } from '../../../src/engine/solving/cdcl.js';
-import type { OracleMaker } from '../../../src/engine/solving/oracle.js';
+import type { OracleMaker, SatOracle } from '../../../src/engine/solving/oracle.js';
 import { WorkPool } from '../../../src/engine/solving/work.js';
 
 function randomCnf(rnd: () => number, variables: number, clauses: number): number[][] {
@@ -121,7 +121,54 @@ for (const [name, make] of solvers) {
     t.equal(solver.solve([p(0, 0), p(1, 0)], budget()), 'unsat', 'two pigeons in one hole');
     t.same(solver.core.sort(), [p(0, 0), p(1, 0)].sort(), 'the core names both');
   });
+
+  t.test(`a call's conflicts leave the budget, as its work does (${name})`, async (t) => {
+    // Pigeonhole, 7 pigeons in 6 holes: refuted in hundreds of conflicts, each of which a later call cannot spend.
+    const p = (i: number, h: number) => i * 6 + h + 1;
+    const solver = make(42);
+    for (let i = 0; i < 7; i++) solver.addClause(Array.from({ length: 6 }, (_, h) => p(i, h)));
+    for (let h = 0; h < 6; h++)
+      for (let i = 0; i < 7; i++) for (let j = i + 1; j < 7; j++) solver.addClause([-p(i, h), -p(j, h)]);
+    const b = budget();
+    t.equal(solver.solve([], b), 'unsat');
+    const used = 1e6 - b.conflicts;
+    t.ok(used > 50 && used < 1e6, `${used} conflicts spent`);
+  });
 }
+
+t.test("an abort inside CaDiCaL's WebAssembly is the user's one line (422), not Emscripten's trap", async (t) => {
+  // The same trap as its heap running out (Emscripten's abort), here from its fatal error on a literal past its int.
+  const said = {
+    status: 422,
+    message: /^the wide path's SAT solver \(CaDiCaL\) aborted, most likely out of its 2 GB of WebAssembly memory: /,
+  };
+  const solver = solvers[1]![1](1);
+  t.throws(() => solver.addClause([2 ** 31]), said);
+  // As the wide path meets it: the same line once its solvers are freed.
+  await t.rejects(
+    withCadical((make) => make(1).addClause([2 ** 31])),
+    said,
+  );
+});
+
+t.test('withCadical frees every solver it made once its use returns, or throws', async (t) => {
+  let kept: SatOracle[] = [];
+  const answer = await withCadical((make) => {
+    kept = [make(2), make(2)];
+    kept[0]!.addClause([1, 2]);
+    return kept[0]!.solve([-1], budget());
+  });
+  t.equal(answer, 'sat', 'its use answered');
+  for (const solver of kept) t.throws(() => solver.solve([], budget()), /disposed/, 'then freed');
+  await t.rejects(
+    withCadical((make) => {
+      kept = [make(1)];
+      throw new Error('the use failed');
+    }),
+    /the use failed/,
+  );
+  t.throws(() => kept[0]!.solve([], budget()), /disposed/, 'freed after a throw too');
+});
 
 /** Whether unit propagation over the clauses from the literals ends without a conflict, computed naively. */
 function propagationHolds(clauses: number[][], literals: number[]): boolean {
