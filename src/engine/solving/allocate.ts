@@ -1272,7 +1272,12 @@ async function allocate(
       problem.neighbourhoods = [];
       const found = await withCadical((make) => exactMaxSat(problem, proving, Infinity, Infinity, make));
       if (found?.status !== 'sat') return undefined;
-      if (found.optimal === false && !cheaper(decide(e, found).cost, fast.written.cost)) return undefined;
+      // Never costlier than the fast answer it replaces: that one's rules may be rules.ts's merge rather than
+      // candidates, so not even the candidates' proven optimum is sure to cost less; a model that ran out must cost
+      // less (at the same cost the fast answer's bytes stay, as at effort 1).
+      const cost = decide(e, found).cost;
+      if (found.optimal === false ? !cheaper(cost, fast.written.cost) : cheaper(fast.written.cost, cost))
+        return undefined;
       return { e, found, encoding };
     };
     // A formula past ENCODING_LIMIT could not be proven in the proof budget: the fast answer comes first (a proof
