@@ -547,10 +547,10 @@ function reasonFor(r: Requirement, d: Decisions): string | undefined {
 function effortTuning(options: SimulateOptions) {
   const effort = options.effort ?? SIMULATION_DEFAULTS.effort;
   const work = { proofWork: (options.proofWork ?? PROOF_WORK) * effort, refinedWork: REFINED_WORK * effort };
-  if (effort === 1) return { ...work, tuning: options.tuning };
+  if (effort === 1) return { effort, ...work, tuning: options.tuning };
   const tuning = options.tuning ?? DEFAULT_TUNING;
   const wideLimit = Math.min(effort * (tuning.encodingLimit ?? ENCODING_LIMIT), WIDE_ENCODING_MAX);
-  return { ...work, tuning: { ...tuning, wideLimit } };
+  return { effort, ...work, tuning: { ...tuning, wideLimit } };
 }
 
 export async function simulate(input: NFV, options: SimulateOptions = {}): Promise<SimulationResult> {
@@ -590,7 +590,7 @@ export async function simulate(input: NFV, options: SimulateOptions = {}): Promi
   const requirements: RequirementReport[] = [];
   const placements: FirewallReport[] = [];
   const deadline = Date.now() + timeoutMs;
-  const { proofWork, refinedWork, tuning } = effortTuning(options);
+  const { effort, proofWork, refinedWork, tuning } = effortTuning(options);
   // Shared by every component of every graph, the refined classes and the placement's allocations, in that order:
   // what is left for each depends only on the work done before it, never on the machine (issue 48).
   const limits = {
@@ -761,7 +761,7 @@ export async function simulate(input: NFV, options: SimulateOptions = {}): Promi
     report: {
       verdict: satisfied === requirements.length ? 'SAT' : 'UNSAT',
       objective,
-      effort: options.effort ?? SIMULATION_DEFAULTS.effort,
+      effort,
       optimal,
       properties: requirements.length,
       satisfied,
