@@ -168,6 +168,8 @@ class Builder {
 
 /** A (node, class) pair as one number: a text per hop was most of what an encoding's flows allocated. */
 const dropKey = (n: number, cls: number, classes: number) => n * classes + cls;
+/** dropKey's node and class back. */
+const dropOf = (key: number, classes: number): [number, number] => [Math.floor(key / classes), key % classes];
 
 const not = (t: Term): Term => (typeof t === 'boolean' ? !t : -t);
 
@@ -957,7 +959,7 @@ function decidedBy(
   const mine: GreedyDecisions = { used: new Set(), drops: new Map(), whitelist: new Map() };
   for (const [n, t] of enc.used) if (value(t, v)) mine.used.add(n);
   for (const [key, t] of enc.drop) {
-    const [n, c] = [Math.floor(key / model.classes.length), key % model.classes.length];
+    const [n, c] = dropOf(key, model.classes.length);
     (mine.drops.get(n) ?? mine.drops.set(n, new Map()).get(n)!).set(c, value(t, v));
   }
   for (const [n, t] of enc.rules.whitelists()) mine.whitelist.set(n, value(t, v));
