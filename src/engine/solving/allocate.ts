@@ -104,10 +104,10 @@ export interface ComponentReport {
   variables: number;
   clauses: number;
   /**
-   * direct: nothing to decide; exact: proven minimal without Z3 (exact.ts); solver: Z3, proven minimal; fast: the
-   * greedy answer, not proven minimal.
+   * direct: nothing to decide; exact: proven minimal without Z3 (exact.ts); solver: Z3, proven minimal; model: a
+   * solver's best model when its work ran out, not proven minimal; fast: the greedy answer, not proven minimal.
    */
-  method: 'direct' | 'exact' | 'solver' | 'fast';
+  method: 'direct' | 'exact' | 'solver' | 'model' | 'fast';
   /** Building the clauses, then everything (encoding included). */
   encoding: number;
   seconds: number;
@@ -1296,7 +1296,8 @@ async function allocate(
       const wide = fast && size <= (tuning.wideLimit ?? 0) ? await wideAnswer(fast) : undefined;
       if (wide) {
         takeSolved(wide.e, wide.found);
-        report('exact', wide.e.builder.variables, wide.e.builder.hard.length, wide.encoding);
+        const method = wide.found.optimal === false ? 'model' : 'exact';
+        report(method, wide.e.builder.variables, wide.e.builder.hard.length, wide.encoding);
         continue;
       }
       if (takeFast(fast)) {
@@ -1467,7 +1468,7 @@ async function allocate(
       }
     }
     takeSolved(enc, answer, known);
-    done(z3Used ? 'solver' : 'exact');
+    done(answer.optimal === false ? 'model' : z3Used ? 'solver' : 'exact');
   }
   return proofOnly && !decisions.optimal ? undefined : decisions;
 }

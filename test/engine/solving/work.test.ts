@@ -5,6 +5,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import t from 'tap';
 import { generateTopology } from '../../../src/bench/topology.js';
+import { generateWan } from '../../../src/bench/wan.js';
 import { simulate } from '../../../src/engine/simulate.js';
 import { encodeDocument } from '../../../src/model/codec.js';
 import { NfvType } from '../../../src/model/resources.js';
@@ -44,4 +45,15 @@ t.test('a proof that runs out of work: the same answer quiet and under load', as
   t.same(loaded.methods, quiet.methods, 'each component decided the same way');
   const again = await answer(nfv, work);
   t.equal(again.bytes, quiet.bytes, 'and again');
+});
+
+t.test('a search that runs out of work is labelled a model, not a proof', async (t) => {
+  // A generated WAN whose one component's search is cut by this budget (with the default budget it is proven).
+  const nfv = generateWan({ shape: { kind: 'wan', pops: 16 }, nat: false, seed: 1 });
+  const { report } = await simulate(nfv, { proofWork: 3_000_000 });
+  const [component] = report.timings.components;
+  t.equal(report.timings.components.length, 1);
+  t.equal(component?.method, 'model', "its solver's best model when the work ran out");
+  t.equal(report.optimal, false, 'and the report does not say optimal');
+  t.ok(component?.bound, `with the bounds proven for it (${JSON.stringify(component?.bound)})`);
 });
