@@ -1,6 +1,7 @@
 /**
  * A binary heap of indices (hosts, states, entries) ordered by `less`, smallest first: the shortest-path searches of
- * placement (paths.ts) and of the lower bounds (bounds.ts). Ties fall as `less` orders them, so the same on every run.
+ * placement (paths.ts; the lower bounds keep a typed heap of their own, bounds.ts). Ties fall as `less` orders them,
+ * so the same on every run.
  */
 export class IndexHeap {
   private readonly items: number[] = [];
