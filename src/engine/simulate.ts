@@ -540,8 +540,9 @@ function reasonFor(r: Requirement, d: Decisions): string | undefined {
 
 /**
  * What effort N buys (issue 48): N times the proof's work (and the refined classes' share); N times our solver's
- * other limits (exact.ts, SolverLimits: conflicts per solve and per set of new firewalls, the sets solved apart,
- * listed by the probe and solved in rounds), which at effort 10 ended most proofs before the work did; N times the
+ * other limits (exact.ts, SolverLimits: conflicts per solve and per set of new firewalls, the sets solved apart and
+ * listed by the probe), which at effort 10 ended most proofs before the work did (not ROUND_CUBES: more sets solved in
+ * rounds lost Zoo Aarnet NAT's refined proof at effort 10, which the whole formula gives); N times the
  * variables of the refined classes' formula after a proven coarse answer, up to PROOF_VARIABLES_MAX (its memory);
  * and a component past ENCODING_LIMIT whose encoding is at most N times it (and WIDE_ENCODING_MAX) is no longer given
  * the fast answer at once but solved whole (allocate.ts, `wideLimit`). All counted in work or in counts, so an effort
@@ -555,13 +556,12 @@ function effortTuning(options: SimulateOptions) {
   const tuning = options.tuning ?? DEFAULT_TUNING;
   const wideLimit = Math.min(effort * (tuning.encodingLimit ?? ENCODING_LIMIT), WIDE_ENCODING_MAX);
   const base = tuning.solver ?? SOLVER_LIMITS;
-  const { conflicts, splitAssignments, probeAssignments, roundCubes } = base;
+  const { conflicts, splitAssignments, probeAssignments } = base;
   const solver = {
     ...base,
     conflicts: effort * conflicts,
     splitAssignments: effort * splitAssignments,
     probeAssignments: effort * probeAssignments,
-    roundCubes: effort * roundCubes,
   };
   return { effort, ...work, proofVariables, tuning: { ...tuning, wideLimit, solver } };
 }

@@ -22,7 +22,15 @@ import {
   type StateGraph,
 } from '../flows/flows.js';
 import { withCadical } from './cadical.js';
-import { EXACT_MAX_VARIABLES, OptimaProbe, SOLVER_LIMITS, exactCore, exactMaxSat, type SolverLimits } from './exact.js';
+import {
+  EXACT_MAX_VARIABLES,
+  OptimaProbe,
+  ROUND_CUBES,
+  SOLVER_LIMITS,
+  exactCore,
+  exactMaxSat,
+  type SolverLimits,
+} from './exact.js';
 import { greedyDecisions, leastPrivileged, type GreedyDecisions } from './greedy.js';
 import type { OracleMaker } from './oracle.js';
 import { Clauses, conflictCore, solveMaxSat, type Lit, type MaxSatAnswer, type MaxSatProblem } from './maxsat.js';
@@ -1395,7 +1403,7 @@ async function allocate(
       // requirements held are chosen on the per-class formula, nor where only a proof is of use). That model stands
       // only where it costs less than the answer so far.
       // A proof-only solve splits only over the probe's sets (cubes): enumerating them again spent its work.
-      const sets = known?.sets && known.sets.used.length <= solver.roundCubes ? known.sets : undefined;
+      const sets = known?.sets && known.sets.used.length <= ROUND_CUBES ? known.sets : undefined;
       const problem = splitOnFirewalls(full.builder.problem(selectors), selectors || (proofOnly && !sets));
       if (sets) problem.cubes = cubesOf(full, sets);
       if (!selectors) tuning.candidates?.(problem, members, proofOnly);

@@ -48,8 +48,6 @@ export interface SolverLimits {
   splitAssignments: number;
   /** The most sets of new firewalls a proof-only probe lists (PROBE_ASSIGNMENTS). */
   probeAssignments: number;
-  /** The most of those sets solved in rounds (ROUND_CUBES). */
-  roundCubes: number;
 }
 
 /** Our solver: every call of the engine's but the wide path's (CaDiCaL's, cadical.ts). */
@@ -360,7 +358,6 @@ export const SOLVER_LIMITS: SolverLimits = {
   variables: EXACT_MAX_VARIABLES,
   splitAssignments: SPLIT_ASSIGNMENTS,
   probeAssignments: PROBE_ASSIGNMENTS,
-  roundCubes: ROUND_CUBES,
 };
 
 /**
