@@ -20,7 +20,7 @@ import {
   type Pending,
   type Revision,
 } from './solving/allocate.js';
-import { PROOF_MAX_VARIABLES } from './solving/exact.js';
+import { PROOF_MAX_VARIABLES, PROOF_VARIABLES_MAX, SOLVER_LIMITS } from './solving/exact.js';
 import { SolverTimeout, WorkPool } from './solving/work.js';
 import {
   ALGORITHMS,
@@ -539,18 +539,31 @@ function reasonFor(r: Requirement, d: Decisions): string | undefined {
 }
 
 /**
- * What effort N buys (issue 48): N times the proof's work (and the refined classes' share), and a component past
- * ENCODING_LIMIT whose encoding is at most N times it (and WIDE_ENCODING_MAX) is no longer given the fast answer at
- * once but solved whole (allocate.ts, `wideLimit`). All counted in work, so an effort gives the same answer on any
- * machine; effort 1 is the engine without it.
+ * What effort N buys (issue 48): N times the proof's work (and the refined classes' share); N times our solver's
+ * other limits (exact.ts, SolverLimits: conflicts per solve and per set of new firewalls, the sets solved apart and
+ * listed by the probe), which at effort 10 ended most proofs before the work did (not ROUND_CUBES: more sets solved in
+ * rounds lost Zoo Aarnet NAT's refined proof at effort 10, which the whole formula gives); N times the
+ * variables of the refined classes' formula after a proven coarse answer, up to PROOF_VARIABLES_MAX (its memory);
+ * and a component past ENCODING_LIMIT whose encoding is at most N times it (and WIDE_ENCODING_MAX) is no longer given
+ * the fast answer at once but solved whole (allocate.ts, `wideLimit`). All counted in work or in counts, so an effort
+ * gives the same answer on any machine; effort 1 is the engine without it.
  */
 function effortTuning(options: SimulateOptions) {
   const effort = options.effort ?? SIMULATION_DEFAULTS.effort;
   const work = { proofWork: (options.proofWork ?? PROOF_WORK) * effort, refinedWork: REFINED_WORK * effort };
-  if (effort === 1) return { effort, ...work, tuning: options.tuning };
+  const proofVariables = Math.min(effort * PROOF_MAX_VARIABLES, PROOF_VARIABLES_MAX);
+  if (effort === 1) return { effort, ...work, proofVariables, tuning: options.tuning };
   const tuning = options.tuning ?? DEFAULT_TUNING;
   const wideLimit = Math.min(effort * (tuning.encodingLimit ?? ENCODING_LIMIT), WIDE_ENCODING_MAX);
-  return { effort, ...work, tuning: { ...tuning, wideLimit } };
+  const base = tuning.solver ?? SOLVER_LIMITS;
+  const { conflicts, splitAssignments, probeAssignments } = base;
+  const solver = {
+    ...base,
+    conflicts: effort * conflicts,
+    splitAssignments: effort * splitAssignments,
+    probeAssignments: effort * probeAssignments,
+  };
+  return { effort, ...work, proofVariables, tuning: { ...tuning, wideLimit, solver } };
 }
 
 export async function simulate(input: NFV, options: SimulateOptions = {}): Promise<SimulationResult> {
@@ -590,7 +603,7 @@ export async function simulate(input: NFV, options: SimulateOptions = {}): Promi
   const requirements: RequirementReport[] = [];
   const placements: FirewallReport[] = [];
   const deadline = Date.now() + timeoutMs;
-  const { effort, proofWork, refinedWork, tuning } = effortTuning(options);
+  const { effort, proofWork, refinedWork, proofVariables, tuning } = effortTuning(options);
   // Shared by every component of every graph, the refined classes and the placement's allocations, in that order:
   // what is left for each depends only on the work done before it, never on the machine (issue 48).
   const limits = {
@@ -667,7 +680,7 @@ export async function simulate(input: NFV, options: SimulateOptions = {}): Promi
     if (first) refinedAlready.add(k);
     chosen.push(first ?? (await allocate(w)));
   }
-  // After a proven coarse answer our solver takes larger refined formulas (PROOF_MAX_VARIABLES): the coarse answer
+  // After a proven coarse answer our solver takes larger refined formulas (`proofVariables`): the coarse answer
   // stands if that fails. Not before it, where the work spent would be missing from the coarse search (Zoo: Marwan
   // plain 6 -> 9 rules, not proven).
   for (const [k, w] of works.entries()) {
@@ -676,7 +689,7 @@ export async function simulate(input: NFV, options: SimulateOptions = {}): Promi
       settledCoarse.add(k);
       continue;
     }
-    chosen[k] = (await refined(k, PROOF_MAX_VARIABLES)) ?? chosen[k]!;
+    chosen[k] = (await refined(k, proofVariables)) ?? chosen[k]!;
   }
   let hosting: HostingReport = { status: 'none' };
   if (problem) {

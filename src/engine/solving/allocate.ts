@@ -22,7 +22,15 @@ import {
   type StateGraph,
 } from '../flows/flows.js';
 import { withCadical } from './cadical.js';
-import { EXACT_MAX_CONFLICTS, EXACT_MAX_VARIABLES, OptimaProbe, ROUND_CUBES, exactCore, exactMaxSat } from './exact.js';
+import {
+  EXACT_MAX_VARIABLES,
+  OptimaProbe,
+  ROUND_CUBES,
+  SOLVER_LIMITS,
+  exactCore,
+  exactMaxSat,
+  type SolverLimits,
+} from './exact.js';
 import { greedyDecisions, leastPrivileged, type GreedyDecisions } from './greedy.js';
 import type { OracleMaker } from './oracle.js';
 import { Clauses, conflictCore, solveMaxSat, type Lit, type MaxSatAnswer, type MaxSatProblem } from './maxsat.js';
@@ -865,6 +873,8 @@ export interface AllocationTuning {
    * effort (simulate.ts, effortTuning), none unless given.
    */
   wideLimit?: number;
+  /** Our solver's limits besides the work, set by the user's effort (simulate.ts, effortTuning); else SOLVER_LIMITS. */
+  solver?: SolverLimits;
 }
 
 /** The engine's tuning (the benchmark's baseline switches these off). */
@@ -1134,6 +1144,7 @@ async function allocate(
     return undefined;
   };
   const collapse = tuning.collapse && cuts.length === 0;
+  const solver = tuning.solver ?? SOLVER_LIMITS;
   // The proof spends from the shared pool; an UNSAT answer and its cores are decided within the time limit alone.
   const proving: Spend = { work: proof, abortAt };
   const withinLimit = () => unbounded(abortAt);
@@ -1272,7 +1283,9 @@ async function allocate(
       // No neighbourhood search after a model that ran out (its own IMPROVE_WORK would double the effort's): the
       // model stands as found.
       problem.neighbourhoods = [];
-      const found = await withCadical((make) => exactMaxSat(problem, proving, Infinity, Infinity, make));
+      const found = await withCadical((make) =>
+        exactMaxSat(problem, proving, { conflicts: Infinity, variables: Infinity }, make),
+      );
       if (found?.status !== 'sat') return undefined;
       // Never costlier than the fast answer it replaces: that one's rules may be rules.ts's merge rather than
       // candidates, so not even the candidates' proven optimum is sure to cost less; a model that ran out must cost
@@ -1320,7 +1333,7 @@ async function allocate(
     let z3Used = false;
     /** Our solver, then Z3; `tried`: ours already ran out on this problem (OptimaProbe.rest). */
     const optimum = async (problem: MaxSatProblem, spend: Spend, tried = false) => {
-      const solve = (make?: OracleMaker) => exactMaxSat(problem, spend, EXACT_MAX_CONFLICTS, maxVariables, make);
+      const solve = (make?: OracleMaker) => exactMaxSat(problem, spend, { ...solver, variables: maxVariables }, make);
       const exact = tried ? undefined : tuning.cadical ? await withCadical(solve) : solve();
       if (exact && exact.optimal !== false) return exact;
       if (proofOnly) throw new WorkSpent();
@@ -1359,7 +1372,7 @@ async function allocate(
     // Belnet2008 plain's proof (its last model took 35 M ticks, the whole formula's 0.25 M; wt-ref15).
     const opened = (problem: MaxSatProblem, groups: number, spend: Spend, proof = false): Known | undefined => {
       const probe = tuning.prune
-        ? OptimaProbe.open(problem, groups, spend, proof ? maxVariables : undefined)
+        ? OptimaProbe.open(problem, groups, spend, proof ? { ...solver, variables: maxVariables } : solver)
         : undefined;
       return probe && knownOptima(enc, probe, model.classes, proof && maxVariables > EXACT_MAX_VARIABLES);
     };

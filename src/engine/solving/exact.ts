@@ -27,6 +27,28 @@ export const EXACT_MAX_CONFLICTS = 20_000;
  * dominated candidates were dropped (rule-model.ts, `offered`), was not; its 45,055 since are, in 13.5 M.
  */
 export const PROOF_MAX_VARIABLES = 60_000;
+/**
+ * The most a proof-only solve's variables (and candidates: rule-model.ts, CandidateBound) grow with the user's effort
+ * (simulate.ts, effortTuning): the formula's clause arrays take about 2.2 KB a variable (wt-ref19: 900,760 variables,
+ * 1,988 MB), so this is about 0.4 GB, far from the 4 GB heap.
+ */
+export const PROOF_VARIABLES_MAX = 180_000;
+
+/**
+ * Our solver's limits besides the work: effort 1's are these constants, and the user's effort scales them
+ * (simulate.ts, effortTuning), since at effort 10 they, not the work, ended most of the Zoo census's proofs
+ * (docs/performance-log.md, wt-eff20).
+ */
+export interface SolverLimits {
+  /** Conflicts of one solve, and of each set of new firewalls the split solves apart (EXACT_MAX_CONFLICTS). */
+  conflicts: number;
+  /** The most variables of a problem taken (EXACT_MAX_VARIABLES; PROOF_MAX_VARIABLES after a proven coarse answer). */
+  variables: number;
+  /** The most sets of new firewalls solved apart (SPLIT_ASSIGNMENTS). */
+  splitAssignments: number;
+  /** The most sets of new firewalls a proof-only probe lists (PROBE_ASSIGNMENTS). */
+  probeAssignments: number;
+}
 
 /** Our solver: every call of the engine's but the wide path's (CaDiCaL's, cadical.ts). */
 const ours: OracleMaker = (variables) => new SatSolver(variables);
@@ -229,14 +251,16 @@ function splitOptimum(
   group: Lit[],
   model: Uint8Array,
   budget: SatBudget,
+  limits: SolverLimits,
 ): { best: Uint8Array; proven: boolean } | 'whole' {
   let best = model;
   let cost = unmet(model, group);
-  const assignments = assignmentsOf(sat, on, SPLIT_ASSIGNMENTS, budget, (found) => {
+  const most = limits.splitAssignments;
+  const assignments = assignmentsOf(sat, on, most, budget, (found) => {
     if (unmet(found, group) < cost) [best, cost] = [found, unmet(found, group)];
   });
   if (assignments === undefined) return { best, proven: false };
-  if (assignments.length < 2 || assignments.length > SPLIT_ASSIGNMENTS) return 'whole';
+  if (assignments.length < 2 || assignments.length > most) return 'whole';
   // The assignments differ in a few places, so most cores of one hold for the others, found again without a solve
   // (Zoo Cudi plain's per-class rules: 320 sets, proven at 31 in 5.8 M ticks; each solved afresh, 69 sets in 28.7 M).
   // Sorted by place, sets sharing their first places come one after another, and so do the cores resting on those
@@ -246,7 +270,7 @@ function splitOptimum(
   const known: CoreStep[] = [];
   for (const fixed of assignments) {
     // Each assignment its own conflicts (a hard one takes 12,000 of Belnet2009's); the work is the budget's.
-    const found = coreGuided(sat, fixed, group, cost, { ...budget, conflicts: EXACT_MAX_CONFLICTS }, cost, known);
+    const found = coreGuided(sat, fixed, group, cost, { ...budget, conflicts: limits.conflicts }, cost, known);
     if ('model' in found) [best, cost] = [found.model, unmet(found.model, group)];
     else if (found.lower < cost) return { best, proven: false };
   }
@@ -328,6 +352,14 @@ export const ROUND_TURN_CONFLICTS = 64;
  */
 export const ROUND_CUBES = 8;
 
+/** Effort 1's limits (SolverLimits). */
+export const SOLVER_LIMITS: SolverLimits = {
+  conflicts: EXACT_MAX_CONFLICTS,
+  variables: EXACT_MAX_VARIABLES,
+  splitAssignments: SPLIT_ASSIGNMENTS,
+  probeAssignments: PROBE_ASSIGNMENTS,
+};
+
 /**
  * The assignments of `on` the solver's clauses allow, up to one past `most` (the caller then knows there are more),
  * each blocked once found under an activation literal made false after, so the clauses allow what they did; undefined
@@ -368,6 +400,7 @@ function optimise(
   sat: SatOracle,
   groups: Lit[][],
   budget: SatBudget,
+  limits: SolverLimits,
   split?: Lit[],
   rounds?: Rounds,
 ): { model: Uint8Array; unproven?: number } | 'unsat' | undefined {
@@ -388,7 +421,7 @@ function optimise(
       return found.proven ? { model: found.best } : { model: found.best, unproven: g };
     }
     if (split && split !== group && last) {
-      const found = splitOptimum(sat, split, group, model, budget);
+      const found = splitOptimum(sat, split, group, model, budget, limits);
       if (found !== 'whole') return found.proven ? { model: found.best } : { model: found.best, unproven: g };
     }
     const optimum = coreGuided(sat, [], group, unmet(model, group), budget);
@@ -407,23 +440,24 @@ function answerOf(found: ReturnType<typeof optimise>, p: MaxSatProblem): MaxSatA
 }
 
 /**
- * The optimum of the lexicographic objectives, or undefined when the problem is too large (`maxVariables`) or the
- * budget (`conflicts`, the work of `spend`) ran out; for a problem with neighbourhoods, when it ran out after a first
- * model, that model improved (`optimal: false`) with as many conflicts again and IMPROVE_WORK of its own. `oracle`
- * makes the SAT solvers it asks (ours unless given).
+ * The optimum of the lexicographic objectives, or undefined when the problem is too large (`limits.variables`) or the
+ * budget (`limits.conflicts`, the work of `spend`) ran out; for a problem with neighbourhoods, when it ran out after a
+ * first model, that model improved (`optimal: false`) with as many conflicts again and IMPROVE_WORK of its own.
+ * `limits` not given are SOLVER_LIMITS'; `oracle` makes the SAT solvers it asks (ours unless given).
  */
 export function exactMaxSat(
   p: MaxSatProblem,
   spend: Spend,
-  conflicts = EXACT_MAX_CONFLICTS,
-  maxVariables = EXACT_MAX_VARIABLES,
+  given: Partial<SolverLimits> = {},
   oracle = ours,
 ): MaxSatAnswer | undefined {
-  if (p.variables > maxVariables) return undefined;
+  const limits = { ...SOLVER_LIMITS, ...given };
+  const { conflicts } = limits;
+  if (p.variables > limits.variables) return undefined;
   const budget: SatBudget = { conflicts, ...spend };
   const rounds = p.cubes && { cubes: p.cubes, whole: Math.min(ROUND_WHOLE_CONFLICTS, Math.floor(conflicts / 100)) };
   const sat = loaded(p, oracle);
-  const found = sat ? optimise(sat, p.soft, budget, splitOn(p), rounds) : 'unsat';
+  const found = sat ? optimise(sat, p.soft, budget, limits, splitOn(p), rounds) : 'unsat';
   if (typeof found !== 'object' || found.unproven === undefined || !p.neighbourhoods) return answerOf(found, p);
   const { model, unproven } = found;
   // A fresh solver, without the totalizers and learnt clauses of the search that ran out: the groups before keep
@@ -449,36 +483,42 @@ export class OptimaProbe {
     private readonly p: MaxSatProblem,
     private readonly groups: number,
     private readonly budget: SatBudget,
+    private readonly limits: SolverLimits,
     /** What the optima cost in each of the first groups. */
     readonly costs: number[],
     /** A model of the whole problem that costs those optima (the later groups left as the search left them). */
     readonly model: boolean[],
   ) {}
 
-  /** Undefined when the problem is too large (`maxVariables`), cannot hold, or the budget ran out. */
+  /**
+   * Undefined when the problem is too large (`limits.variables`), cannot hold, or the budget ran out; `limits` not
+   * given are SOLVER_LIMITS'.
+   */
   static open(
     p: MaxSatProblem,
     groups: number,
     spend: Spend,
-    maxVariables = EXACT_MAX_VARIABLES,
+    given: Partial<SolverLimits> = {},
   ): OptimaProbe | undefined {
-    if (p.variables > maxVariables) return undefined;
-    const budget: SatBudget = { conflicts: EXACT_MAX_CONFLICTS, ...spend };
+    const limits = { ...SOLVER_LIMITS, ...given };
+    if (p.variables > limits.variables) return undefined;
+    const budget: SatBudget = { conflicts: limits.conflicts, ...spend };
     const sat = loaded(p);
-    const first = sat && optimise(sat, p.soft.slice(0, groups), budget);
+    const first = sat && optimise(sat, p.soft.slice(0, groups), budget, limits);
     if (!first || first === 'unsat' || first.unproven !== undefined) return undefined;
     const costs = p.soft.slice(0, groups).map((group) => unmet(first.model, group));
-    return new OptimaProbe(sat!, p, groups, budget, costs, answerValue(first.model, p.variables));
+    return new OptimaProbe(sat!, p, groups, budget, limits, costs, answerValue(first.model, p.variables));
   }
 
   /**
    * Every assignment of the first group's literals at those optima, or undefined when they are more than
-   * PROBE_ASSIGNMENTS or the budget ran out: a literal true in none is in no optimum, which propagation alone may
-   * not show (Zoo Aarnet plain's refined classes: 5 sets of 5 firewalls over 9 places, where 19 were not refuted).
+   * `limits.probeAssignments` or the budget ran out: a literal true in none is in no optimum, which propagation alone
+   * may not show (Zoo Aarnet plain's refined classes: 5 sets of 5 firewalls over 9 places, where 19 were not refuted).
    */
   firstAssignments(): Lit[][] | undefined {
-    const found = assignmentsOf(this.sat, this.p.soft[0]!, PROBE_ASSIGNMENTS, this.budget);
-    if (!found || found.length > PROBE_ASSIGNMENTS) return undefined;
+    const most = this.limits.probeAssignments;
+    const found = assignmentsOf(this.sat, this.p.soft[0]!, most, this.budget);
+    if (!found || found.length > most) return undefined;
     // One of them holds (a selector per assignment implying its literals): propagation then knows it too.
     const selectors = found.map((fixed) => {
       const s = this.sat.newVariable();
@@ -505,7 +545,8 @@ export class OptimaProbe {
    * probe is spent: ask nothing after.
    */
   rest(): MaxSatAnswer | undefined {
-    return answerOf(optimise(this.sat, this.p.soft.slice(this.groups), this.budget, splitOn(this.p)), this.p);
+    const rest = this.p.soft.slice(this.groups);
+    return answerOf(optimise(this.sat, rest, this.budget, this.limits, splitOn(this.p)), this.p);
   }
 }
 

@@ -18,6 +18,7 @@ import type { Requirement } from '../../../src/engine/flows/flows.js';
 import { buildNetwork, corridors } from '../../../src/engine/flows/network.js';
 import { DEFAULT_TUNING } from '../../../src/engine/solving/allocate.js';
 import { blockConflict } from '../../../src/engine/solving/bounds.js';
+import { SOLVER_LIMITS } from '../../../src/engine/solving/exact.js';
 import type { SimulateOptions } from '../../../src/engine/simulate.js';
 import { checkedSimulate } from '../evaluator.js';
 import { forwarder, isolation, nat, network, place, reachability, webclient } from '../build.js';
@@ -562,6 +563,28 @@ t.test(
     t.ok(report.rules <= fast.report.rules, `${report.rules} rules, at effort 1 ${fast.report.rules}`);
     const bound = report.lowerBound ?? { firewalls: report.firewalls, rules: report.rules };
     t.ok(bound.rules <= report.rules && bound.firewalls <= report.firewalls, 'its bound at most its counts');
+  },
+);
+
+t.test(
+  "a higher effort scales our solver's conflicts: proven where effort 1 is not, checked, the same bytes",
+  async (t) => {
+    // wan-14 (plain) is proven within 20,000 conflicts; with 100 its candidates' formula runs out at effort 1 (Z3
+    // then takes it and runs out too), and effort 10 gives 1,000 (simulate.ts, effortTuning), within which it is.
+    const nfv = generateWan({ shape: { kind: 'wan', pops: 14 }, nat: false, seed: 1 });
+    const limited = (conflicts: number) => ({ ...DEFAULT_TUNING, solver: { ...SOLVER_LIMITS, conflicts } });
+    const once = await checkedSimulate(nfv, { tuning: limited(100) });
+    t.equal(once.report.optimal, false, 'effort 1: not proven within 100 conflicts');
+    const runs = await Promise.all([1, 2].map(() => checkedSimulate(nfv, { tuning: limited(100), effort: 10 })));
+    const [a, b] = runs.map(({ nfv: out, report }) => JSON.stringify({ out, report: { ...report, timings: 0 } }));
+    t.equal(a, b, 'effort 10: the same answer and report each run');
+    const { report } = runs[0]!;
+    t.equal(report.optimal, true, 'effort 10: proven');
+    t.equal(report.firewalls, fewestFirewalls(caseOf(nfv)), 'the fewest firewalls brute force finds');
+    t.ok(report.rules <= once.report.rules, `${report.rules} rules, at effort 1 ${once.report.rules}`);
+    // The effort scales the limit and nothing else of the answer: the same bytes as effort 1 given 1,000 conflicts.
+    const given = await checkedSimulate(nfv, { tuning: limited(1_000) });
+    t.equal(JSON.stringify(given.nfv), JSON.stringify(runs[0]!.nfv), 'the answer of effort 1 at 1,000 conflicts');
   },
 );
 

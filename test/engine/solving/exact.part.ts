@@ -7,7 +7,6 @@ import path from 'node:path';
 import t from 'tap';
 import { random } from '../../../src/bench/topology.js';
 import {
-  EXACT_MAX_CONFLICTS,
   EXACT_MAX_VARIABLES,
   IMPROVE_NEIGHBOURHOODS,
   OptimaProbe,
@@ -87,7 +86,7 @@ for (const [name, oracle] of [
     for (let k = 0; k < 300; k++) {
       const p = randomProblem(rnd, 3 + Math.floor(rnd() * 10), 4, 3, 0);
       const expected = bruteOptimum(p);
-      const answer = exactMaxSat(p, later(), undefined, undefined, oracle);
+      const answer = exactMaxSat(p, later(), {}, oracle);
       if (!answer) {
         t.fail(`problem ${k}: no answer within the budget`);
         continue;
@@ -130,9 +129,9 @@ for (const [name, oracle] of [
         );
         if (assignments.size >= 2) split++;
         for (const [how, answer] of [
-          ['whole', exactMaxSat(p, later(), undefined, undefined, oracle)],
+          ['whole', exactMaxSat(p, later(), {}, oracle)],
           ['probe', OptimaProbe.open(p, 1, later())?.rest()],
-          ['rounds', exactMaxSat({ ...p, cubes: [...assignments.values()] }, later(), 99, undefined, oracle)],
+          ['rounds', exactMaxSat({ ...p, cubes: [...assignments.values()] }, later(), { conflicts: 99 }, oracle)],
         ] as const) {
           if (answer?.status !== 'sat') {
             t.fail(`problem ${k} (${how}): ${answer?.status ?? 'no answer'}, but a model exists`);
@@ -301,8 +300,8 @@ t.test('past the variables allowed no answer; a proof-only solve is allowed more
   };
   const past = chain(EXACT_MAX_VARIABLES + 2);
   t.equal(exactMaxSat(past, later()), undefined);
-  t.equal(exactMaxSat(chain(PROOF_MAX_VARIABLES + 2), later(), EXACT_MAX_CONFLICTS, PROOF_MAX_VARIABLES), undefined);
-  const answer = exactMaxSat(past, later(), EXACT_MAX_CONFLICTS, PROOF_MAX_VARIABLES);
+  t.equal(exactMaxSat(chain(PROOF_MAX_VARIABLES + 2), later(), { variables: PROOF_MAX_VARIABLES }), undefined);
+  const answer = exactMaxSat(past, later(), { variables: PROOF_MAX_VARIABLES });
   t.equal(answer?.status, 'sat');
   const value = (v: number) => answer!.value[v] === true;
   t.ok(
@@ -344,9 +343,9 @@ t.test('an optimum out of budget: with neighbourhoods, a model improved in each,
   const cover = [...wide, ...own].map((x) => -x);
   const p: MaxSatProblem = { variables: next, hard: Clauses.of(clauses), soft: [[...sits, ...cover]] };
   const budget = 300;
-  t.equal(exactMaxSat(p, later(), budget), undefined, 'without neighbourhoods: no answer');
+  t.equal(exactMaxSat(p, later(), { conflicts: budget }), undefined, 'without neighbourhoods: no answer');
   const freeing = (...free: number[][]) => free.map((f) => ({ free: f, needs: [] }));
-  const answer = exactMaxSat({ ...p, neighbourhoods: freeing(cover, sits) }, later(), budget);
+  const answer = exactMaxSat({ ...p, neighbourhoods: freeing(cover, sits) }, later(), { conflicts: budget });
   t.equal(answer?.status, 'sat');
   t.equal(answer?.optimal, false, 'not called optimal');
   const value = (v: number) => answer!.value[v]!;
@@ -356,7 +355,7 @@ t.test('an optimum out of budget: with neighbourhoods, a model improved in each,
   );
   t.equal(cover.filter((l) => !holds(l, value)).length, 2, 'the cover is the cheapest: its neighbourhood was solved');
   // Neighbourhoods freeing nothing the model leaves unmet: its first model as it is, still not called optimal.
-  const first = exactMaxSat({ ...p, neighbourhoods: freeing(hole.flat()) }, later(), budget);
+  const first = exactMaxSat({ ...p, neighbourhoods: freeing(hole.flat()) }, later(), { conflicts: budget });
   t.equal(first?.status, 'sat');
   t.equal(first?.optimal, false, 'unimproved, not called optimal');
   t.ok(
@@ -366,7 +365,9 @@ t.test('an optimum out of budget: with neighbourhoods, a model improved in each,
   // The cover's neighbourhood, needing a literal the model does not have (a firewall not used): not solved.
   const off = next + 1;
   const unused = { variables: off, hard: Clauses.of([...clauses, [-off]]), soft: p.soft };
-  const skipped = exactMaxSat({ ...unused, neighbourhoods: [{ free: cover, needs: [off] }] }, later(), budget);
+  const skipped = exactMaxSat({ ...unused, neighbourhoods: [{ free: cover, needs: [off] }] }, later(), {
+    conflicts: budget,
+  });
   const coverCost = (a: typeof first) => cover.filter((l) => !holds(l, (v) => a!.value[v]!)).length;
   t.equal(skipped?.optimal, false);
   t.equal(coverCost(skipped), coverCost(first), 'the cover as in the first model');
@@ -381,7 +382,7 @@ t.test('an optimum out of budget: with neighbourhoods, a model improved in each,
         neighbourhoods: [...Array.from({ length: useless }, () => [never]), cover].map((f) => ({ free: f, needs: [] })),
       },
       later(),
-      budget,
+      { conflicts: budget },
     );
   t.equal(coverCost(after(IMPROVE_NEIGHBOURHOODS - 1)), 2, 'the last neighbourhood solved improves the cover');
   t.not(coverCost(after(IMPROVE_NEIGHBOURHOODS)), 2, 'one more is not solved');
