@@ -30,7 +30,8 @@ export const PROOF_MAX_VARIABLES = 60_000;
 /**
  * The most a proof-only solve's variables (and candidates: rule-model.ts, CandidateBound) grow with the user's effort
  * (simulate.ts, effortTuning): the formula's clause arrays take about 2.2 KB a variable (wt-ref19: 900,760 variables,
- * 1,988 MB), so this is about 0.4 GB, far from the 4 GB heap.
+ * 1,988 MB), so about 0.4 GB here; the whole process peaked at 1.47 GB on Zoo Belnet2009 NAT at effort 10 (wt-eff20),
+ * within V8's default heap of 4 GB on a 64-bit machine of 16 GB or more (less memory, a smaller heap).
  */
 export const PROOF_VARIABLES_MAX = 180_000;
 
