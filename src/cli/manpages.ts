@@ -11,7 +11,8 @@ export const EXIT_STATUS = [
   'firewall decides it), or the answer cannot be placed on the substrate hosts (simulate), rules to look at',
   '(firewall lint),',
   'lists that differ (firewall diff), the kernel disagrees with a claim (emulate); 2 invalid input or usage (also',
-  'an answer emulate refuses or a missing kernel feature); 3 not found; 4 conflict, missing dependency,',
+  'an answer emulate refuses, a missing kernel feature, an input past a bound nfv keeps, the solver out of its',
+  'memory); 3 not found; 4 conflict, missing dependency,',
   'damaged workspace file, workspace locked, unwritable or full; 5 solver time limit reached; 70 internal error',
   '(also a solver that crashed twice); 130 interrupted (Ctrl-C; nothing half-done is stored).',
 ].join('\n');

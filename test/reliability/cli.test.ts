@@ -186,6 +186,34 @@ t.test('a solver crash is retried once in a fresh worker, else exit 70 with a me
   t.notOk(existsSync(path.join(ws, 'adp.json')), 'nothing stored');
 });
 
+t.test('a solver thread out of memory: exit 2 naming its heap, not tried again, nothing stored', async (t) => {
+  const ws = await scratch(t);
+  // The first job fills the thread's heap, made 64 MB so that it is quick (bin/nfv run by node with the flag, as
+  // NFV_ARGV runs it otherwise); a second attempt would succeed.
+  const once = path.join(ws, 'filled-once');
+  const argv = [
+    ...NFV_ARGV.slice(0, -1),
+    process.execPath,
+    '--max-old-space-size=64',
+    BIN,
+    'simulate',
+    '--store',
+    SAMPLE,
+  ];
+  const out = spawnSync(argv[0]!, argv.slice(1), {
+    env: { ...process.env, NFV_WORKSPACE: ws, NFV_SOLVER_FAULT: `oom:${once}`, NO_COLOR: '1' },
+    encoding: 'utf8',
+    input: '',
+  });
+  t.ok(existsSync(once), 'the job did fill the heap');
+  t.equal(out.status, 2, 'a limit of this input, not a crash tried again');
+  t.match(
+    out.stderr,
+    /^nfv: the solver ran out of memory on this input \(its heap of \d+ MB\); nothing was stored: a lower effort, or a smaller network\n$/,
+  );
+  t.notOk(existsSync(path.join(ws, 'adp.json')), 'nothing stored');
+});
+
 t.test('a lock held by a live process: bounded wait, then exit 4 naming the workspace', async (t) => {
   const ws = await scratch(t);
   const file = path.join(ws, 'adp.json');

@@ -5,9 +5,10 @@
  * worker can be stopped at once: a cancelled simulation (client gone, Ctrl-C) terminates its worker, and a worker
  * that crashes (a wasm trap, an abort inside Z3) is replaced and its job tried once more in the fresh worker.
  */
+import { getHeapStatistics } from 'node:v8';
 import type { Worker } from 'node:worker_threads';
 import { takeSolverThread } from './early.js';
-import { NfvError, interrupted } from '../../model/errors.js';
+import { NfvError, beyondBound, interrupted } from '../../model/errors.js';
 import { MAX_QUEUED_SOLVES, SIMULATION_DEFAULTS } from '../../model/limits.js';
 import type { SimulationQueue } from '../../store/jobs.js';
 import type { NFV } from '../../model/types.js';
@@ -35,6 +36,15 @@ type WorkerMessage =
   | { id: number; error: { status: number; message: string }; retire: boolean };
 
 const MAX_ATTEMPTS = 2;
+
+/** A solve past the solver thread's heap (V8's limit, the process's `--max-old-space-size`): a limit, not a crash. */
+function beyondHeap(): NfvError {
+  const megabytes = Math.round(getHeapStatistics().heap_size_limit / 2 ** 20);
+  return beyondBound(
+    `the solver ran out of memory on this input (its heap of ${megabytes} MB); nothing was stored: ` +
+      'a lower effort, or a smaller network',
+  );
+}
 
 class SolverPool {
   private readonly idle: Worker[] = [];
@@ -105,13 +115,15 @@ class SolverPool {
     void worker.terminate();
   }
 
-  private crashed(worker: Worker, why: string): void {
+  /** `outOfMemory`: V8 stopped the thread at its heap's limit, which the same job would reach again: not retried. */
+  private crashed(worker: Worker, why: string, outOfMemory = false): void {
     if (this.retired.has(worker)) return;
     const job = this.busy.get(worker);
     this.retire(worker);
     if (job && !job.settled) {
       job.worker = undefined;
-      if (job.attempts < MAX_ATTEMPTS) this.queue.unshift(job);
+      if (outOfMemory) this.settle(job, { error: beyondHeap() });
+      else if (job.attempts < MAX_ATTEMPTS) this.queue.unshift(job);
       else
         this.settle(job, {
           error: new NfvError(500, `the solver crashed twice on this input (${why}); nothing was stored`),
@@ -139,7 +151,9 @@ class SolverPool {
       else this.settle(job, { result: msg.result });
       this.dispatch();
     });
-    worker.on('error', (e) => this.crashed(worker, e.message));
+    worker.on('error', (e: NodeJS.ErrnoException) =>
+      this.crashed(worker, e.message, e.code === 'ERR_WORKER_OUT_OF_MEMORY'),
+    );
     worker.on('exit', (code) => this.crashed(worker, `the solver thread exited with code ${code}`));
     return worker;
   }

@@ -8,7 +8,8 @@
  * `throw[:ONCE_FILE]` and `exit[:ONCE_FILE]` crash the way a wasm trap or an abort inside Z3 does (an uncaught error,
  * or the thread exiting; with ONCE_FILE only the first job, the file recording that it happened), and
  * `delay:MS[:STARTED_FILE]` makes each job take MS milliseconds longer, as a large input would (STARTED_FILE, written
- * as the delay starts, tells a test that a job is under way).
+ * as the delay starts, tells a test that a job is under way), and `oom[:ONCE_FILE]` fills the thread's heap until V8
+ * stops the thread, as a formula too large for it would (a test gives the process a small heap, so that it is quick).
  */
 import { existsSync, writeFileSync } from 'node:fs';
 import { isDeepStrictEqual } from 'node:util';
@@ -33,6 +34,10 @@ async function injectedFault(): Promise<void> {
     writeFileSync(once, 'crashed\n');
   }
   if (mode === 'exit') process.exit(1);
+  if (mode === 'oom') {
+    const held: number[][] = [];
+    for (;;) held.push(new Array<number>(1 << 16).fill(held.length));
+  }
   // The job never finishes: the thread dies first, uncaught, as in a trap in the middle of a solve.
   if (mode === 'throw')
     return new Promise(() =>
