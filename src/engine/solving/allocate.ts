@@ -174,6 +174,10 @@ class Builder {
   }
 }
 
+/** How a solver's answer decided its component: by `prover`, or a model where the work ran out (not proven). */
+const solvedBy = (a: MaxSatAnswer, prover: 'exact' | 'solver'): ComponentReport['method'] =>
+  a.optimal === false ? 'model' : prover;
+
 /** A (node, class) pair as one number: a text per hop was most of what an encoding's flows allocated. */
 const dropKey = (n: number, cls: number, classes: number) => n * classes + cls;
 /** dropKey's node and class back. */
@@ -1145,6 +1149,8 @@ async function allocate(
   };
   const collapse = tuning.collapse && cuts.length === 0;
   const solver = tuning.solver ?? SOLVER_LIMITS;
+  /** Our solver's limits with `maxVariables` (every solve; a probe only where it serves a proof). */
+  const allowed = { ...solver, variables: maxVariables };
   // The proof spends from the shared pool; an UNSAT answer and its cores are decided within the time limit alone.
   const proving: Spend = { work: proof, abortAt };
   const withinLimit = () => unbounded(abortAt);
@@ -1309,8 +1315,7 @@ async function allocate(
       const wide = fast && size <= (tuning.wideLimit ?? 0) ? await wideAnswer(fast) : undefined;
       if (wide) {
         takeSolved(wide.e, wide.found);
-        const method = wide.found.optimal === false ? 'model' : 'exact';
-        report(method, wide.e.builder.variables, wide.e.builder.hard.length, wide.encoding);
+        report(solvedBy(wide.found, 'exact'), wide.e.builder.variables, wide.e.builder.hard.length, wide.encoding);
         continue;
       }
       if (takeFast(fast)) {
@@ -1333,7 +1338,7 @@ async function allocate(
     let z3Used = false;
     /** Our solver, then Z3; `tried`: ours already ran out on this problem (OptimaProbe.rest). */
     const optimum = async (problem: MaxSatProblem, spend: Spend, tried = false) => {
-      const solve = (make?: OracleMaker) => exactMaxSat(problem, spend, { ...solver, variables: maxVariables }, make);
+      const solve = (make?: OracleMaker) => exactMaxSat(problem, spend, allowed, make);
       const exact = tried ? undefined : tuning.cadical ? await withCadical(solve) : solve();
       if (exact && exact.optimal !== false) return exact;
       if (proofOnly) throw new WorkSpent();
@@ -1371,9 +1376,7 @@ async function allocate(
     // rules are then solved per set in rounds of one bound (cubesOf). Pruning alone, the rules solved whole, lost Zoo
     // Belnet2008 plain's proof (its last model took 35 M ticks, the whole formula's 0.25 M; wt-ref15).
     const opened = (problem: MaxSatProblem, groups: number, spend: Spend, proof = false): Known | undefined => {
-      const probe = tuning.prune
-        ? OptimaProbe.open(problem, groups, spend, proof ? { ...solver, variables: maxVariables } : solver)
-        : undefined;
+      const probe = tuning.prune ? OptimaProbe.open(problem, groups, spend, proof ? allowed : solver) : undefined;
       return probe && knownOptima(enc, probe, model.classes, proof && maxVariables > EXACT_MAX_VARIABLES);
     };
     const fewerRules = async (
@@ -1481,7 +1484,7 @@ async function allocate(
       }
     }
     takeSolved(enc, answer, known);
-    done(answer.optimal === false ? 'model' : z3Used ? 'solver' : 'exact');
+    done(solvedBy(answer, z3Used ? 'solver' : 'exact'));
   }
   return proofOnly && !decisions.optimal ? undefined : decisions;
 }
