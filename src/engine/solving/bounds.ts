@@ -8,7 +8,9 @@
  * - Rules: a firewall whose rules we write either drops nothing, or everything that reaches it (default DENY, no
  *   rule: a block), or some and not the rest (a rule at least, whatever its default). Each isolation's walk needs a
  *   block or a partial firewall on it (or a free dropper: a deployed one, a given one whose rules drop it), and each
- *   reachability a walk past every block: the fewest partial firewalls under those clauses.
+ *   reachability a walk past every block: the fewest partial firewalls under those clauses, and a second rule at
+ *   each partial one where one rule cannot part what it must pass from what it must drop (secondRules). That counts
+ *   lists of the rules nfv writes: octet patterns (each octet one value or any), port ranges and a protocol.
  *
  * Both count over every valid answer, so they bound the lexicographic optimum too (its rules are among them). Only
  * components whose every requirement holds are bounded (which requirements an optimum meets may differ otherwise).
@@ -23,6 +25,7 @@ import {
   type Requirement,
   type StateGraph,
 } from '../flows/flows.js';
+import { contains, DIMS, type Box } from '../../model/space.js';
 import { firstMatchDrops, type NetNode } from '../flows/network.js';
 import { lazyOptimum } from './exact.js';
 import type { GreedyDecisions } from './greedy.js';
@@ -89,6 +92,9 @@ function givenDrop(net: NetNode[], model: FlowModel, node: number, classes: numb
 }
 
 const choosable = (n: NetNode) => isDecision(n) && (n.configurable || n.deployed === true);
+
+/** A firewall whose rules we write: configurable and not deployed. */
+const written = (n: NetNode) => n.configurable && !n.deployed;
 
 /** Whether a walk stops at a node: a choosable one as `blocks` says, any other as its given rules drop. */
 function stopsAt(net: NetNode[], model: FlowModel, blocks: (node: number) => boolean, node: number, classes: number[]) {
@@ -343,6 +349,140 @@ function stateWalk(graph: Walks, stops: (k: number) => boolean): number[] | unde
   return undefined;
 }
 
+/** Address octets: the rules nfv writes hold one value there or all (octet patterns, rules.ts's ruleOf). */
+const OCTETS = 8;
+
+/**
+ * Whether every rule nfv writes that matches a packet of each of the boxes `a` and `b` also matches a packet of `e`.
+ * Per dimension, since packets are chosen in each apart: in an address octet the rule holds every value unless both
+ * packets share one, so it can miss `e` only with a shared value outside `e`; in a port or the protocol it holds the
+ * interval between the two, which misses `e` only where both can lie on one side of it.
+ */
+function hullsMeet(a: Box, b: Box, e: Box): boolean {
+  for (let i = 0; i < 2 * DIMS; i += 2) {
+    if (i < 2 * OCTETS) {
+      const [lo, hi] = [Math.max(a[i]!, b[i]!), Math.min(a[i + 1]!, b[i + 1]!)];
+      if (lo <= hi && (lo < e[i]! || hi > e[i + 1]!)) return false;
+    } else if ((a[i]! < e[i]! && b[i]! < e[i]!) || (a[i + 1]! > e[i + 1]! && b[i + 1]! > e[i + 1]!)) return false;
+  }
+  return true;
+}
+
+/** The least rule nfv writes holding every box of `boxes`: their hull, each octet of more than one value any. */
+function hull(boxes: readonly Box[]): Box {
+  const out = [...boxes[0]!];
+  for (const b of boxes)
+    for (let i = 0; i < 2 * DIMS; i += 2) {
+      out[i] = Math.min(out[i]!, b[i]!);
+      out[i + 1] = Math.max(out[i + 1]!, b[i + 1]!);
+    }
+  for (let i = 0; i < 2 * OCTETS; i += 2) if (out[i] !== out[i + 1]) [out[i], out[i + 1]] = [0, 255];
+  return out;
+}
+
+/** The most reachabilities whose pairs are tried at one firewall, and pairs of their classes' boxes per pair. */
+const SEPARATION_REACHABILITIES = 24;
+const SEPARATION_BOXES = 64;
+
+/** An isolation's traffic that a firewall must drop in the relaxation's model, and the other nodes of its walk. */
+interface Forced {
+  boxes: Box[];
+  around: number[];
+}
+
+/**
+ * Where a firewall we write needs a second rule (the rules' relaxation, structuralBound): it must let through a
+ * packet of each of two reachabilities whose every walk crosses it, so that an ALLOW rule holding both also passes
+ * some packet of an isolation it alone must drop; and it must drop two isolations' traffic, so that a DENY rule
+ * holding both stops every packet a reachability could bring. One rule, with either default, then does not do:
+ * ALLOW r with default DENY lets that isolation through, DENY r with default ALLOW stops that reachability. This
+ * counts the rules nfv writes (boxes, never `except` nor directional), as the answers' rules are.
+ *
+ * `missed` gives, for a firewall the model makes partial, the isolations its walks force on it (every other node of
+ * the walk lets it through in the model) and returns the clause "a second rule here, or one of those walks stopped
+ * elsewhere" where the model breaks it: it holds for every answer, whatever the model.
+ */
+function secondRules(net: NetNode[], reqs: Requirement[], model: FlowModel, members: number[], spend: Spend) {
+  const walks = new Map(members.map((r) => [r, walksOf(model, reqs, r)] as const));
+  const boxesOf = (classes: readonly number[]) => classes.flatMap((c) => model.classes[c]!.boxes);
+  /** For each node, the reachabilities every walk of which crosses it, with their classes there. */
+  let through: Map<number, Box[][]> | undefined;
+  const reachedThrough = () => {
+    through = new Map();
+    for (const r of members) {
+      const graph = walks.get(r);
+      if (reqs[r]!.kind !== 'reachability' || !graph) continue;
+      const passable = (k: number) => !givenDrop(net, model, graph.node[k]!, graph.classes[k]!);
+      for (const n of new Set(graph.node)) {
+        if (!written(net[n]!) || spend.work.spent) continue;
+        spend.work.spend(graph.node.length);
+        if (stateWalk(graph, (k) => graph.node[k] === n || !passable(k))) continue;
+        const classes = [...new Set(graph.node.flatMap((m, k) => (m === n ? graph.classes[k]! : [])))];
+        const list = through.get(n) ?? through.set(n, []).get(n)!;
+        list.push(classes.map((c) => model.classes[c]!.boxes).flat());
+      }
+    }
+    return through;
+  };
+  /** Per node, the box pairs of each pair of reachabilities through it (an ALLOW rule holds a hull of each pair). */
+  const pairs = new Map<number, [Box, Box][][]>();
+  const pairsAt = (n: number) => {
+    let found = pairs.get(n);
+    if (found) return found;
+    const reach = (through ?? reachedThrough()).get(n)?.slice(0, SEPARATION_REACHABILITIES) ?? [];
+    found = [];
+    for (let x = 0; x < reach.length; x++)
+      for (let y = x + 1; y < reach.length; y++) {
+        const combos = reach[x]!.flatMap((a) => reach[y]!.map((b) => [a, b] as [Box, Box]));
+        if (combos.length <= SEPARATION_BOXES) found.push(combos);
+      }
+    pairs.set(n, found);
+    return found;
+  };
+  /** Isolations whose walk, in the model `stops`, is stopped at `n` alone. */
+  const forcedAt = (n: number, stops: (m: number) => boolean): Forced[] => {
+    const forced: Forced[] = [];
+    for (const r of members) {
+      const graph = walks.get(r);
+      if (reqs[r]!.kind !== 'isolation' || !graph || !graph.node.includes(n) || spend.work.spent) continue;
+      spend.work.spend(graph.node.length);
+      const run = stateWalk(
+        graph,
+        (k) => graph.node[k] !== n && stopsAt(net, model, stops, graph.node[k]!, graph.classes[k]!),
+      );
+      const at = run?.filter((k) => graph.node[k] === n);
+      if (!run || at!.length !== 1) continue;
+      const around = [...new Set(run.map((k) => graph.node[k]!))].filter((m) => m !== n && choosable(net[m]!));
+      forced.push({ boxes: boxesOf(graph.classes[at![0]!]!), around });
+    }
+    return forced;
+  };
+  /**
+   * The isolations forced on `n` that make one rule too few there (an ALLOW rule's witness, then a DENY rule's
+   * pair), or undefined.
+   */
+  const separated = (n: number, stops: (m: number) => boolean): Forced[] | undefined => {
+    const reach = (through ?? reachedThrough()).get(n);
+    if (!reach || reach.length < 2) return undefined;
+    const forced = forcedAt(n, stops);
+    const allowWitness = forced.find((d) =>
+      pairsAt(n).some((combos) => d.boxes.some((e) => combos.every(([a, b]) => hullsMeet(a, b, e)))),
+    );
+    if (!allowWitness) return undefined;
+    // A DENY rule holds all of them: where that stops a reachability, as few of them as still do (a shorter clause).
+    const stopsSome = (ds: Forced[]) => {
+      if (ds.length === 0) return false;
+      const dropped = hull(ds.flatMap((d) => d.boxes));
+      return reach.some((boxes) => boxes.every((b) => contains(dropped, b)));
+    };
+    if (!stopsSome(forced)) return undefined;
+    let kept = forced;
+    for (const d of forced) if (stopsSome(kept.filter((e) => e !== d))) kept = kept.filter((e) => e !== d);
+    return [allowWitness, ...kept];
+  };
+  return { separated };
+}
+
 /**
  * Lower bounds on the new firewalls and the rules of any answer meeting every requirement of `members` (see the
  * head of this file).
@@ -391,16 +531,20 @@ export function structuralBound(
 
   // Rules: per firewall whose rules we write, b(n) it drops everything (no rule needed) or p(n) it drops some and
   // passes some (a rule, at least); a deployed one drops what it likes here. Reachabilities keep a walk past b.
-  const synthesised = (n: number) => net[n]!.configurable && !net[n]!.deployed;
-  const ordered = numbering(2);
-  const [block, part] = [(n: number) => ordered(n), (n: number) => ordered(n) + 1];
+  // s(n) it needs a second rule (secondRules), which implies p(n).
+  const synthesised = (n: number) => written(net[n]!);
+  const ordered = numbering(3);
+  const block = (n: number) => ordered(n);
+  const part = (n: number) => ordered(n) + 1;
+  const second = (n: number) => ordered(n) + 2;
   const nodes = net.filter((n) => synthesised(n.index)).map((n) => n.index);
+  const separation = secondRules(net, reqs, model, members, spend);
   const relaxed = (most: number | undefined, solving: Spend) => {
     const atMost =
-      most === undefined ? undefined : fewFirewalls(nodes.filter(costly), block, part, 2 * nodes.length, most);
+      most === undefined ? undefined : fewFirewalls(nodes.filter(costly), block, part, 3 * nodes.length, most);
     return lazyOptimum(
-      atMost?.variables ?? 2 * nodes.length,
-      nodes.map((n) => -part(n)),
+      atMost?.variables ?? 3 * nodes.length,
+      [...nodes.map((n) => -part(n)), ...nodes.map((n) => -second(n))],
       nodes.map(block),
       (holds) => {
         const stops = (n: number) => !synthesised(n) || holds(block(n)) || holds(part(n));
@@ -420,10 +564,17 @@ export function structuralBound(
           }
           return [[...cutting].map((n) => -block(n))];
         });
-        return [...cut, ...kept];
+        if (cut.length > 0 || kept.length > 0) return [...cut, ...kept];
+        // A model meeting every walk found: where a partial firewall needs a second rule, that clause.
+        return nodes.flatMap((n) => {
+          const forced = holds(part(n)) && !holds(second(n)) ? separation.separated(n, stops) : undefined;
+          if (!forced) return [];
+          const around = new Set(forced.flatMap((f) => f.around).filter(synthesised));
+          return [[second(n), ...[...around].flatMap((m) => [block(m), part(m)])]];
+        });
       },
       solving,
-      atMost?.clauses,
+      [...(atMost?.clauses ?? []), ...nodes.map((n) => [-second(n), part(n)])],
     );
   };
   // Over every answer first; then over those of at most `most` firewalls, its solver given FEW_FIREWALLS_WORK at
