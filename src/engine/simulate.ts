@@ -191,7 +191,8 @@ export interface LowerBoundReport {
 /** What the report says of how its lower bounds were proven. */
 export const BOUND_METHOD =
   "the cost where a component is proven; else the per-class optima and hitting sets of the requirements' walks, " +
-  "solved by our solver's cores (past the encoding limit, the firewalls' as a linear program by HiGHS); where " +
+  "solved by our solver's cores (past the encoding limit, the firewalls' as a linear program by HiGHS), a second " +
+  'rule where one cannot part what a firewall must pass and drop (rules as nfv writes them: octet patterns); where ' +
   "reachabilities chain isolations' ends, a rule per firewall that must part them (the isolations' colours, " +
   'disjoint corridors)';
 

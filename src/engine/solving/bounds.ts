@@ -413,7 +413,11 @@ function secondRules(net: NetNode[], reqs: Requirement[], model: FlowModel, memb
       const graph = walks.get(r);
       if (reqs[r]!.kind !== 'reachability' || !graph) continue;
       const passable = (k: number) => !givenDrop(net, model, graph.node[k]!, graph.classes[k]!);
-      for (const n of new Set(graph.node)) {
+      // Only the firewalls on one walk can be on every walk.
+      if (spend.work.spent) break;
+      spend.work.spend(graph.node.length);
+      const one = stateWalk(graph, (k) => !passable(k)) ?? [];
+      for (const n of new Set(one.map((k) => graph.node[k]!))) {
         if (!written(net[n]!) || spend.work.spent) continue;
         spend.work.spend(graph.node.length);
         if (stateWalk(graph, (k) => graph.node[k] === n || !passable(k))) continue;
@@ -480,7 +484,9 @@ function secondRules(net: NetNode[], reqs: Requirement[], model: FlowModel, memb
     for (const d of forced) if (stopsSome(kept.filter((e) => e !== d))) kept = kept.filter((e) => e !== d);
     return [allowWitness, ...kept];
   };
-  return { separated };
+  /** Whether every walk of some reachability crosses `n`: it is never a block. */
+  const crossed = (n: number) => ((through ?? reachedThrough()).get(n)?.length ?? 0) > 0;
+  return { separated, crossed };
 }
 
 /**
@@ -574,7 +580,12 @@ export function structuralBound(
         });
       },
       solving,
-      [...(atMost?.clauses ?? []), ...nodes.map((n) => [-second(n), part(n)])],
+      [
+        ...(atMost?.clauses ?? []),
+        ...nodes.map((n) => [-second(n), part(n)]),
+        // Known before any round (the lazy solve would find each as a reachability's cut, a round at a time).
+        ...nodes.filter(separation.crossed).map((n) => [-block(n)]),
+      ],
     );
   };
   // Over every answer first; then over those of at most `most` firewalls, its solver given FEW_FIREWALLS_WORK at
