@@ -540,7 +540,8 @@ function reasonFor(r: Requirement, d: Decisions): string | undefined {
 }
 
 /**
- * What effort N buys (issue 48): N times the proof's work (and the refined classes' share); N times our solver's
+ * What effort N buys (issue 48): N times the proof's work (and the refined classes' share) and the lower bounds'
+ * (BOUND_WORK: a relaxation that converges may raise its bound, and its answer may be kept); N times our solver's
  * other limits (exact.ts, SolverLimits: conflicts per solve and per set of new firewalls, the sets solved apart and
  * listed by the probe), which at effort 10 ended most proofs before the work did (not ROUND_CUBES: more sets solved in
  * rounds lost Zoo Aarnet NAT's refined proof at effort 10, which the whole formula gives); N times the
@@ -551,7 +552,11 @@ function reasonFor(r: Requirement, d: Decisions): string | undefined {
  */
 function effortTuning(options: SimulateOptions) {
   const effort = options.effort ?? SIMULATION_DEFAULTS.effort;
-  const work = { proofWork: (options.proofWork ?? PROOF_WORK) * effort, refinedWork: REFINED_WORK * effort };
+  const work = {
+    proofWork: (options.proofWork ?? PROOF_WORK) * effort,
+    refinedWork: REFINED_WORK * effort,
+    boundWork: BOUND_WORK * effort,
+  };
   const proofVariables = Math.min(effort * PROOF_MAX_VARIABLES, PROOF_VARIABLES_MAX);
   if (effort === 1) return { effort, ...work, proofVariables, tuning: options.tuning };
   const tuning = options.tuning ?? DEFAULT_TUNING;
@@ -604,12 +609,12 @@ export async function simulate(input: NFV, options: SimulateOptions = {}): Promi
   const requirements: RequirementReport[] = [];
   const placements: FirewallReport[] = [];
   const deadline = Date.now() + timeoutMs;
-  const { effort, proofWork, refinedWork, proofVariables, tuning } = effortTuning(options);
+  const { effort, proofWork, refinedWork, boundWork, proofVariables, tuning } = effortTuning(options);
   // Shared by every component of every graph, the refined classes and the placement's allocations, in that order:
   // what is left for each depends only on the work done before it, never on the machine (issue 48).
   const limits = {
     proof: new WorkPool(proofWork),
-    bounds: new WorkPool(BOUND_WORK),
+    bounds: new WorkPool(boundWork),
     abortAt: deadline,
     // A proven coarse answer's rules bound waits for its refined classes (allocate.ts, `Pending`).
     pending: [] as Pending[],

@@ -97,7 +97,7 @@ export const REFINED_WORK = 15_000_000;
 
 /**
  * The work the lower bounds of an answer not proven minimal may spend (engine/solving/bounds.ts), in the same ticks:
- * about 1 s of our solver at most. They never change the answer; a bound cut short is lower, never wrong.
+ * about 1 s of our solver at most, N times it at `--effort N`. A bound cut short is lower, never wrong.
  */
 export const BOUND_WORK = 5_000_000;
 

@@ -105,8 +105,8 @@ export const simulateCommand = new Command('simulate')
   )
   .option(
     '--effort <n>',
-    `how hard to try to prove the answer minimal, 1 to ${MAX_EFFORT}: N times the proof's work, and larger ` +
-      'networks solved whole (the same answer on any machine; slower)',
+    `how hard to try to prove the answer minimal, 1 to ${MAX_EFFORT}: N times the proof's and the bounds' work, ` +
+      'and larger networks solved whole (the same answer on any machine; slower)',
     String(SIMULATION_DEFAULTS.effort),
   )
   .option('-o, --output <file>', 'write the result document to FILE (in the input format unless --format says)')

@@ -34,8 +34,11 @@ import { improveHittingSet } from './hitting.js';
 import type { Lit } from './maxsat.js';
 import { checkAbort, WorkPool, type Spend } from './work.js';
 
-/** Ticks the rules' bound over answers of few firewalls may spend (see `rules` in structuralBound). */
-const FEW_FIREWALLS_WORK = 1_000_000;
+/**
+ * The share of the bounds' pool the rules' bound over answers of few firewalls may spend (see `rules` in
+ * structuralBound): a fifth, 1 M ticks of BOUND_WORK at effort 1.
+ */
+const FEW_FIREWALLS_SHARE = 5;
 
 export interface LowerBound {
   firewalls: number;
@@ -588,8 +591,9 @@ export function structuralBound(
       ],
     );
   };
-  // Over every answer first; then over those of at most `most` firewalls, its solver given FEW_FIREWALLS_WORK at
-  // most of what is left (the counter can make cores costly: Garr 2010 spent the whole pool on it and proved 0).
+  // Over every answer first; then over those of at most `most` firewalls, its solver given at most a fifth of the
+  // pool (FEW_FIREWALLS_SHARE) of what is left: the counter can make cores costly (Garr 2010 spent the whole pool on
+  // it and proved 0).
   // Each solved once (the answer and the report both ask): the bound and, where it converged, its optimum's model.
   const solved = new Map<number | undefined, ReturnType<typeof lazyOptimum>>();
   const solve = (most?: number) => {
@@ -598,7 +602,7 @@ export function structuralBound(
     let found: ReturnType<typeof lazyOptimum>;
     if (most === undefined || spend.work.spent) found = relaxed(undefined, spend);
     else {
-      const given = Math.min(FEW_FIREWALLS_WORK, spend.work.left);
+      const given = Math.min(spend.work.size / FEW_FIREWALLS_SHARE, spend.work.left);
       const few = new WorkPool(given);
       found = relaxed(most, { work: few, abortAt: spend.abortAt });
       spend.work.spend(given - few.left);

@@ -20,7 +20,12 @@ export class SolverTimeout extends NfvError {
 
 /** Work left to spend, shared by reference among the calls it bounds. */
 export class WorkPool {
-  constructor(public left: number) {}
+  /** What the pool held at first (a share of it may be set aside for one step: bounds.ts). */
+  readonly size: number;
+
+  constructor(public left: number) {
+    this.size = left;
+  }
 
   get spent(): boolean {
     return this.left <= 0;

@@ -625,6 +625,19 @@ t.test(
   },
 );
 
+t.test('a higher effort gives the bounds more work: a higher rules bound, checked, the same bytes', async (t) => {
+  // wan-24 with NATs, no proof work (its fast answer): at effort 1 the relaxation over answers of at most its 8
+  // firewalls runs out of its share of BOUND_WORK; at effort 10 (ten times the pool, simulate.ts) it goes further.
+  const nfv = generateWan({ shape: { kind: 'wan', pops: 24 }, nat: true, seed: 1 });
+  const once = await checkedSimulate(nfv, { proofWork: 0 });
+  const runs = await Promise.all([1, 2].map(() => checkedSimulate(nfv, { proofWork: 0, effort: 10 })));
+  const [a, b] = runs.map(({ nfv: out, report }) => JSON.stringify({ out, report: { ...report, timings: 0 } }));
+  t.equal(a, b, 'effort 10: the same answer and report each run');
+  const [low, high] = [once.report, runs[0]!.report].map((r) => r.lowerBound?.rules ?? r.rules);
+  t.ok(high! > low!, `rules at least ${high} at effort 10, ${low} at effort 1`);
+  t.ok(high! <= runs[0]!.report.rules, 'no more than the answer has');
+});
+
 t.test(
   "the benches' tuning.cadical: every exact solve by CaDiCaL, proven the same counts as ours, checked",
   async (t) => {
