@@ -394,57 +394,80 @@ interface Forced {
 }
 
 /**
+ * A reachability's traffic at a firewall it must pass: its classes' boxes there, and the blocks that leave it no walk
+ * but through the firewall (none where its every walk crosses it).
+ */
+interface Passing {
+  boxes: Box[];
+  blocks: number[];
+}
+
+/** Why a firewall needs a second rule: the isolations it alone drops, the blocks that force reachabilities through. */
+interface Separation {
+  isolations: Forced[];
+  blocks: number[];
+}
+
+/**
  * Where a firewall we write needs a second rule (the rules' relaxation, structuralBound): it must let through a
- * packet of each of two reachabilities whose every walk crosses it, so that an ALLOW rule holding both also passes
- * some packet of an isolation it alone must drop; and it must drop two isolations' traffic, so that a DENY rule
- * holding both stops every packet a reachability could bring. One rule, with either default, then does not do:
- * ALLOW r with default DENY lets that isolation through, DENY r with default ALLOW stops that reachability. This
- * counts the rules nfv writes (boxes, never `except` nor directional), as the answers' rules are.
+ * packet of each of two reachabilities that have no walk around it, so that an ALLOW rule holding both also passes
+ * some packet of an isolation it alone must drop; and it must drop isolations' traffic, so that a DENY rule holding
+ * all of it stops every packet a reachability could bring. One rule, with either default, then does not do: ALLOW r
+ * with default DENY lets that isolation through, DENY r with default ALLOW stops that reachability. This counts the
+ * rules nfv writes (boxes, never `except` nor directional), as the answers' rules are.
  *
- * `missed` gives, for a firewall the model makes partial, the isolations its walks force on it (every other node of
- * the walk lets it through in the model) and returns the clause "a second rule here, or one of those walks stopped
- * elsewhere" where the model breaks it: it holds for every answer, whatever the model.
+ * `separated` gives, for a firewall the model makes partial, the isolations its walks force on it (every other node
+ * of the walk lets it through in the model) and the reachabilities the model's blocks force through it, for the
+ * clause "a second rule here, or one of those walks stopped elsewhere, or one of those blocks not a block": it holds
+ * for every answer, whatever the model.
  */
 function secondRules(net: NetNode[], reqs: Requirement[], model: FlowModel, members: number[], spend: Spend) {
   const walks = new Map(members.map((r) => [r, walksOf(model, reqs, r)] as const));
   const boxesOf = (classes: readonly number[]) => classes.flatMap((c) => model.classes[c]!.boxes);
-  /** For each node, the reachabilities every walk of which crosses it, with their classes there. */
-  let through: Map<number, Box[][]> | undefined;
+  const reachabilities = members.filter((r) => reqs[r]!.kind === 'reachability' && walks.get(r));
+  /** A reachability's boxes at `n`: the classes of every state there. */
+  const boxesAt = (graph: Walks, n: number) =>
+    boxesOf([...new Set(graph.node.flatMap((m, k) => (m === n ? graph.classes[k]! : [])))]);
+  /** A walk of `r` past `cut`, past nodes whose given rules drop it too. */
+  const walkPast = (graph: Walks, cut: ReadonlySet<number>) => {
+    spend.work.spend(graph.node.length);
+    return stateWalk(graph, (k) => cut.has(graph.node[k]!) || givenDrop(net, model, graph.node[k]!, graph.classes[k]!));
+  };
+  /** For each node, the reachabilities every walk of which crosses it (found on one walk's firewalls only). */
+  let through: Map<number, number[]> | undefined;
   const reachedThrough = () => {
     through = new Map();
-    for (const r of members) {
-      const graph = walks.get(r);
-      if (reqs[r]!.kind !== 'reachability' || !graph) continue;
-      const passable = (k: number) => !givenDrop(net, model, graph.node[k]!, graph.classes[k]!);
-      // Only the firewalls on one walk can be on every walk.
+    for (const r of reachabilities) {
+      const graph = walks.get(r)!;
       if (spend.work.spent) break;
-      spend.work.spend(graph.node.length);
-      const one = stateWalk(graph, (k) => !passable(k)) ?? [];
-      for (const n of new Set(one.map((k) => graph.node[k]!))) {
-        if (!written(net[n]!) || spend.work.spent) continue;
-        spend.work.spend(graph.node.length);
-        if (stateWalk(graph, (k) => graph.node[k] === n || !passable(k))) continue;
-        const classes = [...new Set(graph.node.flatMap((m, k) => (m === n ? graph.classes[k]! : [])))];
-        const list = through.get(n) ?? through.set(n, []).get(n)!;
-        list.push(classes.map((c) => model.classes[c]!.boxes).flat());
+      for (const n of new Set((walkPast(graph, new Set()) ?? []).map((k) => graph.node[k]!))) {
+        if (!written(net[n]!) || spend.work.spent || walkPast(graph, new Set([n]))) continue;
+        (through.get(n) ?? through.set(n, []).get(n)!).push(r);
       }
     }
     return through;
   };
-  /** Per node, the box pairs of each pair of reachabilities through it (an ALLOW rule holds a hull of each pair). */
-  const pairs = new Map<number, [Box, Box][][]>();
-  const pairsAt = (n: number) => {
-    let found = pairs.get(n);
-    if (found) return found;
-    const reach = (through ?? reachedThrough()).get(n)?.slice(0, SEPARATION_REACHABILITIES) ?? [];
-    found = [];
-    for (let x = 0; x < reach.length; x++)
-      for (let y = x + 1; y < reach.length; y++) {
-        const combos = reach[x]!.flatMap((a) => reach[y]!.map((b) => [a, b] as [Box, Box]));
-        if (combos.length <= SEPARATION_BOXES) found.push(combos);
+  /** The reachabilities that must pass `n`: those every walk of which crosses it, then those `blocked` forces there. */
+  const passingAt = (n: number, blocked: number[]): Passing[] => {
+    const always = (through ?? reachedThrough()).get(n) ?? [];
+    const passing = always.map((r) => ({ boxes: boxesAt(walks.get(r)!, n), blocks: [] as number[] }));
+    for (const r of reachabilities) {
+      const graph = walks.get(r)!;
+      if (always.includes(r) || !graph.node.includes(n) || spend.work.spent) continue;
+      const cut = new Set(blocked);
+      // A reachability the blocks cut off anyway is the kept clauses' (structuralBound), not this one's.
+      if (!walkPast(graph, cut)) continue;
+      cut.add(n);
+      if (walkPast(graph, cut)) continue;
+      // As few of the blocks as still force it through `n` (a shorter clause).
+      for (const m of blocked) {
+        cut.delete(m);
+        if (walkPast(graph, cut)) cut.add(m);
       }
-    pairs.set(n, found);
-    return found;
+      cut.delete(n);
+      passing.push({ boxes: boxesAt(graph, n), blocks: [...cut] });
+    }
+    return passing.slice(0, SEPARATION_REACHABILITIES);
   };
   /** Isolations whose walk, in the model `stops`, is stopped at `n` alone. */
   const forcedAt = (n: number, stops: (m: number) => boolean): Forced[] => {
@@ -464,28 +487,49 @@ function secondRules(net: NetNode[], reqs: Requirement[], model: FlowModel, memb
     }
     return forced;
   };
+  /** Fewer blocks first: a witness its walks alone force is the best. */
+  const byBlocks = (a: { blocks: number[] }, b: { blocks: number[] }) => a.blocks.length - b.blocks.length;
   /**
-   * The isolations forced on `n` that make one rule too few there (an ALLOW rule's witness, then a DENY rule's
-   * pair), or undefined.
+   * Why one rule is too few at `n` in the model (`stops`, `blocked` its blocks): an isolation an ALLOW rule passing
+   * two reachabilities would let through, and isolations a DENY rule would stop a reachability with; or undefined.
    */
-  const separated = (n: number, stops: (m: number) => boolean): Forced[] | undefined => {
-    const reach = (through ?? reachedThrough()).get(n);
-    if (!reach || reach.length < 2) return undefined;
+  const separated = (n: number, stops: (m: number) => boolean, blocked: number[]): Separation | undefined => {
+    const reach = passingAt(n, blocked);
+    if (reach.length < 2) return undefined;
     const forced = forcedAt(n, stops);
-    const allowWitness = forced.find((d) =>
-      pairsAt(n).some((combos) => d.boxes.some((e) => combos.every(([a, b]) => hullsMeet(a, b, e)))),
-    );
-    if (!allowWitness) return undefined;
-    // A DENY rule holds all of them: where that stops a reachability, as few of them as still do (a shorter clause).
-    const stopsSome = (ds: Forced[]) => {
-      if (ds.length === 0) return false;
+    if (forced.length === 0) return undefined;
+    // Pairs of reachabilities, fewest blocks first; an ALLOW rule holds a packet of each.
+    const pairs: { blocks: number[]; combos: [Box, Box][] }[] = [];
+    for (let x = 0; x < reach.length; x++)
+      for (let y = x + 1; y < reach.length; y++) {
+        const combos = reach[x]!.boxes.flatMap((a) => reach[y]!.boxes.map((b) => [a, b] as [Box, Box]));
+        const blocks = [...new Set([...reach[x]!.blocks, ...reach[y]!.blocks])];
+        if (combos.length <= SEPARATION_BOXES) pairs.push({ blocks, combos });
+      }
+    pairs.sort(byBlocks);
+    let allow: { isolation: Forced; blocks: number[] } | undefined;
+    for (const { blocks, combos } of pairs) {
+      const isolation = forced.find((d) => d.boxes.some((e) => combos.every(([a, b]) => hullsMeet(a, b, e))));
+      if (isolation) {
+        allow = { isolation, blocks };
+        break;
+      }
+    }
+    if (!allow) return undefined;
+    // A DENY rule holds all of them: the reachability it stops with fewest blocks, and as few of them as still do.
+    const stopped = (ds: Forced[]) => {
+      if (ds.length === 0) return undefined;
       const dropped = hull(ds.flatMap((d) => d.boxes));
-      return reach.some((boxes) => boxes.every((b) => contains(dropped, b)));
+      return [...reach].sort(byBlocks).find((p) => p.boxes.every((b) => contains(dropped, b)));
     };
-    if (!stopsSome(forced)) return undefined;
+    const deny = stopped(forced);
+    if (!deny) return undefined;
     let kept = forced;
-    for (const d of forced) if (stopsSome(kept.filter((e) => e !== d))) kept = kept.filter((e) => e !== d);
-    return [allowWitness, ...kept];
+    for (const d of forced) {
+      const fewer = kept.filter((e) => e !== d);
+      if (stopped(fewer) === deny) kept = fewer;
+    }
+    return { isolations: [allow.isolation, ...kept], blocks: [...new Set([...allow.blocks, ...deny.blocks])] };
   };
   /** Whether every walk of some reachability crosses `n`: it is never a block. */
   const crossed = (n: number) => ((through ?? reachedThrough()).get(n)?.length ?? 0) > 0;
@@ -576,10 +620,11 @@ export function structuralBound(
         if (cut.length > 0 || kept.length > 0) return [...cut, ...kept];
         // A model meeting every walk found: where a partial firewall needs a second rule, that clause.
         return nodes.flatMap((n) => {
-          const forced = holds(part(n)) && !holds(second(n)) ? separation.separated(n, stops) : undefined;
-          if (!forced) return [];
-          const around = new Set(forced.flatMap((f) => f.around).filter(synthesised));
-          return [[second(n), ...[...around].flatMap((m) => [block(m), part(m)])]];
+          const why = holds(part(n)) && !holds(second(n)) ? separation.separated(n, stops, blocked) : undefined;
+          if (!why) return [];
+          // The isolations' walks avoid every block of the model: no block is in the clause both ways.
+          const around = new Set(why.isolations.flatMap((f) => f.around).filter(synthesised));
+          return [[second(n), ...[...around].flatMap((m) => [block(m), part(m)]), ...why.blocks.map((m) => -block(m))]];
         });
       },
       solving,
