@@ -192,7 +192,7 @@ export interface LowerBoundReport {
 export const BOUND_METHOD =
   "the cost where a component is proven; else the per-class optima and hitting sets of the requirements' walks, " +
   "solved by our solver's cores (past the encoding limit, the firewalls' as a linear program by HiGHS), a second " +
-  'rule where one cannot part what a firewall must pass and drop (rules as nfv writes them: octet patterns); where ' +
+  'rule where one cannot part what a firewall must pass and drop; where ' +
   "reachabilities chain isolations' ends, a rule per firewall that must part them (the isolations' colours, " +
   'disjoint corridors)';
 

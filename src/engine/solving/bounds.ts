@@ -9,8 +9,8 @@
  *   rule: a block), or some and not the rest (a rule at least, whatever its default). Each isolation's walk needs a
  *   block or a partial firewall on it (or a free dropper: a deployed one, a given one whose rules drop it), and each
  *   reachability a walk past every block: the fewest partial firewalls under those clauses, and a second rule at
- *   each partial one where one rule cannot part what it must pass from what it must drop (secondRules). That counts
- *   lists of the rules nfv writes: octet patterns (each octet one value or any), port ranges and a protocol.
+ *   each partial one where one rule cannot part what it must pass from what it must drop (secondRules). A rule is a
+ *   box there: its addresses octet patterns or CIDR prefixes, never `except` nor directional (nfv writes neither).
  *
  * Both count over every valid answer, so they bound the lexicographic optimum too (its rules are among them). Only
  * components whose every requirement holds are bounded (which requirements an optimum meets may differ otherwise).
@@ -25,7 +25,7 @@ import {
   type Requirement,
   type StateGraph,
 } from '../flows/flows.js';
-import { contains, DIMS, type Box } from '../../model/space.js';
+import { contains, DIMS, DST, SRC, type Box } from '../../model/space.js';
 import { firstMatchDrops, type NetNode } from '../flows/network.js';
 import { lazyOptimum } from './exact.js';
 import type { GreedyDecisions } from './greedy.js';
@@ -352,34 +352,46 @@ function stateWalk(graph: Walks, stops: (k: number) => boolean): number[] | unde
   return undefined;
 }
 
-/** Address octets: the rules nfv writes hold one value there or all (octet patterns, rules.ts's ruleOf). */
-const OCTETS = 8;
-
 /**
- * Whether every rule nfv writes that matches a packet of each of the boxes `a` and `b` also matches a packet of `e`.
- * Per dimension, since packets are chosen in each apart: in an address octet the rule holds every value unless both
- * packets share one, so it can miss `e` only with a shared value outside `e`; in a port or the protocol it holds the
- * interval between the two, which misses `e` only where both can lie on one side of it.
+ * Whether every rule that matches a packet of each of the boxes `a` and `b` also matches a packet of `e`. A rule is a
+ * box (its addresses octet patterns or CIDR prefixes), so it holds the interval between the two packets in each
+ * dimension, which misses `e` only where both packets can lie on one side of it (per dimension: they are chosen apart).
  */
 function hullsMeet(a: Box, b: Box, e: Box): boolean {
-  for (let i = 0; i < 2 * DIMS; i += 2) {
-    if (i < 2 * OCTETS) {
-      const [lo, hi] = [Math.max(a[i]!, b[i]!), Math.min(a[i + 1]!, b[i + 1]!)];
-      if (lo <= hi && (lo < e[i]! || hi > e[i + 1]!)) return false;
-    } else if ((a[i]! < e[i]! && b[i]! < e[i]!) || (a[i + 1]! > e[i + 1]! && b[i + 1]! > e[i + 1]!)) return false;
-  }
+  for (let i = 0; i < 2 * DIMS; i += 2)
+    if ((a[i]! < e[i]! && b[i]! < e[i]!) || (a[i + 1]! > e[i + 1]! && b[i + 1]! > e[i + 1]!)) return false;
   return true;
 }
 
-/** The least rule nfv writes holding every box of `boxes`: their hull, each octet of more than one value any. */
-function hull(boxes: readonly Box[]): Box {
+/** An address field's four octets (at SRC or DST) in a box's lows (0) or highs (1), as one 32-bit number. */
+const addressOf = (b: Box, at: number, side: 0 | 1) =>
+  [0, 1, 2, 3].reduce((v, k) => v * 256 + b[2 * (at + k) + side]!, 0);
+
+/**
+ * What every rule holding all of `boxes` holds: their hull in each dimension, and in each address field what both the
+ * least octet pattern (an octet of more than one value any) and the least CIDR prefix holding them hold, a rule's
+ * address being one or the other (space.ts, ruleAddressBounds).
+ */
+function held(boxes: readonly Box[]): Box {
   const out = [...boxes[0]!];
   for (const b of boxes)
     for (let i = 0; i < 2 * DIMS; i += 2) {
       out[i] = Math.min(out[i]!, b[i]!);
       out[i + 1] = Math.max(out[i + 1]!, b[i + 1]!);
     }
-  for (let i = 0; i < 2 * OCTETS; i += 2) if (out[i] !== out[i + 1]) [out[i], out[i + 1]] = [0, 255];
+  for (const at of [SRC, DST]) {
+    const [lo, hi] = [addressOf(out, at, 0), addressOf(out, at, 1)];
+    let size = 1;
+    while (lo - (lo % size) + size - 1 < hi) size *= 2;
+    const [first, last] = [lo - (lo % size), lo - (lo % size) + size - 1];
+    for (let k = 0; k < 4; k++) {
+      const i = 2 * (at + k);
+      const octet = (v: number) => Math.floor(v / 256 ** (3 - k)) % 256;
+      // The prefix's octet, within the pattern's (all values where the boxes' octet has more than one).
+      if (out[i] === out[i + 1]) continue;
+      [out[i], out[i + 1]] = [octet(first), octet(last)];
+    }
+  }
   return out;
 }
 
@@ -519,7 +531,7 @@ function secondRules(net: NetNode[], reqs: Requirement[], model: FlowModel, memb
     // A DENY rule holds all of them: the reachability it stops with fewest blocks, and as few of them as still do.
     const stopped = (ds: Forced[]) => {
       if (ds.length === 0) return undefined;
-      const dropped = hull(ds.flatMap((d) => d.boxes));
+      const dropped = held(ds.flatMap((d) => d.boxes));
       return [...reach].sort(byBlocks).find((p) => p.boxes.every((b) => contains(dropped, b)));
     };
     const deny = stopped(forced);
