@@ -440,15 +440,15 @@ function secondRules(net: NetNode[], reqs: Requirement[], model: FlowModel, memb
   /** A reachability's boxes at `n`: the classes of every state there. */
   const boxesAt = (graph: Walks, n: number) =>
     boxesOf([...new Set(graph.node.flatMap((m, k) => (m === n ? graph.classes[k]! : [])))]);
-  /** A walk of `r` past `cut`, past nodes whose given rules drop it too. */
-  const walkPast = (graph: Walks, cut: ReadonlySet<number>) => {
+  /** A run of a requirement's states past the nodes `stops` stops (stopsAt), charged to the pool. */
+  const runPast = (graph: Walks, stops: (m: number) => boolean) => {
     spend.work.spend(graph.node.length);
-    return stateWalk(graph, (k) => cut.has(graph.node[k]!) || givenDrop(net, model, graph.node[k]!, graph.classes[k]!));
+    return stateWalk(graph, (k) => stopsAt(net, model, stops, graph.node[k]!, graph.classes[k]!));
   };
+  const walkPast = (graph: Walks, cut: ReadonlySet<number>) => runPast(graph, (m) => cut.has(m));
   /** For each node, the reachabilities every walk of which crosses it (found on one walk's firewalls only). */
-  let through: Map<number, number[]> | undefined;
   const reachedThrough = () => {
-    through = new Map();
+    const through = new Map<number, number[]>();
     for (const r of reachabilities) {
       const graph = walks.get(r)!;
       if (spend.work.spent) break;
@@ -459,9 +459,11 @@ function secondRules(net: NetNode[], reqs: Requirement[], model: FlowModel, memb
     }
     return through;
   };
+  let through: Map<number, number[]> | undefined;
+  const throughAt = (n: number) => (through ??= reachedThrough()).get(n) ?? [];
   /** The reachabilities that must pass `n`: those every walk of which crosses it, then those `blocked` forces there. */
   const passingAt = (n: number, blocked: number[]): Passing[] => {
-    const always = (through ?? reachedThrough()).get(n) ?? [];
+    const always = throughAt(n);
     const passing = always.map((r) => ({ boxes: boxesAt(walks.get(r)!, n), blocks: [] as number[] }));
     for (const r of reachabilities) {
       const graph = walks.get(r)!;
@@ -487,11 +489,7 @@ function secondRules(net: NetNode[], reqs: Requirement[], model: FlowModel, memb
     for (const r of members) {
       const graph = walks.get(r);
       if (reqs[r]!.kind !== 'isolation' || !graph || !graph.node.includes(n) || spend.work.spent) continue;
-      spend.work.spend(graph.node.length);
-      const run = stateWalk(
-        graph,
-        (k) => graph.node[k] !== n && stopsAt(net, model, stops, graph.node[k]!, graph.classes[k]!),
-      );
+      const run = runPast(graph, (m) => m !== n && stops(m));
       const at = run?.filter((k) => graph.node[k] === n);
       if (!run || at!.length !== 1) continue;
       const around = [...new Set(run.map((k) => graph.node[k]!))].filter((m) => m !== n && choosable(net[m]!));
@@ -529,10 +527,11 @@ function secondRules(net: NetNode[], reqs: Requirement[], model: FlowModel, memb
     }
     if (!allow) return undefined;
     // A DENY rule holds all of them: the reachability it stops with fewest blocks, and as few of them as still do.
+    const fewestBlocks = [...reach].sort(byBlocks);
     const stopped = (ds: Forced[]) => {
       if (ds.length === 0) return undefined;
       const dropped = held(ds.flatMap((d) => d.boxes));
-      return [...reach].sort(byBlocks).find((p) => p.boxes.every((b) => contains(dropped, b)));
+      return fewestBlocks.find((p) => p.boxes.every((b) => contains(dropped, b)));
     };
     const deny = stopped(forced);
     if (!deny) return undefined;
@@ -544,7 +543,7 @@ function secondRules(net: NetNode[], reqs: Requirement[], model: FlowModel, memb
     return { isolations: [allow.isolation, ...kept], blocks: [...new Set([...allow.blocks, ...deny.blocks])] };
   };
   /** Whether every walk of some reachability crosses `n`: it is never a block. */
-  const crossed = (n: number) => ((through ?? reachedThrough()).get(n)?.length ?? 0) > 0;
+  const crossed = (n: number) => throughAt(n).length > 0;
   return { separated, crossed };
 }
 
