@@ -645,6 +645,8 @@ export function structuralBound(
         // Known before any round (the lazy solve would find each as a reachability's cut, a round at a time).
         ...nodes.filter(separation.crossed).map((n) => [-block(n)]),
       ],
+      // Without it each round found the cores of the rounds before again, by solving (lazyOptimum, `replay`).
+      true,
     );
   };
   // Over every answer first; then over those of at most `most` firewalls, its solver given at most a fifth of the

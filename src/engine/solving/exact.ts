@@ -581,7 +581,11 @@ export function exactCore(p: MaxSatProblem, assumptions: Lit[], spend: Spend): L
  * relaxation (fewer clauses), so every one is a lower bound. Variables are 1..`variables`, and `free` are decided
  * false first (they cost nothing, and a model that sets fewer of them breaks fewer clauses); `hard` clauses are
  * there from the start. With the bound, the model where `missed` named no clause it breaks: an optimum of all the
- * clauses as far as `missed` can tell (`holds` answers of it; none when it stopped first).
+ * clauses as far as `missed` can tell (`holds` answers of it; none when it stopped first). `replay`: each round takes
+ * the cores of the rounds before without a solve (they stay cores, as clauses are only added), so that it solves only
+ * for new ones; the rules' relaxation asks for it (bounds.ts). The hitting sets do not: replayed cores lead them to
+ * other least sets among equals, and the fast answers on those places differ (Zoo Garr plain, no proof work: 42
+ * rules -> 53).
  */
 export function lazyOptimum(
   variables: number,
@@ -590,6 +594,7 @@ export function lazyOptimum(
   missed: (holds: (l: Lit) => boolean) => Lit[][],
   spend: Spend,
   hard: Lit[][] = [],
+  replay = false,
 ): { bound: number; holds?: (l: Lit) => boolean } {
   const sat = new SatSolver(variables);
   for (const l of free) sat.prefer(-l);
@@ -597,13 +602,14 @@ export function lazyOptimum(
   const budget: SatBudget = { conflicts: EXACT_MAX_CONFLICTS, ...spend };
   let model: Uint8Array = new Uint8Array(0);
   let bound = 0;
+  const cores: CoreStep[] | undefined = replay ? [] : undefined;
   for (let round = 0; round < LAZY_ROUNDS; round++) {
     const current = model;
     const holding = (l: Lit) => (current.length === 0 ? l < 0 : holds(current, l));
     const more = missed(holding);
     if (more.length === 0) return { bound, holds: holding };
     for (const clause of more) if (!sat.addClause(clause)) return { bound };
-    const found = coreGuided(sat, [], soft, soft.length, budget);
+    const found = coreGuided(sat, [], soft, soft.length, budget, Infinity, cores);
     if (!('model' in found)) return { bound: Math.max(bound, found.lower) };
     model = found.model;
     bound = Math.max(bound, unmet(model, soft));

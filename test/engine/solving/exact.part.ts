@@ -14,6 +14,7 @@ import {
   PROBE_ASSIGNMENTS,
   exactCore,
   exactMaxSat,
+  lazyOptimum,
 } from '../../../src/engine/solving/exact.js';
 import { cadicalOracle } from '../../../src/engine/solving/cadical.js';
 import { Clauses, z3Started, type MaxSatProblem } from '../../../src/engine/solving/maxsat.js';
@@ -195,6 +196,40 @@ t.test('the split replays the cores of one assignment for the others: the same o
     const split = 1e12 - spend.work.left;
     t.ok(split < alone, `problem ${k}: ${split} ticks split, ${alone} each of ${assignments.size} assignments alone`);
   }
+});
+
+t.test('clauses given a few at a time (lazyOptimum): the optimum, and replaying cores spends less', async (t) => {
+  // Each round is told one of the hidden clauses its model breaks, so that it takes several; replaying the
+  // cores of the rounds before (bounds.ts, the rules' relaxation) must reach brute force's optimum as solving each
+  // round afresh does, in fewer ticks over all the problems.
+  const rnd = random(23);
+  const ticks = { afresh: 0, replayed: 0 };
+  let rounds = 0;
+  for (let k = 0; k < 120; k++) {
+    const variables = 6 + Math.floor(rnd() * 8);
+    // Soft literals negative, as the engine's are: the first round's model (every variable false) costs nothing.
+    const problem = randomProblem(rnd, variables, 3, 1, 2);
+    const soft = [...new Set(problem.soft[0]!.map((l) => -Math.abs(l)))];
+    const hidden = { ...problem, soft: [soft] };
+    const expected = bruteOptimum(hidden);
+    if (!expected) continue;
+    const clauses = hidden.hard.list();
+    for (const replay of [false, true]) {
+      let asked = 0;
+      const missed = (value: (l: number) => boolean) => {
+        asked++;
+        return clauses.filter((c) => !c.some(value)).slice(0, 1);
+      };
+      const spend = { work: new WorkPool(1e12), abortAt: Date.now() + 60_000 };
+      const found = lazyOptimum(variables, soft, [], missed, spend, [], replay);
+      t.ok(found.holds, `problem ${k}${replay ? ', replayed' : ''}: converged`);
+      t.equal(found.bound, expected[0], `problem ${k}${replay ? ', replayed' : ''}: the optimum`);
+      ticks[replay ? 'replayed' : 'afresh'] += 1e12 - spend.work.left;
+      if (replay) rounds += asked;
+    }
+  }
+  t.ok(rounds > 400, `${rounds} rounds in all`);
+  t.ok(ticks.replayed < ticks.afresh, `${ticks.replayed} ticks replayed, ${ticks.afresh} afresh`);
 });
 
 t.test('the optima probe refutes only what no optimum of the first groups holds', async (t) => {
