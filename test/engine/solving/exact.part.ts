@@ -198,7 +198,7 @@ t.test('the split replays the cores of one assignment for the others: the same o
   }
 });
 
-t.test('clauses given a few at a time (lazyOptimum): the optimum, and replaying cores spends less', async (t) => {
+t.test('clauses given one at a time (lazyOptimum): the optimum, and replaying cores spends less', async (t) => {
   // Each round is told one of the hidden clauses its model breaks, so that it takes several; replaying the
   // cores of the rounds before (bounds.ts, the rules' relaxation) must reach brute force's optimum as solving each
   // round afresh does, in fewer ticks over all the problems.
