@@ -879,6 +879,11 @@ export interface AllocationTuning {
   wideLimit?: number;
   /** Our solver's limits besides the work, set by the user's effort (simulate.ts, effortTuning); else SOLVER_LIMITS. */
   solver?: SolverLimits;
+  /**
+   * A proven coarse answer's bounds settled before its refined proof, which is skipped where they reach its cost
+   * (simulate.ts); unless false: tests compare with the refined proof.
+   */
+  boundsFirst?: boolean;
 }
 
 /** The engine's tuning (the benchmark's baseline switches these off). */
@@ -1035,11 +1040,14 @@ export interface Pending {
   run: () => void;
 }
 
-/** Runs the bounds put off (`Pending`) up to the last one whose decisions are `needed`, in order; drops the rest. */
+/**
+ * Runs the bounds put off (`Pending`) up to the last one whose decisions are `needed`, in order; the rest stay put
+ * off (simulate.ts settles one graph's before its refined proof, and the later graphs' after).
+ */
 export function settleBounds(pending: Pending[], needed: ReadonlySet<Decisions>): void {
   let last = -1;
   for (const [k, p] of pending.entries()) if (needed.has(p.decisions)) last = k;
-  for (const p of pending.splice(0).slice(0, last + 1)) p.run();
+  for (const p of pending.splice(0, last + 1)) p.run();
 }
 
 /**
