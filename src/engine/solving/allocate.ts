@@ -1042,12 +1042,15 @@ export interface Pending {
 
 /**
  * Runs the bounds put off (`Pending`) up to the last one whose decisions are `needed`, in order; the rest stay put
- * off (simulate.ts settles one graph's before its refined proof, and the later graphs' after).
+ * off (simulate.ts settles one graph's before its refined proof, and the later graphs' after). The list is taken
+ * whole while they run: a bound's own spend settles what is put off first, and must find none of the rest.
  */
 export function settleBounds(pending: Pending[], needed: ReadonlySet<Decisions>): void {
   let last = -1;
   for (const [k, p] of pending.entries()) if (needed.has(p.decisions)) last = k;
-  for (const p of pending.splice(0, last + 1)) p.run();
+  const taken = pending.splice(0);
+  for (const p of taken.slice(0, last + 1)) p.run();
+  pending.unshift(...taken.slice(last + 1));
 }
 
 /**

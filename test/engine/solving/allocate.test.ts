@@ -2,12 +2,13 @@
  * Pruning the candidate rules (allocate.ts, knownOptima) loses no optimum: on small random networks with cycles,
  * places and rule-less firewalls, the answer with pruning and the one offering every candidate both hold for the
  * independent evaluator, meet the same requirements, and where both are proven minimal cost the same firewalls and
- * rules.
+ * rules. And the bounds put off (`settleBounds`) run in the order they were put off.
  */
 import t from 'tap';
 import type { NFV } from '../../../src/model/types.js';
 import type { SimulationResult } from '../../../src/engine/simulate.js';
 import { NfvError } from '../../../src/model/errors.js';
+import { settleBounds, type Decisions, type Pending } from '../../../src/engine/solving/allocate.js';
 import { checkedSimulate } from '../evaluator.js';
 import { withDecisions } from '../random-network.js';
 
@@ -45,4 +46,29 @@ t.test(`pruned candidates give the same optimum on ${NETWORKS} random networks`,
   }
   t.ok(compared >= NETWORKS / 2, `${compared} answers proven both ways`);
   t.ok(withRules >= NETWORKS / 10, `${withRules} of them with rules`);
+});
+
+t.test('bounds put off run in order up to the last one needed; the rest wait, unseen by those running', async (t) => {
+  const ran: string[] = [];
+  const [a, b, c] = [{}, {}, {}] as Decisions[];
+  const pending: Pending[] = [];
+  // A bound's own spend settles every bound put off first (allocate.ts, `settle`): it must find none of the rest.
+  const bound = (name: string, decisions: Decisions) => ({
+    decisions,
+    run: () => {
+      settleBounds(pending, new Set(pending.map((p) => p.decisions)));
+      ran.push(name);
+    },
+  });
+  pending.push(bound('a1', a), bound('b', b), bound('a2', a), bound('c', c));
+  settleBounds(pending, new Set([b]));
+  t.same(ran, ['a1', 'b'], "b's and those before it, in order");
+  t.same(
+    pending.map((p) => p.decisions),
+    [a, c],
+    'the rest still put off',
+  );
+  settleBounds(pending, new Set([c]));
+  t.same(ran, ['a1', 'b', 'a2', 'c'], 'then the rest, in order');
+  t.equal(pending.length, 0, 'and nothing is left');
 });
