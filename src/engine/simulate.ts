@@ -679,17 +679,21 @@ export async function simulate(input: NFV, options: SimulateOptions = {}): Promi
   const deployedOnly = (w: GraphWork) =>
     w.reqs.every((r) => nodesOnWay(w.model, r).every((n) => !w.net[n]!.configurable && !w.net[n]!.optional));
   let chosen: Decisions[] = [];
+  /** Runs the bounds put off that these answers need (allocate.ts, `Pending`), and every one before them. */
+  const settle = (needed: Decisions[]) => {
+    try {
+      settleBounds(limits.pending, new Set(needed));
+    } catch (e) {
+      timedOut(e);
+    }
+  };
   /**
    * Whether a proven coarse answer's bounds, settled now, reach its cost: they hold over every list, cutting classes
    * or not (bounds.test.ts checks them against brute force over such lists), so it is proven on its refined classes
    * too, and their formula need not be built (generated wan-16 with NATs: 1.37 M clauses, 2.2 s).
    */
   const boundsReach = (d: Decisions) => {
-    try {
-      settleBounds(limits.pending, new Set([d]));
-    } catch (e) {
-      timedOut(e);
-    }
+    settle([d]);
     return d.cost[1] === 0 && d.lower[0] === d.cost[0] && d.lower[2] === d.cost[2];
   };
   const refinedAlready = new Set<number>();
@@ -732,11 +736,7 @@ export async function simulate(input: NFV, options: SimulateOptions = {}): Promi
     if (joint.placement) writeHosts(nfv, joint.placement);
   }
   // The bounds put off that an answer written still needs (its refined classes not proven), before the writing.
-  try {
-    settleBounds(limits.pending, new Set(chosen));
-  } catch (e) {
-    timedOut(e);
-  }
+  settle(chosen);
   works.forEach((w, k) => {
     const { graph, net, reqs, model } = w;
     const decisions = chosen[k]!;
