@@ -14,7 +14,7 @@
  * A list is modelled as rules of one action under a free default: the other action's rules are the selected
  * candidates, and class c gets the other action iff a selected candidate covers it: drop(c) = whitelist XOR
  * covered(c). Lists that mix actions (a rule with the default's action above a wider one with the other) are not
- * modelled: test/engine/rule-model.test.ts's brute force over every ordered list of up to 3 rules found none
+ * modelled: test/engine/rules/rule-model.part.ts's brute force over every ordered list of up to 3 rules found none
  * shorter; docs/ARCHITECTURE.md says what "proven minimal" covers.
  */
 import type { Elements } from '../../model/types.js';

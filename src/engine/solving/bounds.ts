@@ -9,8 +9,10 @@
  *   rule: a block), or some and not the rest (a rule at least, whatever its default). Each isolation's walk needs a
  *   block or a partial firewall on it (or a free dropper: a deployed one, a given one whose rules drop it), and each
  *   reachability a walk past every block: the fewest partial firewalls under those clauses, and a second rule at
- *   each partial one where one rule cannot part what it must pass from what it must drop (secondRules). A rule is a
- *   box there: its addresses octet patterns or CIDR prefixes, never `except` nor directional (nfv writes neither).
+ *   each partial one where one rule cannot part what it must pass from what it must drop (rulesNeeded, `separated`).
+ *   A rule is a box there: its addresses octet patterns or CIDR prefixes, never `except` nor directional (nfv writes
+ *   neither). Where the partial firewalls together need more rules than that, as many as the rule model's candidates
+ *   over refined classes count (rulesNeeded, `together`), lists being the rule model's (rule-model.ts).
  *
  * Both count over every valid answer, so they bound the lexicographic optimum too (its rules are among them). Only
  * components whose every requirement holds are bounded (which requirements an optimum meets may differ otherwise).
@@ -25,13 +27,14 @@ import {
   type Requirement,
   type StateGraph,
 } from '../flows/flows.js';
-import { contains, DIMS, DST, SRC, type Box } from '../../model/space.js';
+import { contains, DIMS, DST, SRC, type Box, type PacketClass } from '../../model/space.js';
 import { firstMatchDrops, type NetNode } from '../flows/network.js';
-import { lazyOptimum } from './exact.js';
+import { candidateRules, type Candidate } from '../rules/rule-model.js';
+import { exactMaxSat, lazyOptimum } from './exact.js';
 import type { GreedyDecisions } from './greedy.js';
 import { hittingSetLp } from './highs.js';
 import { improveHittingSet } from './hitting.js';
-import type { Lit } from './maxsat.js';
+import { Clauses, type Lit } from './maxsat.js';
 import { checkAbort, WorkPool, type Spend } from './work.js';
 
 /**
@@ -397,6 +400,198 @@ function held(boxes: readonly Box[]): Box {
   return out;
 }
 
+/**
+ * The refined classes (rule-model.ts, refineForRules) within each of the model's classes, worked out when first
+ * asked: each lies within one, the one holding its first box's low corner.
+ */
+function refinedWithin(model: FlowModel): (c: number) => PacketClass[] {
+  let within: PacketClass[][] | undefined;
+  const inside = (b: Box, p: Box) => b.every((v, i) => (i % 2 === 0 ? v <= p[i]! : v >= p[i - 1]!));
+  return (c) => {
+    if (!within) {
+      const fine = model.refined();
+      within = model.classes.map((k) => (fine === model ? [k] : []));
+      if (fine !== model)
+        for (const f of fine.classes) {
+          const owner = model.classes.findIndex((k) => k.boxes.some((b) => inside(b, f.boxes[0]!)));
+          if (owner >= 0) within[owner]!.push(f);
+        }
+    }
+    return within[c]!;
+  };
+}
+
+/**
+ * A firewall's candidate rules for the classes it must drop and those it may pass (rule-model.ts, candidateRules):
+ * its ALLOW ones, and its DENY ones that no other does better (`undominated`), covering dropped classes as `good`.
+ */
+interface FirewallCandidates {
+  index: Map<PacketClass, number>;
+  dropped: Set<number>;
+  allow: Candidate[];
+  deny: Weighed[];
+  denying: number[][];
+}
+
+function firewallCandidates(drops: PacketClass[], passes: PacketClass[], spend: Spend): FirewallCandidates | undefined {
+  const classes = [...new Set([...drops, ...passes])];
+  const index = new Map(classes.map((c, k) => [c, k]));
+  const dropped = new Set(drops.map((c) => index.get(c)!));
+  const { candidates, complete } = candidateRules(classes, new Map(), [
+    { wanted: (k) => !dropped.has(k), barred: (k) => dropped.has(k) },
+    { wanted: (k) => dropped.has(k), barred: () => false },
+  ]);
+  spend.work.spend(
+    Math.ceil((classes.length * (candidates[0]!.length + candidates[1]!.length)) / CANDIDATE_PAIRS_PER_TICK),
+  );
+  if (!complete) return undefined;
+  const deny = undominated(
+    candidates[1]!.map((c) => ({
+      cost: c.cost,
+      good: bitSet(
+        classes.length,
+        c.covers.filter((k) => dropped.has(k)),
+      ),
+      bad: bitSet(
+        classes.length,
+        c.covers.filter((k) => !dropped.has(k)),
+      ),
+      covers: c.covers,
+    })),
+  );
+  // Each class's DENY candidates, by their place in `deny`.
+  const denying = classes.map((): number[] => []);
+  deny.forEach((c, x) => c.covers.forEach((k) => denying[k]!.push(x)));
+  return { index, dropped, allow: candidates[0]!, deny, denying };
+}
+
+/** What one of a few firewalls counted together (fewestTogether) must do, and its candidates for it. */
+interface CountedAt {
+  candidates: FirewallCandidates;
+  /** For each reachability that may pass here, its classes here. */
+  passes: Map<number, PacketClass[]>;
+  /** The reachabilities that must pass here (every walk past the blocks crosses it). */
+  must: ReadonlySet<number>;
+}
+
+/**
+ * The fewest rules in all of lists at a few firewalls, each list dropping every class of its `drops`, and each
+ * reachability passing a class of its at one of them at least, and at each whose `must` holds it. Lists as
+ * rule-model.ts counts them (one action's candidate rules under the other default), over refined classes; undefined
+ * where some firewall's candidates are not every candidate, no lists do, or `spend` runs out. One MaxSAT problem: per
+ * firewall w (its default DENY), its ALLOW candidates (each implying w) and DENY ones (each implying not w), a class
+ * passing by an ALLOW candidate under w or by no DENY candidate under not w.
+ */
+function fewestTogether(at: CountedAt[], spend: Spend): number | undefined {
+  let variables = 0;
+  const hard: Lit[][] = [];
+  /** A candidate's variable once per rule it stands for. */
+  const rules: Lit[] = [];
+  /** Each reachability's ways through: a class of its passing at one of the firewalls. */
+  const ways = new Map<number, Lit[]>();
+  /** A variable for a kept candidate, implying the default it needs. */
+  const choice = (cost: number, needs: Lit) => {
+    const x = ++variables;
+    hard.push([-x, needs]);
+    for (let k = 0; k < cost; k++) rules.push(x);
+    return x;
+  };
+  for (const { candidates, passes, must } of at) {
+    const { index, dropped } = candidates;
+    const w = ++variables;
+    const groups = [...passes].map(([r, g]) => ({
+      r,
+      classes: g.map((c) => index.get(c)!).filter((k) => !dropped.has(k)),
+    }));
+    const groupsOf = new Map<number, number[]>();
+    groups.forEach((g, i) => g.classes.forEach((k) => (groupsOf.get(k) ?? groupsOf.set(k, []).get(k)!).push(i)));
+    // An ALLOW candidate counts by the reachabilities it passes here (any class of theirs), the most for its rules.
+    const none = new Uint32Array(0);
+    const passed = new Map<string, Weighed>();
+    for (const c of candidates.allow) {
+      const good = bitSet(
+        groups.length,
+        c.covers.flatMap((k) => groupsOf.get(k) ?? []),
+      );
+      const key = good.join(',');
+      if ((passed.get(key)?.cost ?? Infinity) > c.cost) passed.set(key, { cost: c.cost, good, bad: none });
+    }
+    const allow = undominated([...passed.values()]).map((c) => ({ ...c, x: choice(c.cost, w) }));
+    const deny = candidates.deny.map((c) => choice(c.cost, -w));
+    const denying = (k: number) => candidates.denying[k]!.map((x) => deny[x]!);
+    for (const k of dropped) hard.push([w, ...denying(k)]);
+    groups.forEach(({ r, classes: group }, i) => {
+      const here = allow.filter((c) => hasBit(c.good, i)).map((c) => c.x);
+      for (const k of group) {
+        const byDeny = ++variables;
+        hard.push([-byDeny, -w], ...denying(k).map((x) => [-byDeny, -x]));
+        here.push(byDeny);
+      }
+      (ways.get(r) ?? ways.set(r, []).get(r)!).push(...here);
+      if (must.has(r)) hard.push(here);
+    });
+  }
+  hard.push(...ways.values());
+  if (hard.some((c) => c.length === 0)) return undefined;
+  const found = exactMaxSat({ variables, hard: Clauses.of(hard), soft: [rules.map((x) => -x)] }, spend);
+  return found?.status === 'sat' ? rules.filter((x) => found.value[x]).length : undefined;
+}
+
+/** A candidate as the count weighs it: its rules, what it should cover and what it should not (bit sets). */
+interface Weighed {
+  cost: number;
+  good: Uint32Array;
+  bad: Uint32Array;
+}
+
+/** A bit set of the given members, of `size` bits. */
+function bitSet(size: number, members: Iterable<number>): Uint32Array {
+  const out = new Uint32Array((size + 31) >> 5);
+  for (const k of members) out[k >> 5]! |= 1 << (k & 31);
+  return out;
+}
+
+const hasBit = (bits: Uint32Array, k: number) => ((bits[k >> 5]! >>> (k & 31)) & 1) === 1;
+
+function bitCount(bits: Uint32Array): number {
+  let n = 0;
+  for (let v of bits) for (; v !== 0; v &= v - 1) n++;
+  return n;
+}
+
+/**
+ * The candidates no other does as well as (covering all it covers of `good`, nothing more of `bad`, for no more
+ * rules): a list using one can use its better instead. The best first, so that each is checked against those kept.
+ */
+function undominated<T extends Weighed>(list: T[]): T[] {
+  const weighed = list.map((c) => ({ c, good: bitCount(c.good), bad: bitCount(c.bad) }));
+  weighed.sort((a, b) => b.good - a.good || a.bad - b.bad || a.c.cost - b.c.cost);
+  const kept: T[] = [];
+  const within = (a: Uint32Array, b: Uint32Array) => {
+    for (let i = 0; i < a.length; i++) if ((a[i]! & ~b[i]!) !== 0) return false;
+    return true;
+  };
+  const better = (k: T, c: T) => k.cost <= c.cost && within(c.good, k.good) && within(k.bad, c.bad);
+  for (const { c } of weighed) {
+    let beaten = false;
+    for (let i = 0; i < kept.length && !beaten; i++) beaten = better(kept[i]!, c);
+    if (!beaten) kept.push(c);
+  }
+  return kept;
+}
+
+/**
+ * A firewall's candidates for a count (firewallCandidates) are charged a tick per this many pairs of a class and a
+ * candidate, about our solver's ticks for the same CPU (candidate generation and the pruning of dominated ones).
+ */
+const CANDIDATE_PAIRS_PER_TICK = 8;
+
+/** The counts of one relaxation (rulesNeeded, `together`) spend at most 1 / COUNT_SHARE of the bounds' pool left. */
+const COUNT_SHARE = 2;
+
+/** The most rules the rules' relaxation counts at one firewall (its levels, structuralBound). */
+const RULE_LEVELS = 6;
+
 /** The most reachabilities whose pairs are tried at one firewall, and pairs of their classes' boxes per pair. */
 const SEPARATION_REACHABILITIES = 24;
 const SEPARATION_BOXES = 64;
@@ -404,6 +599,7 @@ const SEPARATION_BOXES = 64;
 /** An isolation's traffic that a firewall must drop in the relaxation's model, and the other nodes of its walk. */
 interface Forced {
   boxes: Box[];
+  classes: number[];
   around: number[];
 }
 
@@ -413,6 +609,7 @@ interface Forced {
  */
 interface Passing {
   boxes: Box[];
+  classes: number[];
   blocks: number[];
 }
 
@@ -423,25 +620,37 @@ interface Separation {
 }
 
 /**
- * Where a firewall we write needs a second rule (the rules' relaxation, structuralBound): it must let through a
- * packet of each of two reachabilities that have no walk around it, so that an ALLOW rule holding both also passes
- * some packet of an isolation it alone must drop; and it must drop isolations' traffic, so that a DENY rule holding
- * all of it stops every packet a reachability could bring. One rule, with either default, then does not do: ALLOW r
- * with default DENY lets that isolation through, DENY r with default ALLOW stops that reachability. This counts the
- * rules nfv writes (boxes, never `except` nor directional), as the answers' rules are.
+ * Where firewalls we write need more rules than one each (the rules' relaxation, structuralBound). A second rule at
+ * one: it must let through a packet of each of two reachabilities that have no walk around it, so that an ALLOW rule
+ * holding both also passes some packet of an isolation it alone must drop; and it must drop isolations' traffic, so
+ * that a DENY rule holding all of it stops every packet a reachability could bring. One rule, with either default,
+ * then does not do: ALLOW r with default DENY lets that isolation through, DENY r with default ALLOW stops that
+ * reachability. This counts the rules nfv writes (boxes, never `except` nor directional), as the answers' rules are.
  *
  * `separated` gives, for a firewall the model makes partial, the isolations its walks force on it (every other node
  * of the walk lets it through in the model) and the reachabilities the model's blocks force through it, for the
  * clause "a second rule here, or one of those walks stopped elsewhere, or one of those blocks not a block": it holds
  * for every answer, whatever the model.
+ *
+ * `together` counts the rules the model's partial firewalls need in all, exactly as the rule model counts lists of
+ * candidates over refined classes (fewestTogether), for the clause "this many rules at them, or one of the
+ * isolations' walks stopped elsewhere, or one of the blocks not a block". Its lists are the rule model's: one action's
+ * rules under the other default, which test/engine/rules/rule-model.part.ts's brute force found no longer than any list
+ * of up to three rules; test/engine/solving/bounds.test.ts checks its counts against every list of up to two rules at
+ * one firewall.
  */
-function secondRules(net: NetNode[], reqs: Requirement[], model: FlowModel, members: number[], spend: Spend) {
+function rulesNeeded(net: NetNode[], reqs: Requirement[], model: FlowModel, members: number[], spend: Spend) {
   const walks = new Map(members.map((r) => [r, walksOf(model, reqs, r)] as const));
   const boxesOf = (classes: readonly number[]) => classes.flatMap((c) => model.classes[c]!.boxes);
   const reachabilities = members.filter((r) => reqs[r]!.kind === 'reachability' && walks.get(r));
-  /** A reachability's boxes at `n`: the classes of every state there. */
-  const boxesAt = (graph: Walks, n: number) =>
-    boxesOf([...new Set(graph.node.flatMap((m, k) => (m === n ? graph.classes[k]! : [])))]);
+  /** A reachability's classes at `n`: those of every state there. */
+  const classesAt = (graph: Walks, n: number) => [
+    ...new Set(graph.node.flatMap((m, k) => (m === n ? graph.classes[k]! : []))),
+  ];
+  const passing = (graph: Walks, n: number, blocks: number[]): Passing => {
+    const classes = classesAt(graph, n);
+    return { boxes: boxesOf(classes), classes, blocks };
+  };
   /** A run of a requirement's states past the nodes `stops` stops (stopsAt), charged to the pool. */
   const runPast = (graph: Walks, stops: (m: number) => boolean) => {
     spend.work.spend(graph.node.length);
@@ -466,7 +675,7 @@ function secondRules(net: NetNode[], reqs: Requirement[], model: FlowModel, memb
   /** The reachabilities that must pass `n`: those every walk of which crosses it, then those `blocked` forces there. */
   const passingAt = (n: number, blocked: number[]): Passing[] => {
     const always = throughAt(n);
-    const passing = always.map((r) => ({ boxes: boxesAt(walks.get(r)!, n), blocks: [] as number[] }));
+    const found = always.map((r) => passing(walks.get(r)!, n, []));
     for (const r of reachabilities) {
       const graph = walks.get(r)!;
       if (always.includes(r) || !graph.node.includes(n) || spend.work.spent) continue;
@@ -481,9 +690,9 @@ function secondRules(net: NetNode[], reqs: Requirement[], model: FlowModel, memb
         if (walkPast(graph, cut)) cut.add(m);
       }
       cut.delete(n);
-      passing.push({ boxes: boxesAt(graph, n), blocks: [...cut] });
+      found.push(passing(graph, n, [...cut]));
     }
-    return passing.slice(0, SEPARATION_REACHABILITIES);
+    return found.slice(0, SEPARATION_REACHABILITIES);
   };
   /** Isolations whose walk, in the model `stops`, is stopped at `n` alone. */
   const forcedAt = (n: number, stops: (m: number) => boolean): Forced[] => {
@@ -495,7 +704,8 @@ function secondRules(net: NetNode[], reqs: Requirement[], model: FlowModel, memb
       const at = run?.filter((k) => graph.node[k] === n);
       if (!run || at!.length !== 1) continue;
       const around = [...new Set(run.map((k) => graph.node[k]!))].filter((m) => m !== n && choosable(net[m]!));
-      forced.push({ boxes: boxesOf(graph.classes[at![0]!]!), around });
+      const classes = graph.classes[at![0]!]!;
+      forced.push({ boxes: boxesOf(classes), classes, around });
     }
     return forced;
   };
@@ -546,7 +756,89 @@ function secondRules(net: NetNode[], reqs: Requirement[], model: FlowModel, memb
   };
   /** Whether every walk of some reachability crosses `n`: it is never a block. */
   const crossed = (n: number) => throughAt(n).length > 0;
-  return { separated, crossed };
+  const refined = refinedWithin(model);
+  const fine = (classes: number[]) => [...new Set(classes.flatMap(refined))].sort((a, b) => a.id - b.id);
+  /**
+   * What the relaxation's rounds ask again and again, worked out once: each firewall's candidates by what it must
+   * drop and may pass, and each count by what the firewalls must do.
+   */
+  const offers = new Map<string, FirewallCandidates | undefined>();
+  const counts = new Map<string, number | undefined>();
+  const once = <T>(known: Map<string, T>, key: string, make: () => T): T =>
+    known.has(key) ? known.get(key)! : known.set(key, make()).get(key)!;
+  /** The counts' own share of the pool (COUNT_SHARE), set aside at the first; what they spend is charged to it too. */
+  let counting: WorkPool | undefined;
+  const counted = <T>(count: (s: Spend) => T): T => {
+    counting ??= new WorkPool(spend.work.left / COUNT_SHARE);
+    const before = counting.left;
+    const out = count({ work: counting, abortAt: spend.abortAt });
+    spend.work.spend(before - counting.left);
+    return out;
+  };
+  /**
+   * Where the model's partial firewalls (`partials`; `stops`, `blocked` its blocks) need more rules in all than it
+   * gives them (`has`): each isolation the model stops at one of them alone is dropped there, and each reachability
+   * whose every walk past the blocks crosses one of them passes a class of its at one, and at each that every such
+   * walk crosses (where a walk crosses two, at both: this asks less). Firewalls that a reachability may pass by are
+   * counted together (fewestTogether), up to SEPARATION_REACHABILITIES reachabilities.
+   */
+  const together = (
+    partials: number[],
+    stops: (m: number) => boolean,
+    blocked: number[],
+    has: (n: number) => number,
+  ) => {
+    const passing: { r: number; options: number[]; must: number[]; blocks: number[] }[] = [];
+    for (const r of reachabilities) {
+      const graph = walks.get(r)!;
+      if (spend.work.spent) return [];
+      if (walkPast(graph, new Set([...blocked, ...partials])) || !walkPast(graph, new Set(blocked))) continue;
+      const options = partials.filter((n) => graph.node.includes(n));
+      const must = options.filter((n) => !walkPast(graph, new Set([...blocked, n])));
+      // As few of the blocks as still leave it no walk but through the partial firewalls, and through each of `must`.
+      const cut = new Set(blocked);
+      const forcing = () =>
+        !walkPast(graph, new Set([...cut, ...partials])) && must.every((n) => !walkPast(graph, new Set([...cut, n])));
+      for (const m of blocked) {
+        cut.delete(m);
+        if (spend.work.spent || !forcing()) cut.add(m);
+      }
+      passing.push({ r, options, must, blocks: [...cut] });
+    }
+    // Firewalls joined by a reachability that may pass at either (union-find, smallest node first).
+    const root = new Map(partials.map((n) => [n, n]));
+    const find = (n: number): number => (root.get(n) === n ? n : find(root.get(n)!));
+    for (const { options } of passing) for (const n of options.slice(1)) root.set(find(n), find(options[0]!));
+    const found: (Separation & { nodes: number[]; rules: number })[] = [];
+    for (const head of partials.filter((n) => find(n) === n)) {
+      const nodes = partials.filter((n) => find(n) === head);
+      const reach = passing.filter((p) => nodes.includes(p.options[0]!)).slice(0, SEPARATION_REACHABILITIES);
+      const forced = nodes.map((n) => forcedAt(n, stops));
+      if (reach.length === 0 || forced.every((f) => f.length === 0) || spend.work.spent || counting?.spent) continue;
+      const at: CountedAt[] = [];
+      let key = '';
+      for (const [k, n] of nodes.entries()) {
+        const drops = fine(forced[k]!.flatMap((d) => d.classes));
+        const here = reach.filter((p) => p.options.includes(n));
+        const passes = new Map(here.map((p) => [p.r, fine(classesAt(walks.get(p.r)!, n))] as const));
+        const must = new Set(here.filter((p) => p.must.includes(n)).map((p) => p.r));
+        const ids = (cs: PacketClass[]) => cs.map((c) => c.id).join(',');
+        const passable = [...new Set([...passes.values()].flat())].sort((a, b) => a.id - b.id);
+        const kind = `${ids(drops)}|${ids(passable)}`;
+        const candidates = once(offers, kind, () => counted((s) => firewallCandidates(drops, passable, s)));
+        if (!candidates) break;
+        at.push({ candidates, passes, must });
+        key += ` ${kind}:${[...passes].map(([r, g]) => `${must.has(r) ? '!' : ''}${r}=${ids(g)}`)}`;
+      }
+      if (at.length < nodes.length) continue;
+      const rules = once(counts, key, () => counted((s) => fewestTogether(at, s)));
+      if (rules === undefined || rules <= nodes.reduce((sum, n) => sum + has(n), 0)) continue;
+      const blocks = [...new Set(reach.flatMap((p) => p.blocks))];
+      found.push({ nodes, rules, isolations: forced.flat(), blocks });
+    }
+    return found;
+  };
+  return { separated, crossed, together };
 }
 
 /**
@@ -597,20 +889,26 @@ export function structuralBound(
 
   // Rules: per firewall whose rules we write, b(n) it drops everything (no rule needed) or p(n) it drops some and
   // passes some (a rule, at least); a deployed one drops what it likes here. Reachabilities keep a walk past b.
-  // s(n) it needs a second rule (secondRules), which implies p(n).
+  // l(n, j) it has j rules at least (2 <= j <= RULE_LEVELS), which implies p(n): a second where one rule cannot
+  // part what it must (rulesNeeded, `separated`), more where the partial firewalls together need them (`together`).
   const synthesised = (n: number) => written(net[n]!);
-  const ordered = numbering(3);
+  const ordered = numbering(RULE_LEVELS + 1);
   const block = (n: number) => ordered(n);
   const part = (n: number) => ordered(n) + 1;
-  const second = (n: number) => ordered(n) + 2;
+  /** l(n, j): n has at least j rules (2 <= j <= RULE_LEVELS), which implies l(n, j - 1) and p(n). */
+  const level = (n: number, j: number) => ordered(n) + j;
+  const levels = [...Array(RULE_LEVELS - 1).keys()].map((k) => k + 2);
+  const second = (n: number) => level(n, 2);
   const nodes = net.filter((n) => synthesised(n.index)).map((n) => n.index);
-  const separation = secondRules(net, reqs, model, members, spend);
+  const separation = rulesNeeded(net, reqs, model, members, spend);
   const relaxed = (most: number | undefined, solving: Spend) => {
     const atMost =
-      most === undefined ? undefined : fewFirewalls(nodes.filter(costly), block, part, 3 * nodes.length, most);
+      most === undefined
+        ? undefined
+        : fewFirewalls(nodes.filter(costly), block, part, (RULE_LEVELS + 1) * nodes.length, most);
     return lazyOptimum(
-      atMost?.variables ?? 3 * nodes.length,
-      [...nodes.map((n) => -part(n)), ...nodes.map((n) => -second(n))],
+      atMost?.variables ?? (RULE_LEVELS + 1) * nodes.length,
+      [...nodes.map((n) => -part(n)), ...nodes.flatMap((n) => levels.map((j) => -level(n, j)))],
       nodes.map(block),
       (holds) => {
         const stops = (n: number) => !synthesised(n) || holds(block(n)) || holds(part(n));
@@ -632,18 +930,37 @@ export function structuralBound(
         });
         if (cut.length > 0 || kept.length > 0) return [...cut, ...kept];
         // A model meeting every walk found: where a partial firewall needs a second rule, that clause.
-        return nodes.flatMap((n) => {
-          const why = holds(part(n)) && !holds(second(n)) ? separation.separated(n, stops, blocked) : undefined;
-          if (!why) return [];
-          // The isolations' walks avoid every block of the model: no block is in the clause both ways.
+        // Unless an isolation's walk is stopped elsewhere or a block is not one. The isolations' walks avoid every
+        // block of the model: no block is in the clause both ways.
+        const unless = (why: Separation) => {
           const around = new Set(why.isolations.flatMap((f) => f.around).filter(synthesised));
-          return [[second(n), ...[...around].flatMap((m) => [block(m), part(m)]), ...why.blocks.map((m) => -block(m))]];
+          return [...[...around].flatMap((m) => [block(m), part(m)]), ...why.blocks.map((m) => -block(m))];
+        };
+        const seconds = nodes.flatMap((n) => {
+          const why = holds(part(n)) && !holds(level(n, 2)) ? separation.separated(n, stops, blocked) : undefined;
+          return why ? [[level(n, 2), ...unless(why)]] : [];
+        });
+        if (seconds.length > 0) return seconds;
+        // Then where partial firewalls need more rules in all than the model gives them: some has more than in the
+        // model, the first that can take them as many more as the count asks.
+        const rulesOf = (n: number) => levels.filter((j) => holds(level(n, j))).length + 1;
+        const partials = nodes.filter((n) => holds(part(n)));
+        return separation.together(partials, stops, blocked, rulesOf).flatMap((why) => {
+          if (why.nodes.some((n) => rulesOf(n) === RULE_LEVELS)) return [];
+          let slack = why.rules - 1 - why.nodes.reduce((sum, n) => sum + rulesOf(n), 0);
+          const at = why.nodes.map((n) => {
+            const more = Math.max(0, Math.min(slack, RULE_LEVELS - 1 - rulesOf(n)));
+            slack -= more;
+            return level(n, rulesOf(n) + more + 1);
+          });
+          return [[...at, ...unless(why)]];
         });
       },
       solving,
       [
         ...(atMost?.clauses ?? []),
         ...nodes.map((n) => [-second(n), part(n)]),
+        ...nodes.flatMap((n) => levels.slice(1).map((j) => [-level(n, j), level(n, j - 1)])),
         // Known before any round (the lazy solve would find each as a reachability's cut, a round at a time).
         ...nodes.filter(separation.crossed).map((n) => [-block(n)]),
       ],

@@ -672,3 +672,94 @@ t.test(
     t.equal(await counts({ tuning: { ...DEFAULT_TUNING, cadical: true } }), ours);
   },
 );
+
+/**
+ * Whether a list of fewer than `limit` (at most 3) rules at one firewall lets a packet of each reachability's pair
+ * through and none of an isolation's. Rules hold any address set of the hosts (addressSets) and either action, and
+ * match all of a pair's traffic or a slice of it (a protocol, ports: the same slice for every pair, each requirement
+ * being about all of its pair's traffic). Two slices may meet in any way: each way is tried, as the atoms of the
+ * traffic (in both, in the first alone, in the second alone, in neither) that are not empty.
+ */
+function fewerRulesAtOne(hosts: string[], properties: Property[], limit: number): boolean {
+  const index = new Map(hosts.map((h, i) => [h, i]));
+  const required = properties.map((p) => ({
+    s: index.get(p.src)!,
+    d: index.get(p.dst)!,
+    isolation: p.name === 'ISOLATION_PROPERTY',
+  }));
+  // Bit 4k + a: requirement k's traffic in atom a.
+  const reqMask = (k: number) => 0b1111 << (4 * k);
+  const sets = addressSets(hosts);
+  // Atoms of a slice: whole (all), the first (0, 1), the second (0, 2).
+  const sliceAtoms = [0b1111, 0b0011, 0b0101];
+  const rules = sets.flatMap((src) =>
+    sets.flatMap((dst) => [0, 1, 2].flatMap((slice) => [true, false].map((allow) => ({ src, dst, slice, allow })))),
+  );
+  const matches = rules.map((r) =>
+    required.reduce(
+      (bits, { s, d }, k) => (r.src & (1 << s) && r.dst & (1 << d) ? bits | (sliceAtoms[r.slice]! << (4 * k)) : bits),
+      0,
+    ),
+  );
+  const isolated = required.reduce((bits, q, k) => (q.isolation ? bits | reqMask(k) : bits), 0);
+  const reached = required.flatMap((q, k) => (q.isolation ? [] : [reqMask(k)]));
+  for (let atoms = 1; atoms < 16; atoms++) {
+    // Each slice holds some of the traffic and not all of it.
+    if (!(atoms & 0b0011) || !(atoms & 0b1100) || !(atoms & 0b0101) || !(atoms & 0b1010)) continue;
+    const present = required.reduce((bits, _, k) => bits | (atoms << (4 * k)), 0);
+    const holds = (passed: number) =>
+      (passed & isolated & present) === 0 && reached.every((m) => (passed & m & present) !== 0);
+    for (const allowed of [true, false]) {
+      const rest = (taken: number) => (allowed ? ~taken : 0);
+      if (holds(rest(0))) return true;
+      for (let i = 0; i < rules.length && limit > 1; i++) {
+        const first = matches[i]!;
+        const passedFirst = rules[i]!.allow ? first : 0;
+        if (holds(passedFirst | rest(first))) return true;
+        if (limit < 3) continue;
+        for (let j = 0; j < rules.length; j++) {
+          const second = matches[j]! & ~first;
+          const passed = passedFirst | (rules[j]!.allow ? second : 0) | rest(first | matches[j]!);
+          if (holds(passed)) return true;
+        }
+      }
+    }
+  }
+  return false;
+}
+
+t.test('the rules bound at one firewall holds against every list of fewer rules, up to three', async (t) => {
+  // A star: hosts around one place X, requirements between them. The relaxation counts X's rules (bounds.ts,
+  // fewestTogether); the brute force knows nothing of classes or candidates: every list of up to two rules.
+  const x = '1.0.0.1';
+  const counted = new Map<number, number>();
+  let tight = 0;
+  for (let seed = 1, done = 0; done < 80; seed++) {
+    const next = random(seed);
+    const pool = [...HOST_ADDRESSES];
+    const hosts = Array.from(
+      { length: 4 + Math.floor(next() * 2) },
+      () => pool.splice(Math.floor(next() * pool.length), 1)[0]!,
+    );
+    const properties: Property[] = [];
+    for (const s of hosts)
+      for (const d of hosts) {
+        const roll = next();
+        if (s !== d && roll >= 0.3 && properties.length < 7)
+          properties.push(roll < 0.65 ? isolation(s, d) : reachability(s, d));
+      }
+    if (!properties.some((p) => p.name === 'ISOLATION_PROPERTY')) continue;
+    const nodes = [...hosts.map((h) => webclient(h, x)), place(x, ...hosts)];
+    const { report } = await checkedSimulate(network(nodes, properties), { proofWork: 0 });
+    if (report.verdict !== 'SAT') continue;
+    done++;
+    const bound = report.lowerBound?.rules ?? report.rules;
+    counted.set(bound, (counted.get(bound) ?? 0) + 1);
+    if (bound === 0 || bound > 3) continue;
+    t.notOk(fewerRulesAtOne(hosts, properties, bound), `seed ${seed}: at least ${bound} rules, but fewer do`);
+    if (bound < 3 && fewerRulesAtOne(hosts, properties, bound + 1)) tight++;
+  }
+  const shown = [...counted].sort((a, b) => a[0] - b[0]).map(([b, n]) => `${n} of ${b}`);
+  t.comment(`bounds: ${shown.join(', ')}; ${tight} met by a list of as many rules`);
+  t.ok((counted.get(3) ?? 0) >= 3, 'some bounds of three rules');
+});
