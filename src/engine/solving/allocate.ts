@@ -1148,6 +1148,10 @@ async function allocate(
       // Where reachabilities chain isolations' ends, a rule per firewall parting them (blockConflict), at any size.
       const conflict = met ? blockConflict(net, reqs, members) : 0;
       lower[2] = Math.max(found?.rules(cost[0]) ?? 0, conflict);
+      // A proven coarse answer one rule short of its bounds: the rules partial firewalls need together may settle it
+      // without its refined proof (simulate.ts, boundsReach); dearer, so asked only there.
+      if (proven && found && lower[0] === cost[0] && lower[2] === cost[2]! - 1)
+        lower[2] = Math.max(lower[2], found.rules(cost[0], true));
       lower.forEach((l, k) => (lower[k] = Math.min(l, cost[k]!)));
       add();
       return { firewalls: lower[0]!, rules: lower[2]! };

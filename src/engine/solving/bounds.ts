@@ -70,9 +70,11 @@ export interface StructuralBound {
   /**
    * The rules' bound over the answers of at most `most` new firewalls (the lexicographic optimum has no more than
    * any answer has: so bounded by an answer's own count, the bound stays sound and rises, since fewer firewalls
-   * that each drop some and pass some need a rule each); over every answer without `most`.
+   * that each drop some and pass some need a rule each); over every answer without `most`. `together`: also with the
+   * rules the partial firewalls need together counted (rulesNeeded), dearer: allocate.ts asks it only where that can
+   * settle a proven coarse answer.
    */
-  rules: (most?: number) => number;
+  rules: (most?: number, together?: boolean) => number;
   /**
    * An answer of the rules' relaxation's optimum over answers of at most `most` new firewalls (answerOf), where its
    * solver converged and that optimum is one; its rules then often meet `rules(most)`, proving it minimal.
@@ -892,22 +894,22 @@ export function structuralBound(
   // l(n, j) it has j rules at least (2 <= j <= RULE_LEVELS), which implies p(n): a second where one rule cannot
   // part what it must (rulesNeeded, `separated`), more where the partial firewalls together need them (`together`).
   const synthesised = (n: number) => written(net[n]!);
-  const ordered = numbering(RULE_LEVELS + 1);
-  const block = (n: number) => ordered(n);
-  const part = (n: number) => ordered(n) + 1;
-  /** l(n, j): n has at least j rules (2 <= j <= RULE_LEVELS), which implies l(n, j - 1) and p(n). */
-  const level = (n: number, j: number) => ordered(n) + j;
-  const levels = [...Array(RULE_LEVELS - 1).keys()].map((k) => k + 2);
-  const second = (n: number) => level(n, 2);
   const nodes = net.filter((n) => synthesised(n.index)).map((n) => n.index);
   const separation = rulesNeeded(net, reqs, model, members, spend);
-  const relaxed = (most: number | undefined, solving: Spend) => {
+  const slot = new Map(nodes.map((n, k) => [n, k]));
+  /**
+   * The relaxation with levels up to `top` (2, or RULE_LEVELS where the partial firewalls are counted together):
+   * b(n), p(n) and l(n, j) it has j rules at least (2 <= j <= top), which implies l(n, j - 1) and p(n).
+   */
+  const relaxed = (most: number | undefined, solving: Spend, top: number) => {
+    const block = (n: number) => slot.get(n)! * (top + 1) + 1;
+    const part = (n: number) => block(n) + 1;
+    const level = (n: number, j: number) => block(n) + j;
+    const levels = [...Array(top - 1).keys()].map((k) => k + 2);
     const atMost =
-      most === undefined
-        ? undefined
-        : fewFirewalls(nodes.filter(costly), block, part, (RULE_LEVELS + 1) * nodes.length, most);
-    return lazyOptimum(
-      atMost?.variables ?? (RULE_LEVELS + 1) * nodes.length,
+      most === undefined ? undefined : fewFirewalls(nodes.filter(costly), block, part, (top + 1) * nodes.length, most);
+    const found = lazyOptimum(
+      atMost?.variables ?? (top + 1) * nodes.length,
       [...nodes.map((n) => -part(n)), ...nodes.flatMap((n) => levels.map((j) => -level(n, j)))],
       nodes.map(block),
       (holds) => {
@@ -940,16 +942,16 @@ export function structuralBound(
           const why = holds(part(n)) && !holds(level(n, 2)) ? separation.separated(n, stops, blocked) : undefined;
           return why ? [[level(n, 2), ...unless(why)]] : [];
         });
-        if (seconds.length > 0) return seconds;
+        if (seconds.length > 0 || top === 2) return seconds;
         // Then where partial firewalls need more rules in all than the model gives them: some has more than in the
         // model, the first that can take them as many more as the count asks.
         const rulesOf = (n: number) => levels.filter((j) => holds(level(n, j))).length + 1;
         const partials = nodes.filter((n) => holds(part(n)));
         return separation.together(partials, stops, blocked, rulesOf).flatMap((why) => {
-          if (why.nodes.some((n) => rulesOf(n) === RULE_LEVELS)) return [];
+          if (why.nodes.some((n) => rulesOf(n) === top)) return [];
           let slack = why.rules - 1 - why.nodes.reduce((sum, n) => sum + rulesOf(n), 0);
           const at = why.nodes.map((n) => {
-            const more = Math.max(0, Math.min(slack, RULE_LEVELS - 1 - rulesOf(n)));
+            const more = Math.max(0, Math.min(slack, top - 1 - rulesOf(n)));
             slack -= more;
             return level(n, rulesOf(n) + more + 1);
           });
@@ -959,7 +961,7 @@ export function structuralBound(
       solving,
       [
         ...(atMost?.clauses ?? []),
-        ...nodes.map((n) => [-second(n), part(n)]),
+        ...nodes.map((n) => [-level(n, 2), part(n)]),
         ...nodes.flatMap((n) => levels.slice(1).map((j) => [-level(n, j), level(n, j - 1)])),
         // Known before any round (the lazy solve would find each as a reachability's cut, a round at a time).
         ...nodes.filter(separation.crossed).map((n) => [-block(n)]),
@@ -967,31 +969,36 @@ export function structuralBound(
       // Without it each round found the cores of the rounds before again, by solving (lazyOptimum, `replay`).
       true,
     );
+    return { ...found, block, part };
   };
   // Over every answer first; then over those of at most `most` firewalls, its solver given at most a half of the
   // pool (FEW_FIREWALLS_SHARE) of what is left: the counter can make cores costly (Garr 2010 spent the whole pool on
   // it and proved 0).
   // Each solved once (the answer and the report both ask): the bound and, where it converged, its optimum's model.
-  const solved = new Map<number | undefined, ReturnType<typeof lazyOptimum>>();
-  const solve = (most?: number) => {
-    const known = solved.get(most);
+  const solved = new Map<string, ReturnType<typeof relaxed>>();
+  const solve = (most?: number, top = 2) => {
+    const key = `${most} ${top}`;
+    const known = solved.get(key);
     if (known) return known;
-    let found: ReturnType<typeof lazyOptimum>;
-    if (most === undefined || spend.work.spent) found = relaxed(undefined, spend);
+    let found: ReturnType<typeof relaxed>;
+    if (most === undefined || spend.work.spent) found = relaxed(undefined, spend, top);
     else {
       const given = Math.min(spend.work.size / FEW_FIREWALLS_SHARE, spend.work.left);
       const few = new WorkPool(given);
-      found = relaxed(most, { work: few, abortAt: spend.abortAt });
+      found = relaxed(most, { work: few, abortAt: spend.abortAt }, top);
       spend.work.spend(given - few.left);
     }
-    solved.set(most, found);
+    solved.set(key, found);
     return found;
   };
-  const rules = (most?: number) => Math.max(solve(undefined).bound, most === undefined ? 0 : solve(most).bound);
+  const rules = (most?: number, together = false) => {
+    const bound = Math.max(solve(undefined).bound, most === undefined ? 0 : solve(most).bound);
+    return together && most !== undefined ? Math.max(bound, solve(most, RULE_LEVELS).bound) : bound;
+  };
   /** The relaxation's optimum over answers of at most `most` firewalls made an answer (answerOf), if it is one. */
   const answer = (most: number) => {
     solve(undefined);
-    const { holds } = solve(most);
+    const { holds, block, part } = solve(most);
     if (!holds) return undefined;
     const parts = new Set(nodes.filter((n) => holds(part(n))));
     const blocks = new Set(nodes.filter((n) => !parts.has(n) && holds(block(n))));
