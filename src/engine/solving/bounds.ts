@@ -931,9 +931,9 @@ export function structuralBound(
           return [[...cutting].map((n) => -block(n))];
         });
         if (cut.length > 0 || kept.length > 0) return [...cut, ...kept];
-        // A model meeting every walk found: where a partial firewall needs a second rule, that clause.
-        // Unless an isolation's walk is stopped elsewhere or a block is not one. The isolations' walks avoid every
-        // block of the model: no block is in the clause both ways.
+        // A model meeting every walk found: where a partial firewall needs a second rule, that clause, unless an
+        // isolation's walk is stopped elsewhere or a block is not one (the isolations' walks avoid every block of
+        // the model: no block is in the clause both ways).
         const unless = (why: Separation) => {
           const around = new Set(why.isolations.flatMap((f) => f.around).filter(synthesised));
           return [...[...around].flatMap((m) => [block(m), part(m)]), ...why.blocks.map((m) => -block(m))];
