@@ -27,7 +27,7 @@ import {
   type Requirement,
   type StateGraph,
 } from '../flows/flows.js';
-import { contains, DIMS, DST, SRC, type Box, type PacketClass } from '../../model/space.js';
+import { contains, DIMS, DST, meet, SRC, type Box, type PacketClass } from '../../model/space.js';
 import { firstMatchDrops, type NetNode } from '../flows/network.js';
 import { candidateRules, type Candidate } from '../rules/rule-model.js';
 import { exactMaxSat, lazyOptimum } from './exact.js';
@@ -404,18 +404,17 @@ function held(boxes: readonly Box[]): Box {
 
 /**
  * The refined classes (rule-model.ts, refineForRules) within each of the model's classes, worked out when first
- * asked: each lies within one, the one holding its first box's low corner.
+ * asked: each lies within one, the one its first box meets (the classes are disjoint).
  */
 function refinedWithin(model: FlowModel): (c: number) => PacketClass[] {
   let within: PacketClass[][] | undefined;
-  const inside = (b: Box, p: Box) => b.every((v, i) => (i % 2 === 0 ? v <= p[i]! : v >= p[i - 1]!));
   return (c) => {
     if (!within) {
       const fine = model.refined();
       within = model.classes.map((k) => (fine === model ? [k] : []));
       if (fine !== model)
         for (const f of fine.classes) {
-          const owner = model.classes.findIndex((k) => k.boxes.some((b) => inside(b, f.boxes[0]!)));
+          const owner = model.classes.findIndex((k) => k.boxes.some((b) => meet(b, f.boxes[0]!)));
           if (owner >= 0) within[owner]!.push(f);
         }
     }
