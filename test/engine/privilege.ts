@@ -81,13 +81,19 @@ export interface Excess {
 /** Every used firewall of `result` whose rules were written (per `input`) and that passes traffic no one needs. */
 export function privilegeExcess(input: NFV, result: NFV): Excess[] {
   const written = synthesised(input);
+  // The default the input gave (a place has none): one the answer chose is held to what it lets through.
+  const givenAllow = new Set(
+    (input.graphs.graph ?? []).flatMap((g) =>
+      g.node.filter((n) => n.configuration?.firewall?.defaultAction === 'ALLOW').map((n) => `${g.id ?? 0}/${n.name}`),
+    ),
+  );
   const out: Excess[] = [];
   for (const g of result.graphs.graph ?? []) {
     const graph = g.id ?? 0;
     for (const n of g.node) {
       if (n.functionalType !== 'FIREWALL' || !written.has(`${graph}/${n.name}`)) continue;
       const need = arriving(result, graph, n.name, true, false);
-      const given = n.configuration?.firewall?.defaultAction === 'ALLOW';
+      const given = givenAllow.has(`${graph}/${n.name}`);
       const passed = given ? behave(n, arriving(result, graph, n.name, false, true), true) : letThrough(n);
       const extra = need.reduce((rest, b) => minus(rest, b), passed);
       if (extra.length > 0) out.push({ graph, node: n.name, box: extra[0]! });
