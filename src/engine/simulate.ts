@@ -27,6 +27,7 @@ import {
   BOUND_WORK,
   OBJECTIVES,
   PROOF_WORK,
+  REFINED_FIRST_WORK,
   REFINED_WORK,
   SIMULATION_DEFAULTS,
   type Algorithm,
@@ -555,6 +556,7 @@ function effortTuning(options: SimulateOptions) {
   const work = {
     proofWork: (options.proofWork ?? PROOF_WORK) * effort,
     refinedWork: REFINED_WORK * effort,
+    refinedFirstWork: REFINED_FIRST_WORK * effort,
     boundWork: BOUND_WORK * effort,
   };
   const proofVariables = Math.min(effort * PROOF_MAX_VARIABLES, PROOF_VARIABLES_MAX);
@@ -609,7 +611,7 @@ export async function simulate(input: NFV, options: SimulateOptions = {}): Promi
   const requirements: RequirementReport[] = [];
   const placements: FirewallReport[] = [];
   const deadline = Date.now() + timeoutMs;
-  const { effort, proofWork, refinedWork, boundWork, proofVariables, tuning } = effortTuning(options);
+  const { effort, proofWork, refinedWork, refinedFirstWork, boundWork, proofVariables, tuning } = effortTuning(options);
   // Shared by every component of every graph, the refined classes and the placement's allocations, in that order:
   // what is left for each depends only on the work done before it, never on the machine (issue 48).
   const limits = {
@@ -664,11 +666,12 @@ export async function simulate(input: NFV, options: SimulateOptions = {}): Promi
     phase('flows');
     const model = w.model.refined();
     phase('solving');
-    // After a proven coarse answer (maxVariables given), a pool of its own within what is left, charged back after.
-    const given = maxVariables === undefined ? undefined : Math.min(limits.proof.left, refinedWork);
-    const own = given === undefined ? limits : { ...limits, proof: new WorkPool(given) };
+    // A pool of its own within what is left, charged back after: before the coarse answer (maxVariables not given)
+    // most of it, after a proven coarse answer a share.
+    const given = Math.min(limits.proof.left, maxVariables === undefined ? refinedFirstWork : refinedWork);
+    const own = { ...limits, proof: new WorkPool(given) };
     const proven = await provenPlaces(w.net, w.reqs, model, own, tuning, maxVariables).catch(timedOut);
-    if (given !== undefined) limits.proof.spend(given - own.proof.left);
+    limits.proof.spend(given - own.proof.left);
     timings.components.push(...(proven?.components ?? []));
     if (proven) works[k] = graphWork(w.graph, w.net, w.reqs, model);
     return proven;

@@ -96,6 +96,15 @@ export const PROOF_WORK = 30_000_000;
 export const REFINED_WORK = 15_000_000;
 
 /**
+ * What a small graph's refined classes, proven before its coarse answer is sought (simulate.ts), may spend of
+ * PROOF_WORK: a third is left to the coarse search and its refined proof if it fails. Those of VEREFOO's inputs take
+ * at most 0.49 M ticks (Test8_2), the Zoo's at most 17.4 M (Arn plain); two that took all 30 M and failed (Amres plain,
+ * Twaren NAT) are proven with the third left, their coarse answers guiding the refined proof
+ * (docs/performance-log.md, "The refined classes first, in a pool of their own").
+ */
+export const REFINED_FIRST_WORK = 20_000_000;
+
+/**
  * The work the lower bounds of an answer not proven minimal may spend (engine/solving/bounds.ts), in the same ticks:
  * about 1 s of our solver at most, N times it at `--effort N`. A bound cut short is lower, never wrong.
  */
