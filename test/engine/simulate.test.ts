@@ -497,3 +497,20 @@ t.test(
     }
   },
 );
+
+t.test(
+  'a small graph whose refined proof fails first leaves its coarse search work, and is proven after it',
+  async (t) => {
+    // Its refined classes are tried before its coarse answer (REFINED_FIRST_LIMIT) and fail; given the whole proof
+    // budget, that attempt left the coarse search none, and the answer was a fast one of 5 rules, not proven.
+    const nfv = generateWan({ shape: { kind: 'ring', pops: 12 }, nat: true, seed: 3 });
+    let built = 0;
+    const tuning: AllocationTuning = {
+      ...DEFAULT_TUNING,
+      candidates: (_p, _m, proofOnly) => void (built += +proofOnly),
+    };
+    const { report } = await simulate(nfv, { tuning });
+    t.ok(built >= 2, `refined formulas built before and after the coarse answer (${built})`);
+    t.same([report.optimal, report.firewalls, report.rules], [true, 2, 4]);
+  },
+);
