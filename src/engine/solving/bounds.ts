@@ -789,7 +789,7 @@ function rulesNeeded(net: NetNode[], reqs: Requirement[], model: FlowModel, memb
     blocked: number[],
     has: (n: number) => number,
   ) => {
-    const passing: { r: number; options: number[]; must: number[]; blocks: number[] }[] = [];
+    const forcedThrough: { r: number; options: number[]; must: number[]; blocks: number[] }[] = [];
     for (const r of reachabilities) {
       const graph = walks.get(r)!;
       if (spend.work.spent) return [];
@@ -804,16 +804,17 @@ function rulesNeeded(net: NetNode[], reqs: Requirement[], model: FlowModel, memb
         cut.delete(m);
         if (spend.work.spent || !forcing()) cut.add(m);
       }
-      passing.push({ r, options, must, blocks: [...cut] });
+      forcedThrough.push({ r, options, must, blocks: [...cut] });
     }
+    const ids = (cs: PacketClass[]) => cs.map((c) => c.id).join(',');
     // Firewalls joined by a reachability that may pass at either (union-find, smallest node first).
     const root = new Map(partials.map((n) => [n, n]));
     const find = (n: number): number => (root.get(n) === n ? n : find(root.get(n)!));
-    for (const { options } of passing) for (const n of options.slice(1)) root.set(find(n), find(options[0]!));
+    for (const { options } of forcedThrough) for (const n of options.slice(1)) root.set(find(n), find(options[0]!));
     const found: (Separation & { nodes: number[]; rules: number })[] = [];
     for (const head of partials.filter((n) => find(n) === n)) {
       const nodes = partials.filter((n) => find(n) === head);
-      const reach = passing.filter((p) => nodes.includes(p.options[0]!)).slice(0, SEPARATION_REACHABILITIES);
+      const reach = forcedThrough.filter((p) => nodes.includes(p.options[0]!)).slice(0, SEPARATION_REACHABILITIES);
       const forced = nodes.map((n) => forcedAt(n, stops));
       if (reach.length === 0 || forced.every((f) => f.length === 0) || spend.work.spent || counting?.spent) continue;
       const at: CountedAt[] = [];
@@ -823,7 +824,6 @@ function rulesNeeded(net: NetNode[], reqs: Requirement[], model: FlowModel, memb
         const here = reach.filter((p) => p.options.includes(n));
         const passes = new Map(here.map((p) => [p.r, fine(classesAt(walks.get(p.r)!, n))] as const));
         const must = new Set(here.filter((p) => p.must.includes(n)).map((p) => p.r));
-        const ids = (cs: PacketClass[]) => cs.map((c) => c.id).join(',');
         const passable = [...new Set([...passes.values()].flat())].sort((a, b) => a.id - b.id);
         const kind = `${ids(drops)}|${ids(passable)}`;
         const candidates = once(offers, kind, () => counted((s) => firewallCandidates(drops, passable, s)));
