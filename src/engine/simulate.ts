@@ -659,18 +659,19 @@ export async function simulate(input: NFV, options: SimulateOptions = {}): Promi
   // Where a rule could cut a class (flows.ts, cutFree), an answer is proven among every list only on the refined
   // classes: by our own solver in what is left of the proof budget; that answer is written. A graph small enough to
   // prove (refinedFirst) is solved on them first, its coarse classes only when that fails; a larger one first gets its
-  // coarse answer, and the refined classes are tried only once it is proven. With a substrate the graphs are placed
-  // jointly, and a proof would need the refined classes throughout.
-  const refined = async (k: number, maxVariables?: number): Promise<Decisions | undefined> => {
+  // coarse answer, and the refined classes are tried only once it is proven. Each graph's refined classes are tried
+  // once: the attempt is the same whenever it comes (the same formula, pruned by its own probe, not by the coarse
+  // answer), so one that failed before the coarse answer would fail after it, in less work. With a substrate the
+  // graphs are placed jointly, and a proof would need the refined classes throughout.
+  const refined = async (k: number, work: number): Promise<Decisions | undefined> => {
     const w = works[k]!;
     phase('flows');
     const model = w.model.refined();
     phase('solving');
-    // A pool of its own within what is left, charged back after: before the coarse answer (maxVariables not given)
-    // most of it, after a proven coarse answer a share.
-    const given = Math.min(limits.proof.left, maxVariables === undefined ? refinedFirstWork : refinedWork);
+    // A pool of its own within what is left, charged back after.
+    const given = Math.min(limits.proof.left, work);
     const own = { ...limits, proof: new WorkPool(given) };
-    const proven = await provenPlaces(w.net, w.reqs, model, own, tuning, maxVariables).catch(timedOut);
+    const proven = await provenPlaces(w.net, w.reqs, model, own, tuning, proofVariables).catch(timedOut);
     limits.proof.spend(given - own.proof.left);
     timings.components.push(...(proven?.components ?? []));
     if (proven) works[k] = graphWork(w.graph, w.net, w.reqs, model);
@@ -699,23 +700,22 @@ export async function simulate(input: NFV, options: SimulateOptions = {}): Promi
     settle([d]);
     return d.cost[1] === 0 && d.lower[0] === d.cost[0] && d.lower[2] === d.cost[2];
   };
-  const refinedAlready = new Set<number>();
+  const triedRefined = new Set<number>();
   const settledCoarse = new Set<number>();
   for (const [k, w] of works.entries()) {
-    const first = refinable(w) && !deployedOnly(w) && refinedFirst(w.model, w.reqs) ? await refined(k) : undefined;
-    if (first) refinedAlready.add(k);
-    chosen.push(first ?? (await allocate(w)));
+    const early = refinable(w) && !deployedOnly(w) && refinedFirst(w.model, w.reqs);
+    if (early) triedRefined.add(k);
+    chosen.push((early ? await refined(k, refinedFirstWork) : undefined) ?? (await allocate(w)));
   }
-  // After a proven coarse answer our solver takes larger refined formulas (`proofVariables`): the coarse answer
-  // stands if that fails. Not before it, where the work spent would be missing from the coarse search (Zoo: Marwan
-  // plain 6 -> 9 rules, not proven).
+  // A proven coarse answer stands if its refined proof fails; that proof comes after it only where it did not come
+  // first. A graph proven on its refined classes has them as its model (cutFree), so it is not refinable here.
   for (const [k, w] of works.entries()) {
-    if (!refinable(w) || refinedAlready.has(k) || !chosen[k]!.optimal) continue;
+    if (!refinable(w) || !chosen[k]!.optimal) continue;
     if ((deployedOnly(w) && settled(w, chosen[k]!)) || (tuning?.boundsFirst !== false && boundsReach(chosen[k]!))) {
       settledCoarse.add(k);
       continue;
     }
-    chosen[k] = (await refined(k, proofVariables)) ?? chosen[k]!;
+    if (!triedRefined.has(k)) chosen[k] = (await refined(k, refinedWork)) ?? chosen[k]!;
   }
   let hosting: HostingReport = { status: 'none' };
   if (problem) {

@@ -97,10 +97,10 @@ export const REFINED_WORK = 15_000_000;
 
 /**
  * What a small graph's refined classes, proven before its coarse answer is sought (simulate.ts), may spend of
- * PROOF_WORK: a third is left to the coarse search and its refined proof if it fails. Those of VEREFOO's inputs take
- * at most 0.49 M ticks (Test8_2), the Zoo's at most 17.4 M (Arn plain); two that took all 30 M and failed (Amres plain,
- * Twaren NAT) are proven with the third left, their coarse answers guiding the refined proof
- * (docs/performance-log.md, "The refined classes first, in a pool of their own").
+ * PROOF_WORK: a third is left to the coarse search if it fails (the refined classes are not tried again). Those of
+ * VEREFOO's inputs take at most 0.49 M ticks (Test8_2), the Zoo's at most 16.8 M (Amres NAT); with the whole budget,
+ * one that failed left the coarse search nothing (Amres plain: a fast answer of 17 rules, 12 proven since)
+ * (docs/performance-log.md, "The refined classes first, in a pool of their own" and "The refined classes tried once").
  */
 export const REFINED_FIRST_WORK = 20_000_000;
 

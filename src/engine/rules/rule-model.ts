@@ -69,7 +69,7 @@ export interface ClauseSink {
 export interface CandidateBound extends Spend {
   candidates: number;
   /**
-   * Only a proof is of use (allocate.ts's proof-only solve after a proven coarse answer): candidates are dropped
+   * Only a proof is of use (allocate.ts's proof-only solve of the refined classes): candidates are dropped
    * where one leaving out classes no requirement needs dominates them too (`offered`). Not for an answer that may
    * stand unproven: its improved model's search, over fewer candidates, took another path (VEREFOO's Geant 30 -> 31
    * rules).

@@ -1081,8 +1081,8 @@ export function provenPlaces(
   reqs: Requirement[],
   model: FlowModel,
   limits: AllocationLimits,
-  tuning?: AllocationTuning,
-  maxVariables = EXACT_MAX_VARIABLES,
+  tuning: AllocationTuning | undefined,
+  maxVariables: number,
 ): Promise<Decisions | undefined> {
   return allocate(net, reqs, model, limits, tuning, [], true, maxVariables).catch((e: unknown) => {
     if (e instanceof WorkSpent) return undefined;
@@ -1386,13 +1386,13 @@ async function allocate(
     // lists the fewest for its drops but not proven the fewest of all. Only the candidates some optimum so far could
     // use are offered (knownOptima).
     // A proof-only solve's probe takes what its solver takes (Zoo Ans plain's refined classes: 25,695 variables,
-    // where no probe meant no pruning and 313,315 candidates, given up), and after a proven coarse answer (given more
-    // than EXACT_MAX_VARIABLES) it also enumerates the optima's sets of new firewalls (knownOptima's `sets`), whose
-    // rules are then solved per set in rounds of one bound (cubesOf). Pruning alone, the rules solved whole, lost Zoo
-    // Belnet2008 plain's proof (its last model took 35 M ticks, the whole formula's 0.25 M; wt-ref15).
+    // where no probe meant no pruning and 313,315 candidates, given up), and it also enumerates the optima's sets of
+    // new firewalls (knownOptima's `sets`), whose rules are then solved per set in rounds of one bound (cubesOf).
+    // Pruning alone, the rules solved whole, lost Zoo Belnet2008 plain's proof (its last model took 35 M ticks, the
+    // whole formula's 0.25 M; wt-ref15).
     const opened = (problem: MaxSatProblem, groups: number, spend: Spend, proof = false): Known | undefined => {
       const probe = tuning.prune ? OptimaProbe.open(problem, groups, spend, proof ? allowed : solver) : undefined;
-      return probe && knownOptima(enc, probe, model.classes, proof && maxVariables > EXACT_MAX_VARIABLES);
+      return probe && knownOptima(enc, probe, model.classes, proof);
     };
     const fewerRules = async (
       selectors: boolean,
@@ -1400,12 +1400,9 @@ async function allocate(
       solve: (problem: MaxSatProblem) => Promise<MaxSatAnswer | undefined>,
       known: Known | undefined,
     ) => {
-      // Our own solver takes at most maxVariables: a proof-only allocation stops building past that. Only the one
-      // after a proven coarse answer (given more than EXACT_MAX_VARIABLES) drops candidates that leave out unneeded
-      // classes: the refined-first attempt would then try formulas it used to give up at once, and its spent work was
-      // missing from the coarse search (Zoo Carnet plain 22 rules proven -> 26 not).
-      const dominated = proofOnly && maxVariables > EXACT_MAX_VARIABLES;
-      const bound: CandidateBound = { candidates: proofOnly ? maxVariables : Infinity, proofOnly: dominated, ...spend };
+      // Our own solver takes at most maxVariables: a proof-only allocation stops building past that, and drops the
+      // candidates that leave out unneeded classes.
+      const bound: CandidateBound = { candidates: proofOnly ? maxVariables : Infinity, proofOnly, ...spend };
       // Firewalls narrowed to one default first: that answer stands when it is optimal in the groups before the rules
       // and the other defaults' lower bounds reach its rules (a list under one of them cannot be shorter). Not for an
       // UNSAT answer: which of equally many requirements hold would then be chosen by another formula.

@@ -21,8 +21,8 @@ import type { Lit, MaxSatAnswer, MaxSatProblem, Neighbourhood } from './maxsat.j
 export const EXACT_MAX_VARIABLES = 20_000;
 export const EXACT_MAX_CONFLICTS = 20_000;
 /**
- * The variables of a proof-only solve (allocate.ts: the refined classes after a proven coarse answer), where no Z3
- * takes over and only a proof is of use. Measured (docs/performance-log.md, wt-ref11, wt-ref12): Garr199901 NAT's
+ * The variables of a proof-only solve (allocate.ts: the refined classes, before or after the coarse answer), where no
+ * Z3 takes over and only a proof is of use. Measured (docs/performance-log.md, wt-ref11, wt-ref12): Garr199901 NAT's
  * refined formula, 34,327 variables, is proven in 6.1 M of PROOF_WORK's 30 M ticks; Belnet2008's, 74,119 before
  * dominated candidates were dropped (rule-model.ts, `offered`), was not; its 45,055 since are, in 13.5 M.
  */
@@ -43,7 +43,7 @@ export const PROOF_VARIABLES_MAX = 180_000;
 export interface SolverLimits {
   /** Conflicts of one solve, and of each set of new firewalls the split solves apart (EXACT_MAX_CONFLICTS). */
   conflicts: number;
-  /** The most variables of a problem taken (EXACT_MAX_VARIABLES; PROOF_MAX_VARIABLES after a proven coarse answer). */
+  /** The most variables of a problem taken (EXACT_MAX_VARIABLES; PROOF_MAX_VARIABLES in a refined classes' proof). */
   variables: number;
   /** The most sets of new firewalls solved apart (SPLIT_ASSIGNMENTS). */
   splitAssignments: number;
