@@ -1,5 +1,5 @@
 /** What the benches that run each instance in a child process of its own (fabric-bench.ts, wan-bench.ts) share. */
-import { fork } from 'node:child_process';
+import { fork, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 
 /** Peak resident memory of a running process in MB (Linux), read before it ends. */
@@ -58,4 +58,77 @@ export function runInChild<M>(
       resolve({ killed, code, processSeconds, peakMB: peak, lastError: stderr.trim().split('\n').at(-1) ?? '' });
     });
   });
+}
+
+/** How a command ended (runCommand): as a forked child's, with what it wrote on stderr (its last 8,000 characters). */
+export interface CommandEnd extends ChildEnd {
+  stderr: string;
+}
+
+/** How often runCommand reads a command's peak memory: it has no IPC message to read it at. */
+const PEAK_POLL_MS = 20;
+
+/**
+ * Runs `command` with `args` as a user would (stdin and stdout closed, stderr kept), and kills it with SIGKILL
+ * `limitSeconds` after its start. Peak memory is read every PEAK_POLL_MS while it runs: the last reading before its
+ * end, so it may miss what it allocates in its last few milliseconds.
+ */
+export function runCommand(command: string, args: string[], limitSeconds: number): Promise<CommandEnd> {
+  return new Promise((resolve) => {
+    const started = performance.now();
+    const child = spawn(command, args, { stdio: ['ignore', 'ignore', 'pipe'] });
+    let stderr = '';
+    child.stderr.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-8000)));
+    let peak: number | undefined;
+    const poll = setInterval(() => (peak = peakOf(child.pid!) ?? peak), PEAK_POLL_MS);
+    let killed = false;
+    const timer = setTimeout(() => {
+      killed = true;
+      child.kill('SIGKILL');
+    }, limitSeconds * 1000);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      clearInterval(poll);
+      const processSeconds = (performance.now() - started) / 1000;
+      const lastError = stderr.trim().split('\n').at(-1) ?? '';
+      resolve({ killed, code, processSeconds, peakMB: peak, lastError, stderr });
+    });
+  });
+}
+
+/** What `nfv simulate` says of its answer on stderr (reportSummary's line and the seconds the CLI adds). */
+export interface SimulateSummary {
+  verdict: string;
+  held: string;
+  firewalls: number;
+  rules: number;
+  optimal: boolean;
+  /** Each count's proven lower bound: the count itself where the line names none below it. */
+  bound: { firewalls: number; rules: number };
+  seconds: number;
+}
+
+const SUMMARY = new RegExp(
+  [
+    String.raw`^(\w+): (\d+\/\d+) requirements hold; (?:[^;]*unknown[^;]*; )?`,
+    String.raw`(\d+) firewalls? \(\d+ placed\)(?:, at least (\d+) \(gap \d+ %\))?; `,
+    String.raw`(\d+) rules?(?:, at least (\d+) \(gap \d+ %\))?(.*); ([\d.]+) s$`,
+  ].join(''),
+  'm',
+);
+
+/** The summary line `nfv simulate` writes on stderr (src/ops/network/simulations.ts, reportSummary), read back. */
+export function simulateSummary(stderr: string): SimulateSummary | undefined {
+  const m = SUMMARY.exec(stderr);
+  if (!m) return undefined;
+  const [firewalls, rules] = [Number(m[3]), Number(m[5])];
+  return {
+    verdict: m[1]!,
+    held: m[2]!,
+    firewalls,
+    rules,
+    optimal: !m[7]!.includes('not proven minimal'),
+    bound: { firewalls: m[4] ? Number(m[4]) : firewalls, rules: m[6] ? Number(m[6]) : rules },
+    seconds: Number(m[8]),
+  };
 }
