@@ -6,12 +6,11 @@
  * solver is out of work, Z3 is still tried within the time limit, and the fast answer stands where Z3 fails.) Each
  * instance and method runs in a process of its own (the shipped engine as `bin/nfv simulate` on the instance written
  * as a JSON document, as an operator runs it; the previous method in a child of this bench), killed a little after
- * its time limit (NFV_WAN_TIMEOUT seconds for
- * the shipped engine, default 60; NFV_WAN_PREVIOUS_TIMEOUT for the previous method, default 30); once a method runs
- * out of time on an instance, the larger ones of the same family and variant are skipped for it. The shipped engine
- * runs on every instance before the previous method, and processes are skipped once the run has taken
- * NFV_WAN_BUDGET seconds (default 540, so that the run ends within about 10 minutes). NFV_WAN_VARIANTS=plain,nat;
- * NFV_WAN_MAX_POPS leaves out the generated instances of more PoPs.
+ * its time limit (NFV_WAN_TIMEOUT seconds for the shipped engine, default 60; NFV_WAN_PREVIOUS_TIMEOUT for the
+ * previous method, default 30); once a method runs out of time on an instance, the larger ones of the same family
+ * and variant are skipped for it. The shipped engine runs on every instance before the previous method, and
+ * processes are skipped once the run has taken NFV_WAN_BUDGET seconds (default 540, so that the run ends within
+ * about 10 minutes). NFV_WAN_VARIANTS=plain,nat; NFV_WAN_MAX_POPS leaves out the generated instances of more PoPs.
  *
  * npm run bench:zoo (`--zoo`): the same on the networks of the Internet Topology Zoo (zoo.ts: the largest connected
  * part of each GML file, built as the generated WANs are) of at most NFV_ZOO_MAX_POPS PoPs (default 60), read from
@@ -98,8 +97,8 @@ interface Method {
   /**
    * Run as an operator runs it, `bin/nfv simulate` on the instance written as a JSON document, its summary line read
    * back from stderr; else in a child of this bench (the previous method's `proofWork: 0` is no CLI option), which
-   * starts slower: it loads the engine's modules unbundled and builds the instance itself (Zoo networks read with
-   * git), about 0.2 s more than the CLI on the same answers (docs/performance-log.md).
+   * starts about 0.2 s slower: it loads the engine's modules unbundled and builds the instance itself (Zoo networks
+   * read with git), but neither reads nor writes a document (docs/performance-log.md).
    */
   cli: boolean;
 }
@@ -235,8 +234,8 @@ async function runChild(name: string, method: Method): Promise<Run> {
 
 /**
  * Runs one instance through the CLI (`Method.cli`): `bin/nfv simulate` on its document, killed GRACE_SECONDS after
- * the time limit. Exit 5 is the engine's own time-out (504); a run that says no summary line is refused with the
- * last line it wrote.
+ * the time limit. Without a summary line, exit 5 is the engine's own time-out (504) and exit 2 a refusal (400),
+ * each with the last line it wrote; any other end is a crash.
  */
 async function runCli(document: string, method: Method): Promise<Run> {
   const args = [path.join(REPO, 'bin', 'nfv'), 'simulate', document, '--timeout', String(method.timeoutSeconds)];
