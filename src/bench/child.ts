@@ -1,5 +1,5 @@
 /** What the benches that run each instance in a child process of its own (fabric-bench.ts, wan-bench.ts) share. */
-import { fork, spawn } from 'node:child_process';
+import { fork, spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 
 /** Peak resident memory of a running process in MB (Linux), read before it ends. */
@@ -26,6 +26,42 @@ export interface ChildEnd {
   lastError: string;
 }
 
+/** How a command ended (runCommand): as a forked child's, with what it wrote on stderr (its last 8,000 characters). */
+export interface CommandEnd extends ChildEnd {
+  stderr: string;
+}
+
+/**
+ * A started process followed to its end: its stderr kept, SIGKILL `limitSeconds` after `started`, its peak memory
+ * read whenever `readPeak` is called and once more before the kill, while the process lives.
+ */
+function followed(
+  child: ChildProcess,
+  started: number,
+  limitSeconds: number,
+): { readPeak: () => void; ended: Promise<CommandEnd> } {
+  let stderr = '';
+  child.stderr!.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-8000)));
+  let peak: number | undefined;
+  const readPeak = () => (peak = peakOf(child.pid!) ?? peak);
+  let killed = false;
+  const timer = setTimeout(() => {
+    readPeak();
+    killed = true;
+    child.kill('SIGKILL');
+  }, limitSeconds * 1000);
+  // 'close', not 'exit': stderr is read to its end (a command's summary may come after its exit).
+  const ended = new Promise<CommandEnd>((resolve) =>
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      const processSeconds = (performance.now() - started) / 1000;
+      const lastError = stderr.trim().split('\n').at(-1) ?? '';
+      resolve({ killed, code, processSeconds, peakMB: peak, lastError, stderr });
+    }),
+  );
+  return { readPeak, ended };
+}
+
 /**
  * Runs `script` with `args` in a forked child, handing each IPC message to `onMessage`, and kills it with SIGKILL
  * `limitSeconds` after its start. Peak memory is read at each message and before the kill, while the process lives.
@@ -36,33 +72,14 @@ export function runInChild<M>(
   limitSeconds: number,
   onMessage: (message: M) => void,
 ): Promise<ChildEnd> {
-  return new Promise((resolve) => {
-    const started = performance.now();
-    const child = fork(script, args, { stdio: ['ignore', 'ignore', 'pipe', 'ipc'] });
-    let stderr = '';
-    child.stderr!.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-2000)));
-    let peak: number | undefined;
-    let killed = false;
-    const timer = setTimeout(() => {
-      peak = peakOf(child.pid!) ?? peak;
-      killed = true;
-      child.kill('SIGKILL');
-    }, limitSeconds * 1000);
-    child.on('message', (m: M) => {
-      peak = peakOf(child.pid!) ?? peak;
-      onMessage(m);
-    });
-    child.on('exit', (code) => {
-      clearTimeout(timer);
-      const processSeconds = (performance.now() - started) / 1000;
-      resolve({ killed, code, processSeconds, peakMB: peak, lastError: stderr.trim().split('\n').at(-1) ?? '' });
-    });
+  const started = performance.now();
+  const child = fork(script, args, { stdio: ['ignore', 'ignore', 'pipe', 'ipc'] });
+  const { readPeak, ended } = followed(child, started, limitSeconds);
+  child.on('message', (m: M) => {
+    readPeak();
+    onMessage(m);
   });
-}
-
-/** How a command ended (runCommand): as a forked child's, with what it wrote on stderr (its last 8,000 characters). */
-export interface CommandEnd extends ChildEnd {
-  stderr: string;
+  return ended;
 }
 
 /** How often runCommand reads a command's peak memory: it has no IPC message to read it at. */
@@ -73,27 +90,19 @@ const PEAK_POLL_MS = 20;
  * `limitSeconds` after its start. Peak memory is read every PEAK_POLL_MS while it runs: the last reading before its
  * end, so it may miss what it allocates in its last few milliseconds.
  */
-export function runCommand(command: string, args: string[], limitSeconds: number): Promise<CommandEnd> {
-  return new Promise((resolve) => {
-    const started = performance.now();
-    const child = spawn(command, args, { stdio: ['ignore', 'ignore', 'pipe'] });
-    let stderr = '';
-    child.stderr.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-8000)));
-    let peak: number | undefined;
-    const poll = setInterval(() => (peak = peakOf(child.pid!) ?? peak), PEAK_POLL_MS);
-    let killed = false;
-    const timer = setTimeout(() => {
-      killed = true;
-      child.kill('SIGKILL');
-    }, limitSeconds * 1000);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      clearInterval(poll);
-      const processSeconds = (performance.now() - started) / 1000;
-      const lastError = stderr.trim().split('\n').at(-1) ?? '';
-      resolve({ killed, code, processSeconds, peakMB: peak, lastError, stderr });
-    });
-  });
+export async function runCommand(command: string, args: string[], limitSeconds: number): Promise<CommandEnd> {
+  const started = performance.now();
+  const { readPeak, ended } = followed(
+    spawn(command, args, { stdio: ['ignore', 'ignore', 'pipe'] }),
+    started,
+    limitSeconds,
+  );
+  const poll = setInterval(readPeak, PEAK_POLL_MS);
+  try {
+    return await ended;
+  } finally {
+    clearInterval(poll);
+  }
 }
 
 /** What `nfv simulate` says of its answer on stderr (reportSummary's line and the seconds the CLI adds). */
