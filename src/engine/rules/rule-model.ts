@@ -923,23 +923,25 @@ export class RuleModel {
 }
 
 /**
- * The fewest candidate rules giving exactly the `exception` classes the other action (for a fast answer, whose
- * drops are already chosen): a set cover, solved exactly within `spend`, or undefined when it runs out. `exact`:
- * rules holding no packet outside the classes (least privilege).
+ * The fewest candidate rules giving the `exception` classes the other action and no class that is false there (for a
+ * fast answer, whose drops are already chosen); an undefined class may go either way. A set cover, solved exactly
+ * within `spend`, or undefined when it runs out; with the classes the rules take. `exact`: rules holding no packet
+ * outside the classes (least privilege).
  */
 export function fewestRules(
   classes: PacketClass[],
-  exception: boolean[],
+  exception: (boolean | undefined)[],
   spend: Spend,
   exact = false,
-): Elements[] | undefined {
-  const exactly = { wanted: (i: number) => exception[i]!, barred: (i: number) => !exception[i] };
-  const usable = candidateRules(classes, new Map(), [exactly], true, exact).candidates[0]!;
+): { elements: Omit<Elements, 'action'>[]; taken: Set<number> } | undefined {
+  const aim = { wanted: (i: number) => exception[i] === true, barred: (i: number) => exception[i] === false };
+  const usable = candidateRules(classes, new Map(), [aim], true, exact).candidates[0]!;
   const hard = classes.flatMap((_, i) =>
     exception[i] ? [usable.flatMap((c, k) => (c.covers.includes(i) ? [k + 1] : []))] : [],
   );
   const soft = [usable.flatMap((c, k) => Array.from({ length: c.cost }, () => -(k + 1)))];
   const answer = exactMaxSat({ variables: usable.length, hard: Clauses.of(hard), soft }, spend);
   if (answer?.status !== 'sat') return undefined;
-  return usable.flatMap((c, k) => (answer.value[k + 1] ? c.rules() : []));
+  const chosen = usable.filter((_, k) => answer.value[k + 1]);
+  return { elements: chosen.flatMap((c) => c.rules()), taken: new Set(chosen.flatMap((c) => c.covers)) };
 }

@@ -23,6 +23,12 @@ export interface GreedyDecisions {
   used: Set<number>;
   drops: Map<number, Map<number, boolean>>;
   whitelist: Map<number, boolean>;
+  /**
+   * Per node, the classes whose action no requirement needs there (no witness passes them, no cut drops them): its
+   * lists may take them or not, whichever needs fewer rules (allocate.ts, `fastRules`). Only the greedy answer
+   * knows them; none at a node whose configured default is DENY (isolations may rest on any of its drops).
+   */
+  free?: Map<number, Set<number>>;
 }
 
 /** What must be cut or witnessed: states (a node and the classes it holds), links between them, starts, arrivals. */
@@ -322,6 +328,7 @@ export function greedyDecisions(
   // 3. Drops and default actions of the used nodes whose rules we synthesise.
   const drops = new Map<number, Map<number, boolean>>();
   const whitelist = new Map<number, boolean>();
+  const undecided = new Map<number, Set<number>>();
   for (const [n, classes] of [...entering].sort((a, b) => a[0] - b[0])) {
     if (!used.has(n) || !net[n]!.configurable) continue;
     const passing = [...classes].filter((c) => protectedPairs.has(pair(n, c))).length;
@@ -332,8 +339,11 @@ export function greedyDecisions(
     for (const c of [...classes].sort((a, b) => a - b))
       d.set(c, deny ? !protectedPairs.has(pair(n, c)) : dropped.has(pair(n, c)));
     drops.set(n, d);
+    if (denyAll(n)) continue;
+    const open = [...d.keys()].filter((c) => !protectedPairs.has(pair(n, c)) && !dropped.has(pair(n, c)));
+    if (open.length) undecided.set(n, new Set(open));
   }
-  return { used, drops, whitelist };
+  return { used, drops, whitelist, free: undecided };
 }
 
 /**
@@ -345,6 +355,7 @@ export function greedyDecisions(
 export function leastPrivileged(net: NetNode[], fast: GreedyDecisions, reaching: ReadonlySet<string>): void {
   for (const [n, drops] of fast.drops) {
     if (!net[n]!.leastPrivilege) continue;
+    fast.free?.delete(n);
     for (const [c, drop] of drops) if (!drop && !reaching.has(`${n}:${c}`)) drops.set(c, true);
     fast.whitelist.set(n, net[n]!.defaultAction !== 'ALLOW');
   }

@@ -11,7 +11,7 @@
  * candidates `offered` keeps cost no more at their cheapest than all of them, on random covers, by brute force.
  */
 import t from 'tap';
-import { WorkPool } from '../../../src/engine/solving/work.js';
+import { WorkPool, unbounded } from '../../../src/engine/solving/work.js';
 import { random } from '../../../src/bench/topology.js';
 import type { Property } from '../../../src/model/types.js';
 import { DPORT, PROTO, Partition, SRC, UNIVERSE, rewrite } from '../../../src/model/space.js';
@@ -19,6 +19,7 @@ import type { NetNode } from '../../../src/engine/flows/network.js';
 import {
   RuleModel,
   candidateRules,
+  fewestRules,
   offered,
   type Aim,
   type Candidate,
@@ -394,6 +395,27 @@ t.test('a search with several aims finds for each what a search with that aim al
     }
   });
   t.ok(shared > 0, `${shared} candidates shared between aims`);
+});
+
+t.test('the fewest rules may take a class left free, never one that must keep the default', async (t) => {
+  // Sources 40, 41, 42 and 43.-1.-1.-1 are the four classes. 40 and 42 need a rule: with 41 and 43 free,
+  // 40.0.0.0/6 takes all four; with 41 bound to the default, two rules; with 43 bound, /6 is barred too.
+  const partition = new Partition();
+  for (const octet of [40, 41, 42, 43]) partition.add(rewrite(UNIVERSE, SRC, [octet, octet]), true);
+  const classes = partition.classes();
+  const octet = classes.map((c) => c.boxes[0]![2 * SRC]!);
+  t.same([...octet].sort(), [40, 41, 42, 43], 'four classes by source');
+  const fewest = (free: number[]) => {
+    const exception = octet.map((o) => (o === 40 || o === 42 ? true : free.includes(o) ? undefined : false));
+    const found = fewestRules(classes, exception, unbounded(Infinity))!;
+    const taken = [...found.taken].map((k) => octet[k]!).sort();
+    t.ok(!taken.some((o) => exception[octet.indexOf(o)] === false), `free ${free.join(' ')}: nothing bound taken`);
+    return { rules: found.elements.map((r) => r.source), taken };
+  };
+  t.same(fewest([41, 43]), { rules: ['40.0.0.0/6'], taken: [40, 41, 42, 43] }, '41 and 43 free: one rule');
+  t.same(fewest([43]).rules.length, 2, '41 bound: two rules');
+  t.same(fewest([41]).rules.length, 2, '43 bound: /6 would take it, two rules');
+  t.same(fewest([]).taken, [40, 42], 'nothing free: exactly the classes that need the rule');
 });
 
 t.test('the candidates offered meet any needs as cheaply as all of them (brute force over every list)', async (t) => {
