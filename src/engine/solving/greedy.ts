@@ -340,8 +340,8 @@ export function greedyDecisions(
       d.set(c, deny ? !protectedPairs.has(pair(n, c)) : dropped.has(pair(n, c)));
     drops.set(n, d);
     if (denyAll(n)) continue;
-    const open = [...d.keys()].filter((c) => !protectedPairs.has(pair(n, c)) && !dropped.has(pair(n, c)));
-    if (open.length) undecided.set(n, new Set(open));
+    const neither = [...d.keys()].filter((c) => !protectedPairs.has(pair(n, c)) && !dropped.has(pair(n, c)));
+    if (neither.length) undecided.set(n, new Set(neither));
   }
   return { used, drops, whitelist, free: undecided };
 }
