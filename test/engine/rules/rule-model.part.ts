@@ -7,8 +7,9 @@
  * minimal, and none of whole-class rules anywhere. It shares no code with src/engine: it decides
  * the requirements on its own packet atoms (host pair, protocol, port cells). Also: a candidate formula past its
  * bound (rule-model.ts, `CandidateBound`) is given up whole, and a search for candidates with an aim (the classes a
- * default may need, those it must not cover) finds what the whole search finds and the aim allows; and the
- * candidates `offered` keeps cost no more at their cheapest than all of them, on random covers, by brute force.
+ * default may need, those it must not cover) finds what the whole search finds and the aim allows; a fast answer's
+ * fewest rules take a class left free where that saves a rule, never a bound one; and the candidates `offered` keeps
+ * cost no more at their cheapest than all of them, on random covers, by brute force.
  */
 import t from 'tap';
 import { WorkPool, unbounded } from '../../../src/engine/solving/work.js';
