@@ -207,6 +207,9 @@ interface Row {
   runs: Run[];
 }
 
+/** The gap on rules in percent, 100 (rules - bound) / rules: 0 where there are none (or where proven). */
+const gapOf = (rules: number, bound: number) => (rules > 0 ? (100 * (rules - bound)) / rules : 0);
+
 /** Runs one instance by one method in a child process, killed GRACE_SECONDS after the time limit. */
 async function runChild(name: string, method: Method): Promise<Run> {
   const run: Run = { outcome: 'crashed' };
@@ -220,7 +223,7 @@ async function runChild(name: string, method: Method): Promise<Run> {
       if (m.kind === 'done') {
         const { verdict, held, firewalls, rules, optimal } = m;
         const bound = optimal ? { firewalls, rules } : m.bound;
-        const gap = bound && rules > 0 ? (100 * (rules - bound.rules)) / rules : bound ? 0 : undefined;
+        const gap = bound && gapOf(rules, bound.rules);
         Object.assign(run, { outcome: 'answered', verdict, held, firewalls, rules, optimal, bound, gap });
       } else Object.assign(run, { outcome: 'refused', status: m.status, message: m.message });
     },
@@ -245,7 +248,7 @@ async function runCli(document: string, method: Method): Promise<Run> {
   if (end.killed) run.outcome = 'killed';
   else if (said) {
     const { seconds, verdict, held, firewalls, rules, optimal, bound } = said;
-    const gap = rules > 0 ? (100 * (rules - bound.rules)) / rules : 0;
+    const gap = gapOf(rules, bound.rules);
     Object.assign(run, { outcome: 'answered', seconds, verdict, held, firewalls, rules, optimal, bound, gap });
   } else if (end.code === EXIT.timeout) Object.assign(run, { outcome: 'refused', status: 504, message: end.lastError });
   else if (end.code === EXIT.invalid) Object.assign(run, { outcome: 'refused', status: 400, message: end.lastError });
