@@ -35,6 +35,7 @@ import { greedyDecisions, leastPrivileged, type GreedyDecisions } from './greedy
 import type { OracleMaker } from './oracle.js';
 import { Clauses, conflictCore, solveMaxSat, type Lit, type MaxSatAnswer, type MaxSatProblem } from './maxsat.js';
 import { firstMatchDrops, type NetNode } from '../flows/network.js';
+import type { LazyClauses } from './cdcl.js';
 import { WorkPool, WorkSpent, unbounded, z3Fits, type Spend } from './work.js';
 import {
   blockConflict,
@@ -169,9 +170,62 @@ class Builder {
   cost(group: number, lit: Lit, weight = 1): void {
     for (let k = 0; k < weight; k++) this.soft[group]!.push(lit);
   }
+  /** The clauses that cut a support going round (foundedClauses), where witnesses are not ranked. */
+  lazy?: LazyClauses;
   problem(withRequirements: boolean): MaxSatProblem {
-    return { variables: this.variables, hard: this.hard, soft: withRequirements ? this.soft : this.soft.slice(1) };
+    const soft = withRequirements ? this.soft : this.soft.slice(1);
+    return { variables: this.variables, hard: this.hard, soft, ...(this.lazy && { lazy: this.lazy }) };
   }
+}
+
+/** A reachability's witness as encodeGraph wrote it without ranks: what foundedClauses reads of a model. */
+interface Witness {
+  graph: StateGraph;
+  guard: Term[];
+  reached: Term[];
+  pass: Term[];
+  onward: Term[];
+}
+
+/**
+ * The loop formulas a complete assignment breaks (Lin and Zhao's, as answer-set solvers check unfounded sets): for a
+ * reachability whose arrival it reaches only through supports going round, the states it reaches that no walk from
+ * the start reaches through states passing (U) each need a state outside U, reached and passing, with a link into
+ * U. Every walk that reaches a state of U enters U that way, so the clauses keep every answer that truly holds.
+ */
+function foundedClauses(witnesses: Witness[]): LazyClauses {
+  return (holds) => {
+    const clauses: Lit[][] = [];
+    let work = 0;
+    const of = (t: Term) => (typeof t === 'boolean' ? t : holds(t));
+    for (const { graph, guard, reached, pass, onward } of witnesses) {
+      if (guard.some(of)) continue;
+      const count = graph.node.length;
+      work += count + graph.to.length;
+      const walked = new Uint8Array(count);
+      const queue = graph.start.filter((k) => !walked[k] && (walked[k] = 1));
+      for (let h = 0; h < queue.length; h++) {
+        const k = queue[h]!;
+        if (!of(pass[k]!)) continue;
+        for (let e = graph.first[k]!; e < graph.first[k + 1]!; e++) {
+          const m = graph.to[e]!;
+          if (!walked[m] && (walked[m] = 1)) queue.push(m);
+        }
+      }
+      if (graph.arrive.some((k) => walked[k])) continue;
+      const unfounded = new Uint8Array(count);
+      for (let k = 0; k < count; k++) if (!walked[k] && of(reached[k]!)) unfounded[k] = 1;
+      const entries = new Set<Lit>();
+      for (let k = 0; k < count; k++) {
+        const o = onward[k]!;
+        if (unfounded[k] || typeof o !== 'number') continue;
+        for (let e = graph.first[k]!; e < graph.first[k + 1]!; e++) if (unfounded[graph.to[e]!]) entries.add(o);
+      }
+      const entering = [...entries];
+      for (let k = 0; k < count; k++) if (unfounded[k]) clauses.push([-(reached[k] as Lit), ...entering]);
+    }
+    return { clauses, work };
+  };
 }
 
 /** How a solver's answer decided its component: by `prover`, or a model where the work ran out (not proven). */
@@ -463,8 +517,11 @@ function encode(
   known?: Known,
   bound?: CandidateBound,
   narrowed?: ReadonlyMap<number, boolean>,
+  founded = false,
 ): Encoding {
   const b = new Builder();
+  /** Reachabilities' witnesses not ranked, each checked as models are found (foundedClauses). */
+  const witnesses: Witness[] | undefined = founded ? [] : undefined;
   const used = new Map<number, Term>();
   const drop = new Map<number, Term>();
   const rules = new RuleModel(
@@ -651,6 +708,8 @@ function encode(
    * reached(m) for each next state m; no arrival is reached. Its least model is walk reachability, so any model
    * cuts every walk. Reachability needs a witness: each reached state is supported by a reached predecessor that
    * passes, with a rank below its own inside a cycle (so the support cannot go round), and some arrival is reached.
+   * Where `founded`, no ranks: a support going round is cut when a model has one (foundedClauses), so only our
+   * solver takes the formula.
    */
   const encodeGraph = (req: Requirement, graph: StateGraph, guard: Term[]) => {
     const count = graph.node.length;
@@ -708,7 +767,7 @@ function encode(
       for (let e = graph.first[k]!; e < graph.first[k + 1]!; e++) {
         const m = graph.to[e]!;
         if (typeof reached[m] !== 'number') continue;
-        if (graph.component[k] !== graph.component[m]) {
+        if (witnesses || graph.component[k] !== graph.component[m]) {
           support[m]!.push(onward[k]!);
           continue;
         }
@@ -729,6 +788,7 @@ function encode(
       if (typeof reached[k] === 'number') b.clause([not(reached[k]!), ...support[k]!]);
     }
     b.clause([...guard, ...graph.arrive.map((k) => reached[k]!)]);
+    witnesses?.push({ graph, guard, reached, pass, onward });
   };
 
   for (const r of members) {
@@ -764,6 +824,7 @@ function encode(
       b.clause([...guard, ...options]);
     }
   }
+  if (witnesses && witnesses.length > 0) b.lazy = foundedClauses(witnesses);
   // A cut belongs to the component whose flows reach its nodes (components() keeps a cut's nodes together).
   for (const cut of cuts) if (cut.every((n) => used.has(n))) b.clause(cut.map((n) => not(used.get(n)!)));
   // Before `beforeRules`: a deployed firewall is modelled alike in the per-class formula and the candidates' one, so
@@ -802,7 +863,9 @@ function components(net: NetNode[], model: FlowModel, count: number, cuts: reado
 
 /**
  * Clauses beyond which a component is not encoded for a proof before its fast answer is tried: a formula this size
- * takes longer to build and load than the proof budget (PROOF_WORK) allows. Measured on fabrics (bench:fabric).
+ * takes longer to build and load than the proof budget (PROOF_WORK) allows. Measured on fabrics (bench:fabric). Its
+ * witnesses ranked, the formula is written again without ranks (foundedClauses) and tried where that fits: ranks are
+ * 7 in 8 of the clauses of the Zoo's mid-sized WANs (Abvt plain: 49,517 ranked, 6,644 without).
  */
 export const ENCODING_LIMIT = 30_000;
 
@@ -816,14 +879,18 @@ export const WIDE_ENCODING_MAX = 300_000;
 
 /**
  * About how many clauses encode() writes for a component: one per link of each isolation state graph, a witness's
- * support and, inside cycles, 3 per rank bit per link; a flow per clause for listed paths.
+ * support and, inside cycles and where `ranked`, 3 per rank bit per link; a flow per clause for listed paths.
  */
-function encodingSize(model: FlowModel, reqs: Requirement[], members: number[]): number {
+function encodingSize(model: FlowModel, reqs: Requirement[], members: number[], ranked = true): number {
   let size = 0;
   for (const r of members) {
     const graph = model.graphs[r];
     if (!graph) {
       size += model.flows[r]!.reduce((sum, flows) => sum + flows.length, 0);
+      continue;
+    }
+    if (!ranked) {
+      size += graph.first[graph.node.length]! + (reqs[r]!.kind === 'isolation' ? 0 : graph.node.length);
       continue;
     }
     for (let k = 0; k < graph.node.length; k++) {
@@ -862,6 +929,11 @@ export interface AllocationTuning {
    * unless given: tests give 0 to check that path against brute force on small networks).
    */
   encodingLimit?: number;
+  /**
+   * Clauses up to which a component past encodingLimit is still encoded without ranks, its witnesses checked as found
+   * (encodingLimit unless given: a test gives Infinity to check that path on small networks).
+   */
+  foundedLimit?: number;
   /** Past that limit, the firewalls' LP relaxation even where our cores would solve them soon (tests: that path). */
   forceLp?: boolean;
   /**
@@ -1185,6 +1257,20 @@ async function allocate(
   for (const members of groups) {
     const started = performance.now();
     let bound: LowerBound | undefined;
+    // A formula past ENCODING_LIMIT could not be proven in the proof budget, its witnesses ranked: without ranks it
+    // may fit, and is then solved as a small one, by our solver alone (`founded`).
+    const size = tuning.decompose ? encodingSize(model, reqs, members) : 0;
+    const limit = tuning.encodingLimit ?? ENCODING_LIMIT;
+    const past = tuning.decompose && size > limit;
+    let founded = past && encodingSize(model, reqs, members, false) <= (tuning.foundedLimit ?? limit);
+    /** This component's formula (encode), its witnesses ranked unless `founded`. */
+    const encodeHere = (
+      selectors: boolean,
+      perClass = false,
+      known?: Known,
+      bound?: CandidateBound,
+      narrowed?: ReadonlyMap<number, boolean>,
+    ) => encode(net, model, reqs, members, selectors, collapse, cuts, perClass, known, bound, narrowed, founded);
     const report = (method: ComponentReport['method'], variables: number, clauses: number, encoding: number) =>
       decisions.components.push({
         requirements: members.length,
@@ -1315,7 +1401,7 @@ async function allocate(
      * Its optimum; or its model where the work ran out, if that costs less than `fast`; else undefined.
      */
     const wideAnswer = async (fast: NonNullable<ReturnType<typeof fastAnswer>>) => {
-      const e = encode(net, model, reqs, members, false, collapse, cuts, false, undefined, {
+      const e = encodeHere(false, false, undefined, {
         candidates: Infinity,
         ...proving,
       });
@@ -1337,16 +1423,17 @@ async function allocate(
         return undefined;
       return { e, found, encoding };
     };
-    // A formula past ENCODING_LIMIT could not be proven in the proof budget: the fast answer comes first (a proof
-    // is all a proof-only allocation is for), unless the effort asks for the wide path.
-    const size = tuning.decompose ? encodingSize(model, reqs, members) : 0;
-    if (tuning.decompose && size > (tuning.encodingLimit ?? ENCODING_LIMIT)) {
-      if (proofOnly) return undefined;
+    // Past ENCODING_LIMIT and not founded, the fast answer comes first (a proof is all a proof-only allocation is
+    // for), unless the effort asks for the wide path.
+    if (past && proofOnly && !founded) return undefined;
+    if (past && !proofOnly) {
       // Its firewalls' relaxation by LP where our cores do not solve it soon (they spent the bounds' whole work on
       // wan-750's first round of walks); else as for any other component.
       settle();
       const relaxation = await firewallRelaxation(net, reqs, model, members, { work: bounds, abortAt }, tuning.forceLp);
       if (relaxation) relaxations.set(members, relaxation);
+    }
+    if (past && !founded) {
       const fast = leastFast();
       const wide = fast && size <= (tuning.wideLimit ?? 0) ? await wideAnswer(fast) : undefined;
       if (wide) {
@@ -1359,7 +1446,7 @@ async function allocate(
         continue;
       }
     }
-    let enc = encode(net, model, reqs, members, false, collapse, cuts, true);
+    let enc = encodeHere(false, true);
     const encoding = Math.round(performance.now() - started) / 1000;
     const done = (method: ComponentReport['method']) =>
       report(method, enc.builder.variables, enc.builder.hard.length, encoding);
@@ -1385,7 +1472,7 @@ async function allocate(
         if (exact && e instanceof WorkSpent) return exact;
         throw e;
       };
-      if (!z3Fits(problem.hard.size, spend.work)) return orImproved(new WorkSpent());
+      if (problem.lazy || !z3Fits(problem.hard.size, spend.work)) return orImproved(new WorkSpent());
       z3Used = true;
       return solveMaxSat(problem, spend).catch(orImproved);
     };
@@ -1429,12 +1516,12 @@ async function allocate(
       // UNSAT answer: which of equally many requirements hold would then be chosen by another formula.
       if (known && known.bounds.size > 0 && !selectors) {
         const narrowed = new Map([...known.bounds].map(([n, b]) => [n, b.narrower]));
-        const part = encode(net, model, reqs, members, selectors, collapse, cuts, false, known, bound, narrowed);
+        const part = encodeHere(selectors, false, known, bound, narrowed);
         const problem = splitOnFirewalls(part.builder.problem(selectors), selectors || proofOnly);
         const found = part.rules.abandoned ? undefined : await solve(problem);
         if (found?.status === 'sat' && narrowProven(known, problem, found)) return void ([enc, answer] = [part, found]);
       }
-      const full = encode(net, model, reqs, members, selectors, collapse, cuts, false, known, bound);
+      const full = encodeHere(selectors, false, known, bound);
       if (full.rules.abandoned) return;
       // Where its optimum cannot be proven, our solver improves a model of it (not for an UNSAT answer, whose
       // requirements held are chosen on the per-class formula, nor where only a proof is of use). That model stands
@@ -1472,11 +1559,7 @@ async function allocate(
       await fewerRules(false, proving, proved(proving), known);
     // Offline (bench:rule-gap) the candidates' formula is wanted even where the per-class one is not solved.
     if (answer === undefined && tuning.candidates && !candidatesOnly)
-      tuning.candidates(
-        encode(net, model, reqs, members, false, collapse, cuts, false, known).builder.problem(false),
-        members,
-        proofOnly,
-      );
+      tuning.candidates(encodeHere(false, false, known).builder.problem(false), members, proofOnly);
     if (answer === undefined) {
       if (proofOnly) return undefined;
       // The probe's model has the fewest firewalls, its drops left as the search left them: it, the fast answer on
@@ -1490,12 +1573,21 @@ async function allocate(
       else if (takeFast(fast, known?.costs)) {
         done('fast');
         continue;
-      } else answer = await optimum(enc.builder.problem(false), withinLimit());
+      } else {
+        // Ranked: what our solver could not answer, Z3 may.
+        if (founded) {
+          founded = false;
+          enc = encodeHere(false, true);
+        }
+        answer = await optimum(enc.builder.problem(false), withinLimit());
+      }
     }
     if (answer.status === 'unsat') {
       // Which requirements hold together, and the conflicts of the others, do not depend on how rules are counted:
       // decided on the per-class formula, the smaller one.
-      enc = encode(net, model, reqs, members, true, collapse, cuts, true);
+      // Ranked: Z3 may have to take it (and the cores after it).
+      founded = false;
+      enc = encodeHere(true, true);
       const perClass = enc.builder.problem(true);
       // The candidates' formula numbers its variables apart (pruned places have none): cores are the per-class one's.
       const selector = enc.selector;

@@ -8,12 +8,19 @@
  * forgotten: the problems given to it are small by construction (`EXACT_MAX_VARIABLES`). Its state lives in typed
  * arrays, clauses in one flat arena, not an array each: a refined formula of 86,637 clauses allocated 26 MB of small
  * arrays, and their garbage collection cost more than the search. A clause is named by where its literals start in
- * the arena (no table from clause numbers to places to read on every visit).
+ * the arena (no table from clause numbers to places to read on every visit). Clauses too many to write beforehand may
+ * be asked of each complete assignment (`lazy`): those it breaks are added and the search goes on from the top.
  *
  * External literals are +v / -v for variables v >= 1; inside, literal 2v is v and 2v+1 is not v.
  */
 
 export type SatStatus = 'sat' | 'unsat' | 'unknown';
+
+/**
+ * Clauses too many to write before the search, asked of each complete assignment: those it breaks, none when it
+ * holds them all, and the work the question cost (ticks). Each must hold in every model of the problem meant.
+ */
+export type LazyClauses = (holds: (l: number) => boolean) => { clauses: number[][]; work: number };
 
 /** What one solver may still spend, shared by all its calls: conflicts, and ticks from a work pool. */
 export interface SatBudget extends Spend {
@@ -140,6 +147,9 @@ export class SatSolver {
    * of 57,000 variables took 2.5 ms each to copy into one, a third of `search`.
    */
   model: Uint8Array = new Uint8Array(1);
+
+  /** Asked of each complete assignment before it is a model: the clauses it breaks are added and the search goes on. */
+  lazy?: LazyClauses;
 
   /** Adds a clause, lits[from .. to) (between solves); false when the clauses can no longer all hold. */
   addClause(lits: ArrayLike<number>, from = 0, to = lits.length): boolean {
@@ -505,6 +515,15 @@ export class SatSolver {
       if (next < 0) {
         let v = this.heap.pop();
         while (v > 0 && this.value[2 * v] !== 0) v = this.heap.pop();
+        if (v <= 0 && this.lazy) {
+          const { value } = this;
+          const asked = this.lazy((l) => value[code(l)]! > 0);
+          this.ticks += asked.work;
+          if (asked.clauses.length > 0) {
+            for (const clause of asked.clauses) if (!this.addClause(clause)) return 'unsat';
+            continue;
+          }
+        }
         if (v <= 0) {
           const n = this.variableCount;
           const { value } = this;

@@ -56,6 +56,7 @@ const ours: OracleMaker = (variables) => new SatSolver(variables);
 
 function loaded(p: MaxSatProblem, make = ours): SatOracle | undefined {
   const sat = make(p.variables);
+  if (sat instanceof SatSolver) sat.lazy = p.lazy;
   const { hard } = p;
   sat.reserveClauses(hard.literals, hard.ends, hard.length);
   for (let k = 0; k < hard.length; k++) if (!sat.addClause(hard.literals, hard.from(k), hard.ends[k])) return undefined;
@@ -454,7 +455,7 @@ export function exactMaxSat(
 ): MaxSatAnswer | undefined {
   const limits = { ...SOLVER_LIMITS, ...given };
   const { conflicts } = limits;
-  if (p.variables > limits.variables) return undefined;
+  if (p.variables > limits.variables || (p.lazy && oracle !== ours)) return undefined;
   const budget: SatBudget = { conflicts, ...spend };
   const rounds = p.cubes && { cubes: p.cubes, whole: Math.min(ROUND_WHOLE_CONFLICTS, Math.floor(conflicts / 100)) };
   const sat = loaded(p, oracle);

@@ -4,7 +4,7 @@
  * constraints form lexicographic objectives in the order of their groups. Z3 is loaded and initialised lazily,
  * on the first solve, so that commands that do not solve start fast.
  */
-import { grown } from './cdcl.js';
+import { grown, type LazyClauses } from './cdcl.js';
 import { SolverTimeout, WorkSpent, Z3_TICKS_PER_RLIMIT, type Spend, type WorkPool } from './work.js';
 
 /** A literal: +v or -v for variable v >= 1. */
@@ -99,6 +99,8 @@ export interface MaxSatProblem {
   split?: number;
   /** Assignments of the split group, one of which every optimum has (a proof-only probe's sets): roundsOptimum. */
   cubes?: Lit[][];
+  /** Clauses found as the search goes (cdcl.ts): only our solver takes such a problem, never Z3 or CaDiCaL. */
+  lazy?: LazyClauses;
 }
 
 /** Soft literals to free together, worth freeing only where the model has every `needs` literal (firewalls used). */

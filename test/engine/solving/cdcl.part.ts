@@ -1,7 +1,8 @@
 /**
  * The CDCL solver against brute force on random small formulas: every 'sat' comes with a model that satisfies every
  * clause, every 'unsat' has no model at all, and a core under assumptions is itself unsatisfiable. The same of
- * CaDiCaL's adapter (cadical.ts), which answers the same interface (oracle.ts).
+ * CaDiCaL's adapter (cadical.ts), which answers the same interface (oracle.ts). Clauses given as complete assignments
+ * break them (`lazy`) give the verdicts and models of the whole formula.
  */
 import t from 'tap';
 import { random } from '../../../src/bench/topology.js';
@@ -44,15 +45,41 @@ const solvers: [string, OracleMaker][] = [
   ['ours', (n) => new SatSolver(n)],
   ['CaDiCaL', await cadicalOracle()],
 ];
-for (const [name, make] of solvers) {
+/** Assignments that broke a clause given lazily (the third loader's). */
+let lazilyBroken = 0;
+/** A formula given to a solver: every clause before the search, or to ours half of them lazily (`lazy`). */
+const loaders: [string, (variables: number, cnf: number[][]) => SatOracle][] = [
+  ...solvers.map(([name, make]): [string, (variables: number, cnf: number[][]) => SatOracle] => [
+    name,
+    (variables, cnf) => {
+      const solver = make(variables);
+      cnf.forEach((c) => solver.addClause(c));
+      return solver;
+    },
+  ]),
+  [
+    'ours, half the clauses as assignments break them',
+    (variables, cnf) => {
+      const solver = new SatSolver(variables);
+      cnf.filter((_, i) => i % 2 === 0).forEach((c) => solver.addClause(c));
+      const later = cnf.filter((_, i) => i % 2 === 1);
+      solver.lazy = (value) => {
+        const clauses = later.filter((c) => !c.some(value));
+        if (clauses.length > 0) lazilyBroken++;
+        return { clauses, work: later.length };
+      };
+      return solver;
+    },
+  ],
+];
+for (const [name, load] of loaders) {
   t.test(`random formulas (${name}): the same verdict as brute force, and every model holds`, async (t) => {
     const rnd = random(7);
     let sat = 0;
     for (let k = 0; k < 400; k++) {
       const variables = 3 + Math.floor(rnd() * 10);
       const cnf = randomCnf(rnd, variables, Math.floor(variables * (2 + rnd() * 5)));
-      const solver = make(variables);
-      cnf.forEach((c) => solver.addClause(c));
+      const solver = load(variables, cnf);
       const status = solver.solve([], budget());
       const expected = bruteForce(variables, cnf);
       if (status !== (expected ? 'sat' : 'unsat')) t.fail(`formula ${k}: ${status}, brute force ${expected}`);
@@ -62,8 +89,11 @@ for (const [name, make] of solvers) {
       }
     }
     t.ok(sat > 50 && sat < 350, `both verdicts occur (${sat} of 400 satisfiable)`);
+    if (load === loaders[2]![1]) t.ok(lazilyBroken > 100, `${lazilyBroken} assignments broke a clause given lazily`);
   });
+}
 
+for (const [name, make] of solvers) {
   t.test(`assumptions (${name}): verdicts as brute force, and each core is unsatisfiable on its own`, async (t) => {
     const rnd = random(11);
     let cores = 0;
