@@ -1,8 +1,8 @@
 /**
  * The CDCL solver against brute force on random small formulas: every 'sat' comes with a model that satisfies every
  * clause, every 'unsat' has no model at all, and a core under assumptions is itself unsatisfiable. The same of
- * CaDiCaL's adapter (cadical.ts), which answers the same interface (oracle.ts). Clauses given as complete assignments
- * break them (`lazy`) give the verdicts and models of the whole formula.
+ * CaDiCaL's adapter (cadical.ts), which answers the same interface (oracle.ts). Half of a formula given to ours only
+ * as complete assignments break it (`lazy`) gives the verdicts and models of the whole.
  */
 import t from 'tap';
 import { random } from '../../../src/bench/topology.js';
@@ -48,8 +48,9 @@ const solvers: [string, OracleMaker][] = [
 /** Assignments that broke a clause given lazily (the third loader's). */
 let lazilyBroken = 0;
 /** A formula given to a solver: every clause before the search, or to ours half of them lazily (`lazy`). */
-const loaders: [string, (variables: number, cnf: number[][]) => SatOracle][] = [
-  ...solvers.map(([name, make]): [string, (variables: number, cnf: number[][]) => SatOracle] => [
+type Loader = (variables: number, cnf: number[][]) => SatOracle;
+const loaders: [string, Loader][] = [
+  ...solvers.map(([name, make]): [string, Loader] => [
     name,
     (variables, cnf) => {
       const solver = make(variables);
