@@ -1552,9 +1552,12 @@ async function allocate(
       : problem;
     const known = enc.rules.size > 0 ? opened(probed, 2, proving, proofOnly) : undefined;
     const candidatesOnly = known !== undefined && proofOnly;
+    // Where the probe's solver ran out after a model, that model is weighed below with the fast answers.
+    const rested = candidatesOnly ? undefined : known?.rest?.();
     let answer = candidatesOnly
       ? undefined
-      : (known?.rest?.() ?? (await proved(proving, known?.rest !== undefined)(problem)));
+      : ((rested?.optimal === false ? undefined : rested) ??
+        (await proved(proving, known?.rest !== undefined)(problem)));
     if (candidatesOnly || (answer?.status === 'sat' && enc.rules.size > 0))
       await fewerRules(false, proving, proved(proving), known);
     // Offline (bench:rule-gap) the candidates' formula is wanted even where the per-class one is not solved.
@@ -1562,9 +1565,11 @@ async function allocate(
       tuning.candidates(encodeHere(false, false, known).builder.problem(false), members, proofOnly);
     if (answer === undefined) {
       if (proofOnly) return undefined;
-      // The probe's model has the fewest firewalls, its drops left as the search left them: it, the fast answer on
-      // its firewalls or the fast answer anywhere, whichever costs least (on a tie a fast one, on its firewalls first).
-      const probed: MaxSatAnswer | undefined = known && { status: 'sat', value: known.model, optimal: false };
+      // The probe's model has the fewest firewalls, its drops left as the search left them (or the best its solver
+      // found on from there, if cheaper): it, the fast answer on its firewalls or the fast answer anywhere, whichever
+      // costs least (on a tie a fast one, on its firewalls first).
+      const model: MaxSatAnswer | undefined = known && { status: 'sat', value: known.model, optimal: false };
+      const probed = rested && model && cheaper(decide(enc, rested).cost, decide(enc, model).cost) ? rested : model;
       const onProbed = probed && fastAnswer(new Set([...decide(enc, probed).mine.used].filter((n) => net[n]!.costly)));
       const anywhere = leastFast();
       const fast =

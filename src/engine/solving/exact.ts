@@ -543,12 +543,13 @@ export class OptimaProbe {
 
   /**
    * The optimum of the whole problem, its later groups solved on top of the first ones with what is left of the
-   * budget (exactMaxSat's answer, without solving the first groups again); undefined when the budget ran out. The
-   * probe is spent: ask nothing after.
+   * budget (exactMaxSat's answer, without solving the first groups again); where the budget ran out after a model,
+   * the best model found (`optimal: false`); undefined where it ran out before. The probe is spent: ask nothing after.
    */
   rest(): MaxSatAnswer | undefined {
-    const rest = this.p.soft.slice(this.groups);
-    return answerOf(optimise(this.sat, rest, this.budget, this.limits, splitOn(this.p)), this.p);
+    const found = optimise(this.sat, this.p.soft.slice(this.groups), this.budget, this.limits, splitOn(this.p));
+    if (typeof found !== 'object' || found.unproven === undefined) return answerOf(found, this.p);
+    return { status: 'sat', value: answerValue(found.model, this.p.variables), optimal: false };
   }
 }
 

@@ -360,10 +360,12 @@ t.test('a VEREFOO input is solved without loading Z3', async (t) => {
   t.equal(z3Started(), false, 'Z3 was never loaded');
 });
 
-t.test('an optimum out of budget: with neighbourhoods, a model improved in each, not called optimal', async (t) => {
-  // One group, two parts. Pigeons: 8 soft "pigeon i sits" in 7 holes, whose optimum no search proves within 300
-  // conflicts (pigeonhole refutations are exponential for resolution). A cover: elements 1-6, each in the wide set
-  // of its half or in a set of its own; the cheapest cover takes the two wide sets.
+/**
+ * One group, two parts. Pigeons: 8 soft "pigeon i sits" in 7 holes, whose optimum no search proves within 300
+ * conflicts (pigeonhole refutations are exponential for resolution). A cover: elements 1-6, each in the wide set of
+ * its half or in a set of its own; the cheapest cover takes the two wide sets.
+ */
+function pigeonsAndCover() {
   let next = 0;
   const fresh = () => ++next;
   const clauses: number[][] = [];
@@ -376,6 +378,11 @@ t.test('an optimum out of budget: with neighbourhoods, a model improved in each,
   const own = Array.from({ length: 6 }, fresh);
   own.forEach((o, e) => clauses.push([wide[e < 3 ? 0 : 1]!, o]));
   const cover = [...wide, ...own].map((x) => -x);
+  return { next, clauses, sits, hole, cover };
+}
+
+t.test('an optimum out of budget: with neighbourhoods, a model improved in each, not called optimal', async (t) => {
+  const { next, clauses, sits, hole, cover } = pigeonsAndCover();
   const p: MaxSatProblem = { variables: next, hard: Clauses.of(clauses), soft: [[...sits, ...cover]] };
   const budget = 300;
   t.equal(exactMaxSat(p, later(), { conflicts: budget }), undefined, 'without neighbourhoods: no answer');
@@ -421,4 +428,27 @@ t.test('an optimum out of budget: with neighbourhoods, a model improved in each,
     );
   t.equal(coverCost(after(IMPROVE_NEIGHBOURHOODS - 1)), 2, 'the last neighbourhood solved improves the cover');
   t.not(coverCost(after(IMPROVE_NEIGHBOURHOODS)), 2, 'one more is not solved');
+});
+
+t.test("the probe's later groups out of budget: the best model found, not called optimal", async (t) => {
+  // allocate.ts weighs that model against the fast answers where the per-class rules are not proven. The first group
+  // (a literal that can hold) is the probe's; the later one is the pigeons and the cover, not proven in 300 conflicts.
+  const { next, clauses, sits, cover } = pigeonsAndCover();
+  const free = next + 1;
+  const p: MaxSatProblem = { variables: free, hard: Clauses.of(clauses), soft: [[free], [...sits, ...cover]] };
+  const probe = OptimaProbe.open(p, 1, later(), { conflicts: 300 });
+  t.same(probe?.costs, [0], 'the first group at its optimum');
+  const answer = probe!.rest();
+  t.equal(answer?.status, 'sat');
+  t.equal(answer?.optimal, false, 'not called optimal');
+  const value = (v: number) => answer!.value[v]!;
+  t.ok(
+    clauses.every((c) => c.some((l) => holds(l, value))),
+    'every hard clause holds',
+  );
+  t.ok(value(free), 'the first group kept at its optimum');
+  // With the budget to prove it, the same call is the optimum: one pigeon left out and the two wide sets.
+  const proven = OptimaProbe.open(p, 1, later(), { conflicts: Infinity })!.rest();
+  t.not(proven?.optimal, false, 'proven with the conflicts to spare');
+  t.same(proven && costs(p, (v) => proven.value[v]!), [0, 3], 'its cost');
 });
