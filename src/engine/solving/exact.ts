@@ -51,6 +51,15 @@ export interface SolverLimits {
   probeAssignments: number;
 }
 
+/**
+ * Whether a problem has more variables than our solver takes. A problem with lazy clauses (witnesses checked as found,
+ * allocate.ts) goes to no other solver (Z3 takes none), so it is allowed as many as a proof-only solve: with 20,000,
+ * 15 of the Zoo census's 161 answers past the encoding limit were fast ones at once; with 60,000, 5 of them have 3-7
+ * fewer rules, for about 3 s more each (docs/performance-log.md, 2 December).
+ */
+const tooLarge = (p: MaxSatProblem, limits: SolverLimits) =>
+  p.variables > (p.lazy ? Math.max(limits.variables, PROOF_MAX_VARIABLES) : limits.variables);
+
 /** Our solver: every call of the engine's but the wide path's (CaDiCaL's, cadical.ts). */
 const ours: OracleMaker = (variables) => new SatSolver(variables);
 
@@ -455,7 +464,7 @@ export function exactMaxSat(
 ): MaxSatAnswer | undefined {
   const limits = { ...SOLVER_LIMITS, ...given };
   const { conflicts } = limits;
-  if (p.variables > limits.variables || (p.lazy && oracle !== ours)) return undefined;
+  if (tooLarge(p, limits) || (p.lazy && oracle !== ours)) return undefined;
   const budget: SatBudget = { conflicts, ...spend };
   const rounds = p.cubes && { cubes: p.cubes, whole: Math.min(ROUND_WHOLE_CONFLICTS, Math.floor(conflicts / 100)) };
   const sat = loaded(p, oracle);
@@ -503,7 +512,7 @@ export class OptimaProbe {
     given: Partial<SolverLimits> = {},
   ): OptimaProbe | undefined {
     const limits = { ...SOLVER_LIMITS, ...given };
-    if (p.variables > limits.variables) return undefined;
+    if (tooLarge(p, limits)) return undefined;
     const budget: SatBudget = { conflicts: limits.conflicts, ...spend };
     const sat = loaded(p);
     const first = sat && optimise(sat, p.soft.slice(0, groups), budget, limits);

@@ -345,6 +345,12 @@ t.test('past the variables allowed no answer; a proof-only solve is allowed more
   );
   // The optimum keeps every odd one false, so every even one must hold: nothing unmet first, x2 unmet second.
   t.same(costs(past, value), [0, 1]);
+  // Clauses given lazily (none here): no other solver could take the problem, so it is allowed a proof-only solve's.
+  const lazy = () => ({ clauses: [], work: 0 });
+  const taken = exactMaxSat({ ...past, lazy }, later());
+  t.same(taken && costs(past, (v) => taken.value[v] === true), [0, 1], 'a lazy problem past 20,000 variables');
+  t.equal(exactMaxSat({ ...chain(PROOF_MAX_VARIABLES + 2), lazy }, later()), undefined, 'past that, none');
+  t.ok(OptimaProbe.open({ ...past, lazy }, 1, later()), 'nor does the probe turn it down');
 });
 
 t.test('a VEREFOO input is solved without loading Z3', async (t) => {
