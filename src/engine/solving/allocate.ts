@@ -1568,8 +1568,8 @@ async function allocate(
       // The probe's model has the fewest firewalls, its drops left as the search left them (or the best its solver
       // found on from there, if cheaper): it, the fast answer on its firewalls or the fast answer anywhere, whichever
       // costs least (on a tie a fast one, on its firewalls first).
-      const model: MaxSatAnswer | undefined = known && { status: 'sat', value: known.model, optimal: false };
-      const probed = rested && model && cheaper(decide(enc, rested).cost, decide(enc, model).cost) ? rested : model;
+      const own: MaxSatAnswer | undefined = known && { status: 'sat', value: known.model, optimal: false };
+      const probed = rested && own && cheaper(decide(enc, rested).cost, decide(enc, own).cost) ? rested : own;
       const onProbed = probed && fastAnswer(new Set([...decide(enc, probed).mine.used].filter((n) => net[n]!.costly)));
       const anywhere = leastFast();
       const fast =
