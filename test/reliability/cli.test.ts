@@ -186,6 +186,38 @@ t.test('a solver crash is retried once in a fresh worker, else exit 70 with a me
   t.notOk(existsSync(path.join(ws, 'adp.json')), 'nothing stored');
 });
 
+t.test(
+  'a solve that outlasts its time limit unseen by the engine is stopped there: exit 5, 504, nothing stored',
+  async (t) => {
+    const ws = await scratch(t);
+    // The injected delay comes before the engine starts, so no check of its deadline sees it, as in a call that never
+    // returns; the pool's own timer stops the job (pool.ts, WATCHDOG_GRACE_MS). Without it the 30 s delay ran out first.
+    const hung = await cli(['simulate', '--store', SAMPLE, '--timeout', '1'], {
+      workspace: ws,
+      env: { NFV_SOLVER_FAULT: 'delay:30000' },
+    });
+    t.equal(hung.code, 5, hung.stderr);
+    t.equal(
+      hung.stderr,
+      'nfv: the solver did not finish within the time limit of 1 s; nothing was stored as satisfied (raise --timeout)\n',
+    );
+    t.notOk(existsSync(path.join(ws, 'adp.json')), 'nothing stored');
+    // Serve: the stopped job's thread is replaced, and the next simulation is solved.
+    const s = await serve(t, ['--solvers', '1', '--workspace', ws], { NFV_SOLVER_FAULT: 'delay:3000' });
+    const body = await readFile(SAMPLE, 'utf8');
+    const post = (timeout: number) =>
+      fetch(`${s.url}/adp/simulations?timeout=${timeout}`, {
+        method: 'POST',
+        body,
+        headers: { 'Content-Type': 'application/xml', Accept: 'application/json' },
+      });
+    const late = await post(1);
+    t.equal(late.status, 504);
+    t.match(await late.text(), /did not finish within the time limit of 1 s/);
+    t.equal((await post(60)).status, 200, 'the next simulation is solved in a fresh thread');
+  },
+);
+
 t.test('a solver thread out of memory: exit 2 naming its heap, not tried again, nothing stored', async (t) => {
   const ws = await scratch(t);
   // The first job fills the thread's heap, made 64 MB so that it is quick (bin/nfv run by node with the flag, as

@@ -14,6 +14,7 @@ import type { SimulationQueue } from '../../store/jobs.js';
 import type { NFV } from '../../model/types.js';
 import type { SimulateOptions, SimulationResult } from '../simulate.js';
 import { plural } from '../../model/words.js';
+import { SolverTimeout } from '../solving/work.js';
 
 interface Job {
   id: number;
@@ -28,6 +29,8 @@ interface Job {
   settled?: boolean;
   /** Takes its listener off the caller's signal, which may outlive it (one per process for the CLI). */
   detach?: () => void;
+  /** Stops the job at its time limit where the engine's own checks do not (`WATCHDOG_GRACE_MS`). */
+  watchdog?: NodeJS.Timeout;
 }
 
 type WorkerMessage =
@@ -36,6 +39,14 @@ type WorkerMessage =
   | { id: number; error: { status: number; message: string }; retire: boolean };
 
 const MAX_ATTEMPTS = 2;
+
+/**
+ * How long after a job's time limit, counted from its first start, the pool stops it itself: the engine checks its
+ * deadline between steps of work, but a call that never returns (a hang inside Z3's WebAssembly threads) or a retry
+ * after a crash (whose engine counts its limit afresh) would outlast `--timeout`. The answer is the engine's own
+ * time-out, 504 / exit 5.
+ */
+const WATCHDOG_GRACE_MS = 1000;
 
 /** A solve past the solver thread's heap (V8's limit, the process's `--max-old-space-size`): a limit, not a crash. */
 function beyondHeap(): NfvError {
@@ -94,6 +105,7 @@ class SolverPool {
     if (job.settled) return;
     job.settled = true;
     job.detach?.();
+    clearTimeout(job.watchdog);
     if (outcome.error) job.reject(outcome.error);
     else job.resolve(outcome.result!);
   }
@@ -163,13 +175,28 @@ class SolverPool {
       const worker = this.idle.pop() ?? (this.busy.size < this.size ? this.spawn() : undefined);
       if (!worker) return;
       const job = this.queue.shift()!;
-      job.attempts++;
+      if (job.attempts++ === 0) this.watch(job);
       job.worker = worker;
       this.busy.set(worker, job);
       // A busy worker keeps the process alive; an idle one does not (unref after the listeners, which ref it).
       worker.ref();
       worker.postMessage({ id: job.id, nfv: job.nfv, options: job.options, progress: job.onPhase !== undefined });
     }
+  }
+
+  /** Times the job from its first start: past its limit and WATCHDOG_GRACE_MS, its worker is stopped. */
+  private watch(job: Job): void {
+    const seconds = job.options.timeoutSeconds ?? SIMULATION_DEFAULTS.timeoutSeconds;
+    job.watchdog = setTimeout(
+      () => {
+        if (job.worker) this.retire(job.worker);
+        this.settle(job, { error: new SolverTimeout(seconds) });
+        this.dispatch();
+      },
+      seconds * 1000 + WATCHDOG_GRACE_MS,
+    );
+    // The busy worker keeps the process alive while the job runs; the timer alone must not.
+    job.watchdog.unref();
   }
 
   async close(): Promise<void> {
