@@ -159,6 +159,9 @@ const rlimitOf = (work: WorkPool) => (Number.isFinite(work.left) ? Math.floor(wo
 const rlimitCount = (stats: { keys(): string[]; get(key: string): number }) =>
   stats.keys().includes('rlimit count') ? stats.get('rlimit count') : 0;
 
+/** Milliseconds until the job's time limit, at least 1 (Z3 reads 0 as none). */
+const msLeft = (abortAt: number) => Math.max(1, Math.round(abortAt - Date.now()));
+
 /**
  * Solves the problem optimally within the work of `spend` (Z3's resource limit, which counts work, not time): past
  * it WorkSpent, past the job's time limit SolverTimeout. What Z3 counted leaves the pool.
@@ -168,8 +171,11 @@ export async function solveMaxSat(p: MaxSatProblem, spend: Spend): Promise<MaxSa
   const opt = new ctx.Optimize();
   try {
     const units = rlimitOf(spend.work);
-    opt.set('timeout', Math.max(1, Math.round(spend.abortAt - Date.now())));
+    // Z3's time-out runs a timer thread, and with it one check in about 40 hung at its resource limit, never returning
+    // (Zoo Gridnet, 2 December): a call with work to count gets no time-out, and the solver pool stops a job that
+    // outlasts its time limit (pool.ts).
     if (units > 0) opt.set('rlimit', units);
+    else opt.set('timeout', msLeft(spend.abortAt));
     opt.fromString(smtlib(p, true));
     const before = rlimitCount(opt.statistics());
     const status = await opt.check();
@@ -193,7 +199,7 @@ export async function conflictCore(p: MaxSatProblem, assumptions: Lit[], abortAt
   const ctx = await z3();
   const solver = new ctx.Solver();
   try {
-    solver.set('timeout', Math.max(1, Math.round(abortAt - Date.now())));
+    solver.set('timeout', msLeft(abortAt));
     solver.fromString(smtlib(p, false));
     const consts = assumptions.map((l) => (l > 0 ? ctx.Bool.const(`v${l}`) : ctx.Not(ctx.Bool.const(`v${-l}`))));
     const status = await solver.check(...consts);
