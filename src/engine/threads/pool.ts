@@ -84,7 +84,7 @@ class SolverPool {
       }
       const job: Job = { id: this.nextId++, nfv, options: portable, onPhase, resolve, reject, attempts: 0 };
       if (signal) {
-        const abort = () => this.cancel(job);
+        const abort = () => this.stop(job, interrupted());
         signal.addEventListener('abort', abort, { once: true });
         job.detach = () => signal.removeEventListener('abort', abort);
       }
@@ -110,12 +110,12 @@ class SolverPool {
     else job.resolve(outcome.result!);
   }
 
-  /** Stops a job: out of the queue, or its worker terminated (a fresh one is started when needed). */
-  private cancel(job: Job): void {
+  /** Stops a job with `error`: out of the queue, or its worker terminated (a fresh one is started when needed). */
+  private stop(job: Job, error: Error): void {
     const k = this.queue.indexOf(job);
     if (k >= 0) this.queue.splice(k, 1);
     if (job.worker) this.retire(job.worker);
-    this.settle(job, { error: interrupted() });
+    this.settle(job, { error });
     this.dispatch();
   }
 
@@ -187,14 +187,8 @@ class SolverPool {
   /** Times the job from its first start: past its limit and WATCHDOG_GRACE_MS, its worker is stopped. */
   private watch(job: Job): void {
     const seconds = job.options.timeoutSeconds ?? SIMULATION_DEFAULTS.timeoutSeconds;
-    job.watchdog = setTimeout(
-      () => {
-        if (job.worker) this.retire(job.worker);
-        this.settle(job, { error: new SolverTimeout(seconds) });
-        this.dispatch();
-      },
-      seconds * 1000 + WATCHDOG_GRACE_MS,
-    );
+    // A retry waiting for a thread leaves the queue too, so that no thread solves a job already answered.
+    job.watchdog = setTimeout(() => this.stop(job, new SolverTimeout(seconds)), seconds * 1000 + WATCHDOG_GRACE_MS);
     // The busy worker keeps the process alive while the job runs; the timer alone must not.
     job.watchdog.unref();
   }
