@@ -83,8 +83,9 @@ export interface StateGraph {
   to: Int32Array;
   start: number[];
   arrive: number[];
-  component: number[];
-  componentSize: number[];
+  /** Each state's strongly connected component, and each component's size (typed: a million states on wan-750). */
+  component: Int32Array;
+  componentSize: Int32Array;
 }
 
 export interface FlowModel {
@@ -110,6 +111,16 @@ const ANY_ADDRESS = [0, 255, 0, 255, 0, 255, 0, 255];
 
 /** All packets whose source (at = SRC) or destination (at = DST) address lies in the given octet bounds. */
 const addressBox = (bounds: number[], at: number): Box => rewrite(UNIVERSE, at, bounds);
+
+/**
+ * Whether a box meets addressBox(bounds, at), no box made: asked of every addressed node of a requirement's corridor
+ * (wan-750: 800 corridors of 1,250 nodes, each named by its address), of which almost none meet.
+ */
+function meetsAddress(box: Box, bounds: readonly number[], at: number): boolean {
+  for (let i = 0; i < bounds.length; i += 2)
+    if (box[2 * at + i]! > bounds[i + 1]! || bounds[i]! > box[2 * at + i + 1]!) return false;
+  return true;
+}
 
 const portAt = (port: number) => [port, port];
 
@@ -238,7 +249,7 @@ export function addressedOnWay(
   inner = r.corridor.blocks.flat().filter((k) => k !== r.src && k !== r.dst),
 ): number | undefined {
   const base = baseBox(r.property);
-  return inner.find((k) => net[k]!.address && meet(base, addressBox(net[k]!.address!, DST)));
+  return inner.find((k) => net[k]!.address && meetsAddress(base, net[k]!.address!, DST));
 }
 
 /**
@@ -276,9 +287,22 @@ function graphPredicates(net: NetNode[], r: Requirement, partition: Partition): 
   const before = initialRegion(net, r);
   const nat = r.corridor.joints.findIndex((k) => net[k]!.role === 'nat');
   const after = nat < 0 ? [] : passNode(net[r.corridor.joints[nat]!]!, before);
-  const addressed = (blocks: number[][]) => {
+  // Only the nodes whose address the region meets split it: the others' cuts are empty. By index, no closure per
+  // node: this runs once per corridor node, mostly before V8 optimises it.
+  const addressed = (blocks: number[][], region: Box[]) => {
     const seen = new Set<number>();
-    for (const block of blocks) for (const k of addressedIn(net, block)) if (k !== r.src) seen.add(k);
+    for (const block of blocks) {
+      const nodes = addressedIn(net, block);
+      for (let i = 0; i < nodes.length; i++) {
+        const k = nodes[i]!;
+        if (k === r.src || seen.has(k)) continue;
+        for (let j = 0; j < region.length; j++)
+          if (meetsAddress(region[j]!, net[k]!.address!, DST)) {
+            seen.add(k);
+            break;
+          }
+      }
+    }
     return [...seen].map((k) => addressBox(net[k]!.address!, DST));
   };
   const add = (region: Box[], cuts: Box[]) => {
@@ -292,15 +316,15 @@ function graphPredicates(net: NetNode[], r: Requirement, partition: Partition): 
   };
   // The NAT is joint j: blocks before it hold the traffic as sent, blocks after it the traffic it sends on.
   const blocks = r.corridor.blocks;
-  if (nat < 0) return { before: add(before, addressed(blocks)), after: [] };
+  if (nat < 0) return { before: add(before, addressed(blocks, before)), after: [] };
   // A forward table splits what comes to the NAT by its entries: each class goes to one entry's host, or to none.
   const natNode = net[r.corridor.joints[nat]!]!;
   // Each entry's packets name its source and destination (the NAT's address unless it names another).
   // A translation by destination splits what leaves the NAT's hidden side the same way: translated whole or not.
   const forwards = [...(natNode.natForwards ?? []).map((f) => f.match), ...(natNode.natTranslates ?? [])];
   return {
-    before: add(before, [...addressed(blocks.slice(0, nat)), ...forwards]),
-    after: add(after, addressed(blocks.slice(nat))),
+    before: add(before, [...addressed(blocks.slice(0, nat), before), ...forwards]),
+    after: add(after, addressed(blocks.slice(nat), after)),
   };
 }
 
@@ -319,12 +343,12 @@ function addressedIn(net: NetNode[], block: readonly number[]): readonly number[
 const addressedKnown = new WeakMap<readonly number[], { net: NetNode[]; nodes: readonly number[] }>();
 
 /** Strongly connected components of a graph (Tarjan, iterative). */
-function stronglyConnected(first: Int32Array, to: Int32Array): number[] {
+function stronglyConnected(first: Int32Array, to: Int32Array): Int32Array {
   const count = first.length - 1;
   const index = new Int32Array(count).fill(-1);
   const low = new Int32Array(count);
   const onStack = new Uint8Array(count);
-  const component = new Array<number>(count).fill(-1);
+  const component = new Int32Array(count).fill(-1);
   const stack = new Int32Array(count);
   let stacked = 0;
   // The depth-first frames: a state and the position of the next link to look at, in typed arrays.
@@ -370,6 +394,18 @@ function stronglyConnected(first: Int32Array, to: Int32Array): number[] {
   return component;
 }
 
+/**
+ * stateGraph's links as found, kept between calls and grown as needed (to the most links of one requirement's
+ * graph): as arrays of numbers, grown by copying, they were young garbage on wan-750's million states.
+ */
+const linkBuffers = { from: new Int32Array(1024), to: new Int32Array(4096) };
+
+const grown = (a: Int32Array) => {
+  const out = new Int32Array(2 * a.length);
+  out.set(a);
+  return out;
+};
+
 /** The state graph of a requirement decided without paths (see StateGraph). */
 function stateGraph(
   net: NetNode[],
@@ -382,63 +418,81 @@ function stateGraph(
   const toDst = addressBox(net[r.dst]!.address!, DST);
   const starting = classesOf(predicates.before).map((c) => c.id);
   const afterNat = classesOf(predicates.after);
-  // A state is keyed by its node and classes: a number where it holds one class (all but complete reachability's).
-  const keyed = new Map<string | number, number>();
   const node: number[] = [];
   const held: number[][] = [];
   // The links of state k, as found: edgeTo[edgeFrom[k]] up to edgeTo[edgeFrom[k + 1] - 1] (states are looked at in
-  // order, each adding its links at the end).
-  const edgeFrom: number[] = [];
-  const edgeTo: number[] = [];
+  // order, each adding its links at the end), in the typed buffers kept between calls.
+  let edges = 0;
+  const link = (m: number) => {
+    if (edges === linkBuffers.to.length) linkBuffers.to = grown(linkBuffers.to);
+    linkBuffers.to[edges++] = m;
+  };
+  // A state holding one class (all but complete reachability's) is found by its node and class in an open-addressed
+  // table of state numbers (-1: empty), not a Map: wan-750's million states made a Map's entries a fifth of this
+  // function's time and much of the solver thread's young garbage. Complete reachability's by text.
+  let table = new Int32Array(1024).fill(-1);
+  const slot = (n: number, c: number) => {
+    const mask = table.length - 1;
+    let i = (Math.imul(n, 0x9e3779b1) ^ Math.imul(c, 0x85ebca6b)) & mask;
+    for (let k = table[i]!; k >= 0 && (node[k] !== n || held[k]![0] !== c); k = table[i]!) i = (i + 1) & mask;
+    return i;
+  };
+  const keyed = new Map<string, number>();
   const state = (n: number, cls: number[]): number => {
-    const key = cls.length === 1 ? n * classes.length + cls[0]! : `${n}:${cls.join(',')}`;
-    let k = keyed.get(key);
-    if (k === undefined) {
-      k = node.length;
-      keyed.set(key, k);
-      node.push(n);
-      held.push(cls);
+    if (cls.length === 1) {
+      const i = slot(n, cls[0]!);
+      if (table[i]! >= 0) return table[i]!;
+      table[i] = node.length;
+    } else {
+      const key = `${n}:${cls.join(',')}`;
+      const known = keyed.get(key);
+      if (known !== undefined) return known;
+      keyed.set(key, node.length);
     }
-    return k;
-  };
-  /** What leaves node n of the classes that reach it: each set of classes goes on as one state. */
-  const leaving = (n: number, cls: number[]): number[][] => {
-    const at = net[n]!;
-    if (r.kind === 'complete') return [cls];
-    const c = classes[cls[0]!]!;
-    if (at.role === 'nat') {
-      const image = passNode(at, c.boxes);
-      return afterNat.filter((d) => d.boxes.some((b) => regionIntersects(image, b))).map((d) => [d.id]);
+    node.push(n);
+    held.push(cls);
+    // Kept at most half full: past that the table doubles, every one-class state in it again.
+    if (2 * node.length > table.length) {
+      table = new Int32Array(2 * table.length).fill(-1);
+      for (let j = 0; j < node.length; j++) if (held[j]!.length === 1) table[slot(node[j]!, held[j]![0]!)] = j;
     }
-    return at.address && meet(c.boxes[0]!, addressedAt(n)) ? [] : [cls];
+    return node.length - 1;
   };
-  const boxes = new Map<number, Box>();
-  const addressedAt = (n: number) => boxes.get(n) ?? boxes.set(n, addressBox(net[n]!.address!, DST)).get(n)!;
+  /** The classes a NAT sends on of the class that reaches it: each goes on as one state. */
+  const throughNat = (n: number, cls: number): number[][] => {
+    const image = passNode(net[n]!, classes[cls]!.boxes);
+    return afterNat.filter((d) => d.boxes.some((b) => regionIntersects(image, b))).map((d) => [d.id]);
+  };
   const arrive = new Set<number>();
   const start: number[] = [];
   const initial = r.kind === 'complete' ? [starting] : starting.map((c) => [c]);
   for (const n of nextOf(r.src)) for (const cls of initial) start.push(state(n, cls));
   for (let k = 0; k < node.length; k++) {
     const n = node[k]!;
-    edgeFrom.push(edgeTo.length);
+    if (k + 1 >= linkBuffers.from.length) linkBuffers.from = grown(linkBuffers.from);
+    linkBuffers.from[k] = edges;
     if (n === r.dst) {
       if (r.kind === 'complete' || meet(classes[held[k]![0]!]!.boxes[0]!, toDst)) arrive.add(k);
       continue;
     }
     const out = nextOf(n);
     const cls = held[k]!;
-    // Most states let their one class on as it is (no NAT, not addressed by it): no list of lists for them.
-    if (r.kind === 'complete' || (net[n]!.role !== 'nat' && !net[n]!.address))
-      for (const m of out) edgeTo.push(state(m, cls));
-    else for (const each of leaving(n, cls)) for (const m of out) edgeTo.push(state(m, each));
+    const at = net[n]!;
+    // Complete reachability's classes go on together. Any other state's one class goes on as it is, but at a NAT,
+    // which rewrites it, and at a node its class is addressed to, which takes it.
+    if (r.kind === 'complete') for (const m of out) link(state(m, cls));
+    else if (at.role === 'nat') for (const each of throughNat(n, cls[0]!)) for (const m of out) link(state(m, each));
+    else if (!at.address || !meetsAddress(classes[cls[0]!]!.boxes[0]!, at.address, DST))
+      for (const m of out) link(state(m, cls));
   }
-  edgeFrom.push(edgeTo.length);
+  const { from: edgeFrom, to: edgeTo } = linkBuffers;
+  edgeFrom[node.length] = edges;
   // Keep the states from which an arrival can be reached. The links backwards in two typed arrays, and the kept
   // links deduplicated by a stamp per state, not an array or a set per state: young-generation collection was a
   // third of wan-750's profile.
   const count = node.length;
   const backStart = new Int32Array(count + 1);
-  for (const m of edgeTo) backStart[m + 1]!++;
+  for (let e = 0; e < edges; e++) backStart[edgeTo[e]! + 1]!++;
   for (let k = 0; k < count; k++) backStart[k + 1]! += backStart[k]!;
   const backFill = backStart.slice(0, count);
   const back = new Int32Array(backStart[count]!);
@@ -460,7 +514,7 @@ function stateGraph(
   const keep = <T>(xs: T[]) => xs.filter((_, k) => useful[k]);
   const stamp = new Int32Array(kept).fill(-1);
   const first = new Int32Array(kept + 1);
-  const links = new Int32Array(edgeTo.length);
+  const links = new Int32Array(edges);
   let linked = 0;
   for (let k = 0; k < count; k++) {
     if (!useful[k]) continue;
@@ -475,7 +529,7 @@ function stateGraph(
   first[kept] = linked;
   const to = links.slice(0, linked);
   const component = stronglyConnected(first, to);
-  const componentSize = new Array<number>(kept).fill(0);
+  const componentSize = new Int32Array(kept);
   for (const c of component) componentSize[c]!++;
   return {
     node: keep(node),

@@ -246,7 +246,8 @@ function cheapestWalk(graph: Walks, cost: (k: number) => number): number[] | und
     let i = size++;
     while (i > 0) {
       const up = (i - 1) >> 1;
-      const [c, s] = [costs[up]!, states[up]!];
+      const c = costs[up]!;
+      const s = states[up]!;
       if (c < w || (c === w && s < k)) break;
       costs[i] = c;
       states[i] = s;
@@ -261,7 +262,8 @@ function cheapestWalk(graph: Walks, cost: (k: number) => number): number[] | und
     const { costs, states } = scratch;
     top.w = costs[0]!;
     top.k = states[0]!;
-    const [w, k] = [costs[--size]!, states[size]!];
+    const w = costs[--size]!;
+    const k = states[size]!;
     let i = 0;
     for (;;) {
       let m = 2 * i + 1;
