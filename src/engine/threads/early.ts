@@ -10,7 +10,7 @@
  */
 import { readFileSync, statSync } from 'node:fs';
 import { Worker } from 'node:worker_threads';
-import { SIMULATION_DEFAULTS } from '../../model/limits.js';
+import { MAX_DOCUMENT_BYTES, SIMULATION_DEFAULTS } from '../../model/limits.js';
 import type { Format } from '../../model/schema.js';
 import type { NFV } from '../../model/types.js';
 
@@ -56,11 +56,11 @@ export async function startSolverThread(args: readonly string[] = []): Promise<v
 }
 
 /**
- * Documents sent early are at most this large: the CLI decodes the document again, which costs time only when the
- * solve is shorter than that decode, and more for a larger document (Geant's 21 KB decodes in 30-45 ms), against the
- * thread's wait of about 30 ms saved.
+ * Documents sent early are at most as large as any document the CLI reads. They were 64 KiB at most while the CLI
+ * decoded the document a second time; it takes this decode now (`takeEarlyDocument`), so a large document gains most:
+ * wan-750's solver thread waited about 240 ms for the CLI to load, read and decode its 466 KB.
  */
-export const EARLY_MAX_BYTES = 64 * 1024;
+export const EARLY_MAX_BYTES = MAX_DOCUMENT_BYTES;
 
 async function sendEarlyJob(worker: Worker, file: string): Promise<void> {
   try {
