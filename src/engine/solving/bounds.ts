@@ -1430,6 +1430,49 @@ function colourBound(graph: Map<string, Set<string>>): number {
 }
 
 /**
+ * What answerOf needs of a component's state graphs whatever the firewalls: the graphs, the classes entering each new
+ * firewall's place, and the given firewalls met; undefined where answerOf has no answer (a requirement listed by
+ * paths, a node it cannot decide). Worked out once per component: it was a third of wan-750's answerOf calls.
+ */
+function decisionsMet(
+  net: NetNode[],
+  reqs: Requirement[],
+  model: FlowModel,
+  members: number[],
+): DecisionsMet | undefined {
+  const known = decisionsKnown.get(members);
+  if (known && known.model === model) return known.met;
+  const find = (): DecisionsMet | undefined => {
+    const graphs = members.map((r) => walksOf(model, reqs, r));
+    if (graphs.some((g) => g === undefined)) return undefined;
+    const entering = new Map<number, Set<number>>();
+    const given = new Set<number>();
+    for (const g of graphs as Walks[]) {
+      for (let k = 0; k < g.node.length; k++) {
+        const n = g.node[k]!;
+        const x = net[n]!;
+        if (!isDecision(x)) continue;
+        if (x.deployed || (x.configurable && !x.costly) || (!x.configurable && x.optional)) return undefined;
+        if (!x.configurable) given.add(n);
+        else for (const c of g.classes[k]!) (entering.get(n) ?? entering.set(n, new Set()).get(n)!).add(c);
+      }
+    }
+    return { graphs: graphs as Walks[], entering, given };
+  };
+  const met = find();
+  decisionsKnown.set(members, { model, met });
+  return met;
+}
+
+interface DecisionsMet {
+  graphs: Walks[];
+  entering: ReadonlyMap<number, ReadonlySet<number>>;
+  given: ReadonlySet<number>;
+}
+
+const decisionsKnown = new WeakMap<number[], { model: FlowModel; met: DecisionsMet | undefined }>();
+
+/**
  * The rules' relaxation's optimum as an answer (issue 48: on a WAN it often needs far fewer rules than the fast
  * answer's cuts): each firewall of `blocks` drops everything entering it (default DENY, no rule), each reachability
  * keeps a shortest walk past them (its classes passed on it), and each firewall of `parts` drops every class an
@@ -1447,22 +1490,12 @@ function answerOf(
   blocks: ReadonlySet<number>,
   parts: ReadonlySet<number>,
 ): GreedyDecisions | undefined {
-  const graphs = members.map((r) => walksOf(model, reqs, r));
-  if (graphs.some((g) => g === undefined)) return undefined;
+  const met = decisionsMet(net, reqs, model, members);
+  if (!met) return undefined;
+  const { graphs, entering } = met;
   const classCount = model.classes.length;
   const pair = (n: number, c: number) => n * classCount + c;
-  const entering = new Map<number, Set<number>>();
-  const used = new Set<number>();
-  for (const g of graphs as Walks[]) {
-    for (let k = 0; k < g.node.length; k++) {
-      const n = g.node[k]!;
-      const x = net[n]!;
-      if (!isDecision(x)) continue;
-      if (x.deployed || (x.configurable && !x.costly) || (!x.configurable && x.optional)) return undefined;
-      if (!x.configurable) used.add(n);
-      else for (const c of g.classes[k]!) (entering.get(n) ?? entering.set(n, new Set()).get(n)!).add(c);
-    }
-  }
+  const used = new Set(met.given);
   // Witnesses past the blocks, and what they pass.
   const blocked = (m: number) => blocks.has(m);
   const passed = new Set<number>();
