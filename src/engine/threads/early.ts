@@ -55,18 +55,13 @@ export async function startSolverThread(args: readonly string[] = []): Promise<v
   if (file !== undefined) await sendEarlyJob(started.worker, file);
 }
 
-/**
- * Documents sent early are at most as large as any document the CLI reads. They were 64 KiB at most while the CLI
- * decoded the document a second time; it takes this decode now (`takeEarlyDocument`), so a large document gains most:
- * wan-750's solver thread waited about 240 ms for the CLI to load, read and decode its 466 KB.
- */
-export const EARLY_MAX_BYTES = MAX_DOCUMENT_BYTES;
-
 async function sendEarlyJob(worker: Worker, file: string): Promise<void> {
   try {
-    // Only a regular file: a pipe (`<(...)`, /dev/stdin) read here would be empty for the CLI.
+    // Only a regular file: a pipe (`<(...)`, /dev/stdin) read here would be empty for the CLI. Any size the CLI reads:
+    // it takes this decode (`takeEarlyDocument`), so a large document gains most (wan-750's solver thread waited
+    // about 240 ms for the CLI to load, read and decode its 466 KB). The bound was 64 KiB while the CLI decoded twice.
     const stat = statSync(file);
-    if (!stat.isFile() || stat.size > EARLY_MAX_BYTES) return;
+    if (!stat.isFile() || stat.size > MAX_DOCUMENT_BYTES) return;
     const [{ decodeDocument, decodeUtf8, detectFormat }, { NfvType }, { approximatedNodes }] = await Promise.all([
       import('../../model/codec.js'),
       import('../../model/resources.js'),
