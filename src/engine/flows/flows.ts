@@ -415,7 +415,6 @@ function stateGraph(
   predicates: { before: number[]; after: number[] },
 ): StateGraph {
   const nextOf = corridorNext(net, r.corridor);
-  const toDst = addressBox(net[r.dst]!.address!, DST);
   const starting = classesOf(predicates.before).map((c) => c.id);
   const afterNat = classesOf(predicates.after);
   const node: number[] = [];
@@ -473,7 +472,8 @@ function stateGraph(
     if (k + 1 >= linkBuffers.from.length) linkBuffers.from = grown(linkBuffers.from);
     linkBuffers.from[k] = edges;
     if (n === r.dst) {
-      if (r.kind === 'complete' || meet(classes[held[k]![0]!]!.boxes[0]!, toDst)) arrive.add(k);
+      if (r.kind === 'complete' || meetsAddress(classes[held[k]![0]!]!.boxes[0]!, net[r.dst]!.address!, DST))
+        arrive.add(k);
       continue;
     }
     const out = nextOf(n);
