@@ -25,7 +25,6 @@ import {
   UNIVERSE,
   boxOf,
   intersect,
-  meet,
   regionIntersect,
   regionIntersects,
   regionSubtract,
