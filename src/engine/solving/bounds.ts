@@ -27,7 +27,7 @@ import {
   type Requirement,
   type StateGraph,
 } from '../flows/flows.js';
-import { contains, DIMS, DST, meet, SRC, type Box, type PacketClass } from '../../model/space.js';
+import { contains, DIMS, DST, meet, SPORT, SRC, type Box, type PacketClass } from '../../model/space.js';
 import { firstMatchDrops, type NetNode } from '../flows/network.js';
 import { candidateRules, type Candidate } from '../rules/rule-model.js';
 import { exactMaxSat, lazyOptimum } from './exact.js';
@@ -363,13 +363,33 @@ function stateWalk(graph: Walks, stops: (k: number) => boolean): number[] | unde
 
 /**
  * Whether every rule that matches a packet of each of the boxes `a` and `b` also matches a packet of `e`. A rule is a
- * box (its addresses octet patterns or CIDR prefixes), so it holds the interval between the two packets in each
- * dimension, which misses `e` only where both packets can lie on one side of it (per dimension: they are chosen apart).
+ * box, so it misses `e` only where, in some dimension, the packets can be chosen so that what it must hold there
+ * misses `e`: in ports and protocols the interval between them, in an address octet the least aligned block of values
+ * holding both (an octet pattern holds every value where they differ, a CIDR prefix an aligned block).
  */
 function hullsMeet(a: Box, b: Box, e: Box): boolean {
-  for (let i = 0; i < 2 * DIMS; i += 2)
-    if ((a[i]! < e[i]! && b[i]! < e[i]!) || (a[i + 1]! > e[i + 1]! && b[i + 1]! > e[i + 1]!)) return false;
+  for (let d = 0; d < DIMS; d++) {
+    const [lo, hi] = [2 * d, 2 * d + 1];
+    const avoids =
+      d < SPORT
+        ? blockAvoids(a[lo]!, a[hi]!, b[lo]!, b[hi]!, e[lo]!, e[hi]!)
+        : (a[lo]! < e[lo]! && b[lo]! < e[lo]!) || (a[hi]! > e[hi]! && b[hi]! > e[hi]!);
+    if (avoids) return false;
+  }
   return true;
+}
+
+/**
+ * Whether an aligned block of octet values (1, 2, 4 ... 256 of them) meets both ranges `a` and `b` and misses `e`: of
+ * those of one size meeting both, the first ends lowest and the last starts highest.
+ */
+function blockAvoids(aLo: number, aHi: number, bLo: number, bHi: number, eLo: number, eHi: number): boolean {
+  for (let size = 1; size <= 256; size *= 2) {
+    const first = Math.max(Math.floor(aLo / size), Math.floor(bLo / size));
+    const last = Math.min(Math.floor(aHi / size), Math.floor(bHi / size));
+    if (first <= last && ((first + 1) * size - 1 < eLo || last * size > eHi)) return true;
+  }
+  return false;
 }
 
 /** An address field's four octets (at SRC or DST) in a box's lows (0) or highs (1), as one 32-bit number. */
