@@ -533,6 +533,11 @@ function settled(w: GraphWork, d: Decisions): boolean {
   return changes === 0 || (changes === 1 && w.reqs.some((r) => !holdsAsDeployed(w.net, r, w.model)));
 }
 
+/** Whether an answer's lower bounds (settled) reach its new firewalls and rules, with no change to a deployed one. */
+function boundsMeet(d: Decisions): boolean {
+  return d.cost[1] === 0 && d.lower[0] === d.cost[0] && d.lower[2] === d.cost[2];
+}
+
 function reasonFor(r: Requirement, d: Decisions): string | undefined {
   if (d.satisfied[r.index]) return undefined;
   const others = d.conflicts.get(r.index) ?? [];
@@ -698,7 +703,7 @@ export async function simulate(input: NFV, options: SimulateOptions = {}): Promi
    */
   const boundsReach = (d: Decisions) => {
     settle([d]);
-    return d.cost[1] === 0 && d.lower[0] === d.cost[0] && d.lower[2] === d.cost[2];
+    return boundsMeet(d);
   };
   const triedRefined = new Set<number>();
   const settledCoarse = new Set<number>();
@@ -743,7 +748,9 @@ export async function simulate(input: NFV, options: SimulateOptions = {}): Promi
   works.forEach((w, k) => {
     const { graph, net, reqs, model } = w;
     const decisions = chosen[k]!;
-    optimal &&= decisions.optimal && (model.cutFree || settledCoarse.has(k));
+    // An answer not proven by its solver is still the fewest where its bounds, which hold over every answer, meet it.
+    const proven = decisions.optimal && (model.cutFree || settledCoarse.has(k));
+    optimal &&= proven || (decisions.satisfied.every(Boolean) && boundsMeet(decisions));
     phase('writing');
     const initial = options.reconfigure ? (nfv.initialProperty?.property ?? []) : [];
     const heldBefore = (r: Requirement) =>
