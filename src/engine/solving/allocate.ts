@@ -29,6 +29,7 @@ import {
   SOLVER_LIMITS,
   exactCore,
   exactMaxSat,
+  modelWithin,
   type SolverLimits,
 } from './exact.js';
 import { greedyDecisions, leastPrivileged, type GreedyDecisions } from './greedy.js';
@@ -870,6 +871,15 @@ function components(net: NetNode[], model: FlowModel, count: number, cuts: reado
 export const ENCODING_LIMIT = 30_000;
 
 /**
+ * The unranked formula (encodingSize without ranks) past which a proof-only allocation given lower bounds to meet
+ * (`within`) is given up, as one without them is past ENCODING_LIMIT.
+ */
+export const WITHIN_LIMIT = 300_000;
+
+/** The share of a proof-only allocation's work a model at its bounds may take before its cores' proof. */
+const WITHIN_SHARE = 2;
+
+/**
  * The largest encoding the wide path takes, whatever the effort (simulate.ts, effortTuning): CaDiCaL's WebAssembly
  * heap is at most 2 GB, and a refined formula of 593,892 aborted there (Zoo BtEurope NAT, 2.4 GB); the census's
  * widest coarse one, 141,636 (Garr NAT), runs its 300 M ticks in 0.36 GB, the whole process. It bounds the estimate
@@ -1167,8 +1177,9 @@ export function provenPlaces(
   limits: AllocationLimits,
   tuning: AllocationTuning | undefined,
   maxVariables: number,
+  within?: readonly number[],
 ): Promise<Decisions | undefined> {
-  return allocate(net, reqs, model, limits, tuning, [], true, maxVariables).catch((e: unknown) => {
+  return allocate(net, reqs, model, limits, tuning, [], true, maxVariables, within).catch((e: unknown) => {
     if (e instanceof WorkSpent) return undefined;
     throw e;
   });
@@ -1184,6 +1195,11 @@ async function allocate(
   proofOnly: boolean,
   /** Our solver's limit (only a proof-only allocation, which no Z3 follows, is given more). */
   maxVariables = EXACT_MAX_VARIABLES,
+  /**
+   * Proven lower bounds of a proof-only allocation of one component (new firewalls, changes, rules): past the
+   * encoding limit and not founded, its formula is built up to WITHIN_LIMIT and only a model costing them is sought.
+   */
+  within?: readonly number[],
 ): Promise<Decisions | undefined> {
   const decisions: Decisions = {
     satisfied: reqs.map(() => true),
@@ -1262,7 +1278,12 @@ async function allocate(
     const size = tuning.decompose ? encodingSize(model, reqs, members) : 0;
     const limit = tuning.encodingLimit ?? ENCODING_LIMIT;
     const past = tuning.decompose && size > limit;
-    let founded = past && encodingSize(model, reqs, members, false) <= (tuning.foundedLimit ?? limit);
+    const unranked = past ? encodingSize(model, reqs, members, false) : 0;
+    let founded = past && unranked <= (tuning.foundedLimit ?? limit);
+    // The bounds are the graph's: of use only where it is one component.
+    const target = proofOnly && groups.length === 1 ? within : undefined;
+    const withinOnly = target !== undefined && past && !founded && unranked <= WITHIN_LIMIT;
+    founded ||= withinOnly;
     /** This component's formula (encode), its witnesses ranked unless `founded`. */
     const encodeHere = (
       selectors: boolean,
@@ -1461,6 +1482,15 @@ async function allocate(
     let z3Used = false;
     /** Our solver, then Z3; `tried`: ours already ran out on this problem (OptimaProbe.rest). */
     const optimum = async (problem: MaxSatProblem, spend: Spend, tried = false) => {
+      if (target) {
+        // A model at the bounds is an optimum: sought first, with the whole work where nothing else is asked and
+        // WITHIN_SHARE of it before the cores' proof otherwise.
+        const share = new WorkPool(withinOnly ? spend.work.left : spend.work.left / WITHIN_SHARE);
+        const value = modelWithin(problem, target, { ...spend, work: share }, { ...allowed, conflicts: Infinity });
+        spend.work.spend(share.size - share.left);
+        if (value) return { status: 'sat' as const, value };
+        if (withinOnly) throw new WorkSpent();
+      }
       const solve = (make?: OracleMaker) => exactMaxSat(problem, spend, allowed, make);
       const exact = tried ? undefined : tuning.cadical ? await withCadical(solve) : solve();
       if (exact && exact.optimal !== false) return exact;

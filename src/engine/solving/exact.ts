@@ -484,6 +484,39 @@ export function exactMaxSat(
 }
 
 /**
+ * A model of `p` whose soft groups cost at most `most` each (a group past `most`'s length must be empty), by one solve
+ * under totalizers capped there: where proven lower bounds are `most`, that model is an optimum without the cores'
+ * proof, which must raise its own bound core by core (Zoo Rediris plain's refined formula: a model at its bound in
+ * 2.5 M ticks, where the proof ran out of 20 M). Undefined where none exists, the problem is too large or the budget
+ * ran out.
+ */
+export function modelWithin(
+  p: MaxSatProblem,
+  most: readonly number[],
+  spend: Spend,
+  given: Partial<SolverLimits> = {},
+): boolean[] | undefined {
+  const limits = { ...SOLVER_LIMITS, ...given };
+  if (tooLarge(p, limits) || p.soft.slice(most.length).some((group) => group.length > 0)) return undefined;
+  const sat = loaded(p);
+  if (!sat) return undefined;
+  const assumptions: Lit[] = [];
+  for (const [g, group] of p.soft.entries()) {
+    for (const l of group) sat.prefer(l);
+    if (group.length > most[g]!)
+      assumptions.push(
+        -totalizer(
+          sat,
+          group.map((l) => -l),
+          most[g]! + 1,
+        )[most[g]!]!,
+      );
+  }
+  const status = sat.solve(assumptions, { conflicts: limits.conflicts, ...spend });
+  return status === 'sat' ? answerValue(sat.model, p.variables) : undefined;
+}
+
+/**
  * Questions about the optima of a problem's first soft groups, answered by unit propagation over the problem, those
  * optima kept hard and what the search learnt: a literal it refutes is in no optimum; one it does not may still be
  * in none (a safe answer for pruning, and cheap enough to ask of every class at every place).

@@ -15,6 +15,7 @@ import {
   exactCore,
   exactMaxSat,
   lazyOptimum,
+  modelWithin,
 } from '../../../src/engine/solving/exact.js';
 import { cadicalOracle } from '../../../src/engine/solving/cadical.js';
 import { Clauses, z3Started, type MaxSatAnswer, type MaxSatProblem } from '../../../src/engine/solving/maxsat.js';
@@ -288,6 +289,42 @@ t.test("the optima probe lists the first group's assignments at the optima, as b
     }
   }
   t.ok(listed > 100, `${listed} problems listed`);
+});
+
+t.test('a model within given costs exists exactly where brute force finds one, and costs no more', async (t) => {
+  const rnd = random(11);
+  let found = 0;
+  let none = 0;
+  for (let k = 0; k < 300; k++) {
+    const p = randomProblem(rnd, 3 + Math.floor(rnd() * 8), 2, 3, 1);
+    const most = p.soft.map((g) => Math.floor(rnd() * (g.length + 1)));
+    const hard = p.hard.list();
+    let exists = false;
+    for (let bits = 0; bits < 1 << p.variables && !exists; bits++) {
+      const value = (v: number) => ((bits >> (v - 1)) & 1) === 1;
+      exists = hard.every((c) => c.some((l) => holds(l, value))) && costs(p, value).every((c, g) => c <= most[g]!);
+    }
+    const model = modelWithin(p, most, later());
+    t.equal(model !== undefined, exists, `problem ${k}: a model within ${most} ${exists ? 'exists' : 'does not'}`);
+    if (!model) {
+      none++;
+      continue;
+    }
+    found++;
+    const value = (v: number) => model[v]!;
+    t.ok(
+      hard.every((c) => c.some((l) => holds(l, value))),
+      `problem ${k}: the model holds every clause`,
+    );
+    t.ok(
+      costs(p, value).every((c, g) => c <= most[g]!),
+      `problem ${k}: within ${most}`,
+    );
+  }
+  t.ok(found > 50 && none > 50, `${found} found, ${none} with none`);
+  // A group past the costs given must be empty: its cost would go unbounded.
+  const two = { variables: 2, hard: Clauses.of([[1, 2]]), soft: [[1], [2]] };
+  t.equal(modelWithin(two, [1], later()), undefined, 'a second group not given: no model');
 });
 
 t.test('cores are unsatisfiable and minimal', async (t) => {
