@@ -1196,8 +1196,9 @@ async function allocate(
   /** Our solver's limit (only a proof-only allocation, which no Z3 follows, is given more). */
   maxVariables = EXACT_MAX_VARIABLES,
   /**
-   * Proven lower bounds of a proof-only allocation of one component (new firewalls, changes, rules): past the
-   * encoding limit and not founded, its formula is built up to WITHIN_LIMIT and only a model costing them is sought.
+   * Proven lower bounds of a proof-only allocation of one component (new firewalls, changes, rules): a model costing
+   * them is sought before the cores' proof (`optimum`); past the encoding limit and not founded, its formula is built
+   * up to WITHIN_LIMIT for that alone.
    */
   within?: readonly number[],
 ): Promise<Decisions | undefined> {

@@ -503,14 +503,11 @@ export function modelWithin(
   const assumptions: Lit[] = [];
   for (const [g, group] of p.soft.entries()) {
     for (const l of group) sat.prefer(l);
-    if (group.length > most[g]!)
-      assumptions.push(
-        -totalizer(
-          sat,
-          group.map((l) => -l),
-          most[g]! + 1,
-        )[most[g]!]!,
-      );
+    const cap = most[g]!;
+    if (group.length <= cap) continue;
+    // outputs[cap]: at least cap + 1 of the group's soft literals false; assumed not to hold.
+    const falsified = group.map((l) => -l);
+    assumptions.push(-totalizer(sat, falsified, cap + 1)[cap]!);
   }
   const status = sat.solve(assumptions, { conflicts: limits.conflicts, ...spend });
   return status === 'sat' ? answerValue(sat.model, p.variables) : undefined;
