@@ -503,7 +503,8 @@ export function modelWithin(
   const assumptions: Lit[] = [];
   for (const [g, group] of p.soft.entries()) {
     for (const l of group) sat.prefer(l);
-    const cap = most[g]!;
+    // A group past `most` is empty (above).
+    const cap = most[g] ?? 0;
     if (group.length <= cap) continue;
     // outputs[cap]: at least cap + 1 of the group's soft literals false; assumed not to hold.
     const falsified = group.map((l) => -l);

@@ -322,9 +322,11 @@ t.test('a model within given costs exists exactly where brute force finds one, a
     );
   }
   t.ok(found > 50 && none > 50, `${found} found, ${none} with none`);
-  // A group past the costs given must be empty: its cost would go unbounded.
+  // A group past the costs given must be empty (an allocation's optional firewalls): its cost would go unbounded.
   const two = { variables: 2, hard: Clauses.of([[1, 2]]), soft: [[1], [2]] };
   t.equal(modelWithin(two, [1], later()), undefined, 'a second group not given: no model');
+  const model = modelWithin({ ...two, soft: [[1], [2], []] }, [0, 0], later());
+  t.same(model?.slice(1), [true, true], 'an empty group past them: the model within the others');
 });
 
 t.test('cores are unsatisfiable and minimal', async (t) => {
