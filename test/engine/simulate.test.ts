@@ -535,10 +535,10 @@ t.test(
     // bounds 8 and 9; the refined classes' formula is past the encoding limit and not founded, so no proof is tried,
     // but a model at 8 and 9 is found in it (allocate.ts, `within`), and the bounds prove it.
     const links: [number, number][] = [
-    [0, 3], [0, 6], [1, 18], [1, 6], [2, 10], [2, 3], [3, 9], [3, 16], [4, 5], [4, 7], [5, 8], [5, 12], [5, 16],
-    [5, 7], [6, 16], [6, 7], [7, 16], [8, 12], [9, 16], [9, 10], [9, 18], [11, 16], [11, 12], [12, 13], [12, 15],
-    [12, 16], [13, 14], [14, 16], [15, 16], [16, 17], [16, 18],
-  ]; // prettier-ignore
+      [0, 3], [0, 6], [1, 18], [1, 6], [2, 10], [2, 3], [3, 9], [3, 16], [4, 5], [4, 7], [5, 8], [5, 12], [5, 16],
+      [5, 7], [6, 16], [6, 7], [7, 16], [8, 12], [9, 16], [9, 10], [9, 18], [11, 16], [11, 12], [12, 13], [12, 15],
+      [12, 16], [13, 14], [14, 16], [15, 16], [16, 17], [16, 18],
+    ]; // prettier-ignore
     const nfv = generateWan({ shape: { kind: 'graph', name: 'Rediris', pops: 19, links }, nat: false, seed: 1 });
     const { report } = await simulate(nfv);
     t.same([report.verdict, report.optimal, report.firewalls, report.rules], ['SAT', true, 8, 9]);

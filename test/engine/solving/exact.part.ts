@@ -38,16 +38,26 @@ const lexLess = (a: number[], b: number[]) => {
 
 type Assignment = (v: number) => boolean;
 
+/** Whether an assignment holds every one of the clauses. */
+const holdsAll = (clauses: readonly (readonly number[])[], value: Assignment) =>
+  clauses.every((c) => c.some((l) => holds(l, value)));
+
+/** Every assignment of `p`'s variables that holds its hard clauses, by brute force. */
+function* models(p: MaxSatProblem): Generator<Assignment> {
+  const hard = p.hard.list();
+  for (let bits = 0; bits < 1 << p.variables; bits++) {
+    const value = (v: number) => ((bits >> (v - 1)) & 1) === 1;
+    if (holdsAll(hard, value)) yield value;
+  }
+}
+
 /**
  * The lexicographically smallest cost vector over all assignments and the assignments reaching it, or undefined when
  * none satisfies the hard part.
  */
 function bruteOptima(p: MaxSatProblem): { optimum: number[]; models: Assignment[] } | undefined {
   let best: { optimum: number[]; models: Assignment[] } | undefined;
-  const hard = p.hard.list();
-  for (let bits = 0; bits < 1 << p.variables; bits++) {
-    const value = (v: number) => ((bits >> (v - 1)) & 1) === 1;
-    if (!hard.every((c) => c.some((l) => holds(l, value)))) continue;
+  for (const value of models(p)) {
     const c = costs(p, value);
     if (!best || lexLess(c, best.optimum)) best = { optimum: c, models: [value] };
     else if (c.join() === best.optimum.join()) best.models.push(value);
@@ -99,7 +109,7 @@ for (const [name, oracle] of [
         continue;
       }
       const value = (v: number) => answer.value[v]!;
-      if (answer.status !== 'sat' || !p.hard.list().every((c) => c.some((l) => holds(l, value))))
+      if (answer.status !== 'sat' || !holdsAll(p.hard.list(), value))
         t.fail(`problem ${k}: the answer breaks a hard clause`);
       else if (costs(p, value).join() !== expected.join())
         t.fail(`problem ${k}: costs ${costs(p, value)}, optimum ${expected}`);
@@ -140,8 +150,7 @@ for (const [name, oracle] of [
             continue;
           }
           const value = (v: number) => answer.value[v]!;
-          if (!p.hard.list().every((c) => c.some((l) => holds(l, value))))
-            t.fail(`problem ${k} (${how}): the answer breaks a hard clause`);
+          if (!holdsAll(p.hard.list(), value)) t.fail(`problem ${k} (${how}): the answer breaks a hard clause`);
           else if (costs(p, value).join() !== expected.join())
             t.fail(`problem ${k} (${how}): costs ${costs(p, value)}, optimum ${expected}`);
         }
@@ -179,10 +188,7 @@ t.test('the split replays the cores of one assignment for the others: the same o
     const answer = exactMaxSat(p, spend);
     const value = (v: number) => answer?.value[v] === true;
     t.same(answer && costs(p, value), expected, `problem ${k}: the optimum`);
-    t.ok(
-      p.hard.list().every((c) => c.some((l) => holds(l, value))),
-      `problem ${k}: the answer meets every hard clause`,
-    );
+    t.ok(holdsAll(p.hard.list(), value), `problem ${k}: the answer meets every hard clause`);
     const optimal = bruteOptima({ ...p, soft: p.soft.slice(0, 1) })!.models;
     const assignments = new Set(optimal.map((v) => places.map((l) => (v(l) ? l : -l)).join(' ')));
     let alone = 0;
@@ -298,12 +304,9 @@ t.test('a model within given costs exists exactly where brute force finds one, a
   for (let k = 0; k < 300; k++) {
     const p = randomProblem(rnd, 3 + Math.floor(rnd() * 8), 2, 3, 1);
     const most = p.soft.map((g) => Math.floor(rnd() * (g.length + 1)));
-    const hard = p.hard.list();
+    const within = (value: Assignment) => costs(p, value).every((c, g) => c <= most[g]!);
     let exists = false;
-    for (let bits = 0; bits < 1 << p.variables && !exists; bits++) {
-      const value = (v: number) => ((bits >> (v - 1)) & 1) === 1;
-      exists = hard.every((c) => c.some((l) => holds(l, value))) && costs(p, value).every((c, g) => c <= most[g]!);
-    }
+    for (const value of models(p)) exists ||= within(value);
     const model = modelWithin(p, most, later());
     t.equal(model !== undefined, exists, `problem ${k}: a model within ${most} ${exists ? 'exists' : 'does not'}`);
     if (!model) {
@@ -312,14 +315,8 @@ t.test('a model within given costs exists exactly where brute force finds one, a
     }
     found++;
     const value = (v: number) => model[v]!;
-    t.ok(
-      hard.every((c) => c.some((l) => holds(l, value))),
-      `problem ${k}: the model holds every clause`,
-    );
-    t.ok(
-      costs(p, value).every((c, g) => c <= most[g]!),
-      `problem ${k}: within ${most}`,
-    );
+    t.ok(holdsAll(p.hard.list(), value), `problem ${k}: the model holds every clause`);
+    t.ok(within(value), `problem ${k}: within ${most}`);
   }
   t.ok(found > 50 && none > 50, `${found} found, ${none} with none`);
   // A group past the costs given must be empty (an allocation's optional firewalls): its cost would go unbounded.
