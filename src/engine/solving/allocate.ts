@@ -880,6 +880,14 @@ export const WITHIN_LIMIT = 300_000;
 const WITHIN_SHARE = 2;
 
 /**
+ * The work, as a share of the proof's left, any other allocation of one component gives a model at its structural
+ * bounds before the cores' proof (`aimed`), apart from the proof's: where none is found, the answer is the one of no
+ * aim (an eighth taken from the proof moved 9 of the Zoo's unproven answers, Geant plain 16 -> 20 rules). On the
+ * Zoo's WANs such a model proves Globalcenter NAT (4 firewalls, 5 rules) where the proof ran out.
+ */
+const AIM_SHARE = 8;
+
+/**
  * The largest encoding the wide path takes, whatever the effort (simulate.ts, effortTuning): CaDiCaL's WebAssembly
  * heap is at most 2 GB, and a refined formula of 593,892 aborted there (Zoo BtEurope NAT, 2.4 GB); the census's
  * widest coarse one, 141,636 (Garr NAT), runs its 300 M ticks in 0.36 GB, the whole process. It bounds the estimate
@@ -1281,8 +1289,11 @@ async function allocate(
     const past = tuning.decompose && size > limit;
     const unranked = past ? encodingSize(model, reqs, members, false) : 0;
     let founded = past && unranked <= (tuning.foundedLimit ?? limit);
-    // The bounds are the graph's: of use only where it is one component.
-    const target = proofOnly && groups.length === 1 ? within : undefined;
+    // A model costing proven lower bounds is an optimum (modelWithin). A proof-only allocation is given its graph's
+    // (of use only where it is one component); any other of one component, placement's cuts aside (each would work
+    // the bounds out again), aims at its structural bounds, worked out when a solve first asks (`aimed`).
+    let target = proofOnly && groups.length === 1 ? within : undefined;
+    let aimed = !proofOnly && groups.length === 1 && cuts.length === 0;
     const withinOnly = target !== undefined && past && !founded && unranked <= WITHIN_LIMIT;
     founded ||= withinOnly;
     /** This component's formula (encode), its witnesses ranked unless `founded`. */
@@ -1483,12 +1494,19 @@ async function allocate(
     let z3Used = false;
     /** Our solver, then Z3; `tried`: ours already ran out on this problem (OptimaProbe.rest). */
     const optimum = async (problem: MaxSatProblem, spend: Spend, tried = false) => {
+      if (aimed) {
+        // The fewest new firewalls, then the fewest rules of answers with that many; no change to a deployed one.
+        const s = structuralOf(members);
+        target = [s.firewalls, 0, Math.max(s.rules(s.firewalls), blockConflict(net, reqs, members))];
+        aimed = false;
+      }
       if (target) {
         // A model at the bounds is an optimum: sought first, with the whole work where nothing else is asked and
-        // WITHIN_SHARE of it before the cores' proof otherwise.
-        const share = new WorkPool(withinOnly ? spend.work.left : spend.work.left / WITHIN_SHARE);
+        // WITHIN_SHARE of it before the cores' proof otherwise (an aim: AIM_SHARE, uncharged).
+        const share = new WorkPool(spend.work.left / (withinOnly ? 1 : proofOnly ? WITHIN_SHARE : AIM_SHARE));
         const value = modelWithin(problem, target, { ...spend, work: share }, { ...allowed, conflicts: Infinity });
-        spend.work.spend(share.size - share.left);
+        // The aim's work is its own: where it finds nothing, the proof and its answer are those of no aim.
+        if (proofOnly) spend.work.spend(share.size - share.left);
         if (value) return { status: 'sat' as const, value };
         if (withinOnly) throw new WorkSpent();
       }
@@ -1620,7 +1638,10 @@ async function allocate(
     }
     if (answer.status === 'unsat') {
       // Which requirements hold together, and the conflicts of the others, do not depend on how rules are counted:
-      // decided on the per-class formula, the smaller one.
+      // decided on the per-class formula, the smaller one. Its first group is the requirements held: the bounds,
+      // which count answers holding every requirement, are no target there.
+      target = undefined;
+      aimed = false;
       // Ranked: Z3 may have to take it (and the cores after it).
       founded = false;
       enc = encodeHere(true, true);
