@@ -1240,6 +1240,16 @@ async function allocate(
         .get(members)!
     );
   };
+  const conflicts = new Map<number[], number>();
+  /**
+   * A component's rules bound over answers of at most `most` new firewalls, every requirement held: the rules'
+   * relaxation, or where reachabilities chain isolations' ends a rule per firewall parting them (blockConflict, at
+   * any size, worked out once: the aim and the lower bounds both ask).
+   */
+  const rulesBound = (members: number[], most: number) => {
+    const conflict = conflicts.get(members) ?? conflicts.set(members, blockConflict(net, reqs, members)).get(members)!;
+    return Math.max(structuralOf(members).rules(most), conflict);
+  };
   /**
    * A component's lower bounds, each at most what its answer costs: proven costs where `proven` (the rules only where
    * no rule could cut a class), else those of `known` (the per-class optima of the groups before the rules) and the
@@ -1254,9 +1264,7 @@ async function allocate(
       const found = met ? structuralOf(members) : undefined;
       lower[0] = Math.max(lower[0]!, found?.firewalls ?? 0);
       // The optimum has no more new firewalls than this answer: the rules' relaxation counts only such answers.
-      // Where reachabilities chain isolations' ends, a rule per firewall parting them (blockConflict), at any size.
-      const conflict = met ? blockConflict(net, reqs, members) : 0;
-      lower[2] = Math.max(found?.rules(cost[0]) ?? 0, conflict);
+      lower[2] = met ? rulesBound(members, cost[0]!) : 0;
       // A proven coarse answer one rule short of its bounds: the rules partial firewalls need together may settle it
       // without its refined proof (simulate.ts, boundsReach); dearer, so asked only there.
       if (proven && found && lower[0] === cost[0] && lower[2] === cost[2]! - 1)
@@ -1496,8 +1504,8 @@ async function allocate(
     const optimum = async (problem: MaxSatProblem, spend: Spend, tried = false) => {
       if (aimed) {
         // The fewest new firewalls, then the fewest rules of answers with that many; no change to a deployed one.
-        const s = structuralOf(members);
-        target = [s.firewalls, 0, Math.max(s.rules(s.firewalls), blockConflict(net, reqs, members))];
+        const firewalls = structuralOf(members).firewalls;
+        target = [firewalls, 0, rulesBound(members, firewalls)];
         aimed = false;
       }
       if (target) {
